@@ -1,0 +1,108 @@
+package backends
+
+import (
+	"context"
+	"time"
+)
+
+// Backend is a connection to one cluster from which sessions are opened.
+// cmd/zkbench is the only place that picks a concrete Backend.
+//
+// Methods may be called concurrently. Close ends every session still open.
+type Backend interface {
+	Kind() Kind
+	// Preflight checks, under ctx's deadline, that every endpoint answers and
+	// speaks this backend's protocol, and describes the cluster. It fails
+	// fast with an error that says what to do; it never hangs past ctx.
+	Preflight(ctx context.Context) (ClusterInfo, error)
+	// NewSession opens one session (its own connection unless the backend was
+	// configured to share connections) and waits until it is usable.
+	NewSession(ctx context.Context) (Session, error)
+	// Close ends all sessions the backend opened and releases its clients.
+	Close() error
+}
+
+// Admin is what zkbench needs to manage its namespace: list and remove whole
+// subtrees. Implemented by every Backend; found by type assertion.
+type Admin interface {
+	// List returns the names of path's direct children (etcd: the distinct
+	// next path elements of keys below path+"/"). Empty if none.
+	List(ctx context.Context, path string) ([]string, error)
+	// DeleteTree removes path and everything below it. Callers must only pass
+	// paths inside zkbench's namespace (see Namespace).
+	DeleteTree(ctx context.Context, path string) error
+}
+
+// Scraper reads the servers' own counters. Implemented by backends that can
+// (ZooKeeper mntr, etcd /metrics); found by type assertion.
+type Scraper interface {
+	// Scrape reads every member and returns counters summed over members,
+	// under both their raw names and the canonical names below.
+	Scrape(ctx context.Context) (Metrics, error)
+}
+
+// ClusterInfo describes a cluster as Preflight found it.
+type ClusterInfo struct {
+	Kind    Kind         `json:"kind"`
+	Members []MemberInfo `json:"members"`
+	// MaxClientCnxns is ZooKeeper's per-IP connection limit (0 = unlimited,
+	// -1 = unknown or not applicable).
+	MaxClientCnxns int `json:"max_client_cnxns"`
+}
+
+// MemberInfo is one server.
+type MemberInfo struct {
+	Endpoint string `json:"endpoint"`
+	Version  string `json:"version"`
+	// Role is "leader", "follower", "standalone", ... as the server says.
+	Role string `json:"role,omitempty"`
+	// RTT is the round trip of the preflight probe.
+	RTT time.Duration `json:"rtt_ns"`
+	// PID is the server's process id when zkbench runs it locally (else 0),
+	// for CPU and memory accounting.
+	PID int `json:"pid,omitempty"`
+}
+
+// Metrics are server counters by name. Raw names are the server's own
+// (ZooKeeper "zk_packets_received", etcd
+// `grpc_server_handled_total{grpc_method="Range",...}` with labels sorted);
+// canonical names below are filled by every Scraper so workloads can compare
+// backends.
+type Metrics map[string]float64
+
+// Canonical server metric names.
+const (
+	// MetricWatchEvents: watch notifications the servers sent to clients.
+	// ZooKeeper: sum of zk_sum_node_{created,deleted,changed,children}_watch_count
+	// (watchers triggered); etcd: etcd_debugging_mvcc_events_total.
+	MetricWatchEvents = "zkbench_server_watch_events"
+	// MetricWatchesTriggeredOnDelete: ZooKeeper zk_sum_node_deleted_watch_count.
+	MetricWatchesTriggeredOnDelete = "zkbench_server_watches_triggered_deleted"
+	// MetricWrites: write requests processed (ZooKeeper zk_cnt_updatelatency,
+	// etcd put+txn+delete-range+lease grant/revoke gRPC calls handled).
+	MetricWrites = "zkbench_server_writes"
+	// MetricReads: read requests processed (ZooKeeper zk_cnt_readlatency,
+	// etcd Range gRPC calls handled).
+	MetricReads = "zkbench_server_reads"
+	// MetricRequests: all client requests received (ZooKeeper
+	// zk_packets_received, etcd grpc_server_handled_total over every method).
+	MetricRequests = "zkbench_server_requests"
+	// MetricCPUSeconds: server process CPU time, where the server exports it.
+	MetricCPUSeconds = "zkbench_server_cpu_seconds"
+	// MetricResidentBytes: server resident memory (a gauge, not a counter).
+	MetricResidentBytes = "zkbench_server_resident_bytes"
+)
+
+// Delta returns after - before for every name in after (gauges such as
+// MetricResidentBytes keep after's value).
+func (after Metrics) Delta(before Metrics) Metrics {
+	d := make(Metrics, len(after))
+	for k, v := range after {
+		if k == MetricResidentBytes {
+			d[k] = v
+			continue
+		}
+		d[k] = v - before[k]
+	}
+	return d
+}

@@ -1,0 +1,176 @@
+// Package results is zkbench's run model: what a run measured, encoded as a
+// versioned JSON file that plot, report and compare read later. A run is
+// never needed twice to draw it again: histograms are stored encoded, not
+// only summarised.
+package results
+
+import (
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+)
+
+// FormatVersion is the results file format. Readers reject files of a newer
+// format with a clear error; a change that old readers would misread bumps it.
+const FormatVersion = 1
+
+// Run statuses.
+const (
+	StatusComplete    = "complete"    // every planned case ran to its bound
+	StatusInterrupted = "interrupted" // stopped by the user or a signal; results so far
+	StatusFailed      = "failed"      // stopped by an error; results so far
+)
+
+// Run is one invocation of `zkbench run`: configuration, environment,
+// cluster, and one Result per (variant, clients, repeat) case.
+type Run struct {
+	Format     int       `json:"format"`
+	ID         string    `json:"id"`
+	Tool       string    `json:"tool"` // "zkbench <version>"
+	Command    []string  `json:"command,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	Status     string    `json:"status"`
+	// StatusDetail says why a run is not complete.
+	StatusDetail string      `json:"status_detail,omitempty"`
+	Config       Config      `json:"config"`
+	Environment  Environment `json:"environment"`
+	// ClusterMode: "embedded", "local" or "remote".
+	ClusterMode string               `json:"cluster_mode"`
+	Cluster     backends.ClusterInfo `json:"cluster"`
+	Results     []Result             `json:"results"`
+	// Timeline holds injected faults and session state changes, in run time.
+	Timeline []TimelineEvent `json:"timeline,omitempty"`
+	// Leftovers lists nodes or keys found in the namespace after cleanup.
+	Leftovers []string `json:"leftovers,omitempty"`
+}
+
+// Config is what the user asked for. Workload-specific knobs go in Params.
+type Config struct {
+	Workload string        `json:"workload"`
+	Backend  backends.Kind `json:"backend"`
+	Variants []string      `json:"variants"`
+	Clients  []int         `json:"clients"`
+	Repeat   int           `json:"repeat"`
+	// Duration and Ops bound each case; whichever comes first ends it.
+	Duration time.Duration `json:"duration_ns"`
+	Ops      int64         `json:"ops"`
+	Warmup   time.Duration `json:"warmup_ns"`
+	// Rate > 0 selects the open-loop model: operations per second, latency
+	// measured from the intended start.
+	Rate   float64           `json:"rate,omitempty"`
+	Hold   time.Duration     `json:"hold_ns"`
+	Think  time.Duration     `json:"think_ns"`
+	Params map[string]string `json:"params,omitempty"`
+	// Endpoints as given (empty for embedded).
+	Endpoints []string `json:"endpoints,omitempty"`
+}
+
+// Environment is where the client ran.
+type Environment struct {
+	Hostname  string `json:"hostname"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	CPUs      int    `json:"cpus"`
+	GoVersion string `json:"go_version"`
+	MemTotal  uint64 `json:"mem_total_bytes,omitempty"`
+	Kernel    string `json:"kernel,omitempty"`
+}
+
+// Result is one case: one variant of one workload at one client count.
+type Result struct {
+	Workload string        `json:"workload"`
+	Variant  string        `json:"variant"`
+	Backend  backends.Kind `json:"backend"`
+	Clients  int           `json:"clients"`
+	Repeat   int           `json:"repeat"`
+	// Elapsed is the measured interval (warm-up excluded).
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// StoppedBy: "ops", "duration", "interrupted" or "error".
+	StoppedBy string `json:"stopped_by"`
+	// Ops counts the workload's unit operation (lock acquisitions, leader
+	// terms, failovers, barrier rounds). Issued = Succeeded + Failed + Unknown.
+	Ops Ops `json:"ops"`
+	// Throughput is Ops.Succeeded per second of Elapsed.
+	Throughput float64 `json:"throughput"`
+	// Latency histograms by name: "acquire", "handoff", "failover",
+	// "enter", "leave", ...
+	Latency map[string]*Histogram `json:"latency"`
+	Client  ClientCounts          `json:"client"`
+	// Server is the delta of the servers' counters over the measured case.
+	Server backends.Metrics `json:"server,omitempty"`
+	// PerOp are derived per-operation figures: "watch_events",
+	// "wasted_wakeups", "requests", "requests.<type>", "server_watch_events",
+	// "server_requests", ... Only figures that were measured appear.
+	PerOp    map[string]float64 `json:"per_op"`
+	Fairness Fairness           `json:"fairness"`
+	Safety   Safety             `json:"safety"`
+	// Errors counts failures by kind.
+	Errors map[string]int64 `json:"errors,omitempty"`
+	Cost   Cost             `json:"cost"`
+	// Series is successful operations per interval over the case.
+	Series Series `json:"series"`
+	// Notes are findings a reader must see (disagreements, truncations).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Ops accounts for every operation.
+type Ops struct {
+	Issued    int64 `json:"issued"`
+	Succeeded int64 `json:"succeeded"`
+	Failed    int64 `json:"failed"`
+	Unknown   int64 `json:"unknown"`
+}
+
+// ClientCounts are the instrument decorator's totals over all clients.
+type ClientCounts struct {
+	// Requests by type: "create", "create_seq", "get", "delete",
+	// "children", "exists_w", "children_w", ...
+	Requests      map[string]int64 `json:"requests"`
+	WatchesArmed  int64            `json:"watches_armed"`
+	WatchEvents   int64            `json:"watch_events"`
+	WastedWakeups int64            `json:"wasted_wakeups"`
+}
+
+// Fairness of grants.
+type Fairness struct {
+	// FIFOInversions: grants made to a client that asked after another
+	// client still waiting.
+	FIFOInversions int64 `json:"fifo_inversions"`
+	// Jain is Jain's index over per-client successful operations (1 = equal).
+	Jain float64 `json:"jain"`
+}
+
+// Safety checker outcome. Violations must be 0 without injected faults.
+type Safety struct {
+	Checked    int64    `json:"checked"`
+	Violations int64    `json:"violations"`
+	Prevented  int64    `json:"prevented,omitempty"` // stale writes a fence rejected
+	Details    []string `json:"details,omitempty"`
+}
+
+// Cost of the run on the client and, where local, the servers.
+type Cost struct {
+	ClientCPUSeconds    float64 `json:"client_cpu_seconds"`
+	ClientRSSBytes      uint64  `json:"client_rss_bytes"`
+	ClientHeapBytes     uint64  `json:"client_heap_bytes"`
+	ServerCPUSeconds    float64 `json:"server_cpu_seconds,omitempty"`
+	ServerRSSBytes      uint64  `json:"server_rss_bytes,omitempty"`
+	ServerCostMeasured  bool    `json:"server_cost_measured"`
+	ClientCostPerClient float64 `json:"client_rss_bytes_per_client,omitempty"`
+}
+
+// Series is a count per fixed interval from the start of the measured case.
+type Series struct {
+	Interval time.Duration `json:"interval_ns"`
+	Counts   []int64       `json:"counts"`
+}
+
+// TimelineEvent is something that happened during a run.
+type TimelineEvent struct {
+	// At is the offset from Run.StartedAt.
+	At     time.Duration `json:"at_ns"`
+	Kind   string        `json:"kind"` // "fault", "session", "case"
+	What   string        `json:"what"`
+	Client int           `json:"client,omitempty"`
+}
