@@ -43,6 +43,9 @@ type Run struct {
 	Timeline []TimelineEvent `json:"timeline,omitempty"`
 	// Leftovers lists nodes or keys found in the namespace after cleanup.
 	Leftovers []string `json:"leftovers,omitempty"`
+	// Calibration is the server's raw capacity measured before the
+	// workload (zkbench run --calibrate); nil when not measured.
+	Calibration *Calibration `json:"calibration,omitempty"`
 }
 
 // Config is what the user asked for. Workload-specific knobs go in Params.

@@ -1,0 +1,55 @@
+package results
+
+import (
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+)
+
+// Calibration is the server's raw capacity on the cluster a run used,
+// measured by package calibrate with plain session calls (no recipe), so a
+// report can say how close each recipe runs to the server's limit.
+type Calibration struct {
+	Backend   backends.Kind `json:"backend"`
+	StartedAt time.Time     `json:"started_at"`
+	// PhaseDuration bounds each phase; Sessions is the concurrency of the
+	// concurrent phases.
+	PhaseDuration time.Duration      `json:"phase_duration_ns"`
+	Sessions      int                `json:"sessions"`
+	Phases        []CalibrationPhase `json:"phases"`
+
+	// Summary figures, derived from Phases (0 when the phase did not run).
+	//
+	// WritesPerSec: creates and deletes per second the cluster committed
+	// with Sessions concurrent sessions.
+	WritesPerSec float64 `json:"writes_per_sec"`
+	// ReadsPerSec: gets per second with Sessions concurrent sessions.
+	ReadsPerSec float64 `json:"reads_per_sec"`
+	// RTT: median round trip of a sequential get from one session.
+	RTT time.Duration `json:"rtt_ns"`
+	// WriteLatency: median sequential create or delete (one commit).
+	WriteLatency time.Duration `json:"write_latency_ns"`
+	// NotifyLatency: median time from the start of a delete by one session
+	// to another session's watch firing on it (one commit plus one
+	// notification).
+	NotifyLatency time.Duration `json:"notify_latency_ns"`
+	// HandoffBound: the fastest a herd-free lock can hand over, one write
+	// commit plus one notification plus one read: NotifyLatency + RTT.
+	HandoffBound time.Duration `json:"handoff_bound_ns"`
+}
+
+// CalibrationPhase is one bounded measurement.
+type CalibrationPhase struct {
+	// Name: "sequential_create", "sequential_get", "sequential_delete",
+	// "watch_notify", "concurrent_write", "concurrent_read".
+	Name string `json:"name"`
+	// Kind: "write", "read" or "notify".
+	Kind     string        `json:"kind"`
+	Sessions int           `json:"sessions"`
+	Ops      int64         `json:"ops"`
+	Errors   int64         `json:"errors"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
+	// Rate is Ops per second of Elapsed.
+	Rate    float64    `json:"rate"`
+	Latency *Histogram `json:"latency,omitempty"`
+}

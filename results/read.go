@@ -1,0 +1,99 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Errors returned by Decode and ReadFile, checked with errors.Is.
+var (
+	// ErrNewerFormat: the file was written by a newer zkbench whose format
+	// this one cannot read.
+	ErrNewerFormat = errors.New("results: newer format")
+	// ErrInvalid: the input is not a zkbench results file.
+	ErrInvalid = errors.New("results: not a valid results file")
+)
+
+// maxFileSize bounds what is read: a results file holds encoded histograms
+// and series, megabytes at most.
+const maxFileSize = 1 << 30
+
+// Decode reads one results file's JSON from r. It rejects a file of a newer
+// format than FormatVersion (ErrNewerFormat) and input that is not a results
+// file (ErrInvalid): not one JSON object, no format, or a latency
+// histogram that is null or not in nanoseconds.
+func Decode(r io.Reader) (*Run, error) {
+	raw, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("results: read: %w", err)
+	}
+	return decode(raw, "results file")
+}
+
+// ReadFile reads and decodes the results file at path. Its errors name the
+// file and wrap ErrNewerFormat, ErrInvalid or the os error
+// (errors.Is(err, fs.ErrNotExist) for a missing file).
+func ReadFile(path string) (*Run, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	} else if st.IsDir() {
+		return nil, fmt.Errorf("%w: %s is a directory", ErrInvalid, path)
+	}
+	raw, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("results: read %s: %w", path, err)
+	}
+	return decode(raw, "results file "+path)
+}
+
+func decode(raw []byte, name string) (*Run, error) {
+	if len(raw) > maxFileSize {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrInvalid, name, maxFileSize)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, fmt.Errorf("%w: %s is empty", ErrInvalid, name)
+	}
+	// Read the format first, so that a newer file fails with the upgrade
+	// message rather than with whatever field the newer format changed.
+	var head struct {
+		Format *int `json:"format"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, name, err)
+	}
+	if head.Format == nil {
+		return nil, fmt.Errorf("%w: %s has no \"format\" field", ErrInvalid, name)
+	}
+	if f := *head.Format; f > FormatVersion {
+		return nil, fmt.Errorf("%w: %s is format %d; this zkbench reads up to %d: upgrade zkbench", ErrNewerFormat, name, f, FormatVersion)
+	} else if f < 1 {
+		return nil, fmt.Errorf("%w: %s has format %d", ErrInvalid, name, f)
+	}
+	var run Run
+	if err := json.Unmarshal(raw, &run); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, name, err)
+	}
+	for i, res := range run.Results {
+		if res.Clients < 0 {
+			return nil, fmt.Errorf("%w: %s: result %d has %d clients", ErrInvalid, name, i, res.Clients)
+		}
+		for hn, h := range res.Latency {
+			if h == nil {
+				return nil, fmt.Errorf("%w: %s: result %d: latency %q is null", ErrInvalid, name, i, hn)
+			}
+			if h.Unit != "ns" {
+				return nil, fmt.Errorf("%w: %s: result %d: latency %q has unit %q, want \"ns\"", ErrInvalid, name, i, hn, h.Unit)
+			}
+		}
+	}
+	return &run, nil
+}

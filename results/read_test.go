@@ -1,0 +1,157 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func sampleRun(t testing.TB) *Run {
+	t.Helper()
+	rec := NewRecorder()
+	for i := 1; i <= 100; i++ {
+		Record(rec, time.Duration(i)*time.Millisecond)
+	}
+	h, err := NewHistogram(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Run{
+		Format: FormatVersion,
+		ID:     "read-test",
+		Status: StatusComplete,
+		Config: Config{Workload: "lock", Backend: "etcd", Clients: []int{4}},
+		Results: []Result{{
+			Workload: "lock", Variant: "naive", Backend: "etcd", Clients: 4,
+			Ops:        Ops{Issued: 100, Succeeded: 100},
+			Throughput: 50,
+			Latency:    map[string]*Histogram{"acquire": h},
+			PerOp:      map[string]float64{"watch_events": 3},
+		}},
+	}
+}
+
+func TestReadFileRoundTrip(t *testing.T) {
+	want := sampleRun(t)
+	raw, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "run.json")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != want.ID || len(got.Results) != 1 || got.Results[0].PerOp["watch_events"] != 3 {
+		t.Fatalf("read back %+v", got)
+	}
+	p99, err := got.Results[0].Latency["acquire"].Quantile(99)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p99 < 98*time.Millisecond || p99 > 100*time.Millisecond {
+		t.Fatalf("p99 after round trip = %v, want about 99ms", p99)
+	}
+}
+
+func TestReadFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name    string
+		path    string
+		is      error
+		message string
+	}{
+		{"missing", filepath.Join(dir, "nope.json"), fs.ErrNotExist, "nope.json"},
+		{"directory", dir, ErrInvalid, "is a directory"},
+		{"empty", write("empty.json", "  \n"), ErrInvalid, "is empty"},
+		{"not json", write("text.json", "hello"), ErrInvalid, "text.json"},
+		{"no format", write("nofmt.json", `{"id":"x"}`), ErrInvalid, `no "format" field`},
+		{"format zero", write("zero.json", `{"format":0}`), ErrInvalid, "format 0"},
+		{"newer", write("new.json", `{"format":99,"results":"changed shape"}`), ErrNewerFormat,
+			"results file " + filepath.Join(dir, "new.json") + " is format 99; this zkbench reads up to 1: upgrade zkbench"},
+		{"trailing", write("trail.json", `{"format":1}{"format":1}`), ErrInvalid, "after top-level value"},
+		{"wrong type", write("type.json", `{"format":1,"results":[{"clients":"many"}]}`), ErrInvalid, "type.json"},
+		{"null histogram", write("null.json", `{"format":1,"results":[{"latency":{"acquire":null}}]}`), ErrInvalid, `latency "acquire" is null`},
+		{"unit", write("unit.json", `{"format":1,"results":[{"latency":{"acquire":{"unit":"ms"}}}]}`), ErrInvalid, `unit "ms"`},
+		{"negative clients", write("neg.json", `{"format":1,"results":[{"clients":-1}]}`), ErrInvalid, "-1 clients"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run, err := ReadFile(tt.path)
+			if err == nil {
+				t.Fatalf("ReadFile = %+v, want an error", run)
+			}
+			if !errors.Is(err, tt.is) {
+				t.Errorf("error %q is not %v", err, tt.is)
+			}
+			if !strings.Contains(err.Error(), tt.message) {
+				t.Errorf("error %q does not say %q", err, tt.message)
+			}
+		})
+	}
+}
+
+// FuzzDecode checks that Decode never panics, and that whatever it accepts
+// encodes and decodes again to the same run.
+func FuzzDecode(f *testing.F) {
+	good, err := json.Marshal(sampleRun(f))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add([]byte(`{"format":1}`))
+	f.Add([]byte(`{"format":2}`))
+	f.Add([]byte(`{"format":1,"results":[{"latency":{"a":{"unit":"ns","hdr":"!!"}}}]}`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		run, err := Decode(bytes.NewReader(data))
+		if err != nil {
+			if run != nil {
+				t.Fatalf("Decode returned a run and an error %v", err)
+			}
+			if !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrNewerFormat) {
+				t.Fatalf("Decode error %v wraps neither ErrInvalid nor ErrNewerFormat", err)
+			}
+			return
+		}
+		if run.Format < 1 || run.Format > FormatVersion {
+			t.Fatalf("accepted format %d", run.Format)
+		}
+		again, err := json.Marshal(run)
+		if err != nil {
+			t.Fatalf("accepted run does not encode: %v", err)
+		}
+		run2, err := Decode(bytes.NewReader(again))
+		if err != nil {
+			t.Fatalf("re-encoded run does not decode: %v", err)
+		}
+		third, _ := json.Marshal(run2)
+		if !bytes.Equal(again, third) {
+			t.Fatalf("decode/encode not stable:\n%s\n%s", again, third)
+		}
+		// Stored histograms must never panic when decoded, valid or not.
+		for _, res := range run.Results {
+			for _, h := range res.Latency {
+				_, _ = h.Decode()
+			}
+		}
+	})
+}
