@@ -1,0 +1,232 @@
+package results
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// unmeasured is what the summary prints for a figure nobody measured: never
+// a zero that a reader could take for a measurement.
+const unmeasured = "-"
+
+// ErrorKindStoppedWaiting is the Errors kind of operations that were still
+// waiting when their case reached its bound and were withdrawn. They count as
+// failed (every issued operation is accounted for) but are not errors of the
+// system under test, so the summary's error column leaves them out.
+const ErrorKindStoppedWaiting = "stopped_waiting"
+
+// primaryLatencyNames are tried in order to pick the latency a summary shows.
+var primaryLatencyNames = []string{"acquire", "failover", "handoff", "enter", "leave"}
+
+// PrimaryLatency returns the name and histogram of the latency that best
+// describes res ("acquire" for locks, "failover" for elections, ...), or
+// ("", nil) if it has none.
+func PrimaryLatency(res *Result) (string, *Histogram) {
+	for _, name := range primaryLatencyNames {
+		if h := res.Latency[name]; h != nil {
+			return name, h
+		}
+	}
+	names := make([]string, 0, len(res.Latency))
+	for name, h := range res.Latency {
+		if h != nil {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return "", nil
+	}
+	sort.Strings(names)
+	return names[0], res.Latency[names[0]]
+}
+
+// WriteSummary prints run as a terminal table, one row per case: backend,
+// variant, clients, succeeded operations, throughput, p50/p99/p99.9 of the
+// primary latency, watch events per operation seen by the clients and by the
+// servers side by side, wasted wake-ups per operation, requests per operation
+// client | server, FIFO inversions, Jain's index, safety violations and
+// errors. A figure that was not measured prints as "-". Notes and leftovers
+// follow the table.
+func WriteSummary(w io.Writer, run *Run) error {
+	latName := "latency"
+	for i := range run.Results {
+		if name, _ := PrimaryLatency(&run.Results[i]); name != "" {
+			latName = name
+			break
+		}
+	}
+	showRepeat := run.Config.Repeat > 1
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"backend", "variant", "clients"}
+	if showRepeat {
+		head = append(head, "rep")
+	}
+	head = append(head, "ops", "ops/s",
+		latName+" p50", "p99", "p99.9",
+		"watch ev/op cli|srv", "wasted/op", "req/op cli|srv",
+		"FIFO inv", "Jain", "violations", "errors", "stopped by")
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for i := range run.Results {
+		res := &run.Results[i]
+		row := []string{string(res.Backend), res.Variant, fmt.Sprint(res.Clients)}
+		if showRepeat {
+			row = append(row, fmt.Sprint(res.Repeat))
+		}
+		_, h := PrimaryLatency(res)
+		row = append(row,
+			fmt.Sprint(res.Ops.Succeeded),
+			formatRate(res),
+			quantile(h, 50), quantile(h, 99), quantile(h, 99.9),
+			pair(res.PerOp, "watch_events", "server_watch_events"),
+			perOp(res.PerOp, "wasted_wakeups"),
+			pair(res.PerOp, "requests", "server_requests"),
+			fifo(res), jain(res), violations(res),
+			fmt.Sprint(realErrors(res)),
+			res.StoppedBy,
+		)
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("results: write summary: %w", err)
+	}
+	var notes []string
+	for i := range run.Results {
+		res := &run.Results[i]
+		for _, n := range res.Notes {
+			notes = append(notes, fmt.Sprintf("%s/%s/%d: %s", res.Backend, res.Variant, res.Clients, n))
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "\nnotes:")
+		for _, n := range notes {
+			fmt.Fprintln(w, "  "+n)
+		}
+	}
+	if len(run.Leftovers) > 0 {
+		fmt.Fprintf(w, "\nleftovers after cleanup (%d):\n", len(run.Leftovers))
+		for _, p := range run.Leftovers {
+			fmt.Fprintln(w, "  "+p)
+		}
+	}
+	if run.Status != StatusComplete {
+		fmt.Fprintf(w, "\nrun %s: %s", run.ID, run.Status)
+		if run.StatusDetail != "" {
+			fmt.Fprintf(w, " (%s)", run.StatusDetail)
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+func formatRate(res *Result) string {
+	if res.Elapsed <= 0 {
+		return unmeasured
+	}
+	return formatFloat(res.Throughput)
+}
+
+func quantile(h *Histogram, q float64) string {
+	if h == nil || h.Count == 0 {
+		return unmeasured
+	}
+	var v int64
+	switch q {
+	case 50:
+		v = h.P50
+	case 99:
+		v = h.P99
+	case 99.9:
+		v = h.P999
+	default:
+		d, err := h.Quantile(q)
+		if err != nil {
+			return unmeasured
+		}
+		v = int64(d)
+	}
+	return FormatDuration(time.Duration(v))
+}
+
+// FormatDuration prints d with three significant digits in a unit that
+// suits it: 850µs, 12.3ms, 1.25s.
+func FormatDuration(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return trim(float64(d)/float64(time.Microsecond)) + "µs"
+	case d < time.Second:
+		return trim(float64(d)/float64(time.Millisecond)) + "ms"
+	default:
+		return trim(float64(d)/float64(time.Second)) + "s"
+	}
+}
+
+func trim(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func formatFloat(v float64) string {
+	switch {
+	case v >= 1000:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 100:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func perOp(m map[string]float64, key string) string {
+	v, ok := m[key]
+	if !ok {
+		return unmeasured
+	}
+	return formatFloat(v)
+}
+
+func pair(m map[string]float64, client, server string) string {
+	return perOp(m, client) + " | " + perOp(m, server)
+}
+
+// Fairness is measured when Jain's index was computed: it lies in [1/n, 1]
+// whenever any operation succeeded, so 0 means nobody computed it.
+func fifo(res *Result) string {
+	if res.Fairness.Jain == 0 {
+		return unmeasured
+	}
+	return fmt.Sprint(res.Fairness.FIFOInversions)
+}
+
+func jain(res *Result) string {
+	if res.Fairness.Jain == 0 {
+		return unmeasured
+	}
+	return fmt.Sprintf("%.3f", res.Fairness.Jain)
+}
+
+func violations(res *Result) string {
+	if res.Safety.Checked == 0 {
+		return unmeasured
+	}
+	return fmt.Sprint(res.Safety.Violations)
+}
+
+func realErrors(res *Result) int64 {
+	var n int64
+	for kind, c := range res.Errors {
+		if kind != ErrorKindStoppedWaiting {
+			n += c
+		}
+	}
+	return n
+}

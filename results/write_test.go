@@ -1,0 +1,220 @@
+package results
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeTestRun(t testing.TB) *Run {
+	t.Helper()
+	rec := NewRecorder()
+	for i := 1; i <= 1000; i++ {
+		Record(rec, time.Duration(i)*time.Microsecond*10)
+	}
+	h, err := NewHistogram(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Run{
+		Format:    FormatVersion,
+		ID:        "write-test",
+		Status:    StatusComplete,
+		StartedAt: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
+		Config:    Config{Workload: "lock", Backend: "etcd", Variants: []string{"naive", "fair"}, Clients: []int{10}, Repeat: 1},
+		Results: []Result{
+			{
+				Workload: "lock", Variant: "naive", Backend: "etcd", Clients: 10, StoppedBy: "duration",
+				Elapsed:    2 * time.Second,
+				Ops:        Ops{Issued: 1010, Succeeded: 1000, Failed: 10},
+				Throughput: 500,
+				Latency:    map[string]*Histogram{"acquire": h},
+				PerOp:      map[string]float64{"watch_events": 9.02, "server_watch_events": 9.01, "wasted_wakeups": 8.1},
+				Fairness:   Fairness{FIFOInversions: 12, Jain: 0.97},
+				Safety:     Safety{Checked: 1000},
+				Errors:     map[string]int64{ErrorKindStoppedWaiting: 9, "session_lost": 1},
+				Series:     Series{Interval: 100 * time.Millisecond, Counts: []int64{50, 50}},
+				Notes:      []string{"client and server disagree"},
+			},
+			{
+				Workload: "lock", Variant: "native", Backend: "etcd", Clients: 10, StoppedBy: "ops",
+				Elapsed: time.Second, Ops: Ops{Issued: 5, Succeeded: 5}, Throughput: 5,
+				PerOp:  map[string]float64{"server_watch_events": 1},
+				Safety: Safety{Checked: 5},
+			},
+		},
+		Leftovers: []string{"/zkbench/write-test/c1/lock/x"},
+	}
+}
+
+func TestWriteFileRoundTrip(t *testing.T) {
+	want := writeTestRun(t)
+	path := filepath.Join(t.TempDir(), "sub", "run.json")
+	if err := CheckWritable(filepath.Dir(path)); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(path, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := got.Validate(); err != nil {
+		t.Fatalf("read back an invalid run: %v", err)
+	}
+	if got.ID != want.ID || len(got.Results) != 2 || got.Results[0].Ops != want.Results[0].Ops ||
+		got.Results[0].PerOp["wasted_wakeups"] != 8.1 || !got.StartedAt.Equal(want.StartedAt) {
+		t.Fatalf("round trip changed the run: %+v", got)
+	}
+	p50, err := got.Results[0].Latency["acquire"].Quantile(50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p50 < 4900*time.Microsecond || p50 > 5100*time.Microsecond {
+		t.Fatalf("p50 after round trip = %v, want about 5ms", p50)
+	}
+	// No temporary file is left next to the result.
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Fatalf("folder holds %d entries, want only run.json", len(entries))
+	}
+	// Overwriting keeps the file valid.
+	want.Status = StatusInterrupted
+	if err := WriteFile(path, want); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadFile(path); err != nil || got.Status != StatusInterrupted {
+		t.Fatalf("after overwrite: %v, %v", got, err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(r *Run)
+		want   string
+	}{
+		{"ops do not add up", func(r *Run) { r.Results[0].Ops.Unknown = 3 }, "ops issued 1010 != succeeded 1000 + failed 10 + unknown 3"},
+		{"no format", func(r *Run) { r.Format = 0 }, "format 0"},
+		{"newer format", func(r *Run) { r.Format = FormatVersion + 1 }, "format"},
+		{"unknown status", func(r *Run) { r.Status = "done" }, `status "done"`},
+		{"no id", func(r *Run) { r.ID = "" }, "run id is empty"},
+		{"stopped by", func(r *Run) { r.Results[1].StoppedBy = "" }, "stopped_by"},
+		{"NaN per op", func(r *Run) { r.Results[0].PerOp["x"] = math.NaN() }, `per-op figure "x"`},
+		{"Inf throughput", func(r *Run) { r.Results[0].Throughput = math.Inf(1) }, "throughput"},
+		{"no clients", func(r *Run) { r.Results[0].Clients = 0 }, "clients must be at least 1"},
+		{"negative", func(r *Run) { r.Results[1].Ops = Ops{Issued: -1, Failed: -1} }, "negative operation count"},
+		{"null histogram", func(r *Run) { r.Results[0].Latency["handoff"] = nil }, `latency "handoff" is null`},
+	}
+	if err := writeTestRun(t).Validate(); err != nil {
+		t.Fatalf("valid run rejected: %v", err)
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := writeTestRun(t)
+			tc.change(r)
+			err := r.Validate()
+			if !errors.Is(err, ErrInvalidRun) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate = %v, want ErrInvalidRun mentioning %q", err, tc.want)
+			}
+			path := filepath.Join(t.TempDir(), "run.json")
+			if err := WriteFile(path, r); !errors.Is(err, ErrInvalidRun) {
+				t.Fatalf("WriteFile of an invalid run = %v", err)
+			}
+			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("an invalid run was written: %v", err)
+			}
+		})
+	}
+}
+
+func TestUnwritableFolder(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root can write anywhere")
+	}
+	dir := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	err := CheckWritable(dir)
+	if !errors.Is(err, ErrUnwritable) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("CheckWritable(read-only) = %v", err)
+	}
+	err = CheckWritable(filepath.Join(dir, "below"))
+	if !errors.Is(err, ErrUnwritable) {
+		t.Fatalf("CheckWritable(below read-only) = %v", err)
+	}
+	err = WriteFile(filepath.Join(dir, "run.json"), writeTestRun(t))
+	if !errors.Is(err, ErrUnwritable) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("WriteFile(read-only) = %v", err)
+	}
+}
+
+func TestUnwritableIsAFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "plain")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckWritable(file); !errors.Is(err, ErrUnwritable) {
+		t.Fatalf("CheckWritable(a file) = %v", err)
+	}
+	below := filepath.Join(file, "below")
+	if err := CheckWritable(below); !errors.Is(err, ErrUnwritable) || !strings.Contains(err.Error(), below) {
+		t.Fatalf("CheckWritable(below a file) = %v", err)
+	}
+	if err := WriteFile(filepath.Join(below, "run.json"), writeTestRun(t)); !errors.Is(err, ErrUnwritable) {
+		t.Fatalf("WriteFile(below a file) = %v", err)
+	}
+}
+
+func TestSummary(t *testing.T) {
+	var b strings.Builder
+	if err := WriteSummary(&b, writeTestRun(t)); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	lines := strings.Split(out, "\n")
+	var naive, native string
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) > 2 && f[1] == "naive" {
+			naive = l
+		}
+		if len(f) > 2 && f[1] == "native" {
+			native = l
+		}
+	}
+	if naive == "" || native == "" {
+		t.Fatalf("summary lacks a row:\n%s", out)
+	}
+	for _, want := range []string{"9.02 | 9.01", "8.10", "0.970", " 12 ", "500.0"} {
+		if !strings.Contains(naive, want) {
+			t.Errorf("naive row lacks %q: %q", want, naive)
+		}
+	}
+	// Errors leave out operations withdrawn at the bound: 1, not 10.
+	if f := strings.Fields(naive); f[len(f)-2] != "1" {
+		t.Errorf("naive errors = %q, want 1: %q", f[len(f)-2], naive)
+	}
+	// The native row measured neither client-side counts, nor latency, nor
+	// fairness: dashes, never zeros.
+	f := strings.Fields(native)
+	// backend variant clients ops ops/s p50 p99 p99.9 cli | srv wasted cli | srv fifo jain viol errors stopped
+	want := []string{"etcd", "native", "10", "5", "5.00", "-", "-", "-", "-", "|", "1.00", "-", "-", "|", "-", "-", "-", "0", "0", "ops"}
+	if strings.Join(f, " ") != strings.Join(want, " ") {
+		t.Errorf("native row = %q\nwant         %q", strings.Join(f, " "), strings.Join(want, " "))
+	}
+	for _, want := range []string{"acquire p50", "client and server disagree", "/zkbench/write-test/c1/lock/x"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+}
