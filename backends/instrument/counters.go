@@ -1,0 +1,202 @@
+// Package instrument is zkbench's counting decorator: it wraps a
+// backends.Session and counts, per simulated client and in total, every
+// request by type, every watch armed and every watch event delivered. It runs
+// in every benchmark, so counting is a few atomic adds on a fixed array: no
+// map, lock or allocation on a request's path. The one cost beyond that is a
+// forwarding goroutine per armed watch, which ends when the backend closes
+// the watch's channel.
+//
+// # What the counts mean, and which server counter each should equal
+//
+// A request is counted when the wrapper hands it to the inner session, before
+// the answer, so it is counted even if it fails; failures are also counted by
+// type (any non-nil error, including ErrNodeExists, ErrNoNode, a cancelled
+// ctx or ErrSessionLost). A call whose ctx was already done or whose session
+// was already closed is counted too, although such a call may never reach
+// the wire: compare with the servers only over intervals without those.
+//
+//   - Requests["create"] + ["create_seq"] + ["delete"] equal the servers'
+//     write requests over the same interval (backends.MetricWrites: ZooKeeper
+//     zk_cnt_updatelatency, which counts failed creates and deletes too; etcd
+//     Txn/Put/DeleteRange calls handled), provided nothing else wrote in the
+//     interval: opening a session (ZooKeeper createSession, etcd LeaseGrant),
+//     closing one (closeSession, LeaseRevoke), EnsurePath (a backend-specific
+//     number of calls) and Admin calls are server writes the decorator does
+//     not count as such. backends/backendtest checks this equality.
+//   - Reads ("get", "children", "exists_w", "children_w") have no exact
+//     server twin: ZooKeeper's zk_cnt_readlatency also counts pings.
+//   - WatchEvents equals the watch notifications the servers sent
+//     (backends.MetricWatchEvents; on ZooKeeper also
+//     MetricWatchesTriggeredOnDelete when the only events are deletions),
+//     provided each session arms at most one watch per path at a time:
+//     ZooKeeper keeps one server-side watcher per connection and path and
+//     go-zookeeper fans its one notification out to every local watcher, so
+//     two ExistsW on one path from one session are 2 client events for 1
+//     server event. backends/backendtest checks this equality.
+//   - WatchesArmed counts watch calls that returned without error; a watch
+//     whose ctx ends before it fires is armed but never delivers.
+//     On ZooKeeper such a watch stays armed on the server (there is no
+//     remove-watch in go-zookeeper) and may still be counted there later.
+//   - EventSessionLost is not a server notification: it is counted in
+//     SessionLostEvents, not in WatchEvents.
+//   - WastedWakeups is recorded by the caller (AddWastedWakeups), which alone
+//     knows whether a wake-up led to progress.
+package instrument
+
+import (
+	"sync/atomic"
+
+	"github.com/zkbench/zkbench/results"
+)
+
+// Op is a request type of backends.Session.
+type Op int
+
+// The request types. Their String names are the keys of Counts.Requests and
+// results.ClientCounts.Requests.
+const (
+	OpCreate Op = iota
+	OpCreateSeq
+	OpGet
+	OpDelete
+	OpChildren
+	OpEnsurePath
+	OpExistsW
+	OpChildrenW
+	numOps
+)
+
+var opNames = [numOps]string{
+	OpCreate:     "create",
+	OpCreateSeq:  "create_seq",
+	OpGet:        "get",
+	OpDelete:     "delete",
+	OpChildren:   "children",
+	OpEnsurePath: "ensure_path",
+	OpExistsW:    "exists_w",
+	OpChildrenW:  "children_w",
+}
+
+// Ops lists every request type in a stable order.
+func Ops() []Op {
+	ops := make([]Op, numOps)
+	for i := range ops {
+		ops[i] = Op(i)
+	}
+	return ops
+}
+
+func (o Op) String() string {
+	if o < 0 || o >= numOps {
+		return "unknown"
+	}
+	return opNames[o]
+}
+
+// Counters are one client's counts. The zero value is ready to use; every
+// method is safe for concurrent use. A Counters must not be copied after
+// first use.
+type Counters struct {
+	requests          [numOps]atomic.Int64
+	failures          [numOps]atomic.Int64
+	watchesArmed      atomic.Int64
+	watchEvents       atomic.Int64
+	sessionLostEvents atomic.Int64
+	wastedWakeups     atomic.Int64
+}
+
+// Request records that a request of type op was sent.
+func (c *Counters) Request(op Op) { c.requests[op].Add(1) }
+
+// Failure records that a request of type op failed.
+func (c *Counters) Failure(op Op) { c.failures[op].Add(1) }
+
+// AddWastedWakeups records n watch notifications that led to no progress
+// (the waiter woke, looked, and had to wait again).
+func (c *Counters) AddWastedWakeups(n int64) { c.wastedWakeups.Add(n) }
+
+// Requests returns how many requests of type op were sent.
+func (c *Counters) Requests(op Op) int64 { return c.requests[op].Load() }
+
+// Snapshot copies the counts. Counts taken while requests are in flight are
+// each exact at some instant, not all at the same one.
+func (c *Counters) Snapshot() Counts {
+	s := Counts{
+		Requests:          make(map[string]int64, numOps),
+		Failures:          make(map[string]int64, numOps),
+		WatchesArmed:      c.watchesArmed.Load(),
+		WatchEvents:       c.watchEvents.Load(),
+		SessionLostEvents: c.sessionLostEvents.Load(),
+		WastedWakeups:     c.wastedWakeups.Load(),
+	}
+	for op := range numOps {
+		s.Requests[op.String()] = c.requests[op].Load()
+		s.Failures[op.String()] = c.failures[op].Load()
+	}
+	return s
+}
+
+// Counts are counters at one moment, by request type name (Op.String).
+// Every type appears in Requests and Failures, zero or not.
+type Counts struct {
+	Requests map[string]int64 `json:"requests"`
+	Failures map[string]int64 `json:"failures"`
+	// WatchesArmed: ExistsW and ChildrenW calls that returned a channel.
+	WatchesArmed int64 `json:"watches_armed"`
+	// WatchEvents: server notifications delivered on those channels.
+	WatchEvents int64 `json:"watch_events"`
+	// SessionLostEvents: EventSessionLost delivered on those channels.
+	SessionLostEvents int64 `json:"session_lost_events"`
+	WastedWakeups     int64 `json:"wasted_wakeups"`
+}
+
+// TotalRequests sums Requests over every type.
+func (c Counts) TotalRequests() int64 {
+	var n int64
+	for _, v := range c.Requests {
+		n += v
+	}
+	return n
+}
+
+// Add returns c + o.
+func (c Counts) Add(o Counts) Counts {
+	return c.combine(o, 1)
+}
+
+// Sub returns c - before: what happened between two snapshots.
+func (c Counts) Sub(before Counts) Counts {
+	return c.combine(before, -1)
+}
+
+func (c Counts) combine(o Counts, sign int64) Counts {
+	r := Counts{
+		Requests:          make(map[string]int64, numOps),
+		Failures:          make(map[string]int64, numOps),
+		WatchesArmed:      c.WatchesArmed + sign*o.WatchesArmed,
+		WatchEvents:       c.WatchEvents + sign*o.WatchEvents,
+		SessionLostEvents: c.SessionLostEvents + sign*o.SessionLostEvents,
+		WastedWakeups:     c.WastedWakeups + sign*o.WastedWakeups,
+	}
+	for op := range numOps {
+		k := op.String()
+		r.Requests[k] = c.Requests[k] + sign*o.Requests[k]
+		r.Failures[k] = c.Failures[k] + sign*o.Failures[k]
+	}
+	return r
+}
+
+// ClientCounts converts to the results model (which has no failures or
+// session-lost field: the workload reports those as errors).
+func (c Counts) ClientCounts() results.ClientCounts {
+	req := make(map[string]int64, len(c.Requests))
+	for k, v := range c.Requests {
+		req[k] = v
+	}
+	return results.ClientCounts{
+		Requests:      req,
+		WatchesArmed:  c.WatchesArmed,
+		WatchEvents:   c.WatchEvents,
+		WastedWakeups: c.WastedWakeups,
+	}
+}

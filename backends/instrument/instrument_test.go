@@ -1,0 +1,293 @@
+package instrument_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/instrument"
+)
+
+func TestOpNamesMatchResultsKeys(t *testing.T) {
+	want := []string{"create", "create_seq", "get", "delete", "children", "ensure_path", "exists_w", "children_w"}
+	ops := instrument.Ops()
+	if len(ops) != len(want) {
+		t.Fatalf("Ops() has %d types, want %d", len(ops), len(want))
+	}
+	for i, op := range ops {
+		if op.String() != want[i] {
+			t.Errorf("op %d is %q, want %q", i, op, want[i])
+		}
+	}
+	if got := instrument.Op(99).String(); got != "unknown" {
+		t.Errorf("Op(99) = %q", got)
+	}
+}
+
+func TestCountsEveryRequestAndFailure(t *testing.T) {
+	ctx := context.Background()
+	stub := newStub()
+	var c instrument.Counters
+	s := instrument.Wrap(stub, &c)
+
+	call := func() {
+		s.Create(ctx, "/a", nil)
+		s.CreateSequential(ctx, "/p", "n-", nil)
+		s.CreateSequential(ctx, "/p", "n-", nil)
+		s.Get(ctx, "/a")
+		s.Delete(ctx, "/a")
+		s.Children(ctx, "/p")
+		s.EnsurePath(ctx, "/p")
+		s.ExistsW(ctx, "/a")
+		s.ChildrenW(ctx, "/p")
+	}
+	call()
+	stub.err = errStub
+	call()
+
+	got := c.Snapshot()
+	want := map[string]int64{"create": 2, "create_seq": 4, "get": 2, "delete": 2, "children": 2,
+		"ensure_path": 2, "exists_w": 2, "children_w": 2}
+	wantFail := map[string]int64{"create": 1, "create_seq": 2, "get": 1, "delete": 1, "children": 1,
+		"ensure_path": 1, "exists_w": 1, "children_w": 1}
+	for k, v := range want {
+		if got.Requests[k] != v {
+			t.Errorf("Requests[%q] = %d, want %d", k, got.Requests[k], v)
+		}
+		if got.Failures[k] != wantFail[k] {
+			t.Errorf("Failures[%q] = %d, want %d", k, got.Failures[k], wantFail[k])
+		}
+	}
+	if len(got.Requests) != len(want) || len(got.Failures) != len(want) {
+		t.Errorf("snapshot has %d request and %d failure keys, want %d", len(got.Requests), len(got.Failures), len(want))
+	}
+	if got.TotalRequests() != 18 {
+		t.Errorf("TotalRequests = %d, want 18", got.TotalRequests())
+	}
+	// Only the two successful watch calls armed a watch.
+	if got.WatchesArmed != 2 {
+		t.Errorf("WatchesArmed = %d, want 2", got.WatchesArmed)
+	}
+	if c.Requests(instrument.OpCreateSeq) != 4 {
+		t.Errorf("Requests(OpCreateSeq) = %d", c.Requests(instrument.OpCreateSeq))
+	}
+}
+
+// TestWatchForwarding checks events are counted on arrival from the backend,
+// session-lost apart, and the relay goroutine ends when the backend closes
+// the channel, with or without an event.
+func TestWatchForwarding(t *testing.T) {
+	ctx := context.Background()
+	stub := newStub()
+	stub.watches = make(chan chan backends.Event, 3)
+	var c instrument.Counters
+	s := instrument.Wrap(stub, &c)
+
+	before := runtime.NumGoroutine()
+	chs := []chan backends.Event{make(chan backends.Event, 1), make(chan backends.Event, 1), make(chan backends.Event, 1)}
+	for _, ch := range chs {
+		stub.watches <- ch
+	}
+	_, _, w1, err := s.ExistsW(ctx, "/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, w2, err := s.ChildrenW(ctx, "/p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, w3, err := s.ExistsW(ctx, "/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Snapshot(); got.WatchesArmed != 3 || got.WatchEvents != 0 {
+		t.Fatalf("after arming: %+v", got)
+	}
+
+	chs[0] <- backends.Event{Type: backends.EventDeleted, Path: "/a"}
+	close(chs[0])
+	// Counted on arrival, before anyone reads w1.
+	waitFor(t, func() bool { return c.Snapshot().WatchEvents == 1 })
+	ev, ok := <-w1
+	if !ok || ev.Type != backends.EventDeleted || ev.Path != "/a" {
+		t.Fatalf("w1 gave %+v, %v", ev, ok)
+	}
+	if _, ok := <-w1; ok {
+		t.Fatal("w1 not closed after its event")
+	}
+
+	chs[1] <- backends.Event{Type: backends.EventSessionLost}
+	close(chs[1])
+	if ev := <-w2; ev.Type != backends.EventSessionLost {
+		t.Fatalf("w2 gave %+v", ev)
+	}
+	// Closed without an event, as when the watch's ctx ends.
+	close(chs[2])
+	if ev, ok := <-w3; ok {
+		t.Fatalf("w3 gave %+v, want closed", ev)
+	}
+	got := c.Snapshot()
+	if got.WatchEvents != 1 || got.SessionLostEvents != 1 || got.WatchesArmed != 3 {
+		t.Errorf("counts = %+v", got)
+	}
+	waitFor(t, func() bool { return runtime.NumGoroutine() <= before })
+}
+
+// TestUnreadWatchDoesNotLeak: a caller that never reads its watch channel
+// does not keep the relay goroutine alive.
+func TestUnreadWatchDoesNotLeak(t *testing.T) {
+	ctx := context.Background()
+	var c instrument.Counters
+	s := instrument.Wrap(newStub(), &c)
+	before := runtime.NumGoroutine()
+	for range 100 {
+		if _, _, _, err := s.ExistsW(ctx, "/a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, func() bool { return runtime.NumGoroutine() <= before })
+	if got := c.Snapshot().WatchEvents; got != 100 {
+		t.Errorf("WatchEvents = %d, want 100", got)
+	}
+}
+
+func TestRegistryTotalsAndConcurrency(t *testing.T) {
+	ctx := context.Background()
+	r := instrument.NewRegistry()
+	b := instrument.WrapBackend(stubBackend{}, r)
+	const clients, perClient = 8, 1000
+	var wg sync.WaitGroup
+	for i := range clients {
+		s, err := b.NewSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range perClient * (i + 1) {
+				s.Get(ctx, "/a")
+			}
+			s.Delete(ctx, "/a")
+			instrument.CountersOf(s).AddWastedWakeups(2)
+		}()
+	}
+	wg.Wait()
+	if r.Len() != clients {
+		t.Fatalf("Len = %d", r.Len())
+	}
+	per := r.PerClient()
+	var sum instrument.Counts
+	for i, c := range per {
+		if c.Requests["get"] != int64(perClient*(i+1)) {
+			t.Errorf("client %d gets = %d, want %d", i, c.Requests["get"], perClient*(i+1))
+		}
+		sum = sum.Add(c)
+	}
+	total := r.Total()
+	wantGets := int64(perClient * clients * (clients + 1) / 2)
+	if total.Requests["get"] != wantGets || sum.Requests["get"] != wantGets {
+		t.Errorf("total gets = %d, sum of clients = %d, want %d", total.Requests["get"], sum.Requests["get"], wantGets)
+	}
+	if total.Requests["delete"] != clients || total.WastedWakeups != 2*clients {
+		t.Errorf("total = %+v", total)
+	}
+	d := total.Sub(per[0])
+	if d.Requests["get"] != wantGets-perClient || d.WastedWakeups != 2*clients-2 {
+		t.Errorf("Sub = %+v", d)
+	}
+	cc := total.ClientCounts()
+	if cc.Requests["get"] != wantGets || cc.WastedWakeups != 2*clients {
+		t.Errorf("ClientCounts = %+v", cc)
+	}
+}
+
+func TestWrapBackendKeepsOptionalInterfaces(t *testing.T) {
+	cases := []struct {
+		name           string
+		b              backends.Backend
+		admin, scraper bool
+	}{
+		{"plain", stubBackend{}, false, false},
+		{"admin", stubAdmin{}, true, false},
+		{"scraper", stubScraper{}, false, true},
+		{"both", stubBoth{}, true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := instrument.WrapBackend(tc.b, instrument.NewRegistry())
+			a, isAdmin := w.(backends.Admin)
+			sc, isScraper := w.(backends.Scraper)
+			if isAdmin != tc.admin || isScraper != tc.scraper {
+				t.Fatalf("admin=%v scraper=%v, want %v %v", isAdmin, isScraper, tc.admin, tc.scraper)
+			}
+			if isAdmin {
+				if l, err := a.List(context.Background(), "/zkbench/x"); err != nil || len(l) != 1 {
+					t.Errorf("List = %v, %v", l, err)
+				}
+			}
+			if isScraper {
+				if m, err := sc.Scrape(context.Background()); err != nil || m["x"] != 1 {
+					t.Errorf("Scrape = %v, %v", m, err)
+				}
+			}
+			if instrument.UnwrapBackend(w) != tc.b {
+				t.Error("UnwrapBackend did not return the inner backend")
+			}
+			if w.Kind() != "stub" {
+				t.Errorf("Kind = %q", w.Kind())
+			}
+		})
+	}
+}
+
+func TestUnwrapAndCountersOf(t *testing.T) {
+	stub := newStub()
+	var c1, c2 instrument.Counters
+	inner := instrument.Wrap(stub, &c1)
+	outer := instrument.Wrap(inner, &c2)
+	if instrument.Unwrap(outer) != stub {
+		t.Error("Unwrap did not reach the innermost session")
+	}
+	if outer.Unwrap() != inner {
+		t.Error("method Unwrap must peel one layer")
+	}
+	if instrument.Unwrap(stub) != stub {
+		t.Error("Unwrap of an unwrapped session must return it")
+	}
+	if instrument.CountersOf(outer) != &c2 || instrument.CountersOf(stub) != nil {
+		t.Error("CountersOf picked the wrong counters")
+	}
+	// Both layers count.
+	outer.Get(context.Background(), "/a")
+	if c1.Requests(instrument.OpGet) != 1 || c2.Requests(instrument.OpGet) != 1 {
+		t.Error("nested wrappers must both count")
+	}
+	if outer.ID() != 42 || outer.Done() != stub.done || outer.Close() != nil {
+		t.Error("ID, Done or Close not passed through")
+	}
+}
+
+func TestErrorsPassThroughUnchanged(t *testing.T) {
+	stub := newStub()
+	stub.err = backends.ErrNoNode
+	s := instrument.Wrap(stub, new(instrument.Counters))
+	if _, _, err := s.Get(context.Background(), "/a"); !errors.Is(err, backends.ErrNoNode) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

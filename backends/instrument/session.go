@@ -1,0 +1,175 @@
+package instrument
+
+import (
+	"context"
+
+	"github.com/zkbench/zkbench/backends"
+)
+
+// Session is a backends.Session that counts into its Counters.
+type Session struct {
+	inner backends.Session
+	c     *Counters
+}
+
+var _ backends.Session = (*Session)(nil)
+
+// Wrap returns s counting into c. Wrapping an already wrapped session counts
+// into both Counters.
+func Wrap(s backends.Session, c *Counters) *Session {
+	return &Session{inner: s, c: c}
+}
+
+// Unwrap returns the session this one wraps.
+func (s *Session) Unwrap() backends.Session { return s.inner }
+
+// Counters returns the counters this session counts into.
+func (s *Session) Counters() *Counters { return s.c }
+
+// Unwrapper is a session decorator that can return what it decorates.
+type Unwrapper interface {
+	Unwrap() backends.Session
+}
+
+// Unwrap peels every decorator (any session with an Unwrap method) off s and
+// returns the innermost session, or s itself if it is not wrapped. Code that
+// needs a backend's concrete session type, such as a native-recipe baseline,
+// calls it before its type assertion.
+func Unwrap(s backends.Session) backends.Session {
+	for {
+		u, ok := s.(Unwrapper)
+		if !ok {
+			return s
+		}
+		s = u.Unwrap()
+	}
+}
+
+// CountersOf returns the Counters of the outermost instrument wrapper in s's
+// decorator chain, or nil if s is not instrumented.
+func CountersOf(s backends.Session) *Counters {
+	for {
+		if w, ok := s.(*Session); ok {
+			return w.c
+		}
+		u, ok := s.(Unwrapper)
+		if !ok {
+			return nil
+		}
+		s = u.Unwrap()
+	}
+}
+
+func (s *Session) done(op Op, err error) {
+	if err != nil {
+		s.c.failures[op].Add(1)
+	}
+}
+
+// Create counts OpCreate.
+func (s *Session) Create(ctx context.Context, path string, data []byte) (backends.Node, error) {
+	s.c.requests[OpCreate].Add(1)
+	n, err := s.inner.Create(ctx, path, data)
+	s.done(OpCreate, err)
+	return n, err
+}
+
+// CreateSequential counts OpCreateSeq.
+func (s *Session) CreateSequential(ctx context.Context, parent, prefix string, data []byte) (backends.Node, error) {
+	s.c.requests[OpCreateSeq].Add(1)
+	n, err := s.inner.CreateSequential(ctx, parent, prefix, data)
+	s.done(OpCreateSeq, err)
+	return n, err
+}
+
+// Get counts OpGet.
+func (s *Session) Get(ctx context.Context, path string) ([]byte, backends.Node, error) {
+	s.c.requests[OpGet].Add(1)
+	d, n, err := s.inner.Get(ctx, path)
+	s.done(OpGet, err)
+	return d, n, err
+}
+
+// Delete counts OpDelete.
+func (s *Session) Delete(ctx context.Context, path string) error {
+	s.c.requests[OpDelete].Add(1)
+	err := s.inner.Delete(ctx, path)
+	s.done(OpDelete, err)
+	return err
+}
+
+// Children counts OpChildren.
+func (s *Session) Children(ctx context.Context, parent string) ([]backends.Node, error) {
+	s.c.requests[OpChildren].Add(1)
+	ns, err := s.inner.Children(ctx, parent)
+	s.done(OpChildren, err)
+	return ns, err
+}
+
+// EnsurePath counts OpEnsurePath once per call, however many server
+// requests the backend needs for it.
+func (s *Session) EnsurePath(ctx context.Context, path string) error {
+	s.c.requests[OpEnsurePath].Add(1)
+	err := s.inner.EnsurePath(ctx, path)
+	s.done(OpEnsurePath, err)
+	return err
+}
+
+// ExistsW counts OpExistsW and, if it returns a channel, one watch armed and
+// the event it delivers.
+func (s *Session) ExistsW(ctx context.Context, path string) (bool, backends.Node, <-chan backends.Event, error) {
+	s.c.requests[OpExistsW].Add(1)
+	ok, n, ch, err := s.inner.ExistsW(ctx, path)
+	s.done(OpExistsW, err)
+	if err != nil {
+		return ok, n, ch, err
+	}
+	return ok, n, s.forward(ch), nil
+}
+
+// ChildrenW counts OpChildrenW and, if it returns a channel, one watch armed
+// and the event it delivers.
+func (s *Session) ChildrenW(ctx context.Context, parent string) ([]backends.Node, <-chan backends.Event, error) {
+	s.c.requests[OpChildrenW].Add(1)
+	ns, ch, err := s.inner.ChildrenW(ctx, parent)
+	s.done(OpChildrenW, err)
+	if err != nil {
+		return ns, ch, err
+	}
+	return ns, s.forward(ch), nil
+}
+
+// forward counts the watch and relays in's events to the returned channel,
+// counting each when it arrives from the backend (not when the caller reads
+// it). The goroutine ends when in closes; the contract closes in after its
+// event or when the watch's ctx ends. The relay channel has room for the one
+// event the contract allows, so the goroutine never waits for a reader that
+// stopped listening.
+func (s *Session) forward(in <-chan backends.Event) <-chan backends.Event {
+	s.c.watchesArmed.Add(1)
+	if in == nil {
+		return nil
+	}
+	out := make(chan backends.Event, 1)
+	go func() {
+		defer close(out)
+		for ev := range in {
+			if ev.Type == backends.EventSessionLost {
+				s.c.sessionLostEvents.Add(1)
+			} else {
+				s.c.watchEvents.Add(1)
+			}
+			out <- ev
+		}
+	}()
+	return out
+}
+
+// ID returns the inner session's ID.
+func (s *Session) ID() int64 { return s.inner.ID() }
+
+// Done returns the inner session's Done.
+func (s *Session) Done() <-chan struct{} { return s.inner.Done() }
+
+// Close closes the inner session.
+func (s *Session) Close() error { return s.inner.Close() }
