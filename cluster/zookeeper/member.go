@@ -1,0 +1,225 @@
+package zookeeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/zkbench/zkbench/internal/fourlw"
+	"github.com/zkbench/zkbench/internal/spawn"
+)
+
+// errPortTaken: a server could not bind a port picked free; Start retries.
+var errPortTaken = errors.New("cluster/zookeeper: port already in use")
+
+// ErrNoMember: the member index is out of range.
+var ErrNoMember = errors.New("cluster/zookeeper: no such member")
+
+// proc is one running JVM.
+type proc struct {
+	cmd    *exec.Cmd
+	exited chan struct{} // closed after Wait returns
+	err    error         // Wait's result, read after exited
+}
+
+func (p *proc) running() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// terminate sends SIGTERM (after SIGCONT, in case it is paused), waits up to
+// grace or ctx, then SIGKILLs and waits.
+func (p *proc) terminate(ctx context.Context, grace time.Duration) {
+	_ = p.cmd.Process.Signal(syscall.SIGCONT)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// startMember starts member i's JVM; its output is appended to server.log.
+func (c *Cluster) startMember(i int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p := c.procs[i]; p != nil && p.running() {
+		return nil
+	}
+	m := c.st.Members[i]
+	logf, err := os.OpenFile(m.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("cluster/zookeeper: %w", err)
+	}
+	fmt.Fprintf(logf, "=== zkbench: starting server %d at %s\n", m.ID, time.Now().Format(time.RFC3339))
+	cmd := exec.Command(c.st.Dist.Java, javaArgs(&c.st, m)...)
+	cmd.Dir = m.Dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := spawn.Start(cmd); err != nil {
+		logf.Close()
+		return fmt.Errorf("cluster/zookeeper: start %s: %w", c.st.Dist.Java, err)
+	}
+	p := &proc{cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		logf.Close()
+		close(p.exited)
+	}()
+	c.procs[i] = p
+	c.st.Members[i].PID = cmd.Process.Pid
+	return nil
+}
+
+// forget clears member i's process if it is still p.
+func (c *Cluster) forget(i int, p *proc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.procs[i] == p {
+		c.procs[i] = nil
+		c.st.Members[i].PID = 0
+	}
+}
+
+func (c *Cluster) proc(i int) (*proc, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i < 0 || i >= len(c.procs) {
+		return nil, fmt.Errorf("%w: %d of %d", ErrNoMember, i, len(c.procs))
+	}
+	return c.procs[i], nil
+}
+
+// Kill SIGKILLs member i (index from 0) and waits for it to exit: a crash.
+// Killing a member that is not running does nothing.
+func (c *Cluster) Kill(i int) error {
+	p, err := c.proc(i)
+	if err != nil || p == nil {
+		return err
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+	c.forget(i, p)
+	return nil
+}
+
+// Restart stops member i if it runs (SIGTERM, SIGKILL after 5 s), starts it
+// again on the same ports and data, and waits under ctx until it answers
+// srvr as a serving member.
+func (c *Cluster) Restart(ctx context.Context, i int) error {
+	p, err := c.proc(i)
+	if err != nil {
+		return err
+	}
+	if p != nil {
+		p.terminate(ctx, 5*time.Second)
+		c.forget(i, p)
+	}
+	if err := c.startMember(i); err != nil {
+		return err
+	}
+	return c.waitReady(ctx, []int{i})
+}
+
+// Pause freezes member i with SIGSTOP: it holds its connections but answers
+// nothing, as a server stuck in a long GC pause or a partitioned one.
+func (c *Cluster) Pause(i int) error { return c.signal(i, syscall.SIGSTOP) }
+
+// Resume continues a paused member with SIGCONT.
+func (c *Cluster) Resume(i int) error { return c.signal(i, syscall.SIGCONT) }
+
+func (c *Cluster) signal(i int, sig syscall.Signal) error {
+	p, err := c.proc(i)
+	if err != nil {
+		return err
+	}
+	if p == nil || !p.running() {
+		return fmt.Errorf("cluster/zookeeper: member %d is not running", i)
+	}
+	return p.cmd.Process.Signal(sig)
+}
+
+// waitReady polls srvr on the given members until each answers and, for an
+// ensemble started whole, exactly one leads. It fails early when a member's
+// process exits, quoting its log.
+func (c *Cluster) waitReady(ctx context.Context, idx []int) error {
+	members := c.Members()
+	whole := len(idx) == len(members)
+	var last error
+	for {
+		leaders, ready := 0, 0
+		for _, i := range idx {
+			p, _ := c.proc(i)
+			if p == nil || !p.running() {
+				return c.startError(i, "exited during start")
+			}
+			qctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+			reply, err := fourlw.Query(qctx, members[i].Endpoint(), "srvr")
+			cancel()
+			if err != nil {
+				last = err
+				continue
+			}
+			s, err := fourlw.ParseSrvr(reply)
+			if err != nil {
+				last = err
+				continue
+			}
+			switch s.Mode {
+			case "leader":
+				leaders++
+				ready++
+			case "standalone", "follower", "observer":
+				ready++
+			}
+		}
+		if ready == len(idx) && (!whole || len(members) == 1 || leaders == 1) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return c.startError(idx[0], fmt.Sprintf("not ready (%d of %d serving, %d leaders; last: %v): %v", ready, len(idx), leaders, last, ctx.Err()))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// startError describes a failed start with the tail of member i's log.
+func (c *Cluster) startError(i int, what string) error {
+	m := c.Members()[i]
+	tail := logTail(m.LogPath, 15)
+	err := fmt.Errorf("cluster/zookeeper: server %d (%s) %s; log %s ends:\n%s", m.ID, m.Endpoint(), what, m.LogPath, tail)
+	if strings.Contains(tail, "Address already in use") {
+		return fmt.Errorf("%w: %w", errPortTaken, err)
+	}
+	return err
+}
+
+// logTail returns up to n last lines of a file, or why it cannot.
+func logTail(path string, n int) string {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	if len(raw) > 64<<10 {
+		raw = raw[len(raw)-64<<10:]
+	}
+	lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
