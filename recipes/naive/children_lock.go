@@ -1,0 +1,139 @@
+package naive
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
+)
+
+// seqPrefix starts the name of every waiter's sequential node.
+const seqPrefix = "lock-"
+
+// ChildrenLock is the queue lock with the herd left in: the variant seen in
+// the wild when the "watch only your predecessor" step is skipped.
+//
+// Algorithm: Acquire creates an ephemeral sequential node under <path>, then
+// lists <path>'s children with ChildrenW. If its node is the lowest, it holds
+// the lock; otherwise it sleeps until the children change and lists again.
+// Release deletes the node.
+//
+// Herd behaviour: every waiter watches the parent's children, so every change
+// to the queue wakes every waiter: a release wakes all N-1 waiters (one makes
+// progress, N-2 wake for nothing), and so does every arrival and every
+// cancelled waiter leaving. Each wake-up costs a ChildrenW that lists the
+// whole queue, O(N) bytes, so a handoff costs O(N^2) bytes on the wire.
+// Grants are FIFO in sequence order, like recipes/fair.
+//
+// Token: the node's create revision; the sequence number where the backend's
+// create does not report one (both grow with every grant).
+//
+// A ChildrenLock is used by one goroutine on one session (see recipes.Lock).
+type ChildrenLock struct {
+	s    backends.Session
+	path string
+	opt  options
+	me   backends.Node
+	held bool
+}
+
+var _ recipes.Lock = (*ChildrenLock)(nil)
+
+// NewChildren returns the children-watching lock named path on session s. It
+// makes no request.
+func NewChildren(s backends.Session, path string, opts ...Option) *ChildrenLock {
+	return &ChildrenLock{s: s, path: path, opt: newOptions(opts)}
+}
+
+// Acquire queues this client and blocks until it is first in line, ctx is
+// done or the session is lost.
+//
+// Cancelling ctx stops the wait at once; the client's own node is deleted on
+// a fresh context bounded by the cleanup timeout before Acquire returns ctx's
+// error. If the session ends while waiting, Acquire returns an error matching
+// recipes.ErrLockLost and backends.ErrSessionLost and leaves the node to the
+// server, which removes it with the session.
+func (l *ChildrenLock) Acquire(ctx context.Context) (recipes.Grant, error) {
+	if l.held {
+		return recipes.Grant{}, fmt.Errorf("naive: acquire %s: %w", l.path, ErrHeld)
+	}
+	if err := l.s.EnsurePath(ctx, l.path); err != nil {
+		return recipes.Grant{}, l.fail(err)
+	}
+	me, err := recipe.Create(ctx, l.s, l.opt.cleanupTimeout, func(c context.Context) (backends.Node, error) {
+		return l.s.CreateSequential(c, l.path, seqPrefix, nil)
+	})
+	if err != nil {
+		return recipes.Grant{}, l.fail(err)
+	}
+	wakeups, err := l.waitFirst(ctx, me)
+	if err == nil && recipe.Ended(l.s) {
+		err = recipe.Lost(nil)
+	}
+	if err != nil {
+		if !recipe.IsLost(err) {
+			if rerr := recipe.Remove(ctx, l.s, me.Path, l.opt.cleanupTimeout); rerr != nil {
+				err = fmt.Errorf("%w (removing %s: %v)", err, me.Path, rerr)
+			}
+		}
+		return recipes.Grant{}, l.fail(err)
+	}
+	l.me, l.held = me, true
+	token := me.CreateRev
+	if token == 0 {
+		token = me.Seq
+	}
+	return recipes.Grant{Token: token, Wakeups: wakeups, Lost: l.s.Done()}, nil
+}
+
+// waitFirst lists the queue with a children watch until me is first,
+// counting the notifications it slept through.
+func (l *ChildrenLock) waitFirst(ctx context.Context, me backends.Node) (wakeups int, err error) {
+	for {
+		woke, first, err := l.listAndWait(ctx, me)
+		if err != nil || first {
+			return wakeups, err
+		}
+		if woke {
+			wakeups++
+		}
+	}
+}
+
+func (l *ChildrenLock) listAndWait(ctx context.Context, me backends.Node) (woke, first bool, err error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	children, events, err := l.s.ChildrenW(wctx, l.path)
+	if err != nil {
+		return false, false, err
+	}
+	switch recipe.IndexOf(children, me.Name) {
+	case -1:
+		return false, false, recipe.Lost(fmt.Errorf("own node %s is gone", me.Path))
+	case 0:
+		return false, true, nil
+	}
+	woke, err = recipe.Await(ctx, l.s, events)
+	return woke, false, err
+}
+
+// Release deletes this client's node, waking every waiter. It returns
+// recipes.ErrNotHeld if not held and an error matching recipes.ErrLockLost if
+// the session ended. If ctx ends first, the delete is retried on a fresh
+// bounded context so the node never outlives Release.
+func (l *ChildrenLock) Release(ctx context.Context) error {
+	if !l.held {
+		return fmt.Errorf("naive: release %s: %w", l.path, recipes.ErrNotHeld)
+	}
+	l.held = false
+	if err := recipe.Release(ctx, l.s, l.me.Path, l.opt.cleanupTimeout); err != nil {
+		return fmt.Errorf("naive: release %s: %w", l.path, err)
+	}
+	return nil
+}
+
+func (l *ChildrenLock) fail(err error) error {
+	return fmt.Errorf("naive: acquire %s: %w", l.path, err)
+}

@@ -1,0 +1,131 @@
+package naive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
+)
+
+// lockName is the one node whose existence means "held".
+const lockName = "lock"
+
+// Lock is the create-to-grab lock, the textbook herd.
+//
+// Algorithm: Acquire creates the ephemeral node <path>/lock. If it exists
+// already, the client arms ExistsW on it and sleeps; on any wake-up it tries
+// the create again. Release deletes the node.
+//
+// Herd behaviour: every waiter watches the same node, so each release wakes
+// every waiter (N-1 notifications for N contenders), all of them race to
+// create, one wins and the rest re-arm their watches: N-2 wasted wake-ups and
+// about 2(N-1) wasted requests per handoff. There is no queue, so no order:
+// the winner of each race is whoever's create lands first.
+//
+// Token: the lock node's create revision (ZooKeeper czxid, etcd create
+// revision); if the backend's create does not report it, one Get reads it.
+//
+// A Lock is used by one goroutine on one session (see recipes.Lock).
+type Lock struct {
+	s    backends.Session
+	path string
+	node string
+	opt  options
+	held bool
+}
+
+var _ recipes.Lock = (*Lock)(nil)
+
+// New returns the naive lock named path on session s. It makes no request.
+func New(s backends.Session, path string, opts ...Option) *Lock {
+	return &Lock{s: s, path: path, node: path + "/" + lockName, opt: newOptions(opts)}
+}
+
+// Acquire blocks until this client created the lock node, ctx is done or the
+// session is lost.
+//
+// Cancelling ctx stops the wait at once. A create already sent runs to
+// completion on a fresh context bounded by the cleanup timeout, and if it
+// made the node, the node is deleted before Acquire returns ctx's error; a
+// waiter that only watches leaves nothing behind. If the session ends while
+// waiting, Acquire returns an error matching recipes.ErrLockLost and
+// backends.ErrSessionLost, and never reports a grant on a dead session.
+func (l *Lock) Acquire(ctx context.Context) (recipes.Grant, error) {
+	if l.held {
+		return recipes.Grant{}, fmt.Errorf("naive: acquire %s: %w", l.path, ErrHeld)
+	}
+	if err := l.s.EnsurePath(ctx, l.path); err != nil {
+		return recipes.Grant{}, l.fail(err)
+	}
+	wakeups := 0
+	for {
+		n, err := recipe.Create(ctx, l.s, l.opt.cleanupTimeout, func(c context.Context) (backends.Node, error) {
+			return l.s.Create(c, l.node, nil)
+		})
+		if err == nil {
+			return l.grant(ctx, n, wakeups)
+		}
+		if !errors.Is(err, backends.ErrNodeExists) {
+			return recipes.Grant{}, l.fail(err)
+		}
+		woke, err := l.waitGone(ctx)
+		if err != nil {
+			return recipes.Grant{}, l.fail(err)
+		}
+		if woke {
+			wakeups++
+		}
+	}
+}
+
+// waitGone watches the lock node and returns once a notification arrives
+// (woke) or the node turns out to be gone already (not woke).
+func (l *Lock) waitGone(ctx context.Context) (woke bool, err error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	exists, _, events, err := l.s.ExistsW(wctx, l.node)
+	if err != nil || !exists {
+		return false, err
+	}
+	return recipe.Await(ctx, l.s, events)
+}
+
+// grant turns the created node into a Grant, giving the node back if the
+// session died meanwhile or the token cannot be read.
+func (l *Lock) grant(ctx context.Context, n backends.Node, wakeups int) (recipes.Grant, error) {
+	token, err := recipe.Token(ctx, l.s, n)
+	if err == nil && recipe.Ended(l.s) {
+		err = recipe.Lost(nil)
+	}
+	if err != nil {
+		if !recipe.IsLost(err) {
+			_ = recipe.Remove(ctx, l.s, n.Path, l.opt.cleanupTimeout)
+		}
+		return recipes.Grant{}, l.fail(err)
+	}
+	l.held = true
+	return recipes.Grant{Token: token, Wakeups: wakeups, Lost: l.s.Done()}, nil
+}
+
+// Release deletes the lock node, waking every waiter. It returns
+// recipes.ErrNotHeld if not held and an error matching recipes.ErrLockLost if
+// the session ended (the server already removed the node). If ctx ends first,
+// the delete is retried on a fresh bounded context so the node never outlives
+// Release.
+func (l *Lock) Release(ctx context.Context) error {
+	if !l.held {
+		return fmt.Errorf("naive: release %s: %w", l.path, recipes.ErrNotHeld)
+	}
+	l.held = false
+	if err := recipe.Release(ctx, l.s, l.node, l.opt.cleanupTimeout); err != nil {
+		return fmt.Errorf("naive: release %s: %w", l.path, err)
+	}
+	return nil
+}
+
+func (l *Lock) fail(err error) error {
+	return fmt.Errorf("naive: acquire %s: %w", l.path, err)
+}

@@ -1,0 +1,112 @@
+// Package native wraps the client libraries' own lock recipes as baselines:
+// go.etcd.io/etcd/client/v3/concurrency.Mutex on etcd and go-zookeeper's
+// zk.Lock on ZooKeeper. Both queue on sequential nodes (etcd: create
+// revisions) and watch only their predecessor, so both are herd-free; they
+// are here to show what the libraries cost next to recipes/fair, not as
+// models. Notably zk.Lock has no context and leaves its node behind on error;
+// the wrapper makes Acquire return on ctx's end and cleans up after it.
+//
+// The native locks run on the backend session's own client (etcd client and
+// lease, or zk.Conn), found by unwrapping decorators such as
+// backends/instrument. Their requests therefore bypass the decorator: no
+// client-side request, watch or wake-up counts exist for them (Grant.Wakeups
+// is always 0) and every Lock from this package reports
+// ClientCountsVisible() == false. Server-side counts are unaffected.
+package native
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
+)
+
+// Errors of this package, checked with errors.Is.
+var (
+	// ErrUnsupported: the session is neither an etcd nor a ZooKeeper
+	// backend session (after unwrapping decorators).
+	ErrUnsupported = errors.New("native: session exposes no etcd client or zk.Conn")
+	// ErrHeld: Acquire on a lock this client already holds.
+	ErrHeld = errors.New("native: lock already held by this client")
+)
+
+// Lock is a native lock: a recipes.Lock whose requests the instrument
+// decorator does not see.
+type Lock interface {
+	recipes.Lock
+	// ClientCountsVisible reports whether client-side counters (instrument)
+	// see this lock's requests: always false here.
+	ClientCountsVisible() bool
+}
+
+// EtcdSession is what the etcd backend session exposes for native recipes.
+type EtcdSession interface {
+	Client() *clientv3.Client
+	Lease() clientv3.LeaseID
+}
+
+// ZooKeeperSession is what the ZooKeeper backend session exposes for native
+// recipes.
+type ZooKeeperSession interface {
+	Conn() *zk.Conn
+}
+
+// unwrapper is implemented by session decorators (backends/instrument).
+type unwrapper interface{ Unwrap() backends.Session }
+
+// Option configures a native lock.
+type Option func(*options)
+
+type options struct{ cleanupTimeout time.Duration }
+
+// WithCleanupTimeout bounds the fresh context on which a cancelled Acquire
+// removes the node the library left. Default 5s; non-positive values keep it.
+func WithCleanupTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.cleanupTimeout = d
+		}
+	}
+}
+
+// NewLock returns the library's own lock named path on s's underlying client.
+// It unwraps decorators (any Unwrap() backends.Session method) to reach the
+// backend session, and returns an error matching ErrUnsupported if that is
+// neither an etcd nor a ZooKeeper session. On etcd it registers a keep-alive
+// listener on the session's existing lease (no request, no new lease); it
+// never revokes that lease. On ZooKeeper it makes no request.
+func NewLock(s backends.Session, path string, opts ...Option) (Lock, error) {
+	o := options{cleanupTimeout: recipe.DefaultCleanupTimeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	inner := Underlying(s)
+	switch u := inner.(type) {
+	case EtcdSession:
+		return newEtcdLock(s, u, path, o)
+	case ZooKeeperSession:
+		return newZooKeeperLock(s, u, path, o), nil
+	}
+	return nil, fmt.Errorf("native: lock %s on %T: %w", path, inner, ErrUnsupported)
+}
+
+// Underlying strips every decorator from s.
+func Underlying(s backends.Session) backends.Session {
+	for {
+		u, ok := s.(unwrapper)
+		if !ok {
+			return s
+		}
+		next := u.Unwrap()
+		if next == nil || next == s {
+			return s
+		}
+		s = next
+	}
+}
