@@ -392,7 +392,7 @@ func TestCloseEndsEveryGoroutine(t *testing.T) {
 	for _, c := range cs {
 		_, _ = io.WriteString(c, "parked\n")
 	}
-	p.Cut() // and in the cut gate
+	p.Cut()  // and in the cut gate
 	cancel() // the context ends the proxy like Close
 	_ = p.Close()
 	_ = p.Close() // idempotent
