@@ -1,0 +1,138 @@
+package backendtest
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/instrument"
+)
+
+// serverCountsWatchers is how many sessions watch one node in ServerCounts.
+const serverCountsWatchers = 8
+
+// testServerCounts checks that backends/instrument's client-side counts
+// equal what the servers report for the same operations, exactly:
+//
+//   - K sessions each arm one ExistsW on one node, another session deletes
+//     it: the instrument sees K events; the servers' MetricWatchEvents
+//     delta must be K too (and on ZooKeeper MetricWatchesTriggeredOnDelete).
+//   - A burst of creates, sequential creates and deletes, some failing
+//     (ErrNodeExists, ErrNoNode): instrument create+create_seq+delete must
+//     equal the servers' MetricWrites delta, failed requests included.
+//
+// Nothing else may touch the servers meanwhile: sessions are opened before
+// the first scrape and closed after the last (opening and closing are server
+// writes), and EnsurePath runs before the first scrape too (its server cost
+// is backend-specific). Server counters may lag the client by a moment, so
+// the suite scrapes until the deltas match or eventBound passes, then
+// scrapes once more after quietWindow to make sure they stay matched.
+func testServerCounts(t *testing.T, e *env) {
+	sc, ok := e.b.(backends.Scraper)
+	if !ok {
+		t.Skipf("%s backend does not implement backends.Scraper: no server counters to compare", e.kind)
+	}
+	reg := instrument.NewRegistry()
+	wb := instrument.WrapBackend(e.b, reg)
+
+	owner := session(t, wb)
+	watchers := make([]backends.Session, serverCountsWatchers)
+	for i := range watchers {
+		watchers[i] = session(t, wb)
+	}
+	node := e.p("watched")
+	ensure(t, owner, e.ns)
+	create(t, owner, node, nil)
+	for _, w := range watchers {
+		// Get, not ExistsW: a stale "absent" would arm an extra watch.
+		visible(t, w, node)
+	}
+
+	t.Run("WatchEvents", func(t *testing.T) {
+		c0, m0 := reg.Total(), scrape(t, sc)
+		chs := make([]<-chan backends.Event, len(watchers))
+		for i, w := range watchers {
+			chs[i] = existsW(t, opCtx(t), w, node, true)
+		}
+		del(t, owner, node)
+		for i, ch := range chs {
+			wantEvent(t, nextEvent(t, ch, fmt.Sprintf("watcher %d", i)), backends.EventDeleted, node)
+			closedWithin(t, ch, eventBound, fmt.Sprintf("watcher %d after its event", i))
+		}
+		client := reg.Total().Sub(c0)
+		k := int64(len(watchers))
+		if client.WatchEvents != k || client.WatchesArmed != k || client.Requests["exists_w"] != k || client.Requests["delete"] != 1 {
+			t.Fatalf("instrument delta = %+v; want %d watch events, %d watches armed, %d exists_w, 1 delete", client, k, k, k)
+		}
+		metrics := []string{backends.MetricWatchEvents}
+		if e.kind == backends.ZooKeeper {
+			metrics = append(metrics, backends.MetricWatchesTriggeredOnDelete)
+		}
+		for _, name := range metrics {
+			serverMatches(t, sc, m0, name, float64(client.WatchEvents))
+		}
+	})
+
+	t.Run("Writes", func(t *testing.T) {
+		c0, m0 := reg.Total(), scrape(t, sc)
+		var made []string
+		for i := range 5 {
+			made = append(made, create(t, owner, e.p(fmt.Sprintf("w%d", i)), nil).Path)
+		}
+		if _, err := owner.Create(opCtx(t), made[0], nil); !errors.Is(err, backends.ErrNodeExists) {
+			t.Fatalf("Create of an existing node: err = %v, want ErrNodeExists", err)
+		}
+		for range 3 {
+			made = append(made, createSeq(t, owner, e.ns, "s-").Path)
+		}
+		for _, p := range made {
+			del(t, owner, p)
+		}
+		if err := owner.Delete(opCtx(t), made[0]); !errors.Is(err, backends.ErrNoNode) {
+			t.Fatalf("Delete of a missing node: err = %v, want ErrNoNode", err)
+		}
+		client := reg.Total().Sub(c0)
+		writes := client.Requests["create"] + client.Requests["create_seq"] + client.Requests["delete"]
+		failed := client.Failures["create"] + client.Failures["delete"]
+		if writes != 5+1+3+8+1 || failed != 2 || client.TotalRequests() != writes {
+			t.Fatalf("instrument delta = %+v; want 18 writes, 2 failed, nothing else", client)
+		}
+		serverMatches(t, sc, m0, backends.MetricWrites, float64(writes))
+	})
+}
+
+func scrape(t *testing.T, sc backends.Scraper) backends.Metrics {
+	t.Helper()
+	m, err := sc.Scrape(opCtx(t))
+	if err != nil {
+		t.Fatalf("Scrape: %v", err)
+	}
+	return m
+}
+
+// serverMatches waits until the servers' delta of name since before equals
+// want, then checks it stays there.
+func serverMatches(t *testing.T, sc backends.Scraper, before backends.Metrics, name string, want float64) {
+	t.Helper()
+	if _, ok := before[name]; !ok {
+		t.Fatalf("Scrape has no %s (canonical names must always be filled)", name)
+	}
+	var got float64
+	deadline := time.Now().Add(eventBound)
+	for {
+		got = scrape(t, sc).Delta(before)[name]
+		if got >= want || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got != want {
+		t.Fatalf("server %s delta = %v, instrument counted %v", name, got, want)
+	}
+	time.Sleep(quietWindow)
+	if got = scrape(t, sc).Delta(before)[name]; got != want {
+		t.Fatalf("server %s delta grew to %v after matching the instrument's %v", name, got, want)
+	}
+}
