@@ -43,10 +43,21 @@ func newEtcdLock(s backends.Session, es EtcdSession, path string, o options) (*e
 		return nil, fmt.Errorf("native: lock %s: etcd session has no client or lease: %w", path, ErrUnsupported)
 	}
 	// WithLease: reuse the backend's lease, grant none. The concurrency
-	// session is never closed (Close would revoke the backend's lease); its
-	// keep-alive listener ends when the lease ends or the client closes.
-	cs, err := concurrency.NewSession(client, concurrency.WithLease(lease))
+	// session is never closed (Close would revoke the backend's lease). Its
+	// keep-alive registration shares the client's one stream for the lease
+	// and is withdrawn when the backend session ends, so it never keeps
+	// alive a lease the backend has given up (or a fault injector let go).
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		defer cancel()
+		select {
+		case <-s.Done():
+		case <-ctx.Done():
+		}
+	}()
+	cs, err := concurrency.NewSession(client, concurrency.WithLease(lease), concurrency.WithContext(ctx))
 	if err != nil {
+		cancel()
 		return nil, fmt.Errorf("native: lock %s: concurrency session: %w", path, err)
 	}
 	key := fmt.Sprintf("%s/%x", path, lease)
