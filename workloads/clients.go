@@ -1,0 +1,247 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/instrument"
+)
+
+// Clients are the sessions of one case, one per simulated client, each
+// counted by its own instrument.Counters.
+type Clients struct {
+	// Sessions[i] is client i's instrumented session.
+	Sessions []backends.Session
+	// Counters[i] counts client i's requests and watch events.
+	Counters []*instrument.Counters
+
+	reg     *instrument.Registry
+	closing chan struct{}
+	lost    atomic.Int64
+	watch   sync.WaitGroup
+	once    sync.Once
+}
+
+// OpenOption configures OpenClients.
+type OpenOption func(*openOptions)
+
+type openOptions struct {
+	ramp     int
+	timeout  time.Duration
+	progress func(string)
+	event    func(kind, what string, client int)
+}
+
+// WithRamp sets how many sessions are opened at once. Default 32.
+func WithRamp(n int) OpenOption {
+	return func(o *openOptions) {
+		if n > 0 {
+			o.ramp = n
+		}
+	}
+}
+
+// WithOpenTimeout bounds the opening of each session. Default 30s.
+func WithOpenTimeout(d time.Duration) OpenOption {
+	return func(o *openOptions) {
+		if d > 0 {
+			o.timeout = d
+		}
+	}
+}
+
+// WithOpenProgress receives a progress line about once a second while
+// sessions open, and once at the end when there were 100 or more.
+func WithOpenProgress(f func(line string)) OpenOption {
+	return func(o *openOptions) { o.progress = f }
+}
+
+// WithSessionEvents receives ("session", "lost", i) when client i's session
+// ends before Close.
+func WithSessionEvents(f func(kind, what string, client int)) OpenOption {
+	return func(o *openOptions) { o.event = f }
+}
+
+// OpenClients opens n sessions on b, at most ramp at a time, each wrapped by
+// backends/instrument with its own Counters, and returns once every one is
+// usable: measurement starts only with all clients connected. If any session
+// fails to open, or ctx ends, it closes those already open and returns an
+// error naming how many opened.
+func OpenClients(ctx context.Context, b backends.Backend, n int, opts ...OpenOption) (*Clients, error) {
+	o := openOptions{ramp: 32, timeout: 30 * time.Second}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("%w: %d clients", ErrBadCase, n)
+	}
+	c := &Clients{
+		Sessions: make([]backends.Session, n),
+		Counters: make([]*instrument.Counters, n),
+		reg:      instrument.NewRegistry(),
+		closing:  make(chan struct{}),
+	}
+	for i := range c.Counters {
+		c.Counters[i] = c.reg.NewClient()
+	}
+	octx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		opened   atomic.Int64
+		errOnce  sync.Once
+		firstErr error
+		sem      = make(chan struct{}, o.ramp)
+		start    = time.Now()
+		lastLine = start
+	)
+	report := func(final bool) {
+		if o.progress == nil {
+			return
+		}
+		if final && n >= 100 || !final && time.Since(lastLine) >= time.Second {
+			lastLine = time.Now()
+			o.progress(fmt.Sprintf("  sessions open: %d/%d (%.1fs)", opened.Load(), n, time.Since(start).Seconds()))
+		}
+	}
+loop:
+	for i := range n {
+		select {
+		case sem <- struct{}{}:
+		case <-octx.Done():
+			break loop
+		}
+		report(false)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			sctx, scancel := context.WithTimeout(octx, o.timeout)
+			defer scancel()
+			s, err := b.NewSession(sctx)
+			if err != nil {
+				errOnce.Do(func() {
+					firstErr = fmt.Errorf("workloads: open session %d of %d: %w", i+1, n, err)
+					cancel()
+				})
+				return
+			}
+			c.Sessions[i] = instrument.Wrap(s, c.Counters[i])
+			opened.Add(1)
+		}()
+	}
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = fmt.Errorf("workloads: opening sessions: %w", ctx.Err())
+	}
+	if firstErr != nil {
+		got := opened.Load()
+		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer ccancel()
+		if err := c.Close(cctx); err != nil {
+			firstErr = errors.Join(firstErr, err)
+		}
+		return nil, fmt.Errorf("%w (%d of %d opened)", firstErr, got, n)
+	}
+	report(true)
+	for i, s := range c.Sessions {
+		c.watch.Add(1)
+		go func() {
+			defer c.watch.Done()
+			select {
+			case <-s.Done():
+				select {
+				case <-c.closing:
+				default:
+					c.lost.Add(1)
+					if o.event != nil {
+						o.event("session", "lost", i)
+					}
+				}
+			case <-c.closing:
+			}
+		}()
+	}
+	return c, nil
+}
+
+// Len is the number of clients.
+func (c *Clients) Len() int { return len(c.Sessions) }
+
+// Total sums every client's counts now.
+func (c *Clients) Total() instrument.Counts { return c.reg.Total() }
+
+// Lost is how many sessions ended before Close.
+func (c *Clients) Lost() int64 { return c.lost.Load() }
+
+// Close closes every session, 64 at a time, and returns once all are closed
+// or ctx ends (then with an error saying how many were still closing; they
+// finish in the background). Safe to call more than once.
+func (c *Clients) Close(ctx context.Context) error {
+	c.once.Do(func() { close(c.closing) })
+	var (
+		wg     sync.WaitGroup
+		sem    = make(chan struct{}, 64)
+		closed atomic.Int64
+		mu     sync.Mutex
+		errs   []error
+	)
+	open := 0
+	for _, s := range c.Sessions {
+		if s == nil {
+			continue
+		}
+		open++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if err := s.Close(); err != nil {
+				mu.Lock()
+				if len(errs) < 3 {
+					errs = append(errs, err)
+				}
+				mu.Unlock()
+			}
+			closed.Add(1)
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		c.watch.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("workloads: %d of %d sessions still closing: %w", int64(open)-closed.Load(), open, ctx.Err())
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("workloads: close sessions: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// CheckClientLimit fails when the cluster limits connections per client IP
+// (ZooKeeper maxClientCnxns) below what n clients need, with a message that
+// says how to fix it. All simulated clients connect from this host's one
+// address, and zkbench itself needs one more connection for its checks.
+func CheckClientLimit(info backends.ClusterInfo, n int) error {
+	if info.Kind != backends.ZooKeeper || info.MaxClientCnxns <= 0 {
+		return nil
+	}
+	if need := n + 1; need > info.MaxClientCnxns {
+		return fmt.Errorf("%w: the ZooKeeper servers allow %d connections per client IP (maxClientCnxns) "+
+			"and %d clients need %d: set maxClientCnxns=0 (unlimited) or at least %d in zoo.cfg and restart the servers, "+
+			"run fewer clients, or use --cluster local, which configures it off",
+			ErrBadCase, info.MaxClientCnxns, n, need, need)
+	}
+	return nil
+}

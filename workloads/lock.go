@@ -1,0 +1,438 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/internal/procstat"
+	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/lockvariants"
+	"github.com/zkbench/zkbench/results"
+)
+
+const (
+	// releaseTimeout bounds one Release, which runs on a fresh context so
+	// that a stopping case still lets its lock go.
+	releaseTimeout = 10 * time.Second
+	// errorBackoff is the pause after a failed acquisition, so a broken
+	// client does not spin.
+	errorBackoff = 10 * time.Millisecond
+	// closeTimeout bounds closing every session of a case.
+	closeTimeout = 30 * time.Second
+	// leftoverGrace is how long ephemeral nodes of closed sessions may take
+	// to disappear before they count as leftovers.
+	leftoverGrace = 3 * time.Second
+)
+
+// LockWorkload is the lock benchmark: N clients, each on its own session
+// with its own Lock from the variant's factory, contend for one lock at
+// <namespace>/lock.
+//
+// Closed loop (Rate 0): each client acquires, holds for Hold, releases,
+// thinks for Think, and again. Open loop (Rate > 0): acquisitions are
+// scheduled at Rate per second in total; an idle client takes the next
+// scheduled time, sleeps until it, and acquires; latency runs from the
+// scheduled time, so time spent queued behind busy clients counts (no
+// coordinated omission). Think does not apply in the open loop.
+//
+// It records acquire latency and the handoff gap (a release to the next
+// grant of a client already waiting) as histograms, grants per interval,
+// client-side requests and watch events per acquisition (backends/
+// instrument; absent for variants that bypass it) beside the servers'
+// counter deltas, wasted wake-ups (watch events that did not end a wait),
+// FIFO inversions, Jain's index over per-client grants, mutual-exclusion
+// violations and errors by kind.
+type LockWorkload struct{}
+
+// NewLock returns the lock workload.
+func NewLock() *LockWorkload { return &LockWorkload{} }
+
+// Name is "lock".
+func (*LockWorkload) Name() string { return "lock" }
+
+// Variants lists the lock variants in sweep order: herd-prone first, then
+// herd-free, then the library baseline. Every variant runs on both backends.
+func (*LockWorkload) Variants(backends.Kind) []string {
+	return []string{lockvariants.Naive, lockvariants.NaiveChildren, lockvariants.Fair, lockvariants.Native}
+}
+
+// Run runs one lock case. See Workload.Run.
+func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
+	res := results.Result{
+		Workload: lw.Name(), Variant: c.Variant, Clients: c.Clients, Repeat: c.Repeat,
+		StoppedBy: StoppedByError,
+		Latency:   map[string]*results.Histogram{},
+		PerOp:     map[string]float64{},
+		Errors:    map[string]int64{},
+	}
+	if c.Backend != nil {
+		res.Backend = c.Backend.Kind()
+	}
+	if err := c.Validate(); err != nil {
+		return res, err
+	}
+	v, err := lockvariants.Lookup(c.Variant)
+	if err != nil {
+		return res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+	}
+	if err := CheckClientLimit(c.Cluster, c.Clients); err != nil {
+		return res, err
+	}
+	log := c.log()
+	meter := NewMeter(c.Backend, c.Cluster)
+	base, _ := procstat.Self()
+
+	clients, err := OpenClients(ctx, c.Backend, c.Clients,
+		WithOpenProgress(log.Progress), WithSessionEvents(log.Event))
+	if err != nil {
+		if ctx.Err() != nil {
+			res.StoppedBy = StoppedByInterrupted
+		}
+		return res, err
+	}
+	closed := false
+	closeClients := func() {
+		if closed {
+			return
+		}
+		closed = true
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		defer cancel()
+		if err := clients.Close(cctx); err != nil {
+			res.Notes = append(res.Notes, err.Error())
+		}
+	}
+	defer closeClients()
+
+	lockPath := c.Namespace + "/lock"
+	window := NewWindow(c.Config)
+	checker := NewLockChecker()
+	interval := SeriesInterval(c.Config)
+	var pace *pacer
+	if c.Config.Rate > 0 {
+		pace = &pacer{interval: time.Duration(float64(time.Second) / c.Config.Rate)}
+	}
+	workers := make([]*lockWorker, c.Clients)
+	for i := range workers {
+		l, err := v.New(clients.Sessions[i], lockPath)
+		if err != nil {
+			return res, fmt.Errorf("workloads: lock %s for client %d: %w", c.Variant, i, err)
+		}
+		workers[i] = &lockWorker{
+			id: i, lock: l, session: clients.Sessions[i], window: window, checker: checker,
+			hold: c.Config.Hold, think: c.Config.Think, pace: pace,
+			acquire: results.NewRecorder(), series: NewSeriesRecorder(interval),
+			errs: map[string]int64{}, samples: map[string]string{},
+		}
+	}
+	log.Progress(fmt.Sprintf("  %d clients connected; measuring", c.Clients))
+	start := func(runCtx context.Context) <-chan struct{} {
+		var wg sync.WaitGroup
+		for _, wk := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				wk.run(runCtx)
+			}()
+		}
+		done := make(chan struct{})
+		go func() {
+			wg.Wait()
+			close(done)
+		}()
+		return done
+	}
+	out := window.Run(ctx, start, func() Snapshot { return meter.Snapshot(ctx, clients) })
+	if !out.Drained {
+		// Workers stuck in a call: closing their sessions ends it.
+		closeClients()
+		if !window.Wait(closeTimeout) {
+			res.StoppedBy = StoppedByError
+			return res, fmt.Errorf("workloads: %d lock workers did not stop within %v of the end of the case", c.Clients, window.DrainTimeout+closeTimeout)
+		}
+		res.Notes = append(res.Notes, "some clients did not stop within the drain timeout; their sessions were closed to stop them")
+	}
+	closeClients()
+	lw.collect(&res, workers, checker, out, interval, v.ClientCounts, meter, base.RSSBytes)
+	if lost := clients.Lost(); lost > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d sessions were lost during the case", lost))
+	}
+	if admin, ok := c.Backend.(backends.Admin); ok {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leftoverGrace+10*time.Second)
+		left, err := FindLeftovers(lctx, admin, c.Namespace, leftoverGrace, lockPath)
+		cancel()
+		switch {
+		case err != nil:
+			res.Notes = append(res.Notes, fmt.Sprintf("leftovers not checked: %v", err))
+		case len(left) > 0:
+			res.Notes = append(res.Notes, fmt.Sprintf("%d nodes left in the namespace after every session closed (first: %s)", len(left), left[0]))
+			log.Leftovers(left)
+		}
+	} else {
+		res.Notes = append(res.Notes, "leftovers not checked: the backend has no Admin")
+	}
+	return res, nil
+}
+
+// collect merges the workers' recorders and the snapshots into res.
+func (lw *LockWorkload) collect(res *results.Result, workers []*lockWorker, checker *LockChecker, out Outcome,
+	interval time.Duration, instrumented bool, meter *Meter, baseRSS uint64) {
+	res.StoppedBy = out.StoppedBy
+	res.Elapsed = out.Elapsed()
+	acquire := results.NewRecorder()
+	perClient := make([]int64, len(workers))
+	var waited int64
+	var series []*SeriesRecorder
+	var stoppedWaiting int64
+	var longestStopped time.Duration
+	samples := map[string]string{}
+	for i, wk := range workers {
+		acquire.Merge(wk.acquire)
+		series = append(series, wk.series)
+		res.Ops.Issued += wk.ops.Issued
+		res.Ops.Succeeded += wk.ops.Succeeded
+		res.Ops.Failed += wk.ops.Failed
+		res.Ops.Unknown += wk.ops.Unknown
+		perClient[i] = wk.ops.Succeeded
+		waited += wk.waited
+		for k, n := range wk.errs {
+			res.Errors[k] += n
+			if _, ok := samples[k]; !ok && wk.samples[k] != "" {
+				samples[k] = wk.samples[k]
+			}
+		}
+		stoppedWaiting += wk.errs[results.ErrorKindStoppedWaiting]
+		longestStopped = max(longestStopped, wk.longestStopped)
+	}
+	if res.Elapsed > 0 {
+		res.Throughput = float64(res.Ops.Succeeded) / res.Elapsed.Seconds()
+	}
+	res.Series = MergeSeries(interval, res.Elapsed, series...)
+	chk := checker.Result()
+	res.Safety = chk.Safety
+	res.Fairness = results.Fairness{FIFOInversions: chk.FIFOInversions, Jain: jain(perClient)}
+	addHistogram(res, "acquire", acquire)
+	addHistogram(res, "handoff", chk.Handoff)
+
+	meter.Fill(res, out.Before, out.After, res.Ops.Succeeded, instrumented, baseRSS)
+	if instrumented {
+		wasted := max(0, res.Client.WatchEvents-waited)
+		res.Client.WastedWakeups = wasted
+		if res.Ops.Succeeded > 0 {
+			res.PerOp["wasted_wakeups"] = float64(wasted) / float64(res.Ops.Succeeded)
+		}
+	} else {
+		res.Notes = append(res.Notes, "client-side counts not measured: this variant's requests go straight to the client library, past backends/instrument")
+	}
+	if stoppedWaiting > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf(
+			"%d acquisitions were still waiting when the case stopped (the longest had waited %v): counted as failed (%s), not in the acquire histogram",
+			stoppedWaiting, longestStopped.Round(time.Millisecond), results.ErrorKindStoppedWaiting))
+	}
+	for _, k := range sortedKinds(samples) {
+		res.Notes = append(res.Notes, fmt.Sprintf("first %s error: %s", k, samples[k]))
+	}
+	if res.Safety.Violations > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("MUTUAL EXCLUSION VIOLATED %d times", res.Safety.Violations))
+	}
+	if len(res.Errors) == 0 {
+		res.Errors = nil
+	}
+}
+
+func addHistogram(res *results.Result, name string, h *hdrhistogram.Histogram) {
+	if h.TotalCount() == 0 {
+		return
+	}
+	hs, err := results.NewHistogram(h)
+	if err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s histogram not stored: %v", name, err))
+		return
+	}
+	res.Latency[name] = hs
+}
+
+// pacer hands out the scheduled start times of the open loop: slot k starts
+// k intervals after the workers started, whoever takes it.
+type pacer struct {
+	interval time.Duration
+	next     atomic.Int64
+}
+
+func (p *pacer) slot() time.Duration {
+	return time.Duration(p.next.Add(1)-1) * p.interval
+}
+
+// lockWorker is one simulated client. Its recorders are its own: nothing in
+// it is shared except the window, the checker and the pacer.
+type lockWorker struct {
+	id          int
+	lock        recipes.Lock
+	session     backends.Session
+	window      *Window
+	checker     *LockChecker
+	hold, think time.Duration
+	pace        *pacer
+
+	acquire        *hdrhistogram.Histogram
+	series         *SeriesRecorder
+	ops            results.Ops
+	waited         int64 // measured grants whose acquirer had to wait
+	errs           map[string]int64
+	samples        map[string]string
+	longestStopped time.Duration
+}
+
+func (wk *lockWorker) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		intended := time.Duration(-1)
+		if wk.pace != nil {
+			intended = wk.pace.slot()
+			if !sleepCtx(ctx, intended-wk.window.Now()) {
+				return
+			}
+		}
+		asked := wk.window.Now()
+		if intended < 0 {
+			intended = asked
+		}
+		measured := wk.window.Measured(intended)
+		if measured && !wk.window.Claim() {
+			return
+		}
+		if measured {
+			wk.ops.Issued++
+		}
+		ticket := wk.checker.Ask()
+		g, err := wk.lock.Acquire(ctx)
+		granted := wk.window.Now()
+		if err != nil {
+			wk.checker.Withdraw(ticket)
+			if !wk.acquireFailed(ctx, err, measured, granted-intended) {
+				return
+			}
+			continue
+		}
+		wk.checker.Grant(wk.id, ticket, g.Token, granted, measured)
+		if measured {
+			wk.ops.Succeeded++
+			results.Record(wk.acquire, granted-intended)
+			wk.series.Add(granted - wk.window.MeasureStart())
+			if g.Wakeups > 0 {
+				wk.waited++
+			}
+		}
+		if wk.hold > 0 {
+			t := time.NewTimer(wk.hold)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+			case <-g.Lost:
+				wk.count("lock_lost", errors.New("session ended while holding the lock"), measured)
+			}
+			t.Stop()
+		}
+		wk.checker.Release(wk.window.Now())
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		err = wk.lock.Release(rctx)
+		cancel()
+		if err != nil {
+			wk.count("release_"+errorKind(err), err, true)
+			if sessionEnded(wk.session) {
+				return
+			}
+		}
+		if wk.pace == nil && wk.think > 0 && !sleepCtx(ctx, wk.think) {
+			return
+		}
+	}
+}
+
+// acquireFailed accounts for a failed acquisition and says whether the
+// client carries on.
+func (wk *lockWorker) acquireFailed(ctx context.Context, err error, measured bool, waited time.Duration) bool {
+	if ctx.Err() != nil {
+		// The case ended while this client waited: withdrawn, not an
+		// error of the system under test.
+		if measured {
+			wk.ops.Failed++
+			wk.errs[results.ErrorKindStoppedWaiting]++
+			wk.longestStopped = max(wk.longestStopped, waited)
+		}
+		return false
+	}
+	if measured {
+		if errors.Is(err, backends.ErrUnknownOutcome) {
+			wk.ops.Unknown++
+		} else {
+			wk.ops.Failed++
+		}
+	}
+	wk.count(errorKind(err), err, measured)
+	if sessionEnded(wk.session) {
+		return false
+	}
+	return sleepCtx(ctx, errorBackoff)
+}
+
+func (wk *lockWorker) count(kind string, err error, measured bool) {
+	if !measured {
+		return
+	}
+	wk.errs[kind]++
+	if _, ok := wk.samples[kind]; !ok {
+		wk.samples[kind] = err.Error()
+	}
+}
+
+// errorKind names an error for Result.Errors.
+func errorKind(err error) string {
+	switch {
+	case errors.Is(err, backends.ErrUnknownOutcome):
+		return "unknown_outcome"
+	case errors.Is(err, backends.ErrSessionLost):
+		return "session_lost"
+	case errors.Is(err, recipes.ErrLockLost):
+		return "lock_lost"
+	case errors.Is(err, recipes.ErrNotHeld):
+		return "not_held"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, backends.ErrNoNode):
+		return "no_node"
+	case errors.Is(err, backends.ErrNodeExists):
+		return "node_exists"
+	}
+	return "other"
+}
+
+func sessionEnded(s backends.Session) bool {
+	select {
+	case <-s.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// sleepCtx sleeps for d and reports false if ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

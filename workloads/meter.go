@@ -1,0 +1,246 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/instrument"
+	"github.com/zkbench/zkbench/internal/procstat"
+	"github.com/zkbench/zkbench/results"
+)
+
+// scrapeTimeout bounds one server scrape.
+const scrapeTimeout = 5 * time.Second
+
+// Meter takes the snapshots at the edges of a measured interval: client
+// counts, the servers' counters, and the CPU and memory of this process and
+// of the servers that run locally.
+type Meter struct {
+	scraper    backends.Scraper
+	serverPIDs []int
+	// embedded: a server runs inside this process, so its cost is the
+	// client's too.
+	embedded bool
+}
+
+// NewMeter returns a Meter for b's cluster as info describes it.
+func NewMeter(b backends.Backend, info backends.ClusterInfo) *Meter {
+	m := &Meter{}
+	m.scraper, _ = b.(backends.Scraper)
+	self := os.Getpid()
+	for _, mem := range info.Members {
+		switch {
+		case mem.PID == self:
+			m.embedded = true
+		case mem.PID > 0:
+			m.serverPIDs = append(m.serverPIDs, mem.PID)
+		}
+	}
+	return m
+}
+
+// Snapshot is everything a Meter reads at one edge of an interval.
+type Snapshot struct {
+	At        time.Time
+	Client    instrument.Counts
+	Server    backends.Metrics
+	ServerErr error
+	Self      procstat.Stat
+	SelfErr   error
+	// Servers by PID; ServersErr says why one could not be read.
+	Servers    map[int]procstat.Stat
+	ServersErr error
+}
+
+// Snapshot reads client counts first and the servers right after, so the
+// two sides cover (almost) the same instant. ctx bounds the scrape; a
+// cancelled ctx is replaced by a fresh bounded one so that an interrupted
+// case still gets its closing snapshot.
+func (m *Meter) Snapshot(ctx context.Context, clients *Clients) Snapshot {
+	s := Snapshot{At: time.Now()}
+	if clients != nil {
+		s.Client = clients.Total()
+	}
+	if m.scraper != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scrapeTimeout)
+		s.Server, s.ServerErr = m.scraper.Scrape(sctx)
+		cancel()
+	}
+	s.Self, s.SelfErr = procstat.Self()
+	if len(m.serverPIDs) > 0 {
+		s.Servers = make(map[int]procstat.Stat, len(m.serverPIDs))
+		for _, pid := range m.serverPIDs {
+			st, err := procstat.Read(pid)
+			if err != nil {
+				s.ServersErr = fmt.Errorf("server pid %d: %w", pid, err)
+				continue
+			}
+			s.Servers[pid] = st
+		}
+	}
+	return s
+}
+
+// Fill writes into res what happened between before and after: the client
+// counts (when instrumented), the servers' counter delta, per-operation
+// figures over ops successful operations, and cost. baseRSS is this
+// process's resident memory before the clients opened, for the per-client
+// memory figure. Disagreements between client and server counts of the same
+// thing become Notes.
+func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, instrumented bool, baseRSS uint64) {
+	if res.PerOp == nil {
+		res.PerOp = map[string]float64{}
+	}
+	per := func(v float64) float64 {
+		if ops <= 0 {
+			return 0
+		}
+		return v / float64(ops)
+	}
+	d := after.Client.Sub(before.Client)
+	if instrumented {
+		res.Client = d.ClientCounts()
+		if ops > 0 {
+			res.PerOp["watch_events"] = per(float64(d.WatchEvents))
+			res.PerOp["watches_armed"] = per(float64(d.WatchesArmed))
+			res.PerOp["requests"] = per(float64(d.TotalRequests()))
+			for k, v := range d.Requests {
+				if v != 0 {
+					res.PerOp["requests."+k] = per(float64(v))
+				}
+			}
+		}
+	}
+	switch {
+	case m.scraper == nil:
+		res.Notes = append(res.Notes, "server counters not measured: the backend has no scraper")
+	case before.ServerErr != nil || after.ServerErr != nil:
+		res.Notes = append(res.Notes, fmt.Sprintf("server counters not measured: %v", firstErr(before.ServerErr, after.ServerErr)))
+	default:
+		res.Server = after.Server.Delta(before.Server)
+		if ops > 0 {
+			for key, name := range map[string]string{
+				"server_watch_events":              backends.MetricWatchEvents,
+				"server_writes":                    backends.MetricWrites,
+				"server_reads":                     backends.MetricReads,
+				"server_requests":                  backends.MetricRequests,
+				"server_watches_triggered_deleted": backends.MetricWatchesTriggeredOnDelete,
+			} {
+				if v, ok := res.Server[name]; ok {
+					res.PerOp[key] = per(v)
+				}
+			}
+		}
+		if instrumented {
+			writes := d.Requests["create"] + d.Requests["create_seq"] + d.Requests["delete"]
+			if n := disagree("watch events", float64(d.WatchEvents), res.Server, backends.MetricWatchEvents); n != "" {
+				res.Notes = append(res.Notes, n)
+			}
+			if n := disagree("writes (create+create_seq+delete)", float64(writes), res.Server, backends.MetricWrites); n != "" {
+				res.Notes = append(res.Notes, n)
+			}
+		}
+	}
+	m.fillCost(res, before, after, baseRSS)
+}
+
+// agreeWithin is how far client and server counts of the same figure may
+// differ before the result says so.
+const agreeWithin = 0.05
+
+func disagree(what string, client float64, server backends.Metrics, name string) string {
+	sv, ok := server[name]
+	if !ok {
+		return ""
+	}
+	hi := math.Max(client, sv)
+	if hi == 0 || math.Abs(client-sv)/hi <= agreeWithin {
+		return ""
+	}
+	return fmt.Sprintf("client and server disagree on %s by more than %.0f%%: client %.0f, server %.0f (%s)",
+		what, agreeWithin*100, client, sv, name)
+}
+
+func (m *Meter) fillCost(res *results.Result, before, after Snapshot, baseRSS uint64) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	res.Cost.ClientHeapBytes = ms.HeapAlloc
+	if before.SelfErr == nil && after.SelfErr == nil {
+		res.Cost.ClientCPUSeconds = after.Self.CPUSeconds - before.Self.CPUSeconds
+		res.Cost.ClientRSSBytes = after.Self.RSSBytes
+		if res.Clients > 0 && after.Self.RSSBytes > baseRSS && baseRSS > 0 {
+			res.Cost.ClientCostPerClient = float64(after.Self.RSSBytes-baseRSS) / float64(res.Clients)
+		}
+	}
+	switch {
+	case len(m.serverPIDs) > 0 && after.ServersErr == nil && before.ServersErr == nil:
+		var cpu float64
+		var rss uint64
+		for pid, a := range after.Servers {
+			cpu += a.CPUSeconds - before.Servers[pid].CPUSeconds
+			rss += a.RSSBytes
+		}
+		res.Cost.ServerCPUSeconds, res.Cost.ServerRSSBytes, res.Cost.ServerCostMeasured = cpu, rss, true
+	case len(m.serverPIDs) > 0:
+		res.Notes = append(res.Notes, fmt.Sprintf("server cost not measured: %v", firstErr(before.ServersErr, after.ServersErr)))
+	case m.embedded:
+		res.Notes = append(res.Notes, "the server runs inside the client process (embedded): client CPU and memory include the server's")
+	default:
+		// Remote servers that export their own process metrics (etcd).
+		if c, ok := res.Server[backends.MetricCPUSeconds]; ok {
+			res.Cost.ServerCPUSeconds, res.Cost.ServerCostMeasured = c, true
+			if r, ok := res.Server[backends.MetricResidentBytes]; ok && r > 0 {
+				res.Cost.ServerRSSBytes = uint64(r)
+			}
+		}
+	}
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// sortedKinds returns m's keys in order, for stable notes.
+func sortedKinds[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// jain is Jain's fairness index over xs: (Σx)² / (n Σx²), 1 when all are
+// equal, 1/n when one client got everything; 0 when nothing succeeded.
+func jain(xs []int64) float64 {
+	var sum, sq float64
+	for _, x := range xs {
+		sum += float64(x)
+		sq += float64(x) * float64(x)
+	}
+	if sq == 0 {
+		return 0
+	}
+	return sum * sum / (float64(len(xs)) * sq)
+}
+
+// errorSummary formats error kinds and counts in order: "a=1, b=2".
+func errorSummary(m map[string]int64) string {
+	var parts []string
+	for _, k := range sortedKinds(m) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}

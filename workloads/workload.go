@@ -1,0 +1,196 @@
+// Package workloads drives coordination recipes under load: it opens one
+// session per simulated client, runs a recipe in a closed or open load model
+// for a bounded, measured interval, and turns what it saw into a
+// results.Result — latency histograms, throughput over time, client-side
+// counts from backends/instrument beside the servers' own counter deltas,
+// fairness, safety and cost.
+//
+// A Workload is one load model over one recipe family (the lock workload in
+// lock.go; elections and barriers follow the same shape). The shared parts —
+// opening and closing clients with a ramp (clients.go), bounds and warm-up
+// (window.go), server scrapes and cost (meter.go), series (series.go) and the
+// namespace check after a case (leftovers.go) — are exported so that every
+// workload measures the same way.
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/results"
+)
+
+// Errors returned (wrapped) by workloads, checked with errors.Is.
+var (
+	// ErrBadCase: the case asks for something impossible (no clients, no
+	// bound, a namespace outside zkbench's).
+	ErrBadCase = errors.New("workloads: bad case")
+	// ErrUnknownWorkload: no workload has that name.
+	ErrUnknownWorkload = errors.New("workloads: unknown workload")
+	// ErrUnknownVariant: the workload has no such variant on this backend.
+	ErrUnknownVariant = errors.New("workloads: unknown variant")
+)
+
+// Workload runs one case of a benchmark.
+type Workload interface {
+	// Name is the workload's name on the command line ("lock").
+	Name() string
+	// Variants lists the variants runnable on a backend of kind k, in the
+	// order a sweep runs them (herd-prone first).
+	Variants(k backends.Kind) []string
+	// Run opens c.Clients sessions on c.Backend, runs c.Variant until c's
+	// bounds, closes every session and checks c.Namespace for leftovers.
+	//
+	// Cancelling ctx stops the case early: in-flight operations are
+	// withdrawn, locks released and sessions closed on fresh bounded
+	// contexts, and Run returns the partial Result with StoppedBy
+	// "interrupted" and a nil error. A non-nil error means the case could
+	// not be run or measured (bad case, sessions that would not open); the
+	// Result is then partial or empty.
+	Run(ctx context.Context, c Case) (results.Result, error)
+}
+
+// Case is one (variant, clients, repeat) cell of a sweep.
+type Case struct {
+	// Backend opens the sessions. Pass the plain backend: the workload
+	// wraps each session with backends/instrument itself. Its Admin and
+	// Scraper abilities (found by type assertion) are used when present.
+	Backend backends.Backend
+	// Cluster is what Preflight found: member PIDs for server cost,
+	// MaxClientCnxns for ZooKeeper's per-IP limit.
+	Cluster backends.ClusterInfo
+	Variant string
+	Clients int
+	Repeat  int
+	// Namespace is the case's own subtree (/zkbench/<run-id>/<case>);
+	// everything the case makes lives below it. The caller removes it.
+	Namespace string
+	// Config holds the bounds (Duration, Ops, Warmup), the load model
+	// (Rate, Hold, Think) and workload Params.
+	Config results.Config
+	// Log receives progress lines, timeline events and leftovers. Nil
+	// discards them.
+	Log Recorder
+}
+
+// Validate reports what is wrong with c, wrapping ErrBadCase.
+func (c Case) Validate() error {
+	switch {
+	case c.Backend == nil:
+		return fmt.Errorf("%w: no backend", ErrBadCase)
+	case c.Clients < 1:
+		return fmt.Errorf("%w: %d clients: need at least 1", ErrBadCase, c.Clients)
+	case c.Config.Duration <= 0 && c.Config.Ops <= 0:
+		return fmt.Errorf("%w: no bound: give a duration or an operation count", ErrBadCase)
+	case c.Config.Duration < 0 || c.Config.Ops < 0 || c.Config.Warmup < 0:
+		return fmt.Errorf("%w: negative duration, ops or warm-up", ErrBadCase)
+	case c.Config.Rate < 0 || c.Config.Hold < 0 || c.Config.Think < 0:
+		return fmt.Errorf("%w: negative rate, hold or think time", ErrBadCase)
+	case !backends.InNamespace(c.Namespace):
+		return fmt.Errorf("%w: namespace %q is not inside %s/<run-id>", ErrBadCase, c.Namespace, backends.Root)
+	}
+	return nil
+}
+
+func (c Case) log() Recorder {
+	if c.Log == nil {
+		return discard{}
+	}
+	return c.Log
+}
+
+// Recorder receives what a case sees besides its Result. Implementations
+// must be safe for concurrent use and must not block for long.
+type Recorder interface {
+	// Progress is one human-readable line about the case's progress.
+	Progress(line string)
+	// Event is a timeline event ("session", "case", "fault") of client
+	// (-1 for none).
+	Event(kind, what string, client int)
+	// Leftovers reports nodes or keys found in the case's namespace after
+	// every session closed.
+	Leftovers(paths []string)
+}
+
+type discard struct{}
+
+func (discard) Progress(string)           {}
+func (discard) Event(string, string, int) {}
+func (discard) Leftovers([]string)        {}
+
+// RunLog is a Recorder that writes progress lines to an io.Writer and keeps
+// timeline events and leftovers for a results.Run.
+type RunLog struct {
+	mu        sync.Mutex
+	out       io.Writer
+	start     time.Time
+	timeline  []results.TimelineEvent
+	leftovers []string
+}
+
+// NewRunLog returns a RunLog whose timeline is measured from start and whose
+// progress lines go to out (nil: nowhere).
+func NewRunLog(out io.Writer, start time.Time) *RunLog {
+	if out == nil {
+		out = io.Discard
+	}
+	return &RunLog{out: out, start: start}
+}
+
+// Progress writes line and a newline.
+func (l *RunLog) Progress(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintln(l.out, line)
+}
+
+// Event appends a timeline event stamped with the time since start.
+func (l *RunLog) Event(kind, what string, client int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.timeline = append(l.timeline, results.TimelineEvent{At: time.Since(l.start), Kind: kind, What: what, Client: client})
+}
+
+// Leftovers appends paths.
+func (l *RunLog) Leftovers(paths []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.leftovers = append(l.leftovers, paths...)
+}
+
+// Timeline returns a copy of the events so far.
+func (l *RunLog) Timeline() []results.TimelineEvent {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]results.TimelineEvent(nil), l.timeline...)
+}
+
+// LeftoverPaths returns a copy of the leftovers so far.
+func (l *RunLog) LeftoverPaths() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.leftovers...)
+}
+
+// Names lists the workloads New knows.
+func Names() []string {
+	names := []string{"lock"}
+	sort.Strings(names)
+	return names
+}
+
+// New returns the workload called name, or an error wrapping
+// ErrUnknownWorkload that lists the known ones.
+func New(name string) (Workload, error) {
+	switch name {
+	case "lock":
+		return NewLock(), nil
+	}
+	return nil, fmt.Errorf("%w %q (known: %v)", ErrUnknownWorkload, name, Names())
+}
