@@ -1,0 +1,768 @@
+// Package plots draws zkbench's charts from results files: notification
+// fan-out, throughput, latency percentiles and distributions, server
+// requests per operation against clients, and throughput over time, with
+// one panel per backend.
+//
+// Drawing has two stages. Build extracts the data of every figure from the
+// runs (the part golden-tested); Render draws one Figure with gonum/plot as
+// PNG or SVG. WriteAll does both into a folder.
+package plots
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/summary"
+)
+
+// Figure is one image: a grid of panels sharing axes, one legend.
+type Figure struct {
+	// Name is the file name without extension: "lock-fanout".
+	Name string `json:"name"`
+	// Title and Caption say what the figure shows and how to read it.
+	Title   string `json:"title"`
+	Caption string `json:"caption"`
+	// Warning is drawn in red under the title: synthetic or partial input.
+	Warning string `json:"warning,omitempty"`
+	// Keys are legend-only entries that explain a style shared by many
+	// lines (p50 solid, p99 dashed...).
+	Keys []Line `json:"keys,omitempty"`
+	// Panels in row-major order, Rows x Cols.
+	Rows   int      `json:"rows"`
+	Cols   int      `json:"cols"`
+	Panels []*Panel `json:"panels"`
+}
+
+// Panel is one chart of a figure.
+type Panel struct {
+	Title string `json:"title"`
+	X     Axis   `json:"x"`
+	Y     Axis   `json:"y"`
+	Lines []Line `json:"lines"`
+	// Group: panels of a figure with the same Group share axis ranges.
+	Group string `json:"group,omitempty"`
+	// Notes say what was left out ("not measured", points a log scale
+	// cannot show).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Scales of an axis.
+const (
+	Linear = "linear"
+	Log    = "log"
+	// Nines is a percentile axis: x = -log10(1 - q), labelled "90%",
+	// "99%", "99.9%"...
+	Nines = "nines"
+	// Category places the values of Ticks at equal steps (bar charts).
+	Category = "category"
+)
+
+// Axis of a panel. Min and Max are shared by every panel of a figure.
+type Axis struct {
+	Label string  `json:"label"`
+	Scale string  `json:"scale"`
+	Min   float64 `json:"min"`
+	Max   float64 `json:"max"`
+	// Ticks are labelled positions (measured client counts); empty means
+	// the scale's own ticks.
+	Ticks []float64 `json:"ticks,omitempty"`
+}
+
+// Line is one series of points, styled by what it is.
+type Line struct {
+	Label string `json:"label"`
+	// Legend, when set, is the legend entry this line shares with others
+	// (drawn solid); the figure's Keys explain the dashes.
+	Legend  string `json:"legend,omitempty"`
+	Variant string `json:"variant,omitempty"`
+	Backend string `json:"backend,omitempty"`
+	// Color is "#rrggbb"; Dash 0 solid, 1 dashed, 2 dotted, 3 dash-dot;
+	// Glyph "circle", "triangle", "square", "cross" or "" for none.
+	Color string `json:"color"`
+	Dash  int    `json:"dash"`
+	Glyph string `json:"glyph,omitempty"`
+	// Bar lines are drawn as bars stacked on the panel's earlier bars.
+	Bar    bool    `json:"bar,omitempty"`
+	Points []Point `json:"points"`
+}
+
+// Point of a line.
+type Point struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
+}
+
+// Colours: the herd in red, the herd-free recipe in blue, baselines in grey;
+// further variants take the palette in order.
+var (
+	classColor = map[summary.Class]string{
+		summary.Naive:    "#d62728",
+		summary.HerdFree: "#1f77b4",
+		summary.Baseline: "#555555",
+	}
+	palette = []string{"#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"}
+)
+
+// style assigns colours to variants and request types, and glyphs to
+// backends, once for all figures of a Build so that a variant looks the same
+// everywhere.
+type style struct {
+	variant map[string]string
+	reqType map[string]string
+}
+
+func newStyle(cases []*summary.Case) *style {
+	s := &style{variant: map[string]string{}, reqType: map[string]string{}}
+	variants := summary.Distinct(cases, func(c *summary.Case) string { return c.Variant })
+	slices.SortFunc(variants, summary.CompareVariants)
+	used := map[string]bool{}
+	next := 0
+	for _, v := range variants {
+		if col, ok := classColor[summary.ClassOf(v)]; ok && !used[col] {
+			s.variant[v] = col
+			used[col] = true
+			continue
+		}
+		s.variant[v] = palette[next%len(palette)]
+		next++
+	}
+	var types []string
+	for _, c := range cases {
+		for _, t := range c.RequestTypes() {
+			if !slices.Contains(types, t) {
+				types = append(types, t)
+			}
+		}
+	}
+	slices.Sort(types)
+	reqPalette := append([]string{"#1f77b4", "#d62728"}, palette...)
+	for i, t := range types {
+		s.reqType[t] = reqPalette[i%len(reqPalette)]
+	}
+	return s
+}
+
+func glyphOf(b backends.Kind) string {
+	switch b {
+	case backends.ZooKeeper:
+		return "circle"
+	case backends.Etcd:
+		return "triangle"
+	}
+	return "square"
+}
+
+func lineLabel(variant string, b backends.Kind, extra string) string {
+	if extra != "" {
+		return fmt.Sprintf("%s %s (%s)", variant, extra, b)
+	}
+	return fmt.Sprintf("%s (%s)", variant, b)
+}
+
+// Build extracts every figure the runs support, for each workload in them:
+// fan-out, throughput, requests, latency percentiles and distribution for
+// each latency histogram, and throughput over time. Results of the same
+// workload, backend, variant and client count are merged as repeats (lines
+// show the mean; histograms are merged).
+func Build(runs []*results.Run) ([]*Figure, error) {
+	cases := summary.Cases(runs)
+	st := newStyle(cases)
+	var figs []*Figure
+	for _, w := range summary.Distinct(cases, func(c *summary.Case) string { return c.Workload }) {
+		wc := slices.DeleteFunc(slices.Clone(cases), func(c *summary.Case) bool { return c.Workload != w })
+		b := &builder{workload: w, unit: summary.OpUnit(w), cases: wc, st: st}
+		b.backends = summary.Distinct(wc, func(c *summary.Case) backends.Kind { return c.Backend })
+		b.clients = summary.Distinct(wc, func(c *summary.Case) int { return c.Clients })
+		slices.Sort(b.clients)
+		b.order, b.series = summary.Group(wc)
+		first := len(figs)
+		for _, f := range []func() (*Figure, error){b.fanout, b.throughput, b.requests} {
+			fig, err := f()
+			if err != nil {
+				return nil, err
+			}
+			if fig != nil {
+				figs = append(figs, fig)
+			}
+		}
+		for _, name := range latencyNames(wc) {
+			for _, f := range []func(string) (*Figure, error){b.percentiles, b.distribution} {
+				fig, err := f(name)
+				if err != nil {
+					return nil, err
+				}
+				if fig != nil {
+					figs = append(figs, fig)
+				}
+			}
+		}
+		if fig := b.timeline(); fig != nil {
+			figs = append(figs, fig)
+		}
+		warning := Warning(runsOf(runs, w))
+		for _, f := range figs[first:] {
+			f.Warning = warning
+		}
+	}
+	for _, f := range figs {
+		f.Name = safeName(f.Name)
+		f.finish()
+	}
+	return figs, nil
+}
+
+// Warning says when the runs are synthetic test input or did not complete,
+// "" otherwise.
+func Warning(runs []*results.Run) string {
+	var synthetic, partial []string
+	for _, r := range runs {
+		if strings.Contains(strings.ToUpper(r.Tool+" "+r.StatusDetail), "SYNTHETIC") {
+			synthetic = append(synthetic, r.ID)
+		} else if r.Status != results.StatusComplete {
+			partial = append(partial, fmt.Sprintf("%s (%s)", r.ID, r.Status))
+		}
+	}
+	list := func(ids []string) string {
+		if len(ids) > 3 {
+			return fmt.Sprintf("%s and %d more", strings.Join(ids[:3], ", "), len(ids)-3)
+		}
+		return strings.Join(ids, ", ")
+	}
+	var w []string
+	if len(synthetic) > 0 {
+		w = append(w, "SYNTHETIC TEST INPUT, not a measurement: "+list(synthetic))
+	}
+	if len(partial) > 0 {
+		w = append(w, "partial results: "+list(partial))
+	}
+	return strings.Join(w, "; ")
+}
+
+// runsOf returns the runs with results of workload w.
+func runsOf(runs []*results.Run, w string) []*results.Run {
+	var out []*results.Run
+	for _, r := range runs {
+		if slices.ContainsFunc(r.Results, func(res results.Result) bool { return res.Workload == w }) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func latencyNames(cases []*summary.Case) []string {
+	var names []string
+	for _, c := range cases {
+		for _, n := range c.LatencyNames() {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	summary.SortLatencyNames(names)
+	return names
+}
+
+type builder struct {
+	workload string
+	unit     string
+	cases    []*summary.Case
+	st       *style
+	backends []backends.Kind
+	clients  []int
+	order    []summary.Series
+	series   map[summary.Series][]*summary.Case
+}
+
+// sweepLines makes one line per variant of backend b, with y read from each
+// case; cases where y is not measured are skipped.
+func (b *builder) sweepLines(kind backends.Kind, dash int, extra string, y func(*summary.Case) (float64, bool, error)) ([]Line, error) {
+	var lines []Line
+	for _, s := range b.order {
+		if s.Backend != kind {
+			continue
+		}
+		l := Line{
+			Label: lineLabel(s.Variant, kind, extra), Variant: s.Variant, Backend: string(kind),
+			Color: b.st.variant[s.Variant], Dash: dash, Glyph: glyphOf(kind),
+		}
+		for _, c := range b.series[s] {
+			v, ok, err := y(c)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				l.Points = append(l.Points, Point{X: float64(c.Clients), Y: v})
+			}
+		}
+		if len(l.Points) > 0 {
+			lines = append(lines, l)
+		}
+	}
+	return lines, nil
+}
+
+func perOp(name string) func(*summary.Case) (float64, bool, error) {
+	return func(c *summary.Case) (float64, bool, error) { v, ok := c.PerOp(name); return v, ok, nil }
+}
+
+func (b *builder) clientsAxis() Axis {
+	return Axis{Label: "clients (one session each)", Scale: Log, Ticks: ticksFor(b.clients)}
+}
+
+// ticksFor labels the measured client counts, thinned to at most 10.
+func ticksFor(clients []int) []float64 {
+	step := (len(clients) + 9) / 10
+	var out []float64
+	for i := 0; i < len(clients); i += max(step, 1) {
+		out = append(out, float64(clients[i]))
+	}
+	return out
+}
+
+func (b *builder) fanout() (*Figure, error) {
+	rows := []struct{ name, side string }{
+		{"watch_events", "client side: notifications delivered"},
+		{"server_watch_events", "server side: notifications sent"},
+	}
+	fig := &Figure{
+		Name:  b.workload + "-fanout",
+		Title: fmt.Sprintf("%s: notification fan-out per %s", b.workload, b.unit),
+		Caption: fmt.Sprintf("Watch notifications per %s against clients (log-log). A line that rises with "+
+			"clients is a herd: every waiter wakes on every change. A flat line is herd-free.", b.unit),
+		Cols: len(b.backends),
+	}
+	measured := false
+	for _, r := range rows {
+		var row []*Panel
+		any := false
+		for _, kind := range b.backends {
+			lines, err := b.sweepLines(kind, 0, "", perOp(r.name))
+			if err != nil {
+				return nil, err
+			}
+			any = any || len(lines) > 0
+			row = append(row, &Panel{
+				Title: fmt.Sprintf("%s — %s", kind, r.side),
+				X:     b.clientsAxis(),
+				Y:     Axis{Label: fmt.Sprintf("watch events per %s", b.unit), Scale: Log},
+				Lines: lines,
+			})
+		}
+		if any {
+			fig.Panels = append(fig.Panels, row...)
+			fig.Rows++
+			measured = true
+		}
+	}
+	if !measured {
+		return nil, nil
+	}
+	return fig, nil
+}
+
+func (b *builder) throughput() (*Figure, error) {
+	fig := &Figure{
+		Name:    b.workload + "-throughput",
+		Title:   fmt.Sprintf("%s: throughput against clients", b.workload),
+		Caption: fmt.Sprintf("Successful %ss per second over the measured interval (mean over repeats).", b.unit),
+		Rows:    1, Cols: len(b.backends),
+	}
+	for _, kind := range b.backends {
+		lines, err := b.sweepLines(kind, 0, "", func(c *summary.Case) (float64, bool, error) {
+			v, ok := c.Throughput()
+			return v, ok, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		fig.Panels = append(fig.Panels, &Panel{
+			Title: string(kind),
+			X:     b.clientsAxis(),
+			Y:     Axis{Label: b.unit + "s per second", Scale: Linear},
+			Lines: lines,
+		})
+	}
+	return fig, nil
+}
+
+func (b *builder) requests() (*Figure, error) {
+	fig := &Figure{
+		Name:  b.workload + "-requests",
+		Title: fmt.Sprintf("%s: server requests per %s", b.workload, b.unit),
+		Caption: fmt.Sprintf("Top row: all requests per %s against clients (log-log), as the clients sent them "+
+			"(solid) and as the servers counted them (dashed). Rows below, one per variant: the client's "+
+			"requests per %s stacked by type, with the servers' own count of requests (black) and of writes "+
+			"(black dashed) over them.", b.unit, b.unit),
+		Cols: len(b.backends),
+		Keys: []Line{
+			{Label: "client side", Color: "#000000", Dash: 0},
+			{Label: "server side", Color: "#000000", Dash: 1},
+		},
+	}
+	yAxis := Axis{Label: fmt.Sprintf("requests per %s", b.unit), Scale: Log}
+	var top []*Panel
+	anyTop := false
+	for _, kind := range b.backends {
+		client, err := b.sweepLines(kind, 0, "client", perOp("requests"))
+		if err != nil {
+			return nil, err
+		}
+		server, err := b.sweepLines(kind, 1, "server", serverRequests)
+		if err != nil {
+			return nil, err
+		}
+		lines := append(client, server...)
+		for i := range lines {
+			lines[i].Legend = lineLabel(lines[i].Variant, kind, "")
+		}
+		anyTop = anyTop || len(lines) > 0
+		top = append(top, &Panel{Title: fmt.Sprintf("%s — all requests", kind), X: b.clientsAxis(), Y: yAxis, Lines: lines, Group: "total"})
+	}
+	if anyTop {
+		fig.Panels = append(fig.Panels, top...)
+		fig.Rows++
+	}
+	ticks := make([]float64, len(b.clients))
+	for i, n := range b.clients {
+		ticks[i] = float64(n)
+	}
+	variants := summary.Distinct(b.cases, func(c *summary.Case) string { return c.Variant })
+	for _, v := range variants {
+		var row []*Panel
+		anyRow := false
+		for _, kind := range b.backends {
+			p := &Panel{
+				Title: fmt.Sprintf("%s — %s, by request type", kind, v),
+				X:     Axis{Label: "clients (one session each)", Scale: Category, Ticks: ticks},
+				Y:     Axis{Label: fmt.Sprintf("requests per %s", b.unit), Scale: Linear},
+				Group: "variant " + v,
+			}
+			cs := b.series[summary.Series{Workload: b.workload, Backend: kind, Variant: v}]
+			var types []string
+			for _, c := range cs {
+				for _, t := range c.RequestTypes() {
+					if !slices.Contains(types, t) {
+						types = append(types, t)
+					}
+				}
+			}
+			slices.Sort(types)
+			add := func(l Line, y func(*summary.Case) (float64, bool, error)) error {
+				l.Variant, l.Backend = v, string(kind)
+				for _, c := range cs {
+					val, ok, err := y(c)
+					if err != nil {
+						return err
+					}
+					if ok {
+						l.Points = append(l.Points, Point{X: float64(c.Clients), Y: val})
+					}
+				}
+				if len(l.Points) > 0 {
+					p.Lines = append(p.Lines, l)
+				}
+				return nil
+			}
+			for _, t := range types {
+				if err := add(Line{Label: t + " (client)", Color: b.st.reqType[t], Bar: true}, perOp("requests."+t)); err != nil {
+					return nil, err
+				}
+			}
+			if err := add(Line{Label: "requests (server)", Color: "#000000", Glyph: "cross"}, serverRequests); err != nil {
+				return nil, err
+			}
+			if err := add(Line{Label: "writes (server)", Color: "#000000", Dash: 1, Glyph: "cross"}, perOp("server_writes")); err != nil {
+				return nil, err
+			}
+			anyRow = anyRow || len(p.Lines) > 0
+			row = append(row, p)
+		}
+		if anyRow {
+			fig.Panels = append(fig.Panels, row...)
+			fig.Rows++
+		}
+	}
+	if fig.Rows == 0 {
+		return nil, nil
+	}
+	return fig, nil
+}
+
+// serverRequests is the servers' count of requests per operation: their
+// own total when scraped, else writes plus reads.
+func serverRequests(c *summary.Case) (float64, bool, error) {
+	if v, ok := c.PerOp("server_requests"); ok {
+		return v, true, nil
+	}
+	w, okw := c.PerOp("server_writes")
+	r, okr := c.PerOp("server_reads")
+	return w + r, okw && okr, nil
+}
+
+var percentiles = []struct {
+	label string
+	q     float64
+	dash  int
+}{{"p50", 50, 0}, {"p99", 99, 1}, {"p99.9", 99.9, 2}}
+
+func (b *builder) percentiles(name string) (*Figure, error) {
+	fig := &Figure{
+		Name:  fmt.Sprintf("%s-latency-%s", b.workload, name),
+		Title: fmt.Sprintf("%s: %s latency percentiles against clients", b.workload, name),
+		Caption: fmt.Sprintf("%s latency at p50 (solid), p99 (dashed) and p99.9 (dotted), from the recorded "+
+			"histograms merged over repeats (log-log).", name),
+		Rows: 1, Cols: len(b.backends),
+	}
+	for _, pc := range percentiles {
+		fig.Keys = append(fig.Keys, Line{Label: pc.label, Color: "#000000", Dash: pc.dash})
+	}
+	for _, kind := range b.backends {
+		p := &Panel{Title: string(kind), X: b.clientsAxis(), Y: Axis{Label: name + " latency (ms)", Scale: Log}}
+		for _, pc := range percentiles {
+			lines, err := b.sweepLines(kind, pc.dash, pc.label, func(c *summary.Case) (float64, bool, error) {
+				d, ok, err := c.Quantile(name, pc.q)
+				return summary.Millis(d), ok, err
+			})
+			if err != nil {
+				return nil, err
+			}
+			for i := range lines {
+				lines[i].Legend = lineLabel(lines[i].Variant, kind, "")
+			}
+			p.Lines = append(p.Lines, lines...)
+		}
+		// Group lines by variant so the legend reads variant by variant.
+		slices.SortStableFunc(p.Lines, func(a, b Line) int { return summary.CompareVariants(a.Variant, b.Variant) })
+		fig.Panels = append(fig.Panels, p)
+	}
+	return fig, nil
+}
+
+// ninesStep is the spacing of distribution samples, in nines.
+const ninesStep = 0.05
+
+func (b *builder) distribution(name string) (*Figure, error) {
+	fig := &Figure{
+		Name:  fmt.Sprintf("%s-distribution-%s", b.workload, name),
+		Title: fmt.Sprintf("%s: %s latency distribution by percentile", b.workload, name),
+		Caption: "Latency at each percentile (HdrHistogram style; x in nines: 90%, 99%, 99.9%...), " +
+			"at the largest (solid) and smallest (dashed) client count each variant measured. The last " +
+			"point of a line is its maximum.",
+		Rows: 1, Cols: len(b.backends),
+	}
+	for _, kind := range b.backends {
+		p := &Panel{
+			Title: string(kind),
+			X:     Axis{Label: "percentile", Scale: Nines},
+			Y:     Axis{Label: name + " latency (ms)", Scale: Log},
+		}
+		for _, s := range b.order {
+			if s.Backend != kind {
+				continue
+			}
+			var have []*summary.Case
+			for _, c := range b.series[s] {
+				h, err := c.Latency(name)
+				if err != nil {
+					return nil, err
+				}
+				if h != nil && h.TotalCount() > 0 {
+					have = append(have, c)
+				}
+			}
+			if len(have) == 0 {
+				continue
+			}
+			picks := []*summary.Case{have[len(have)-1]}
+			if len(have) > 1 {
+				picks = append(picks, have[0])
+			}
+			for i, c := range picks {
+				h, _ := c.Latency(name)
+				l := Line{
+					Label:   lineLabel(s.Variant, kind, fmt.Sprintf("N=%d", c.Clients)),
+					Variant: s.Variant, Backend: string(kind),
+					Color: b.st.variant[s.Variant], Dash: i,
+				}
+				top := math.Log10(float64(h.TotalCount()))
+				for x := 0.0; x < top; x += ninesStep {
+					q := 100 * (1 - math.Pow(10, -x))
+					l.Points = append(l.Points, Point{X: x, Y: summary.Millis(time.Duration(h.ValueAtQuantile(q)))})
+				}
+				l.Points = append(l.Points, Point{X: max(top, ninesStep), Y: summary.Millis(time.Duration(h.Max()))})
+				p.Lines = append(p.Lines, l)
+			}
+		}
+		fig.Panels = append(fig.Panels, p)
+	}
+	return fig, nil
+}
+
+// maxTimelineRows bounds the rows of the over-time figure.
+const maxTimelineRows = 6
+
+func (b *builder) timeline() *Figure {
+	rows := b.clients
+	if len(rows) > maxTimelineRows {
+		// Keep the smallest and largest and spread the rest.
+		var pick []int
+		for i := range maxTimelineRows {
+			pick = append(pick, rows[i*(len(rows)-1)/(maxTimelineRows-1)])
+		}
+		rows = slices.Compact(pick)
+	}
+	fig := &Figure{
+		Name:  b.workload + "-timeline",
+		Title: fmt.Sprintf("%s: throughput over time", b.workload),
+		Caption: fmt.Sprintf("Successful %ss per second in each interval of the measured case. Drops to zero "+
+			"are stalls; a herd shows as bursts and gaps. Repeats are drawn as separate lines.", b.unit),
+		Cols: len(b.backends),
+	}
+	any := false
+	for _, n := range rows {
+		for _, kind := range b.backends {
+			p := &Panel{
+				Title: fmt.Sprintf("%s — N=%d", kind, n),
+				X:     Axis{Label: "time in case (s)", Scale: Linear},
+				Y:     Axis{Label: b.unit + "s per second", Scale: Linear},
+			}
+			for _, s := range b.order {
+				if s.Backend != kind {
+					continue
+				}
+				for _, c := range b.series[s] {
+					if c.Clients != n {
+						continue
+					}
+					for _, r := range c.Results {
+						iv := r.Series.Interval.Seconds()
+						if iv <= 0 || len(r.Series.Counts) == 0 {
+							continue
+						}
+						l := Line{
+							Label: lineLabel(s.Variant, kind, ""), Variant: s.Variant, Backend: string(kind),
+							Color: b.st.variant[s.Variant],
+						}
+						for i, n := range r.Series.Counts {
+							l.Points = append(l.Points, Point{X: (float64(i) + 0.5) * iv, Y: float64(n) / iv})
+						}
+						p.Lines = append(p.Lines, l)
+						any = true
+					}
+				}
+			}
+			fig.Panels = append(fig.Panels, p)
+		}
+		fig.Rows++
+	}
+	if !any {
+		return nil
+	}
+	return fig
+}
+
+// finish drops points a log scale cannot show, notes empty panels, and
+// gives the panels of each group the same axis ranges.
+func (f *Figure) finish() {
+	type rng struct{ xlo, xhi, ylo, yhi float64 }
+	ranges := map[string]*rng{}
+	for _, p := range f.Panels {
+		r := ranges[p.Group]
+		if r == nil {
+			r = &rng{math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)}
+			ranges[p.Group] = r
+		}
+		stack := map[float64]float64{}
+		for i := range p.Lines {
+			l := &p.Lines[i]
+			kept := l.Points[:0]
+			dropped := 0
+			for _, pt := range l.Points {
+				if (p.X.Scale == Log && pt.X <= 0) || (p.Y.Scale == Log && pt.Y <= 0) ||
+					math.IsNaN(pt.X) || math.IsNaN(pt.Y) || math.IsInf(pt.X, 0) || math.IsInf(pt.Y, 0) {
+					dropped++
+					continue
+				}
+				kept = append(kept, pt)
+				y := pt.Y
+				if l.Bar {
+					stack[pt.X] += pt.Y
+					y = stack[pt.X]
+				}
+				r.xlo, r.xhi = min(r.xlo, pt.X), max(r.xhi, pt.X)
+				r.ylo, r.yhi = min(r.ylo, y), max(r.yhi, y)
+			}
+			l.Points = kept
+			if dropped > 0 {
+				p.Notes = append(p.Notes, fmt.Sprintf("%s: %d zero point(s) not shown on the log scale", l.Label, dropped))
+			}
+		}
+		p.Lines = slices.DeleteFunc(p.Lines, func(l Line) bool { return len(l.Points) == 0 })
+		if len(p.Lines) == 0 {
+			p.Notes = append(p.Notes, "not measured")
+		}
+	}
+	for _, p := range f.Panels {
+		r := ranges[p.Group]
+		if math.IsInf(r.xlo, 1) {
+			*r = rng{1, 10, 1, 10}
+		}
+		p.X.Min, p.X.Max = pad(p.X, r.xlo, r.xhi)
+		p.Y.Min, p.Y.Max = pad(p.Y, r.ylo, r.yhi)
+	}
+}
+
+// pad widens [lo, hi] so that points do not sit on the frame. Linear axes
+// of non-negative values start at zero; category axes span their ticks.
+func pad(a Axis, lo, hi float64) (float64, float64) {
+	switch a.Scale {
+	case Log:
+		if lo == hi {
+			return lo / 2, hi * 2
+		}
+		return lo / 1.25, hi * 1.25
+	case Nines:
+		return 0, math.Ceil(hi)
+	case Category:
+		return -0.5, float64(len(a.Ticks)) - 0.5
+	}
+	if lo >= 0 {
+		lo = 0
+	}
+	if lo == hi {
+		return lo - 1, hi + 1
+	}
+	return lo, hi + (hi-lo)*0.05
+}
+
+// Files lists the file names a figure is written as, one per format.
+func (f *Figure) Files(formats []string) []string {
+	out := make([]string, 0, len(formats))
+	for _, ft := range formats {
+		out = append(out, f.Name+"."+ft)
+	}
+	return out
+}
+
+// Find returns the figure named name, or nil.
+func Find(figs []*Figure, name string) *Figure {
+	i := slices.IndexFunc(figs, func(f *Figure) bool { return f.Name == name })
+	if i < 0 {
+		return nil
+	}
+	return figs[i]
+}
+
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r == '.' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') {
+			return r
+		}
+		return '_'
+	}, s)
+}

@@ -1,0 +1,77 @@
+package plots
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/zkbench/zkbench/results"
+)
+
+// ErrNoFigures: the runs hold nothing to plot (no results).
+var ErrNoFigures = errors.New("plots: nothing to plot")
+
+// WriteAll builds every figure the runs support (see Build) and writes each
+// in every format ("png", "svg") into dir, creating it if needed. It
+// returns the paths written, in order. Each file is written to a temporary
+// name and renamed, so a reader never sees half an image.
+func WriteAll(runs []*results.Run, dir string, formats []string) ([]string, error) {
+	for _, f := range formats {
+		if !slices.Contains(Formats, f) {
+			return nil, fmt.Errorf("plots: format %q: want one of %v", f, Formats)
+		}
+	}
+	if len(formats) == 0 {
+		return nil, fmt.Errorf("plots: no format: want some of %v", Formats)
+	}
+	figs, err := Build(runs)
+	if err != nil {
+		return nil, err
+	}
+	if len(figs) == 0 {
+		return nil, ErrNoFigures
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("plots: %w", err)
+	}
+	var paths []string
+	for _, f := range figs {
+		for _, format := range formats {
+			var buf bytes.Buffer
+			if err := Render(&buf, f, format); err != nil {
+				return paths, err
+			}
+			path := filepath.Join(dir, f.Name+"."+format)
+			if err := writeFile(path, buf.Bytes()); err != nil {
+				return paths, err
+			}
+			paths = append(paths, path)
+		}
+	}
+	return paths, nil
+}
+
+func writeFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("plots: %w", err)
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("plots: write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("plots: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("plots: %w", err)
+	}
+	return nil
+}

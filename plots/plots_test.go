@@ -1,0 +1,202 @@
+package plots
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zkbench/zkbench/internal/testresults"
+	"github.com/zkbench/zkbench/results"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden plot data in testdata/")
+
+// outDir keeps the rendered images for a person to look at.
+var outDir = flag.String("out", "", "also write the rendered figures into this folder")
+
+func loadRuns(t *testing.T, names ...string) []*results.Run {
+	t.Helper()
+	var runs []*results.Run
+	for _, n := range names {
+		r, err := results.ReadFile(testresults.Path(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+// roundFigures rounds every coordinate to 6 significant digits so the golden
+// file does not depend on the last bit of a float.
+func roundFigures(figs []*Figure) {
+	r := func(v float64) float64 {
+		if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return v
+		}
+		e := math.Pow(10, 5-math.Floor(math.Log10(math.Abs(v))))
+		return math.Round(v*e) / e
+	}
+	for _, f := range figs {
+		for _, p := range f.Panels {
+			p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = r(p.X.Min), r(p.X.Max), r(p.Y.Min), r(p.Y.Max)
+			for i := range p.Lines {
+				for j := range p.Lines[i].Points {
+					pt := &p.Lines[i].Points[j]
+					pt.X, pt.Y = r(pt.X), r(pt.Y)
+				}
+			}
+		}
+	}
+}
+
+func TestBuildGolden(t *testing.T) {
+	for _, tc := range []struct {
+		golden string
+		files  []string
+	}{
+		{"lock-both.golden.json", []string{"lock-zookeeper.json", "lock-etcd.json"}},
+		{"election-failover.golden.json", []string{"election-failover-etcd.json"}},
+		{"barrier.golden.json", []string{"barrier-zookeeper.json"}},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			figs, err := Build(loadRuns(t, tc.files...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			roundFigures(figs)
+			got, err := json.MarshalIndent(figs, "", " ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, '\n')
+			path := filepath.Join("testdata", tc.golden)
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("plot data differs from %s; inspect and run go test ./plots -update", path)
+			}
+		})
+	}
+}
+
+// TestWriteAllRendersEveryFigure renders every figure of every committed
+// results file, together, as PNG and SVG, and checks each image decodes.
+func TestWriteAllRendersEveryFigure(t *testing.T) {
+	runs := loadRuns(t, testresults.Files...)
+	dir := *outDir
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	paths, err := WriteAll(runs, dir, Formats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, err := Build(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 2*len(figs) {
+		t.Fatalf("wrote %d files for %d figures in 2 formats", len(paths), len(figs))
+	}
+	for _, name := range []string{
+		"lock-fanout", "lock-throughput", "lock-requests", "lock-latency-acquire", "lock-distribution-acquire",
+		"lock-latency-handoff", "lock-timeline",
+		"election-failover-fanout", "election-failover-latency-failover", "election-failover-distribution-handoff",
+		"barrier-fanout", "barrier-latency-enter", "barrier-distribution-leave", "barrier-requests",
+	} {
+		if Find(figs, name) == nil {
+			t.Errorf("no figure %s", name)
+		}
+	}
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch filepath.Ext(p) {
+		case ".png":
+			img, err := png.Decode(bytes.NewReader(raw))
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			if b := img.Bounds(); b.Dx() < 600 || b.Dy() < 300 {
+				t.Errorf("%s is %dx%d pixels: too small to read", p, b.Dx(), b.Dy())
+			}
+		case ".svg":
+			if !bytes.Contains(raw, []byte("<svg")) || !bytes.Contains(raw, []byte("</svg>")) {
+				t.Errorf("%s is not an SVG document", p)
+			}
+		default:
+			t.Errorf("unexpected file %s", p)
+		}
+	}
+	// The lock figure names both backends in its panels and legend.
+	svg, err := os.ReadFile(filepath.Join(dir, "lock-fanout.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"naive (zookeeper)", "fair (etcd)", "watch events per acquisition", "SYNTHETIC"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("lock-fanout.svg does not show %q", want)
+		}
+	}
+}
+
+// TestFanoutShowsTheHerd checks the fan-out figure carries what a reader
+// must see: the naive lock's notifications grow with clients, the herd-free
+// lock's stay flat.
+func TestFanoutShowsTheHerd(t *testing.T) {
+	figs, err := Build(loadRuns(t, "lock-zookeeper.json", "lock-etcd.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fan := Find(figs, "lock-fanout")
+	if fan == nil {
+		t.Fatal("no lock-fanout figure")
+	}
+	if fan.Rows != 2 || fan.Cols != 2 {
+		t.Fatalf("lock-fanout is %dx%d, want client and server rows by two backends", fan.Rows, fan.Cols)
+	}
+	for _, p := range fan.Panels {
+		for _, l := range p.Lines {
+			first, last := l.Points[0], l.Points[len(l.Points)-1]
+			growth := last.Y / first.Y
+			switch l.Variant {
+			case "naive":
+				if growth < 10 {
+					t.Errorf("%s %s: naive fan-out grows only %.2fx from N=%v to N=%v", p.Title, l.Label, growth, first.X, last.X)
+				}
+			case "fair":
+				if growth > 1.5 {
+					t.Errorf("%s %s: herd-free fan-out grows %.2fx", p.Title, l.Label, growth)
+				}
+			}
+		}
+	}
+}
+
+func TestWriteAllRejectsUnknownFormat(t *testing.T) {
+	if _, err := WriteAll(loadRuns(t, "barrier-zookeeper.json"), t.TempDir(), []string{"gif"}); err == nil {
+		t.Fatal("WriteAll accepted format gif")
+	}
+	if _, err := WriteAll(nil, t.TempDir(), Formats); err != ErrNoFigures {
+		t.Fatalf("WriteAll(no runs) = %v, want ErrNoFigures", err)
+	}
+}

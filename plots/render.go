@@ -1,0 +1,409 @@
+package plots
+
+import (
+	"cmp"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/zkbench/zkbench/summary"
+)
+
+// Formats are the image formats Render writes.
+var Formats = []string{"png", "svg"}
+
+// Sizes of a rendered figure, in points (PNG at 96 dpi: 4/3 pixels each).
+const (
+	panelW   = 330 * vg.Inch / 72
+	panelH   = 240 * vg.Inch / 72
+	legendW  = 210 * vg.Inch / 72
+	titleH   = 28 * vg.Inch / 72
+	warningH = 14 * vg.Inch / 72
+	entryH   = 15 * vg.Inch / 72
+)
+
+// Render draws f in format ("png" or "svg") to w.
+func Render(w io.Writer, f *Figure, format string) error {
+	if !slices.Contains(Formats, format) {
+		return fmt.Errorf("plots: format %q: want one of %v", format, Formats)
+	}
+	if f.Rows*f.Cols != len(f.Panels) || len(f.Panels) == 0 {
+		return fmt.Errorf("plots: figure %s has %d panels for %dx%d", f.Name, len(f.Panels), f.Rows, f.Cols)
+	}
+	legend, entries := legendOf(f)
+	top := titleH
+	if f.Warning != "" {
+		top += warningH
+	}
+	width := vg.Length(f.Cols)*panelW + legendW
+	height := max(vg.Length(f.Rows)*panelH, vg.Length(entries)*entryH+20) + top
+
+	c, err := draw.NewFormattedCanvas(width, height, format)
+	if err != nil {
+		return fmt.Errorf("plots: %w", err)
+	}
+	dc := draw.New(c)
+	dc.FillPolygon(color.White, []vg.Point{{X: 0, Y: 0}, {X: width, Y: 0}, {X: width, Y: height}, {X: 0, Y: height}})
+
+	title := textStyle(14, color.Black)
+	title.XAlign, title.YAlign = draw.XCenter, draw.YTop
+	dc.FillText(title, vg.Point{X: width / 2, Y: height - 6}, f.Title)
+	if f.Warning != "" {
+		warn := textStyle(10, color.RGBA{R: 0xc0, A: 0xff})
+		warn.XAlign, warn.YAlign = draw.XCenter, draw.YTop
+		dc.FillText(warn, vg.Point{X: width / 2, Y: height - titleH}, f.Warning)
+	}
+
+	grid := make([][]*plot.Plot, f.Rows)
+	for r := range f.Rows {
+		for col := range f.Cols {
+			p, err := panelPlot(f.Panels[r*f.Cols+col])
+			if err != nil {
+				return fmt.Errorf("plots: %s: %w", f.Name, err)
+			}
+			grid[r] = append(grid[r], p)
+		}
+	}
+	area := draw.Canvas{Canvas: c, Rectangle: vg.Rectangle{
+		Min: vg.Point{X: 0, Y: 0},
+		Max: vg.Point{X: width - legendW, Y: height - top},
+	}}
+	tiles := draw.Tiles{Rows: f.Rows, Cols: f.Cols, PadX: 12, PadY: 12, PadTop: 4, PadLeft: 4, PadRight: 4, PadBottom: 4}
+	canvases := plot.Align(grid, tiles, area)
+	for r := range grid {
+		for col := range grid[r] {
+			grid[r][col].Draw(canvases[r][col])
+		}
+	}
+
+	legendArea := draw.Canvas{Canvas: c, Rectangle: vg.Rectangle{
+		Min: vg.Point{X: width - legendW + 8, Y: 0},
+		Max: vg.Point{X: width - 4, Y: height - top - 8},
+	}}
+	legend.Draw(legendArea)
+
+	if _, err := c.WriteTo(w); err != nil {
+		return fmt.Errorf("plots: write %s.%s: %w", f.Name, format, err)
+	}
+	return nil
+}
+
+func textStyle(size vg.Length, col color.Color) text.Style {
+	return text.Style{
+		Color:   col,
+		Font:    font.From(plot.DefaultFont, size),
+		Handler: plot.DefaultTextHandler,
+	}
+}
+
+func legendOf(f *Figure) (plot.Legend, int) {
+	l := plot.NewLegend()
+	l.Top, l.Left = true, true
+	l.TextStyle = textStyle(10, color.Black)
+	l.ThumbnailWidth = 28
+	l.Padding = 2
+	seen := map[string]bool{}
+	n := 0
+	add := func(ln Line) {
+		line, glyph := styles(ln)
+		if ln.Bar {
+			l.Add(ln.Label, &plotter.BarChart{Color: line.Color})
+			n++
+			return
+		}
+		thumbs := []plot.Thumbnailer{&plotter.Line{LineStyle: line}}
+		if glyph.Shape != nil {
+			thumbs = append(thumbs, &plotter.Scatter{GlyphStyle: glyph})
+		}
+		l.Add(ln.Label, thumbs...)
+		n++
+	}
+	for _, p := range f.Panels {
+		for _, ln := range p.Lines {
+			if ln.Legend != "" {
+				ln.Label, ln.Dash = ln.Legend, 0
+			}
+			if !seen[ln.Label] {
+				seen[ln.Label] = true
+				add(ln)
+			}
+		}
+	}
+	for _, k := range f.Keys {
+		add(k)
+	}
+	return l, n
+}
+
+func parseColor(hex string) color.Color {
+	v, err := strconv.ParseUint(hex[1:], 16, 32)
+	if len(hex) != 7 || hex[0] != '#' || err != nil {
+		return color.Black
+	}
+	return color.RGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 0xff}
+}
+
+var dashes = [][]vg.Length{nil, {6, 3}, {1.5, 2.5}, {6, 2, 1.5, 2}}
+
+func styles(l Line) (draw.LineStyle, draw.GlyphStyle) {
+	col := parseColor(l.Color)
+	line := draw.LineStyle{Color: col, Width: 1.6}
+	if l.Dash > 0 && l.Dash < len(dashes) {
+		line.Dashes = dashes[l.Dash]
+	}
+	glyph := draw.GlyphStyle{Color: col, Radius: 2.6}
+	switch l.Glyph {
+	case "circle":
+		glyph.Shape = draw.CircleGlyph{}
+	case "triangle":
+		glyph.Shape = draw.TriangleGlyph{}
+	case "square":
+		glyph.Shape = draw.SquareGlyph{}
+	case "cross":
+		glyph.Shape = draw.CrossGlyph{}
+	}
+	return line, glyph
+}
+
+func panelPlot(pn *Panel) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = pn.Title
+	p.Title.TextStyle.Font.Size = 11
+	p.X.Label.Text = pn.X.Label
+	p.Y.Label.Text = pn.Y.Label
+	p.X.Label.TextStyle.Font.Size = 10
+	p.Y.Label.TextStyle.Font.Size = 10
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = color.Gray{Y: 0xe4}
+	grid.Horizontal.Color = color.Gray{Y: 0xe4}
+	p.Add(grid)
+	// Baselines first and the herd last, so that where lines coincide the
+	// naive and herd-free ones stay visible.
+	drawOrder := slices.Clone(pn.Lines)
+	slices.SortStableFunc(drawOrder, func(a, b Line) int {
+		return -cmp.Compare(summary.ClassOf(a.Variant), summary.ClassOf(b.Variant))
+	})
+	var below *plotter.BarChart
+	for _, l := range pn.Lines {
+		if !l.Bar {
+			continue
+		}
+		vals := make(plotter.Values, len(pn.X.Ticks))
+		for _, pt := range l.Points {
+			if i := slices.Index(pn.X.Ticks, pt.X); i >= 0 {
+				vals[i] = pt.Y
+			}
+		}
+		width := (panelW - 70) / vg.Length(max(len(vals), 1)) * 0.6
+		bc, err := plotter.NewBarChart(vals, width)
+		if err != nil {
+			return nil, fmt.Errorf("bars %s: %w", l.Label, err)
+		}
+		bc.Color = parseColor(l.Color)
+		bc.LineStyle.Width = 0
+		if below != nil {
+			bc.StackOn(below)
+		}
+		p.Add(bc)
+		below = bc
+	}
+	for _, l := range drawOrder {
+		if l.Bar {
+			continue
+		}
+		xys := make(plotter.XYs, len(l.Points))
+		for i, pt := range l.Points {
+			xys[i] = plotter.XY{X: pn.X.fwd(pt.X), Y: pn.Y.fwd(pt.Y)}
+		}
+		line, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, fmt.Errorf("line %s: %w", l.Label, err)
+		}
+		ls, gs := styles(l)
+		line.LineStyle = ls
+		p.Add(line)
+		if gs.Shape != nil {
+			sc, err := plotter.NewScatter(xys)
+			if err != nil {
+				return nil, fmt.Errorf("line %s: %w", l.Label, err)
+			}
+			sc.GlyphStyle = gs
+			p.Add(sc)
+		}
+	}
+	setAxis(&p.X, pn.X)
+	setAxis(&p.Y, pn.Y)
+	// Notes sit in the top-left corner of the data area.
+	if len(pn.Notes) > 0 {
+		var xs plotter.XYs
+		var labels []string
+		for i, n := range pn.Notes {
+			xs = append(xs, plotter.XY{X: pn.X.at(0.03), Y: pn.Y.at(0.95 - 0.07*float64(i))})
+			labels = append(labels, n)
+		}
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xs, Labels: labels})
+		if err != nil {
+			return nil, err
+		}
+		for i := range lb.TextStyle {
+			lb.TextStyle[i].Font.Size = 9
+			lb.TextStyle[i].Color = color.Gray{Y: 0x60}
+		}
+		p.Add(lb)
+		// Labels widen the data range; put the shared ranges back.
+		setAxis(&p.X, pn.X)
+		setAxis(&p.Y, pn.Y)
+	}
+	return p, nil
+}
+
+// fwd maps a data value to the plotted coordinate. Log axes are drawn as
+// linear axes over log10 of the data: gonum's LogScale places a vertical
+// axis label by the linear mid-range, which on a log axis pushes the label
+// above the panel and squeezes the data area.
+func (a Axis) fwd(v float64) float64 {
+	switch a.Scale {
+	case Log:
+		return math.Log10(v)
+	case Category:
+		if i := slices.Index(a.Ticks, v); i >= 0 {
+			return float64(i)
+		}
+	}
+	return v
+}
+
+// at returns the plotted coordinate at fraction f along a.
+func (a Axis) at(f float64) float64 {
+	lo, hi := a.fwd(a.Min), a.fwd(a.Max)
+	return lo + f*(hi-lo)
+}
+
+func setAxis(pa *plot.Axis, a Axis) {
+	pa.Min, pa.Max = a.fwd(a.Min), a.fwd(a.Max)
+	if a.Scale == Category {
+		pa.Min, pa.Max = a.Min, a.Max
+	}
+	pa.Tick.Label.Font.Size = 9
+	switch a.Scale {
+	case Log:
+		pa.Tick.Marker = logTicks{}
+		if len(a.Ticks) > 0 {
+			pa.Tick.Marker = valueTicks{values: a.Ticks, log: true}
+		}
+	case Nines:
+		pa.Tick.Marker = ninesTicks{}
+	case Category:
+		var ts plot.ConstantTicks
+		for i, v := range a.Ticks {
+			ts = append(ts, plot.Tick{Value: float64(i), Label: formatTick(v)})
+		}
+		pa.Tick.Marker = ts
+	default:
+		if len(a.Ticks) > 0 {
+			pa.Tick.Marker = valueTicks{values: a.Ticks}
+		}
+	}
+}
+
+// valueTicks labels exactly the given values (the measured client counts),
+// placed at log10 of each on a log axis.
+type valueTicks struct {
+	values []float64
+	log    bool
+}
+
+func (v valueTicks) Ticks(lo, hi float64) []plot.Tick {
+	var out []plot.Tick
+	for _, x := range v.values {
+		pos := x
+		if v.log {
+			pos = math.Log10(x)
+		}
+		if pos >= lo && pos <= hi {
+			out = append(out, plot.Tick{Value: pos, Label: formatTick(x)})
+		}
+	}
+	return out
+}
+
+// logTicks labels 1, 10, 100... and, over a short range, 2 and 5 (and 3)
+// between them, with minor ticks at every integer multiple. lo and hi are
+// log10 of the data range.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if hi <= lo {
+		return nil
+	}
+	first, last := math.Floor(lo), math.Ceil(hi)
+	labelled := []int{1}
+	switch decades := last - first; {
+	case decades <= 1:
+		labelled = []int{1, 2, 3, 5}
+	case decades <= 3:
+		labelled = []int{1, 2, 5}
+	}
+	var out []plot.Tick
+	for e := first; e <= last; e++ {
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * math.Pow(10, e)
+			pos := math.Log10(v)
+			if pos < lo || pos > hi {
+				continue
+			}
+			t := plot.Tick{Value: pos}
+			if slices.Contains(labelled, m) {
+				t.Label = formatTick(v)
+			}
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// ninesTicks labels a nines axis with percentiles.
+type ninesTicks struct{}
+
+func (ninesTicks) Ticks(lo, hi float64) []plot.Tick {
+	out := []plot.Tick{{Value: 0}, {Value: math.Log10(2), Label: "50%"}}
+	for n := 1.0; n <= hi; n++ {
+		out = append(out, plot.Tick{Value: n, Label: ninesLabel(int(n))})
+	}
+	return slices.DeleteFunc(out, func(t plot.Tick) bool { return t.Value < lo || t.Value > hi })
+}
+
+// ninesLabel names the percentile with n nines: 90%, 99%, 99.9%...
+func ninesLabel(n int) string {
+	if n == 1 {
+		return "90%"
+	}
+	if n == 2 {
+		return "99%"
+	}
+	return "99." + strings.Repeat("9", n-2) + "%"
+}
+
+// formatTick prints 3 significant digits, with k and M for large values.
+func formatTick(v float64) string {
+	suffix := ""
+	switch {
+	case v >= 1e6:
+		v, suffix = v/1e6, "M"
+	case v >= 1e4:
+		v, suffix = v/1e3, "k"
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64) + suffix
+}

@@ -1,0 +1,333 @@
+// Package summary groups the results of one or more runs into cases (one
+// workload, backend, variant and client count, over every repeat) and reads
+// the figures that plots, reports, comparisons and capacity planning share,
+// so that all of them print the same number for the same thing.
+package summary
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/results"
+)
+
+// Key identifies a case across runs.
+type Key struct {
+	Workload string        `json:"workload"`
+	Backend  backends.Kind `json:"backend"`
+	Variant  string        `json:"variant"`
+	Clients  int           `json:"clients"`
+}
+
+func (k Key) String() string {
+	return fmt.Sprintf("%s/%s/%s/N=%d", k.Workload, k.Backend, k.Variant, k.Clients)
+}
+
+// Series names one line of a sweep: a case key without its client count.
+type Series struct {
+	Workload string
+	Backend  backends.Kind
+	Variant  string
+}
+
+// Series returns k without its client count.
+func (k Key) Series() Series { return Series{k.Workload, k.Backend, k.Variant} }
+
+// Case is every result of one Key: the repeats of one run, and results of
+// the same key from other runs given together, which count as more repeats.
+type Case struct {
+	Key
+	// Results in input order (run order, then file order).
+	Results []*results.Result
+	merged  map[string]*hdrhistogram.Histogram
+}
+
+// Cases groups the results of runs by Key, sorted by workload, backend,
+// variant (naive first, then herd-free, then baselines, then the rest by
+// name) and client count.
+func Cases(runs []*results.Run) []*Case {
+	byKey := map[Key]*Case{}
+	var out []*Case
+	for _, run := range runs {
+		for i := range run.Results {
+			r := &run.Results[i]
+			k := Key{Workload: r.Workload, Backend: r.Backend, Variant: r.Variant, Clients: r.Clients}
+			c := byKey[k]
+			if c == nil {
+				c = &Case{Key: k}
+				byKey[k] = c
+				out = append(out, c)
+			}
+			c.Results = append(c.Results, r)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *Case) int { return CompareKeys(a.Key, b.Key) })
+	return out
+}
+
+// CompareKeys orders keys as Cases does.
+func CompareKeys(a, b Key) int {
+	return cmp.Or(
+		cmp.Compare(a.Workload, b.Workload),
+		cmp.Compare(a.Backend, b.Backend),
+		CompareVariants(a.Variant, b.Variant),
+		cmp.Compare(a.Clients, b.Clients),
+	)
+}
+
+// CompareVariants orders naive variants first, then herd-free ones, then
+// baselines, then any other by name.
+func CompareVariants(a, b string) int {
+	return cmp.Or(cmp.Compare(ClassOf(a), ClassOf(b)), cmp.Compare(a, b))
+}
+
+// Class is what a variant is, for ordering and colouring.
+type Class int
+
+// Variant classes.
+const (
+	Naive    Class = iota // every waiter watches one node: the herd
+	HerdFree              // each waiter watches only its predecessor
+	Baseline              // a client library's own recipe
+	Other
+)
+
+// ClassOf guesses a variant's class from its name: "naive..." is Naive;
+// "fair", "herd-free", "herdfree", "queue", "sequential" are HerdFree;
+// "native", "baseline", "curator", "zk-lock", "etcd-mutex" are Baseline.
+func ClassOf(variant string) Class {
+	v := strings.ToLower(variant)
+	switch {
+	case strings.Contains(v, "naive") || strings.Contains(v, "herd-prone"):
+		return Naive
+	case strings.Contains(v, "fair") || strings.Contains(v, "herd-free") || strings.Contains(v, "herdfree") ||
+		strings.Contains(v, "queue") || strings.Contains(v, "sequential"):
+		return HerdFree
+	case strings.Contains(v, "native") || strings.Contains(v, "baseline") || strings.Contains(v, "curator") ||
+		strings.Contains(v, "zk-lock") || strings.Contains(v, "zklock") || strings.Contains(v, "mutex") ||
+		strings.Contains(v, "concurrency"):
+		return Baseline
+	}
+	return Other
+}
+
+// Group returns the cases of each series, in the order of cases.
+func Group(cases []*Case) (order []Series, bySeries map[Series][]*Case) {
+	bySeries = map[Series][]*Case{}
+	for _, c := range cases {
+		s := c.Key.Series()
+		if _, ok := bySeries[s]; !ok {
+			order = append(order, s)
+		}
+		bySeries[s] = append(bySeries[s], c)
+	}
+	return order, bySeries
+}
+
+// Distinct returns the distinct values of f over cases in first-seen order.
+func Distinct[T comparable](cases []*Case, f func(*Case) T) []T {
+	seen := map[T]bool{}
+	var out []T
+	for _, c := range cases {
+		v := f(c)
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// mean averages f over the repeats that measured it.
+func (c *Case) mean(f func(*results.Result) (float64, bool)) (float64, bool) {
+	var sum float64
+	var n int
+	for _, r := range c.Results {
+		if v, ok := f(r); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			sum += v
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
+}
+
+// Repeats is the number of results in the case.
+func (c *Case) Repeats() int { return len(c.Results) }
+
+// Succeeded sums successful operations over repeats.
+func (c *Case) Succeeded() int64 {
+	var n int64
+	for _, r := range c.Results {
+		n += r.Ops.Succeeded
+	}
+	return n
+}
+
+// Throughput is the mean over repeats of successful operations per second.
+// False when no repeat measured an interval.
+func (c *Case) Throughput() (float64, bool) {
+	return c.mean(func(r *results.Result) (float64, bool) {
+		return r.Throughput, r.Elapsed > 0
+	})
+}
+
+// serverFallback maps PerOp server figures to the canonical server metric
+// they are derived from when a result has the counter but not the figure.
+var serverFallback = map[string]string{
+	"server_watch_events": backends.MetricWatchEvents,
+	"server_requests":     backends.MetricRequests,
+	"server_writes":       backends.MetricWrites,
+	"server_reads":        backends.MetricReads,
+}
+
+// PerOp is the mean over repeats of the per-operation figure name (see
+// results.Result.PerOp). Server figures missing from PerOp are derived from
+// the server counters (delta / successful operations) when those were
+// scraped. False when no repeat measured it.
+func (c *Case) PerOp(name string) (float64, bool) {
+	return c.mean(func(r *results.Result) (float64, bool) {
+		if v, ok := r.PerOp[name]; ok {
+			return v, true
+		}
+		if m, ok := serverFallback[name]; ok && r.Ops.Succeeded > 0 {
+			if v, ok := r.Server[m]; ok {
+				return v / float64(r.Ops.Succeeded), true
+			}
+		}
+		return 0, false
+	})
+}
+
+// ServerRate is the mean over repeats of a server counter's delta per second
+// of the measured interval (e.g. backends.MetricWrites: writes per second).
+func (c *Case) ServerRate(metric string) (float64, bool) {
+	return c.mean(func(r *results.Result) (float64, bool) {
+		v, ok := r.Server[metric]
+		if !ok || r.Elapsed <= 0 {
+			return 0, false
+		}
+		return v / r.Elapsed.Seconds(), true
+	})
+}
+
+// RequestTypes lists the request types with a "requests.<type>" figure in
+// any repeat, sorted.
+func (c *Case) RequestTypes() []string {
+	var out []string
+	for _, r := range c.Results {
+		for k := range r.PerOp {
+			if t, ok := strings.CutPrefix(k, "requests."); ok && !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// LatencyNames lists the case's latency histograms, the primary one first
+// (see PrimaryLatency), then by name.
+func (c *Case) LatencyNames() []string {
+	var out []string
+	for _, r := range c.Results {
+		for k, h := range r.Latency {
+			if h != nil && !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	SortLatencyNames(out)
+	return out
+}
+
+// latencyRank orders latency names: the unit operation's own latency first.
+var latencyRank = []string{"acquire", "failover", "handoff", "enter", "leave", "release"}
+
+// SortLatencyNames sorts names primary first: "acquire", "failover",
+// "handoff", "enter", "leave", "release", then the rest by name.
+func SortLatencyNames(names []string) {
+	rank := func(s string) int {
+		if i := slices.Index(latencyRank, s); i >= 0 {
+			return i
+		}
+		return len(latencyRank)
+	}
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b)) })
+}
+
+// PrimaryLatency is the latency that stands for a case in summaries and
+// capacity planning: the first of LatencyNames, "" if none.
+func (c *Case) PrimaryLatency() string {
+	if n := c.LatencyNames(); len(n) > 0 {
+		return n[0]
+	}
+	return ""
+}
+
+// Latency returns the histogram name merged over every repeat; nil if no
+// repeat recorded it. The merge is computed once.
+func (c *Case) Latency(name string) (*hdrhistogram.Histogram, error) {
+	if h, ok := c.merged[name]; ok {
+		return h, nil
+	}
+	var merged *hdrhistogram.Histogram
+	for _, r := range c.Results {
+		hs := r.Latency[name]
+		if hs == nil {
+			continue
+		}
+		h, err := hs.Decode()
+		if err != nil {
+			return nil, fmt.Errorf("summary: %s latency %q: %w", c.Key, name, err)
+		}
+		if merged == nil {
+			merged = results.NewRecorder()
+		}
+		merged.Merge(h)
+	}
+	if c.merged == nil {
+		c.merged = map[string]*hdrhistogram.Histogram{}
+	}
+	c.merged[name] = merged
+	return merged, nil
+}
+
+// Quantile returns the latency at percentile q (0 to 100) of histogram name
+// merged over repeats; false if not recorded or empty.
+func (c *Case) Quantile(name string, q float64) (time.Duration, bool, error) {
+	h, err := c.Latency(name)
+	if err != nil || h == nil || h.TotalCount() == 0 {
+		return 0, false, err
+	}
+	return time.Duration(h.ValueAtQuantile(q)), true, nil
+}
+
+// OpUnit names a workload's unit operation, for axis labels: "acquisition"
+// for locks, "failover" or "handoff" for election variants, "term" for other
+// elections, "round" for barriers, "operation" otherwise.
+func OpUnit(workload string) string {
+	w := strings.ToLower(workload)
+	switch {
+	case strings.Contains(w, "lock"):
+		return "acquisition"
+	case strings.Contains(w, "failover"):
+		return "failover"
+	case strings.Contains(w, "handoff"):
+		return "handoff"
+	case strings.Contains(w, "election") || strings.Contains(w, "leader") || strings.Contains(w, "observer"):
+		return "term"
+	case strings.Contains(w, "barrier"):
+		return "round"
+	}
+	return "operation"
+}
