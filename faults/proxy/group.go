@@ -64,10 +64,17 @@ func (g Group) CutFor(d time.Duration) {
 	}
 }
 
-// Restore lifts every cut on every proxy.
+// Restore lifts Cut on every proxy; client cuts stay.
 func (g Group) Restore() {
 	for _, p := range g {
 		p.Restore()
+	}
+}
+
+// Heal lifts every cut on every proxy.
+func (g Group) Heal() {
+	for _, p := range g {
+		p.Heal()
 	}
 }
 

@@ -266,9 +266,18 @@ func (p *Proxy) CutFor(d time.Duration) {
 	p.cutTimer = t
 }
 
-// Restore resumes forwarding everywhere: it lifts Cut, every CutClient and
-// every CutConn. Held bytes are delivered in order.
+// Restore lifts Cut (and cancels a pending CutFor restore). Cuts of single
+// clients or connections stay in force. Held bytes are delivered in order.
 func (p *Proxy) Restore() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopTimerLocked()
+	p.cutAll = false
+	p.notifyLocked()
+}
+
+// Heal lifts every cut: Cut, every CutClient and every CutConn.
+func (p *Proxy) Heal() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stopTimerLocked()
@@ -289,7 +298,7 @@ func (p *Proxy) CutClient(client int) {
 	p.notifyLocked()
 }
 
-// RestoreClient lifts CutClient(client). A global Cut stays in force.
+// RestoreClient lifts CutClient(client). Cut stays in force.
 func (p *Proxy) RestoreClient(client int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

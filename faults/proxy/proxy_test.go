@@ -262,6 +262,35 @@ func TestCutForRestoresItself(t *testing.T) {
 	roundTrip(t, c, r, "restored")
 }
 
+func TestHealLiftsEveryCut(t *testing.T) {
+	echo := startEcho(t)
+	p := newProxy(t, echo.addr(), WithTags(NewTags()))
+	a, b := dial(t, p.Addr()), dial(t, p.Addr())
+	ra, rb := bufio.NewReader(a), bufio.NewReader(b)
+	roundTrip(t, a, ra, "a")
+	roundTrip(t, b, rb, "b")
+	infos := p.Conns()
+	if len(infos) != 2 || infos[0].Client != -1 {
+		t.Fatalf("conns %+v: untagged dial must have client -1", infos)
+	}
+	if !p.CutConn(infos[0].ID) || p.CutConn(999) {
+		t.Fatal("CutConn found the wrong connections")
+	}
+	roundTrip(t, b, rb, "b while a is cut")
+	_, _ = io.WriteString(a, "held\n")
+	_ = a.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if _, err := ra.ReadString('\n'); !isTimeout(err) {
+		t.Fatalf("cut conn read: %v, want timeout", err)
+	}
+	p.Cut()
+	p.Heal()
+	_ = a.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if line, err := ra.ReadString('\n'); err != nil || line != "held\n" {
+		t.Fatalf("after Heal: %q, %v", line, err)
+	}
+	roundTrip(t, b, rb, "b after heal")
+}
+
 func TestResetAllResetsBothSides(t *testing.T) {
 	echo := startEcho(t)
 	p := newProxy(t, echo.addr())
@@ -321,6 +350,9 @@ func TestClientTagsTargetOneClient(t *testing.T) {
 
 	g.CutClient(1)
 	roundTrip(t, conns[2], readers[2], "client 2 unaffected")
+	g.Cut()
+	g.Restore() // lifts the global cut only
+	roundTrip(t, conns[2], readers[2], "client 2 after a global cut")
 	_, _ = io.WriteString(conns[1], "cut\n")
 	_ = conns[1].SetReadDeadline(time.Now().Add(200 * time.Millisecond))
 	if _, err := readers[1].ReadString('\n'); !isTimeout(err) {
