@@ -34,9 +34,11 @@ var (
 // maxReply bounds a reply; mntr is about 30 KB on ZooKeeper 3.8.
 const maxReply = 4 << 20
 
-// Query sends cmd to the server at endpoint ("host:port") and returns its
-// whole reply. It returns when the server closes the connection or ctx ends;
-// without a deadline in ctx it gives up after 5 s.
+// Query sends cmd and a newline to the server at endpoint ("host:port"),
+// as `echo cmd | nc host port` does, and returns its whole reply. It
+// returns when the server closes the connection or ctx ends; without a
+// deadline in ctx it gives up after 5 s. The newline makes an HTTP listener
+// (etcd's client port) answer at once instead of waiting for more.
 func Query(ctx context.Context, endpoint, cmd string) (string, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -55,7 +57,7 @@ func Query(ctx context.Context, endpoint, cmd string) (string, error) {
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 
-	if _, err := io.WriteString(conn, cmd); err != nil {
+	if _, err := io.WriteString(conn, cmd+"\n"); err != nil {
 		return "", fmt.Errorf("%w: %s %s: %v", ErrNoAnswer, endpoint, cmd, err)
 	}
 	body, err := io.ReadAll(io.LimitReader(conn, maxReply))

@@ -1,0 +1,297 @@
+// Package zookeeper is zkbench's ZooKeeper backend: backends.Backend,
+// backends.Admin and backends.Scraper on github.com/go-zookeeper/zk.
+//
+// Each Session is its own zk.Conn and so its own ZooKeeper session, as a
+// real client would be. Config.Conns > 0 multiplexes sessions over a few
+// shared connections instead; that is an experiment, not a benchmark of the
+// herd: the server keeps one watch per connection and path, so clients that
+// share a connection share one notification and the herd is hidden.
+//
+// go-zookeeper's calls take no context. Every Session method runs the call
+// on its own goroutine and returns when ctx is done; that goroutine ends
+// when the reply or the connection's failure arrives.
+//
+// Memory. go-zookeeper gives every connection a send buffer and a receive
+// buffer. The receive buffer is also the largest reply the connection can
+// read, so Config.RecvBufferSize bounds getChildren: the default 512 KiB
+// holds a listing of 10,000 children with names of up to 48 bytes (each
+// child costs 4 + len(name) bytes), or 14,000 of the 32-byte names that
+// CreateSequential makes with prefix "lock-". Pages of a buffer that are
+// never written are not resident, so idle sessions cost far less than the
+// buffer sizes (see BenchmarkIdleSessions).
+package zookeeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkbench/zkbench/backends"
+)
+
+// ErrClosed: the Backend was closed.
+var ErrClosed = errors.New("zookeeper: backend closed")
+
+// Config says where the servers are and how sessions are made.
+type Config struct {
+	// Endpoints are the servers, "host:port" each. Required.
+	Endpoints []string
+	// SessionTimeout is the session timeout asked of the server, which
+	// clamps it to [2, 20] x its tickTime. Default 4s.
+	SessionTimeout time.Duration
+	// Digest, if set ("user:password"), is added to every session with
+	// AddAuth("digest", ...). Nodes are created with the open ACL.
+	Digest string
+	// Conns is 0 for one connection (and session) per Session, the
+	// default. K > 0 multiplexes all Sessions over K shared connections:
+	// the server then keeps one watch per connection and path, which hides
+	// the herd. Sessions sharing a connection share its ZooKeeper session
+	// (and ID); closing one deletes the ephemeral nodes it made.
+	Conns int
+	// RecvBufferSize is each connection's receive buffer and largest
+	// readable reply. Default 512 KiB (see the package doc for the bound
+	// on getChildren listings).
+	RecvBufferSize int
+	// SendBufferSize is each connection's send buffer and largest request.
+	// Default 136 KiB: go-zookeeper re-arms watches after a reconnect in
+	// packets of up to 128 KiB, which must fit.
+	SendBufferSize int
+}
+
+// Buffer defaults.
+const (
+	DefaultRecvBufferSize = 512 << 10
+	DefaultSendBufferSize = 136 << 10
+	// adminRecvBufferSize lets Admin list very large folders.
+	adminRecvBufferSize = 16 << 20
+)
+
+// Option tunes a Backend.
+type Option func(*options)
+
+type options struct {
+	logger zk.Logger
+	dialer zk.Dialer
+	pids   map[string]int
+}
+
+// WithLogger sends go-zookeeper's error log lines (reconnects, failed
+// dials) to l. Default: discarded.
+func WithLogger(l zk.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithDialer makes every connection with d (tests put a proxy in the way).
+// Default net.DialTimeout.
+func WithDialer(d zk.Dialer) Option { return func(o *options) { o.dialer = d } }
+
+// WithServerPIDs names the local process of each endpoint, so that
+// Preflight reports PIDs and Scrape adds the servers' CPU time and resident
+// memory (cluster/zookeeper's Cluster.PIDs gives this map). Default none.
+func WithServerPIDs(pids map[string]int) Option { return func(o *options) { o.pids = pids } }
+
+// Backend opens ZooKeeper sessions. Its methods may be called concurrently.
+type Backend struct {
+	cfg  Config
+	opts options
+
+	mu       sync.Mutex
+	closed   bool
+	sessions map[*Session]struct{}
+	shared   []*link // Conns > 0: the shared connections, made on demand
+	next     int     // round robin over shared
+	admin    *Session
+}
+
+var (
+	_ backends.Backend = (*Backend)(nil)
+	_ backends.Admin   = (*Backend)(nil)
+	_ backends.Scraper = (*Backend)(nil)
+)
+
+// New checks cfg and returns a Backend. It does not connect: Preflight
+// checks the servers, NewSession connects.
+func New(cfg Config, opts ...Option) (*Backend, error) {
+	if len(cfg.Endpoints) == 0 {
+		return nil, fmt.Errorf("%w: no endpoints", ErrBadEndpoint)
+	}
+	for _, ep := range cfg.Endpoints {
+		if err := checkEndpoint(ep); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.SessionTimeout <= 0 {
+		cfg.SessionTimeout = 4 * time.Second
+	}
+	if cfg.RecvBufferSize <= 0 {
+		cfg.RecvBufferSize = DefaultRecvBufferSize
+	}
+	if cfg.SendBufferSize <= 0 {
+		cfg.SendBufferSize = DefaultSendBufferSize
+	}
+	if cfg.Conns < 0 {
+		return nil, fmt.Errorf("zookeeper: Conns %d must be 0 or more", cfg.Conns)
+	}
+	b := &Backend{cfg: cfg, sessions: make(map[*Session]struct{})}
+	b.opts.logger = log.New(discard{}, "", 0)
+	for _, o := range opts {
+		o(&b.opts)
+	}
+	return b, nil
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// Kind is backends.ZooKeeper.
+func (b *Backend) Kind() backends.Kind { return backends.ZooKeeper }
+
+// NewSession opens a session and waits under ctx until the server has
+// established it (and accepted the digest, if any). With Config.Conns > 0
+// it returns a view of a shared connection instead. If ctx ends first, the
+// half-open connection is closed in the background and ctx's error returned.
+func (b *Backend) NewSession(ctx context.Context) (backends.Session, error) {
+	return b.newSession(ctx)
+}
+
+func (b *Backend) newSession(ctx context.Context) (*Session, error) {
+	if b.cfg.Conns > 0 {
+		l, err := b.sharedLink(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return b.track(newSession(l, true))
+	}
+	l, err := b.openLink(ctx, b.cfg.RecvBufferSize)
+	if err != nil {
+		return nil, err
+	}
+	return b.track(newSession(l, false))
+}
+
+// openLink connects and waits for the session and the digest.
+func (b *Backend) openLink(ctx context.Context, recvBuf int) (*link, error) {
+	if b.isClosed() {
+		return nil, ErrClosed
+	}
+	l, err := dial(&b.cfg, &b.opts, recvBuf)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.waitReady(ctx); err != nil {
+		l.markLost(zk.ErrClosing)
+		return nil, err
+	}
+	if b.cfg.Digest != "" {
+		_, err := call(ctx, l.lost, func() (struct{}, error) {
+			return struct{}{}, l.conn.AddAuth("digest", []byte(b.cfg.Digest))
+		})
+		if err != nil {
+			l.markLost(zk.ErrClosing)
+			return nil, fmt.Errorf("zookeeper: digest auth: %w", err)
+		}
+	}
+	return l, nil
+}
+
+// sharedLink picks the next shared connection, opening it if needed.
+func (b *Backend) sharedLink(ctx context.Context) (*link, error) {
+	b.mu.Lock()
+	if b.shared == nil {
+		b.shared = make([]*link, b.cfg.Conns)
+	}
+	i := b.next % len(b.shared)
+	b.next++
+	l := b.shared[i]
+	b.mu.Unlock()
+	if l != nil && !l.isLost.Load() {
+		return l, nil
+	}
+	// Two callers may both open slot i; the later one wins and the other
+	// connection serves only its own caller's sessions.
+	l, err := b.openLink(ctx, b.cfg.RecvBufferSize)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.shared[i] = l
+	b.mu.Unlock()
+	return l, nil
+}
+
+func (b *Backend) track(s *Session) (*Session, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		go s.Close()
+		return nil, ErrClosed
+	}
+	b.sessions[s] = struct{}{}
+	s.onClose = func() {
+		b.mu.Lock()
+		delete(b.sessions, s)
+		b.mu.Unlock()
+	}
+	return s, nil
+}
+
+func (b *Backend) isClosed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closed
+}
+
+// Close closes every session the backend opened (their ephemeral nodes go
+// with them), the shared and admin connections, and waits for the server to
+// acknowledge each close (at most a few seconds each, in parallel).
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	var all []*Session
+	for s := range b.sessions {
+		all = append(all, s)
+	}
+	if b.admin != nil {
+		all = append(all, b.admin)
+	}
+	shared := b.shared
+	b.mu.Unlock()
+
+	sem := make(chan struct{}, 64)
+	var wg sync.WaitGroup
+	for _, s := range all {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			s.Close()
+		}()
+	}
+	wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, l := range shared {
+		if l != nil {
+			l.shutdown(ctx)
+		}
+	}
+	return nil
+}
+
+// checkEndpoint rejects anything but "host:port" with a numeric port.
+func checkEndpoint(ep string) error {
+	host, port, err := net.SplitHostPort(ep)
+	if err != nil || host == "" {
+		return fmt.Errorf("%w: %q is not host:port (e.g. 127.0.0.1:2181)", ErrBadEndpoint, ep)
+	}
+	var n int
+	if _, err := fmt.Sscanf(port, "%d", &n); err != nil || n < 1 || n > 65535 || fmt.Sprint(n) != port {
+		return fmt.Errorf("%w: %q: port %q is not a number from 1 to 65535", ErrBadEndpoint, ep, port)
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package zookeeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// errLinkLost is what the dialer answers once the session is lost, so that
+// go-zookeeper cannot open a fresh session behind our back.
+var errLinkLost = errors.New("zookeeper: session lost, not reconnecting")
+
+// link is one zk.Conn and the one ZooKeeper session it carries.
+//
+// go-zookeeper reconnects within a session on its own (keeping watches), but
+// after the session expires it silently opens a new one. A link treats
+// expiry, an authentication failure, or Close as the end: it closes lost,
+// refuses every further dial and closes the zk.Conn. Session views
+// registered on the link are told through onLost.
+type link struct {
+	conn    *zk.Conn
+	hasConn chan struct{} // closed once conn is set; callbacks may run before
+
+	ready     chan struct{} // closed when the first session is established
+	readyOnce sync.Once
+	id        atomic.Int64 // the session id, once ready
+
+	lost     chan struct{} // closed when the session is over
+	lostOnce sync.Once
+	isLost   atomic.Bool
+	cause    error         // why; written before lost is closed
+	closed   chan struct{} // closed when conn.Close has returned
+
+	mu    sync.Mutex
+	views map[*Session]struct{}
+}
+
+// dial opens a zk.Conn with the backend's buffer sizes, logger and event
+// handling. It does not wait for the session: see waitReady.
+func dial(cfg *Config, o *options, recvBuf int) (*link, error) {
+	l := &link{
+		hasConn: make(chan struct{}),
+		ready:   make(chan struct{}),
+		lost:    make(chan struct{}),
+		closed:  make(chan struct{}),
+		views:   make(map[*Session]struct{}),
+	}
+	base := o.dialer
+	if base == nil {
+		base = net.DialTimeout
+	}
+	dialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		if l.isLost.Load() {
+			return nil, errLinkLost
+		}
+		return base(network, addr, timeout)
+	}
+	conn, events, err := zk.Connect(cfg.Endpoints, cfg.SessionTimeout,
+		zk.WithDialer(dialer),
+		zk.WithLogger(o.logger),
+		zk.WithLogInfo(false),
+		zk.WithEventCallback(l.onEvent),
+		zk.WithMaxBufferSize(recvBuf),
+		zk.WithMaxConnBufferSize(cfg.SendBufferSize),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("zookeeper: connect: %w", err)
+	}
+	l.conn = conn
+	close(l.hasConn)
+	// Events are handled by the callback; the channel is not read, and
+	// go-zookeeper drops what does not fit (it never blocks on it).
+	_ = events
+	return l, nil
+}
+
+// onEvent runs on go-zookeeper's goroutines and must not block.
+func (l *link) onEvent(ev zk.Event) {
+	if ev.Type != zk.EventSession {
+		return
+	}
+	switch ev.State {
+	case zk.StateHasSession:
+		<-l.hasConn
+		id := l.conn.SessionID()
+		if l.id.CompareAndSwap(0, id) {
+			l.readyOnce.Do(func() { close(l.ready) })
+		} else if l.id.Load() != id {
+			// A new session behind the lost one: never use it.
+			l.markLost(fmt.Errorf("zookeeper: session 0x%x replaced by 0x%x", l.id.Load(), id))
+		}
+	case zk.StateExpired:
+		l.markLost(zk.ErrSessionExpired)
+	case zk.StateAuthFailed:
+		l.markLost(zk.ErrAuthFailed)
+	}
+}
+
+// markLost ends the session once: it closes lost, tells the views and
+// closes the zk.Conn in the background (Close may wait for the server).
+func (l *link) markLost(cause error) {
+	l.lostOnce.Do(func() {
+		l.cause = cause
+		l.isLost.Store(true)
+		close(l.lost)
+		l.mu.Lock()
+		views := make([]*Session, 0, len(l.views))
+		for v := range l.views {
+			views = append(views, v)
+		}
+		l.mu.Unlock()
+		for _, v := range views {
+			v.end()
+		}
+		go func() {
+			<-l.hasConn
+			l.conn.Close()
+			close(l.closed)
+		}()
+	})
+}
+
+// waitReady waits until the session is established, lost, or ctx ends.
+func (l *link) waitReady(ctx context.Context) error {
+	select {
+	case <-l.ready:
+		return nil
+	case <-l.lost:
+		return fmt.Errorf("zookeeper: session: %w", l.cause)
+	case <-ctx.Done():
+		return fmt.Errorf("zookeeper: no session with %v: %w", l.conn.Server(), ctx.Err())
+	}
+}
+
+// attach registers a session view; false if the link is already lost.
+func (l *link) attach(s *Session) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.isLost.Load() {
+		return false
+	}
+	l.views[s] = struct{}{}
+	return true
+}
+
+func (l *link) detach(s *Session) {
+	l.mu.Lock()
+	delete(l.views, s)
+	l.mu.Unlock()
+}
+
+// shutdown closes the link deliberately and waits up to ctx for the server
+// to acknowledge the close (which removes the session's ephemeral nodes).
+func (l *link) shutdown(ctx context.Context) {
+	l.markLost(zk.ErrClosing)
+	select {
+	case <-l.closed:
+	case <-ctx.Done():
+	}
+}

@@ -1,0 +1,142 @@
+package zookeeper
+
+import (
+	"context"
+	"errors"
+	"path"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkbench/zkbench/backends"
+)
+
+// Create makes an ephemeral node, then reads its czxid (go-zookeeper v1.0.4
+// has no create2, so the fencing token costs one exists read: servers count
+// one write and one read per Create). CreateRev is 0 only if the node was
+// deleted before that read, or ctx ended between the create and the read. A connection loss mid-create returns
+// backends.ErrUnknownOutcome: the node may exist, owned by this session.
+func (s *Session) Create(ctx context.Context, p string, data []byte) (backends.Node, error) {
+	_, err := write(ctx, s, "create", p, func() (string, error) {
+		return s.l.conn.Create(p, data, zk.FlagEphemeral, acl)
+	})
+	if err != nil {
+		return backends.Node{}, err
+	}
+	s.own(p, true)
+	n := node(p)
+	n.Seq = 0
+	return s.stamp(ctx, n)
+}
+
+// stamp sets n.CreateRev from the node's czxid. The node exists: only a
+// lost session is an error. If ctx ends first CreateRev stays 0.
+func (s *Session) stamp(ctx context.Context, n backends.Node) (backends.Node, error) {
+	rev, err := s.czxid(ctx, n.Path)
+	if errors.Is(err, backends.ErrSessionLost) {
+		return n, err
+	}
+	n.CreateRev = rev
+	return n, nil
+}
+
+// czxid reads a node's creation zxid; 0 if it is already gone.
+func (s *Session) czxid(ctx context.Context, p string) (int64, error) {
+	st, err := read(ctx, s, "exists", p, func() (*zk.Stat, error) {
+		ok, st, err := s.l.conn.Exists(p)
+		if err == nil && !ok {
+			return nil, nil
+		}
+		return st, err
+	})
+	if err != nil || st == nil {
+		return 0, err
+	}
+	return st.Czxid, nil
+}
+
+// Get reads a node's data; Node.CreateRev is its czxid.
+func (s *Session) Get(ctx context.Context, p string) ([]byte, backends.Node, error) {
+	type got struct {
+		data []byte
+		st   *zk.Stat
+	}
+	g, err := read(ctx, s, "get", p, func() (got, error) {
+		data, st, err := s.l.conn.Get(p)
+		return got{data, st}, err
+	})
+	if err != nil {
+		return nil, backends.Node{}, err
+	}
+	n := node(p)
+	n.CreateRev = g.st.Czxid
+	return g.data, n, nil
+}
+
+// Delete removes a node whatever its version. A connection loss mid-delete
+// returns backends.ErrUnknownOutcome.
+func (s *Session) Delete(ctx context.Context, p string) error {
+	_, err := write(ctx, s, "delete", p, func() (struct{}, error) {
+		return struct{}{}, s.l.conn.Delete(p, -1)
+	})
+	if err == nil || errors.Is(err, backends.ErrNoNode) {
+		s.own(p, false)
+	}
+	return err
+}
+
+// Children lists parent's children ordered by Seq, then name. Seq is parsed
+// from the 10-digit suffix ZooKeeper gives sequential nodes; CreateRev is
+// left 0 (it would cost a read per child).
+func (s *Session) Children(ctx context.Context, parent string) ([]backends.Node, error) {
+	names, err := read(ctx, s, "children", parent, func() ([]string, error) {
+		names, _, err := s.l.conn.Children(parent)
+		return names, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return childNodes(parent, names), nil
+}
+
+// EnsurePath makes p and its missing ancestors as persistent, empty nodes.
+// Nodes that appear meanwhile (ErrNodeExists) are fine; a create whose
+// outcome is unknown is retried, which is safe for the same reason.
+func (s *Session) EnsurePath(ctx context.Context, p string) error {
+	if p == "/" {
+		return nil
+	}
+	if ok, err := s.exists(ctx, p); err != nil || ok {
+		return err
+	}
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	cur := ""
+	for _, part := range parts {
+		cur += "/" + part
+		for {
+			_, err := write(ctx, s, "create", cur, func() (string, error) {
+				return s.l.conn.Create(cur, nil, 0, acl)
+			})
+			if err == nil || errors.Is(err, backends.ErrNodeExists) {
+				break
+			}
+			if !errors.Is(err, backends.ErrUnknownOutcome) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Session) exists(ctx context.Context, p string) (bool, error) {
+	return read(ctx, s, "exists", p, func() (bool, error) {
+		ok, _, err := s.l.conn.Exists(p)
+		return ok, err
+	})
+}
+
+// node describes path p, with Seq parsed from its name.
+func node(p string) backends.Node {
+	name := path.Base(p)
+	return backends.Node{Path: p, Name: name, Seq: parseSeq(name)}
+}

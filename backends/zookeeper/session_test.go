@@ -1,0 +1,144 @@
+package zookeeper_test
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/zookeeper"
+)
+
+func TestNodesAndCreateRev(t *testing.T) {
+	b := open(t, zookeeper.Config{})
+	s := newSession(t, b)
+	ns := namespace(t, b, s)
+	ctx := ctxT(t)
+	if s.ID() == 0 || s.Conn() == nil || s.Conn().State() != zk.StateHasSession {
+		t.Fatalf("session id %x, conn %v", s.ID(), s.Conn())
+	}
+
+	n1, err := s.Create(ctx, ns+"/a", []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n2, err := s.Create(ctx, ns+"/b", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n1.CreateRev <= 0 || n2.CreateRev <= n1.CreateRev {
+		t.Fatalf("czxids %d then %d: want positive and growing", n1.CreateRev, n2.CreateRev)
+	}
+	data, g, err := s.Get(ctx, ns+"/a")
+	if err != nil || string(data) != "x" || g.CreateRev != n1.CreateRev {
+		t.Fatalf("Get = %q %+v %v", data, g, err)
+	}
+	if _, err := s.Create(ctx, ns+"/a", nil); !errors.Is(err, backends.ErrNodeExists) {
+		t.Fatalf("second Create: %v, want ErrNodeExists", err)
+	}
+	if _, err := s.Create(ctx, ns+"/missing/c", nil); !errors.Is(err, backends.ErrNoNode) {
+		t.Fatalf("Create without parent: %v, want ErrNoNode", err)
+	}
+
+	// Protected sequential names: prefix, 16 hex tag, '-', 10 digits.
+	if err := s.EnsurePath(ctx, ns+"/q/deep"); err != nil {
+		t.Fatal(err)
+	}
+	name := regexp.MustCompile(`^lock-[0-9a-f]{16}-[0-9]{10}$`)
+	var last backends.Node
+	for i := 0; i < 3; i++ {
+		n, err := s.CreateSequential(ctx, ns+"/q", "lock-", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !name.MatchString(n.Name) || n.Path != ns+"/q/"+n.Name {
+			t.Fatalf("sequential node %+v", n)
+		}
+		if i > 0 && (n.Seq <= last.Seq || n.CreateRev <= last.CreateRev) {
+			t.Fatalf("node %+v not after %+v", n, last)
+		}
+		last = n
+	}
+	kids, err := s.Children(ctx, ns+"/q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kids) != 4 || kids[0].Name != "deep" || kids[3].Seq != last.Seq {
+		t.Fatalf("children %+v: want the persistent 'deep' first, then by Seq", kids)
+	}
+	if err := s.Delete(ctx, ns+"/a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, ns+"/a"); !errors.Is(err, backends.ErrNoNode) {
+		t.Fatalf("second Delete: %v, want ErrNoNode", err)
+	}
+}
+
+func TestCancelReturnsPromptly(t *testing.T) {
+	b := open(t, zookeeper.Config{})
+	s := newSession(t, b)
+	ns := namespace(t, b, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	if _, err := s.Create(ctx, ns+"/x", nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Create with a cancelled ctx: %v", err)
+	}
+	// A watch ends (closed, no event) when its ctx does.
+	wctx, wcancel := context.WithCancel(context.Background())
+	_, _, ch, err := s.ExistsW(wctx, ns+"/never")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wcancel()
+	select {
+	case ev, ok := <-ch:
+		if ok {
+			t.Fatalf("cancelled watch delivered %v", ev)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("cancelled watch channel not closed")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}
+
+func TestCloseEndsSession(t *testing.T) {
+	b := open(t, zookeeper.Config{})
+	watcher := newSession(t, b)
+	ns := namespace(t, b, watcher)
+	s := newSession(t, b)
+	ctx := ctxT(t)
+	if _, err := s.Create(ctx, ns+"/eph", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, _, own, err := s.ExistsW(ctx, ns+"/other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, gone, err := watcher.ExistsW(ctx, ns+"/eph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	s.Close()
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Close took %v", d)
+	}
+	waitClosed(t, s.Done(), time.Second, "Done after Close")
+	if ev := <-own; ev.Type != backends.EventSessionLost {
+		t.Errorf("own watch after Close: %v", ev.Type)
+	}
+	if ev := <-gone; ev.Type != backends.EventDeleted {
+		t.Errorf("other session's watch: %v, want deleted (ephemeral removed by Close)", ev.Type)
+	}
+	if _, err := s.Create(ctx, ns+"/again", nil); !errors.Is(err, backends.ErrSessionLost) {
+		t.Errorf("Create after Close: %v, want ErrSessionLost", err)
+	}
+	s.Close() // twice is fine
+}
