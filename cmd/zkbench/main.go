@@ -30,6 +30,7 @@ With no endpoints, zkbench starts an embedded etcd in-process.`,
 	}
 	root.AddCommand(
 		newVersionCmd(),
+		newEtcdMemberCmd(),
 	)
 	return root
 }

@@ -1,0 +1,193 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/zkbench/zkbench/internal/spawn"
+)
+
+// errPortTaken: a member could not bind a port picked free; StartLocal
+// retries on fresh ports.
+var errPortTaken = errors.New("cluster/etcd: port already in use")
+
+// proc is one running member process: our child, or (after Open) a process
+// found by PID, whose exit is noticed by polling.
+type proc struct {
+	pid    int
+	cmd    *exec.Cmd // nil when adopted
+	exited chan struct{}
+}
+
+func (p *proc) running() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+func (p *proc) signal(sig syscall.Signal) error { return syscall.Kill(p.pid, sig) }
+
+// adopt watches a process that is not our child; nil if it is not running.
+func adopt(pid int) *proc {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return nil
+	}
+	p := &proc{pid: pid, exited: make(chan struct{})}
+	go func() {
+		for syscall.Kill(pid, 0) == nil {
+			time.Sleep(50 * time.Millisecond)
+		}
+		close(p.exited)
+	}()
+	return p
+}
+
+// terminate sends SIGCONT (in case it is paused) and SIGTERM, waits up to
+// grace or ctx, then SIGKILLs and waits.
+func (p *proc) terminate(ctx context.Context, grace time.Duration) {
+	_ = p.signal(syscall.SIGCONT)
+	_ = p.signal(syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	_ = p.signal(syscall.SIGKILL)
+	<-p.exited
+}
+
+// startMember starts member i; its output is appended to its log.
+func (l *Local) startMember(i int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if p := l.procs[i]; p != nil && p.running() {
+		return nil
+	}
+	m := l.st.Members[i]
+	logf, err := os.OpenFile(m.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("cluster/etcd: %w", err)
+	}
+	fmt.Fprintf(logf, "=== zkbench: starting etcd member %s at %s\n", m.Name, time.Now().Format(time.RFC3339))
+	cmd := exec.Command(l.st.Exe, append(append([]string(nil), l.st.Args...), m.Args()...)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if l.st.Detach {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		err = cmd.Start()
+	} else {
+		err = spawn.Start(cmd)
+	}
+	if err != nil {
+		logf.Close()
+		return fmt.Errorf("cluster/etcd: start %s: %w", l.st.Exe, err)
+	}
+	p := &proc{pid: cmd.Process.Pid, cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		logf.Close()
+		close(p.exited)
+	}()
+	l.procs[i] = p
+	l.st.Members[i].PID = p.pid
+	return nil
+}
+
+// forget clears member i's process if it is still p.
+func (l *Local) forget(i int, p *proc) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.procs[i] == p {
+		l.procs[i] = nil
+		l.st.Members[i].PID = 0
+	}
+}
+
+func (l *Local) proc(i int) (*proc, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i < 0 || i >= len(l.procs) {
+		return nil, fmt.Errorf("%w: %d of %d", errNoMember, i, len(l.procs))
+	}
+	return l.procs[i], nil
+}
+
+func (l *Local) stopMember(ctx context.Context, i int, grace time.Duration) {
+	if p, _ := l.proc(i); p != nil {
+		p.terminate(ctx, grace)
+		l.forget(i, p)
+	}
+}
+
+// Kill SIGKILLs member i (from 0) and waits for it to exit: a crash.
+// Killing a member that is not running does nothing.
+func (l *Local) Kill(i int) error {
+	p, err := l.proc(i)
+	if err != nil || p == nil {
+		return err
+	}
+	_ = p.signal(syscall.SIGKILL)
+	<-p.exited
+	l.forget(i, p)
+	return nil
+}
+
+func (l *Local) killAll() {
+	for i := range l.procs {
+		_ = l.Kill(i)
+	}
+}
+
+// Restart stops member i if it runs (SIGTERM, SIGKILL after 5 s; a leader
+// first hands over its leadership), starts it again on the same ports and
+// data, and waits under ctx until it answers Status with a leader known.
+func (l *Local) Restart(ctx context.Context, i int) error {
+	if _, err := l.proc(i); err != nil {
+		return err
+	}
+	l.stopMember(ctx, i, 5*time.Second)
+	if err := l.startMember(i); err != nil {
+		return err
+	}
+	return l.waitReady(ctx, []int{i})
+}
+
+// Pause freezes member i with SIGSTOP: it holds its connections but answers
+// nothing, like a server in a long GC pause or cut off from the network.
+func (l *Local) Pause(i int) error { return l.signal(i, syscall.SIGSTOP) }
+
+// Resume continues a paused member with SIGCONT.
+func (l *Local) Resume(i int) error { return l.signal(i, syscall.SIGCONT) }
+
+func (l *Local) signal(i int, sig syscall.Signal) error {
+	p, err := l.proc(i)
+	if err != nil {
+		return err
+	}
+	if p == nil || !p.running() {
+		return fmt.Errorf("cluster/etcd: member %d is not running", i)
+	}
+	return p.signal(sig)
+}
+
+// startError describes a failed start with the tail of member i's log.
+func (l *Local) startError(i int, what string) error {
+	m := l.State().Members[i]
+	tail := logTail(m.LogPath, 15)
+	err := fmt.Errorf("cluster/etcd: member %s (%s) %s; log %s ends:\n%s", m.Name, m.Endpoint(), what, m.LogPath, tail)
+	if strings.Contains(tail, "address already in use") {
+		return fmt.Errorf("%w: %w", errPortTaken, err)
+	}
+	return err
+}
