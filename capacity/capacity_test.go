@@ -1,0 +1,197 @@
+package capacity
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/internal/testresults"
+	"github.com/zkbench/zkbench/results"
+)
+
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math.Abs(b)) }
+
+func TestFitGrowthPicksTheModel(t *testing.T) {
+	ns := []float64{2, 4, 8, 16, 32, 64}
+	gen := func(f func(float64) float64) []float64 {
+		y := make([]float64, len(ns))
+		for i, n := range ns {
+			y[i] = f(n)
+		}
+		return y
+	}
+	tests := []struct {
+		name  string
+		y     []float64
+		model string
+		a, b  float64
+	}{
+		{"naive fan-out N-1", gen(func(n float64) float64 { return n - 1 }), Linear, -1, 1},
+		{"requests 3+2N", gen(func(n float64) float64 { return 3 + 2*n }), Linear, 3, 2},
+		{"power law", gen(func(n float64) float64 { return 0.5 * math.Pow(n, 1.5) }), Power, 0.5, 1.5},
+		{"square root", gen(func(n float64) float64 { return 4 * math.Sqrt(n) }), Power, 4, 0.5},
+		{"herd-free fan-out", gen(func(float64) float64 { return 1 }), Constant, 1, 0},
+		{"flat with noise", []float64{1.01, 0.99, 1.0, 1.02, 0.98, 1.0}, Constant, 1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := FitGrowth(ns, tt.y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Model != tt.model || !near(f.A, tt.a, 1e-6) || !near(f.B, tt.b, 1e-6) {
+				t.Fatalf("fit %+v, want %s a=%v b=%v", f, tt.model, tt.a, tt.b)
+			}
+			if tt.model != Constant && f.R2 < 0.999999 {
+				t.Errorf("R² = %v for exact data", f.R2)
+			}
+			if !f.Exact() && strings.Contains(f.String(), "exact") {
+				t.Errorf("String() = %q", f.String())
+			}
+		})
+	}
+}
+
+func TestFitGrowthNoisyPowerLaw(t *testing.T) {
+	ns := []float64{10, 20, 50, 100, 200, 500, 1000}
+	noise := []float64{1.05, 0.97, 1.02, 0.95, 1.04, 0.98, 1.01}
+	y := make([]float64, len(ns))
+	for i, n := range ns {
+		y[i] = 0.02 * n * n * noise[i]
+	}
+	f, err := FitGrowth(ns, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Model != Power || !near(f.B, 2, 0.03) || f.R2 < 0.99 || f.Power.R2 <= f.Linear.R2 {
+		t.Fatalf("fit %+v: want a power law of exponent about 2 that beats the line", f)
+	}
+	if n, ok := f.Solve(f.At(300)); !ok || !near(n, 300, 1e-9) {
+		t.Fatalf("Solve(At(300)) = %v, %v", n, ok)
+	}
+	if !f.Extrapolated(2000) || f.Extrapolated(300) {
+		t.Fatal("Extrapolated is wrong")
+	}
+}
+
+func TestFitGrowthRejects(t *testing.T) {
+	if _, err := FitGrowth([]float64{8}, []float64{1}); err != ErrTooFewPoints {
+		t.Errorf("one point: %v", err)
+	}
+	if _, err := FitGrowth([]float64{8, 8}, []float64{1, 2}); err != ErrTooFewPoints {
+		t.Errorf("one client count: %v", err)
+	}
+	if _, err := FitGrowth([]float64{0, 8}, []float64{1, 2}); err == nil {
+		t.Error("accepted N=0")
+	}
+	f, err := FitGrowth([]float64{2, 4}, []float64{1, 3})
+	if err != nil || !f.Exact() || !strings.Contains(f.String(), "not evidence") {
+		t.Errorf("two points: %+v %v %q", f, err, f.String())
+	}
+	// Zero values allow only the linear model.
+	f, err = FitGrowth([]float64{2, 4, 8}, []float64{0, 2, 6})
+	if err != nil || f.Model != Linear || f.Power.OK {
+		t.Errorf("with a zero: %+v %v", f, err)
+	}
+}
+
+func TestSustain(t *testing.T) {
+	pts := func(v ...float64) []point {
+		var out []point
+		for i := 0; i < len(v); i += 2 {
+			out = append(out, point{v[i], v[i+1]})
+		}
+		return out
+	}
+	target := Target{P99: 50 * time.Millisecond}
+	// p99 10ms at 10 clients, 100ms at 100: log-log crossing at sqrt(10)*10.
+	s := sustain(pts(10, 10, 100, 100), nil, nil, target)
+	if s.Status != "interpolated" || !near(s.Clients, 50, 1e-9) || s.MeasuredOK != 10 {
+		t.Fatalf("%+v", s)
+	}
+	if !strings.Contains(s.Text, "about 50 clients") {
+		t.Errorf("text %q", s.Text)
+	}
+	s = sustain(pts(10, 60, 100, 100), nil, nil, target)
+	if s.Status != "none" || !strings.Contains(s.Text, "N=10") {
+		t.Fatalf("%+v", s)
+	}
+	// All measured points meet it; a linear p99 fit 1 + 0.1·N crosses at 490.
+	p99 := pts(10, 2, 20, 3, 40, 5)
+	fit, err := fitPoints(p99)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = sustain(p99, nil, map[string]Fit{"p99": fit}, target)
+	if s.Status != "extrapolated" || !near(s.Clients, 490, 1e-6) || !strings.Contains(s.Text, "EXTRAPOLATED") {
+		t.Fatalf("%+v (fit %v)", s, fit)
+	}
+	s = sustain(p99, nil, nil, target)
+	if s.Status != "beyond" || s.Clients != 40 || !strings.Contains(s.Text, "not measured") {
+		t.Fatalf("%+v", s)
+	}
+	// A rate target binds first: throughput 1000 at 10, 100 at 100.
+	s = sustain(pts(10, 1, 100, 2), pts(10, 1000, 100, 100), nil, Target{P99: 50 * time.Millisecond, Rate: 500})
+	if s.Status != "interpolated" || !near(s.Clients, logInterp(10, 1000, 100, 100, 500), 1e-9) {
+		t.Fatalf("%+v", s)
+	}
+	if s := sustain(nil, nil, nil, target); s.Status != "not measured" {
+		t.Fatalf("%+v", s)
+	}
+}
+
+func TestBuildOnLockSweep(t *testing.T) {
+	var runs []*results.Run
+	for _, n := range []string{"lock-zookeeper.json", "lock-etcd.json"} {
+		r, err := results.ReadFile(testresults.Path(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	plan, err := Build(runs, Target{AtClients: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Series) != 6 {
+		t.Fatalf("%d series, want 3 variants x 2 backends", len(plan.Series))
+	}
+	for _, sp := range plan.Series {
+		fan, ok := sp.Fits["watch_events/op"]
+		if !ok {
+			t.Fatalf("%v: no fan-out fit", sp.Series)
+		}
+		switch sp.Variant {
+		case "naive":
+			// The synthetic naive lock delivers N-1 notifications per grant.
+			if fan.Model != Linear || !near(fan.B, 1, 1e-9) || !fan.Grows() {
+				t.Errorf("%v naive fan-out fit %v", sp.Backend, fan)
+			}
+		default:
+			if fan.Model != Constant {
+				t.Errorf("%v %s fan-out fit %v, want constant", sp.Backend, sp.Variant, fan)
+			}
+		}
+		if sp.Latency != "acquire" {
+			t.Errorf("latency %q", sp.Latency)
+		}
+		if sp.Sustain.Status == "" || sp.Sustain.Text == "" {
+			t.Errorf("no sustain answer: %+v", sp.Sustain)
+		}
+		d := sp.Demand
+		if d == nil || d.Clients != 1000 || !d.Extrapolated || d.RateSource != "fit" || d.RequestsSide != "server" {
+			t.Fatalf("%v demand %+v", sp.Series, d)
+		}
+		if !near(d.RequestsPerSec, d.Rate*d.RequestsPerOp, 1e-12) {
+			t.Errorf("demand does not multiply out: %+v", d)
+		}
+		if sp.Backend == "etcd" {
+			if len(sp.Headroom) != len(testresults.LockClients) || sp.Headroom[0].WriteShare <= 0 || sp.Headroom[0].HandoffShare <= 0 {
+				t.Errorf("etcd headroom %+v", sp.Headroom)
+			}
+		} else if len(sp.Headroom) != 0 {
+			t.Errorf("zookeeper run has no calibration but headroom %+v", sp.Headroom)
+		}
+	}
+}
