@@ -1,0 +1,123 @@
+package calibrate
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/internal/testcluster"
+)
+
+func TestMain(m *testing.M) { testcluster.Main(m) }
+
+func TestRun(t *testing.T) {
+	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
+		ns := testcluster.TestNamespace(t)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		s, err := b.NewSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.EnsurePath(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+		scraper, canScrape := b.(backends.Scraper)
+		var before backends.Metrics
+		if canScrape {
+			if before, err = scraper.Scrape(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		cal, err := Run(ctx, b, ns, WithPhaseDuration(300*time.Millisecond), WithSessions(4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: writes/s %.0f, reads/s %.0f, RTT %v, write %v, notify %v, handoff bound %v",
+			b.Kind(), cal.WritesPerSec, cal.ReadsPerSec, cal.RTT, cal.WriteLatency, cal.NotifyLatency, cal.HandoffBound)
+		var names []string
+		var writes int64
+		for _, p := range cal.Phases {
+			names = append(names, p.Name)
+			t.Logf("  %-18s %6d ops %3d errors in %v: %.0f/s, p50 %v", p.Name, p.Ops, p.Errors, p.Elapsed.Round(time.Millisecond), p.Rate, time.Duration(p.Latency.P50))
+			if p.Ops <= 0 || p.Errors != 0 || p.Rate <= 0 || p.Latency == nil || p.Latency.Count <= 0 {
+				t.Errorf("phase %+v", p)
+			}
+			if p.Kind == "write" {
+				writes += p.Ops
+			}
+		}
+		if want := []string{"sequential_create", "sequential_get", "sequential_delete", "watch_notify", "concurrent_write", "concurrent_read"}; !slices.Equal(names, want) {
+			t.Fatalf("phases %v, want %v", names, want)
+		}
+		if cal.Backend != b.Kind() || cal.Sessions != 4 || cal.WritesPerSec <= 0 || cal.ReadsPerSec <= 0 || cal.RTT <= 0 ||
+			cal.WriteLatency <= 0 || cal.NotifyLatency <= 0 || cal.HandoffBound != cal.NotifyLatency+cal.RTT {
+			t.Fatalf("calibration %+v", cal)
+		}
+		// Every create and delete calibration counted reached the server:
+		// the server's write counter moved at least as much.
+		if canScrape {
+			after, err := scraper.Scrape(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d, ok := after.Delta(before)[backends.MetricWrites]; ok && d < float64(writes) {
+				t.Errorf("server counted %v writes, calibration %d", d, writes)
+			}
+		}
+		// Nothing is left below the namespace.
+		names, err = b.(backends.Admin).List(ctx, ns)
+		if err != nil && !errors.Is(err, backends.ErrNoNode) {
+			t.Fatal(err)
+		}
+		if slices.Contains(names, Dir) {
+			t.Errorf("%s/%s left behind: %v", ns, Dir, names)
+		}
+	})
+}
+
+func TestRunCancel(t *testing.T) {
+	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
+		ns := testcluster.TestNamespace(t)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		s, err := b.NewSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.EnsurePath(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+		rctx, rcancel := context.WithCancel(ctx)
+		time.AfterFunc(500*time.Millisecond, rcancel)
+		start := time.Now()
+		cal, err := Run(rctx, b, ns, WithPhaseDuration(10*time.Second), WithSessions(2))
+		if !errors.Is(err, context.Canceled) || cal != nil {
+			t.Fatalf("Run after cancel = %v, %v; want context.Canceled", cal, err)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("Run took %v to return after cancel", took)
+		}
+		names, err := b.(backends.Admin).List(ctx, ns)
+		if err != nil && !errors.Is(err, backends.ErrNoNode) {
+			t.Fatal(err)
+		}
+		if slices.Contains(names, Dir) {
+			t.Errorf("%s/%s left behind after cancel: %v", ns, Dir, names)
+		}
+	})
+}
+
+func TestRunRejectsNamespace(t *testing.T) {
+	for _, ns := range []string{"/", "/zkbench", "/other/x", "zkbench/x", "/zkbench/../etc"} {
+		if _, err := Run(context.Background(), nil, ns); !errors.Is(err, ErrNamespace) {
+			t.Errorf("Run(%q) = %v, want ErrNamespace", ns, err)
+		}
+	}
+}
