@@ -1,0 +1,108 @@
+package recipetest
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/zkbench/zkbench/recipes"
+)
+
+// observed is an Observer.Next running in the background.
+type observed struct {
+	done chan struct{}
+	info recipes.LeaderInfo
+	err  error
+}
+
+func observeAsync(ctx context.Context, o recipes.Observer, after recipes.LeaderInfo) *observed {
+	p := &observed{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.info, p.err = o.Next(ctx, after)
+	}()
+	return p
+}
+
+// testObserver: an observer sees no leader, then the first leader (its id
+// and token), is not woken by candidates coming and going behind the
+// leader, and learns the next leader after a failover with one notification
+// where herd-free (two at most where not).
+func testObserver(e *electionEnv) {
+	om := e.newMember()
+	o := e.v.Election.Observer(om.s, e.path)
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	if _, err := o.Leader(ctx); !errors.Is(err, recipes.ErrNoLeader) {
+		e.t.Fatalf("Leader of an empty election: %v, want ErrNoLeader", err)
+	}
+
+	first := observeAsync(ctx, o, recipes.LeaderInfo{})
+	time.Sleep(quietWindow)
+	a, b := e.newLatch(), e.newLatch()
+	a.awaitAsync()
+	defer a.cancel()
+	e.elected([]*latch{a})
+	e.observedAs(first, a)
+	if got, err := o.Leader(ctx); err != nil || got != first.info {
+		e.t.Errorf("Leader = %+v, %v; want %+v", got, err, first.info)
+	}
+
+	b.awaitAsync()
+	defer b.cancel()
+	next := observeAsync(ctx, o, first.info)
+	time.Sleep(quietWindow)
+	before := om.events()
+	// Churn behind the leader: a candidate joins and withdraws.
+	c := e.newLatch()
+	c.awaitAsync()
+	time.Sleep(quietWindow)
+	c.cancel()
+	<-c.done
+	time.Sleep(quietWindow)
+	if e.v.ClientCounts {
+		if woke := om.events() - before; woke != 0 {
+			e.t.Errorf("a candidate joining and leaving behind the leader woke the observer %d times", woke)
+		}
+	}
+	select {
+	case <-next.done:
+		e.t.Fatalf("Next returned while the leader stayed: %+v, %v", next.info, next.err)
+	default:
+	}
+
+	if err := a.raw.Close(); err != nil {
+		e.t.Fatalf("closing the leader's session: %v", err)
+	}
+	e.elected([]*latch{b})
+	e.observedAs(next, b)
+	if e.v.ClientCounts {
+		woke := om.events() - before
+		limit := int64(2)
+		if e.v.HerdFree {
+			limit = 1
+		}
+		if woke < 1 || woke > limit {
+			e.t.Errorf("a failover woke the observer %d times, want 1..%d", woke, limit)
+		}
+		e.t.Logf("%s observer: %d notification(s) for one failover", e.v.Name, woke)
+	}
+	e.closeLatch(b)
+	e.nodesBecome(0)
+}
+
+// observedAs waits for p and checks it reports c's term.
+func (e *electionEnv) observedAs(p *observed, c *latch) {
+	e.t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(opTimeout):
+		e.t.Fatalf("Next did not report %s within %v", c.id, opTimeout)
+	}
+	if p.err != nil {
+		e.t.Fatalf("Next: %v", p.err)
+	}
+	if p.info.ID != c.id || p.info.Token != c.lead.Token {
+		e.t.Errorf("Next reported %+v, want {ID:%s Token:%d}", p.info, c.id, c.lead.Token)
+	}
+}
