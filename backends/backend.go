@@ -81,8 +81,10 @@ const (
 	// MetricWrites: write requests processed (ZooKeeper zk_cnt_updatelatency,
 	// etcd put+txn+delete-range+lease grant/revoke gRPC calls handled).
 	MetricWrites = "zkbench_server_writes"
-	// MetricReads: read requests processed (ZooKeeper zk_cnt_readlatency,
-	// etcd Range gRPC calls handled).
+	// MetricReads: read requests processed (ZooKeeper
+	// zk_cnt_zkbench_read_per_namespace, the reads below /zkbench, because
+	// zk_cnt_readlatency also counts every session's pings; etcd Range gRPC
+	// calls handled).
 	MetricReads = "zkbench_server_reads"
 	// MetricRequests: all client requests received (ZooKeeper
 	// zk_packets_received, etcd grpc_server_handled_total over every method).

@@ -39,6 +39,9 @@ type link struct {
 
 	mu    sync.Mutex
 	views map[*Session]struct{}
+	// nc is the last TCP connection dialed. go-zookeeper leaves it open
+	// after an expiry; the link closes it when the session is over.
+	nc net.Conn
 }
 
 // dial opens a zk.Conn with the backend's buffer sizes, logger and event
@@ -59,7 +62,18 @@ func dial(cfg *Config, o *options, recvBuf int) (*link, error) {
 		if l.isLost.Load() {
 			return nil, errLinkLost
 		}
-		return base(network, addr, timeout)
+		nc, err := base(network, addr, timeout)
+		if err != nil {
+			return nil, err
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.isLost.Load() { // lost while dialing
+			nc.Close()
+			return nil, errLinkLost
+		}
+		l.nc = nc
+		return nc, nil
 	}
 	conn, events, err := zk.Connect(cfg.Endpoints, cfg.SessionTimeout,
 		zk.WithDialer(dialer),
@@ -121,6 +135,11 @@ func (l *link) markLost(cause error) {
 		go func() {
 			<-l.hasConn
 			l.conn.Close()
+			l.mu.Lock()
+			if l.nc != nil {
+				l.nc.Close()
+			}
+			l.mu.Unlock()
 			close(l.closed)
 		}()
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/zkbench/zkbench/backends"
@@ -11,21 +12,38 @@ import (
 	"github.com/zkbench/zkbench/internal/procstat"
 )
 
-// Canonical metrics from mntr, as found on ZooKeeper 3.8:
+// Canonical metrics from mntr, as measured on ZooKeeper 3.8.0 (standalone
+// and a 3-server ensemble; see scrape_test.go):
 //
-//   - zk_sum_node_*_watch_count: watchers triggered, summed over the
-//     watch-triggering events; the cnt_ twin counts the events.
-//   - zk_cnt_updatelatency / zk_cnt_readlatency: write / read requests
-//     completed, counted on the server the client is connected to.
-//   - zk_packets_received: every packet from clients, including session
-//     handshakes and pings (a session pings every third of its timeout),
-//     so idle sessions move it too.
+//   - zk_sum_node_{created,deleted,changed,children}_watch_count: watchers
+//     triggered, counted by the server that holds each watcher's
+//     connection, so the sum over servers is the fan-out. (The cnt_ twins
+//     count the triggering events.) -> MetricWatchEvents,
+//     MetricWatchesTriggeredOnDelete.
+//   - zk_cnt_updatelatency: writes, counted once, by the server the client
+//     is connected to; session creation and close count as writes too.
+//     -> MetricWrites.
+//   - zk_cnt_readlatency counts reads AND pings (a session pings every third
+//     of its timeout), so idle sessions move it. MetricReads is instead
+//     zk_cnt_zkbench_read_per_namespace, ZooKeeper's per-namespace read
+//     count for the top-level node /zkbench: reads of zkbench's own nodes,
+//     counted once, without pings. MetricPings is the difference.
+//   - zk_packets_received: every packet from clients, pings and session
+//     handshakes included. -> MetricRequests.
 var watchSums = []string{
 	"zk_sum_node_created_watch_count",
 	"zk_sum_node_deleted_watch_count",
 	"zk_sum_node_changed_watch_count",
 	"zk_sum_node_children_watch_count",
 }
+
+// namespaceReads is ZooKeeper's read count for the top-level node of
+// zkbench's namespace (3.7+; it appears after the first such read).
+var namespaceReads = "zk_cnt_" + strings.TrimPrefix(backends.Root, "/") + "_read_per_namespace"
+
+// MetricPings is zk_cnt_readlatency minus the reads below /zkbench: the
+// sessions' pings, plus any reads of nodes outside /zkbench.
+const MetricPings = "zkbench_zookeeper_pings"
 
 // MetricMembersScraped is how many servers answered the scrape.
 const MetricMembersScraped = "zkbench_server_members_scraped"
@@ -77,7 +95,8 @@ func (b *Backend) Scrape(ctx context.Context) (backends.Metrics, error) {
 	}
 	m[backends.MetricWatchesTriggeredOnDelete] = m["zk_sum_node_deleted_watch_count"]
 	m[backends.MetricWrites] = m["zk_cnt_updatelatency"]
-	m[backends.MetricReads] = m["zk_cnt_readlatency"]
+	m[backends.MetricReads] = m[namespaceReads]
+	m[MetricPings] = m["zk_cnt_readlatency"] - m[namespaceReads]
 	m[backends.MetricRequests] = m["zk_packets_received"]
 	if len(b.opts.pids) > 0 {
 		for ep, pid := range b.opts.pids {

@@ -1,0 +1,176 @@
+package zookeeper_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/zookeeper"
+	"github.com/zkbench/zkbench/faults/proxy"
+	"github.com/zkbench/zkbench/internal/testcluster"
+)
+
+// proxied returns a proxy to the shared server and a Backend whose sessions
+// go through it.
+func proxied(t *testing.T, timeout time.Duration) (*proxy.Proxy, *zookeeper.Backend) {
+	t.Helper()
+	p, err := proxy.New(context.Background(), testcluster.ZooKeeperEndpoints(t)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p, open(t, zookeeper.Config{Endpoints: []string{p.Addr()}, SessionTimeout: timeout})
+}
+
+func TestExpiryIsTerminal(t *testing.T) {
+	direct := open(t, zookeeper.Config{})
+	ds := newSession(t, direct)
+	ns := namespace(t, direct, ds)
+	p, b := proxied(t, time.Second)
+	s := newSession(t, b)
+	ctx := ctxT(t)
+	id := s.ID()
+	if _, err := s.Create(ctx, ns+"/eph", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, _, watch, err := s.ExistsW(ctx, ns+"/nothing")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Partition the session until the server expires it, which removes
+	// its ephemeral node.
+	p.Cut()
+	waitFor(t, 15*time.Second, "server expires the session", func() bool {
+		_, _, err := ds.Get(ctx, ns+"/eph")
+		return errors.Is(err, backends.ErrNoNode)
+	})
+	select {
+	case <-s.Done():
+		t.Fatal("Done closed before the client could know of the expiry")
+	default:
+	}
+	// Healed, the client learns of the expiry from the server.
+	p.Restore()
+	waitClosed(t, s.Done(), 10*time.Second, "Done after expiry")
+	select {
+	case ev := <-watch:
+		if ev.Type != backends.EventSessionLost {
+			t.Errorf("watch after expiry: %v, want session-lost", ev.Type)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("watch got nothing after expiry")
+	}
+	if _, err := s.Create(ctx, ns+"/after", nil); !errors.Is(err, backends.ErrSessionLost) {
+		t.Errorf("Create after expiry: %v, want ErrSessionLost", err)
+	}
+	if _, err := s.Children(ctx, ns); !errors.Is(err, backends.ErrSessionLost) {
+		t.Errorf("Children after expiry: %v, want ErrSessionLost", err)
+	}
+	if s.ID() != id {
+		t.Errorf("ID changed from %x to %x", id, s.ID())
+	}
+	// go-zookeeper would open a fresh session; the backend must not.
+	waitFor(t, 5*time.Second, "connection closed", func() bool { return p.Stats().Active == 0 })
+	accepted := p.Stats().Accepted
+	time.Sleep(2 * time.Second)
+	if got := p.Stats().Accepted; got != accepted {
+		t.Errorf("%d new connections after expiry: a new session was attempted", got-accepted)
+	}
+}
+
+func TestProtectedCreateSurvivesLostReply(t *testing.T) {
+	direct := open(t, zookeeper.Config{})
+	ds := newSession(t, direct)
+	ns := namespace(t, direct, ds)
+	ctx := ctxT(t)
+	q := ns + "/q"
+	if err := ds.EnsurePath(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	p, b := proxied(t, 4*time.Second)
+	s := newSession(t, b)
+
+	// Requests reach the server; replies are held back.
+	p.SetDirectionLatency(proxy.ServerToClient, time.Minute, 0)
+	type res struct {
+		n   backends.Node
+		err error
+	}
+	done := make(chan res, 1)
+	go func() {
+		n, err := s.CreateSequential(ctx, q, "lock-", []byte("d"))
+		done <- res{n, err}
+	}()
+	waitFor(t, 5*time.Second, "create applied on the server", func() bool {
+		kids, err := ds.Children(ctx, q)
+		return err == nil && len(kids) == 1
+	})
+	// Drop the connection with the reply in it.
+	p.SetDirectionLatency(proxy.ServerToClient, 0, 0)
+	if p.ResetAll() == 0 {
+		t.Fatal("no connection to reset")
+	}
+	var r res
+	select {
+	case r = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("CreateSequential did not return after the reset")
+	}
+	if r.err != nil {
+		t.Fatalf("CreateSequential after a lost reply: %v", r.err)
+	}
+	kids, err := ds.Children(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kids) != 1 || kids[0].Path != r.n.Path || kids[0].Seq != r.n.Seq {
+		t.Fatalf("children %+v, returned %+v: want exactly the one node", kids, r.n)
+	}
+	if r.n.CreateRev == 0 {
+		t.Error("CreateRev not set after recovery")
+	}
+	_, st, err := ds.Conn().Exists(r.n.Path)
+	if err != nil || st.EphemeralOwner != s.ID() {
+		t.Fatalf("owner %x (%v), want session %x", st.EphemeralOwner, err, s.ID())
+	}
+	select {
+	case <-s.Done():
+		t.Fatal("session lost by a connection reset")
+	default:
+	}
+}
+
+func TestWatchAndReadsSurviveReconnect(t *testing.T) {
+	direct := open(t, zookeeper.Config{})
+	ds := newSession(t, direct)
+	ns := namespace(t, direct, ds)
+	ctx := ctxT(t)
+	if err := ds.EnsurePath(ctx, ns+"/n"); err != nil {
+		t.Fatal(err)
+	}
+	p, b := proxied(t, 4*time.Second)
+	s := newSession(t, b)
+	_, _, watch, err := s.ExistsW(ctx, ns+"/n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Reset, and let a read run while the client reconnects.
+	p.ResetAll()
+	if _, err := s.Children(ctx, ns); err != nil {
+		t.Fatalf("read across a reconnect: %v", err)
+	}
+	if err := ds.Delete(ctx, ns+"/n"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-watch:
+		if ev.Type != backends.EventDeleted {
+			t.Fatalf("watch after reconnect: %v, want deleted", ev.Type)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("watch armed before a reconnect did not fire")
+	}
+}

@@ -1,0 +1,136 @@
+package zookeeper_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/zookeeper"
+	"github.com/zkbench/zkbench/internal/testcluster"
+)
+
+func scrape(t *testing.T, b backends.Backend) backends.Metrics {
+	t.Helper()
+	m, err := b.(backends.Scraper).Scrape(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestScrapeCountsWatchFanOut arms one exists watch per session on a node,
+// deletes it, and checks the servers' own count of triggered watches: one
+// per session, summed over every server the sessions are spread on.
+func TestScrapeCountsWatchFanOut(t *testing.T) {
+	for name, open := range map[string]func(testing.TB) backends.Backend{
+		"standalone": testcluster.ZooKeeperBackend,
+		"ensemble":   testcluster.ZooKeeperEnsembleBackend,
+	} {
+		t.Run(name, func(t *testing.T) {
+			const watchers = 12
+			b := open(t)
+			owner := newSession(t, b)
+			ns := namespace(t, b, owner)
+			ctx := ctxT(t)
+			target := ns + "/target"
+			if _, err := owner.Create(ctx, target, nil); err != nil {
+				t.Fatal(err)
+			}
+			var chans []<-chan backends.Event
+			for i := 0; i < watchers; i++ {
+				s := newSession(t, b)
+				_, _, ch, err := s.ExistsW(ctx, target)
+				if err != nil {
+					t.Fatal(err)
+				}
+				chans = append(chans, ch)
+			}
+			before := scrape(t, b)
+			if err := owner.Delete(ctx, target); err != nil {
+				t.Fatal(err)
+			}
+			for _, ch := range chans {
+				select {
+				case ev := <-ch:
+					if ev.Type != backends.EventDeleted {
+						t.Fatalf("event %v", ev.Type)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("watch did not fire")
+				}
+			}
+			d := scrape(t, b).Delta(before)
+			t.Logf("after 1 delete seen by %d watchers: %s", watchers, show(d))
+			if got := d[backends.MetricWatchesTriggeredOnDelete]; got != watchers {
+				t.Errorf("deleted-watch delta %v, want %d", got, watchers)
+			}
+			if got := d[backends.MetricWatchEvents]; got != watchers {
+				t.Errorf("watch events delta %v, want %d", got, watchers)
+			}
+			if got := d[backends.MetricWrites]; got != 1 {
+				t.Errorf("writes delta %v, want 1 (the delete)", got)
+			}
+			if d[backends.MetricCPUSeconds] < 0 || scrape(t, b)[backends.MetricResidentBytes] < 1<<20 {
+				t.Errorf("server cost missing: %s", show(d))
+			}
+		})
+	}
+}
+
+// TestScrapeCountsRequests checks what reads, writes and requests count.
+func TestScrapeCountsRequests(t *testing.T) {
+	b := testcluster.ZooKeeperBackend(t)
+	s := newSession(t, b)
+	ns := namespace(t, b, s)
+	ctx := ctxT(t)
+	before := scrape(t, b)
+	const n = 20
+	for i := 0; i < n; i++ {
+		if _, err := s.Create(ctx, fmt.Sprintf("%s/n%d", ns, i), nil); err != nil { // 1 write + 1 read
+			t.Fatal(err)
+		}
+		if _, err := s.Children(ctx, ns); err != nil { // 1 read
+			t.Fatal(err)
+		}
+	}
+	d := scrape(t, b).Delta(before)
+	t.Logf("after %d creates and %d listings: %s", n, n, show(d))
+	if got := d[backends.MetricWrites]; got != n {
+		t.Errorf("writes delta %v, want %d", got, n)
+	}
+	if got := d[backends.MetricReads]; got != 2*n {
+		t.Errorf("reads delta %v, want %d", got, 2*n)
+	}
+	if got := d[backends.MetricRequests]; got < 3*n {
+		t.Errorf("requests delta %v, want at least %d", got, 3*n)
+	}
+}
+
+// TestIdleSessionsMoveRequests shows that zk_packets_received (and so
+// MetricRequests) counts pings: idle sessions move it.
+func TestIdleSessionsMoveRequests(t *testing.T) {
+	b := testcluster.ZooKeeperBackend(t)
+	for i := 0; i < 5; i++ {
+		newSession(t, b)
+	}
+	before := scrape(t, b)
+	time.Sleep(3 * time.Second)
+	d := scrape(t, b).Delta(before)
+	t.Logf("5 idle sessions for 3s: %s", show(d))
+	if d[backends.MetricRequests] < 5 {
+		t.Errorf("requests delta %v: pings of 5 idle 4s sessions over 3s should count", d[backends.MetricRequests])
+	}
+	if d[zookeeper.MetricPings] < 5 {
+		t.Errorf("pings delta %v over 3s of 5 idle sessions", d[zookeeper.MetricPings])
+	}
+	if d[backends.MetricWrites] != 0 || d[backends.MetricReads] != 0 {
+		t.Errorf("writes or reads moved while idle: %s", show(d))
+	}
+}
+
+func show(m backends.Metrics) string {
+	return fmt.Sprintf("watch_events=%v deleted=%v writes=%v reads=%v pings=%v requests=%v cpu=%.2fs",
+		m[backends.MetricWatchEvents], m[backends.MetricWatchesTriggeredOnDelete], m[backends.MetricWrites],
+		m[backends.MetricReads], m[zookeeper.MetricPings], m[backends.MetricRequests], m[backends.MetricCPUSeconds])
+}
