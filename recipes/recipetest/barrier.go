@@ -1,0 +1,212 @@
+package recipetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/barriervariants"
+)
+
+// Sizes of the double barrier tests.
+const (
+	barrierParticipants = 5
+	barrierRounds       = 3
+)
+
+// RunDoubleBarrierSuite runs every double barrier subtest for variant v on
+// backend b: nobody passes Enter before N arrived, nobody passes Leave
+// before all called it, over several rounds; the notification count per
+// participant (one where herd-free, one per arrival where not); cleanup
+// after a cancelled Enter and after a participant's session ends inside.
+// Each subtest works in a fresh namespace removed when it ends.
+func RunDoubleBarrierSuite(t *testing.T, b backends.Backend, v barriervariants.Variant) {
+	subtests := []struct {
+		name string
+		f    func(e *barrierEnv)
+	}{
+		{"Rounds", testBarrierRounds},
+		{"StaggeredWakeups", testBarrierStaggered},
+		{"CancelCleansUp", testBarrierCancel},
+		{"SessionLostInside", testBarrierSessionLost},
+	}
+	admin, ok := b.(backends.Admin)
+	if !ok {
+		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
+	}
+	for _, st := range subtests {
+		t.Run(st.name, func(t *testing.T) {
+			ns := testcluster.TestNamespace(t, b)
+			st.f(&barrierEnv{t: t, b: b, admin: admin, v: v, path: ns + "/barrier"})
+		})
+	}
+}
+
+// testBarrierRounds: N participants run R rounds concurrently (each round
+// on its own path), with random delays before Enter, in the computation and
+// before Leave. Nobody passes Enter before all N began it, nobody passes
+// Leave before all N began it, and no node is left afterwards.
+func testBarrierRounds(e *barrierEnv) {
+	ps := e.newParticipants(barrierParticipants)
+	x := &crossing{}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	errs := make(chan error, len(ps))
+	var wg sync.WaitGroup
+	for _, p := range ps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range barrierRounds {
+				db := e.v.New(p.s, e.round(r), barrierParticipants)
+				enter, leave := fmt.Sprintf("enter-%d", r), fmt.Sprintf("leave-%d", r)
+				time.Sleep(rand.N(30 * time.Millisecond))
+				x.begin(enter)
+				if _, err := db.Enter(ctx); err != nil {
+					errs <- fmt.Errorf("%s round %d: Enter: %w", p.id, r, err)
+					return
+				}
+				x.passed(enter, p.id, barrierParticipants)
+				time.Sleep(rand.N(30 * time.Millisecond))
+				x.begin(leave)
+				if _, err := db.Leave(ctx); err != nil {
+					errs <- fmt.Errorf("%s round %d: Leave: %w", p.id, r, err)
+					return
+				}
+				x.passed(leave, p.id, barrierParticipants)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		e.t.Error(err)
+	}
+	for _, v := range x.violations {
+		e.t.Error(v)
+	}
+	e.listBecomes(e.path, 0)
+}
+
+// testBarrierStaggered: participants enter one at a time, each a quiet
+// window after the previous, then leave one at a time the same way. Nobody
+// passes before the last began; a herd-free barrier wakes each participant
+// at most once per phase, a herd-prone one wakes the first participant once
+// per later arrival (and the first to leave once per later departure).
+func testBarrierStaggered(e *barrierEnv) {
+	n := barrierParticipants
+	ps := e.newParticipants(n)
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	dbs := make([]recipes.DoubleBarrier, n)
+	enters := make([]*phase, n)
+	for i, p := range ps {
+		dbs[i] = e.v.New(p.s, e.round(0), n)
+		enters[i] = startPhase(ctx, dbs[i].Enter)
+		time.Sleep(quietWindow)
+		for j := range i + 1 {
+			if enters[j].finished() && i < n-1 {
+				e.t.Fatalf("participant %d passed Enter with %d of %d arrived (err %v)", j, i+1, n, enters[j].err)
+			}
+		}
+	}
+	e.waitAll("Enter", enters)
+	leaves := make([]*phase, n)
+	for i := range ps {
+		leaves[i] = startPhase(ctx, dbs[i].Leave)
+		time.Sleep(quietWindow)
+		for j := range i + 1 {
+			if leaves[j].finished() && i < n-1 {
+				e.t.Fatalf("participant %d passed Leave with %d of %d leaving (err %v)", j, i+1, n, leaves[j].err)
+			}
+		}
+	}
+	e.waitAll("Leave", leaves)
+	var ew, lw []int
+	events := int64(0)
+	for i, p := range ps {
+		ew, lw = append(ew, enters[i].p.Wakeups), append(lw, leaves[i].p.Wakeups)
+		events += p.events()
+	}
+	e.t.Logf("%s, N=%d: Enter wake-ups %v, Leave wake-ups %v, %.1f notifications per participant",
+		e.v.Name, n, ew, lw, float64(events)/float64(n))
+	if e.v.HerdFree {
+		for i := range n {
+			if ew[i] > 1 || lw[i] > 1 {
+				e.t.Errorf("participant %d woke %d times entering and %d leaving, want at most 1 each", i, ew[i], lw[i])
+			}
+		}
+	} else if ew[0] < n-2 || lw[0] < n-2 {
+		e.t.Errorf("first participant woke %d times entering and %d leaving, want one per later arrival/departure (>= %d)",
+			ew[0], lw[0], n-2)
+	}
+	e.listBecomes(e.path, 0)
+}
+
+// testBarrierCancel: a participant whose Enter is cancelled returns ctx's
+// error promptly and removes its node; Leave without Enter fails with
+// ErrNotEntered.
+func testBarrierCancel(e *barrierEnv) {
+	ps := e.newParticipants(2)
+	members := e.round(0) + "/members"
+	a, b := e.v.New(ps[0].s, e.round(0), 3), e.v.New(ps[1].s, e.round(0), 3)
+	actx, acancel := context.WithCancel(context.Background())
+	bctx, bcancel := context.WithTimeout(context.Background(), opTimeout)
+	defer bcancel()
+	pa, pb := startPhase(actx, a.Enter), startPhase(bctx, b.Enter)
+	e.listBecomes(members, 2)
+	time.Sleep(quietWindow)
+	acancel()
+	select {
+	case <-pa.done:
+	case <-time.After(promptBound):
+		e.t.Fatalf("cancelled Enter did not return within %v", promptBound)
+	}
+	if !errors.Is(pa.err, context.Canceled) {
+		e.t.Fatalf("cancelled Enter returned %v, want context.Canceled", pa.err)
+	}
+	if names := e.list(members); len(names) != 1 {
+		e.t.Errorf("after cancel the members are %q, want only the other participant's", names)
+	}
+	if pb.finished() {
+		e.t.Fatalf("the other participant passed Enter alone: %v", pb.err)
+	}
+	if _, err := a.Leave(bctx); !errors.Is(err, recipes.ErrNotEntered) {
+		e.t.Errorf("Leave after a failed Enter: %v, want ErrNotEntered", err)
+	}
+	bcancel()
+	<-pb.done
+	e.listBecomes(members, 0)
+}
+
+// testBarrierSessionLost: a participant whose session ends after Enter no
+// longer holds up the others' Leave.
+func testBarrierSessionLost(e *barrierEnv) {
+	n := 3
+	ps := e.newParticipants(n)
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	dbs := make([]recipes.DoubleBarrier, n)
+	enters := make([]*phase, n)
+	for i, p := range ps {
+		dbs[i] = e.v.New(p.s, e.round(0), n)
+		enters[i] = startPhase(ctx, dbs[i].Enter)
+	}
+	e.waitAll("Enter", enters)
+	if err := ps[n-1].raw.Close(); err != nil {
+		e.t.Fatalf("closing a participant's session: %v", err)
+	}
+	leaves := make([]*phase, n-1)
+	for i := range n - 1 {
+		leaves[i] = startPhase(ctx, dbs[i].Leave)
+	}
+	e.waitAll("Leave", leaves)
+	e.listBecomes(e.path, 0)
+}

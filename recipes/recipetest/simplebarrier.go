@@ -1,0 +1,88 @@
+package recipetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/recipes"
+)
+
+// simpleWaiters is how many clients wait on the simple barrier.
+const simpleWaiters = 3
+
+// RunBarrierSuite runs the simple barrier subtests for the barriers newB
+// makes on backend b: Wait passes at once when the barrier is down, blocks
+// while it is up, and every waiter returns (notified once each) when it is
+// removed or when the setter's session ends; a second Set fails with
+// backends.ErrNodeExists.
+func RunBarrierSuite(t *testing.T, b backends.Backend, newB recipes.BarrierFactory) {
+	admin, ok := b.(backends.Admin)
+	if !ok {
+		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
+	}
+	for _, end := range []string{"Remove", "SetterSessionLost"} {
+		t.Run(end, func(t *testing.T) {
+			ns := testcluster.TestNamespace(t, b)
+			e := &barrierEnv{t: t, b: b, admin: admin, path: ns + "/gate"}
+			testSimpleBarrier(e, newB, end == "Remove")
+		})
+	}
+}
+
+func testSimpleBarrier(e *barrierEnv, newB recipes.BarrierFactory, remove bool) {
+	ms := e.newParticipants(1 + simpleWaiters)
+	setter := newB(ms[0].s, e.path)
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	if err := newB(ms[1].s, e.path).Wait(ctx); err != nil {
+		e.t.Fatalf("Wait on a barrier that is down: %v", err)
+	}
+	if err := setter.Set(ctx); err != nil {
+		e.t.Fatalf("Set: %v", err)
+	}
+	if err := newB(ms[1].s, e.path).Set(ctx); !errors.Is(err, backends.ErrNodeExists) {
+		e.t.Errorf("second Set: %v, want ErrNodeExists", err)
+	}
+	waits := make([]*phase, simpleWaiters)
+	for i := range waits {
+		w := newB(ms[1+i].s, e.path)
+		waits[i] = startPhase(ctx, func(ctx context.Context) (recipes.Passage, error) {
+			return recipes.Passage{}, w.Wait(ctx)
+		})
+	}
+	time.Sleep(quietWindow)
+	before := make([]int64, simpleWaiters)
+	for i, ph := range waits {
+		if ph.finished() {
+			e.t.Fatalf("waiter %d passed a barrier that is up: %v", i, ph.err)
+		}
+		before[i] = ms[1+i].events()
+	}
+	lowered := time.Now()
+	if remove {
+		if err := setter.Remove(ctx); err != nil {
+			e.t.Fatalf("Remove: %v", err)
+		}
+	} else if err := ms[0].raw.Close(); err != nil {
+		e.t.Fatalf("closing the setter's session: %v", err)
+	}
+	for i, ph := range waits {
+		select {
+		case <-ph.done:
+		case <-time.After(promptBound):
+			e.t.Fatalf("waiter %d still waiting %v after the barrier fell", i, promptBound)
+		}
+		if ph.err != nil {
+			e.t.Errorf("waiter %d: %v", i, ph.err)
+		}
+		if woke := ms[1+i].events() - before[i]; woke != 1 {
+			e.t.Errorf("waiter %d was notified %d times, want 1", i, woke)
+		}
+	}
+	e.t.Logf("all %d waiters passed %v after the barrier fell", simpleWaiters, time.Since(lowered).Round(time.Millisecond))
+	e.listBecomes(e.path, 0)
+}
