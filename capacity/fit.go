@@ -152,8 +152,30 @@ func (f Fit) Solve(y float64) (float64, bool) {
 // Grows reports whether the fit rises with N.
 func (f Fit) Grows() bool { return (f.Model == Linear || f.Model == Power) && f.B > 0 }
 
+// Formula prints the fitted model: "1.02 + 0.98·N", "0.41·N^1.52",
+// "constant 1".
+func (f Fit) Formula() string {
+	switch f.Model {
+	case Constant:
+		return "constant " + num(f.A)
+	case Linear:
+		if num(f.A) == "0" {
+			return num(f.B) + "·N"
+		}
+		sign, b := "+", f.B
+		if b < 0 {
+			sign, b = "−", -b
+		}
+		return fmt.Sprintf("%s %s %s·N", num(f.A), sign, num(b))
+	case Power:
+		return fmt.Sprintf("%s·N^%.2f", num(f.A), f.B)
+	}
+	return "no fit"
+}
+
 // String prints the fit for a reader: "1.02 + 0.98·N (linear, R² 0.999)",
-// "0.41·N^1.52 (power law, R² 0.997)", "constant 1.00".
+// "0.41·N^1.52 (power law, R² 0.997)", "constant 1 (no growth over
+// N=2..64)".
 func (f Fit) String() string {
 	exact := ""
 	if f.Exact() {
@@ -161,15 +183,11 @@ func (f Fit) String() string {
 	}
 	switch f.Model {
 	case Constant:
-		return fmt.Sprintf("constant %s (no growth over N=%s..%s)", num(f.A), num(f.MinN), num(f.MaxN))
+		return fmt.Sprintf("%s (no growth over N=%s..%s)", f.Formula(), num(f.MinN), num(f.MaxN))
 	case Linear:
-		sign, b := "+", f.B
-		if b < 0 {
-			sign, b = "−", -b
-		}
-		return fmt.Sprintf("%s %s %s·N (linear, R² %.3f%s)", num(f.A), sign, num(b), f.R2, exact)
+		return fmt.Sprintf("%s (linear, R² %.3f%s)", f.Formula(), f.R2, exact)
 	case Power:
-		return fmt.Sprintf("%s·N^%.2f (power law, R² %.3f%s)", num(f.A), f.B, f.R2, exact)
+		return fmt.Sprintf("%s (power law, R² %.3f%s)", f.Formula(), f.R2, exact)
 	}
 	return "no fit"
 }

@@ -55,7 +55,8 @@ type SeriesPlan struct {
 	Headroom []Headroom `json:"headroom,omitempty"`
 }
 
-// GrowthFigure is a figure whose growth with clients is fitted.
+// GrowthFigure is a figure whose growth with clients is fitted. Label
+// includes the unit.
 type GrowthFigure struct {
 	ID, Label, Unit string
 	value           func(c *summary.Case, latency string) (float64, bool, error)
@@ -73,11 +74,11 @@ func GrowthFigures() []GrowthFigure {
 		{"requests/op", "requests per op (client)", "per op", perOp("requests")},
 		{"server_requests/op", "requests per op (server)", "per op", perOp("server_requests")},
 		{"server_writes/op", "writes per op (server)", "per op", perOp("server_writes")},
-		{"p99", "p99 latency", "ms", func(c *summary.Case, latency string) (float64, bool, error) {
+		{"p99", "p99 latency (ms)", "ms", func(c *summary.Case, latency string) (float64, bool, error) {
 			d, ok, err := c.Quantile(latency, 99)
 			return summary.Millis(d), ok, err
 		}},
-		{"throughput", "throughput", "ops/s", func(c *summary.Case, _ string) (float64, bool, error) {
+		{"throughput", "throughput (ops/s)", "ops/s", func(c *summary.Case, _ string) (float64, bool, error) {
 			v, ok := c.Throughput()
 			return v, ok, nil
 		}},

@@ -1,0 +1,547 @@
+// Package report turns results files into a capacity-planning report: a
+// self-contained HTML page (plots inlined as PNG) and a Markdown twin with
+// the same text and numbers. Both are rendered from one Document so they
+// never disagree: setup and environment, findings at a glance, the summary
+// tables, the plots, and the capacity-planning section.
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/capacity"
+	"github.com/zkbench/zkbench/plots"
+	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/summary"
+)
+
+// Document is a report as a list of blocks, rendered by Markdown and HTML.
+type Document struct {
+	Title  string
+	Blocks []Block
+}
+
+// Block is one of Heading, Para, List, Table or Image.
+type Block interface{ block() }
+
+// Heading of level 2 (sections) or 3 (subsections).
+type Heading struct {
+	Level int
+	Text  string
+}
+
+// Para is a paragraph of plain text. Warning paragraphs stand out.
+type Para struct {
+	Text    string
+	Warning bool
+}
+
+// List is a bulleted list.
+type List struct{ Items []string }
+
+// Table has a header row; cells are plain text.
+type Table struct {
+	Caption string
+	Header  []string
+	Rows    [][]string
+}
+
+// Image is a rendered figure.
+type Image struct {
+	Name    string // file name without extension
+	Title   string
+	Caption string
+	PNG     []byte
+}
+
+func (Heading) block() {}
+func (Para) block()    {}
+func (List) block()    {}
+func (Table) block()   {}
+func (Image) block()   {}
+
+// NotMeasured is printed in place of a figure nobody measured.
+const NotMeasured = "—"
+
+// Options configure a report.
+type Options struct {
+	// Title of the report (default "zkbench report").
+	Title string
+	// Target for capacity planning (zero fields take capacity's defaults).
+	Target capacity.Target
+	// NoPlots leaves the plots out (faster; for tests of the tables).
+	NoPlots bool
+}
+
+// Build makes the report of runs.
+func Build(runs []*results.Run, opts Options) (*Document, error) {
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("report: no results")
+	}
+	d := &Document{Title: opts.Title}
+	if d.Title == "" {
+		d.Title = "zkbench report"
+	}
+	plan, err := capacity.Build(runs, opts.Target)
+	if err != nil {
+		return nil, err
+	}
+	cases := summary.Cases(runs)
+	if w := plots.Warning(runs); w != "" {
+		d.add(Para{Text: "Warning: " + w + ".", Warning: true})
+	}
+	d.add(Para{Text: fmt.Sprintf("Generated from %d results file(s): %s.", len(runs), strings.Join(runIDs(runs), ", "))})
+	d.glance(cases, plan)
+	d.setup(runs)
+	if err := d.summaries(cases); err != nil {
+		return nil, err
+	}
+	if !opts.NoPlots {
+		if err := d.plots(runs); err != nil {
+			return nil, err
+		}
+	}
+	d.capacity(plan)
+	d.notes(runs, cases)
+	return d, nil
+}
+
+func (d *Document) add(b ...Block) { d.Blocks = append(d.Blocks, b...) }
+
+func runIDs(runs []*results.Run) []string {
+	out := make([]string, len(runs))
+	for i, r := range runs {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// Num prints v with 4 significant digits and no exponent: the one number
+// format of every table (parsed back by the report's tests).
+func Num(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return NotMeasured
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
+	if r == 0 {
+		return "0"
+	}
+	if math.Abs(r) < 1e-4 {
+		return strconv.FormatFloat(r, 'g', 4, 64)
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+func pct(v float64) string { return Num(100*v) + "%" }
+
+func ms(d time.Duration) string { return Num(summary.Millis(d)) }
+
+// glance states the findings a reader needs first: how fan-out grows with
+// clients for each variant, and safety.
+func (d *Document) glance(cases []*summary.Case, plan *capacity.Plan) {
+	d.add(Heading{2, "Findings at a glance"})
+	var items []string
+	for _, sp := range plan.Series {
+		unit := summary.OpUnit(sp.Workload)
+		if f, ok := sp.Fits["watch_events/op"]; ok {
+			items = append(items, fmt.Sprintf("%s, %s on %s: watch events per %s (client side) %s.",
+				sp.Workload, sp.Variant, sp.Backend, unit, growthWords(f)))
+		} else if f, ok := sp.Fits["server_watch_events/op"]; ok {
+			items = append(items, fmt.Sprintf("%s, %s on %s: watch events per %s (server side) %s.",
+				sp.Workload, sp.Variant, sp.Backend, unit, growthWords(f)))
+		}
+	}
+	for _, sp := range plan.Series {
+		items = append(items, fmt.Sprintf("%s, %s on %s sustains %s.", sp.Workload, sp.Variant, sp.Backend, sp.Sustain.Text))
+	}
+	var checked, violations int64
+	for _, c := range cases {
+		for _, r := range c.Results {
+			checked += r.Safety.Checked
+			violations += r.Safety.Violations
+		}
+	}
+	if checked > 0 {
+		if violations == 0 {
+			items = append(items, fmt.Sprintf("Safety: %d operations checked, no violation.", checked))
+		} else {
+			items = append(items, fmt.Sprintf("SAFETY: %d violations in %d operations checked (see the fairness and safety tables).", violations, checked))
+		}
+	}
+	if len(items) == 0 {
+		items = append(items, "No figure was measured at two or more client counts.")
+	}
+	d.add(List{items})
+}
+
+func growthWords(f capacity.Fit) string {
+	switch {
+	case f.Model == capacity.Constant:
+		return fmt.Sprintf("stay flat at %s from N=%s to N=%s", Num(f.A), Num(f.MinN), Num(f.MaxN))
+	case f.Grows():
+		return fmt.Sprintf("GROW with clients: %s, %s at N=%s", f.String(), Num(f.At(f.MaxN)), Num(f.MaxN))
+	}
+	return fmt.Sprintf("fall with clients: %s", f.String())
+}
+
+func (d *Document) setup(runs []*results.Run) {
+	d.add(Heading{2, "Setup and environment"})
+	runsT := Table{Header: []string{"run", "workload", "backend", "status", "started (UTC)", "took", "cluster", "servers", "tool"}}
+	for _, r := range runs {
+		status := r.Status
+		if r.StatusDetail != "" {
+			status += ": " + r.StatusDetail
+		}
+		var members []string
+		for _, m := range r.Cluster.Members {
+			s := m.Endpoint
+			if m.Version != "" {
+				s += " v" + m.Version
+			}
+			if m.Role != "" {
+				s += " " + m.Role
+			}
+			if m.RTT > 0 {
+				s += fmt.Sprintf(" (rtt %s ms)", ms(m.RTT))
+			}
+			members = append(members, s)
+		}
+		runsT.Rows = append(runsT.Rows, []string{
+			r.ID, r.Config.Workload, string(r.Config.Backend), status,
+			r.StartedAt.UTC().Format("2006-01-02 15:04:05"), r.FinishedAt.Sub(r.StartedAt).Round(time.Second).String(),
+			r.ClusterMode, strings.Join(members, "; "), r.Tool,
+		})
+	}
+	d.add(runsT)
+
+	cfg := Table{Caption: "What each run was asked to do.",
+		Header: []string{"run", "variants", "clients", "repeat", "duration", "ops bound", "warm-up", "load model", "hold", "think", "params"}}
+	for _, r := range runs {
+		c := r.Config
+		model := "closed loop"
+		if c.Rate > 0 {
+			model = fmt.Sprintf("open loop, %s ops/s", Num(c.Rate))
+		}
+		var clients []string
+		for _, n := range c.Clients {
+			clients = append(clients, strconv.Itoa(n))
+		}
+		var params []string
+		for _, k := range sortedKeys(c.Params) {
+			params = append(params, k+"="+c.Params[k])
+		}
+		ops := NotMeasured
+		if c.Ops > 0 {
+			ops = strconv.FormatInt(c.Ops, 10)
+		}
+		cfg.Rows = append(cfg.Rows, []string{
+			r.ID, strings.Join(c.Variants, ", "), strings.Join(clients, ", "), strconv.Itoa(c.Repeat),
+			c.Duration.String(), ops, c.Warmup.String(), model, c.Hold.String(), c.Think.String(), strings.Join(params, " "),
+		})
+	}
+	d.add(cfg)
+
+	env := Table{Caption: "Where the clients ran.", Header: []string{"run", "host", "os/arch", "kernel", "CPUs", "memory", "Go", "command"}}
+	for _, r := range runs {
+		e := r.Environment
+		mem := NotMeasured
+		if e.MemTotal > 0 {
+			mem = Num(float64(e.MemTotal)/(1<<30)) + " GiB"
+		}
+		env.Rows = append(env.Rows, []string{r.ID, e.Hostname, e.OS + "/" + e.Arch, e.Kernel, strconv.Itoa(e.CPUs), mem, e.GoVersion, strings.Join(r.Command, " ")})
+	}
+	d.add(env)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// value formats a figure of a case, NotMeasured if absent.
+func value(f summary.Figure, c *summary.Case) (string, error) {
+	v, ok, err := f.Value(c)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return NotMeasured, nil
+	}
+	return Num(v), nil
+}
+
+// SummaryHeading is the heading of a workload's summary section.
+func SummaryHeading(workload string) string { return "Summary: " + workload }
+
+func (d *Document) summaries(cases []*summary.Case) error {
+	for _, w := range summary.Distinct(cases, func(c *summary.Case) string { return c.Workload }) {
+		wc := slices.DeleteFunc(slices.Clone(cases), func(c *summary.Case) bool { return c.Workload != w })
+		unit := summary.OpUnit(w)
+		d.add(Heading{2, SummaryHeading(w)})
+		key := []string{"backend", "variant", "clients", "repeats"}
+		keyCells := func(c *summary.Case) []string {
+			return []string{string(c.Backend), c.Variant, strconv.Itoa(c.Clients), strconv.Itoa(c.Repeats())}
+		}
+
+		// Performance: throughput and every latency histogram.
+		var names []string
+		for _, c := range wc {
+			for _, n := range c.LatencyNames() {
+				if !slices.Contains(names, n) {
+					names = append(names, n)
+				}
+			}
+		}
+		summary.SortLatencyNames(names)
+		figs := summary.Figures(w, "")[:1] // throughput
+		for _, n := range names {
+			figs = append(figs, summary.Figures(w, n)[1:4]...)
+		}
+		perf := Table{
+			Caption: fmt.Sprintf("Throughput in %ss per second (mean over repeats); latency percentiles in milliseconds from the histograms merged over repeats.", unit),
+			Header:  append(slices.Clone(key), "ops ok"),
+		}
+		for _, f := range figs {
+			perf.Header = append(perf.Header, headerOf(f))
+		}
+		cost := Table{
+			Caption: fmt.Sprintf("Cost per %s: client side from the instrumented sessions, server side from the servers' own counters.", unit),
+			Header:  slices.Clone(key),
+		}
+		costFigs := summary.Figures(w, "")[1:]
+		for _, f := range costFigs {
+			cost.Header = append(cost.Header, headerOf(f))
+		}
+		fair := Table{
+			Caption: "Fairness and safety. Violations must be 0 without injected faults.",
+			Header:  append(slices.Clone(key), "Jain index", "FIFO inversions", "safety checked", "safety violations", "stopped by", "errors"),
+		}
+		for _, c := range wc {
+			row := append(keyCells(c), strconv.FormatInt(c.Succeeded(), 10))
+			for _, f := range figs {
+				v, err := value(f, c)
+				if err != nil {
+					return err
+				}
+				row = append(row, v)
+			}
+			perf.Rows = append(perf.Rows, row)
+
+			row = keyCells(c)
+			for _, f := range costFigs {
+				v, err := value(f, c)
+				if err != nil {
+					return err
+				}
+				row = append(row, v)
+			}
+			cost.Rows = append(cost.Rows, row)
+
+			var jain float64
+			var inv, checked, viol, errs int64
+			var stopped []string
+			for _, r := range c.Results {
+				jain += r.Fairness.Jain
+				inv += r.Fairness.FIFOInversions
+				checked += r.Safety.Checked
+				viol += r.Safety.Violations
+				for _, n := range r.Errors {
+					errs += n
+				}
+				if !slices.Contains(stopped, r.StoppedBy) {
+					stopped = append(stopped, r.StoppedBy)
+				}
+			}
+			fair.Rows = append(fair.Rows, append(keyCells(c),
+				Num(jain/float64(c.Repeats())), strconv.FormatInt(inv, 10), strconv.FormatInt(checked, 10),
+				strconv.FormatInt(viol, 10), strings.Join(stopped, ", "), strconv.FormatInt(errs, 10)))
+		}
+		d.add(Heading{3, "Throughput and latency"}, perf, Heading{3, "Cost per " + unit}, cost, Heading{3, "Fairness and safety"}, fair)
+	}
+	return nil
+}
+
+// headerOf names a figure's column with its unit.
+func headerOf(f summary.Figure) string { return f.Label + " (" + f.Unit + ")" }
+
+func (d *Document) plots(runs []*results.Run) error {
+	figs, err := plots.Build(runs)
+	if err != nil {
+		return err
+	}
+	d.add(Heading{2, "Plots"})
+	for _, f := range figs {
+		var buf strings.Builder
+		if err := plots.Render(&buf, f, "png"); err != nil {
+			return err
+		}
+		d.add(Image{Name: f.Name, Title: f.Title, Caption: f.Caption, PNG: []byte(buf.String())})
+	}
+	return nil
+}
+
+func (d *Document) capacity(plan *capacity.Plan) {
+	t := plan.Target
+	d.add(Heading{2, "Capacity planning"})
+	want := fmt.Sprintf("p99 latency ≤ %s ms", ms(t.P99))
+	if t.Rate > 0 {
+		want += fmt.Sprintf(" and throughput ≥ %s operations per second", Num(t.Rate))
+	}
+	d.add(Para{Text: fmt.Sprintf("Target: %s, on the cluster these runs measured. Answers come from measured points, "+
+		"interpolated on log-log axes between the last client count that met the target and the first that did not; "+
+		"where every measured count met it, a fitted model is projected and the answer is marked EXTRAPOLATED.", want)})
+
+	sus := Table{Header: []string{"workload", "backend", "variant", "latency", "status", "clients sustained"}}
+	for _, sp := range plan.Series {
+		sus.Rows = append(sus.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, sp.Latency, sp.Sustain.Status, sp.Sustain.Text})
+	}
+	d.add(Heading{3, "Clients each variant sustains"}, sus)
+
+	fits := Table{
+		Caption: "Each figure fitted against clients N with a line (least squares) and a power law (least squares on " +
+			"log-log data); the model with the higher R² on the raw data is kept. Constant: the figure moved less than " +
+			"5% over the measured range.",
+		Header: []string{"workload", "backend", "variant", "figure", "model", "fit", "R²", "points"},
+	}
+	for _, sp := range plan.Series {
+		for _, g := range capacity.GrowthFigures() {
+			f, ok := sp.Fits[g.ID]
+			if !ok {
+				continue
+			}
+			r2 := Num(f.R2)
+			if f.Model == capacity.Constant {
+				r2 = NotMeasured
+			}
+			fits.Rows = append(fits.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, g.Label,
+				f.Model, f.Formula(), r2, strconv.Itoa(f.Points)})
+		}
+	}
+	d.add(Heading{3, "How each cost grows with clients"}, fits)
+
+	dem := Table{
+		Caption: "Server request rate each variant needs: operations per second (the target rate if given, else the measured " +
+			"or fitted throughput) times requests per operation (server-side counts where scraped).",
+		Header: []string{"workload", "backend", "variant", "clients", "ops/s", "ops/s from", "requests/op", "counted by", "requests/s", "writes/s", "share of calibrated writes", "basis"},
+	}
+	for _, sp := range plan.Series {
+		m := sp.Demand
+		if m == nil {
+			continue
+		}
+		basis := "measured"
+		if m.Extrapolated {
+			basis = "EXTRAPOLATED from fits"
+		} else if m.RateSource == "fit" {
+			basis = "interpolated from fits"
+		}
+		writes, share := NotMeasured, NotMeasured
+		if m.WritesPerOp > 0 {
+			writes = Num(m.WritesPerSec)
+		}
+		if m.WriteShare > 0 {
+			share = pct(m.WriteShare)
+		}
+		dem.Rows = append(dem.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, strconv.Itoa(m.Clients),
+			Num(m.Rate), m.RateSource, Num(m.RequestsPerOp), m.RequestsSide, Num(m.RequestsPerSec), writes, share, basis})
+	}
+	d.add(Heading{3, "Server load"}, dem)
+
+	d.add(Heading{3, "Server calibration"})
+	if len(plan.Calibrations) == 0 {
+		d.add(Para{Text: "Not measured: run with --calibrate to measure the cluster's raw write and read capacity, " +
+			"so that this report can say how close each recipe runs to the server's limit."})
+		return
+	}
+	cal := Table{
+		Caption: "Raw capacity measured with plain session calls before the workload. Handoff bound: one write commit plus one " +
+			"notification plus one read, the fastest a herd-free lock can pass from one holder to the next.",
+		Header: []string{"backend", "sessions", "writes/s", "reads/s", "round trip (ms)", "write (ms)", "write + notify (ms)", "handoff bound (ms)", "max handoffs/s"},
+	}
+	for _, k := range sortedKinds(plan) {
+		c := plan.Calibrations[backends.Kind(k)]
+		maxHand := NotMeasured
+		if c.HandoffBound > 0 {
+			maxHand = Num(1 / c.HandoffBound.Seconds())
+		}
+		cal.Rows = append(cal.Rows, []string{string(k), strconv.Itoa(c.Sessions), Num(c.WritesPerSec), Num(c.ReadsPerSec),
+			ms(c.RTT), ms(c.WriteLatency), ms(c.NotifyLatency), ms(c.HandoffBound), maxHand})
+	}
+	d.add(cal)
+	head := Table{
+		Caption: "Each measured case against the calibrated capacity: server writes per second as a share of the calibrated " +
+			"write rate, and (locks) throughput as a share of the herd-free handoff bound.",
+		Header: []string{"workload", "backend", "variant", "clients", "throughput", "server writes/s", "share of writes", "share of handoff bound"},
+	}
+	for _, sp := range plan.Series {
+		for _, h := range sp.Headroom {
+			w, ws, hs := NotMeasured, NotMeasured, NotMeasured
+			if h.ServerWritesPerSec > 0 {
+				w, ws = Num(h.ServerWritesPerSec), pct(h.WriteShare)
+			}
+			if h.HandoffShare > 0 {
+				hs = pct(h.HandoffShare)
+			}
+			head.Rows = append(head.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, strconv.Itoa(h.Clients), Num(h.Throughput), w, ws, hs})
+		}
+	}
+	if len(head.Rows) > 0 {
+		d.add(head)
+	}
+}
+
+func sortedKinds(p *capacity.Plan) []string {
+	var out []string
+	for k := range p.Calibrations {
+		out = append(out, string(k))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (d *Document) notes(runs []*results.Run, cases []*summary.Case) {
+	var items []string
+	for _, r := range runs {
+		if len(r.Leftovers) > 0 {
+			items = append(items, fmt.Sprintf("run %s left %d node(s) behind: %s", r.ID, len(r.Leftovers), strings.Join(r.Leftovers[:min(5, len(r.Leftovers))], ", ")))
+		}
+		faults := 0
+		for _, e := range r.Timeline {
+			if e.Kind == "fault" {
+				faults++
+			}
+		}
+		if faults > 0 {
+			items = append(items, fmt.Sprintf("run %s injected %d fault event(s); safety findings under faults are expected to be reported, not to be zero.", r.ID, faults))
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range cases {
+		for _, r := range c.Results {
+			for _, n := range r.Notes {
+				line := fmt.Sprintf("%s: %s", c.Key, n)
+				if !seen[line] {
+					seen[line] = true
+					items = append(items, line)
+				}
+			}
+			for _, det := range r.Safety.Details {
+				items = append(items, fmt.Sprintf("%s: safety: %s", c.Key, det))
+			}
+		}
+	}
+	if len(items) == 0 {
+		return
+	}
+	d.add(Heading{2, "Notes"}, List{items})
+}

@@ -1,0 +1,233 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/zkbench/zkbench/internal/testresults"
+	"github.com/zkbench/zkbench/results"
+)
+
+var outDir = flag.String("out", "", "also write the report into this folder")
+
+func loadRuns(t *testing.T, names ...string) []*results.Run {
+	t.Helper()
+	var runs []*results.Run
+	for _, n := range names {
+		r, err := results.ReadFile(testresults.Path(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+func TestWrite(t *testing.T) {
+	runs := loadRuns(t, testresults.Files...)
+	dir := *outDir
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	paths, err := Write(runs, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) < 10 {
+		t.Fatalf("wrote only %v", paths)
+	}
+	for _, p := range paths {
+		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Setup and environment", "## Findings at a glance", "## Summary: lock",
+		"## Plots", "## Capacity planning", "### Server calibration", "SYNTHETIC TEST INPUT",
+		"(plots/lock-fanout.png)", "GROW with clients", "stay flat at 1"} {
+		if !bytes.Contains(md, []byte(want)) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	// The HTML page stands alone: every plot inlined, nothing fetched.
+	if n := bytes.Count(page, []byte(`src="data:image/png;base64,`)); n != bytes.Count(md, []byte("](plots/")) || n == 0 {
+		t.Errorf("HTML inlines %d images, Markdown links %d", n, bytes.Count(md, []byte("](plots/")))
+	}
+	if bytes.Contains(page, []byte(`src="http`)) || bytes.Contains(page, []byte(`href="http`)) {
+		t.Error("HTML refers to the network")
+	}
+}
+
+// mdTables parses the Markdown tables under each "## " heading: section ->
+// subsection -> rows of cells (header first).
+func mdTables(t *testing.T, md []byte) map[string]map[string][][]string {
+	out := map[string]map[string][][]string{}
+	var sec, sub string
+	sc := bufio.NewScanner(bytes.NewReader(md))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "## "):
+			sec, sub = strings.TrimPrefix(line, "## "), ""
+		case strings.HasPrefix(line, "### "):
+			sub = strings.TrimPrefix(line, "### ")
+		case strings.HasPrefix(line, "|---"):
+		case strings.HasPrefix(line, "| "):
+			cells := strings.Split(strings.Trim(line, "| "), " | ")
+			if out[sec] == nil {
+				out[sec] = map[string][][]string{}
+			}
+			out[sec][sub] = append(out[sec][sub], cells)
+		}
+	}
+	return out
+}
+
+// TestMarkdownNumbersMatchResults parses the numbers back out of the
+// Markdown summary tables and compares them with the results file, read
+// directly (not through package summary).
+func TestMarkdownNumbersMatchResults(t *testing.T) {
+	runs := loadRuns(t, "lock-zookeeper.json", "lock-etcd.json", "barrier-zookeeper.json")
+	d, err := Build(runs, Options{NoPlots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := d.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	tables := mdTables(t, md.Bytes())
+	checked := 0
+	for _, run := range runs {
+		for _, res := range run.Results {
+			sec := tables["Summary: "+res.Workload]
+			if sec == nil {
+				t.Fatalf("no summary section for %s", res.Workload)
+			}
+			for _, sub := range []string{"Throughput and latency", "Cost per " + unitOf(res.Workload)} {
+				rows := sec[sub]
+				if len(rows) < 2 {
+					t.Fatalf("no table %q for %s", sub, res.Workload)
+				}
+				header := rows[0]
+				row := findRow(rows[1:], string(res.Backend), res.Variant, res.Clients)
+				if row == nil {
+					t.Fatalf("%s: no row for %s/%s/%d", sub, res.Backend, res.Variant, res.Clients)
+				}
+				for i, col := range header {
+					want, ok := expected(t, &res, col)
+					if !ok {
+						continue
+					}
+					got := row[i]
+					if got == NotMeasured {
+						t.Errorf("%s %s/%s/%d: %q shows not measured, results say %v", sub, res.Backend, res.Variant, res.Clients, col, want)
+						continue
+					}
+					v, err := strconv.ParseFloat(got, 64)
+					if err != nil {
+						t.Fatalf("%q: cell %q is not a number", col, got)
+					}
+					if math.Abs(v-want) > 1e-3*math.Abs(want)+1e-9 {
+						t.Errorf("%s/%s/%d %q: report says %v, results file %v", res.Backend, res.Variant, res.Clients, col, v, want)
+					}
+					checked++
+				}
+			}
+		}
+	}
+	if checked < 500 {
+		t.Fatalf("compared only %d numbers", checked)
+	}
+	t.Logf("compared %d numbers", checked)
+}
+
+func unitOf(workload string) string {
+	switch workload {
+	case "lock":
+		return "acquisition"
+	case "barrier":
+		return "round"
+	}
+	return "operation"
+}
+
+func findRow(rows [][]string, backend, variant string, clients int) []string {
+	for _, r := range rows {
+		if r[0] == backend && r[1] == variant && r[2] == strconv.Itoa(clients) {
+			return r
+		}
+	}
+	return nil
+}
+
+// expected reads the figure a column names straight from a result (one
+// repeat per case in these files).
+func expected(t *testing.T, r *results.Result, col string) (float64, bool) {
+	t.Helper()
+	if strings.HasPrefix(col, "throughput") {
+		return r.Throughput, true
+	}
+	if col == "ops ok" {
+		return float64(r.Ops.Succeeded), true
+	}
+	for _, p := range []struct {
+		prefix string
+		q      float64
+	}{{"p50 ", 50}, {"p99 ", 99}, {"p99.9 ", 99.9}} {
+		if name, ok := strings.CutPrefix(col, p.prefix); ok {
+			name = strings.TrimSuffix(name, " (ms)")
+			h := r.Latency[name]
+			if h == nil {
+				t.Fatalf("column %q: result has no %q histogram", col, name)
+			}
+			hd, err := h.Decode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return float64(hd.ValueAtQuantile(p.q)) / 1e6, true
+		}
+	}
+	keys := map[string]string{
+		"watch events (client)": "watch_events", "watch events (server)": "server_watch_events",
+		"wasted wake-ups": "wasted_wakeups", "requests (client)": "requests", "requests (server)": "server_requests",
+		"writes (server)": "server_writes", "reads (server)": "server_reads",
+	}
+	for label, key := range keys {
+		if strings.HasPrefix(col, label+" (") {
+			v, ok := r.PerOp[key]
+			return v, ok
+		}
+	}
+	return 0, false
+}
+
+func TestNum(t *testing.T) {
+	for v, want := range map[float64]string{
+		0: "0", 1: "1", 1234.5678: "1235", 27502.5: "27500", 0.123456: "0.1235", 63: "63", 1e-7: "1e-07", -2.5: "-2.5",
+	} {
+		if got := Num(v); got != want {
+			t.Errorf("Num(%v) = %q, want %q", v, got, want)
+		}
+	}
+	if Num(math.NaN()) != NotMeasured {
+		t.Error("NaN is printed")
+	}
+	_ = fmt.Sprint()
+}
