@@ -1,0 +1,139 @@
+package faults_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkbench/zkbench/faults"
+	"github.com/zkbench/zkbench/faults/proxy"
+	"github.com/zkbench/zkbench/internal/testcluster"
+)
+
+func TestMain(m *testing.M) { testcluster.Main(m) }
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+
+// stateLog keeps the session states ZKSessions reported, per session.
+type stateLog struct {
+	mu sync.Mutex
+	by map[int64][]faults.SessionState
+}
+
+func (l *stateLog) add(s int64, st faults.SessionState) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.by == nil {
+		l.by = map[int64][]faults.SessionState{}
+	}
+	l.by[s] = append(l.by[s], st)
+}
+
+func (l *stateLog) of(s int64) []faults.SessionState {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.by[s])
+}
+
+func TestZKSessionsSeesStatesAndExpires(t *testing.T) {
+	ep := testcluster.ZooKeeperEndpoints(t)[0]
+	p, err := proxy.New(context.Background(), ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	log := &stateLog{}
+	zs := faults.NewZKSessions(log.add)
+	conn, _, err := zk.Connect([]string{p.Addr()}, 4*time.Second, zk.WithLogger(quiet{}), zk.WithDialer(zs.Dialer(nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	waitUntil(t, "session", func() bool { return conn.State() == zk.StateHasSession })
+	sid := conn.SessionID()
+	if got := log.of(sid); !slices.Equal(got, []faults.SessionState{faults.SessionConnected}) || !zs.Known(sid) {
+		t.Fatalf("states %v, want [connected]", got)
+	}
+
+	// A reset: the client sees the connection drop and gets its session back.
+	p.ResetAll()
+	waitUntil(t, "reconnected", func() bool { return len(log.of(sid)) == 3 })
+	if got := log.of(sid); !slices.Equal(got, []faults.SessionState{faults.SessionConnected, faults.SessionDisconnected, faults.SessionReconnected}) {
+		t.Fatalf("states after a reset %v", got)
+	}
+
+	// Forced expiry: the ephemeral node goes at once, the client hears of it.
+	ns := testcluster.TestNamespace(t, testcluster.ZooKeeperBackend(t))
+	for _, path := range []string{"/zkbench", ns} {
+		if _, err := conn.Create(path, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	eph := ns + "/eph"
+	if _, err := conn.Create(eph, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	direct, _, err := zk.Connect([]string{ep}, 10*time.Second, zk.WithLogger(quiet{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(direct.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := zs.Expire(ctx, []string{ep}, sid); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "ephemeral node removed", func() bool {
+		ok, _, err := direct.Exists(eph)
+		return err == nil && !ok
+	})
+	t.Logf("forced expiry removed the ephemeral node in %v (session timeout 4s)", time.Since(start).Round(time.Millisecond))
+	if time.Since(start) > 2*time.Second {
+		t.Fatalf("expiry took %v: not forced", time.Since(start))
+	}
+	waitUntil(t, "client told", func() bool { return slices.Contains(log.of(sid), faults.SessionExpired) })
+	t.Logf("states of session 0x%x: %v", sid, log.of(sid))
+	if err := zs.Expire(ctx, []string{ep}, sid); !errors.Is(err, faults.ErrSessionGone) {
+		t.Fatalf("second Expire: %v, want ErrSessionGone", err)
+	}
+	if err := zs.Expire(ctx, []string{ep}, 12345); !errors.Is(err, faults.ErrUnknownSession) {
+		t.Fatalf("Expire of an unseen session: %v, want ErrUnknownSession", err)
+	}
+}
+
+func TestZKSessionsCloseIsNotADisconnect(t *testing.T) {
+	ep := testcluster.ZooKeeperEndpoints(t)[0]
+	log := &stateLog{}
+	zs := faults.NewZKSessions(log.add)
+	conn, _, err := zk.Connect([]string{ep}, 4*time.Second, zk.WithLogger(quiet{}), zk.WithDialer(zs.Dialer(nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "session", func() bool { return conn.State() == zk.StateHasSession })
+	sid := conn.SessionID()
+	conn.Close()
+	time.Sleep(200 * time.Millisecond)
+	if got := log.of(sid); !slices.Equal(got, []faults.SessionState{faults.SessionConnected}) {
+		t.Fatalf("states %v: a deliberate close must not read as a disconnect", got)
+	}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal(fmt.Sprintf("timed out waiting: %s", what))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
