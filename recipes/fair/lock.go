@@ -38,8 +38,8 @@ const seqPrefix = "lock-"
 // list for every wake-up; release: one delete.
 //
 // Token: the node's create revision (ZooKeeper czxid, etcd create revision,
-// which on etcd is also Seq); the sequence number where the backend's create
-// does not report a create revision. Either grows with every grant.
+// which on etcd is also Seq), read with one Get in the rare case the create
+// did not report it. It grows with every grant.
 //
 // A Lock is used by one goroutine on one session (see recipes.Lock).
 type Lock struct {
@@ -99,6 +99,10 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Grant, error) {
 		return recipes.Grant{}, l.fail(err)
 	}
 	wakeups, err := l.waitFirst(ctx, me)
+	var token int64
+	if err == nil {
+		token, err = recipe.Token(ctx, l.s, me)
+	}
 	if err == nil && recipe.Ended(l.s) {
 		err = recipe.Lost(nil)
 	}
@@ -111,10 +115,6 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Grant, error) {
 		return recipes.Grant{}, l.fail(err)
 	}
 	l.me, l.held = me, true
-	token := me.CreateRev
-	if token == 0 {
-		token = me.Seq
-	}
 	return recipes.Grant{Token: token, Wakeups: wakeups, Lost: l.s.Done()}, nil
 }
 

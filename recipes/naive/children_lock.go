@@ -27,8 +27,8 @@ const seqPrefix = "lock-"
 // whole queue, O(N) bytes, so a handoff costs O(N^2) bytes on the wire.
 // Grants are FIFO in sequence order, like recipes/fair.
 //
-// Token: the node's create revision; the sequence number where the backend's
-// create does not report one (both grow with every grant).
+// Token: the node's create revision, read with one Get in the rare case the
+// create did not report it. It grows with every grant.
 //
 // A ChildrenLock is used by one goroutine on one session (see recipes.Lock).
 type ChildrenLock struct {
@@ -69,6 +69,10 @@ func (l *ChildrenLock) Acquire(ctx context.Context) (recipes.Grant, error) {
 		return recipes.Grant{}, l.fail(err)
 	}
 	wakeups, err := l.waitFirst(ctx, me)
+	var token int64
+	if err == nil {
+		token, err = recipe.Token(ctx, l.s, me)
+	}
 	if err == nil && recipe.Ended(l.s) {
 		err = recipe.Lost(nil)
 	}
@@ -81,10 +85,6 @@ func (l *ChildrenLock) Acquire(ctx context.Context) (recipes.Grant, error) {
 		return recipes.Grant{}, l.fail(err)
 	}
 	l.me, l.held = me, true
-	token := me.CreateRev
-	if token == 0 {
-		token = me.Seq
-	}
 	return recipes.Grant{Token: token, Wakeups: wakeups, Lost: l.s.Done()}, nil
 }
 
