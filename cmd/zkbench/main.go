@@ -31,6 +31,9 @@ With no endpoints, zkbench starts an embedded etcd in-process.`,
 	root.AddCommand(
 		newVersionCmd(),
 		newEtcdMemberCmd(),
+		newPlotCmd(),
+		newReportCmd(),
+		newCompareCmd(),
 	)
 	return root
 }
