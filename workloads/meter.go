@@ -72,6 +72,12 @@ func (m *Meter) Snapshot(ctx context.Context, clients *Clients) Snapshot {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scrapeTimeout)
 		s.Server, s.ServerErr = m.scraper.Scrape(sctx)
 		cancel()
+		if clients != nil {
+			// The scrape takes milliseconds while clients keep working:
+			// read the clients again and keep the midpoint, so both sides
+			// describe about the same instant.
+			s.Client = midpoint(s.Client, clients.Total())
+		}
 	}
 	s.Self, s.SelfErr = procstat.Self()
 	if len(m.serverPIDs) > 0 {
@@ -86,6 +92,26 @@ func (m *Meter) Snapshot(ctx context.Context, clients *Clients) Snapshot {
 		}
 	}
 	return s
+}
+
+// midpoint returns a + (b-a)/2 for every count.
+func midpoint(a, b instrument.Counts) instrument.Counts {
+	half := func(x, y int64) int64 { return x + (y-x)/2 }
+	m := instrument.Counts{
+		Requests:          make(map[string]int64, len(b.Requests)),
+		Failures:          make(map[string]int64, len(b.Failures)),
+		WatchesArmed:      half(a.WatchesArmed, b.WatchesArmed),
+		WatchEvents:       half(a.WatchEvents, b.WatchEvents),
+		SessionLostEvents: half(a.SessionLostEvents, b.SessionLostEvents),
+		WastedWakeups:     half(a.WastedWakeups, b.WastedWakeups),
+	}
+	for k, v := range b.Requests {
+		m.Requests[k] = half(a.Requests[k], v)
+	}
+	for k, v := range b.Failures {
+		m.Failures[k] = half(a.Failures[k], v)
+	}
+	return m
 }
 
 // Fill writes into res what happened between before and after: the client
@@ -191,7 +217,8 @@ func (m *Meter) fillCost(res *results.Result, before, after Snapshot, baseRSS ui
 	case len(m.serverPIDs) > 0:
 		res.Notes = append(res.Notes, fmt.Sprintf("server cost not measured: %v", firstErr(before.ServersErr, after.ServersErr)))
 	case m.embedded:
-		res.Notes = append(res.Notes, "the server runs inside the client process (embedded): client CPU and memory include the server's")
+		// The server's cost is the client's own: ServerCostMeasured stays
+		// false and the run's cluster mode says why.
 	default:
 		// Remote servers that export their own process metrics (etcd).
 		if c, ok := res.Server[backends.MetricCPUSeconds]; ok {

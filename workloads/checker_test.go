@@ -1,0 +1,149 @@
+package workloads
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/results"
+)
+
+func TestLockCheckerFindsOverlap(t *testing.T) {
+	c := NewLockChecker()
+	a, b := c.Ask(), c.Ask()
+	c.Grant(1, a, 100, time.Millisecond, true)
+	c.Grant(2, b, 101, 2*time.Millisecond, true) // client 1 never released
+	r := c.Result()
+	if r.Safety.Violations != 1 || r.Safety.Checked != 2 {
+		t.Fatalf("safety = %+v, want 1 violation in 2 checked", r.Safety)
+	}
+	if len(r.Safety.Details) != 1 || !strings.Contains(r.Safety.Details[0], "client 2 was granted token 101 while client 1 held token 100") {
+		t.Fatalf("details = %q", r.Safety.Details)
+	}
+}
+
+func TestLockCheckerFIFOAndHandoff(t *testing.T) {
+	c := NewLockChecker()
+	t1 := c.Ask()
+	c.Grant(1, t1, 1, 0, true)
+	t2, t3, t4 := c.Ask(), c.Ask(), c.Ask() // 2, 3, 4 wait in this order
+	c.Release(10 * time.Millisecond)
+	c.Grant(4, t4, 2, 13*time.Millisecond, true) // 2 and 3 asked earlier: 2 inversions
+	c.Release(20 * time.Millisecond)
+	c.Withdraw(t3)
+	c.Grant(2, t2, 3, 21*time.Millisecond, true) // nobody earlier waits: 0
+	c.Release(30 * time.Millisecond)
+	t5 := c.Ask() // asked after the release: no handoff gap
+	c.Grant(5, t5, 4, 40*time.Millisecond, true)
+	r := c.Result()
+	if r.FIFOInversions != 2 {
+		t.Errorf("FIFO inversions = %d, want 2", r.FIFOInversions)
+	}
+	if r.Safety.Violations != 0 || r.Safety.Checked != 4 {
+		t.Errorf("safety = %+v", r.Safety)
+	}
+	if r.Handoff.TotalCount() != 2 {
+		t.Fatalf("handoffs = %d, want 2 (3ms and 1ms)", r.Handoff.TotalCount())
+	}
+	if mx := time.Duration(r.Handoff.Max()); mx < 2990*time.Microsecond || mx > 3010*time.Microsecond {
+		t.Errorf("longest handoff = %v, want 3ms", mx)
+	}
+}
+
+func TestFenwickAgainstScan(t *testing.T) {
+	var f fenwick
+	var vals []int
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		i := rng.IntN(5000)
+		if rng.IntN(3) == 0 {
+			i = len(vals) + rng.IntN(3) // grow at the edge
+		}
+		for len(vals) <= i {
+			vals = append(vals, 0)
+		}
+		vals[i]++
+		f.add(i, 1)
+		q := rng.IntN(len(vals))
+		want := 0
+		for _, v := range vals[:q+1] {
+			want += v
+		}
+		if got := f.prefix(q); got != want {
+			t.Fatalf("prefix(%d) = %d, want %d", q, got, want)
+		}
+	}
+}
+
+func TestJain(t *testing.T) {
+	if j := jain([]int64{5, 5, 5, 5}); j != 1 {
+		t.Errorf("equal shares: %v", j)
+	}
+	if j := jain([]int64{8, 0, 0, 0}); j != 0.25 {
+		t.Errorf("one client: %v", j)
+	}
+	if j := jain([]int64{0, 0}); j != 0 {
+		t.Errorf("nothing: %v", j)
+	}
+}
+
+func TestCheckClientLimit(t *testing.T) {
+	zk := backends.ClusterInfo{Kind: backends.ZooKeeper, MaxClientCnxns: 60}
+	if err := CheckClientLimit(zk, 59); err != nil {
+		t.Fatal(err)
+	}
+	err := CheckClientLimit(zk, 100)
+	if err == nil || !strings.Contains(err.Error(), "maxClientCnxns=0") || !strings.Contains(err.Error(), "allow 60") {
+		t.Fatalf("CheckClientLimit(60, 100) = %v", err)
+	}
+	for _, info := range []backends.ClusterInfo{
+		{Kind: backends.ZooKeeper, MaxClientCnxns: 0},
+		{Kind: backends.ZooKeeper, MaxClientCnxns: -1},
+		{Kind: backends.Etcd, MaxClientCnxns: 10},
+	} {
+		if err := CheckClientLimit(info, 10000); err != nil {
+			t.Errorf("%+v: %v", info, err)
+		}
+	}
+}
+
+func TestSeriesMerge(t *testing.T) {
+	a, b := NewSeriesRecorder(100*time.Millisecond), NewSeriesRecorder(100*time.Millisecond)
+	a.Add(50 * time.Millisecond)
+	a.Add(250 * time.Millisecond)
+	b.Add(260 * time.Millisecond)
+	b.Add(900 * time.Millisecond) // after the end: counted in the last bucket
+	s := MergeSeries(100*time.Millisecond, 300*time.Millisecond, a, b)
+	want := []int64{1, 0, 3}
+	if len(s.Counts) != 3 || s.Counts[0] != want[0] || s.Counts[1] != want[1] || s.Counts[2] != want[2] {
+		t.Fatalf("series = %v, want %v", s.Counts, want)
+	}
+}
+
+func TestCaseValidate(t *testing.T) {
+	ok := Case{Backend: fakeKind{}, Clients: 1, Namespace: "/zkbench/x/y", Config: results.Config{Duration: time.Second}}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := map[string]func(c *Case){
+		"no clients":   func(c *Case) { c.Clients = 0 },
+		"no bound":     func(c *Case) { c.Config.Duration = 0 },
+		"outside":      func(c *Case) { c.Namespace = "/other" },
+		"root itself":  func(c *Case) { c.Namespace = "/zkbench" },
+		"negative":     func(c *Case) { c.Config.Hold = -1 },
+		"no backend":   func(c *Case) { c.Backend = nil },
+		"negative ops": func(c *Case) { c.Config.Ops = -1 },
+	}
+	for name, change := range bad {
+		c := ok
+		change(&c)
+		if err := c.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// fakeKind is only a non-nil Backend for Case.Validate; it opens nothing.
+type fakeKind struct{ backends.Backend }

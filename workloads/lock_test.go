@@ -1,0 +1,186 @@
+package workloads
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/results"
+)
+
+func TestMain(m *testing.M) { testcluster.Main(m) }
+
+func clusterInfo(t *testing.T, b backends.Backend) backends.ClusterInfo {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	info, err := b.Preflight(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+// runCase runs one lock case and checks what every case must hold: the run
+// validates, every operation is accounted for, no overlap, nothing left.
+func runCase(t *testing.T, ctx context.Context, b backends.Backend, info backends.ClusterInfo, variant string, n int, cfg results.Config) results.Result {
+	t.Helper()
+	log := NewRunLog(nil, time.Now())
+	res, err := NewLock().Run(ctx, Case{
+		Backend: b, Cluster: info, Variant: variant, Clients: n, Repeat: 1,
+		Namespace: testcluster.TestNamespace(t, b), Config: cfg, Log: log,
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", variant, err)
+	}
+	run := &results.Run{Format: results.FormatVersion, ID: "t", Status: results.StatusComplete, Results: []results.Result{res}}
+	if err := run.Validate(); err != nil {
+		t.Fatalf("%s: invalid result: %v", variant, err)
+	}
+	if res.Ops.Issued != res.Ops.Succeeded+res.Ops.Failed+res.Ops.Unknown {
+		t.Fatalf("%s: ops %+v do not add up", variant, res.Ops)
+	}
+	if res.Safety.Violations != 0 || res.Safety.Checked != res.Ops.Succeeded {
+		t.Fatalf("%s: safety %+v for %d grants", variant, res.Safety, res.Ops.Succeeded)
+	}
+	if left := log.LeftoverPaths(); len(left) > 0 {
+		t.Fatalf("%s: leftovers %v", variant, left)
+	}
+	for _, n := range res.Notes {
+		if strings.Contains(n, "leftovers not checked") || strings.Contains(n, "server counters not measured") {
+			t.Fatalf("%s: %s", variant, n)
+		}
+	}
+	if h := res.Latency["acquire"]; res.Ops.Succeeded > 0 && (h == nil || h.Count != res.Ops.Succeeded) {
+		t.Fatalf("%s: acquire histogram %+v for %d grants", variant, h, res.Ops.Succeeded)
+	}
+	var inSeries int64
+	for _, c := range res.Series.Counts {
+		inSeries += c
+	}
+	if inSeries != res.Ops.Succeeded {
+		t.Fatalf("%s: series holds %d grants, want %d", variant, inSeries, res.Ops.Succeeded)
+	}
+	return res
+}
+
+func TestLockEveryVariant(t *testing.T) {
+	const clients = 20
+	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
+		info := clusterInfo(t, b)
+		// No warm-up: the first grant comes at once, so even the slowest
+		// herd (naive-children on etcd, whose waiters' watches are served
+		// by the 100ms resync of unsynced watchers) has grants to show.
+		cfg := results.Config{Duration: 1200 * time.Millisecond}
+		got := map[string]results.Result{}
+		for _, v := range NewLock().Variants(b.Kind()) {
+			t.Run(v, func(t *testing.T) {
+				res := runCase(t, context.Background(), b, info, v, clients, cfg)
+				got[v] = res
+				if res.Ops.Succeeded == 0 || res.StoppedBy != StoppedByDuration {
+					t.Fatalf("%d grants, stopped by %s; notes %q", res.Ops.Succeeded, res.StoppedBy, res.Notes)
+				}
+				if res.Elapsed < cfg.Duration || res.Elapsed > cfg.Duration+500*time.Millisecond {
+					t.Errorf("measured %v, want about %v", res.Elapsed, cfg.Duration)
+				}
+				if res.Fairness.Jain <= 0 || res.Fairness.Jain > 1 {
+					t.Errorf("Jain = %v", res.Fairness.Jain)
+				}
+				_, client := res.PerOp["watch_events"]
+				if instrumented := v != "native"; client != instrumented {
+					t.Errorf("client-side watch events measured = %v for %s", client, v)
+				}
+				if _, ok := res.PerOp["server_watch_events"]; !ok {
+					t.Errorf("server watch events not measured: %v", res.PerOp)
+				}
+				t.Logf("%s: %d grants, %.0f/s, watch events/op %.2f client | %.2f server, wasted %.2f, FIFO inversions %d, notes %q",
+					v, res.Ops.Succeeded, res.Throughput, res.PerOp["watch_events"], res.PerOp["server_watch_events"],
+					res.PerOp["wasted_wakeups"], res.Fairness.FIFOInversions, res.Notes)
+			})
+		}
+		naive, fair := got["naive"], got["fair"]
+		// The servers see the herd on both backends. The clients see it
+		// fully on ZooKeeper; on etcd the releaser often takes the lock
+		// back before the waiters' (resynced) watches deliver, so only
+		// more, not many more, events reach them per grant.
+		if naive.PerOp["server_watch_events"] <= 3*fair.PerOp["server_watch_events"] {
+			t.Errorf("server: naive watch events/op %.2f not far above fair's %.2f at %d clients",
+				naive.PerOp["server_watch_events"], fair.PerOp["server_watch_events"], clients)
+		}
+		factor := 2.0
+		if b.Kind() == backends.Etcd {
+			factor = 1
+		}
+		if naive.PerOp["watch_events"] <= factor*fair.PerOp["watch_events"] {
+			t.Errorf("client: naive watch events/op %.2f not above %v x fair's %.2f at %d clients",
+				naive.PerOp["watch_events"], factor, fair.PerOp["watch_events"], clients)
+		}
+		if w := fair.PerOp["watch_events"]; w > 1.1 {
+			t.Errorf("fair lock: %.2f watch events per acquisition, want about 1", w)
+		}
+		if w := fair.PerOp["wasted_wakeups"]; w > 0.1 {
+			t.Errorf("fair lock: %.2f wasted wake-ups per acquisition, want about 0", w)
+		}
+		// All clients ask at once at the start, in an order the servers
+		// may not keep: at most n(n-1)/2 inversions come from that burst.
+		// After it the fair lock grants in order.
+		if inv, burst := fair.Fairness.FIFOInversions, int64(clients*(clients-1)/2); inv > burst+fair.Ops.Succeeded/20 {
+			t.Errorf("fair lock: %d FIFO inversions in %d grants", inv, fair.Ops.Succeeded)
+		}
+		if naive.Fairness.FIFOInversions <= fair.Fairness.FIFOInversions {
+			t.Errorf("naive lock: %d FIFO inversions, fair %d", naive.Fairness.FIFOInversions, fair.Fairness.FIFOInversions)
+		}
+	})
+}
+
+func TestLockOpsBoundAndOpenLoop(t *testing.T) {
+	b := testcluster.EtcdBackend(t)
+	info := clusterInfo(t, b)
+	t.Run("ops", func(t *testing.T) {
+		res := runCase(t, context.Background(), b, info, "fair", 5, results.Config{Duration: 20 * time.Second, Ops: 60})
+		if res.StoppedBy != StoppedByOps || res.Ops.Issued != 60 || res.Ops.Succeeded != 60 {
+			t.Fatalf("stopped by %s with ops %+v, want ops bound at exactly 60", res.StoppedBy, res.Ops)
+		}
+	})
+	t.Run("open loop", func(t *testing.T) {
+		res := runCase(t, context.Background(), b, info, "fair", 4,
+			results.Config{Duration: time.Second, Rate: 100, Hold: time.Millisecond})
+		// Slots start every 10ms; those scheduled in the measured second
+		// and granted before the end.
+		if res.Ops.Issued < 95 || res.Ops.Issued > 101 || res.Ops.Succeeded < 90 {
+			t.Fatalf("open loop at 100/s for 1s: ops %+v", res.Ops)
+		}
+	})
+}
+
+func TestLockInterrupted(t *testing.T) {
+	b := testcluster.ZooKeeperBackend(t)
+	info := clusterInfo(t, b)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(700*time.Millisecond, cancel)
+	start := time.Now()
+	res := runCase(t, ctx, b, info, "naive", 10, results.Config{Duration: time.Minute})
+	if res.StoppedBy != StoppedByInterrupted {
+		t.Fatalf("stopped by %s, want interrupted", res.StoppedBy)
+	}
+	if took := time.Since(start); took > 15*time.Second {
+		t.Fatalf("an interrupted case took %v to stop", took)
+	}
+	if res.Ops.Succeeded == 0 {
+		t.Fatalf("no grant in 700ms: %+v", res)
+	}
+}
+
+func TestLockUnknownVariant(t *testing.T) {
+	b := testcluster.EtcdBackend(t)
+	_, err := NewLock().Run(context.Background(), Case{
+		Backend: b, Variant: "bogus", Clients: 1, Namespace: "/zkbench/x/y",
+		Config: results.Config{Duration: time.Second},
+	})
+	if err == nil || !strings.Contains(err.Error(), `"bogus"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
