@@ -1,6 +1,7 @@
-// Package fair holds zkbench's herd-free recipes: the ZooKeeper recipes page's
-// lock (Curator's InterProcessMutex), written once against backends.Session
-// and run unchanged on ZooKeeper and etcd.
+// Package fair holds zkbench's herd-free recipes, written once against
+// backends.Session and run unchanged on ZooKeeper and etcd. Its lock is the
+// ZooKeeper recipes page's (Curator's InterProcessMutex): queue on
+// sequential nodes, watch only the predecessor.
 package fair
 
 import (
@@ -52,27 +53,11 @@ type Lock struct {
 
 var _ recipes.Lock = (*Lock)(nil)
 
-// Option configures a fair lock.
-type Option func(*Lock)
-
-// WithCleanupTimeout bounds the fresh context on which a create runs to
-// completion and on which a cancelled Acquire removes its own node.
-// Default 5s; non-positive values keep the default.
-func WithCleanupTimeout(d time.Duration) Option {
-	return func(l *Lock) {
-		if d > 0 {
-			l.timeout = d
-		}
-	}
-}
-
 // New returns the fair lock named path on session s. It makes no request.
-func New(s backends.Session, path string, opts ...Option) *Lock {
-	l := &Lock{s: s, path: path, timeout: recipe.DefaultCleanupTimeout}
-	for _, opt := range opts {
-		opt(l)
-	}
-	return l
+// recipes.WithCleanupTimeout bounds the fresh context on which a create runs
+// to completion and a cancelled Acquire removes its node (default 5s).
+func New(s backends.Session, path string, opts ...recipes.Option) *Lock {
+	return &Lock{s: s, path: path, timeout: recipes.NewOptions(opts...).CleanupTimeout}
 }
 
 // Acquire queues this client and blocks until it is first in line, ctx is

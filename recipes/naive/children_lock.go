@@ -34,7 +34,7 @@ const seqPrefix = "lock-"
 type ChildrenLock struct {
 	s    backends.Session
 	path string
-	opt  options
+	opt  recipes.Options
 	me   backends.Node
 	held bool
 }
@@ -43,8 +43,8 @@ var _ recipes.Lock = (*ChildrenLock)(nil)
 
 // NewChildren returns the children-watching lock named path on session s. It
 // makes no request.
-func NewChildren(s backends.Session, path string, opts ...Option) *ChildrenLock {
-	return &ChildrenLock{s: s, path: path, opt: newOptions(opts)}
+func NewChildren(s backends.Session, path string, opts ...recipes.Option) *ChildrenLock {
+	return &ChildrenLock{s: s, path: path, opt: recipes.NewOptions(opts...)}
 }
 
 // Acquire queues this client and blocks until it is first in line, ctx is
@@ -62,7 +62,7 @@ func (l *ChildrenLock) Acquire(ctx context.Context) (recipes.Grant, error) {
 	if err := l.s.EnsurePath(ctx, l.path); err != nil {
 		return recipes.Grant{}, l.fail(err)
 	}
-	me, err := recipe.Create(ctx, l.s, l.opt.cleanupTimeout, func(c context.Context) (backends.Node, error) {
+	me, err := recipe.Create(ctx, l.s, l.opt.CleanupTimeout, func(c context.Context) (backends.Node, error) {
 		return l.s.CreateSequential(c, l.path, seqPrefix, nil)
 	})
 	if err != nil {
@@ -78,7 +78,7 @@ func (l *ChildrenLock) Acquire(ctx context.Context) (recipes.Grant, error) {
 	}
 	if err != nil {
 		if !recipe.IsLost(err) {
-			if rerr := recipe.Remove(ctx, l.s, me.Path, l.opt.cleanupTimeout); rerr != nil {
+			if rerr := recipe.Remove(ctx, l.s, me.Path, l.opt.CleanupTimeout); rerr != nil {
 				err = fmt.Errorf("%w (removing %s: %v)", err, me.Path, rerr)
 			}
 		}
@@ -128,7 +128,7 @@ func (l *ChildrenLock) Release(ctx context.Context) error {
 		return fmt.Errorf("naive: release %s: %w", l.path, recipes.ErrNotHeld)
 	}
 	l.held = false
-	if err := recipe.Release(ctx, l.s, l.me.Path, l.opt.cleanupTimeout); err != nil {
+	if err := recipe.Release(ctx, l.s, l.me.Path, l.opt.CleanupTimeout); err != nil {
 		return fmt.Errorf("naive: release %s: %w", l.path, err)
 	}
 	return nil

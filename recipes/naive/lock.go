@@ -33,15 +33,15 @@ type Lock struct {
 	s    backends.Session
 	path string
 	node string
-	opt  options
+	opt  recipes.Options
 	held bool
 }
 
 var _ recipes.Lock = (*Lock)(nil)
 
 // New returns the naive lock named path on session s. It makes no request.
-func New(s backends.Session, path string, opts ...Option) *Lock {
-	return &Lock{s: s, path: path, node: path + "/" + lockName, opt: newOptions(opts)}
+func New(s backends.Session, path string, opts ...recipes.Option) *Lock {
+	return &Lock{s: s, path: path, node: path + "/" + lockName, opt: recipes.NewOptions(opts...)}
 }
 
 // Acquire blocks until this client created the lock node, ctx is done or the
@@ -62,7 +62,7 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Grant, error) {
 	}
 	wakeups := 0
 	for {
-		n, err := recipe.Create(ctx, l.s, l.opt.cleanupTimeout, func(c context.Context) (backends.Node, error) {
+		n, err := recipe.Create(ctx, l.s, l.opt.CleanupTimeout, func(c context.Context) (backends.Node, error) {
 			return l.s.Create(c, l.node, nil)
 		})
 		if err == nil {
@@ -102,7 +102,7 @@ func (l *Lock) grant(ctx context.Context, n backends.Node, wakeups int) (recipes
 	}
 	if err != nil {
 		if !recipe.IsLost(err) {
-			_ = recipe.Remove(ctx, l.s, n.Path, l.opt.cleanupTimeout)
+			_ = recipe.Remove(ctx, l.s, n.Path, l.opt.CleanupTimeout)
 		}
 		return recipes.Grant{}, l.fail(err)
 	}
@@ -120,7 +120,7 @@ func (l *Lock) Release(ctx context.Context) error {
 		return fmt.Errorf("naive: release %s: %w", l.path, recipes.ErrNotHeld)
 	}
 	l.held = false
-	if err := recipe.Release(ctx, l.s, l.node, l.opt.cleanupTimeout); err != nil {
+	if err := recipe.Release(ctx, l.s, l.node, l.opt.CleanupTimeout); err != nil {
 		return fmt.Errorf("naive: release %s: %w", l.path, err)
 	}
 	return nil

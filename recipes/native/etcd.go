@@ -31,13 +31,13 @@ type etcdLock struct {
 	cs      *concurrency.Session
 	path    string
 	key     string
-	opt     options
+	opt     recipes.Options
 	holding *concurrency.Mutex
 }
 
 var _ Lock = (*etcdLock)(nil)
 
-func newEtcdLock(s backends.Session, es EtcdSession, path string, o options) (*etcdLock, error) {
+func newEtcdLock(s backends.Session, es EtcdSession, path string, o recipes.Options) (*etcdLock, error) {
 	client, lease := es.Client(), es.Lease()
 	if client == nil || lease == clientv3.NoLease {
 		return nil, fmt.Errorf("native: lock %s: etcd session has no client or lease: %w", path, ErrUnsupported)
@@ -95,7 +95,7 @@ func (l *etcdLock) Acquire(ctx context.Context) (recipes.Grant, error) {
 		if recipe.Ended(l.s) || errors.Is(err, concurrency.ErrSessionExpired) {
 			return recipes.Grant{}, l.fail(recipe.Lost(err))
 		}
-		fctx, fcancel := recipe.Fresh(ctx, l.opt.cleanupTimeout)
+		fctx, fcancel := recipe.Fresh(ctx, l.opt.CleanupTimeout)
 		_, derr := l.cs.Client().Delete(fctx, l.key)
 		fcancel()
 		if derr != nil {
@@ -123,7 +123,7 @@ func (l *etcdLock) Release(ctx context.Context) error {
 	}
 	err := m.Unlock(ctx)
 	if err != nil {
-		fctx, cancel := recipe.Fresh(ctx, l.opt.cleanupTimeout)
+		fctx, cancel := recipe.Fresh(ctx, l.opt.CleanupTimeout)
 		if rerr := m.Unlock(fctx); rerr == nil {
 			err = nil
 		}

@@ -1,6 +1,6 @@
-// Package native wraps the client libraries' own lock recipes as baselines:
-// go.etcd.io/etcd/client/v3/concurrency.Mutex on etcd and go-zookeeper's
-// zk.Lock on ZooKeeper. Both queue on sequential nodes (etcd: create
+// Package native wraps the client libraries' own recipes as baselines. Its
+// locks are go.etcd.io/etcd/client/v3/concurrency.Mutex on etcd and
+// go-zookeeper's zk.Lock on ZooKeeper. Both queue on sequential nodes (etcd: create
 // revisions) and watch only their predecessor, so both are herd-free; they
 // are here to show what the libraries cost next to recipes/fair, not as
 // models. Notably zk.Lock has no context and leaves its node behind on error;
@@ -17,21 +17,20 @@ package native
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
 // Errors of this package, checked with errors.Is.
 var (
 	// ErrUnsupported: the session is neither an etcd nor a ZooKeeper
-	// backend session (after unwrapping decorators).
-	ErrUnsupported = errors.New("native: session exposes no etcd client or zk.Conn")
+	// backend session (after unwrapping decorators). It also matches
+	// recipes.ErrUnsupported.
+	ErrUnsupported = fmt.Errorf("native: session exposes no etcd client or zk.Conn: %w", recipes.ErrUnsupported)
 	// ErrHeld: Acquire on a lock this client already holds.
 	ErrHeld = errors.New("native: lock already held by this client")
 )
@@ -60,32 +59,16 @@ type ZooKeeperSession interface {
 // unwrapper is implemented by session decorators (backends/instrument).
 type unwrapper interface{ Unwrap() backends.Session }
 
-// Option configures a native lock.
-type Option func(*options)
-
-type options struct{ cleanupTimeout time.Duration }
-
-// WithCleanupTimeout bounds the fresh context on which a cancelled Acquire
-// removes the node the library left. Default 5s; non-positive values keep it.
-func WithCleanupTimeout(d time.Duration) Option {
-	return func(o *options) {
-		if d > 0 {
-			o.cleanupTimeout = d
-		}
-	}
-}
-
 // NewLock returns the library's own lock named path on s's underlying client.
 // It unwraps decorators (any Unwrap() backends.Session method) to reach the
 // backend session, and returns an error matching ErrUnsupported if that is
 // neither an etcd nor a ZooKeeper session. On etcd it registers a keep-alive
 // listener on the session's existing lease (no request, no new lease); it
 // never revokes that lease. On ZooKeeper it makes no request.
-func NewLock(s backends.Session, path string, opts ...Option) (Lock, error) {
-	o := options{cleanupTimeout: recipe.DefaultCleanupTimeout}
-	for _, opt := range opts {
-		opt(&o)
-	}
+// recipes.WithCleanupTimeout bounds the fresh context on which a cancelled
+// Acquire removes the node the library left (default 5s).
+func NewLock(s backends.Session, path string, opts ...recipes.Option) (Lock, error) {
+	o := recipes.NewOptions(opts...)
 	inner := Underlying(s)
 	switch u := inner.(type) {
 	case EtcdSession:

@@ -39,14 +39,14 @@ type zooKeeperLock struct {
 	s     backends.Session
 	conn  *zk.Conn
 	path  string
-	opt   options
+	opt   recipes.Options
 	held  *zk.Lock
 	ghost chan struct{}
 }
 
 var _ Lock = (*zooKeeperLock)(nil)
 
-func newZooKeeperLock(s backends.Session, zs ZooKeeperSession, path string, o options) *zooKeeperLock {
+func newZooKeeperLock(s backends.Session, zs ZooKeeperSession, path string, o recipes.Options) *zooKeeperLock {
 	return &zooKeeperLock{s: s, conn: zs.Conn(), path: path, opt: o}
 }
 
@@ -128,7 +128,7 @@ func (l *zooKeeperLock) abandon(ctx context.Context, zl *zk.Lock, done <-chan er
 // session, on a fresh context bounded by the cleanup timeout. Only called
 // while this client holds nothing on the path.
 func (l *zooKeeperLock) sweep(ctx context.Context) error {
-	fctx, cancel := recipe.Fresh(ctx, l.opt.cleanupTimeout)
+	fctx, cancel := recipe.Fresh(ctx, l.opt.CleanupTimeout)
 	defer cancel()
 	var children []string
 	err := call(fctx, func() (err error) { children, _, err = l.conn.Children(l.path); return err })

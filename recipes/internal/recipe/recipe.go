@@ -15,11 +15,6 @@ import (
 	"github.com/zkbench/zkbench/recipes"
 )
 
-// DefaultCleanupTimeout bounds the fresh context on which a recipe removes
-// its own node after a cancelled wait, and on which a create runs to
-// completion so that the attempt always knows which node it made.
-const DefaultCleanupTimeout = 5 * time.Second
-
 // Fresh returns a context that carries ctx's values but not its cancellation
 // or deadline, bounded by timeout instead. Cleanup runs on it so that it still
 // happens after the caller gave up.
