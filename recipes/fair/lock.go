@@ -156,6 +156,11 @@ func (l *Lock) Release(ctx context.Context) error {
 	return nil
 }
 
+// fail wraps an Acquire error; a lost session always matches
+// recipes.ErrLockLost as well as backends.ErrSessionLost.
 func (l *Lock) fail(err error) error {
+	if recipe.IsLost(err) {
+		err = recipe.Lost(err)
+	}
 	return fmt.Errorf("fair: acquire %s: %w", l.path, err)
 }

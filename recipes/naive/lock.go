@@ -126,6 +126,11 @@ func (l *Lock) Release(ctx context.Context) error {
 	return nil
 }
 
+// fail wraps an Acquire error; a lost session always matches
+// recipes.ErrLockLost as well as backends.ErrSessionLost.
 func (l *Lock) fail(err error) error {
+	if recipe.IsLost(err) {
+		err = recipe.Lost(err)
+	}
 	return fmt.Errorf("naive: acquire %s: %w", l.path, err)
 }
