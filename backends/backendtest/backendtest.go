@@ -202,6 +202,16 @@ func visible(t *testing.T, s backends.Session, p string) {
 	})
 }
 
+// dirVisible waits until s can list p, a path made with EnsurePath through
+// another session (on etcd, which has no directories, at once).
+func dirVisible(t *testing.T, s backends.Session, p string) {
+	t.Helper()
+	eventually(t, eventBound, "path "+p+" listable", func() (bool, string) {
+		_, err := s.Children(opCtx(t), p)
+		return err == nil, fmt.Sprint(err)
+	})
+}
+
 // gone waits until s no longer sees p.
 func gone(t *testing.T, s backends.Session, p string, bound time.Duration) {
 	t.Helper()

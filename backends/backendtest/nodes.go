@@ -221,7 +221,7 @@ func testSequentialConcurrent(t *testing.T, e *env) {
 	}
 	ensure(t, ss[0], parent)
 	for _, s := range ss[1:] {
-		visible(t, s, parent)
+		dirVisible(t, s, parent)
 	}
 
 	made := make([][]backends.Node, sessions)
@@ -295,7 +295,7 @@ func testSequentialCausalOrder(t *testing.T, e *env) {
 	parent := e.p("q")
 	ensure(t, ss[0], parent)
 	for _, s := range ss[1:] {
-		visible(t, s, parent)
+		dirVisible(t, s, parent)
 	}
 	var prev backends.Node
 	for i := range 9 {

@@ -68,7 +68,7 @@ func testExistsWDelete(t *testing.T, e *env) {
 func testExistsWCreate(t *testing.T, e *env) {
 	owner, watcher := e.session(t), e.session(t)
 	ensure(t, owner, e.ns)
-	visible(t, watcher, e.ns)
+	dirVisible(t, watcher, e.ns)
 	p := e.p("later")
 
 	ctx, _ := contextWithCancel(t)
@@ -85,7 +85,7 @@ func testWatchCancel(t *testing.T, e *env) {
 	owner, watcher := e.session(t), e.session(t)
 	parent := e.p("w")
 	ensure(t, owner, parent)
-	visible(t, watcher, parent)
+	dirVisible(t, watcher, parent)
 	p := parent + "/n"
 
 	ctx1, cancel1 := contextWithCancel(t)
@@ -137,7 +137,7 @@ func testNoMissedDelete(t *testing.T, e *env) {
 func testNoMissedCreate(t *testing.T, e *env) {
 	owner, watcher := e.session(t), e.session(t)
 	ensure(t, owner, e.ns)
-	visible(t, watcher, e.ns)
+	dirVisible(t, watcher, e.ns)
 	for i := range noMissedLoops {
 		p := e.p(fmt.Sprintf("n%d", i))
 		ctx, cancel := contextWithCancel(t)
@@ -153,7 +153,7 @@ func testChildrenW(t *testing.T, e *env) {
 	owner, watcher := e.session(t), e.session(t)
 	parent := e.p("kids")
 	ensure(t, owner, parent)
-	visible(t, watcher, parent)
+	dirVisible(t, watcher, parent)
 
 	ctx, _ := contextWithCancel(t)
 	ns, ch := childrenW(t, ctx, watcher, parent)
@@ -183,7 +183,7 @@ func testChildrenWNoMissedChange(t *testing.T, e *env) {
 	owner, watcher := e.session(t), e.session(t)
 	parent := e.p("kids")
 	ensure(t, owner, parent)
-	visible(t, watcher, parent)
+	dirVisible(t, watcher, parent)
 	for i := range noMissedLoops {
 		child := fmt.Sprintf("%s/c%d", parent, i)
 		ctx, cancel := contextWithCancel(t)
@@ -208,7 +208,7 @@ func testChildrenWIgnoresGrandchildren(t *testing.T, e *env) {
 	owner, watcher := e.session(t), e.session(t)
 	parent := e.p("top")
 	ensure(t, owner, parent+"/mid/low")
-	visible(t, watcher, parent)
+	dirVisible(t, watcher, parent)
 
 	ctx, _ := contextWithCancel(t)
 	_, ch := childrenW(t, ctx, watcher, parent)
