@@ -1,0 +1,224 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/electionvariants"
+	"github.com/zkbench/zkbench/results"
+)
+
+// FailoverWorkload measures leader failover: N candidates, each on its own
+// session with a Latch of the variant, elect a leader; the leader's session
+// is ended abruptly (ParamKill: closed, or expired on the server) and the
+// case measures the time from that moment until another candidate acts as
+// leader ("failover"), how long the old leader took to learn it lost
+// ("lost_notice"), and, per failover, the watch notifications the clients
+// received (the herd: 1 for herd-free variants, N-1 for the naive one), the
+// wasted ones, and the requests the clients sent and the servers handled.
+//
+// Between failovers it waits until the clients' requests stay quiet for
+// ParamSettle, so that every waiter is asleep again before the next kill.
+// Killed candidates are not replaced: a case runs min(K, N-1) failovers,
+// K being --ops or ParamFailovers. The case's Ops count failovers.
+//
+// Safety: a candidate acts from its Await's return until its session is
+// killed (close: it crashed) or, when the session is expired on the server,
+// until its Leadership.Lost closes (it learns late); two acting at once is a
+// violation, which expired sessions can cause (the ephemeral-node pitfall).
+type FailoverWorkload struct{}
+
+// NewFailover returns the failover workload.
+func NewFailover() *FailoverWorkload { return &FailoverWorkload{} }
+
+// Name is "failover".
+func (*FailoverWorkload) Name() string { return "failover" }
+
+// Variants lists the election variants runnable on k: naive, fair, and
+// native on etcd.
+func (*FailoverWorkload) Variants(k backends.Kind) []string { return electionVariants(k) }
+
+func electionVariants(k backends.Kind) []string {
+	var out []string
+	vs := electionvariants.Variants()
+	for _, name := range []string{electionvariants.Naive, electionvariants.Fair, electionvariants.Native} {
+		if v, ok := vs[name]; ok && v.Supports(k) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func lookupElection(c Case) (electionvariants.Variant, error) {
+	v, err := electionvariants.Lookup(c.Variant)
+	if err != nil {
+		return v, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+	}
+	if c.Backend != nil && !v.Supports(c.Backend.Kind()) {
+		return v, fmt.Errorf("%w: election variant %s does not run on %s", ErrUnknownVariant, c.Variant, c.Backend.Kind())
+	}
+	return v, nil
+}
+
+// elected is one candidate's Await returning.
+type elected struct {
+	candidate int
+	at        time.Duration
+	lead      recipes.Leadership
+}
+
+// electionSettings are the parameters the failover and observers
+// workloads share.
+type electionSettings struct {
+	failovers   int
+	kill        string
+	settle      time.Duration
+	stepTimeout time.Duration
+}
+
+func readElectionSettings(cfg results.Config) (electionSettings, error) {
+	var s electionSettings
+	var err error
+	if s.failovers, err = opsOr(cfg, ParamFailovers, 10); err != nil {
+		return s, err
+	}
+	if s.kill, err = paramString(cfg, ParamKill, KillClose, KillExpire); err != nil {
+		return s, err
+	}
+	if s.settle, err = paramDuration(cfg, ParamSettle, 100*time.Millisecond); err != nil {
+		return s, err
+	}
+	s.stepTimeout, err = paramDuration(cfg, ParamStepTimeout, 60*time.Second)
+	return s, err
+}
+
+// Run runs one failover case. See Workload.Run.
+func (fw *FailoverWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
+	rc, err := newRecipeCase(fw.Name(), c, 0)
+	if err != nil {
+		return rc.res, err
+	}
+	v, err := lookupElection(c)
+	if err != nil {
+		return rc.res, err
+	}
+	set, err := readElectionSettings(c.Config)
+	if err != nil {
+		return rc.res, err
+	}
+	if c.Clients < 2 {
+		return rc.res, fmt.Errorf("%w: a failover needs at least 2 candidates", ErrBadCase)
+	}
+	clients, err := rc.open(ctx, c.Clients)
+	if err != nil {
+		return rc.res, err
+	}
+	defer rc.closeAll(ctx, clients)
+	if set.kill == KillExpire && !canExpire(clients.Sessions[0]) {
+		return rc.res, endSession(ctx, clients.Sessions[0], KillExpire)
+	}
+	path := c.Namespace + "/election"
+	e := &electionRun{
+		rc: rc, clients: clients, set: set, checker: NewLeaderChecker(c.Clients),
+		start: time.Now(), wins: make(chan elected, c.Clients),
+		latency: results.NewRecorder(), lostNotice: results.NewRecorder(),
+		lostAt: make([]atomic.Int64, c.Clients), series: NewSeriesRecorder(SeriesInterval(c.Config)),
+	}
+	for i, s := range clients.Sessions {
+		e.latches = append(e.latches, v.Election.Latch(s, path, fmt.Sprintf("c%d", i)))
+	}
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	e.campaign(runCtx)
+	out := e.failovers(ctx)
+	stop()
+	e.wg.Wait()
+	rc.closeAll(ctx, clients)
+
+	res := &rc.res
+	res.StoppedBy, res.Elapsed = out.StoppedBy, out.Elapsed()
+	res.Safety = e.checker.Result().Safety
+	addHistogram(res, "failover", e.latency)
+	addHistogram(res, "lost_notice", e.lostNotice)
+	res.Series = MergeSeries(e.series.interval, res.Elapsed, e.series)
+	rc.fill(out, res.Ops.Succeeded, v.ClientCounts, res.Ops.Succeeded)
+	for k, n := range e.errs {
+		res.Errors[k] += n
+	}
+	rc.finish(ctx, clients.Lost(), int64(e.killed), path)
+	return rc.done(), nil
+}
+
+// electionRun is one failover case in progress.
+type electionRun struct {
+	rc         *recipeCase
+	clients    *Clients
+	set        electionSettings
+	checker    *LeaderChecker
+	latches    []recipes.Latch
+	start      time.Time
+	wins       chan elected
+	latency    *hdrhistogram.Histogram
+	lostNotice *hdrhistogram.Histogram
+	lostAt     []atomic.Int64 // offset+1 at which candidate i's term was lost
+	series     *SeriesRecorder
+	killed     int
+	wg         sync.WaitGroup
+	mu         sync.Mutex
+	errs       map[string]int64
+}
+
+func (e *electionRun) now() time.Duration { return time.Since(e.start) }
+
+// campaign starts every candidate: Await, report the win, act until the
+// term is lost or the case ends, then close the latch.
+func (e *electionRun) campaign(ctx context.Context) {
+	for i, l := range e.latches {
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			defer func() {
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+				_ = l.Close(cctx)
+				cancel()
+			}()
+			lead, err := l.Await(ctx)
+			if err != nil {
+				if ctx.Err() == nil && !errors.Is(err, backends.ErrSessionLost) {
+					e.countErr(errorKind(err), err)
+				}
+				return
+			}
+			at := e.now()
+			e.checker.Begin(i, lead.Token, at, true)
+			e.wins <- elected{candidate: i, at: at, lead: lead}
+			select {
+			case <-lead.Lost:
+				at := e.now()
+				e.lostAt[i].Store(int64(at) + 1)
+				e.checker.End(i, at)
+			case <-ctx.Done():
+				e.checker.End(i, e.now())
+			}
+		}()
+	}
+}
+
+func (e *electionRun) countErr(kind string, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.errs == nil {
+		e.errs = map[string]int64{}
+	}
+	if e.errs[kind] == 0 {
+		e.rc.res.Notes = append(e.rc.res.Notes, fmt.Sprintf("first %s error: %v", kind, err))
+	}
+	e.errs[kind]++
+}

@@ -1,0 +1,108 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zkbench/zkbench/results"
+)
+
+// errStepTimeout: a failover or an observation took longer than
+// ParamStepTimeout.
+var errStepTimeout = errors.New("workloads: step timed out")
+
+// failovers elects the first leader, lets the candidates settle, and then
+// kills the leader min(K, N-1) times, each time waiting for the next leader
+// and for quiet. The measured interval runs from the snapshot after the
+// first election settled to the one after the last failover settled, so
+// that it holds exactly the failovers' own cost.
+func (e *electionRun) failovers(ctx context.Context) Outcome {
+	o := Outcome{StoppedBy: StoppedByError}
+	res := &e.rc.res
+	leader, err := e.awaitWin(ctx)
+	if err != nil {
+		e.countErr(errorKind(err), fmt.Errorf("first election: %w", err))
+		return o
+	}
+	quiesce(ctx, e.clients, e.set.settle, e.set.stepTimeout)
+	o.Before, o.Start = e.rc.meter.Snapshot(ctx, e.clients), e.now()
+	cfg := e.rc.c.Config
+	k := min(e.set.failovers, len(e.latches)-1)
+	o.StoppedBy = StoppedByOps
+	for i := 0; i < k; i++ {
+		if ctx.Err() != nil {
+			o.StoppedBy = StoppedByInterrupted
+			break
+		}
+		if cfg.Duration > 0 && e.now()-o.Start >= cfg.Duration {
+			o.StoppedBy = StoppedByDuration
+			break
+		}
+		res.Ops.Issued++
+		t0 := e.now()
+		if e.set.kill == KillClose {
+			e.checker.End(leader.candidate, t0) // a crash: it acts no more
+		}
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.set.stepTimeout)
+		err := endSession(kctx, e.clients.Sessions[leader.candidate], e.set.kill)
+		cancel()
+		if err != nil {
+			res.Ops.Failed++
+			e.countErr("kill", err)
+			o.StoppedBy = StoppedByError
+			break
+		}
+		e.killed++
+		next, err := e.awaitWin(ctx)
+		if err != nil {
+			res.Ops.Failed++
+			if ctx.Err() == nil {
+				e.countErr(errorKind(err), fmt.Errorf("failover %d: %w", i+1, err))
+				o.StoppedBy = StoppedByError
+			}
+			break
+		}
+		res.Ops.Succeeded++
+		results.Record(e.latency, next.at-t0)
+		e.series.Add(next.at - o.Start)
+		e.recordLostNotice(ctx, leader.candidate, t0)
+		quiesce(ctx, e.clients, e.set.settle, e.set.stepTimeout)
+		leader = next
+	}
+	if ctx.Err() != nil {
+		o.StoppedBy = StoppedByInterrupted
+	}
+	o.End, o.After = e.now(), e.rc.meter.Snapshot(ctx, e.clients)
+	return o
+}
+
+// awaitWin waits for the next candidate to be elected.
+func (e *electionRun) awaitWin(ctx context.Context) (elected, error) {
+	t := time.NewTimer(e.set.stepTimeout)
+	defer t.Stop()
+	select {
+	case w := <-e.wins:
+		return w, nil
+	case <-ctx.Done():
+		return elected{}, ctx.Err()
+	case <-t.C:
+		return elected{}, fmt.Errorf("%w: %w: no leader within %v", errStepTimeout, context.DeadlineExceeded, e.set.stepTimeout)
+	}
+}
+
+// recordLostNotice records when the killed leader's term ended on its side
+// (its Leadership.Lost), waiting for it up to the step timeout.
+func (e *electionRun) recordLostNotice(ctx context.Context, candidate int, t0 time.Duration) {
+	deadline := time.Now().Add(e.set.stepTimeout)
+	for {
+		if at := e.lostAt[candidate].Load(); at != 0 {
+			results.Record(e.lostNotice, time.Duration(at-1)-t0)
+			return
+		}
+		if time.Now().After(deadline) || !sleepCtx(ctx, time.Millisecond) {
+			return
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package workloads
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/results"
+)
+
+// runRecipeCase runs one case of w and checks what every case must hold:
+// the result validates, operations add up, the servers were measured and
+// nothing was left behind.
+func runRecipeCase(t *testing.T, w Workload, b backends.Backend, variant string, n int, cfg results.Config) results.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	log := NewRunLog(nil, time.Now())
+	res, err := w.Run(ctx, Case{
+		Backend: b, Cluster: clusterInfo(t, b), Variant: variant, Clients: n, Repeat: 1,
+		Namespace: testcluster.TestNamespace(t, b), Config: cfg, Log: log,
+	})
+	if err != nil {
+		t.Fatalf("%s %s: %v", w.Name(), variant, err)
+	}
+	run := &results.Run{Format: results.FormatVersion, ID: "t", Status: results.StatusComplete, Results: []results.Result{res}}
+	if err := run.Validate(); err != nil {
+		t.Fatalf("%s %s: invalid result: %v", w.Name(), variant, err)
+	}
+	if res.Ops.Issued != res.Ops.Succeeded+res.Ops.Failed+res.Ops.Unknown {
+		t.Fatalf("%s: ops %+v do not add up", variant, res.Ops)
+	}
+	if left := log.LeftoverPaths(); len(left) > 0 {
+		t.Fatalf("%s: leftovers %v", variant, left)
+	}
+	for _, n := range res.Notes {
+		if strings.Contains(n, "leftovers not checked") || strings.Contains(n, "server counters not measured") {
+			t.Fatalf("%s: %s", variant, n)
+		}
+	}
+	return res
+}
+
+// TestFailoverHerd: K failovers among N candidates, each measured; the
+// herd-free variants get one notification per failover, the naive one a
+// notification for every candidate still waiting.
+func TestFailoverHerd(t *testing.T) {
+	const n, k = 8, 3
+	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
+		for _, v := range NewFailover().Variants(b.Kind()) {
+			t.Run(v, func(t *testing.T) {
+				res := runRecipeCase(t, NewFailover(), b, v, n, results.Config{Duration: time.Minute, Ops: k})
+				if res.Ops.Succeeded != k || res.StoppedBy != StoppedByOps {
+					t.Fatalf("%d of %d failovers succeeded, stopped by %s: %v %v", res.Ops.Succeeded, k, res.StoppedBy, res.Errors, res.Notes)
+				}
+				if h := res.Latency["failover"]; h == nil || h.Count != k {
+					t.Fatalf("failover histogram %+v, want %d values", h, k)
+				}
+				if res.Safety.Violations != 0 || res.Safety.Checked < k {
+					t.Fatalf("safety %+v", res.Safety)
+				}
+				events, measured := res.PerOp["watch_events"]
+				t.Logf("%s %s: failover p50 %v, %.2f notifications, %.1f requests, %.1f server requests per failover",
+					b.Kind(), v, time.Duration(res.Latency["failover"].P50), events, res.PerOp["requests"], res.PerOp["server_requests"])
+				switch {
+				case v == "native":
+					if measured {
+						t.Errorf("native has client-side counts %v", res.PerOp)
+					}
+				case v == "fair" && events != 1:
+					t.Errorf("fair: %.2f notifications per failover, want 1", events)
+				case v == "naive" && events != float64(n-2): // 7, 6 and 5 candidates waiting
+					t.Errorf("naive: %.2f notifications per failover, want %d", events, n-2)
+				}
+			})
+		}
+	})
+}
