@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -192,5 +193,5 @@ func New(name string) (Workload, error) {
 	case "lock":
 		return NewLock(), nil
 	}
-	return nil, fmt.Errorf("%w %q (known: %v)", ErrUnknownWorkload, name, Names())
+	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownWorkload, name, strings.Join(Names(), ", "))
 }

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/results"
+)
+
+// The test binary doubles as zkbench: with ZKBENCH_TEST_MAIN=1 it runs main
+// with its arguments, so tests can run the real command in a child process
+// (to send it signals, or give it a lower open-file limit).
+func TestMain(m *testing.M) {
+	if os.Getenv("ZKBENCH_TEST_MAIN") == "1" {
+		os.Args = append([]string{"zkbench"}, os.Args[1:]...)
+		main()
+		os.Exit(0)
+	}
+	testcluster.Main(m)
+}
+
+// zkbench runs the root command in-process and returns stdout, stderr and
+// the error.
+func zkbench(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := newRootCmd()
+	var out, errb bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errb)
+	cmd.SetArgs(args)
+	cmd.SetContext(context.Background())
+	err := cmd.Execute()
+	return out.String(), errb.String(), err
+}
+
+func TestRunEmbeddedEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now()
+	out, stderr, err := zkbench(t, "run", "--clients", "2,4", "--variants", "naive,fair",
+		"--duration", "400ms", "--warmup", "100ms", "-o", dir, "--run-id", "e2e")
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
+	}
+	t.Logf("run took %v", time.Since(start))
+	path := filepath.Join(dir, "e2e", "results.json")
+	run, err := results.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != results.StatusComplete || run.ClusterMode != "embedded" || len(run.Results) != 4 {
+		t.Fatalf("status %s, mode %s, %d results", run.Status, run.ClusterMode, len(run.Results))
+	}
+	if len(run.Cluster.Members) != 1 || run.Cluster.Members[0].Version == "" || run.Cluster.Members[0].PID != os.Getpid() {
+		t.Errorf("cluster not recorded: %+v", run.Cluster)
+	}
+	for _, res := range run.Results {
+		if res.Ops.Succeeded == 0 || res.Safety.Violations != 0 || res.StoppedBy != "duration" {
+			t.Errorf("%s/%d: ops %+v, safety %+v, stopped by %s", res.Variant, res.Clients, res.Ops, res.Safety, res.StoppedBy)
+		}
+	}
+	if len(run.Leftovers) != 0 {
+		t.Errorf("leftovers: %v", run.Leftovers)
+	}
+	for _, want := range []string{"backend", "naive", "fair", "results: " + path, "plots:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(stderr, "[4/4] lock fair, 4 clients") {
+		t.Errorf("no progress line per case:\n%s", stderr)
+	}
+	pngs, _ := filepath.Glob(filepath.Join(dir, "e2e", "plots", "*.png"))
+	if len(pngs) == 0 {
+		t.Errorf("no plots drawn")
+	}
+}
+
+func TestRunLocalZooKeeper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a ZooKeeper JVM")
+	}
+	dir := t.TempDir()
+	_, stderr, err := zkbench(t, "run", "--backend", "zookeeper", "--clients", "3", "--variants", "fair,native",
+		"--duration", "300ms", "--warmup", "0s", "-o", dir, "--run-id", "zk", "--no-plots")
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
+	}
+	run, err := results.ReadFile(filepath.Join(dir, "zk", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.ClusterMode != "local" || run.Cluster.Kind != backends.ZooKeeper || len(run.Results) != 2 {
+		t.Fatalf("mode %s, kind %s, %d results", run.ClusterMode, run.Cluster.Kind, len(run.Results))
+	}
+	for _, res := range run.Results {
+		if res.Ops.Succeeded == 0 || !res.Cost.ServerCostMeasured || res.Cost.ServerCPUSeconds <= 0 {
+			t.Errorf("%s: ops %+v, cost %+v", res.Variant, res.Ops, res.Cost)
+		}
+	}
+}
+
+func TestRunBadInput(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "plain")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unreachable := freePort(t)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"zero clients", []string{"--clients", "0"}, "at least 1 client"},
+		{"negative clients", []string{"--clients=10,-5"}, "at least 1 client"},
+		{"absurd clients", []string{"--clients", "200000"}, "at most 100000"},
+		{"not a number", []string{"--clients", "ten"}, `"ten" is not a whole number`},
+		{"zero duration", []string{"--duration", "0s"}, "--duration 0s: must be positive"},
+		{"unknown variant", []string{"--variants", "naive,bogus"}, `unknown variant "bogus"`},
+		{"unknown workload", []string{"--workload", "queue"}, `unknown workload "queue"`},
+		{"unknown backend", []string{"--backend", "consul"}, "want etcd or zookeeper"},
+		{"embedded zookeeper", []string{"--backend", "zookeeper", "--cluster", "embedded"}, "only etcd can run embedded"},
+		{"even nodes", []string{"--cluster", "local", "--nodes", "2"}, "--nodes 2"},
+		{"short lease", []string{"--lease-ttl", "1s"}, "minimum lease TTL is 2s"},
+		{"unwritable output", []string{"-o", filepath.Join(file, "sub")}, "folder not writable"},
+		{"unreachable etcd", []string{"--endpoints", unreachable}, "unreachable"},
+		{"unreachable zookeeper", []string{"--backend", "zookeeper", "--endpoints", unreachable}, "preflight"},
+		{"malformed endpoint", []string{"--endpoints", "http://[::1"}, "--endpoints"},
+		{"zookeeper at an etcd", []string{"--backend", "zookeeper", "--endpoints", etcdHostPort(t)}, "preflight"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"run", "-o", out, "--run-id", "bad", "--no-plots", "--duration", "1s", "--clients", "2"}, tc.args...)
+			start := time.Now()
+			_, _, err := zkbench(t, args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one mentioning %q", err, tc.want)
+			}
+			if took := time.Since(start); took > 15*time.Second {
+				t.Errorf("took %v to fail", took)
+			}
+			if _, err := os.Stat(filepath.Join(out, "bad", "results.json")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("a results file was written: %v", err)
+			}
+			t.Logf("%v", err)
+		})
+	}
+}
+
+// freePort returns a loopback address nothing listens on.
+func freePort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+func etcdHostPort(t *testing.T) string {
+	ep := testcluster.EtcdEndpoints(t)[0]
+	return strings.TrimPrefix(strings.TrimPrefix(ep, "http://"), "https://")
+}
+
+// child runs this test binary as zkbench with args, through sh so that a
+// shell prefix (ulimit) can apply.
+func child(t *testing.T, prefix string, args ...string) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := prefix + ` exec "$0" "$@"`
+	cmd := exec.Command("sh", append([]string{"-c", script, exe}, args...)...)
+	cmd.Env = append(os.Environ(), "ZKBENCH_TEST_MAIN=1")
+	return cmd
+}
+
+func TestRunOpenFileLimit(t *testing.T) {
+	out := t.TempDir()
+	cmd := child(t, "ulimit -n 300 &&", "run", "--clients", "1000", "-o", out, "--no-plots")
+	raw, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+		t.Fatalf("exit %v, output:\n%s", err, raw)
+	}
+	if !strings.Contains(string(raw), "ulimit -n") || !strings.Contains(string(raw), "1000 clients") {
+		t.Fatalf("output does not say how to raise the limit:\n%s", raw)
+	}
+}
+
+func TestRunInterrupt(t *testing.T) {
+	out := t.TempDir()
+	cmd := child(t, "", "run", "--clients", "3,5", "--variants", "fair", "--duration", "20s", "--warmup", "0s",
+		"-o", out, "--run-id", "int", "--no-plots")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	// Interrupt during the first case, once it measures.
+	sc := bufio.NewScanner(stderr)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if strings.Contains(sc.Text(), "measuring") {
+			break
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	err = cmd.Wait()
+	took := time.Since(sent)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+		t.Fatalf("exit after SIGINT: %v (stderr so far %q)", err, lines)
+	}
+	if took > 15*time.Second {
+		t.Errorf("took %v to stop after SIGINT", took)
+	}
+	run, err := results.ReadFile(filepath.Join(out, "int", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != results.StatusInterrupted || len(run.Results) != 1 || run.Results[0].StoppedBy != "interrupted" ||
+		run.Results[0].Ops.Succeeded == 0 {
+		t.Fatalf("status %s with %d results: %+v", run.Status, len(run.Results), run.Results)
+	}
+	if run.Results[0].Elapsed > 5*time.Second {
+		t.Errorf("interrupted case measured %v", run.Results[0].Elapsed)
+	}
+}
