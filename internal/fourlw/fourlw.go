@@ -48,7 +48,7 @@ func Query(ctx context.Context, endpoint, cmd string) (string, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", endpoint)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrUnreachable, endpoint, err)
+		return "", fmt.Errorf("%w: %s: %w", ErrUnreachable, endpoint, err)
 	}
 	defer conn.Close()
 	deadline, _ := ctx.Deadline()
