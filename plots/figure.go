@@ -140,7 +140,8 @@ func newStyle(cases []*summary.Case) *style {
 		}
 	}
 	slices.Sort(types)
-	reqPalette := append([]string{"#1f77b4", "#d62728"}, palette...)
+	// Request types avoid the variants' red and blue until those run out.
+	reqPalette := append(slices.Clone(palette), "#1f77b4", "#d62728")
 	for i, t := range types {
 		s.reqType[t] = reqPalette[i%len(reqPalette)]
 	}
@@ -649,7 +650,17 @@ func (b *builder) timeline() *Figure {
 							Color: b.st.variant[s.Variant],
 						}
 						for i, n := range r.Series.Counts {
-							l.Points = append(l.Points, Point{X: (float64(i) + 0.5) * iv, Y: float64(n) / iv})
+							// The last interval may end with the case: rate it
+							// over the time it covered, or a cut interval looks
+							// like a stall.
+							w := iv
+							if r.Elapsed > 0 {
+								w = min(iv, r.Elapsed.Seconds()-float64(i)*iv)
+							}
+							if w < iv/10 {
+								continue
+							}
+							l.Points = append(l.Points, Point{X: float64(i)*iv + w/2, Y: float64(n) / w})
 						}
 						p.Lines = append(p.Lines, l)
 						any = true

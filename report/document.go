@@ -142,19 +142,16 @@ func pct(v float64) string { return Num(100*v) + "%" }
 
 func ms(d time.Duration) string { return Num(summary.Millis(d)) }
 
-// glance states the findings a reader needs first: how fan-out grows with
-// clients for each variant, and safety.
+// glance states the findings a reader needs first: whether each variant's
+// notification fan-out grows with clients, how many clients it sustains,
+// and safety.
 func (d *Document) glance(cases []*summary.Case, plan *capacity.Plan) {
 	d.add(Heading{2, "Findings at a glance"})
 	var items []string
-	for _, sp := range plan.Series {
-		unit := summary.OpUnit(sp.Workload)
-		if f, ok := sp.Fits["watch_events/op"]; ok {
-			items = append(items, fmt.Sprintf("%s, %s on %s: watch events per %s (client side) %s.",
-				sp.Workload, sp.Variant, sp.Backend, unit, growthWords(f)))
-		} else if f, ok := sp.Fits["server_watch_events/op"]; ok {
-			items = append(items, fmt.Sprintf("%s, %s on %s: watch events per %s (server side) %s.",
-				sp.Workload, sp.Variant, sp.Backend, unit, growthWords(f)))
+	order, bySeries := summary.Group(cases)
+	for _, s := range order {
+		if line := fanoutLine(s, bySeries[s]); line != "" {
+			items = append(items, line)
 		}
 	}
 	for _, sp := range plan.Series {
@@ -175,19 +172,91 @@ func (d *Document) glance(cases []*summary.Case, plan *capacity.Plan) {
 		}
 	}
 	if len(items) == 0 {
-		items = append(items, "No figure was measured at two or more client counts.")
+		items = append(items, "Nothing was measured.")
 	}
 	d.add(List{items})
 }
 
-func growthWords(f capacity.Fit) string {
-	switch {
-	case f.Model == capacity.Constant:
-		return fmt.Sprintf("stay flat at %s from N=%s to N=%s", Num(f.A), Num(f.MinN), Num(f.MaxN))
-	case f.Grows():
-		return fmt.Sprintf("GROW with clients: %s, %s at N=%s", f.String(), Num(f.At(f.MaxN)), Num(f.MaxN))
+// Growth verdicts on a figure's elasticity (d log y / d log N).
+const (
+	growsElasticity   = 0.6
+	boundedElasticity = 0.35
+)
+
+// fanoutLine says how a series' watch events per operation change with
+// clients, client side and server side. The verdict uses the elasticity
+// from the middle measured client count to the largest: at the smallest
+// counts a lock often has no waiter at all, which would make any recipe
+// look like it grows.
+func fanoutLine(s summary.Series, cases []*summary.Case) string {
+	type side struct {
+		name string
+		ns   []int
+		ys   []float64
 	}
-	return fmt.Sprintf("fall with clients: %s", f.String())
+	var sides []side
+	for _, k := range []struct{ name, key string }{{"client side", "watch_events"}, {"server side", "server_watch_events"}} {
+		sd := side{name: k.name}
+		for _, c := range cases {
+			if v, ok := c.PerOp(k.key); ok {
+				sd.ns = append(sd.ns, c.Clients)
+				sd.ys = append(sd.ys, v)
+			}
+		}
+		if len(sd.ns) >= 2 {
+			sides = append(sides, sd)
+		}
+	}
+	if len(sides) == 0 {
+		return ""
+	}
+	elastic := math.Inf(-1)
+	var parts []string
+	for _, sd := range sides {
+		i, j := (len(sd.ns)-1)/2, len(sd.ns)-1
+		e := math.NaN()
+		if sd.ys[i] > 0 && sd.ys[j] > 0 {
+			e = math.Log(sd.ys[j]/sd.ys[i]) / math.Log(float64(sd.ns[j])/float64(sd.ns[i]))
+			elastic = max(elastic, e)
+		} else if sd.ys[j] > 0 {
+			elastic = math.Inf(1)
+		}
+		var vals, ns []string
+		for _, k := range thin(len(sd.ns), 5) {
+			vals = append(vals, Num(sd.ys[k]))
+			ns = append(ns, strconv.Itoa(sd.ns[k]))
+		}
+		part := fmt.Sprintf("%s %s at N=%s", sd.name, strings.Join(vals, " → "), strings.Join(ns, ", "))
+		if !math.IsNaN(e) {
+			part += fmt.Sprintf(" (≈N^%.2f from N=%d)", e, sd.ns[i])
+		}
+		parts = append(parts, part)
+	}
+	verdict := "grow slowly with clients"
+	switch {
+	case elastic >= growsElasticity:
+		verdict = "GROW with clients (a herd)"
+	case elastic <= boundedElasticity:
+		verdict = "stay bounded as clients grow"
+	}
+	return fmt.Sprintf("%s, %s on %s: watch events per %s %s: %s.", s.Workload, s.Variant, s.Backend,
+		summary.OpUnit(s.Workload), verdict, strings.Join(parts, "; "))
+}
+
+// thin picks at most k indexes of n, first and last included.
+func thin(n, k int) []int {
+	if n <= k {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	out := make([]int, k)
+	for i := range out {
+		out[i] = i * (n - 1) / (k - 1)
+	}
+	return out
 }
 
 func (d *Document) setup(runs []*results.Run) {
