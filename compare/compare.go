@@ -237,16 +237,17 @@ func writeTable(b *strings.Builder, rows [][]string) {
 		}
 	}
 	for _, r := range rows {
-		b.WriteString("  ")
+		var line strings.Builder
+		line.WriteString("  ")
 		for i, c := range r {
 			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
 			if i < 2 {
-				b.WriteString(c + pad + "  ")
+				line.WriteString(c + pad + "  ")
 			} else {
-				b.WriteString(pad + c + "  ")
+				line.WriteString(pad + c + "  ")
 			}
 		}
-		b.WriteString("\n")
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 	}
 }
 

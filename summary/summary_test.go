@@ -1,0 +1,107 @@
+package summary
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/results"
+)
+
+func hist(t *testing.T, ds ...time.Duration) *results.Histogram {
+	t.Helper()
+	rec := results.NewRecorder()
+	for _, d := range ds {
+		results.Record(rec, d)
+	}
+	h, err := results.NewHistogram(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestCasesMergeRepeatsAcrossRuns(t *testing.T) {
+	ms := time.Millisecond
+	a := &results.Run{Results: []results.Result{
+		{Workload: "lock", Backend: backends.Etcd, Variant: "fair", Clients: 8, Repeat: 0, Elapsed: time.Second, Throughput: 100,
+			Ops: results.Ops{Succeeded: 100}, PerOp: map[string]float64{"watch_events": 1},
+			Server: backends.Metrics{backends.MetricWrites: 300}, Latency: map[string]*results.Histogram{"acquire": hist(t, ms, 2*ms)}},
+		{Workload: "lock", Backend: backends.Etcd, Variant: "naive", Clients: 8, Elapsed: time.Second, Throughput: 50},
+		{Workload: "lock", Backend: backends.Etcd, Variant: "fair", Clients: 2, Elapsed: time.Second, Throughput: 10},
+	}}
+	b := &results.Run{Results: []results.Result{
+		{Workload: "lock", Backend: backends.Etcd, Variant: "fair", Clients: 8, Repeat: 1, Elapsed: time.Second, Throughput: 200,
+			Ops: results.Ops{Succeeded: 200}, PerOp: map[string]float64{"watch_events": 3, "server_writes": 5},
+			Latency: map[string]*results.Histogram{"acquire": hist(t, 3*ms, 4*ms), "handoff": hist(t, ms)}},
+		{Workload: "barrier", Backend: backends.ZooKeeper, Variant: "native", Clients: 4},
+	}}
+	cases := Cases([]*results.Run{a, b})
+	var keys []string
+	for _, c := range cases {
+		keys = append(keys, c.Key.String())
+	}
+	want := []string{"barrier/zookeeper/native/N=4", "lock/etcd/naive/N=8", "lock/etcd/fair/N=2", "lock/etcd/fair/N=8"}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("cases %v, want %v", keys, want)
+	}
+	c := cases[3]
+	if c.Repeats() != 2 || c.Succeeded() != 300 {
+		t.Fatalf("repeats %d, succeeded %d", c.Repeats(), c.Succeeded())
+	}
+	if v, ok := c.Throughput(); !ok || v != 150 {
+		t.Errorf("throughput %v %v, want the mean 150", v, ok)
+	}
+	if v, ok := c.PerOp("watch_events"); !ok || v != 2 {
+		t.Errorf("watch events %v, want 2", v)
+	}
+	// server_writes: repeat 0 derives 300/100 from its counter, repeat 1
+	// reports 5: the mean is 4.
+	if v, ok := c.PerOp("server_writes"); !ok || v != 4 {
+		t.Errorf("server writes %v %v, want 4", v, ok)
+	}
+	if _, ok := c.PerOp("server_reads"); ok {
+		t.Error("server reads reported though nobody measured them")
+	}
+	if v, ok := c.ServerRate(backends.MetricWrites); !ok || v != 300 {
+		t.Errorf("server write rate %v", v)
+	}
+	if names := c.LatencyNames(); !slices.Equal(names, []string{"acquire", "handoff"}) {
+		t.Errorf("latency names %v", names)
+	}
+	h, err := c.Latency("acquire")
+	if err != nil || h.TotalCount() != 4 {
+		t.Fatalf("merged histogram %v, %v", h, err)
+	}
+	if p, ok, err := c.Quantile("acquire", 100); err != nil || !ok || math.Abs(float64(p-4*ms)) > float64(10*time.Microsecond) {
+		t.Errorf("max of merged = %v", p)
+	}
+	if _, ok, _ := c.Quantile("enter", 50); ok {
+		t.Error("quantile of an absent histogram")
+	}
+}
+
+func TestClassAndUnits(t *testing.T) {
+	for v, want := range map[string]Class{
+		"naive": Naive, "naive-children": Naive, "fair": HerdFree, "native": Baseline, "curator": Baseline, "x": Other,
+	} {
+		if got := ClassOf(v); got != want {
+			t.Errorf("ClassOf(%q) = %v, want %v", v, got, want)
+		}
+	}
+	for w, want := range map[string]string{
+		"lock": "acquisition", "election-failover": "failover", "election-handoff": "handoff",
+		"election-observers": "term", "barrier": "round", "double-barrier": "round", "queue": "operation",
+	} {
+		if got := OpUnit(w); got != want {
+			t.Errorf("OpUnit(%q) = %q, want %q", w, got, want)
+		}
+	}
+	names := []string{"zeta", "leave", "handoff", "acquire", "enter"}
+	SortLatencyNames(names)
+	if !slices.Equal(names, []string{"acquire", "handoff", "enter", "leave", "zeta"}) {
+		t.Errorf("sorted %v", names)
+	}
+}
