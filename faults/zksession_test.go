@@ -16,8 +16,6 @@ import (
 	"github.com/zkbench/zkbench/internal/testcluster"
 )
 
-func TestMain(m *testing.M) { testcluster.Main(m) }
-
 type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}

@@ -1,0 +1,234 @@
+package faults_test
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/internal/spawn"
+	"github.com/zkbench/zkbench/recipes/lockvariants"
+)
+
+// holderCommand makes the test binary a lock holder in its own process, so
+// that a test can stop it with SIGSTOP as a long GC pause or a frozen VM
+// would: its session's heartbeats stop with it.
+const holderCommand = "__faults-holder"
+
+// holderMain acquires the lock and then, every tick, writes (prints "write
+// <token>") and only afterwards checks whether the lock was lost: a holder
+// that wakes from a pause acts before it learns anything, which is the late
+// write fencing exists for. Closing stdin releases the lock and exits.
+//
+// Output lines: "session <id>", "granted <token>", "write <token>", "lost",
+// "released", "error <text>".
+func holderMain(args []string) int {
+	fs := flag.NewFlagSet(holderCommand, flag.ContinueOnError)
+	kind := fs.String("backend", "", "zookeeper or etcd")
+	endpoints := fs.String("endpoints", "", "comma-separated")
+	timeout := fs.Duration("timeout", sessionTimeout, "session timeout / lease TTL")
+	path := fs.String("path", "", "lock path")
+	variant := fs.String("variant", lockvariants.Fair, "lock variant")
+	tick := fs.Duration("tick", 20*time.Millisecond, "write interval")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Printf("error %v\n", err)
+		return 1
+	}
+	b, err := openBackend(backends.Kind(*kind), strings.Split(*endpoints, ","), *timeout, nil)
+	if err != nil {
+		return fail(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := b.NewSession(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Printf("session %d\n", s.ID())
+	v, err := lockvariants.Lookup(*variant)
+	if err != nil {
+		return fail(err)
+	}
+	l, err := v.New(s, *path)
+	if err != nil {
+		return fail(err)
+	}
+	g, err := l.Acquire(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Printf("granted %d\n", g.Token)
+	stdinClosed := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		close(stdinClosed)
+	}()
+	t := time.NewTicker(*tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-stdinClosed:
+			rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err := l.Release(rctx)
+			rcancel()
+			if err != nil {
+				return fail(err)
+			}
+			fmt.Println("released")
+			return 0
+		}
+		fmt.Printf("write %d\n", g.Token)
+		select {
+		case <-g.Lost:
+			fmt.Println("lost")
+			return 0
+		default:
+		}
+	}
+}
+
+// holderEvent is one line from a holder, stamped when it arrived.
+type holderEvent struct {
+	kind  string
+	value int64
+	at    time.Time
+}
+
+// holder is a lock holder process seen from the test.
+type holder struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	events chan holderEvent
+	exited chan struct{}
+}
+
+// startHolder starts a holder on c's lock at path. Every line it prints is
+// passed to onEvent (on one goroutine, in order, as it arrives) and then
+// queued for next.
+func startHolder(t *testing.T, c *cluster, path, variant string, onEvent func(holderEvent)) *holder {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], holderCommand,
+		"-backend", string(c.kind), "-endpoints", joinEndpoints(c.endpoints),
+		"-timeout", sessionTimeout.String(), "-path", path, "-variant", variant)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spawn.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	h := &holder{cmd: cmd, stdin: stdin, events: make(chan holderEvent, 1<<14), exited: make(chan struct{})}
+	go func() {
+		defer close(h.exited)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			kind, val, _ := strings.Cut(sc.Text(), " ")
+			ev := holderEvent{kind: kind, at: time.Now()}
+			if kind == "error" {
+				ev.kind = "error: " + val
+			} else if val != "" {
+				ev.value, _ = strconv.ParseInt(val, 10, 64)
+			}
+			if onEvent != nil {
+				onEvent(ev)
+			}
+			select {
+			case h.events <- ev:
+			default: // nobody is reading writes; keep the reader going
+			}
+		}
+		_ = cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = syscall.Kill(cmd.Process.Pid, syscall.SIGCONT)
+		_ = stdin.Close()
+		select {
+		case <-h.exited:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-h.exited
+		}
+	})
+	return h
+}
+
+// next returns the next event of kind, skipping others, or fails t.
+func (h *holder) next(t *testing.T, kind string, within time.Duration) holderEvent {
+	t.Helper()
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	for {
+		select {
+		case ev := <-h.events:
+			if strings.HasPrefix(ev.kind, "error") {
+				t.Fatalf("holder: %s", ev.kind)
+			}
+			if ev.kind == kind {
+				return ev
+			}
+		case <-h.exited:
+			t.Fatalf("holder exited before %q", kind)
+		case <-timer.C:
+			t.Fatalf("holder: no %q within %v", kind, within)
+		}
+	}
+}
+
+// drain forgets queued events (the writes of a running holder).
+func (h *holder) drain() {
+	for {
+		select {
+		case <-h.events:
+		default:
+			return
+		}
+	}
+}
+
+func (h *holder) pause(t *testing.T) {
+	t.Helper()
+	if err := syscall.Kill(h.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (h *holder) resume(t *testing.T) {
+	t.Helper()
+	if err := syscall.Kill(h.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (h *holder) kill(t *testing.T) {
+	t.Helper()
+	if err := h.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-h.exited
+}
+
+// release closes the holder's stdin: it releases the lock and exits.
+func (h *holder) release(t *testing.T) {
+	t.Helper()
+	_ = h.stdin.Close()
+	h.next(t, "released", 15*time.Second)
+}

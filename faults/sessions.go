@@ -1,0 +1,84 @@
+package faults
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Recorder receives timeline events; workloads.RunLog is one.
+type Recorder interface {
+	Event(kind, what string, client int)
+}
+
+// SessionTimeline turns session state changes into timeline events (kind
+// "session") naming the client whose session it was, and counts them by
+// state. Feed it from ZKSessions (NewZKSessions(t.Observe)) and from the
+// workload's lost-session reports.
+//
+// "connected" is counted but not recorded: every client connects once per
+// case, and the timeline is for what faults did to them.
+//
+// Safe for concurrent use.
+type SessionTimeline struct {
+	rec Recorder
+
+	mu     sync.Mutex
+	client map[int64]int
+	counts map[SessionState]int64
+}
+
+// NewSessionTimeline records into rec (nil: count only).
+func NewSessionTimeline(rec Recorder) *SessionTimeline {
+	return &SessionTimeline{rec: rec, client: map[int64]int{}, counts: map[SessionState]int64{}}
+}
+
+// SetSessions maps the session ids of the case now running to client
+// indexes (ids[i] is client i's). Earlier mappings are dropped.
+func (t *SessionTimeline) SetSessions(ids []int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	clear(t.client)
+	for i, id := range ids {
+		if id != 0 {
+			t.client[id] = i
+		}
+	}
+}
+
+// Observe records that session changed to state s.
+func (t *SessionTimeline) Observe(session int64, s SessionState) {
+	t.mu.Lock()
+	t.counts[s]++
+	c, ok := t.client[session]
+	t.mu.Unlock()
+	if s == SessionConnected || t.rec == nil {
+		return
+	}
+	if !ok {
+		t.rec.Event("session", fmt.Sprintf("%s (session 0x%x)", s, session), -1)
+		return
+	}
+	t.rec.Event("session", string(s), c)
+}
+
+// ObserveClient records a state change of client c's session, for reports
+// that know the client but not the session ("lost" from the workload).
+func (t *SessionTimeline) ObserveClient(c int, s SessionState) {
+	t.mu.Lock()
+	t.counts[s]++
+	t.mu.Unlock()
+	if t.rec != nil && s != SessionConnected {
+		t.rec.Event("session", string(s), c)
+	}
+}
+
+// Counts returns how many changes of each state were seen.
+func (t *SessionTimeline) Counts() map[SessionState]int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[SessionState]int64, len(t.counts))
+	for k, v := range t.counts {
+		out[k] = v
+	}
+	return out
+}
