@@ -83,14 +83,34 @@ var subtests = []subtest{
 // Run runs the conformance suite. open returns a fresh Backend for one
 // subtest (closed by open's own cleanup, or by the suite if open leaves it
 // to the caller: the suite closes nothing it did not open).
+//
+// A last subtest, NamespacesRemoved, checks that every namespace the suite
+// used is gone from /zkbench once its subtest ended.
 func Run(t *testing.T, open func(t *testing.T) backends.Backend) {
+	var used []string
 	for _, st := range subtests {
 		t.Run(st.name, func(t *testing.T) {
 			b := open(t)
 			e := &env{b: b, kind: b.Kind(), ns: testcluster.TestNamespace(t, b)}
+			used = append(used, path.Base(e.ns))
 			st.f(t, e)
 		})
 	}
+	t.Run("NamespacesRemoved", func(t *testing.T) {
+		a, ok := open(t).(backends.Admin)
+		if !ok {
+			t.Skip("backend does not implement backends.Admin")
+		}
+		left, err := a.List(opCtx(t), backends.Root)
+		if err != nil && !errors.Is(err, backends.ErrNoNode) {
+			t.Fatalf("List(%s): %v", backends.Root, err)
+		}
+		for _, ns := range used {
+			if slices.Contains(left, ns) {
+				t.Errorf("namespace %s/%s left behind after its subtest", backends.Root, ns)
+			}
+		}
+	})
 }
 
 // env is one subtest's backend and namespace.

@@ -8,18 +8,14 @@ import (
 	"github.com/zkbench/zkbench/internal/testcluster"
 )
 
-// TestConformanceClusters runs the suite against replicated clusters, where
-// a session's server may lag the leader and server counters are summed over
-// members. The standalone servers are covered by each backend's own
-// conformance test (backends/zookeeper, backends/etcd).
-func TestConformanceClusters(t *testing.T) {
+// TestConformanceEnsemble runs the suite against a 3-server ZooKeeper
+// ensemble, where a session's server may lag the leader and server counters
+// are summed over members. The standalone servers and the 3-member etcd
+// cluster are covered by each backend's own conformance test
+// (backends/zookeeper, backends/etcd).
+func TestConformanceEnsemble(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a 3-server ZooKeeper ensemble and a 3-member etcd cluster; skipped with -short")
+		t.Skip("starts a 3-server ZooKeeper ensemble; skipped with -short")
 	}
-	t.Run("zookeeper-3", func(t *testing.T) {
-		backendtest.Run(t, func(t *testing.T) backends.Backend { return testcluster.ZooKeeperEnsembleBackend(t) })
-	})
-	t.Run("etcd-3", func(t *testing.T) {
-		backendtest.Run(t, func(t *testing.T) backends.Backend { return testcluster.EtcdClusterBackend(t) })
-	})
+	backendtest.Run(t, func(t *testing.T) backends.Backend { return testcluster.ZooKeeperEnsembleBackend(t) })
 }
