@@ -11,20 +11,18 @@
 // on its own goroutine and returns when ctx is done; that goroutine ends
 // when the reply or the connection's failure arrives.
 //
-// Memory. go-zookeeper gives every connection a send buffer and a receive
-// buffer. The receive buffer is also the largest reply the connection can
-// read, so Config.RecvBufferSize bounds getChildren: the default 512 KiB
-// holds a listing of 10,000 children with names of up to 48 bytes (each
-// child costs 4 + len(name) bytes), or 14,000 of the 32-byte names that
-// CreateSequential makes with prefix "lock-". Pages of a buffer that are
-// never written are not resident, so idle sessions cost far less than the
-// buffer sizes (see BenchmarkIdleSessions).
+// Memory. go-zookeeper gives every connection a fixed send buffer and a
+// fixed receive buffer, allocated (and so zeroed and resident) whole. The
+// receive buffer is also the largest reply the connection can read, so it
+// bounds getChildren listings: see Config.RecvBufferSize and
+// Config.MaxChildren. A reply too large fails the read with
+// ErrReplyTooLarge, which says how to raise the bound.
 package zookeeper
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"sync"
@@ -34,65 +32,6 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 )
-
-// ErrClosed: the Backend was closed.
-var ErrClosed = errors.New("zookeeper: backend closed")
-
-// Config says where the servers are and how sessions are made.
-type Config struct {
-	// Endpoints are the servers, "host:port" each. Required.
-	Endpoints []string
-	// SessionTimeout is the session timeout asked of the server, which
-	// clamps it to [2, 20] x its tickTime. Default 4s.
-	SessionTimeout time.Duration
-	// Digest, if set ("user:password"), is added to every session with
-	// AddAuth("digest", ...). Nodes are created with the open ACL.
-	Digest string
-	// Conns is 0 for one connection (and session) per Session, the
-	// default. K > 0 multiplexes all Sessions over K shared connections:
-	// the server then keeps one watch per connection and path, which hides
-	// the herd. Sessions sharing a connection share its ZooKeeper session
-	// (and ID); closing one deletes the ephemeral nodes it made.
-	Conns int
-	// RecvBufferSize is each connection's receive buffer and largest
-	// readable reply. Default 512 KiB (see the package doc for the bound
-	// on getChildren listings).
-	RecvBufferSize int
-	// SendBufferSize is each connection's send buffer and largest request.
-	// Default 136 KiB: go-zookeeper re-arms watches after a reconnect in
-	// packets of up to 128 KiB, which must fit.
-	SendBufferSize int
-}
-
-// Buffer defaults.
-const (
-	DefaultRecvBufferSize = 512 << 10
-	DefaultSendBufferSize = 136 << 10
-	// adminRecvBufferSize lets Admin list very large folders.
-	adminRecvBufferSize = 16 << 20
-)
-
-// Option tunes a Backend.
-type Option func(*options)
-
-type options struct {
-	logger zk.Logger
-	dialer zk.Dialer
-	pids   map[string]int
-}
-
-// WithLogger sends go-zookeeper's error log lines (reconnects, failed
-// dials) to l. Default: discarded.
-func WithLogger(l zk.Logger) Option { return func(o *options) { o.logger = l } }
-
-// WithDialer makes every connection with d (tests put a proxy in the way).
-// Default net.DialTimeout.
-func WithDialer(d zk.Dialer) Option { return func(o *options) { o.dialer = d } }
-
-// WithServerPIDs names the local process of each endpoint, so that
-// Preflight reports PIDs and Scrape adds the servers' CPU time and resident
-// memory (cluster/zookeeper's Cluster.PIDs gives this map). Default none.
-func WithServerPIDs(pids map[string]int) Option { return func(o *options) { o.pids = pids } }
 
 // Backend opens ZooKeeper sessions. Its methods may be called concurrently.
 type Backend struct {
@@ -116,37 +55,17 @@ var (
 // New checks cfg and returns a Backend. It does not connect: Preflight
 // checks the servers, NewSession connects.
 func New(cfg Config, opts ...Option) (*Backend, error) {
-	if len(cfg.Endpoints) == 0 {
-		return nil, fmt.Errorf("%w: no endpoints", ErrBadEndpoint)
-	}
-	for _, ep := range cfg.Endpoints {
-		if err := checkEndpoint(ep); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.SessionTimeout <= 0 {
-		cfg.SessionTimeout = 4 * time.Second
-	}
-	if cfg.RecvBufferSize <= 0 {
-		cfg.RecvBufferSize = DefaultRecvBufferSize
-	}
-	if cfg.SendBufferSize <= 0 {
-		cfg.SendBufferSize = DefaultSendBufferSize
-	}
-	if cfg.Conns < 0 {
-		return nil, fmt.Errorf("zookeeper: Conns %d must be 0 or more", cfg.Conns)
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	b := &Backend{cfg: cfg, sessions: make(map[*Session]struct{})}
-	b.opts.logger = log.New(discard{}, "", 0)
+	b.opts.logger = log.New(io.Discard, "", 0)
 	for _, o := range opts {
 		o(&b.opts)
 	}
 	return b, nil
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // Kind is backends.ZooKeeper.
 func (b *Backend) Kind() backends.Kind { return backends.ZooKeeper }

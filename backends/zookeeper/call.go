@@ -6,12 +6,17 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkbench/zkbench/backends"
 )
+
+// ErrReplyTooLarge: a reply (a getChildren listing) did not fit the
+// connection's receive buffer; raise Config.RecvBufferSize or MaxChildren.
+var ErrReplyTooLarge = errors.New("zookeeper: reply larger than the receive buffer")
 
 // errTransient marks a call that failed because the connection dropped
 // while the session lives on. Reads retry it; writes report
@@ -100,6 +105,10 @@ func read[T any](ctx context.Context, s *Session, op, path string, fn func() (T,
 		err = s.classify(op, path, err)
 		if !errors.Is(err, errTransient) {
 			return v, err
+		}
+		if msg := s.l.tooLarge.Swap(nil); msg != nil {
+			return v, fmt.Errorf("zookeeper: %s %s: %w (%s): raise Config.RecvBufferSize or Config.MaxChildren",
+				op, path, ErrReplyTooLarge, strings.TrimPrefix(*msg, "recv loop terminated: "))
 		}
 		if err := s.pause(ctx, backoff); err != nil {
 			return v, s.classify(op, path, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +40,9 @@ type link struct {
 
 	mu    sync.Mutex
 	views map[*Session]struct{}
+	// tooLarge holds go-zookeeper's message when a reply did not fit the
+	// receive buffer (it drops the connection and says so only in its log).
+	tooLarge atomic.Pointer[string]
 	// nc is the last TCP connection dialed. go-zookeeper leaves it open
 	// after an expiry; the link closes it when the session is over.
 	nc net.Conn
@@ -77,7 +81,7 @@ func dial(cfg *Config, o *options, recvBuf int) (*link, error) {
 	}
 	conn, events, err := zk.Connect(cfg.Endpoints, cfg.SessionTimeout,
 		zk.WithDialer(dialer),
-		zk.WithLogger(o.logger),
+		zk.WithLogger(linkLogger{l, o.logger}),
 		zk.WithLogInfo(false),
 		zk.WithEventCallback(l.onEvent),
 		zk.WithMaxBufferSize(recvBuf),
@@ -92,6 +96,21 @@ func dial(cfg *Config, o *options, recvBuf int) (*link, error) {
 	// go-zookeeper drops what does not fit (it never blocks on it).
 	_ = events
 	return l, nil
+}
+
+// linkLogger passes go-zookeeper's log on, noting replies too large for
+// the receive buffer.
+type linkLogger struct {
+	l    *link
+	next zk.Logger
+}
+
+func (g linkLogger) Printf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if strings.Contains(msg, "exceeds max buffer size") {
+		g.l.tooLarge.Store(&msg)
+	}
+	g.next.Printf("%s", msg)
 }
 
 // onEvent runs on go-zookeeper's goroutines and must not block.

@@ -107,6 +107,8 @@ func (b *Backend) probe(ctx context.Context, ep string) (m backends.MemberInfo, 
 // explain turns a four-letter-word failure into an actionable error.
 func explain(ep, cmd, within string, err error) error {
 	switch {
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("zookeeper: preflight %s: %w", ep, err)
 	case errors.Is(err, fourlw.ErrUnreachable):
 		return fmt.Errorf("%w: cannot reach ZooKeeper at %s within %s: is it running? (%v)", ErrUnreachable, ep, within, err)
 	case errors.Is(err, fourlw.ErrNotWhitelisted):

@@ -142,3 +142,37 @@ func TestCloseEndsSession(t *testing.T) {
 	}
 	s.Close() // twice is fine
 }
+
+// TestReplyTooLarge: a listing larger than the receive buffer fails with
+// ErrReplyTooLarge (go-zookeeper only drops the connection), and the
+// session carries on.
+func TestReplyTooLarge(t *testing.T) {
+	b := open(t, zookeeper.Config{RecvBufferSize: 8 << 10})
+	s := newSession(t, b)
+	ns := namespace(t, b, s)
+	ctx := ctxT(t)
+	for i := 0; i < 300; i++ { // 300 x (4 + 32) bytes > 8 KiB
+		if _, err := s.CreateSequential(ctx, ns, "lock-", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	_, err := s.Children(ctx, ns)
+	if !errors.Is(err, zookeeper.ErrReplyTooLarge) {
+		t.Fatalf("Children of 300 into 8 KiB: %v, want ErrReplyTooLarge", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	t.Log(err)
+	if _, _, err := s.Get(ctx, ns); err != nil {
+		t.Fatalf("session unusable after a too-large reply: %v", err)
+	}
+	if got := zookeeper.RecvBufferForChildren(10000); got != 16<<10+560000 {
+		t.Errorf("RecvBufferForChildren(10000) = %d", got)
+	}
+	big := newSession(t, open(t, zookeeper.Config{MaxChildren: 300}))
+	if kids, err := big.Children(ctx, ns); err != nil || len(kids) != 300 {
+		t.Fatalf("with MaxChildren 300: %d children, %v", len(kids), err)
+	}
+}

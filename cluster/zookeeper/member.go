@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -135,13 +136,15 @@ func (c *Cluster) Restart(ctx context.Context, i int) error {
 }
 
 // Pause freezes member i with SIGSTOP: it holds its connections but answers
-// nothing, as a server stuck in a long GC pause or a partitioned one.
-func (c *Cluster) Pause(i int) error { return c.signal(i, syscall.SIGSTOP) }
+// nothing, as a server stuck in a long GC pause or a partitioned one. It
+// returns once every thread of the JVM has stopped (at most 2 s).
+func (c *Cluster) Pause(i int) error { return c.signal(i, syscall.SIGSTOP, true) }
 
-// Resume continues a paused member with SIGCONT.
-func (c *Cluster) Resume(i int) error { return c.signal(i, syscall.SIGCONT) }
+// Resume continues a paused member with SIGCONT, and returns once its
+// threads run again (at most 2 s).
+func (c *Cluster) Resume(i int) error { return c.signal(i, syscall.SIGCONT, false) }
 
-func (c *Cluster) signal(i int, sig syscall.Signal) error {
+func (c *Cluster) signal(i int, sig syscall.Signal, stopped bool) error {
 	p, err := c.proc(i)
 	if err != nil {
 		return err
@@ -149,7 +152,36 @@ func (c *Cluster) signal(i int, sig syscall.Signal) error {
 	if p == nil || !p.running() {
 		return fmt.Errorf("cluster/zookeeper: member %d is not running", i)
 	}
-	return p.cmd.Process.Signal(sig)
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		return err
+	}
+	pid := p.cmd.Process.Pid
+	for deadline := time.Now().Add(2 * time.Second); allStopped(pid) != stopped; {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cluster/zookeeper: member %d (pid %d) did not take %v within 2s", i, pid, sig)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
+// allStopped reports whether every thread of pid is stopped ('T').
+func allStopped(pid int) bool {
+	stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	if len(stats) == 0 {
+		return false
+	}
+	for _, f := range stats {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			continue // the thread ended
+		}
+		s := string(raw)
+		if i := strings.LastIndexByte(s, ')'); i < 0 || i+2 >= len(s) || s[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
 }
 
 // waitReady polls srvr on the given members until each answers and, for an

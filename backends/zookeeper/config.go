@@ -1,0 +1,118 @@
+package zookeeper
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// ErrClosed: the Backend was closed.
+var ErrClosed = errors.New("zookeeper: backend closed")
+
+// Config says where the servers are and how sessions are made.
+type Config struct {
+	// Endpoints are the servers, "host:port" each. Required.
+	Endpoints []string
+	// SessionTimeout is the session timeout asked of the server, which
+	// clamps it to [2, 20] x its tickTime. Default 4s.
+	SessionTimeout time.Duration
+	// Digest, if set ("user:password"), is added to every session with
+	// AddAuth("digest", ...). Nodes are created with the open ACL.
+	Digest string
+	// Conns is 0 for one connection (and session) per Session, the
+	// default. K > 0 multiplexes all Sessions over K shared connections:
+	// the server then keeps one watch per connection and path, which hides
+	// the herd. Sessions sharing a connection share its ZooKeeper session
+	// (and ID); closing one deletes the ephemeral nodes it made.
+	Conns int
+
+	// RecvBufferSize is each connection's receive buffer, and so the
+	// largest reply it can read, chiefly a getChildren listing, which
+	// costs 4 + len(name) bytes per child. The whole buffer is resident.
+	// Default: MaxChildren's size if set, else 96 KiB (DefaultRecvBufferSize),
+	// enough for 2,700 of the names CreateSequential makes with prefix
+	// "lock-" (32 bytes), or 2,200 names of 40 bytes. Workloads that queue
+	// more clients under one node set MaxChildren.
+	RecvBufferSize int
+	// MaxChildren, if set and RecvBufferSize is not, sizes the receive
+	// buffer for listings of that many children of up to 52-byte names
+	// (CreateSequential names with prefixes of up to 25 bytes):
+	// RecvBufferForChildren(MaxChildren). Set it to the number of clients
+	// that queue under one node. 10,000 children take 563 KiB per session.
+	MaxChildren int
+	// SendBufferSize is each connection's send buffer and largest request
+	// (path plus data). Default 8 KiB with a connection per session;
+	// 136 KiB with shared connections, whose re-armed watches go out after
+	// a reconnect in packets of up to 128 KiB.
+	SendBufferSize int
+}
+
+// Buffer sizes.
+const (
+	DefaultRecvBufferSize = 96 << 10
+	DefaultSendBufferSize = 8 << 10
+	sharedSendBufferSize  = 136 << 10
+	// childBytes is the room per child RecvBufferForChildren allows.
+	childBytes = 56
+	// adminRecvBufferSize lets Admin list very large folders.
+	adminRecvBufferSize = 16 << 20
+)
+
+// RecvBufferForChildren is the receive buffer that holds a listing of n
+// children with names of up to 52 bytes: 16 KiB + 56 bytes per child, and
+// at least DefaultRecvBufferSize.
+func RecvBufferForChildren(n int) int {
+	return max(DefaultRecvBufferSize, 16<<10+n*childBytes)
+}
+
+// withDefaults fills in defaults and checks the rest.
+func (cfg Config) withDefaults() (Config, error) {
+	if len(cfg.Endpoints) == 0 {
+		return cfg, fmt.Errorf("%w: no endpoints", ErrBadEndpoint)
+	}
+	for _, ep := range cfg.Endpoints {
+		if err := checkEndpoint(ep); err != nil {
+			return cfg, err
+		}
+	}
+	if cfg.Conns < 0 || cfg.MaxChildren < 0 {
+		return cfg, fmt.Errorf("zookeeper: Conns %d and MaxChildren %d must be 0 or more", cfg.Conns, cfg.MaxChildren)
+	}
+	if cfg.SessionTimeout <= 0 {
+		cfg.SessionTimeout = 4 * time.Second
+	}
+	if cfg.RecvBufferSize <= 0 {
+		cfg.RecvBufferSize = RecvBufferForChildren(cfg.MaxChildren)
+	}
+	if cfg.SendBufferSize <= 0 {
+		cfg.SendBufferSize = DefaultSendBufferSize
+		if cfg.Conns > 0 {
+			cfg.SendBufferSize = sharedSendBufferSize
+		}
+	}
+	return cfg, nil
+}
+
+// Option tunes a Backend.
+type Option func(*options)
+
+type options struct {
+	logger zk.Logger
+	dialer zk.Dialer
+	pids   map[string]int
+}
+
+// WithLogger sends go-zookeeper's error log lines (reconnects, failed
+// dials) to l. Default: discarded.
+func WithLogger(l zk.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithDialer makes every connection with d (tests put a proxy in the way).
+// Default net.DialTimeout.
+func WithDialer(d zk.Dialer) Option { return func(o *options) { o.dialer = d } }
+
+// WithServerPIDs names the local process of each endpoint, so that
+// Preflight reports PIDs and Scrape adds the servers' CPU time and resident
+// memory (cluster/zookeeper's Cluster.PIDs gives this map). Default none.
+func WithServerPIDs(pids map[string]int) Option { return func(o *options) { o.pids = pids } }
