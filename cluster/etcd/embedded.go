@@ -21,7 +21,7 @@ type Options struct {
 	// state). "" makes a temporary folder that Close/Stop removes; a given
 	// folder is kept.
 	Dir string
-	// Nodes is StartLocal's member count: 1 (the default) or 3, 5...
+	// Nodes is the member count: 1 (the default) or 3, 5...
 	Nodes int
 	// Exe is the binary StartLocal runs for each member (default: this
 	// process's own executable), with Args before the member flags (default
@@ -50,10 +50,18 @@ type Embedded struct {
 	closeErr  error
 }
 
-// StartEmbedded starts one embedded member on free loopback ports and waits,
-// under ctx, until it serves. Logs are discarded.
+// StartEmbedded starts opts.Nodes embedded members (default 1) on free
+// loopback ports and waits, under ctx, until they serve. Logs are discarded.
+// Exe, Args and Detach are StartLocal's and are ignored here.
 func StartEmbedded(ctx context.Context, opts Options) (*Embedded, error) {
-	return startEmbedded(ctx, opts, 1)
+	n := opts.Nodes
+	if n == 0 {
+		n = 1
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("cluster/etcd: %d members: want at least 1", n)
+	}
+	return startEmbedded(ctx, opts, n)
 }
 
 // StartEmbeddedCluster starts n embedded members in one cluster (for tests)
@@ -62,7 +70,7 @@ func StartEmbeddedCluster(ctx context.Context, n int) (*Embedded, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("cluster/etcd: %d members: want at least 1", n)
 	}
-	return startEmbedded(ctx, Options{}, n)
+	return StartEmbedded(ctx, Options{Nodes: n})
 }
 
 func startEmbedded(ctx context.Context, opts Options, n int) (*Embedded, error) {

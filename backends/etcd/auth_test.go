@@ -1,0 +1,65 @@
+package etcd_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/zkbench/zkbench/backends/etcd"
+	etcdcluster "github.com/zkbench/zkbench/cluster/etcd"
+)
+
+// An etcd with authentication on: Preflight names a wrong password and a
+// missing user, and lets the right credentials through.
+func TestPreflightAuth(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	srv, err := etcdcluster.StartEmbedded(ctx, etcdcluster.Options{Dir: t.TempDir(), UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	eps := srv.Endpoints()
+	c, err := clientv3.New(clientv3.Config{Endpoints: eps, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.UserAdd(ctx, "root", "right"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.UserGrantRole(ctx, "root", "root"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AuthEnable(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err, took := preflight(t, etcd.Config{Endpoints: eps, Username: "root", Password: "wrong"})
+	wantPreflightError(t, err, took, "refused the credentials", "root")
+	_, err, took = preflight(t, etcd.Config{Endpoints: eps})
+	wantPreflightError(t, err, took, "authentication enabled")
+
+	cfg := etcd.Config{Endpoints: eps, Username: "root", Password: "right"}
+	if _, err, _ := preflight(t, cfg); err != nil {
+		t.Fatalf("right credentials: %v", err)
+	}
+	b, err := etcd.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	s, err := b.NewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, "/zkbench/auth-test/k", nil); err != nil {
+		t.Fatalf("create with auth: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

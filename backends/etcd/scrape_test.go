@@ -1,0 +1,176 @@
+package etcd_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/etcd"
+	"github.com/zkbench/zkbench/internal/procstat"
+)
+
+func scrape(t *testing.T, b *etcd.Backend) backends.Metrics {
+	t.Helper()
+	m, err := b.Scrape(ctxFor(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// settle scrapes until name's delta from before reaches want (server
+// counters may lag the client's view by a moment), then returns the delta.
+func settle(t *testing.T, b *etcd.Backend, before backends.Metrics, name string, want float64) float64 {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		d := scrape(t, b).Delta(before)[name]
+		if d >= want || time.Now().After(deadline) {
+			return d
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Writes, reads and watch events each move their canonical counter by
+// exactly what was done, and the raw names carry sorted labels.
+func TestScrapeCountsOperations(t *testing.T) {
+	b, ns := open(t)
+	const creates, gets, watchers = 5, 7, 4
+	owner := session(t, b)
+	ws := make([]*etcd.Session, watchers)
+	for i := range ws {
+		ws[i] = session(t, b)
+	}
+	ctx := ctxFor(t, 30*time.Second)
+
+	m0 := scrape(t, b)
+	for i := range creates {
+		if _, err := owner.Create(ctx, fmt.Sprintf("%s/n%d", ns, i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := settle(t, b, m0, backends.MetricWrites, creates); d != creates {
+		t.Errorf("writes delta %v after %d creates", d, creates)
+	}
+	m1 := scrape(t, b)
+	for range gets {
+		if _, _, err := owner.Get(ctx, ns+"/n0"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := settle(t, b, m1, backends.MetricReads, gets); d != gets {
+		t.Errorf("reads delta %v after %d gets", d, gets)
+	}
+	if d := scrape(t, b).Delta(m0)[backends.MetricRequests]; d < creates+gets {
+		t.Errorf("requests delta %v, want at least %d", d, creates+gets)
+	}
+
+	// One event per watcher, as the clients receive them.
+	chs := make([]<-chan backends.Event, watchers)
+	for i, w := range ws {
+		_, _, ch, err := w.ExistsW(ctx, ns+"/n0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		chs[i] = ch
+	}
+	m2 := scrape(t, b)
+	if err := owner.Delete(ctx, ns+"/n0"); err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range chs {
+		event(t, ch, 10*time.Second)
+	}
+	if d := settle(t, b, m2, backends.MetricWatchEvents, watchers); d != watchers {
+		t.Errorf("watch events delta %v, %d events received", d, watchers)
+	}
+
+	m := scrape(t, b)
+	raw := `grpc_server_handled_total{grpc_code="OK",grpc_method="Range",grpc_service="etcdserverpb.KV",grpc_type="unary"}`
+	if m[raw] < gets {
+		t.Errorf("%s = %v, want at least %d", raw, m[raw], gets)
+	}
+	if m[backends.MetricCPUSeconds] <= 0 || m[backends.MetricResidentBytes] <= 0 || !b.Embedded() {
+		t.Errorf("cpu %v rss %v embedded %v", m[backends.MetricCPUSeconds], m[backends.MetricResidentBytes], b.Embedded())
+	}
+	for k := range m {
+		if strings.Contains(k, "{") && !strings.HasSuffix(k, "}") {
+			t.Errorf("malformed raw name %q", k)
+		}
+	}
+}
+
+// etcd_debugging_mvcc_events_total counts events the server sends, before
+// any client-side filter: a prefix watcher (ChildrenW) is sent a child's
+// value change that it does not deliver. The server count is then one more
+// than the events received.
+func TestWatchEventsCountServerSideEvents(t *testing.T) {
+	b, ns := open(t)
+	owner, watcher := session(t, b), session(t, b)
+	ctx := ctxFor(t, 30*time.Second)
+	if _, err := owner.Create(ctx, ns+"/a", []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	_, ch, err := watcher.ChildrenW(ctx, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m0 := scrape(t, b)
+	if _, err := direct(t).Put(ctx, ns+"/a", "2"); err != nil { // value change: filtered
+		t.Fatal(err)
+	}
+	quiet(t, ch, 300*time.Millisecond)
+	if _, err := owner.Create(ctx, ns+"/b", nil); err != nil {
+		t.Fatal(err)
+	}
+	event(t, ch, 10*time.Second)
+	if d := settle(t, b, m0, backends.MetricWatchEvents, 2); d != 2 {
+		t.Fatalf("server counted %v watch events; the client received 1 after 1 filtered", d)
+	}
+}
+
+// Against members in separate processes, counters are summed over members
+// and the process figures are the servers', not this process's.
+func TestScrapeSeparateProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 3 etcd processes")
+	}
+	l := startLocal(t, 3)
+	b, err := etcd.New(etcd.Config{Endpoints: l.Endpoints()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	s, err := b.OpenSession(ctxFor(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := ctxFor(t, 30*time.Second)
+	m0 := scrape(t, b)
+	const creates = 6
+	for range creates {
+		if _, err := s.CreateSequential(ctx, "/zkbench/scrape-test", "n-", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := settle(t, b, m0, backends.MetricWrites, creates); d != creates {
+		t.Errorf("writes delta %v summed over 3 members after %d creates", d, creates)
+	}
+	var rss float64
+	for _, pid := range l.PIDs() {
+		st, err := procstat.Read(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rss += float64(st.RSSBytes)
+	}
+	got := scrape(t, b)[backends.MetricResidentBytes]
+	if got < 0.8*rss || got > 1.25*rss {
+		t.Errorf("scraped resident bytes %.0f, /proc says the 3 members hold %.0f", got, rss)
+	}
+	t.Logf("3 members: %.1f MiB resident (scraped), %.1f MiB (/proc)", got/(1<<20), rss/(1<<20))
+}

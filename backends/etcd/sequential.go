@@ -1,0 +1,106 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/zkbench/zkbench/backends"
+)
+
+// CreateSequential creates parent/<prefix><tag>-<n> with the session's
+// lease, where tag is the lease id in hex (unique to this session) and n
+// counts this session's sequential creates. Siblings are ordered by create
+// revision: Node.Seq is the key's create revision, which is also its fencing
+// token.
+//
+// Names are protected. The create is the transaction
+// If(CreateRevision(key) == 0) Then Put Else Get, and the key is fixed
+// before the first try, so when the outcome is unknown (connection lost,
+// raft timeout) it is simply sent again: if the first try had landed, the
+// Else branch returns the key holding this session's lease and that node is
+// returned. No retry can make a second node.
+//
+// Cancelling ctx stops the retries. If a try may have landed, the key is
+// then deleted (only if it holds this session's lease) on a fresh context
+// bounded by WithCloseTimeout, so that an abandoned node does not sit in a
+// queue of waiters until the session ends. If that cleanup fails too, the
+// error also matches backends.ErrUnknownOutcome.
+func (s *Session) CreateSequential(ctx context.Context, parent, prefix string, data []byte) (backends.Node, error) {
+	if err := checkPath(parent); err != nil {
+		return backends.Node{}, err
+	}
+	if strings.Contains(prefix, "/") {
+		return backends.Node{}, fmt.Errorf("%w: sequential prefix %q holds a '/'", ErrInvalidPath, prefix)
+	}
+	key := fmt.Sprintf("%s/%s%s-%010d", parent, prefix, s.tag, s.seq.Add(1))
+	c, stop, err := s.call(ctx)
+	if err != nil {
+		return backends.Node{}, err
+	}
+	defer stop()
+
+	sent := false // a try may have reached the server
+	wait := 10 * time.Millisecond
+	for {
+		resp, err := s.putIfAbsent(c, key, data)
+		if err == nil {
+			return s.sequentialResult(key, resp)
+		}
+		ferr := s.fail(ctx, "create-sequential", key, true, err)
+		if !errors.Is(ferr, backends.ErrUnknownOutcome) {
+			return backends.Node{}, ferr
+		}
+		sent = true
+		if c.Err() != nil {
+			break
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-c.Done():
+		}
+		t.Stop()
+		wait = min(2*wait, time.Second)
+	}
+	if s.ctx.Err() != nil && ctx.Err() == nil {
+		return backends.Node{}, fmt.Errorf("etcd: create-sequential %s: %w", key, backends.ErrSessionLost)
+	}
+	if sent {
+		if err := s.deleteIfMine(key); err != nil {
+			return backends.Node{}, fmt.Errorf("etcd: create-sequential %s: %w (%w; cleanup: %v)", key, ctx.Err(), backends.ErrUnknownOutcome, err)
+		}
+	}
+	return backends.Node{}, fmt.Errorf("etcd: create-sequential %s: %w", key, ctx.Err())
+}
+
+// sequentialResult reads the create transaction's answer.
+func (s *Session) sequentialResult(key string, resp *clientv3.TxnResponse) (backends.Node, error) {
+	if resp.Succeeded {
+		rev := resp.Header.Revision
+		return backends.Node{Path: key, Name: path.Base(key), Seq: rev, CreateRev: rev}, nil
+	}
+	if len(resp.Responses) > 0 {
+		if r := resp.Responses[0].GetResponseRange(); r != nil && len(r.Kvs) > 0 && r.Kvs[0].Lease == int64(s.lease) {
+			return nodeOf(r.Kvs[0]), nil // an earlier try landed
+		}
+	}
+	// Only possible if someone else wrote a key with this session's tag.
+	return backends.Node{}, fmt.Errorf("etcd: create-sequential %s: %w", key, backends.ErrNodeExists)
+}
+
+// deleteIfMine deletes key if it holds this session's lease.
+func (s *Session) deleteIfMine(key string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.b.opts.closeTimeout)
+	defer cancel()
+	_, err := s.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.LeaseValue(key), "=", s.lease)).
+		Then(clientv3.OpDelete(key)).
+		Commit()
+	return err
+}

@@ -1,0 +1,173 @@
+package etcd_test
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/etcd"
+	"github.com/zkbench/zkbench/faults/proxy"
+	"github.com/zkbench/zkbench/internal/testcluster"
+)
+
+// proxied returns a Backend whose clients reach the shared member through a
+// fault-injecting proxy.
+func proxied(t *testing.T) (*etcd.Backend, *proxy.Proxy, string) {
+	t.Helper()
+	u, err := url.Parse(testcluster.EtcdEndpoints(t)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := proxy.New(context.Background(), u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	b, err := etcd.New(etcd.Config{Endpoints: []string{p.Addr()}, Embedded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b, p, testcluster.TestNamespace(t, b)
+}
+
+// waitKey returns the first key created under prefix from rev on.
+func waitKey(ctx context.Context, c *clientv3.Client, prefix string, rev int64) (string, int64, error) {
+	for resp := range c.Watch(ctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(rev)) {
+		for _, ev := range resp.Events {
+			if ev.IsCreate() {
+				return string(ev.Kv.Key), ev.Kv.CreateRevision, nil
+			}
+		}
+	}
+	return "", 0, ctx.Err()
+}
+
+// The reply to a sequential create is lost after the server applied it: the
+// connection is reset while the reply sits in the proxy. The retry must find
+// the node the first try made, not make a second one.
+func TestProtectedSequentialRetryNeverDuplicates(t *testing.T) {
+	b, p, ns := proxied(t)
+	s := session(t, b)
+	c := direct(t)
+	ctx := ctxFor(t, 30*time.Second)
+	parent := ns + "/queue"
+	head, err := c.Get(ctx, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	const hold = 3 * time.Second
+	p.SetDirectionLatency(proxy.ServerToClient, hold, 0) // hold replies
+	start := time.Now()
+	type result struct {
+		n   backends.Node
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := s.CreateSequential(ctx, parent, "lock-", []byte("x"))
+		done <- result{n, err}
+	}()
+	key, rev, err := waitKey(ctx, c, parent+"/", head.Header.Revision+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Applied on the server; its reply is still in the proxy. Drop it.
+	if n := p.ResetAll(); n == 0 {
+		t.Fatal("no connection to reset")
+	}
+	p.SetDirectionLatency(proxy.ServerToClient, 0, 0)
+
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("CreateSequential after a lost reply: %v", r.err)
+	}
+	if took := time.Since(start); took >= hold {
+		t.Fatalf("took %v: the first reply may have arrived, so no retry was tested", took)
+	}
+	if r.n.Path != key || r.n.Seq != rev || r.n.CreateRev != rev {
+		t.Fatalf("got %+v, want the node the first try made: %s rev %d", r.n, key, rev)
+	}
+	kids, err := c.Get(ctx, parent+"/", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kids.Kvs) != 1 {
+		t.Fatalf("%d nodes under %s after the retry, want 1", len(kids.Kvs), parent)
+	}
+	if kv := kids.Kvs[0]; kv.Lease != s.ID() || !strings.Contains(string(kv.Key), "lock-") {
+		t.Fatalf("node %s lease %x, want this session's %x", kv.Key, kv.Lease, s.ID())
+	}
+	// The session survived the reset, and the next create gets a later Seq.
+	n2, err := s.CreateSequential(ctx, parent, "lock-", nil)
+	if err != nil || n2.Seq <= rev || n2.Name == r.n.Name {
+		t.Fatalf("next create %+v %v", n2, err)
+	}
+}
+
+// A sequential create abandoned by its ctx while its outcome is unknown
+// deletes the node it may have made, so no orphan waits in a queue until
+// the session ends.
+func TestCancelledSequentialCleansUp(t *testing.T) {
+	b, p, ns := proxied(t)
+	s := session(t, b)
+	c := direct(t)
+	parent := ns + "/queue"
+	head, err := c.Get(ctxFor(t, 10*time.Second), "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.SetDirectionLatency(proxy.ServerToClient, time.Second, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.CreateSequential(ctx, parent, "lock-", nil)
+		errc <- err
+	}()
+	if _, _, err := waitKey(ctxFor(t, 10*time.Second), c, parent+"/", head.Header.Revision+1); err != nil {
+		t.Fatal(err)
+	}
+	cancel() // the reply is still held in the proxy
+	err = <-errc
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	p.SetDirectionLatency(proxy.ServerToClient, 0, 0)
+	kids, err := c.Get(ctxFor(t, 10*time.Second), parent+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil || kids.Count != 0 {
+		t.Fatalf("%d nodes left after the cancelled create (%v), want 0", kids.Count, err)
+	}
+}
+
+// Sequential names carry the session's tag; Seq is the create revision and
+// orders siblings across sessions.
+func TestSequentialNamesAndOrder(t *testing.T) {
+	b, ns := open(t)
+	s1, s2 := session(t, b), session(t, b)
+	ctx := ctxFor(t, 10*time.Second)
+	a, err := s1.CreateSequential(ctx, ns, "n-", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bb, err := s2.CreateSequential(ctx, ns, "n-", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(a.Name, "n-") || a.Name == bb.Name || a.Seq >= bb.Seq {
+		t.Fatalf("names/order: %+v then %+v", a, bb)
+	}
+	kids, err := s1.Children(ctx, ns)
+	if err != nil || len(kids) != 2 || kids[0].Path != a.Path || kids[1].Path != bb.Path {
+		t.Fatalf("Children = %+v %v", kids, err)
+	}
+	if _, err := s1.CreateSequential(ctx, ns, "bad/prefix", nil); !errors.Is(err, etcd.ErrInvalidPath) {
+		t.Fatalf("prefix with '/': %v", err)
+	}
+}
