@@ -3,6 +3,8 @@ package zookeeper_test
 import (
 	"context"
 	"errors"
+	"net"
+	"runtime"
 	"regexp"
 	"testing"
 	"time"
@@ -174,5 +176,54 @@ func TestReplyTooLarge(t *testing.T) {
 	big := newSession(t, open(t, zookeeper.Config{MaxChildren: 300}))
 	if kids, err := big.Children(ctx, ns); err != nil || len(kids) != 300 {
 		t.Fatalf("with MaxChildren 300: %d children, %v", len(kids), err)
+	}
+}
+
+// TestNewSessionUnreachable: with no server, NewSession fails when ctx
+// ends, and leaves no goroutine behind.
+func TestNewSessionUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := l.Addr().String()
+	l.Close()
+	before := runtime.NumGoroutine()
+	b := open(t, zookeeper.Config{Endpoints: []string{ep}})
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := b.NewSession(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("NewSession = %v, want DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("took %v", d)
+	}
+	waitFor(t, 10*time.Second, "goroutines back to their number before", func() bool {
+		return runtime.NumGoroutine() <= before
+	})
+}
+
+// TestDigestAuth: Config.Digest is added to the session, which then reads a
+// node only that identity may read.
+func TestDigestAuth(t *testing.T) {
+	b := open(t, zookeeper.Config{Digest: "zkbench:secret"})
+	s := newSession(t, b)
+	ns := namespace(t, b, s)
+	p := ns + "/private"
+	if _, err := s.Conn().Create(p, []byte("x"), 0, zk.DigestACL(zk.PermAll, "zkbench", "secret")); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	if data, _, err := s.Get(ctx, p); err != nil || string(data) != "x" {
+		t.Fatalf("owner Get = %q, %v", data, err)
+	}
+	anon := newSession(t, open(t, zookeeper.Config{}))
+	if _, _, err := anon.Get(ctx, p); !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("Get without the digest = %v, want zk.ErrNoAuth", err)
+	}
+	// Make it deletable by the namespace cleanup.
+	if _, err := s.Conn().SetACL(p, zk.WorldACL(zk.PermAll), -1); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -185,3 +185,24 @@ func TestRejectsEvenEnsemble(t *testing.T) {
 		t.Fatal("Start accepted 2 nodes")
 	}
 }
+
+func TestStartFailureQuotesLog(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := Start(ctx, Options{Dir: dir, HeapMB: 64, Extra: map[string]string{"tickTime": "soon"}})
+	if err == nil {
+		t.Fatal("a server with tickTime=soon started")
+	}
+	if !strings.Contains(err.Error(), "exited during start") || !strings.Contains(err.Error(), "soon") {
+		t.Fatalf("error does not quote the server's log: %v", err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %v to notice the server died", d)
+	}
+	// A folder the caller gave is kept, with the log in it.
+	if _, err := os.Stat(dir + "/node1/server.log"); err != nil {
+		t.Errorf("log not kept: %v", err)
+	}
+}

@@ -85,7 +85,8 @@ func configText(m Member, all []Member, tickMs int, extra map[string]string) str
 }
 
 // logbackXML and log4jProps keep an Apache tarball's server quiet (WARN to
-// the captured stdout). Debian's jar has no slf4j binding and logs nothing.
+// the captured stdout); the simpleLogger properties do the same for
+// Debian's jar with slf4j-simple.
 const logbackXML = `<configuration>
   <appender name="CONSOLE" class="ch.qos.logback.core.ConsoleAppender">
     <encoder><pattern>%d{ISO8601} %-5level [%thread] %logger{36} - %msg%n</pattern></encoder>
@@ -134,6 +135,8 @@ func javaArgs(st *State, m Member) []string {
 		"-Dzookeeper.admin.enableServer=false",
 		"-Dlogback.configurationFile=" + filepath.Join(st.Dir, "logback.xml"),
 		"-Dlog4j.configuration=file:" + filepath.Join(st.Dir, "log4j.properties"),
+		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+		"-Dorg.slf4j.simpleLogger.showDateTime=true",
 		"-cp", strings.Join(st.Dist.Classpath, string(os.PathListSeparator)),
 		mainClass,
 		m.ConfigPath,

@@ -22,6 +22,9 @@ var (
 // Class-Path names every other jar the server needs.
 const debianJar = "/usr/share/java/zookeeper.jar"
 
+// debianSimpleLogger is slf4j's stderr binding, from libslf4j-java.
+const debianSimpleLogger = "/usr/share/java/slf4j-simple.jar"
+
 // mainClass starts a standalone server or an ensemble member.
 const mainClass = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 
@@ -56,6 +59,11 @@ func Find() (Distribution, error) {
 	}
 	if _, err := os.Stat(debianJar); err == nil {
 		d.Classpath = []string{debianJar}
+		// Debian's jar has no slf4j binding and so logs nothing, not even
+		// why it exits; libslf4j-java (a dependency) ships a simple one.
+		if _, err := os.Stat(debianSimpleLogger); err == nil {
+			d.Classpath = append(d.Classpath, debianSimpleLogger)
+		}
 		return d, nil
 	}
 	return d, fmt.Errorf("%w: install ZooKeeper: apt-get install zookeeper, or set ZOOKEEPER_HOME to an unpacked Apache ZooKeeper binary release", ErrNotInstalled)
