@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
-	"runtime"
 	"regexp"
+	"runtime"
 	"testing"
 	"time"
 
