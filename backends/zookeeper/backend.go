@@ -16,7 +16,10 @@
 // receive buffer is also the largest reply the connection can read, so it
 // bounds getChildren listings: see Config.RecvBufferSize and
 // Config.MaxChildren. A reply too large fails the read with
-// ErrReplyTooLarge, which says how to raise the bound.
+// ErrReplyTooLarge, which says how to raise the bound. Measured with
+// BenchmarkIdleSessions (1,000 idle sessions, one process): about 115 KB
+// resident per session with the defaults (96 KiB + 8 KiB), about 370 KB
+// with MaxChildren 10,000; three goroutines per session.
 package zookeeper
 
 import (
