@@ -99,6 +99,7 @@ func TestBuildGolden(t *testing.T) {
 // TestWriteAllRendersEveryFigure renders every figure of every committed
 // results file, together, as PNG and SVG, and checks each image decodes.
 func TestWriteAllRendersEveryFigure(t *testing.T) {
+	t.Parallel()
 	runs := loadRuns(t, testresults.Files...)
 	dir := *outDir
 	if dir == "" {
@@ -132,12 +133,12 @@ func TestWriteAllRendersEveryFigure(t *testing.T) {
 		}
 		switch filepath.Ext(p) {
 		case ".png":
-			img, err := png.Decode(bytes.NewReader(raw))
+			cfg, err := png.DecodeConfig(bytes.NewReader(raw))
 			if err != nil {
 				t.Fatalf("%s: %v", p, err)
 			}
-			if b := img.Bounds(); b.Dx() < 600 || b.Dy() < 300 {
-				t.Errorf("%s is %dx%d pixels: too small to read", p, b.Dx(), b.Dy())
+			if cfg.Width < 600 || cfg.Height < 300 {
+				t.Errorf("%s is %dx%d pixels: too small to read", p, cfg.Width, cfg.Height)
 			}
 		case ".svg":
 			if !bytes.Contains(raw, []byte("<svg")) || !bytes.Contains(raw, []byte("</svg>")) {
@@ -198,5 +199,56 @@ func TestWriteAllRejectsUnknownFormat(t *testing.T) {
 	}
 	if _, err := WriteAll(nil, t.TempDir(), Formats); err != ErrNoFigures {
 		t.Fatalf("WriteAll(no runs) = %v, want ErrNoFigures", err)
+	}
+}
+
+// TestMeasuredLockSweep renders every figure of a real lock sweep on
+// ZooKeeper and etcd and checks the fan-out figure shows the herd: from the
+// middle to the largest client count, the naive lock's server-side
+// notifications per acquisition grow about as fast as the clients, the
+// herd-free and native locks' stay flat.
+func TestMeasuredLockSweep(t *testing.T) {
+	t.Parallel()
+	runs := loadRuns(t, testresults.Measured...)
+	// SVG only: TestWriteAllRendersEveryFigure covers PNG, and the report's
+	// test renders this sweep's PNGs.
+	paths, err := WriteAll(runs, t.TempDir(), []string{"svg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) < 7 {
+		t.Fatalf("only %d files", len(paths))
+	}
+	figs, err := Build(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fan := Find(figs, "lock-fanout")
+	if fan == nil || fan.Cols != 2 {
+		t.Fatalf("fan-out figure %+v", fan)
+	}
+	seen := 0
+	for _, p := range fan.Panels {
+		if !strings.Contains(p.Title, "server side") {
+			continue
+		}
+		for _, l := range p.Lines {
+			mid, last := l.Points[len(l.Points)/2], l.Points[len(l.Points)-1]
+			growth, clients := last.Y/mid.Y, last.X/mid.X
+			switch l.Variant {
+			case "naive":
+				if growth < clients/2 {
+					t.Errorf("%s: naive fan-out grows %.2fx while clients grow %.0fx", l.Label, growth, clients)
+				}
+			default:
+				if growth > 1.25 {
+					t.Errorf("%s: %s fan-out grows %.2fx", l.Label, l.Variant, growth)
+				}
+			}
+			seen++
+		}
+	}
+	if seen != 6 {
+		t.Errorf("checked %d server-side lines, want 3 variants x 2 backends", seen)
 	}
 }

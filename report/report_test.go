@@ -32,7 +32,8 @@ func loadRuns(t *testing.T, names ...string) []*results.Run {
 }
 
 func TestWrite(t *testing.T) {
-	runs := loadRuns(t, testresults.Files...)
+	t.Parallel()
+	runs := loadRuns(t, "lock-zookeeper.json", "lock-etcd.json", "barrier-zookeeper.json")
 	dir := *outDir
 	if dir == "" {
 		dir = t.TempDir()
@@ -105,7 +106,15 @@ func mdTables(t *testing.T, md []byte) map[string]map[string][][]string {
 // Markdown summary tables and compares them with the results file, read
 // directly (not through package summary).
 func TestMarkdownNumbersMatchResults(t *testing.T) {
-	runs := loadRuns(t, "lock-zookeeper.json", "lock-etcd.json", "barrier-zookeeper.json")
+	t.Run("synthetic", func(t *testing.T) {
+		checkNumbers(t, loadRuns(t, "lock-zookeeper.json", "lock-etcd.json", "barrier-zookeeper.json"), 500)
+	})
+	t.Run("measured", func(t *testing.T) {
+		checkNumbers(t, loadRuns(t, testresults.Measured...), 200)
+	})
+}
+
+func checkNumbers(t *testing.T, runs []*results.Run, atLeast int) {
 	d, err := Build(runs, Options{NoPlots: true})
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +163,7 @@ func TestMarkdownNumbersMatchResults(t *testing.T) {
 			}
 		}
 	}
-	if checked < 500 {
+	if checked < atLeast {
 		t.Fatalf("compared only %d numbers", checked)
 	}
 	t.Logf("compared %d numbers", checked)
@@ -232,4 +241,34 @@ func TestNum(t *testing.T) {
 		t.Error("NaN is printed")
 	}
 	_ = fmt.Sprint()
+}
+
+// TestMeasuredLockReport builds the report of a real lock sweep on both
+// backends and checks the findings a reader sees first.
+func TestMeasuredLockReport(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if _, err := Write(loadRuns(t, testresults.Measured...), dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"lock, naive on zookeeper: watch events per acquisition GROW with clients",
+		"lock, naive on etcd: watch events per acquisition GROW with clients",
+		"lock, fair on zookeeper: watch events per acquisition stay bounded",
+		"lock, fair on etcd: watch events per acquisition stay bounded",
+		"lock, native on zookeeper: watch events per acquisition stay bounded",
+		"lock, native on etcd: watch events per acquisition stay bounded",
+		"](plots/lock-fanout.png)",
+	} {
+		if !bytes.Contains(md, []byte(want)) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if bytes.Contains(md, []byte("SYNTHETIC")) {
+		t.Error("a measured report is marked synthetic")
+	}
 }

@@ -53,3 +53,15 @@ func TestCommittedFiles(t *testing.T) {
 		})
 	}
 }
+
+func TestMeasuredFiles(t *testing.T) {
+	for _, name := range Measured {
+		run, err := results.ReadFile(Path(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(run.Tool, "generator") || run.Status != results.StatusComplete || len(run.Results) != 9 {
+			t.Fatalf("%s: tool %q, status %s, %d results", name, run.Tool, run.Status, len(run.Results))
+		}
+	}
+}
