@@ -11,6 +11,18 @@ import (
 	"github.com/zkbench/zkbench/results"
 )
 
+// preflight describes b's cluster for a case.
+func preflight(t *testing.T, b backends.Backend) backends.ClusterInfo {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	info, err := b.Preflight(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
 // runRecipeCase runs one case of w and checks what every case must hold:
 // the result validates, operations add up, the servers were measured and
 // nothing was left behind.
@@ -20,7 +32,7 @@ func runRecipeCase(t *testing.T, w Workload, b backends.Backend, variant string,
 	defer cancel()
 	log := NewRunLog(nil, time.Now())
 	res, err := w.Run(ctx, Case{
-		Backend: b, Cluster: clusterInfo(t, b), Variant: variant, Clients: n, Repeat: 1,
+		Backend: b, Cluster: preflight(t, b), Variant: variant, Clients: n, Repeat: 1,
 		Namespace: testcluster.TestNamespace(t, b), Config: cfg, Log: log,
 	})
 	if err != nil {

@@ -1,0 +1,191 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/results"
+)
+
+// errBudget ends a selector's Run once the case's term budget is spent.
+var errBudget = errors.New("workloads: term budget spent")
+
+// HandoffWorkload measures leadership handoff: N candidates, each on its
+// own session with a Selector of the variant (Curator's LeaderSelector with
+// autoRequeue), take terms of --hold each and requeue after every term.
+//
+// It records terms per second (the case's Ops count terms), the handoff gap
+// from one term's end to the next term's start when the next leader was
+// already queued ("handoff"), each candidate's wait from requeue to its
+// next term ("term_wait"), and the fairness of turns: Jain's index over
+// terms per candidate and FIFO inversions (terms given to a candidate that
+// requeued after another candidate still waiting; 0 for a strict
+// round-robin). Per term: watch notifications, wasted ones, client requests
+// and server requests. The lock checker's exclusion doubles as the leader
+// checker: two terms at once is a safety violation.
+type HandoffWorkload struct{}
+
+// NewHandoff returns the handoff workload.
+func NewHandoff() *HandoffWorkload { return &HandoffWorkload{} }
+
+// Name is "handoff".
+func (*HandoffWorkload) Name() string { return "handoff" }
+
+// Variants lists the election variants runnable on k.
+func (*HandoffWorkload) Variants(k backends.Kind) []string { return electionVariants(k) }
+
+// Run runs one handoff case. See Workload.Run.
+func (hw *HandoffWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
+	rc, err := newRecipeCase(hw.Name(), c, 0)
+	if err != nil {
+		return rc.res, err
+	}
+	v, err := lookupElection(c)
+	if err != nil {
+		return rc.res, err
+	}
+	clients, err := rc.open(ctx, c.Clients)
+	if err != nil {
+		return rc.res, err
+	}
+	defer rc.closeAll(ctx, clients)
+	path := c.Namespace + "/election"
+	window := NewWindow(c.Config)
+	checker := NewLockChecker()
+	interval := SeriesInterval(c.Config)
+	workers := make([]*handoffWorker, c.Clients)
+	for i, s := range clients.Sessions {
+		workers[i] = &handoffWorker{
+			id: i, sel: v.Election.Selector(s, path, fmt.Sprintf("c%d", i)), window: window, checker: checker,
+			hold: c.Config.Hold, wait: results.NewRecorder(), series: NewSeriesRecorder(interval),
+		}
+	}
+	c.log().Progress(fmt.Sprintf("  %d candidates connected; measuring", c.Clients))
+	start := func(runCtx context.Context) <-chan struct{} {
+		var wg sync.WaitGroup
+		for _, wk := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				wk.run(runCtx)
+			}()
+		}
+		done := make(chan struct{})
+		go func() {
+			wg.Wait()
+			close(done)
+		}()
+		return done
+	}
+	out := window.Run(ctx, start, func() Snapshot { return rc.meter.Snapshot(ctx, clients) })
+	if !out.Drained {
+		rc.closeAll(ctx, clients)
+		if !window.Wait(closeTimeout) {
+			return rc.res, fmt.Errorf("workloads: %d candidates did not stop within %v of the end of the case", c.Clients, window.DrainTimeout+closeTimeout)
+		}
+		rc.res.Notes = append(rc.res.Notes, "some candidates did not stop within the drain timeout; their sessions were closed to stop them")
+	}
+	rc.closeAll(ctx, clients)
+
+	res := &rc.res
+	res.StoppedBy, res.Elapsed = out.StoppedBy, out.Elapsed()
+	wait := results.NewRecorder()
+	perClient := make([]int64, len(workers))
+	var series []*SeriesRecorder
+	var inWindow int64
+	for i, wk := range workers {
+		for _, g := range wk.grants {
+			if !g.Before(out.Before.At) && g.Before(out.After.At) {
+				inWindow++
+			}
+		}
+		wait.Merge(wk.wait)
+		series = append(series, wk.series)
+		perClient[i] = wk.terms
+		res.Ops.Issued += wk.terms
+		res.Ops.Succeeded += wk.terms
+		for k, n := range wk.errs {
+			res.Errors[k] += n
+		}
+		if wk.firstErr != nil {
+			res.Notes = append(res.Notes, fmt.Sprintf("candidate %d: %v", i, wk.firstErr))
+		}
+	}
+	chk := checker.Result()
+	res.Safety = chk.Safety
+	res.Fairness = results.Fairness{FIFOInversions: chk.FIFOInversions, Jain: jain(perClient)}
+	res.Series = MergeSeries(interval, res.Elapsed, series...)
+	addHistogram(res, "handoff", chk.Handoff)
+	addHistogram(res, "term_wait", wait)
+	// Per-term figures divide the counters' deltas by the terms that began
+	// between the two snapshots, which is not always the measured terms: a
+	// term can begin while a snapshot scrapes the servers, or after the
+	// budget was spent. A term needs at most one notification.
+	rc.fill(out, inWindow, v.ClientCounts, inWindow)
+	if inWindow != res.Ops.Succeeded {
+		res.Notes = append(res.Notes, fmt.Sprintf("per-term figures are over the %d terms that began between the snapshots (%d measured)", inWindow, res.Ops.Succeeded))
+	}
+	rc.finish(ctx, clients.Lost(), 0, path)
+	return rc.done(), nil
+}
+
+// handoffWorker is one candidate. Its recorders are its own.
+type handoffWorker struct {
+	id      int
+	sel     recipes.Selector
+	window  *Window
+	checker *LockChecker
+	hold    time.Duration
+
+	wait     *hdrhistogram.Histogram
+	series   *SeriesRecorder
+	terms    int64
+	grants   []time.Time // when every term began, measured or not
+	errs     map[string]int64
+	firstErr error
+}
+
+func (wk *handoffWorker) run(ctx context.Context) {
+	ticket := wk.checker.Ask()
+	asked := wk.window.Now()
+	err := wk.sel.Run(ctx, func(tctx context.Context) error {
+		at := wk.window.Now()
+		measured := wk.window.Measured(at)
+		if measured && !wk.window.Claim() {
+			wk.checker.Grant(wk.id, ticket, 0, at, false)
+			wk.checker.Release(wk.window.Now())
+			wk.grants = append(wk.grants, time.Now())
+			ticket = -1 // granted: nothing left to withdraw
+			return errBudget
+		}
+		wk.checker.Grant(wk.id, ticket, 0, at, measured)
+		wk.grants = append(wk.grants, time.Now())
+		if measured {
+			wk.terms++
+			results.Record(wk.wait, at-asked)
+			wk.series.Add(at - wk.window.MeasureStart())
+		}
+		sleepCtx(tctx, wk.hold)
+		wk.checker.Release(wk.window.Now())
+		ticket, asked = wk.checker.Ask(), wk.window.Now()
+		return nil
+	})
+	if ticket >= 0 {
+		wk.checker.Withdraw(ticket)
+	}
+	if err == nil || errors.Is(err, errBudget) || ctx.Err() != nil {
+		return
+	}
+	if wk.errs == nil {
+		wk.errs = map[string]int64{}
+	}
+	wk.errs[errorKind(err)]++
+	wk.firstErr = err
+}
