@@ -101,6 +101,75 @@ func testServerCounts(t *testing.T, e *env) {
 		}
 		serverMatches(t, sc, m0, backends.MetricWrites, float64(writes))
 	})
+
+	t.Run("Reads", func(t *testing.T) {
+		dir := e.p("dir")
+		ensure(t, owner, dir)
+		create(t, owner, dir+"/kid", nil)
+		present, missing := e.p("present"), e.p("missing")
+		create(t, owner, present, nil)
+		var found, notFound, creates int64 // reads that found their node, that did not; creates
+
+		c0, m0 := reg.Total(), scrape(t, sc)
+		for range 3 {
+			if _, _, err := owner.Get(opCtx(t), present); err != nil {
+				t.Fatalf("Get: %v", err)
+			}
+			found++
+		}
+		for range 2 {
+			if _, _, err := owner.Get(opCtx(t), missing); !errors.Is(err, backends.ErrNoNode) {
+				t.Fatalf("Get of a missing node: err = %v, want ErrNoNode", err)
+			}
+			notFound++
+		}
+		for range 2 {
+			children(t, owner, dir)
+			found++
+		}
+		for range 2 {
+			ctx, cancel := contextWithCancel(t)
+			existsW(t, ctx, owner, present, true)
+			cancel()
+			found++
+		}
+		ctx, cancel := contextWithCancel(t)
+		existsW(t, ctx, owner, missing, false)
+		cancel()
+		notFound++
+		ctx, cancel = contextWithCancel(t)
+		childrenW(t, ctx, owner, dir)
+		cancel()
+		found++
+		create(t, owner, e.p("made"), nil)
+		creates++
+
+		client := reg.Total().Sub(c0)
+		reads := client.Requests["get"] + client.Requests["children"] + client.Requests["exists_w"] + client.Requests["children_w"]
+		if reads != found+notFound || client.Requests["create"] != creates {
+			t.Fatalf("instrument delta = %+v; want %d reads and %d create", client, found+notFound, creates)
+		}
+		serverMatches(t, sc, m0, backends.MetricReads, float64(serverReads(e.kind, found, notFound, creates)))
+	})
+}
+
+// serverReads is how many reads the servers count (MetricReads) for reads
+// that found their node, reads that did not, and successful creates. The
+// backends differ, by construction, and these are the exact offsets:
+//
+//   - etcd: one Range call per Get, Children, ExistsW and ChildrenW,
+//     whatever it finds; Create is one Txn (a write) and reads nothing.
+//   - ZooKeeper: MetricReads is the per-namespace read count of /zkbench,
+//     which the server bumps only when the read finds its node (a getData or
+//     exists of a missing node is not counted: DataTree updates the read
+//     statistic after the lookup succeeded); and every Create and
+//     CreateSequential reads once more, an exists for the czxid, because
+//     go-zookeeper v1.0.4 has no create2.
+func serverReads(kind backends.Kind, found, notFound, creates int64) int64 {
+	if kind == backends.ZooKeeper {
+		return found + creates
+	}
+	return found + notFound
 }
 
 func scrape(t *testing.T, sc backends.Scraper) backends.Metrics {

@@ -23,8 +23,12 @@
 //     closing one (closeSession, LeaseRevoke), EnsurePath (a backend-specific
 //     number of calls) and Admin calls are server writes the decorator does
 //     not count as such. backends/backendtest checks this equality.
-//   - Reads ("get", "children", "exists_w", "children_w") have no exact
-//     server twin: ZooKeeper's zk_cnt_readlatency also counts pings.
+//   - Reads ("get", "children", "exists_w", "children_w") equal
+//     backends.MetricReads on etcd (one Range call each). On ZooKeeper
+//     MetricReads (the per-namespace read count of /zkbench; the raw
+//     zk_cnt_readlatency also counts pings) counts only reads that found
+//     their node, plus one exists per successful create and create_seq (the
+//     backend reads the czxid). backends/backendtest checks both models.
 //   - WatchEvents equals the watch notifications the servers sent
 //     (backends.MetricWatchEvents; on ZooKeeper also
 //     MetricWatchesTriggeredOnDelete when the only events are deletions),
