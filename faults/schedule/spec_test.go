@@ -172,7 +172,7 @@ func TestValidateAgainstLimits(t *testing.T) {
 		`"kill-server:3@1s": "3": no such server: the cluster has servers 0..2`,
 		`"kill-servers:4@1s": "4": the cluster has only 3 servers`,
 		`"cut-client:4@1s": "4": no such client: the run has clients 0..3`,
-		`"pause-client:0@1s+1s": needs clients in worker processes`,
+		`"pause-client:0@1s+1s": needs clients running in worker processes`,
 		`"expire-session:1@1s": this backend cannot expire`,
 	} {
 		if !strings.Contains(msg, w) {

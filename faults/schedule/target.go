@@ -101,7 +101,7 @@ func Validate(faults []Fault, lim Limits) error {
 			}
 		case PauseClient:
 			if !lim.Workers {
-				bad("", "needs clients in worker processes (zkbench run --workers N)")
+				bad("", "needs clients running in worker processes, which this run does not have")
 			}
 		case ExpireSession:
 			if !lim.Expire {

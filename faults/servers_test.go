@@ -1,0 +1,443 @@
+package faults_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/faults"
+	"github.com/zkbench/zkbench/faults/schedule"
+	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/lockvariants"
+)
+
+// timeline is a schedule/faults Recorder keeping events with their time.
+type timeline struct {
+	start time.Time
+	mu    sync.Mutex
+	ev    []tlEvent
+}
+
+type tlEvent struct {
+	at         time.Duration
+	kind, what string
+	client     int
+}
+
+func newTimeline() *timeline { return &timeline{start: time.Now()} }
+
+func (l *timeline) Event(kind, what string, client int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ev = append(l.ev, tlEvent{time.Since(l.start), kind, what, client})
+}
+
+func (l *timeline) find(kind, prefix string) (tlEvent, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.ev {
+		if e.kind == kind && strings.HasPrefix(e.what, prefix) {
+			return e, true
+		}
+	}
+	return tlEvent{}, false
+}
+
+func (l *timeline) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	for _, e := range l.ev {
+		fmt.Fprintf(&b, "\n  %7.3fs %s %s (client %d)", e.at.Seconds(), e.kind, e.what, e.client)
+	}
+	return b.String()
+}
+
+// loopStats counts what lock-loop clients saw.
+type loopStats struct {
+	mu                    sync.Mutex
+	grants                []time.Time
+	failed, unknown, lost int64
+	maxOp                 time.Duration
+	slowest               string
+	errs                  map[string]int
+}
+
+func (s *loopStats) op(name string, d time.Duration, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d > s.maxOp {
+		s.maxOp, s.slowest = d, fmt.Sprintf("%s (%v)", name, err)
+	}
+	if err == nil {
+		return
+	}
+	if s.errs == nil {
+		s.errs = map[string]int{}
+	}
+	switch {
+	case errors.Is(err, backends.ErrUnknownOutcome):
+		s.unknown++
+		s.errs["unknown"]++
+	case errors.Is(err, backends.ErrSessionLost), errors.Is(err, recipes.ErrLockLost):
+		s.lost++
+		s.errs["lost"]++
+	case errors.Is(err, context.DeadlineExceeded):
+		s.failed++
+		s.errs["deadline"]++
+	default:
+		s.failed++
+		s.errs[err.Error()]++
+	}
+}
+
+func (s *loopStats) granted(at time.Time) {
+	s.mu.Lock()
+	s.grants = append(s.grants, at)
+	s.mu.Unlock()
+}
+
+// grantsBetween counts grants in [from, to).
+func (s *loopStats) grantsBetween(from, to time.Time) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, g := range s.grants {
+		if !g.Before(from) && g.Before(to) {
+			n++
+		}
+	}
+	return n
+}
+
+// lockLoop runs clients that acquire the fair lock at path, hold it briefly
+// (writing to the registers on grant and before release) and release it,
+// until ctx ends. Every call has its own deadline of opTimeout, so nothing
+// waits on a dead cluster for longer; a lost session is replaced.
+func lockLoop(ctx context.Context, b backends.Backend, path string, clients int, w *lockWatch, opTimeout time.Duration, st *loopStats) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for id := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var (
+				s backends.Session
+				l recipes.Lock
+			)
+			defer func() {
+				if s != nil {
+					_ = s.Close()
+				}
+			}()
+			drop := func() {
+				_ = s.Close()
+				s, l = nil, nil
+			}
+			for ctx.Err() == nil {
+				if s == nil {
+					octx, cancel := context.WithTimeout(ctx, opTimeout)
+					start := time.Now()
+					ns, err := b.NewSession(octx)
+					cancel()
+					if err != nil {
+						if ctx.Err() == nil {
+							st.op("new-session", time.Since(start), err)
+						}
+						time.Sleep(50 * time.Millisecond)
+						continue
+					}
+					s = ns
+					v, _ := lockvariants.Lookup(lockvariants.Fair)
+					l, _ = v.New(s, path)
+				}
+				octx, cancel := context.WithTimeout(ctx, opTimeout)
+				start := time.Now()
+				g, err := l.Acquire(octx)
+				cancel()
+				if ctx.Err() != nil {
+					return
+				}
+				st.op("acquire", time.Since(start), err)
+				if err != nil {
+					if errors.Is(err, backends.ErrSessionLost) || errors.Is(err, recipes.ErrLockLost) {
+						drop()
+					}
+					continue
+				}
+				now := time.Now()
+				st.granted(now)
+				w.granted(id+1, g.Token, now)
+				select {
+				case <-g.Lost: // told: out of the critical section
+					w.checker.Exit(id+1, w.at(time.Now()))
+					st.op("hold", 0, recipes.ErrLockLost)
+					drop()
+					continue
+				case <-time.After(30 * time.Millisecond):
+				case <-ctx.Done():
+				}
+				w.write(id+1, g.Token)
+				w.checker.Exit(id+1, w.at(time.Now()))
+				rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
+				start = time.Now()
+				err = l.Release(rctx)
+				rcancel()
+				if !errors.Is(err, recipes.ErrNotHeld) {
+					st.op("release", time.Since(start), err)
+				}
+				if errors.Is(err, backends.ErrSessionLost) {
+					drop()
+				}
+			}
+		}()
+	}
+	return &wg
+}
+
+// faultRun runs specs against c with the lock loop for total, and returns
+// what it saw. The session timeout is long enough for a leader election.
+func faultRun(t *testing.T, c *cluster, specs []string, total, opTimeout time.Duration) (*lockWatch, *loopStats, *timeline, schedule.Report, backends.Backend, string) {
+	t.Helper()
+	fs, err := schedule.ParseAll(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := newTimeline()
+	sessions := faults.NewSessionTimeline(tl)
+	var zs *faults.ZKSessions
+	var dialer faults.ZKDialer
+	if c.kind == backends.ZooKeeper {
+		zs = faults.NewZKSessions(sessions.Observe)
+		dialer = zs.Dialer(nil)
+	}
+	b, err := openBackend(c.kind, c.endpoints, 6*time.Second, dialer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	path := namespace(t, b) + "/lock"
+	target := faults.NewTarget(faults.WithCluster(c.handle, len(c.endpoints), c.leader), faults.WithClients(3))
+	if err := schedule.Validate(fs, target.Limits()); err != nil {
+		t.Fatal(err)
+	}
+	w, st := newLockWatch(), &loopStats{}
+	ctx, cancel := context.WithTimeout(context.Background(), total)
+	defer cancel()
+	wg := lockLoop(ctx, b, path, 3, w, opTimeout, st)
+	go func() { // watch the queue, to explain a stall
+		for ctx.Err() == nil {
+			time.Sleep(time.Second)
+			if q := queue(b, path); len(q) > 3 {
+				t.Logf("%.1fs: queue of %d for 3 clients: %v", time.Since(tl.start).Seconds(), len(q), q)
+			}
+		}
+	}()
+	rep := schedule.Run(ctx, tl.start, fs, target, tl)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * opTimeout):
+		t.Fatalf("clients still busy %v after the run ended: something hangs", 2*opTimeout)
+	}
+	t.Logf("timeline:%s", tl)
+	if q := queue(b, path); len(q) > 0 {
+		t.Logf("lock queue after the run (sessions of live clients were closed): %v", q)
+	}
+	t.Logf("faults %+v; sessions %v; grants %d, failed %d, unknown %d, lost %d, longest call %v: %s; errors %v",
+		rep, sessions.Counts(), len(st.grants), st.failed, st.unknown, st.lost, st.maxOp.Round(time.Millisecond), st.slowest, st.errs)
+	return w, st, tl, rep, b, path
+}
+
+// Scenario 4: the leader is killed mid-run and restarted. No client loses
+// its lock without being told (no overlap, no stale write through the
+// fence), calls caught by the crash end in an outcome (failed or unknown)
+// within their deadline, and grants resume.
+func TestScenarioLeaderKilledAndRestarted(t *testing.T) {
+	bothBackends(t, func(t *testing.T, c *cluster) {
+		const opTimeout = 3 * time.Second
+		w, st, tl, rep, _, _ := faultRun(t, c, []string{"kill-leader@2s+4s"}, 12*time.Second, opTimeout)
+		if rep.Injected[schedule.KillLeader] != 1 || rep.Undone != 1 || len(rep.Failures) != 0 {
+			t.Fatalf("faults: %+v", rep)
+		}
+		killed, ok := tl.find("fault", "kill-leader: server ")
+		restarted, ok2 := tl.find("fault", "end kill-leader")
+		if !ok || !ok2 {
+			t.Fatalf("timeline lacks the kill or the restart:%s", tl)
+		}
+		if r := w.checker.Report(); r.Violations != 0 || r.TokenRegressions != 0 {
+			t.Errorf("checker %+v: a lock was lost without its holder being told", r)
+		}
+		if s := w.fenced.Stats(); s.Violations != 0 || s.Writes == 0 {
+			t.Errorf("fenced register %+v: want writes and no stale one accepted", s)
+		}
+		if bound := opTimeout + recipes.DefaultCleanupTimeout + time.Second; st.maxOp > bound {
+			t.Errorf("a call took %v, past its %v deadline plus the recipe's cleanup bound", st.maxOp, opTimeout)
+		}
+		after := tl.start.Add(restarted.at)
+		if n := st.grantsBetween(after, time.Now()); n == 0 {
+			t.Errorf("no grant after the restart at %v: progress did not resume", restarted.at)
+		}
+		if n := st.grantsBetween(tl.start, tl.start.Add(killed.at)); n == 0 {
+			t.Errorf("no grant before the kill: the run did not get going")
+		}
+	})
+}
+
+// Scenario 5: two of three servers are down for a while. Calls fail within
+// their deadlines, nothing hangs, and the run resumes once they are back.
+func TestScenarioQuorumLost(t *testing.T) {
+	bothBackends(t, func(t *testing.T, c *cluster) {
+		const opTimeout = time.Second
+		w, st, tl, rep, b, path := faultRun(t, c, []string{"kill-servers:2@2s+5s"}, 14*time.Second, opTimeout)
+		if rep.Injected[schedule.KillServers] != 1 || rep.Undone != 2 || len(rep.Failures) != 0 {
+			t.Fatalf("faults: %+v", rep)
+		}
+		down, ok := tl.find("fault", "kill-servers:2: servers ")
+		if !ok {
+			t.Fatalf("timeline lacks the kill:%s", tl)
+		}
+		var back tlEvent // the first restart: quorum is back
+		tl.mu.Lock()
+		for _, e := range tl.ev {
+			if strings.HasPrefix(e.what, "end kill-servers:2") {
+				back = e
+				break
+			}
+		}
+		tl.mu.Unlock()
+		if back.at == 0 {
+			t.Fatalf("timeline lacks the restarts:%s", tl)
+		}
+		if st.failed+st.unknown+st.lost == 0 {
+			t.Errorf("no call failed while 2 of 3 servers were down")
+		}
+		if bound := opTimeout + recipes.DefaultCleanupTimeout + time.Second; st.maxOp > bound {
+			t.Errorf("a call took %v, past its %v deadline plus the recipe's cleanup bound", st.maxOp, opTimeout)
+		}
+		// Without a quorum nothing can be granted: from the kill (plus the
+		// deadline of calls already in flight) to the scheduled restart.
+		if n := st.grantsBetween(tl.start.Add(down.at+opTimeout), tl.start.Add(7*time.Second)); n != 0 {
+			t.Errorf("%d grants while 2 of 3 servers were down", n)
+		}
+		if n := st.grantsBetween(tl.start.Add(back.at), time.Now()); n == 0 {
+			t.Errorf("no grant after the servers came back at %v: the run did not resume; lock queue now %v "+
+				"(nodes at its head whose owners' sessions are alive, left by acquires whose cleanup failed during the outage, block it)",
+				back.at, queue(b, path))
+		}
+		if r := w.checker.Report(); r.Violations != 0 {
+			t.Errorf("checker %+v: overlap under quorum loss", r)
+		}
+		if s := w.fenced.Stats(); s.Violations != 0 {
+			t.Errorf("fenced register %+v", s)
+		}
+	})
+}
+
+// TestTargetExpireSession forces a session to expire through the Target on
+// both backends: the server drops it at once, far sooner than a timeout.
+func TestTargetExpireSession(t *testing.T) {
+	bothBackends(t, func(t *testing.T, c *cluster) {
+		tl := newTimeline()
+		sessions := faults.NewSessionTimeline(tl)
+		var (
+			exp    faults.Expirer
+			dialer faults.ZKDialer
+		)
+		if c.kind == backends.ZooKeeper {
+			zs := faults.NewZKSessions(sessions.Observe)
+			dialer, exp = zs.Dialer(nil), faults.ZKExpirer{Sessions: zs, Endpoints: c.endpoints}
+		} else {
+			e := faults.NewEtcdExpirer(c.endpoints)
+			t.Cleanup(func() { _ = e.Close() })
+			exp = e
+		}
+		const ttl = 6 * time.Second
+		b, err := openBackend(c.kind, c.endpoints, ttl, dialer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = b.Close() })
+		ns := namespace(t, b)
+		s0, s1 := newSession(t, b), newSession(t, b)
+		ids := []int64{s0.ID(), s1.ID()}
+		sessions.SetSessions(ids)
+		octx, ocancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer ocancel()
+		if _, err := s1.Create(octx, ns+"/eph", nil); err != nil {
+			t.Fatal(err)
+		}
+		target := faults.NewTarget(faults.WithExpirer(exp), faults.WithClients(2))
+		target.SetSessions(ids)
+		fs, err := schedule.ParseAll([]string{"expire-session:1@0s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := schedule.Validate(fs, target.Limits()); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), ttl)
+		defer cancel()
+		start := time.Now()
+		go schedule.Run(ctx, start, fs, target, tl)
+		waitUntil(t, "the server drops the expired session's node", func() bool {
+			_, _, err := s0.Get(octx, ns+"/eph")
+			return errors.Is(err, backends.ErrNoNode)
+		})
+		gone := time.Since(start)
+		// The client learns at its next exchange: ZooKeeper at once (the
+		// server closes its connection), etcd at its next keepalive (TTL/3).
+		select {
+		case <-s1.Done():
+		case <-time.After(ttl/3 + 2*time.Second):
+			t.Fatalf("session 1's Done still open %v after a forced expiry", ttl/3+2*time.Second)
+		}
+		t.Logf("%s: node gone %v, client told %v after the fault (TTL %v)", c.kind, gone.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), ttl)
+		if gone > time.Second {
+			t.Errorf("the server took %v to drop the session: not forced", gone)
+		}
+		select {
+		case <-s0.Done():
+			t.Fatal("session 0 ended too")
+		default:
+		}
+		<-ctx.Done()
+		if _, ok := tl.find("fault", "expire-session:1"); !ok {
+			t.Fatalf("timeline:%s", tl)
+		}
+		if c.kind == backends.ZooKeeper {
+			ev, ok := tl.find("session", string(faults.SessionExpired))
+			if !ok || ev.client != 1 {
+				t.Fatalf("the expiry client 1 saw is not in the timeline:%s", tl)
+			}
+		}
+		if err := target.ExpireSession(context.Background(), 5); !errors.Is(err, faults.ErrNoSession) {
+			t.Fatalf("expire of a client without a session: %v", err)
+		}
+	})
+}
+
+// queue lists the lock's waiters' nodes, or nil if that fails.
+func queue(b backends.Backend, path string) []string {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	s, err := b.NewSession(ctx)
+	if err != nil {
+		return nil
+	}
+	defer s.Close()
+	kids, err := s.Children(ctx, path)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, len(kids))
+	for i, k := range kids {
+		out[i] = k.Name
+	}
+	return out
+}
