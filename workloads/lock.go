@@ -160,7 +160,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		res.Notes = append(res.Notes, "some clients did not stop within the drain timeout; their sessions were closed to stop them")
 	}
 	closeClients()
-	lw.collect(&res, workers, checker, out, interval, v.ClientCounts, meter, base.RSSBytes)
+	lw.collect(&res, workers, checker, pace, out, interval, v.ClientCounts, meter, base.RSSBytes)
 	if lost := clients.Lost(); lost > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d sessions were lost during the case", lost))
 	}
@@ -182,7 +182,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 }
 
 // collect merges the workers' recorders and the snapshots into res.
-func (lw *LockWorkload) collect(res *results.Result, workers []*lockWorker, checker *LockChecker, out Outcome,
+func (lw *LockWorkload) collect(res *results.Result, workers []*lockWorker, checker *LockChecker, pace *pacer, out Outcome,
 	interval time.Duration, instrumented bool, meter *Meter, baseRSS uint64) {
 	res.StoppedBy = out.StoppedBy
 	res.Elapsed = out.Elapsed()
@@ -210,6 +210,20 @@ func (lw *LockWorkload) collect(res *results.Result, workers []*lockWorker, chec
 		}
 		stoppedWaiting += wk.errs[results.ErrorKindStoppedWaiting]
 		longestStopped = max(longestStopped, wk.longestStopped)
+	}
+	if pace != nil {
+		// Open loop: slots scheduled before the end that no client was free
+		// to take were due and waiting, like any queued acquisition.
+		if n, oldest := pace.backlog(out.End); n > 0 {
+			res.Ops.Issued += n
+			res.Ops.Failed += n
+			res.Errors[results.ErrorKindStoppedWaiting] += n
+			stoppedWaiting += n
+			longestStopped = max(longestStopped, out.End-oldest)
+			res.Notes = append(res.Notes, fmt.Sprintf(
+				"open loop: %d scheduled acquisitions were still queued for a free client at the end: the clients could not keep up with %.0f/s",
+				n, float64(time.Second)/float64(pace.interval)))
+		}
 	}
 	if res.Elapsed > 0 {
 		res.Throughput = float64(res.Ops.Succeeded) / res.Elapsed.Seconds()
@@ -272,6 +286,17 @@ func (p *pacer) slot() time.Duration {
 	return time.Duration(p.next.Add(1)-1) * p.interval
 }
 
+// backlog counts the slots due before end that no client took, and the
+// scheduled time of the oldest. Call it once the workers have returned.
+func (p *pacer) backlog(end time.Duration) (n int64, oldest time.Duration) {
+	next := p.next.Load()
+	due := int64((end + p.interval - 1) / p.interval) // slots k with k*interval < end
+	if due <= next {
+		return 0, 0
+	}
+	return due - next, time.Duration(next) * p.interval
+}
+
 // lockWorker is one simulated client. Its recorders are its own: nothing in
 // it is shared except the window, the checker and the pacer.
 type lockWorker struct {
@@ -305,28 +330,22 @@ func (wk *lockWorker) run(ctx context.Context) {
 		if intended < 0 {
 			intended = asked
 		}
-		measured := wk.window.Measured(intended)
-		if measured && !wk.window.Claim() {
-			return
-		}
-		if measured {
-			wk.ops.Issued++
-		}
 		ticket := wk.checker.Ask()
 		g, err := wk.lock.Acquire(ctx)
-		granted := wk.window.Now()
+		done := wk.window.Now()
 		if err != nil {
 			wk.checker.Withdraw(ticket)
-			if !wk.acquireFailed(ctx, err, measured, granted-intended) {
+			wk.settle(intended, done, err)
+			if ctx.Err() != nil || sessionEnded(wk.session) || !sleepCtx(ctx, errorBackoff) {
 				return
 			}
 			continue
 		}
-		wk.checker.Grant(wk.id, ticket, g.Token, granted, measured)
+		measured := wk.settle(intended, done, nil)
+		wk.checker.Grant(wk.id, ticket, g.Token, done, measured)
 		if measured {
-			wk.ops.Succeeded++
-			results.Record(wk.acquire, granted-intended)
-			wk.series.Add(granted - wk.window.MeasureStart())
+			results.Record(wk.acquire, done-intended)
+			wk.series.Add(done - wk.window.MeasureStart())
 			if g.Wakeups > 0 {
 				wk.waited++
 			}
@@ -346,7 +365,7 @@ func (wk *lockWorker) run(ctx context.Context) {
 		err = wk.lock.Release(rctx)
 		cancel()
 		if err != nil {
-			wk.count("release_"+errorKind(err), err, true)
+			wk.count("release_"+errorKind(err), err, measured)
 			if sessionEnded(wk.session) {
 				return
 			}
@@ -357,31 +376,41 @@ func (wk *lockWorker) run(ctx context.Context) {
 	}
 }
 
-// acquireFailed accounts for a failed acquisition and says whether the
-// client carries on.
-func (wk *lockWorker) acquireFailed(ctx context.Context, err error, measured bool, waited time.Duration) bool {
-	if ctx.Err() != nil {
-		// The case ended while this client waited: withdrawn, not an
-		// error of the system under test.
-		if measured {
-			wk.ops.Failed++
-			wk.errs[results.ErrorKindStoppedWaiting]++
-			wk.longestStopped = max(wk.longestStopped, waited)
-		}
-		return false
-	}
-	if measured {
+// settle accounts for one acquisition issued at offset issued that ended at
+// done, granted (err nil) or not, and reports whether it is a measured
+// grant. An acquisition belongs to the window it ends in, whenever it was
+// issued. One that ended after the window — withdrawn by the stop, or
+// granted too late or past the budget — but was issued before the end was in
+// flight at the stop: it counts as failed, of kind stopped_waiting. One that
+// ended in the warm-up is not counted.
+func (wk *lockWorker) settle(issued, done time.Duration, err error) (measured bool) {
+	w := wk.window
+	switch {
+	case w.Measured(done) && err != nil:
+		wk.ops.Issued++
 		if errors.Is(err, backends.ErrUnknownOutcome) {
 			wk.ops.Unknown++
 		} else {
 			wk.ops.Failed++
 		}
-	}
-	wk.count(errorKind(err), err, measured)
-	if sessionEnded(wk.session) {
+		wk.count(errorKind(err), err, true)
 		return false
+	case w.Measured(done) && w.Claim():
+		wk.ops.Issued++
+		wk.ops.Succeeded++
+		return true
+	case w.Measured(done):
+		// Granted past the budget: the window is ending.
+	case w.BeforeEnd(done):
+		return false // ended in the warm-up
+	case !w.BeforeEnd(issued):
+		return false // issued after the end
 	}
-	return sleepCtx(ctx, errorBackoff)
+	wk.ops.Issued++
+	wk.ops.Failed++
+	wk.errs[results.ErrorKindStoppedWaiting]++
+	wk.longestStopped = max(wk.longestStopped, done-issued)
+	return false
 }
 
 func (wk *lockWorker) count(kind string, err error, measured bool) {

@@ -18,13 +18,18 @@ const (
 
 // Window is the measured interval of a case: a warm-up whose operations are
 // not recorded, then measurement until Duration has passed or Ops measured
-// operations were issued and finished, whichever comes first, or until the
-// caller's ctx ends. All times are offsets from the moment the workers
-// started, read from the process's monotonic clock, which every client
-// shares.
+// operations succeeded, whichever comes first, or until the caller's ctx
+// ends. All times are offsets from the moment the workers started, read from
+// the process's monotonic clock, which every client shares.
 //
-// Workers ask Measured(t) for each operation they issue at t and, when it
-// is, Claim() one unit of the operation budget before issuing it.
+// Operations are classified by when they complete: an operation that ends
+// inside the window (Measured) is the window's, whenever it was issued, so
+// that throughput, per-operation counts and the servers' counter deltas all
+// describe the same activity. Each success in the window takes one unit of
+// the budget with Claim; the success that spends it ends the window. An
+// operation issued before the end that had not completed by then (or whose
+// Claim failed) was in flight at the stop: workers count it as withdrawn
+// (results.ErrorKindStoppedWaiting).
 type Window struct {
 	Warmup   time.Duration
 	Duration time.Duration
@@ -37,27 +42,57 @@ type Window struct {
 	base         time.Time
 	measureStart atomic.Int64 // offset in ns + 1; 0 = not measuring yet
 	measureEnd   atomic.Int64 // offset in ns + 1; 0 = not ended yet
-	claimed      atomic.Int64
-	done         <-chan struct{}
+	// opening and closing are set just before the edges are read from the
+	// clock, so that a worker that read the clock earlier is classified
+	// exactly (see edge).
+	opening, closing atomic.Bool
+	opened, ended    chan struct{} // closed once the edge is stored
+	claimed          atomic.Int64
+	spent            chan struct{} // closed by the Claim that spends the budget
+	done             <-chan struct{}
 }
 
 // NewWindow returns the Window cfg's bounds describe.
 func NewWindow(cfg results.Config) *Window {
-	return &Window{Warmup: cfg.Warmup, Duration: cfg.Duration, Ops: cfg.Ops, DrainTimeout: 20 * time.Second}
+	return &Window{Warmup: cfg.Warmup, Duration: cfg.Duration, Ops: cfg.Ops, DrainTimeout: 20 * time.Second,
+		spent: make(chan struct{}), opened: make(chan struct{}), ended: make(chan struct{})}
 }
 
 // Now is the offset from the start of the workers.
 func (w *Window) Now() time.Duration { return time.Since(w.base) }
 
-// Measured reports whether an operation issued at offset at falls in the
-// measured interval: after the warm-up and before the end.
+// edge returns the offset stored in v (+1 encoded) and whether it is set.
+// While the controller takes the snapshot at that edge (flag set, edge not
+// yet stored) it blocks until stored is closed: a worker that completes an
+// operation then waits, milliseconds, to learn on which side of the edge
+// its clock reading falls, and issues nothing meanwhile.
+func edge(v *atomic.Int64, flag *atomic.Bool, stored <-chan struct{}) (time.Duration, bool) {
+	if e := v.Load(); e != 0 {
+		return time.Duration(e - 1), true
+	}
+	if !flag.Load() {
+		return 0, false
+	}
+	<-stored
+	return time.Duration(v.Load() - 1), true
+}
+
+// Measured reports whether offset at — a clock reading taken before the
+// call — falls in the measured interval: after the warm-up, before the end.
 func (w *Window) Measured(at time.Duration) bool {
-	ms := w.measureStart.Load()
-	if ms == 0 || at < time.Duration(ms-1) {
+	start, ok := edge(&w.measureStart, &w.opening, w.opened)
+	if !ok || at < start {
 		return false
 	}
-	me := w.measureEnd.Load()
-	return me == 0 || at < time.Duration(me-1)
+	end, ok := edge(&w.measureEnd, &w.closing, w.ended)
+	return !ok || at < end
+}
+
+// BeforeEnd reports whether offset at (a reading taken before the call) is
+// before the end of the measured interval, ended or not.
+func (w *Window) BeforeEnd(at time.Duration) bool {
+	end, ok := edge(&w.measureEnd, &w.closing, w.ended)
+	return !ok || at < end
 }
 
 // MeasureStart is the offset at which measurement began (0 before).
@@ -70,13 +105,17 @@ func (w *Window) MeasureStart() time.Duration {
 }
 
 // Claim takes one operation from the budget; false once Ops operations were
-// claimed (never false without an Ops bound). A worker stops issuing when
-// Claim fails.
+// claimed (never false without an Ops bound). The claim that spends the
+// budget ends the window.
 func (w *Window) Claim() bool {
 	if w.Ops <= 0 {
 		return true
 	}
-	return w.claimed.Add(1) <= w.Ops
+	n := w.claimed.Add(1)
+	if n == w.Ops {
+		close(w.spent)
+	}
+	return n <= w.Ops
 }
 
 // Exhausted reports whether the operation budget is spent.
@@ -98,11 +137,11 @@ func (o Outcome) Elapsed() time.Duration { return o.End - o.Start }
 // Run starts the workers with start(runCtx) — which returns a channel
 // closed when every worker has returned — and drives the interval: it takes
 // the opening snapshot when the warm-up ends (before starting the workers
-// when there is none), waits for the duration, the budget (every worker
-// returned after Claim failed) or ctx, takes the closing snapshot while the
-// workers are still running (so that the withdrawal of in-flight operations
-// is not counted), then cancels runCtx and waits up to DrainTimeout for the
-// workers.
+// when there is none), waits for the duration, the budget (the Claim that
+// spent it, or every worker returned after Claim failed) or ctx, takes the
+// closing snapshot while the workers are still running (so that the
+// withdrawal of in-flight operations is not counted), then cancels runCtx
+// and waits up to DrainTimeout for the workers.
 func (w *Window) Run(ctx context.Context, start func(runCtx context.Context) <-chan struct{}, snap func() Snapshot) Outcome {
 	var o Outcome
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -110,7 +149,9 @@ func (w *Window) Run(ctx context.Context, start func(runCtx context.Context) <-c
 	if w.Warmup <= 0 {
 		o.Before = snap()
 		w.base = time.Now()
+		w.opening.Store(true)
 		w.measureStart.Store(1)
+		close(w.opened)
 		w.done = start(runCtx)
 	} else {
 		w.base = time.Now()
@@ -122,8 +163,7 @@ func (w *Window) Run(ctx context.Context, start func(runCtx context.Context) <-c
 		case <-ctx.Done():
 		}
 		t.Stop()
-		o.Before = snap()
-		w.measureStart.Store(int64(w.Now()) + 1)
+		o.Before = w.snapEdge(snap, &w.measureStart, &w.opening, w.opened)
 	}
 	o.Start = w.MeasureStart()
 	var deadline <-chan time.Time
@@ -137,6 +177,8 @@ func (w *Window) Run(ctx context.Context, start func(runCtx context.Context) <-c
 		o.StoppedBy = StoppedByInterrupted
 	case <-deadline:
 		o.StoppedBy = StoppedByDuration
+	case <-w.spent:
+		o.StoppedBy = StoppedByOps
 	case <-w.done:
 		o.StoppedBy = StoppedByError
 		if w.Exhausted() {
@@ -146,12 +188,25 @@ func (w *Window) Run(ctx context.Context, start func(runCtx context.Context) <-c
 	if ctx.Err() != nil {
 		o.StoppedBy = StoppedByInterrupted
 	}
-	o.End = w.Now()
-	w.measureEnd.Store(int64(o.End) + 1)
-	o.After = snap()
+	o.After = w.snapEdge(snap, &w.measureEnd, &w.closing, w.ended)
+	o.End = time.Duration(w.measureEnd.Load() - 1)
 	stop()
 	o.Drained = w.Wait(w.DrainTimeout)
 	return o
+}
+
+// snapEdge takes the snapshot at one edge of the window and stores the edge
+// as the midpoint of the snapshot, which reads the clients before and after
+// the servers and keeps the midpoint of both (Meter.Snapshot). Workers that
+// complete an operation meanwhile wait for the edge (see edge).
+func (w *Window) snapEdge(snap func() Snapshot, v *atomic.Int64, flag *atomic.Bool, stored chan struct{}) Snapshot {
+	flag.Store(true)
+	t1 := w.Now()
+	s := snap()
+	t2 := w.Now()
+	v.Store(int64(t1+(t2-t1)/2) + 1)
+	close(stored)
+	return s
 }
 
 // Wait waits up to d for the workers to return and reports whether they did.
