@@ -28,6 +28,9 @@ type Target struct {
 	AtClients int
 }
 
+// NotProjectable is Demand.RateSource when no rate can be projected.
+const NotProjectable = "not projectable"
+
 // DefaultP99 is the default latency target.
 const DefaultP99 = 50 * time.Millisecond
 
@@ -108,7 +111,9 @@ type Demand struct {
 	Clients      int  `json:"clients"`
 	Extrapolated bool `json:"extrapolated"`
 	// Rate is the operation rate assumed: the target's Rate, else the
-	// measured (or fitted) throughput at Clients. RateSource says which.
+	// measured (or fitted) throughput at Clients. RateSource says which:
+	// "target", "measured", "fit", or NotProjectable when the fitted
+	// throughput at Clients is not positive (Rate is then 0).
 	Rate       float64 `json:"rate"`
 	RateSource string  `json:"rate_source"`
 	// RequestsPerOp and WritesPerOp are server-side when the servers were
@@ -339,10 +344,15 @@ func demand(cases []*summary.Case, fits map[string]Fit, points map[string][]poin
 		if !okr {
 			return nil
 		}
-		d.Rate, d.RateSource = max(r, 0), "measured"
+		d.Rate, d.RateSource = r, "measured"
 		if _, measured := slices.BinarySearchFunc(cases, n, func(c *summary.Case, n int) int { return c.Clients - n }); !measured {
 			d.RateSource = "fit"
 			d.Extrapolated = d.Extrapolated || ex
+		}
+		if d.Rate <= 0 {
+			// A falling throughput line projected past zero says nothing
+			// about the load at n.
+			d.Rate, d.RateSource = 0, NotProjectable
 		}
 	}
 	d.RequestsPerSec = d.Rate * d.RequestsPerOp

@@ -340,13 +340,13 @@ func (b *builder) fanout() (*Figure, error) {
 	measured := false
 	for _, r := range rows {
 		var row []*Panel
-		any := false
+		found := false
 		for _, kind := range b.backends {
 			lines, err := b.sweepLines(kind, 0, "", perOp(r.name))
 			if err != nil {
 				return nil, err
 			}
-			any = any || len(lines) > 0
+			found = found || len(lines) > 0
 			row = append(row, &Panel{
 				Title: fmt.Sprintf("%s — %s", kind, r.side),
 				X:     b.clientsAxis(),
@@ -354,7 +354,7 @@ func (b *builder) fanout() (*Figure, error) {
 				Lines: lines,
 			})
 		}
-		if any {
+		if found {
 			fig.Panels = append(fig.Panels, row...)
 			fig.Rows++
 			measured = true
@@ -624,7 +624,7 @@ func (b *builder) timeline() *Figure {
 			"are stalls; a herd shows as bursts and gaps. Repeats are drawn as separate lines.", b.unit),
 		Cols: len(b.backends),
 	}
-	any := false
+	found := false
 	for _, n := range rows {
 		for _, kind := range b.backends {
 			p := &Panel{
@@ -663,7 +663,7 @@ func (b *builder) timeline() *Figure {
 							l.Points = append(l.Points, Point{X: float64(i)*iv + w/2, Y: float64(n) / w})
 						}
 						p.Lines = append(p.Lines, l)
-						any = true
+						found = true
 					}
 				}
 			}
@@ -671,7 +671,7 @@ func (b *builder) timeline() *Figure {
 		}
 		fig.Rows++
 	}
-	if !any {
+	if !found {
 		return nil
 	}
 	return fig

@@ -521,8 +521,13 @@ func (d *Document) capacity(plan *capacity.Plan) {
 		if m.WriteShare > 0 {
 			share = pct(m.WriteShare)
 		}
+		rate, reqs := Num(m.Rate), Num(m.RequestsPerSec)
+		if m.RateSource == capacity.NotProjectable {
+			rate, reqs, writes, share = NotMeasured, NotMeasured, NotMeasured, NotMeasured
+			basis = "throughput fit falls to zero before this N: not projectable"
+		}
 		dem.Rows = append(dem.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, strconv.Itoa(m.Clients),
-			Num(m.Rate), m.RateSource, Num(m.RequestsPerOp), m.RequestsSide, Num(m.RequestsPerSec), writes, share, basis})
+			rate, m.RateSource, Num(m.RequestsPerOp), m.RequestsSide, reqs, writes, share, basis})
 	}
 	d.add(Heading{3, "Server load"}, dem)
 
