@@ -1,0 +1,115 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/zkbench/zkbench/results"
+)
+
+// failovers elects the first leader, waits until every observer knows it
+// and everyone is quiet, then kills the leader min(K, candidates-1) times;
+// each failover succeeds when every observer knows the new leader.
+func (cr *crowd) failovers(ctx context.Context, observers *Clients) Outcome {
+	e := cr.e
+	o := Outcome{StoppedBy: StoppedByError}
+	res := &e.rc.res
+	leader, err := e.awaitWin(ctx)
+	if err == nil {
+		err = cr.allKnow(ctx, leader.lead.Token)
+	}
+	if err != nil {
+		e.countErr(errorKind(err), fmt.Errorf("first election: %w", err))
+		return o
+	}
+	cr.settle(ctx, observers)
+	o.Before, o.Start = e.rc.meter.Snapshot(ctx, observers), e.now()
+	candBefore := e.clients.Total().WatchEvents
+	cfg := e.rc.c.Config
+	k := min(e.set.failovers, len(e.latches)-1)
+	o.StoppedBy = StoppedByOps
+	for i := 0; i < k; i++ {
+		if ctx.Err() != nil {
+			break
+		}
+		if cfg.Duration > 0 && e.now()-o.Start >= cfg.Duration {
+			o.StoppedBy = StoppedByDuration
+			break
+		}
+		res.Ops.Issued++
+		t0 := e.now()
+		if e.set.kill == KillClose {
+			e.checker.End(leader.candidate, t0)
+		}
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.set.stepTimeout)
+		err := endSession(kctx, e.clients.Sessions[leader.candidate], e.set.kill)
+		cancel()
+		if err != nil {
+			res.Ops.Failed++
+			e.countErr("kill", err)
+			o.StoppedBy = StoppedByError
+			break
+		}
+		e.killed++
+		next, err := e.awaitWin(ctx)
+		if err == nil {
+			results.Record(e.latency, next.at-t0)
+			err = cr.allKnow(ctx, next.lead.Token)
+		}
+		if err != nil {
+			res.Ops.Failed++
+			if ctx.Err() == nil {
+				e.countErr(errorKind(err), fmt.Errorf("failover %d: %w", i+1, err))
+				o.StoppedBy = StoppedByError
+			}
+			break
+		}
+		res.Ops.Succeeded++
+		cr.record(t0)
+		e.series.Add(e.now() - o.Start)
+		cr.settle(ctx, observers)
+		leader = next
+	}
+	if ctx.Err() != nil {
+		o.StoppedBy = StoppedByInterrupted
+	}
+	o.End, o.After = e.now(), e.rc.meter.Snapshot(ctx, observers)
+	cr.candEvents = e.clients.Total().WatchEvents - candBefore
+	return o
+}
+
+// allKnow waits until every observer has learned the leader with token.
+func (cr *crowd) allKnow(ctx context.Context, token int64) error {
+	deadline := time.Now().Add(cr.e.set.stepTimeout)
+	for i := range cr.known {
+		for cr.known[i].Load() != token {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%w: %w: observer %d did not learn the new leader within %v",
+					errStepTimeout, context.DeadlineExceeded, i, cr.e.set.stepTimeout)
+			}
+			if !sleepCtx(ctx, 500*time.Microsecond) {
+				return ctx.Err()
+			}
+		}
+	}
+	return nil
+}
+
+// record adds, for the failover begun at t0, every observer's time to know
+// and the last one's.
+func (cr *crowd) record(t0 time.Duration) {
+	var last time.Duration
+	for i := range cr.knownAt {
+		d := time.Duration(cr.knownAt[i].Load()) - t0
+		results.Record(cr.observe, d)
+		last = max(last, d)
+	}
+	results.Record(cr.last, last)
+}
+
+// settle waits until both the observers and the candidates are quiet.
+func (cr *crowd) settle(ctx context.Context, observers *Clients) {
+	quiesce(ctx, observers, cr.e.set.settle, cr.e.set.stepTimeout)
+	quiesce(ctx, cr.e.clients, cr.e.set.settle, cr.e.set.stepTimeout)
+}
