@@ -17,9 +17,11 @@ import (
 	"io"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // MemberCommand is the hidden zkbench subcommand that runs one member
@@ -118,7 +120,9 @@ func (c MemberConfig) embedConfig(lg *zap.Logger) (*embed.Config, error) {
 // closes it. Used by MemberCommand in a member process; logs errors to
 // stderr.
 func RunMember(ctx context.Context, c MemberConfig) error {
-	lg, err := zap.NewProductionConfig().Build(zap.IncreaseLevel(zap.ErrorLevel))
+	var closing atomic.Bool
+	lg, err := zap.NewProductionConfig().Build(zap.IncreaseLevel(zap.ErrorLevel),
+		zap.WrapCore(func(core zapcore.Core) zapcore.Core { return quietOnClose{core, &closing} }))
 	if err != nil {
 		return err
 	}
@@ -130,13 +134,32 @@ func RunMember(ctx context.Context, c MemberConfig) error {
 	if err != nil {
 		return fmt.Errorf("cluster/etcd: start member %s: %w", c.Name, err)
 	}
-	defer e.Close()
 	select {
 	case <-ctx.Done():
-		return nil
-	case err := <-e.Err():
-		return fmt.Errorf("cluster/etcd: member %s: %w", c.Name, err)
+		err = nil
+	case err = <-e.Err():
+		err = fmt.Errorf("cluster/etcd: member %s: %w", c.Name, err)
 	}
+	closing.Store(true) // a closing server reports its own shutdown as errors
+	e.Close()
+	return err
+}
+
+// quietOnClose drops every entry once closing is set.
+type quietOnClose struct {
+	zapcore.Core
+	closing *atomic.Bool
+}
+
+func (q quietOnClose) With(f []zapcore.Field) zapcore.Core {
+	return quietOnClose{q.Core.With(f), q.closing}
+}
+
+func (q quietOnClose) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if q.closing.Load() {
+		return ce
+	}
+	return q.Core.Check(e, ce)
 }
 
 // initialCluster renders "name=peerURL,..." for members.
