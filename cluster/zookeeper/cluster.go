@@ -5,7 +5,8 @@
 // Pause, Resume).
 //
 // Servers run as child processes with SIGKILL as their parent-death signal
-// (internal/spawn): if zkbench dies, so do they. Each member's stdout and
+// (internal/spawn): if zkbench dies, so do they, unless Options.Detach lets
+// them outlive it (for `zkbench cluster up`). Each member's stdout and
 // stderr go to server.log in its folder; start errors quote its tail.
 package zookeeper
 
@@ -37,6 +38,10 @@ type Options struct {
 	Extra map[string]string
 	// Dist is the distribution to run; the zero value means Find().
 	Dist Distribution
+	// Detach lets the servers outlive this process (no parent-death
+	// signal, their own session), for a `cluster up` that saves State and
+	// exits. Default false: the servers die with zkbench.
+	Detach bool
 }
 
 // Member is one server as started: ports, files and process id. It is part
@@ -68,6 +73,7 @@ type State struct {
 	HeapMB  int               `json:"heap_mb"`
 	Extra   map[string]string `json:"extra,omitempty"`
 	Dist    Distribution      `json:"dist"`
+	Detach  bool              `json:"detach,omitempty"`
 	Members []Member          `json:"members"`
 }
 
@@ -90,7 +96,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if n < 1 || n%2 == 0 {
 		return nil, fmt.Errorf("cluster/zookeeper: %d nodes: want 1 or an odd ensemble size such as 3", n)
 	}
-	st := State{TickMs: 2000, HeapMB: 512, Extra: opts.Extra, Dist: opts.Dist}
+	st := State{TickMs: 2000, HeapMB: 512, Extra: opts.Extra, Dist: opts.Dist, Detach: opts.Detach}
 	if opts.TickTime > 0 {
 		st.TickMs = int(opts.TickTime / time.Millisecond)
 	}

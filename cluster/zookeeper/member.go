@@ -66,7 +66,13 @@ func (c *Cluster) startMember(i int) error {
 	cmd := exec.Command(c.st.Dist.Java, javaArgs(&c.st, m)...)
 	cmd.Dir = m.Dir
 	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := spawn.Start(cmd); err != nil {
+	if c.st.Detach {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		err = cmd.Start()
+	} else {
+		err = spawn.Start(cmd)
+	}
+	if err != nil {
 		logf.Close()
 		return fmt.Errorf("cluster/zookeeper: start %s: %w", c.st.Dist.Java, err)
 	}

@@ -106,14 +106,7 @@ A second Ctrl-C exits at once.`,
 	fl.BoolVar(&f.noPlots, "no-plots", false, "do not draw plots")
 	fl.BoolVar(&f.calibrate, "calibrate", false, "measure the server's raw capacity before the sweep")
 	fl.DurationVar(&f.preflightTimeout, "preflight-timeout", 10*time.Second, "bound on the check that the servers answer")
-	fl.StringVar(&f.cacert, "cacert", "", "etcd: CA certificate file")
-	fl.StringVar(&f.cert, "cert", "", "etcd: client certificate file")
-	fl.StringVar(&f.key, "key", "", "etcd: client key file")
-	fl.StringVar(&f.serverName, "tls-server-name", "", "etcd: name to verify in the server certificate")
-	fl.BoolVar(&f.insecureSkipTLSVerify, "insecure-skip-tls-verify", false, "etcd: accept any server certificate (testing only)")
-	fl.StringVar(&f.user, "user", "", "etcd: user name (with --password)")
-	fl.StringVar(&f.password, "password", "", "etcd: password (or ZKBENCH_ETCD_PASSWORD)")
-	fl.StringVar(&f.digest, "digest", "", "ZooKeeper: digest authentication user:password")
+	addAuthFlags(fl, f)
 	return cmd
 }
 
