@@ -47,6 +47,7 @@ type Target struct {
 	servers int
 	leader  LeaderFunc
 	shared  proxy.Group
+	tagged  bool // shared proxies tell clients apart (proxy.Tags)
 	own     map[int]proxy.Group
 	expirer Expirer
 	workers Workers
@@ -73,6 +74,11 @@ func WithCluster(c Cluster, n int, leader LeaderFunc) TargetOption {
 // WithProxies gives the proxies every client's connections go through:
 // latency, cut-all and reset-conns act on them.
 func WithProxies(g proxy.Group) TargetOption { return func(t *Target) { t.shared = g } }
+
+// WithTaggedClients says the shared proxies tell clients' connections apart
+// (they were made WithTags, and the tags are kept by faults.ZKSessions or
+// proxy.Tags dialers): cut-client and reset-conns:C then act on them.
+func WithTaggedClients() TargetOption { return func(t *Target) { t.tagged = true } }
 
 // WithClientProxies gives the proxies dedicated to single clients, by
 // client index: cut-client and reset-conns:C act on them; latency, cut-all
@@ -196,12 +202,16 @@ func (t *Target) SetLatency(base, jitter time.Duration) error {
 	return nil
 }
 
+// clientGroup returns client c's own proxies, or nil if c is reached by tag
+// on the shared proxies.
 func (t *Target) clientGroup(c int) (proxy.Group, error) {
-	g, ok := t.own[c]
-	if !ok {
-		return nil, unsupported(fmt.Sprintf("client %d has no proxy of its own", c))
+	if g, ok := t.own[c]; ok {
+		return g, nil
 	}
-	return g, nil
+	if t.tagged && len(t.shared) > 0 {
+		return nil, nil
+	}
+	return nil, unsupported(fmt.Sprintf("client %d's connections cannot be told apart (no proxy of its own, no tags)", c))
 }
 
 // Cut implements schedule.Target. A client's own proxies stay cut while
@@ -244,6 +254,13 @@ func (t *Target) setCut(c int, cut bool) error {
 	}
 	if len(t.shared) > 0 {
 		apply(t.shared, t.cutAll)
+		if c >= 0 && t.own[c] == nil {
+			if cut {
+				t.shared.CutClient(c)
+			} else {
+				t.shared.RestoreClient(c)
+			}
+		}
 	}
 	for i, g := range t.own {
 		apply(g, t.cutAll || t.cutClients[i])
@@ -267,6 +284,9 @@ func (t *Target) Reset(c int) (int, error) {
 	g, err := t.clientGroup(c)
 	if err != nil {
 		return 0, err
+	}
+	if g == nil {
+		return t.shared.ResetClient(c), nil
 	}
 	return g.ResetAll(), nil
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/zkbench/zkbench/faults/proxy"
 )
 
 // Errors of ZKSessions, checked with errors.Is.
@@ -55,8 +57,11 @@ const (
 type ZKSessions struct {
 	onEvent func(session int64, s SessionState)
 
-	mu   sync.Mutex
-	keys map[int64]zkKey
+	mu     sync.Mutex
+	keys   map[int64]zkKey
+	tags   *proxy.Tags
+	client map[int64]int                  // session -> client index (SetClients)
+	conns  map[int64]map[*zkConn]struct{} // open connections by session
 }
 
 type zkKey struct {
@@ -67,7 +72,75 @@ type zkKey struct {
 // NewZKSessions returns a watcher reporting to onEvent (nil: no reports).
 // onEvent runs on the client's I/O goroutines and must not block.
 func NewZKSessions(onEvent func(session int64, s SessionState)) *ZKSessions {
-	return &ZKSessions{onEvent: onEvent, keys: map[int64]zkKey{}}
+	return &ZKSessions{onEvent: onEvent, keys: map[int64]zkKey{}, client: map[int64]int{}, conns: map[int64]map[*zkConn]struct{}{}}
+}
+
+// TagClients makes every connection of a session whose client is known
+// (SetClients) carry that client's tag in tags, so that proxies sharing tags
+// can cut or reset one client (proxy.Proxy.CutClient). A reconnecting client
+// is tagged from its handshake, before its first byte reaches a proxy.
+func (z *ZKSessions) TagClients(tags *proxy.Tags) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	z.tags = tags
+}
+
+// SetClients maps session ids to client indexes (ids[i] is client i's; nil
+// forgets them) and tags the sessions' open connections.
+func (z *ZKSessions) SetClients(ids []int64) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	clear(z.client)
+	for i, id := range ids {
+		if id != 0 {
+			z.client[id] = i
+		}
+	}
+	if z.tags == nil {
+		return
+	}
+	for sid, cs := range z.conns {
+		c, ok := z.client[sid]
+		for zc := range cs {
+			if ok {
+				z.tags.Register(zc.local, c)
+			} else {
+				z.tags.Unregister(zc.local)
+			}
+		}
+	}
+}
+
+// attach records that zc carries session sid and tags it if its client is
+// known.
+func (z *ZKSessions) attach(zc *zkConn, sid int64) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	cs := z.conns[sid]
+	if cs == nil {
+		cs = map[*zkConn]struct{}{}
+		z.conns[sid] = cs
+	}
+	cs[zc] = struct{}{}
+	if c, ok := z.client[sid]; ok && z.tags != nil {
+		z.tags.Register(zc.local, c)
+	}
+}
+
+func (z *ZKSessions) detach(zc *zkConn) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	for sid, cs := range z.conns {
+		if _, ok := cs[zc]; ok {
+			delete(cs, zc)
+			if len(cs) == 0 {
+				delete(z.conns, sid)
+			}
+		}
+	}
+	if z.tags != nil {
+		z.tags.Unregister(zc.local)
+	}
 }
 
 // ZKDialer has go-zookeeper's zk.Dialer signature.
@@ -85,7 +158,7 @@ func (z *ZKSessions) Dialer(base ZKDialer) ZKDialer {
 		if err != nil {
 			return nil, err
 		}
-		return &zkConn{Conn: nc, z: z, asked: -1}, nil
+		return &zkConn{Conn: nc, z: z, asked: -1, local: nc.LocalAddr().String()}, nil
 	}
 }
 
@@ -212,7 +285,8 @@ func readFrame(r io.Reader) ([]byte, error) {
 // zkConn watches one connection.
 type zkConn struct {
 	net.Conn
-	z *ZKSessions
+	z     *ZKSessions
+	local string
 
 	// Written by the client's send side only.
 	wfirst bool   // the connect request has been parsed
@@ -262,6 +336,9 @@ func (c *zkConn) scanWrite(p []byte) {
 			c.wfirst = true
 			c.asked = int64(be.Uint64(c.whdr[4+16 : 4+24]))
 			c.askedSession.Store(c.asked)
+			if c.asked != 0 {
+				c.z.attach(c, c.asked) // tagged before the request leaves
+			}
 		} else if int32(be.Uint32(c.whdr[8:12])) == zkOpCloseSession {
 			c.closing.Store(true)
 		}
@@ -318,6 +395,7 @@ func (c *zkConn) scanRead(p []byte) {
 	c.z.keys[sid] = zkKey{passwd: passwd, timeout: timeout}
 	c.z.mu.Unlock()
 	c.session.Store(sid)
+	c.z.attach(c, sid)
 	if asked == sid {
 		c.z.emit(sid, SessionReconnected)
 	} else {
@@ -327,6 +405,7 @@ func (c *zkConn) scanRead(p []byte) {
 
 func (c *zkConn) Close() error {
 	c.down()
+	c.z.detach(c)
 	return c.Conn.Close()
 }
 

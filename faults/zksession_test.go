@@ -11,7 +11,10 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkbench/zkbench/backends"
+	zkbackend "github.com/zkbench/zkbench/backends/zookeeper"
 	"github.com/zkbench/zkbench/faults"
+	"github.com/zkbench/zkbench/faults/schedule"
 	"github.com/zkbench/zkbench/faults/proxy"
 	"github.com/zkbench/zkbench/internal/testcluster"
 )
@@ -134,4 +137,78 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestTargetCutsOneZooKeeperClientByTag cuts one client of a real backend
+// through shared proxies that tell clients apart by the session in their
+// ZooKeeper handshake: its session expires on the server, the other
+// client's does not, and it learns of the expiry when the cut ends.
+func TestTargetCutsOneZooKeeperClientByTag(t *testing.T) {
+	ep := testcluster.ZooKeeperEndpoints(t)
+	tags := proxy.NewTags()
+	g, err := proxy.NewGroup(context.Background(), ep, proxy.WithTags(tags))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	tl := newTimeline()
+	sessions := faults.NewSessionTimeline(tl)
+	zs := faults.NewZKSessions(sessions.Observe)
+	zs.TagClients(tags)
+	b, err := zkbackend.New(zkbackend.Config{Endpoints: g.Addrs(), SessionTimeout: 2 * time.Second}, zkbackend.WithDialer(zs.Dialer(nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	ns := namespace(t, b)
+	s0, s1 := newSession(t, b), newSession(t, b)
+	ids := []int64{s0.ID(), s1.ID()}
+	zs.SetClients(ids)
+	sessions.SetSessions(ids)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i, s := range []backends.Session{s0, s1} {
+		if _, err := s.Create(ctx, fmt.Sprintf("%s/eph-%d", ns, i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := faults.NewTarget(faults.WithProxies(g), faults.WithTaggedClients(), faults.WithClients(2))
+	fs, err := schedule.ParseAll([]string{"cut-client:1@0s+4s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schedule.Validate(fs, target.Limits()); err != nil {
+		t.Fatal(err)
+	}
+	rctx, rcancel := context.WithTimeout(context.Background(), 6*time.Second)
+	defer rcancel()
+	go schedule.Run(rctx, tl.start, fs, target, tl)
+	waitUntil(t, "client 1's node removed by the server", func() bool {
+		_, _, err := s0.Get(ctx, ns+"/eph-1")
+		return errors.Is(err, backends.ErrNoNode)
+	})
+	select {
+	case <-s1.Done():
+		t.Fatal("client 1 learned of its expiry while cut off")
+	default:
+	}
+	if _, _, err := s0.Get(ctx, ns+"/eph-0"); err != nil {
+		t.Fatalf("client 0 while client 1 is cut: %v", err)
+	}
+	select {
+	case <-s1.Done():
+	case <-time.After(8 * time.Second):
+		t.Fatal("client 1 never learned of its expiry after the cut")
+	}
+	<-rctx.Done()
+	ev, ok := tl.find("session", string(faults.SessionExpired))
+	if !ok || ev.client != 1 {
+		t.Fatalf("timeline lacks client 1's expiry:%s", tl)
+	}
+	select {
+	case <-s0.Done():
+		t.Fatal("client 0's session ended")
+	default:
+	}
+	t.Logf("timeline:%s", tl)
 }

@@ -64,6 +64,23 @@ func (t *Tags) Tag(nc net.Conn, id int) net.Conn {
 	return &taggedConn{Conn: nc, tags: t, local: local}
 }
 
+// Register tags the connection whose local (client-side) address is local
+// as client id's, for callers that watch their connections themselves
+// (faults.ZKSessions tags a ZooKeeper connection once its handshake names
+// the session). Unregister when the connection closes.
+func (t *Tags) Register(local string, id int) {
+	t.mu.Lock()
+	t.byLocal[local] = id
+	t.mu.Unlock()
+}
+
+// Unregister forgets the connection at local.
+func (t *Tags) Unregister(local string) {
+	t.mu.Lock()
+	delete(t.byLocal, local)
+	t.mu.Unlock()
+}
+
 func (t *Tags) lookup(remote string) (int, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
