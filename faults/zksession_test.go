@@ -14,8 +14,8 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	zkbackend "github.com/zkbench/zkbench/backends/zookeeper"
 	"github.com/zkbench/zkbench/faults"
-	"github.com/zkbench/zkbench/faults/schedule"
 	"github.com/zkbench/zkbench/faults/proxy"
+	"github.com/zkbench/zkbench/faults/schedule"
 	"github.com/zkbench/zkbench/internal/testcluster"
 )
 
