@@ -29,6 +29,11 @@ const (
 	// ParamWork: the computation between a barrier's Enter and Leave.
 	// Default 0.
 	ParamWork = "work"
+	// ParamJitter: spread of the barrier participants: each delays its
+	// arrival by a uniform random time in [0, jitter) and computes for work
+	// plus another. Without it arrivals and departures come in bursts that
+	// the naive barrier's watches coalesce. Default 0.
+	ParamJitter = "jitter"
 	// ParamRounds: barrier rounds per case when --ops is 0. Default 20.
 	ParamRounds = "rounds"
 	// ParamStepTimeout: bound on one failover, one observation or one

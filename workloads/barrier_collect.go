@@ -1,0 +1,67 @@
+package workloads
+
+import (
+	"fmt"
+
+	"github.com/zkbench/zkbench/results"
+)
+
+// collect turns the participants' recorders, the checker and the snapshots
+// into the case's result.
+func (bw *BarrierWorkload) collect(rc *recipeCase, parts []*participant, checker *BarrierChecker, o Outcome) {
+	res := &rc.res
+	chk := checker.Result()
+	res.StoppedBy, res.Elapsed = o.StoppedBy, o.Elapsed()
+	res.Ops = results.Ops{Issued: chk.BegunRounds, Succeeded: chk.CompleteRounds, Failed: chk.BegunRounds - chk.CompleteRounds}
+	res.Safety = chk.Safety
+	enter, leave := results.NewRecorder(), results.NewRecorder()
+	var passes, enterReqs, leaveReqs, enterWoke, leaveWoke int64
+	for i, p := range parts {
+		enter.Merge(p.enter)
+		leave.Merge(p.leave)
+		passes += p.rounds
+		enterReqs += p.enterReqs
+		leaveReqs += p.leaveReqs
+		enterWoke += p.enterWoke
+		leaveWoke += p.leaveWoke
+		for k, n := range p.errs {
+			res.Errors[k] += n
+		}
+		if p.firstErr != nil && len(res.Notes) < 5 {
+			res.Notes = append(res.Notes, fmt.Sprintf("participant %d: %v", i, p.firstErr))
+		}
+	}
+	addHistogram(res, "enter", enter)
+	addHistogram(res, "leave", leave)
+	addHistogram(res, "enter_release", chk.EnterRelease)
+	addHistogram(res, "leave_release", chk.LeaveRelease)
+	addHistogram(res, "round", chk.Round)
+	sr := NewSeriesRecorder(SeriesInterval(rc.c.Config))
+	for _, at := range chk.CompletedAt {
+		sr.Add(at - o.Start)
+	}
+	res.Series = MergeSeries(sr.interval, res.Elapsed, sr)
+
+	// The herd-free barrier's best case: N-1 wake-ups to enter (the ready
+	// node) and N to leave (the lowest once, everyone once when it goes).
+	n := int64(len(parts))
+	rc.fill(o, res.Ops.Succeeded, true, res.Ops.Succeeded*(2*n-1))
+	perParticipant := func(key string) {
+		if v, ok := res.PerOp[key]; ok {
+			res.PerOp[key+"_per_participant"] = v / float64(n)
+		}
+	}
+	for _, key := range []string{"watch_events", "wasted_wakeups", "requests", "server_requests",
+		"server_watch_events", "server_writes", "server_reads"} {
+		perParticipant(key)
+	}
+	if passes > 0 {
+		res.PerOp["requests_per_enter"] = float64(enterReqs) / float64(passes)
+		res.PerOp["requests_per_leave"] = float64(leaveReqs) / float64(passes)
+		res.PerOp["watch_events_per_enter"] = float64(enterWoke) / float64(passes)
+		res.PerOp["watch_events_per_leave"] = float64(leaveWoke) / float64(passes)
+	}
+	if res.Ops.Failed > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d of %d rounds did not finish (stopped by %s)", res.Ops.Failed, res.Ops.Issued, res.StoppedBy))
+	}
+}
