@@ -121,7 +121,7 @@ loop:
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			sctx, scancel := context.WithTimeout(octx, o.timeout)
+			sctx, scancel := context.WithTimeout(backends.WithClient(octx, i), o.timeout)
 			defer scancel()
 			s, err := b.NewSession(sctx)
 			if err != nil {
