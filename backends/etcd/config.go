@@ -55,7 +55,12 @@ type Config struct {
 	// own clientv3.Client, one gRPC connection per simulated client, as a
 	// real fleet has. K > 0 makes all sessions share K clients round-robin:
 	// cheaper, but their keepalives and watches share K streams, which hides
-	// per-client costs from the server.
+	// per-client costs from the server. Measured by BenchmarkIdleSessions
+	// (1,000 idle sessions, server in another process): about 85 KB of
+	// client memory and 55 KB of server memory per session with own
+	// clients (11 goroutines each: gRPC's transport and balancer plus
+	// clientv3's lease loops; smaller gRPC windows or buffers do not
+	// help), about 9 KB and 7 KB with Conns = 10.
 	Conns int
 	// Embedded says the servers run inside this process (cluster/etcd's
 	// StartEmbedded). Their Prometheus registry is the process's own, so
