@@ -181,7 +181,7 @@ func (l *RunLog) LeftoverPaths() []string {
 
 // Names lists the workloads New knows.
 func Names() []string {
-	names := []string{"lock"}
+	names := []string{"lock", "failover", "handoff", "observers", "barrier"}
 	sort.Strings(names)
 	return names
 }
@@ -192,6 +192,14 @@ func New(name string) (Workload, error) {
 	switch name {
 	case "lock":
 		return NewLock(), nil
+	case "failover":
+		return NewFailover(), nil
+	case "handoff":
+		return NewHandoff(), nil
+	case "observers":
+		return NewObservers(), nil
+	case "barrier":
+		return NewBarrier(), nil
 	}
 	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownWorkload, name, strings.Join(Names(), ", "))
 }
