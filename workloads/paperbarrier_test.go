@@ -37,7 +37,7 @@ func TestWritePaperBarrierTable(t *testing.T) {
 		return results.Result{Workload: "barrier", Backend: "zookeeper", Variant: "fair", Clients: clients,
 			Ops:       results.Ops{Issued: barriers, Succeeded: done},
 			StoppedBy: StoppedByOps, Elapsed: time.Duration(secs * float64(time.Second)),
-			PerOp:     map[string]float64{"requests_per_enter": enter, "requests_per_leave": 4, "server_requests_per_participant": 9}}
+			PerOp: map[string]float64{"requests_per_enter": enter, "requests_per_leave": 4, "server_requests_per_participant": 9}}
 	}
 	rs := []results.Result{
 		res(5, 20, 1.0, 4.0, 20), res(5, 20, 3.0, 5.0, 20), // two repeats: mean 2.00
