@@ -46,6 +46,7 @@ type runFlags struct {
 	noPlots           bool
 	calibrate         bool
 	preflightTimeout  time.Duration
+	recipe            recipeFlags // election and barrier workloads, --preset
 
 	// etcd security.
 	cacert, cert, key, serverName string
@@ -106,6 +107,7 @@ A second Ctrl-C exits at once.`,
 	fl.BoolVar(&f.noPlots, "no-plots", false, "do not draw plots")
 	fl.BoolVar(&f.calibrate, "calibrate", false, "measure the server's raw capacity before the sweep")
 	fl.DurationVar(&f.preflightTimeout, "preflight-timeout", 10*time.Second, "bound on the check that the servers answer")
+	addRecipeFlags(fl, &f.recipe)
 	addAuthFlags(fl, f)
 	return cmd
 }
@@ -119,7 +121,8 @@ type plan struct {
 	mode     string // "embedded", "local" or "remote"
 	cfg      results.Config
 	runID    string
-	dir      string // <output>/<run-id>
+	dir      string                // <output>/<run-id>
+	preset   []workloads.PaperCell // --preset's grid; empty without
 }
 
 // validate turns flags into a plan or a clear error, without touching any
@@ -225,6 +228,9 @@ func (f *runFlags) validate() (*plan, error) {
 		p.cfg.Params["lease_ttl"] = f.leaseTTL.String()
 	} else {
 		p.cfg.Params["session_timeout"] = f.sessionTimeout.String()
+	}
+	if err := f.recipe.apply(p); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

@@ -111,6 +111,7 @@ func (r *runner) run(ctx context.Context) (err error) {
 		if serr := results.WriteSummary(r.stdout, r.res); serr != nil {
 			return serr
 		}
+		r.presetTable()
 		fmt.Fprintf(r.stdout, "\nresults: %s\n", r.path)
 		if !r.flags.noPlots {
 			r.drawPlots()
@@ -135,6 +136,9 @@ func (r *runner) run(ctx context.Context) (err error) {
 // each, every repeat. It writes the results file after each case.
 func (r *runner) sweep(ctx context.Context, b backends.Backend, info backends.ClusterInfo) error {
 	p := r.plan
+	if len(p.preset) > 0 {
+		return r.presetSweep(ctx, b, info)
+	}
 	total := len(p.clients) * len(p.variants) * p.cfg.Repeat
 	i := 0
 	for _, n := range p.clients {
