@@ -45,6 +45,17 @@ func (t *SessionTimeline) SetSessions(ids []int64) {
 	}
 }
 
+// SetSession maps one session id to its client, as sessions open one by
+// one.
+func (t *SessionTimeline) SetSession(id int64, client int) {
+	if client < 0 || id == 0 {
+		return
+	}
+	t.mu.Lock()
+	t.client[id] = client
+	t.mu.Unlock()
+}
+
 // Observe records that session changed to state s.
 func (t *SessionTimeline) Observe(session int64, s SessionState) {
 	t.mu.Lock()

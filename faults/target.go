@@ -114,6 +114,20 @@ func (t *Target) SetSessions(ids []int64) {
 	t.mu.Unlock()
 }
 
+// SetSession records that client's session is id (for expire-session), as
+// sessions open one by one (faults.Backend's onSession).
+func (t *Target) SetSession(client int, id int64) {
+	if client < 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for len(t.sessions) <= client {
+		t.sessions = append(t.sessions, 0)
+	}
+	t.sessions[client] = id
+}
+
 // Limits implements schedule.Target. Client-targeted network faults need a
 // dedicated proxy for that client; Validate checks the client index only,
 // so the caller makes one proxy per client a fault names.

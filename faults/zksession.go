@@ -111,6 +111,23 @@ func (z *ZKSessions) SetClients(ids []int64) {
 	}
 }
 
+// SetClient maps one session id to its client and tags the session's open
+// connections, as sessions open one by one.
+func (z *ZKSessions) SetClient(id int64, client int) {
+	if client < 0 || id == 0 {
+		return
+	}
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	z.client[id] = client
+	if z.tags == nil {
+		return
+	}
+	for zc := range z.conns[id] {
+		z.tags.Register(zc.local, client)
+	}
+}
+
 // attach records that zc carries session sid and tags it if its client is
 // known.
 func (z *ZKSessions) attach(zc *zkConn, sid int64) {

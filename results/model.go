@@ -110,6 +110,12 @@ type Result struct {
 	Safety   Safety             `json:"safety"`
 	// Errors counts failures by kind.
 	Errors map[string]int64 `json:"errors,omitempty"`
+	// Faults counts what fault injection (--fault) did during the case:
+	// faults started by action ("kill-server", "latency", ...), "undone",
+	// "failed" and "skipped" steps, and the session state changes clients
+	// saw ("session.disconnected", "session.reconnected",
+	// "session.expired", "session.lost"). Absent without --fault.
+	Faults map[string]int64 `json:"faults,omitempty"`
 	Cost   Cost             `json:"cost"`
 	// Series is successful operations per interval over the case.
 	Series Series `json:"series"`

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/faults/schedule"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/workloads"
 )
@@ -47,6 +48,7 @@ type runFlags struct {
 	calibrate         bool
 	preflightTimeout  time.Duration
 	recipe            recipeFlags // election and barrier workloads, --preset
+	faults            []string
 
 	// etcd security.
 	cacert, cert, key, serverName string
@@ -107,6 +109,7 @@ A second Ctrl-C exits at once.`,
 	fl.BoolVar(&f.noPlots, "no-plots", false, "do not draw plots")
 	fl.BoolVar(&f.calibrate, "calibrate", false, "measure the server's raw capacity before the sweep")
 	fl.DurationVar(&f.preflightTimeout, "preflight-timeout", 10*time.Second, "bound on the check that the servers answer")
+	fl.StringArrayVar(&f.faults, "fault", nil, faultHelp)
 	addRecipeFlags(fl, &f.recipe)
 	addAuthFlags(fl, f)
 	return cmd
@@ -123,6 +126,7 @@ type plan struct {
 	runID    string
 	dir      string                // <output>/<run-id>
 	preset   []workloads.PaperCell // --preset's grid; empty without
+	faults   []schedule.Fault
 }
 
 // validate turns flags into a plan or a clear error, without touching any
@@ -228,6 +232,12 @@ func (f *runFlags) validate() (*plan, error) {
 		p.cfg.Params["lease_ttl"] = f.leaseTTL.String()
 	} else {
 		p.cfg.Params["session_timeout"] = f.sessionTimeout.String()
+	}
+	if p.faults, err = parseFaults(f.faults); err != nil {
+		return nil, err
+	}
+	if len(p.faults) > 0 {
+		p.cfg.Params["faults"] = joinFaults(p.faults)
 	}
 	if err := f.recipe.apply(p); err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	zkbackend "github.com/zkbench/zkbench/backends/zookeeper"
 	etcdcluster "github.com/zkbench/zkbench/cluster/etcd"
 	zkcluster "github.com/zkbench/zkbench/cluster/zookeeper"
+	"github.com/zkbench/zkbench/faults"
 )
 
 // Bounds on starting and stopping servers.
@@ -25,6 +26,10 @@ const (
 type server struct {
 	backend backends.Backend
 	mode    string
+	// endpoints are the servers' client addresses; cluster is their fault
+	// handle where zkbench runs them as processes (nil otherwise).
+	endpoints []string
+	cluster   faults.Cluster
 	// pids names the local process of each endpoint, where zkbench
 	// started the servers.
 	pids map[string]int
@@ -50,7 +55,7 @@ func startServer(ctx context.Context, p *plan, f *runFlags) (*server, error) {
 			_ = e.Close(context.WithoutCancel(ctx))
 			return nil, err
 		}
-		return &server{backend: b, mode: p.mode, stop: func(ctx context.Context) error {
+		return &server{backend: b, mode: p.mode, endpoints: e.Endpoints(), stop: func(ctx context.Context) error {
 			return errors.Join(b.Close(), e.Close(ctx))
 		}}, nil
 
@@ -66,7 +71,7 @@ func startServer(ctx context.Context, p *plan, f *runFlags) (*server, error) {
 			_ = c.Stop(context.WithoutCancel(ctx))
 			return nil, err
 		}
-		return &server{backend: b, mode: p.mode, pids: c.PIDs(), stop: func(ctx context.Context) error {
+		return &server{backend: b, mode: p.mode, pids: c.PIDs(), endpoints: c.Endpoints(), cluster: c, stop: func(ctx context.Context) error {
 			return errors.Join(b.Close(), c.Stop(ctx))
 		}}, nil
 
@@ -82,7 +87,7 @@ func startServer(ctx context.Context, p *plan, f *runFlags) (*server, error) {
 			_ = l.Stop(context.WithoutCancel(ctx))
 			return nil, err
 		}
-		return &server{backend: b, mode: p.mode, pids: l.PIDs(), stop: func(ctx context.Context) error {
+		return &server{backend: b, mode: p.mode, pids: l.PIDs(), endpoints: l.Endpoints(), cluster: l, stop: func(ctx context.Context) error {
 			return errors.Join(b.Close(), l.Stop(ctx))
 		}}, nil
 
@@ -91,14 +96,14 @@ func startServer(ctx context.Context, p *plan, f *runFlags) (*server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--endpoints: %w", err)
 		}
-		return &server{backend: b, mode: p.mode, stop: func(context.Context) error { return b.Close() }}, nil
+		return &server{backend: b, mode: p.mode, endpoints: f.endpoints, stop: func(context.Context) error { return b.Close() }}, nil
 
 	default:
 		b, err := etcdbackend.New(etcdConfig(f.endpoints, f))
 		if err != nil {
 			return nil, fmt.Errorf("--endpoints: %w", err)
 		}
-		return &server{backend: b, mode: p.mode, stop: func(context.Context) error { return b.Close() }}, nil
+		return &server{backend: b, mode: p.mode, endpoints: f.endpoints, stop: func(context.Context) error { return b.Close() }}, nil
 	}
 }
 

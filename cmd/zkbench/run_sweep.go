@@ -31,9 +31,10 @@ type runner struct {
 	stdout, stderr io.Writer
 	argv           []string
 
-	res  *results.Run
-	log  *workloads.RunLog
-	path string
+	res    *results.Run
+	log    *workloads.RunLog
+	path   string
+	faults *faultRig // nil without --fault
 }
 
 func (r *runner) progress(format string, args ...any) {
@@ -91,7 +92,11 @@ func (r *runner) run(ctx context.Context) (err error) {
 		}
 	}
 
-	runErr := r.sweep(ctx, srv.backend, info)
+	if err := r.setupFaults(ctx, srv); err != nil {
+		return err
+	}
+	defer r.closeFaults()
+	runErr := r.sweep(ctx, r.caseBackend(srv), info)
 	wrote = len(r.res.Results) > 0
 	r.cleanupRun(srv.backend)
 	r.res.FinishedAt = time.Now().UTC()
@@ -152,7 +157,7 @@ func (r *runner) sweep(ctx context.Context, b backends.Backend, info backends.Cl
 				ns := backends.Namespace(p.runID) + "/" + caseID
 				r.progress("[%d/%d] %s %s, %d clients, repeat %d/%d", i, total, p.cfg.Workload, v, n, rep, p.cfg.Repeat)
 				r.log.Event("case", "start "+caseID, -1)
-				res, err := p.workload.Run(ctx, workloads.Case{
+				res, err := r.runCase(ctx, workloads.Case{
 					Backend: b, Cluster: info, Variant: v, Clients: n, Repeat: rep,
 					Namespace: ns, Config: p.cfg, Log: r.log,
 				})

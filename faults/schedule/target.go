@@ -87,7 +87,7 @@ func Validate(faults []Fault, lim Limits) error {
 		case KillServer, RestartServer, PauseServer, KillLeader, KillServers:
 			switch {
 			case lim.Servers == 0:
-				bad("", "needs servers zkbench runs itself (--cluster local or embedded); a remote cluster's servers cannot be killed")
+				bad("", "needs server processes zkbench runs itself (--cluster local); an embedded or remote server cannot be killed")
 			case f.Action == KillServers && f.Count > lim.Servers:
 				bad(fmt.Sprint(f.Count), "the cluster has only %d servers", lim.Servers)
 			case f.Server >= lim.Servers:

@@ -1,0 +1,317 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	etcdbackend "github.com/zkbench/zkbench/backends/etcd"
+	zkbackend "github.com/zkbench/zkbench/backends/zookeeper"
+	"github.com/zkbench/zkbench/faults"
+	"github.com/zkbench/zkbench/faults/proxy"
+	"github.com/zkbench/zkbench/faults/schedule"
+	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads"
+)
+
+// faultHelp is --fault's help text.
+const faultHelp = `inject a fault, ACTION[:ARG]@AT[+FOR], AT counted from the start of each case
+(repeatable, or comma-separated). Actions: kill-server:I, restart-server:I, kill-leader,
+kill-servers:N, pause-server:I (+FOR required), latency:BASE[±JITTER], cut-client:C, cut-all,
+reset-conns[:C], expire-session:C, pause-client:C (needs worker processes). Servers and
+clients count from 0. Examples: kill-leader@10s+5s, latency:50ms±20ms@5s+10s, cut-client:3@5s+8s`
+
+// faultRig is a run's fault injection, set up when --fault is given: the
+// backend the cases' clients use (through proxies when a network fault is
+// asked for, watching ZooKeeper sessions), the target the faults act on and
+// the session timeline.
+type faultRig struct {
+	specs    []schedule.Fault
+	backend  backends.Backend
+	target   *faults.Target
+	sessions *faults.SessionTimeline
+	closers  []func() error
+}
+
+// netActions are the faults that need proxies in front of the servers.
+var netActions = []schedule.Action{schedule.Latency, schedule.CutClient, schedule.CutAll, schedule.ResetConns}
+
+func needsProxies(fs []schedule.Fault) bool {
+	return slices.ContainsFunc(fs, func(f schedule.Fault) bool { return slices.Contains(netActions, f.Action) })
+}
+
+// namedClients are the clients that network faults single out.
+func namedClients(fs []schedule.Fault) []int {
+	var out []int
+	for _, f := range fs {
+		if (f.Action == schedule.CutClient || f.Action == schedule.ResetConns) && f.Client >= 0 && !slices.Contains(out, f.Client) {
+			out = append(out, f.Client)
+		}
+	}
+	return out
+}
+
+// hostPort strips a URL scheme: proxies forward TCP to host:port.
+func hostPort(ep string) (hp, scheme string) {
+	if u, err := url.Parse(ep); err == nil && u.Scheme != "" && u.Host != "" {
+		return u.Host, u.Scheme
+	}
+	return ep, ""
+}
+
+// setupFaults builds the fault rig when the plan has faults. Without
+// faults, cases use the server's backend as before.
+func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
+	p, f := r.plan, r.flags
+	if len(p.faults) == 0 {
+		return nil
+	}
+	rig := &faultRig{specs: p.faults, sessions: faults.NewSessionTimeline(r.log)}
+	defer func() {
+		if err != nil {
+			rig.close()
+		}
+	}()
+	direct := srv.endpoints
+	opts := []faults.TargetOption{faults.WithClients(slices.Min(p.clients))}
+	if srv.cluster != nil {
+		leader := faults.EtcdLeader(direct)
+		if p.kind == backends.ZooKeeper {
+			leader = faults.ZooKeeperLeader(direct)
+		}
+		opts = append(opts, faults.WithCluster(srv.cluster, len(direct), leader))
+	}
+
+	var zs *faults.ZKSessions
+	if p.kind == backends.ZooKeeper {
+		zs = faults.NewZKSessions(rig.sessions.Observe)
+		opts = append(opts, faults.WithExpirer(faults.ZKExpirer{Sessions: zs, Endpoints: direct}))
+	} else if f.cacert == "" && f.cert == "" && f.user == "" && !f.insecureSkipTLSVerify {
+		e := faults.NewEtcdExpirer(direct)
+		rig.closers = append(rig.closers, e.Close)
+		opts = append(opts, faults.WithExpirer(e))
+	}
+
+	// openOn opens a client backend on endpoints, with the run's settings.
+	pids := map[string]int{}
+	openOn := func(eps []string) (backends.Backend, error) {
+		if p.kind == backends.ZooKeeper {
+			return zkbackend.New(zkConfig(eps, f), zkbackend.WithDialer(zs.Dialer(nil)), zkbackend.WithServerPIDs(pids))
+		}
+		cfg := etcdConfig(eps, f)
+		cfg.Embedded = p.mode == "embedded"
+		return etcdbackend.New(cfg)
+	}
+	// proxied starts one proxy per server and returns it with the endpoints
+	// clients give instead of the servers'.
+	proxied := func(popts ...proxy.Option) (proxy.Group, []string, error) {
+		targets := make([]string, len(direct))
+		schemes := make([]string, len(direct))
+		for i, ep := range direct {
+			targets[i], schemes[i] = hostPort(ep)
+		}
+		g, err := proxy.NewGroup(context.WithoutCancel(ctx), targets, popts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		rig.closers = append(rig.closers, g.Close)
+		eps := g.Addrs()
+		for i, a := range eps {
+			if schemes[i] != "" {
+				eps[i] = schemes[i] + "://" + a
+			}
+			pids[eps[i]] = srv.pids[direct[i]]
+		}
+		return g, eps, nil
+	}
+
+	eps := direct
+	for _, ep := range direct {
+		pids[ep] = srv.pids[ep]
+	}
+	own := map[int]backends.Backend{}
+	if needsProxies(p.faults) {
+		var popts []proxy.Option
+		if zs != nil {
+			// ZooKeeper clients are told apart by the session in their
+			// handshake: one set of proxies serves every client.
+			tags := proxy.NewTags()
+			zs.TagClients(tags)
+			popts = append(popts, proxy.WithTags(tags))
+			opts = append(opts, faults.WithTaggedClients())
+		}
+		g, peps, err := proxied(popts...)
+		if err != nil {
+			return err
+		}
+		eps = peps
+		opts = append(opts, faults.WithProxies(g))
+		if zs == nil {
+			// etcd clients cannot be told apart on the wire: a client that
+			// a fault singles out gets proxies and a backend of its own.
+			groups := map[int]proxy.Group{}
+			for _, c := range namedClients(p.faults) {
+				cg, ceps, err := proxied()
+				if err != nil {
+					return err
+				}
+				b, err := openOn(ceps)
+				if err != nil {
+					return err
+				}
+				groups[c], own[c] = cg, b
+			}
+			opts = append(opts, faults.WithClientProxies(groups))
+		}
+	}
+	shared, err := openOn(eps)
+	if err != nil {
+		for _, b := range own {
+			_ = b.Close()
+		}
+		return err
+	}
+	rig.target = faults.NewTarget(opts...)
+	rig.backend = faults.NewBackend(shared, own, func(client int, session int64) {
+		rig.target.SetSession(client, session)
+		rig.sessions.SetSession(session, client)
+		if zs != nil {
+			zs.SetClient(session, client)
+		}
+	})
+	rig.closers = append([]func() error{rig.backend.Close}, rig.closers...)
+	if err := schedule.Validate(p.faults, rig.target.Limits()); err != nil {
+		return fmt.Errorf("--fault: %w", err)
+	}
+	names := make([]string, len(p.faults))
+	for i, fl := range p.faults {
+		names[i] = fl.String()
+		if end := fl.End(); end > p.cfg.Warmup+p.cfg.Duration {
+			r.progress("  note: %s ends at %v, after a case's warm-up and duration (%v): it may not fire or end within the case",
+				fl, end, p.cfg.Warmup+p.cfg.Duration)
+		}
+	}
+	r.progress("  faults: %s (times from the start of each case)", strings.Join(names, ", "))
+	r.faults = rig
+	return nil
+}
+
+func (rig *faultRig) close() {
+	for _, c := range rig.closers {
+		_ = c()
+	}
+}
+
+// closeFaults releases the rig's backend, proxies and clients.
+func (r *runner) closeFaults() {
+	if r.faults != nil {
+		r.faults.close()
+	}
+}
+
+// caseBackend is the backend cases open their sessions on.
+func (r *runner) caseBackend(srv *server) backends.Backend {
+	if r.faults != nil {
+		return r.faults.backend
+	}
+	return srv.backend
+}
+
+// runCase runs one case, with the faults fired at their times from its
+// start when there are any. The faults end with the case: those still in
+// force are undone (servers restarted, cuts lifted) before it returns, so
+// that its namespace can be removed and the next case starts whole.
+func (r *runner) runCase(ctx context.Context, c workloads.Case) (results.Result, error) {
+	rig := r.faults
+	if rig == nil {
+		return r.plan.workload.Run(ctx, c)
+	}
+	before := rig.sessions.Counts()
+	lost := &sessionCounter{Recorder: c.Log, counts: map[string]int64{}}
+	c.Log = lost
+	fctx, stop := context.WithCancel(ctx)
+	reports := make(chan schedule.Report, 1)
+	start := time.Now()
+	go func() { reports <- schedule.Run(fctx, start, rig.specs, rig.target, r.log) }()
+	res, err := r.plan.workload.Run(ctx, c)
+	stop()
+	rep := <-reports
+	counts := map[string]int64{}
+	for a, n := range rep.Injected {
+		counts[string(a)] = int64(n)
+	}
+	for k, n := range map[string]int{"undone": rep.Undone, "skipped": rep.Skipped, "failed": len(rep.Failures)} {
+		if n > 0 {
+			counts[k] = int64(n)
+		}
+	}
+	for s, n := range rig.sessions.Counts() {
+		if d := n - before[s]; d > 0 && s != faults.SessionConnected {
+			counts["session."+string(s)] = d
+		}
+	}
+	for what, n := range lost.snapshot() {
+		counts["session."+what] += n
+	}
+	res.Faults = counts
+	for _, fail := range rep.Failures {
+		res.Notes = append(res.Notes, "fault "+fail)
+	}
+	if rep.Skipped > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d faults did not fire: the case ended first", rep.Skipped))
+	}
+	return res, err
+}
+
+// sessionCounter passes a case's events on and counts the session ones the
+// workload reports itself ("lost").
+type sessionCounter struct {
+	workloads.Recorder
+	mu     sync.Mutex
+	counts map[string]int64
+}
+
+func (l *sessionCounter) Event(kind, what string, client int) {
+	l.Recorder.Event(kind, what, client)
+	if kind == "session" {
+		l.mu.Lock()
+		l.counts[what]++
+		l.mu.Unlock()
+	}
+}
+
+func (l *sessionCounter) snapshot() map[string]int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.counts)
+}
+
+// errFaultSpec wraps --fault parse errors.
+var errFaultSpec = errors.New("--fault")
+
+// parseFaults parses the --fault flags for validate.
+func parseFaults(specs []string) ([]schedule.Fault, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	fs, err := schedule.ParseAll(specs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w\n(grammar: ACTION[:ARG]@AT[+FOR]; see zkbench run --help)", errFaultSpec, err)
+	}
+	return fs, nil
+}
+
+func joinFaults(fs []schedule.Fault) string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = f.String()
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/zkbench/zkbench/results"
+)
+
+// timelineHas reports whether run's timeline holds an event of kind whose
+// text starts with prefix, for client (any client if client < -1).
+func timelineHas(run *results.Run, kind, prefix string, client int) bool {
+	return slices.ContainsFunc(run.Timeline, func(e results.TimelineEvent) bool {
+		return e.Kind == kind && strings.HasPrefix(e.What, prefix) && (client < -1 || e.Client == client)
+	})
+}
+
+func TestRunFaultsEmbeddedEtcd(t *testing.T) {
+	dir := t.TempDir()
+	_, stderr, err := zkbench(t, "run", "--clients", "3", "--variants", "fair", "--duration", "3s", "--warmup", "0s",
+		"--hold", "5ms", "--lease-ttl", "2s", "-o", dir, "--run-id", "faults", "--no-plots",
+		"--fault", "latency:20ms±5ms@0s+1s,cut-all@1s+500ms", "--fault", "reset-conns@2s", "--fault", "expire-session:1@2500ms")
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "faults: latency:20ms±5ms@0s+1s, cut-all@1s+500ms, reset-conns@2s, expire-session:1@2.5s") {
+		t.Errorf("stderr does not list the faults:\n%s", stderr)
+	}
+	run, err := results.ReadFile(filepath.Join(dir, "faults", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Results) != 1 {
+		t.Fatalf("%d results", len(run.Results))
+	}
+	res := run.Results[0]
+	t.Logf("faults %v; ops %+v; errors %v; safety %+v", res.Faults, res.Ops, res.Errors, res.Safety)
+	for _, k := range []string{"latency", "cut-all", "reset-conns", "expire-session"} {
+		if res.Faults[k] != 1 {
+			t.Errorf("faults[%q] = %d, want 1 (all: %v)", k, res.Faults[k], res.Faults)
+		}
+	}
+	if res.Faults["undone"] != 2 || res.Faults["failed"] != 0 {
+		t.Errorf("faults %v: want latency and cut undone, nothing failed", res.Faults)
+	}
+	if res.Faults["session.lost"] < 1 || !timelineHas(run, "session", "lost", 1) {
+		t.Errorf("client 1's expired session is not counted or not in the timeline: %v", run.Timeline)
+	}
+	for _, w := range []string{"latency:20ms±5ms", "cut-all", "reset-conns: ", "expire-session:1", "end latency", "end cut-all"} {
+		if !timelineHas(run, "fault", w, -2) {
+			t.Errorf("timeline lacks %q: %v", w, run.Timeline)
+		}
+	}
+	if res.Ops.Succeeded == 0 {
+		t.Errorf("no operation succeeded: %+v", res.Ops)
+	}
+	if run.Config.Params["faults"] != "latency:20ms±5ms@0s+1s,cut-all@1s+500ms,reset-conns@2s,expire-session:1@2.5s" {
+		t.Errorf("params: %v", run.Config.Params)
+	}
+	if len(run.Leftovers) != 0 {
+		t.Errorf("leftovers after a faulted run: %v", run.Leftovers)
+	}
+}
+
+func TestRunFaultsLocalZooKeeper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a ZooKeeper JVM")
+	}
+	dir := t.TempDir()
+	// Client 2 is cut off past its session timeout (4s, expired within a
+	// 2s tick); then the only server is killed and restarted.
+	_, stderr, err := zkbench(t, "run", "--backend", "zookeeper", "--clients", "3", "--variants", "fair",
+		"--duration", "10s", "--warmup", "0s", "--hold", "5ms", "--session-timeout", "4s", "-o", dir, "--run-id", "zkf", "--no-plots",
+		"--fault", "cut-client:2@0s+7s", "--fault", "kill-server:0@8s+1s")
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
+	}
+	run, err := results.ReadFile(filepath.Join(dir, "zkf", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run.Results[0]
+	t.Logf("faults %v; ops %+v; errors %v", res.Faults, res.Ops, res.Errors)
+	for _, e := range run.Timeline {
+		t.Logf("  %6.3fs %s %s (client %d)", e.At.Seconds(), e.Kind, e.What, e.Client)
+	}
+	if res.Faults["cut-client"] != 1 || res.Faults["kill-server"] != 1 || res.Faults["undone"] != 2 || res.Faults["failed"] != 0 {
+		t.Errorf("faults %v", res.Faults)
+	}
+	if !timelineHas(run, "session", "expired", 2) || res.Faults["session.expired"] < 1 {
+		t.Errorf("client 2's expiry (seen on reconnect) is not in the timeline")
+	}
+	if timelineHas(run, "session", "expired", 0) || timelineHas(run, "session", "expired", 1) {
+		t.Errorf("a client that was not cut expired")
+	}
+	if !timelineHas(run, "fault", "end kill-server:0: restart-server:0", -1) {
+		t.Errorf("the server was not restarted")
+	}
+	if !timelineHas(run, "session", "disconnected", 0) || !timelineHas(run, "session", "reconnected", 0) {
+		t.Errorf("client 0 did not see the server go and come back")
+	}
+}
+
+func TestRunFaultsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--fault", "kill-server@1s"}, "needs a server index"},
+		{[]string{"--fault", "nap:1@1s"}, "unknown action"},
+		{[]string{"--fault", "kill-server:0@1s"}, "--cluster local"},
+		{[]string{"--fault", "cut-client:5@1s"}, "no such client: the run has clients 0..2"},
+		{[]string{"--fault", "pause-client:0@1s+1s"}, "worker processes"},
+	} {
+		args := append([]string{"run", "--clients", "3,5", "--duration", "200ms", "-o", dir, "--no-plots"}, tc.args...)
+		_, _, err := zkbench(t, args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one that says %q", tc.args, err, tc.want)
+		}
+	}
+}
