@@ -48,10 +48,7 @@ func NewBarrier(s backends.Session, path string, opts ...recipes.Option) *Barrie
 // Set implements recipes.Barrier. A create already sent when ctx ends runs
 // to completion on a fresh bounded context and its node is removed.
 func (b *Barrier) Set(ctx context.Context) error {
-	if err := b.s.EnsurePath(ctx, path.Dir(b.path)); err != nil {
-		return b.fail("set", err)
-	}
-	_, err := coord.Create(ctx, b.s, b.opt.CleanupTimeout, func(c context.Context) (backends.Node, error) {
+	_, err := coord.CreateIn(ctx, b.s, b.opt.CleanupTimeout, path.Dir(b.path), func(c context.Context) (backends.Node, error) {
 		return b.s.Create(c, b.path, nil)
 	})
 	return b.fail("set", err)

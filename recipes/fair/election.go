@@ -95,10 +95,7 @@ func (l *Latch) Await(ctx context.Context) (recipes.Leadership, error) {
 }
 
 func (l *Latch) await(ctx context.Context) (recipes.Leadership, error) {
-	if err := l.s.EnsurePath(ctx, l.path); err != nil {
-		return recipes.Leadership{}, err
-	}
-	me, err := coord.Create(ctx, l.s, l.opt.CleanupTimeout, func(c context.Context) (backends.Node, error) {
+	me, err := coord.CreateIn(ctx, l.s, l.opt.CleanupTimeout, l.path, func(c context.Context) (backends.Node, error) {
 		return l.s.CreateSequential(c, l.path, candidatePrefix, []byte(l.id))
 	})
 	if err != nil {

@@ -85,16 +85,13 @@ func (b *DoubleBarrier) Enter(ctx context.Context) (recipes.Passage, error) {
 
 func (b *DoubleBarrier) enter(ctx context.Context) (recipes.Passage, error) {
 	var p recipes.Passage
-	if err := b.s.EnsurePath(ctx, b.members); err != nil {
-		return p, err
-	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ready, _, readyEvents, err := b.s.ExistsW(rctx, b.ready)
 	if err != nil {
 		return p, err
 	}
-	b.me, err = coord.Create(ctx, b.s, b.opt.CleanupTimeout, func(c context.Context) (backends.Node, error) {
+	b.me, err = coord.CreateIn(ctx, b.s, b.opt.CleanupTimeout, b.members, func(c context.Context) (backends.Node, error) {
 		return b.s.CreateSequential(c, b.members, participantPrefix, nil)
 	})
 	if err != nil || ready {

@@ -82,12 +82,9 @@ func (l *Latch) Await(ctx context.Context) (recipes.Leadership, error) {
 	case l.term != nil:
 		return l.lead, nil
 	}
-	if err := l.s.EnsurePath(ctx, l.path); err != nil {
-		return recipes.Leadership{}, l.fail(err)
-	}
 	wakeups, unknown := 0, false
 	for {
-		n, err := coord.Create(ctx, l.s, l.opt.CleanupTimeout, func(c context.Context) (backends.Node, error) {
+		n, err := coord.CreateIn(ctx, l.s, l.opt.CleanupTimeout, l.path, func(c context.Context) (backends.Node, error) {
 			return l.s.Create(c, l.node, []byte(l.id))
 		})
 		switch {

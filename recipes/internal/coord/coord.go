@@ -110,3 +110,21 @@ func Token(ctx context.Context, s backends.Session, n backends.Node) (int64, err
 	}
 	return got.CreateRev, nil
 }
+
+// CreateIn is Create for a node under parent that makes parent only when it
+// is missing: the create is tried first, and only if it fails with
+// backends.ErrNoNode (on ZooKeeper, a missing parent) is EnsurePath(parent)
+// called and the create tried again. Every participant of a round would
+// otherwise pay EnsurePath's requests (several server writes on ZooKeeper)
+// for directories that the first one already made.
+func CreateIn(ctx context.Context, s backends.Session, timeout time.Duration, parent string,
+	create func(context.Context) (backends.Node, error)) (backends.Node, error) {
+	n, err := Create(ctx, s, timeout, create)
+	if !errors.Is(err, backends.ErrNoNode) {
+		return n, err
+	}
+	if err := s.EnsurePath(ctx, parent); err != nil {
+		return backends.Node{}, err
+	}
+	return Create(ctx, s, timeout, create)
+}
