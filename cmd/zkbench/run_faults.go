@@ -22,8 +22,8 @@ import (
 )
 
 // faultHelp is --fault's help text.
-const faultHelp = `inject a fault, ACTION[:ARG]@AT[+FOR], AT counted from the start of each case
-(repeatable, or comma-separated). Actions: kill-server:I, restart-server:I, kill-leader,
+const faultHelp = `inject a fault, ACTION[:ARG]@AT[+FOR], AT counted in each case from when every client
+has its session (before the warm-up); repeatable, or comma-separated. Actions: kill-server:I, restart-server:I, kill-leader,
 kill-servers:N, pause-server:I (+FOR required), latency:BASE[±JITTER], cut-client:C, cut-all,
 reset-conns[:C], expire-session:C, pause-client:C (needs worker processes). Servers and
 clients count from 0. Examples: kill-leader@10s+5s, latency:50ms±20ms@5s+10s, cut-client:3@5s+8s`
@@ -38,6 +38,35 @@ type faultRig struct {
 	target   *faults.Target
 	sessions *faults.SessionTimeline
 	closers  []func() error
+
+	// The fault clock of a case starts once each of its clients has a
+	// session: before, faults would hit the opening of sessions instead.
+	mu      sync.Mutex
+	expect  int
+	opened  map[int]bool
+	allOpen chan struct{}
+}
+
+// startCase arms the "every client connected" signal for a case of n
+// clients.
+func (rig *faultRig) startCase(n int) <-chan struct{} {
+	rig.mu.Lock()
+	defer rig.mu.Unlock()
+	rig.expect, rig.opened, rig.allOpen = n, map[int]bool{}, make(chan struct{})
+	return rig.allOpen
+}
+
+// sessionOpened counts client's new session toward the signal.
+func (rig *faultRig) sessionOpened(client int) {
+	rig.mu.Lock()
+	defer rig.mu.Unlock()
+	if rig.opened == nil || client < 0 || rig.opened[client] {
+		return
+	}
+	rig.opened[client] = true
+	if len(rig.opened) == rig.expect {
+		close(rig.allOpen)
+	}
 }
 
 // netActions are the faults that need proxies in front of the servers.
@@ -180,6 +209,7 @@ func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
 	}
 	rig.target = faults.NewTarget(opts...)
 	rig.backend = faults.NewBackend(shared, own, func(client int, session int64) {
+		rig.sessionOpened(client)
 		rig.target.SetSession(client, session)
 		rig.sessions.SetSession(session, client)
 		if zs != nil {
@@ -198,7 +228,7 @@ func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
 				fl, end, p.cfg.Warmup+p.cfg.Duration)
 		}
 	}
-	r.progress("  faults: %s (times from the start of each case)", strings.Join(names, ", "))
+	r.progress("  faults: %s (times from when each case's clients are connected)", strings.Join(names, ", "))
 	r.faults = rig
 	return nil
 }
@@ -224,8 +254,8 @@ func (r *runner) caseBackend(srv *server) backends.Backend {
 	return srv.backend
 }
 
-// runCase runs one case, with the faults fired at their times from its
-// start when there are any. The faults end with the case: those still in
+// runCase runs one case, with the faults fired at their times, counted from
+// when every client of the case has its session, when there are any. The faults end with the case: those still in
 // force are undone (servers restarted, cuts lifted) before it returns, so
 // that its namespace can be removed and the next case starts whole.
 func (r *runner) runCase(ctx context.Context, c workloads.Case) (results.Result, error) {
@@ -238,8 +268,17 @@ func (r *runner) runCase(ctx context.Context, c workloads.Case) (results.Result,
 	c.Log = lost
 	fctx, stop := context.WithCancel(ctx)
 	reports := make(chan schedule.Report, 1)
-	start := time.Now()
-	go func() { reports <- schedule.Run(fctx, start, rig.specs, rig.target, r.log) }()
+	connected := rig.startCase(c.Clients)
+	go func() {
+		select {
+		case <-connected:
+		case <-fctx.Done():
+			reports <- schedule.Report{Skipped: len(rig.specs)}
+			return
+		}
+		r.log.Event("case", "fault clock starts: every client connected", -1)
+		reports <- schedule.Run(fctx, time.Now(), rig.specs, rig.target, r.log)
+	}()
 	res, err := r.plan.workload.Run(ctx, c)
 	stop()
 	rep := <-reports

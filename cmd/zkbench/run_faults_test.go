@@ -62,6 +62,32 @@ func TestRunFaultsEmbeddedEtcd(t *testing.T) {
 	if len(run.Leftovers) != 0 {
 		t.Errorf("leftovers after a faulted run: %v", run.Leftovers)
 	}
+	if !timelineHas(run, "case", "fault clock starts", -1) {
+		t.Errorf("timeline does not say when the fault clock started")
+	}
+}
+
+// TestRunFaultsCutOneEtcdClient cuts one etcd client through proxies of its
+// own: its lease expires (lost), the others go on, and it falls behind.
+func TestRunFaultsCutOneEtcdClient(t *testing.T) {
+	dir := t.TempDir()
+	_, stderr, err := zkbench(t, "run", "--clients", "3", "--variants", "fair", "--duration", "5s", "--warmup", "0s",
+		"--hold", "5ms", "--lease-ttl", "2s", "-o", dir, "--run-id", "cut", "--no-plots", "--fault", "cut-client:1@0s+4s")
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
+	}
+	run, err := results.ReadFile(filepath.Join(dir, "cut", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run.Results[0]
+	t.Logf("faults %v; ops %+v; fairness %+v", res.Faults, res.Ops, res.Fairness)
+	if !timelineHas(run, "session", "lost", 1) || timelineHas(run, "session", "lost", 0) || timelineHas(run, "session", "lost", 2) {
+		t.Errorf("want client 1's session lost, and only its: %v", run.Timeline)
+	}
+	if res.Fairness.Jain > 0.9 {
+		t.Errorf("Jain %.3f: the cut client kept up with the others", res.Fairness.Jain)
+	}
 }
 
 func TestRunFaultsLocalZooKeeper(t *testing.T) {
