@@ -52,6 +52,19 @@ func TestLockCheckerFIFOAndHandoff(t *testing.T) {
 	}
 }
 
+func TestLockCheckerWindowLeavesOutTheStartBurst(t *testing.T) {
+	c := NewLockChecker()
+	burst := []int{c.Ask(), c.Ask(), c.Ask()} // all at once, before the window
+	c.OpenWindow()
+	late := c.Ask()
+	c.Grant(3, burst[2], 1, 0, true) // two earlier burst asks wait: not counted
+	c.Release(time.Millisecond)
+	c.Grant(4, late, 2, 2*time.Millisecond, true) // asked in the window, passes 2 waiters: counted
+	if r := c.Result(); r.FIFOInversions != 2 {
+		t.Fatalf("FIFO inversions = %d, want 2 (only the grant asked in the window)", r.FIFOInversions)
+	}
+}
+
 func TestFenwickAgainstScan(t *testing.T) {
 	var f fenwick
 	var vals []int

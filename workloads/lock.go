@@ -149,7 +149,14 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		}()
 		return done
 	}
-	out := window.Run(ctx, start, func() Snapshot { return meter.Snapshot(ctx, clients) })
+	opened := false
+	out := window.Run(ctx, start, func() Snapshot {
+		if !opened {
+			opened = true
+			checker.OpenWindow()
+		}
+		return meter.Snapshot(ctx, clients)
+	})
 	if !out.Drained {
 		// Workers stuck in a call: closing their sessions ends it.
 		closeClients()
