@@ -186,7 +186,7 @@ func TestValidateAgainstLimits(t *testing.T) {
 		t.Fatalf("valid faults rejected: %v", err)
 	}
 	remote := Limits{Clients: 4}
-	if err := Validate([]Fault{fs[5]}, remote); err == nil || !strings.Contains(err.Error(), "remote cluster") {
+	if err := Validate([]Fault{fs[5]}, remote); err == nil || !strings.Contains(err.Error(), "remote server cannot be killed") {
 		t.Fatalf("kill-server on a remote cluster: %v", err)
 	}
 	if err := Validate([]Fault{fs[6]}, remote); err == nil || !strings.Contains(err.Error(), "fault proxy") {
