@@ -35,6 +35,8 @@ With no endpoints, zkbench starts an embedded etcd in-process.`,
 		newPlotCmd(),
 		newReportCmd(),
 		newCompareCmd(),
+		newClusterCmd(),
+		newCleanCmd(),
 	)
 	return root
 }
