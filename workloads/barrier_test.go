@@ -17,7 +17,7 @@ func TestBarrierHerd(t *testing.T) {
 	const rounds = 5
 	sizes := []int{4, 12}
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
-		per := map[string][]float64{}
+		per, perServer := map[string][]float64{}, map[string][]float64{}
 		for _, v := range NewBarrier().Variants(b.Kind()) {
 			for _, n := range sizes {
 				cfg := results.Config{Duration: time.Minute, Ops: rounds, Params: map[string]string{ParamWork: "1ms", ParamJitter: "60ms"}}
@@ -34,17 +34,23 @@ func TestBarrierHerd(t *testing.T) {
 					}
 				}
 				ev := res.PerOp["watch_events_per_participant"]
+				srv := res.PerOp["server_watch_events_per_participant"]
 				per[v] = append(per[v], ev)
-				t.Logf("%s %s N=%d: %v for %d rounds, %.2f notifications, %.1f requests (enter %.1f, leave %.1f), %.1f server requests per participant per round",
-					b.Kind(), v, n, res.Elapsed.Round(time.Millisecond), rounds, ev, res.PerOp["requests_per_participant"],
+				perServer[v] = append(perServer[v], srv)
+				t.Logf("%s %s N=%d: %v for %d rounds, %.2f notifications (server %.2f), %.1f requests (enter %.1f, leave %.1f), %.1f server requests per participant per round",
+					b.Kind(), v, n, res.Elapsed.Round(time.Millisecond), rounds, ev, srv, res.PerOp["requests_per_participant"],
 					res.PerOp["requests_per_enter"], res.PerOp["requests_per_leave"], res.PerOp["server_requests_per_participant"])
 			}
 		}
 		if f := per["fair"]; f[0] > 2.5 || f[1] > 2.5 {
 			t.Errorf("fair: %v notifications per participant per round, want about 2 at every size", f)
 		}
-		if nv := per["naive"]; nv[1] < 1.5*nv[0] || nv[1] <= 1.5*per["fair"][1] {
-			t.Errorf("naive: %v notifications per participant per round at N=%v, want growth with N", nv, sizes)
+		// The naive herd, counted where it is sent: on etcd a prefix watch
+		// delivers a burst of events that the one-shot client watch sees as
+		// one wake-up, so client-side counts understate it there.
+		if nv := perServer["naive"]; nv[1] < 1.5*nv[0] || nv[1] <= 1.5*perServer["fair"][1] {
+			t.Errorf("naive: %v server notifications per participant per round at N=%v, want growth with N (fair: %v)",
+				nv, sizes, perServer["fair"])
 		}
 	})
 }
