@@ -2,6 +2,7 @@ package backends
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -95,16 +96,24 @@ const (
 	MetricResidentBytes = "zkbench_server_resident_bytes"
 )
 
-// Delta returns after - before for every name in after (gauges such as
-// MetricResidentBytes keep after's value).
+// Delta returns after - before. Canonical names (prefix "zkbench_") are
+// always kept, so a measured zero stays distinguishable from "not measured";
+// raw server names are kept only where they moved, which keeps results files
+// small (an etcd member exports about a thousand series). Gauges such as
+// MetricResidentBytes keep after's value.
 func (after Metrics) Delta(before Metrics) Metrics {
-	d := make(Metrics, len(after))
+	d := make(Metrics)
 	for k, v := range after {
-		if k == MetricResidentBytes {
+		switch {
+		case k == MetricResidentBytes:
 			d[k] = v
-			continue
+		case strings.HasPrefix(k, canonicalPrefix):
+			d[k] = v - before[k]
+		case v != before[k]:
+			d[k] = v - before[k]
 		}
-		d[k] = v - before[k]
 	}
 	return d
 }
+
+const canonicalPrefix = "zkbench_"
