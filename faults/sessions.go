@@ -3,9 +3,12 @@ package faults
 import (
 	"fmt"
 	"sync"
+
+	"github.com/zkbench/zkbench/results"
 )
 
-// Recorder receives timeline events; workloads.RunLog is one.
+// Recorder receives timeline events; workloads.RunLog is one. client is
+// the client the event is about, or results.NoClient.
 type Recorder interface {
 	Event(kind, what string, client int)
 }
@@ -66,7 +69,7 @@ func (t *SessionTimeline) Observe(session int64, s SessionState) {
 		return
 	}
 	if !ok {
-		t.rec.Event("session", fmt.Sprintf("%s (session 0x%x)", s, session), -1)
+		t.rec.Event("session", fmt.Sprintf("%s (session 0x%x)", s, session), results.NoClient)
 		return
 	}
 	t.rec.Event("session", string(s), c)

@@ -175,11 +175,20 @@ type Series struct {
 	Counts   []int64       `json:"counts"`
 }
 
+// NoClient is TimelineEvent.Client for an event that is not about one
+// client (a server fault, a case boundary).
+const NoClient = -1
+
 // TimelineEvent is something that happened during a run.
 type TimelineEvent struct {
 	// At is the offset from Run.StartedAt.
-	At     time.Duration `json:"at_ns"`
-	Kind   string        `json:"kind"` // "fault", "session", "case"
-	What   string        `json:"what"`
-	Client int           `json:"client,omitempty"`
+	At   time.Duration `json:"at_ns"`
+	Kind string        `json:"kind"` // "fault", "session", "case"
+	What string        `json:"what"`
+	// Client is the index of the client the event is about, or NoClient.
+	// It is always written. Format 1 files written before it was omitted
+	// only when 0: every writer has always used -1 for "no client", so a
+	// missing client decodes to 0 and means client 0, and the format is
+	// unchanged.
+	Client int `json:"client"`
 }

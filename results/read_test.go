@@ -155,3 +155,42 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestTimelineClient: client 0 is written and read back as 0, "no client"
+// as NoClient, and a format 1 file from before the field was always written
+// (client 0 omitted, -1 written) reads as it meant.
+func TestTimelineClient(t *testing.T) {
+	run := sampleRun(t)
+	run.Timeline = []TimelineEvent{
+		{At: time.Second, Kind: "session", What: "expired", Client: 0},
+		{At: 2 * time.Second, Kind: "fault", What: "kill-leader (server 1)", Client: NoClient},
+		{At: 3 * time.Second, Kind: "session", What: "lost", Client: 7},
+	}
+	raw, err := json.Marshal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(raw, []byte(`"what":"expired","client":0}`)) {
+		t.Fatalf("client 0 not written: %s", raw)
+	}
+	got, err := Decode(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range got.Timeline {
+		if e != run.Timeline[i] {
+			t.Errorf("event %d read back as %+v, want %+v", i, e, run.Timeline[i])
+		}
+	}
+
+	old := `{"format":1,"id":"old","status":"complete","results":[],"timeline":[` +
+		`{"at_ns":1000,"kind":"session","what":"expired"},` +
+		`{"at_ns":2000,"kind":"case","what":"start fair-3-1","client":-1}]}`
+	got, err = Decode(strings.NewReader(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c0, c1 := got.Timeline[0].Client, got.Timeline[1].Client; c0 != 0 || c1 != NoClient {
+		t.Fatalf("old file's clients read as %d, %d; want 0, %d", c0, c1, NoClient)
+	}
+}

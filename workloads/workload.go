@@ -112,7 +112,7 @@ type Recorder interface {
 	// Progress is one human-readable line about the case's progress.
 	Progress(line string)
 	// Event is a timeline event ("session", "case", "fault") of client
-	// (-1 for none).
+	// (results.NoClient for none).
 	Event(kind, what string, client int)
 	// Leftovers reports nodes or keys found in the case's namespace after
 	// every session closed.

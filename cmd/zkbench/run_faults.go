@@ -276,7 +276,7 @@ func (r *runner) runCase(ctx context.Context, c workloads.Case) (results.Result,
 			reports <- schedule.Report{Skipped: len(rig.specs)}
 			return
 		}
-		r.log.Event("case", "fault clock starts: every client connected", -1)
+		r.log.Event("case", "fault clock starts: every client connected", results.NoClient)
 		reports <- schedule.Run(fctx, time.Now(), rig.specs, rig.target, r.log)
 	}()
 	res, err := r.plan.workload.Run(ctx, c)

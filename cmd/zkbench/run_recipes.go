@@ -128,13 +128,13 @@ func (r *runner) presetSweep(ctx context.Context, b backends.Backend, info backe
 
 // presetCase runs one case and records it as sweep records its cases.
 func (r *runner) presetCase(ctx context.Context, b backends.Backend, info backends.ClusterInfo, caseID string, c workloads.Case) error {
-	r.log.Event("case", "start "+caseID, -1)
+	r.log.Event("case", "start "+caseID, results.NoClient)
 	res, err := r.plan.workload.Run(ctx, c)
 	if cerr := r.removeNamespace(b, c.Namespace); cerr != nil {
 		res.Notes = append(res.Notes, cerr.Error())
 		r.progress("  %v", cerr)
 	}
-	r.log.Event("case", "end "+caseID, -1)
+	r.log.Event("case", "end "+caseID, results.NoClient)
 	if err != nil {
 		r.progress("  failed: %v", err)
 		if res.Ops.Issued > 0 {

@@ -156,7 +156,7 @@ func (r *runner) sweep(ctx context.Context, b backends.Backend, info backends.Cl
 				caseID := fmt.Sprintf("%s-%d-%d", v, n, rep)
 				ns := backends.Namespace(p.runID) + "/" + caseID
 				r.progress("[%d/%d] %s %s, %d clients, repeat %d/%d", i, total, p.cfg.Workload, v, n, rep, p.cfg.Repeat)
-				r.log.Event("case", "start "+caseID, -1)
+				r.log.Event("case", "start "+caseID, results.NoClient)
 				res, err := r.runCase(ctx, workloads.Case{
 					Backend: b, Cluster: info, Variant: v, Clients: n, Repeat: rep,
 					Namespace: ns, Config: p.cfg, Log: r.log,
@@ -165,7 +165,7 @@ func (r *runner) sweep(ctx context.Context, b backends.Backend, info backends.Cl
 					res.Notes = append(res.Notes, cerr.Error())
 					r.progress("  %v", cerr)
 				}
-				r.log.Event("case", "end "+caseID, -1)
+				r.log.Event("case", "end "+caseID, results.NoClient)
 				if err != nil {
 					r.progress("  failed: %v", err)
 					if res.Ops.Issued > 0 {
