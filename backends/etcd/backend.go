@@ -3,9 +3,9 @@
 //
 // A session is one lease kept alive, by default on its own clientv3.Client
 // (one gRPC connection per simulated client). Ephemeral nodes are keys put
-// with that lease; a sequential node's order is its create revision; watches
-// start at the revision of the read they follow, so nothing between the read
-// and the watch is missed.
+// with that lease; a sequential node's order is its create revision; a
+// watch is registered before the read it goes with and forwards only what
+// the read did not see, so nothing between the read and the watch is missed.
 package etcd
 
 import (

@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -10,16 +11,30 @@ import (
 	"github.com/zkbench/zkbench/backends"
 )
 
-// oneShot is one armed watch: it follows the revisions after the read it was
-// armed with, delivers at most one Event on out and closes out.
+// errWatchClosed: the client closed a watch before the server confirmed it,
+// with neither the caller's ctx nor the session done (the client is closing).
+var errWatchClosed = errors.New("watch closed before the server confirmed it")
+
+// oneShot is one armed watch: it delivers at most one Event on out and
+// closes out.
+//
+// It is armed watch first, read second (arm): the watch is registered at the
+// server's current revision, without WithRev, and only then is the node
+// read, at revision G. Every change after the registration is on the watch
+// and every change up to G is in the read, so forwarding only events above
+// G misses nothing and reports nothing the caller already saw. Reading
+// first and watching from G+1 would be gap-free too, but whenever anything
+// was written between the read and the registration, G+1 is at or below the
+// store's revision, and etcd (mvcc watchableStore.watch) then registers the
+// watcher as unsynced: its events wait for syncWatchersLoop, every 100 ms,
+// which also replays the backlog since G+1 to it.
 type oneShot struct {
 	s    *Session
 	ctx  context.Context // the caller's: ends the watch without an event
 	out  chan backends.Event
 	path string // reported in the Event
 	key  string
-	pfx  bool  // watch every key with prefix key
-	rev  int64 // revision of the read the watch follows
+	pfx  bool // watch every key with prefix key
 	// relevant says whether an event fires the watch, and as what.
 	relevant func(ev *clientv3.Event) (backends.EventType, bool)
 	// recheck re-reads after a compaction made the missed revisions
@@ -30,25 +45,78 @@ type oneShot struct {
 
 func (w *oneShot) fire(t backends.EventType) { w.out <- backends.Event{Type: t, Path: w.path} }
 
-// run watches from w.rev+1 until a relevant event, the end of w.ctx (close
-// without event) or the loss of the session (EventSessionLost). A watch the
-// server cancels (no leader: watches require one, so a member cut off from
-// the quorum does not keep a watch silent forever) is armed again from the
-// next unseen revision; a compacted one is settled by recheck.
-func (w *oneShot) run() {
-	defer close(w.out)
-	base, cancel := context.WithCancel(clientv3.WithRequireLeader(w.ctx))
-	defer cancel()
-	defer context.AfterFunc(w.s.ctx, cancel)()
+// watch starts one clientv3 watch on w's key under ctx with opts.
+func (w *oneShot) watch(ctx context.Context, opts ...clientv3.OpOption) clientv3.WatchChan {
+	if w.pfx {
+		opts = append(opts, clientv3.WithPrefix())
+	}
+	return w.s.cli.Watch(ctx, w.key, opts...)
+}
 
-	next := w.rev + 1
+// arm registers the watch from the server's current revision and waits, under
+// w.ctx, for the server to confirm it; then it calls read, which reads the
+// node and returns the revision it read at. On success it hands the watch to
+// run and returns nil. Otherwise the watch is cancelled and arm returns
+// read's error, or the failed registration's mapped by Session.fail (op names
+// the call). One watch create and one read per call, as before.
+func (w *oneShot) arm(op string, read func(ctx context.Context) (int64, error)) error {
+	if w.s.ctx.Err() != nil {
+		return backends.ErrSessionLost
+	}
+	// base ends with the caller's ctx or the session; so does every watch of
+	// this oneShot, and clientv3 then cancels it on the server at once.
+	base, cancel := context.WithCancel(clientv3.WithRequireLeader(w.ctx))
+	stopLost := context.AfterFunc(w.s.ctx, cancel)
+	end := func() { stopLost(); cancel() }
+	wctx, wcancel := context.WithCancel(base)
+	wch := w.watch(wctx, clientv3.WithCreatedNotify())
+	var created clientv3.WatchResponse
+	ok := false
+	select {
+	case created, ok = <-wch:
+	case <-wctx.Done():
+	}
+	if !ok || !created.Created || created.Err() != nil {
+		wcancel()
+		end()
+		err := created.Err()
+		if err == nil {
+			err = errWatchClosed
+			if e := w.ctx.Err(); e != nil {
+				err = e
+			}
+		}
+		return w.s.fail(w.ctx, op, w.path, false, err)
+	}
+	g, err := read(w.ctx)
+	if err != nil {
+		wcancel()
+		end()
+		return err
+	}
+	go w.run(base, end, wch, wcancel, g+1)
+	return nil
+}
+
+// run follows the armed watch wch (cancelled by wcancel) from revision next
+// until a relevant event, the end of w.ctx (close without event) or the loss
+// of the session (EventSessionLost); end releases base. A watch the server
+// cancels (no leader: watches require one, so a member cut off from the
+// quorum does not keep a watch silent forever) is armed again from the next
+// unseen revision; a compacted one is settled by recheck.
+func (w *oneShot) run(base context.Context, end func(), wch clientv3.WatchChan, wcancel context.CancelFunc, next int64) {
+	defer close(w.out)
+	defer end()
+
 	wait := 20 * time.Millisecond
 	for {
-		fired, compacted, n := w.follow(base, next)
+		fired, compacted, n := w.follow(wch, next)
+		wcancel() // cancels the watch on the server now, not at the next event
 		if fired {
 			return
 		}
 		next = n
+		rearm := true
 		switch {
 		case w.ctx.Err() != nil:
 			return
@@ -63,29 +131,32 @@ func (w *oneShot) run() {
 			}
 			if err == nil {
 				next = rev + 1
-				continue
+				rearm = false
 			}
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-base.Done():
+		if rearm {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-base.Done():
+			}
+			t.Stop()
+			wait = min(2*wait, time.Second)
 		}
-		t.Stop()
-		wait = min(2*wait, time.Second)
+		// A re-armed watch must start where the last one stopped; if
+		// revisions were written meanwhile it is unsynced on the server and
+		// served by the 100 ms resync, which only this rare path pays.
+		var wctx context.Context
+		wctx, wcancel = context.WithCancel(base)
+		wch = w.watch(wctx, clientv3.WithRev(next))
 	}
 }
 
-// follow runs one Watch from revision next. It returns whether the watch
-// fired, whether it ended on compaction, and the next revision not yet seen.
-func (w *oneShot) follow(base context.Context, next int64) (fired, compacted bool, _ int64) {
-	ctx, cancel := context.WithCancel(base)
-	defer cancel()
-	opts := []clientv3.OpOption{clientv3.WithRev(next)}
-	if w.pfx {
-		opts = append(opts, clientv3.WithPrefix())
-	}
-	for resp := range w.s.cli.Watch(ctx, w.key, opts...) {
+// follow reads wch, skipping events below revision next (the read reflects
+// them). It returns whether the watch fired, whether it ended on compaction,
+// and the next revision not yet seen.
+func (w *oneShot) follow(wch clientv3.WatchChan, next int64) (fired, compacted bool, _ int64) {
+	for resp := range wch {
 		if resp.CompactRevision != 0 {
 			return false, true, next
 		}
@@ -97,6 +168,9 @@ func (w *oneShot) follow(base context.Context, next int64) (fired, compacted boo
 			continue
 		}
 		for _, ev := range resp.Events {
+			if ev.Kv.ModRevision < next {
+				continue
+			}
 			if t, ok := w.relevant(ev); ok {
 				w.fire(t)
 				return true, false, next
@@ -107,30 +181,18 @@ func (w *oneShot) follow(base context.Context, next int64) (fired, compacted boo
 	return false, false, next
 }
 
-// ExistsW reads path at revision R and watches it from R+1, so a change
-// right after the read still fires. The watch fires once: EventCreated if
-// the key appears, EventDeleted if it goes (lease expiry included),
-// EventDataChanged if it is put again. Only this session wakes: one watcher
-// on one key.
+// ExistsW watches path and then reads it (see oneShot), so a change right
+// after the read still fires and one before it does not. The watch fires
+// once: EventCreated if the key appears, EventDeleted if it goes (lease
+// expiry included), EventDataChanged if it is put again. Only this session
+// wakes: one watcher on one key. Cancelling ctx closes the channel without
+// an event and cancels the watch on the server.
 func (s *Session) ExistsW(ctx context.Context, p string) (bool, backends.Node, <-chan backends.Event, error) {
 	if err := checkPath(p); err != nil {
 		return false, backends.Node{}, nil, err
 	}
-	c, stop, err := s.call(ctx)
-	if err != nil {
-		return false, backends.Node{}, nil, err
-	}
-	resp, err := s.cli.Get(c, p)
-	stop()
-	if err != nil {
-		return false, backends.Node{}, nil, s.fail(ctx, "exists", p, false, err)
-	}
 	var first *mvccpb.KeyValue
-	var n backends.Node
-	if len(resp.Kvs) > 0 {
-		first, n = resp.Kvs[0], nodeOf(resp.Kvs[0])
-	}
-	w := &oneShot{s: s, ctx: ctx, out: make(chan backends.Event, 1), path: p, key: p, rev: resp.Header.Revision}
+	w := &oneShot{s: s, ctx: ctx, out: make(chan backends.Event, 1), path: p, key: p}
 	w.relevant = func(ev *clientv3.Event) (backends.EventType, bool) {
 		switch {
 		case ev.Type == clientv3.EventTypeDelete:
@@ -159,22 +221,43 @@ func (s *Session) ExistsW(ctx context.Context, p string) (bool, backends.Node, <
 		}
 		return 0, false, r.Header.Revision, nil
 	}
-	go w.run()
-	return first != nil, n, w.out, nil
+	err := w.arm("exists", func(ctx context.Context) (int64, error) {
+		c, stop, err := s.call(ctx)
+		if err != nil {
+			return 0, err
+		}
+		resp, err := s.cli.Get(c, p)
+		stop()
+		if err != nil {
+			return 0, s.fail(ctx, "exists", p, false, err)
+		}
+		if len(resp.Kvs) > 0 {
+			first = resp.Kvs[0]
+		}
+		return resp.Header.Revision, nil
+	})
+	if err != nil {
+		return false, backends.Node{}, nil, err
+	}
+	if first == nil {
+		return false, backends.Node{}, w.out, nil
+	}
+	return true, nodeOf(first), w.out, nil
 }
 
-// ChildrenW lists parent's direct children at revision R (like Children)
-// and watches the prefix parent+"/" from R+1. It fires once, with
-// EventChildrenChanged, when a direct child is created or deleted — not when
-// a child's value changes or a deeper key moves, as on ZooKeeper. Every
-// session watching the same parent wakes on each such change: this is the
-// herd of the naive recipes.
+// ChildrenW watches the prefix parent+"/" and then lists parent's direct
+// children (like Children; see oneShot). It fires once, with
+// EventChildrenChanged, when a direct child is created or deleted after the
+// listing — not when a child's value changes or a deeper key moves, as on
+// ZooKeeper. Every session watching the same parent wakes on each such
+// change: this is the herd of the naive recipes. Cancelling ctx closes the
+// channel without an event and cancels the watch on the server.
 func (s *Session) ChildrenW(ctx context.Context, parent string) ([]backends.Node, <-chan backends.Event, error) {
-	first, rev, err := s.children(ctx, parent)
-	if err != nil {
+	if err := checkPath(parent); err != nil {
 		return nil, nil, err
 	}
-	w := &oneShot{s: s, ctx: ctx, out: make(chan backends.Event, 1), path: parent, key: parent + "/", pfx: true, rev: rev}
+	var first []backends.Node
+	w := &oneShot{s: s, ctx: ctx, out: make(chan backends.Event, 1), path: parent, key: parent + "/", pfx: true}
 	w.relevant = func(ev *clientv3.Event) (backends.EventType, bool) {
 		if !isDirectChild(parent, string(ev.Kv.Key)) {
 			return 0, false
@@ -191,7 +274,14 @@ func (s *Session) ChildrenW(ctx context.Context, parent string) ([]backends.Node
 		}
 		return 0, false, rev, nil
 	}
-	go w.run()
+	err := w.arm("children", func(ctx context.Context) (int64, error) {
+		nodes, rev, err := s.children(ctx, parent)
+		first = nodes
+		return rev, err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
 	return first, w.out, nil
 }
 

@@ -1,60 +1,266 @@
 package etcd_test
 
 import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/etcd"
 	"github.com/zkbench/zkbench/faults/proxy"
 )
 
-// slowRequests delays requests through p by d: a watch armed right after a
-// read reaches the server d after a change made directly meanwhile.
-const slowRequests = time.Second
+// slowReplies delays the server's answers through a proxy, so that a test
+// can change a key while an ExistsW or ChildrenW is between its steps.
+const slowReplies = time.Second
 
-// The watch follows the read's revision: a change made after ExistsW's read
-// but before its watch reaches the server still fires.
-func TestExistsWCatchesChangeRightAfterRead(t *testing.T) {
-	b, p, ns := proxied(t)
-	s := session(t, b)
-	c := direct(t)
-	ctx := ctxFor(t, 30*time.Second)
-	key := ns + "/k"
-	if _, err := c.Put(ctx, key, "v1"); err != nil {
-		t.Fatal(err)
-	}
+// Raw metrics of the shared embedded member (the tests of this package run
+// one at a time, so their deltas are the test's own).
+const (
+	metricWatchers = "etcd_debugging_mvcc_watcher_total"
+	metricRanges   = `grpc_server_handled_total{grpc_code="OK",grpc_method="Range",grpc_service="etcdserverpb.KV",grpc_type="unary"}`
+	// Requests received on Watch streams: creates and cancels.
+	metricWatchMessages = `grpc_server_msg_received_total{grpc_method="Watch",grpc_service="etcdserverpb.Watch",grpc_type="bidi_stream"}`
+)
 
-	p.SetDirectionLatency(proxy.ClientToServer, slowRequests, 0)
-	exists, n, ch, err := s.ExistsW(ctx, key)
-	if err != nil || !exists || n.Path != key {
-		t.Fatalf("ExistsW = %v %+v %v", exists, n, err)
-	}
-	// The watch request is now in the proxy for about a second.
-	if _, err := c.Delete(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	p.SetDirectionLatency(proxy.ClientToServer, 0, 0)
-	if ev := event(t, ch, 10*time.Second); ev.Type != backends.EventDeleted || ev.Path != key {
-		t.Fatalf("event %+v, want deleted %s", ev, key)
+// until scrapes b until ok holds, failing after d.
+func until(t *testing.T, b *etcd.Backend, d time.Duration, what string, ok func(backends.Metrics) bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !ok(scrape(t, b)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("server metrics: no %s within %v", what, d)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-func TestChildrenWCatchesChangeRightAfterRead(t *testing.T) {
-	b, p, ns := proxied(t)
+// armed is what an ExistsW or ChildrenW call returned: the state it read
+// ("exists" / "absent", or the children's names) and its channel.
+type armed struct {
+	state string
+	ch    <-chan backends.Event
+	err   error
+}
+
+// The read and the watch together see every change exactly once: a change
+// made after the watch is registered but before the read is in the read and
+// does not fire; a change made after the read, before the caller has its
+// answer, fires. The proxy holds the server's answers for slowReplies, and
+// the server's metrics say which step has been taken.
+func TestWatchSeesExactlyTheChangesAfterItsRead(t *testing.T) {
+	type kase struct {
+		name       string
+		afterRead  bool // change after the read (else after the registration, before the read)
+		setup      func(ctx context.Context, ns string) error
+		arm        func(ctx context.Context, s *etcd.Session, ns string) armed
+		change     func(ctx context.Context, ns string) error
+		wantState  string
+		then       func(ctx context.Context, ns string) error // a later change, when the first must not fire
+		wantEvent  backends.EventType
+		wantOnPath func(ns string) string
+	}
+	existsW := func(ctx context.Context, s *etcd.Session, ns string) armed {
+		ok, _, ch, err := s.ExistsW(ctx, ns+"/k")
+		return armed{state: map[bool]string{true: "exists", false: "absent"}[ok], ch: ch, err: err}
+	}
+	childrenW := func(ctx context.Context, s *etcd.Session, ns string) armed {
+		kids, ch, err := s.ChildrenW(ctx, ns)
+		names := make([]string, len(kids))
+		for i, k := range kids {
+			names[i] = k.Name
+		}
+		return armed{state: "[" + strings.Join(names, " ") + "]", ch: ch, err: err}
+	}
+	c := direct(t)
+	put := func(key string) func(ctx context.Context, ns string) error {
+		return func(ctx context.Context, ns string) error { _, err := c.Put(ctx, ns+key, "v"); return err }
+	}
+	del := func(key string) func(ctx context.Context, ns string) error {
+		return func(ctx context.Context, ns string) error { _, err := c.Delete(ctx, ns+key); return err }
+	}
+	nothing := func(context.Context, string) error { return nil }
+	key := func(ns string) string { return ns + "/k" }
+	dir := func(ns string) string { return ns }
+	for _, k := range []kase{
+		{name: "exists/change-before-read", setup: put("/k"), arm: existsW, change: del("/k"), wantState: "absent",
+			then: put("/k"), wantEvent: backends.EventCreated, wantOnPath: key},
+		{name: "exists/change-after-read", afterRead: true, setup: put("/k"), arm: existsW, change: del("/k"), wantState: "exists",
+			wantEvent: backends.EventDeleted, wantOnPath: key},
+		{name: "children/change-before-read", setup: nothing, arm: childrenW, change: put("/a"), wantState: "[a]",
+			then: del("/a"), wantEvent: backends.EventChildrenChanged, wantOnPath: dir},
+		{name: "children/change-after-read", afterRead: true, setup: nothing, arm: childrenW, change: put("/a"), wantState: "[]",
+			wantEvent: backends.EventChildrenChanged, wantOnPath: dir},
+	} {
+		t.Run(k.name, func(t *testing.T) {
+			b, p, ns := proxied(t)
+			m, _ := open(t) // scrapes without the proxy's delay
+			s := session(t, b)
+			ctx := ctxFor(t, 30*time.Second)
+			if err := k.setup(ctx, ns); err != nil {
+				t.Fatal(err)
+			}
+			m0 := scrape(t, m)
+			p.SetDirectionLatency(proxy.ServerToClient, slowReplies, 0)
+			res := make(chan armed, 1)
+			go func() { res <- k.arm(ctx, s, ns) }()
+			if k.afterRead {
+				// The server has answered the read; the caller has not seen it.
+				until(t, m, 10*time.Second, "read", func(now backends.Metrics) bool { return now.Delta(m0)[metricRanges] >= 1 })
+			} else {
+				until(t, m, 10*time.Second, "watch", func(now backends.Metrics) bool { return now.Delta(m0)[metricWatchers] >= 1 })
+			}
+			if err := k.change(ctx, ns); err != nil {
+				t.Fatal(err)
+			}
+			if d := scrape(t, m).Delta(m0)[metricRanges]; !k.afterRead && d != 0 {
+				t.Fatalf("precondition: the read ran before the change (%v reads); the proxy's delay is too short", d)
+			}
+			p.SetDirectionLatency(proxy.ServerToClient, 0, 0)
+			var a armed
+			select {
+			case a = <-res:
+			case <-ctx.Done():
+				t.Fatal("the watch call did not return")
+			}
+			if a.err != nil || a.state != k.wantState {
+				t.Fatalf("read %s, %v; want %s", a.state, a.err, k.wantState)
+			}
+			if k.then != nil {
+				quiet(t, a.ch, 500*time.Millisecond) // the change is in the read
+				if err := k.then(ctx, ns); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if ev := event(t, a.ch, 10*time.Second); ev.Type != k.wantEvent || ev.Path != k.wantOnPath(ns) {
+				t.Fatalf("event %+v, want %s on %s", ev, k.wantEvent, k.wantOnPath(ns))
+			}
+			if _, more := <-a.ch; more {
+				t.Fatal("a second event on a one-shot watch")
+			}
+		})
+	}
+}
+
+// A watch fires within milliseconds of the change even while other keys are
+// being written: it is registered at the store's current revision, so the
+// server notifies it on the write itself (a watch registered at an older
+// revision would wait for etcd's 100 ms resync of unsynced watchers).
+func TestWatchFiresPromptlyAmidWrites(t *testing.T) {
+	b, ns := open(t)
+	s := session(t, b)
+	c := direct(t)
+	ctx := ctxFor(t, 60*time.Second)
+
+	wctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; wctx.Err() == nil; i++ {
+			c.Put(wctx, fmt.Sprintf("%s/noise/%d", ns, i%16), "x")
+		}
+	})
+	defer func() { stop(); wg.Wait() }()
+
+	const rounds, slow = 20, 40 * time.Millisecond
+	var lat []time.Duration
+	for i := range rounds {
+		var ch <-chan backends.Event
+		var err error
+		key := fmt.Sprintf("%s/k%d", ns, i)
+		if i%2 == 0 {
+			_, _, ch, err = s.ExistsW(ctx, key)
+		} else {
+			key = fmt.Sprintf("%s/dir/c%d", ns, i)
+			_, ch, err = s.ChildrenW(ctx, ns+"/dir")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := c.Put(ctx, key, "v"); err != nil {
+			t.Fatal(err)
+		}
+		event(t, ch, 10*time.Second)
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	late := 0
+	for _, d := range lat {
+		if d > slow {
+			late++
+		}
+	}
+	t.Logf("write-to-event latency over %d watches: min %v, median %v, max %v", rounds, lat[0], lat[rounds/2], lat[rounds-1])
+	if late > rounds/5 {
+		t.Errorf("%d of %d watches fired more than %v after the write: %v", late, rounds, slow, lat)
+	}
+}
+
+// ExistsW and ChildrenW cost one watch create and one read each. Cancelling
+// their ctx closes their channels without an event and removes their watchers from the server at once: later writes
+// to the keys they watched send nothing.
+func TestCancelledWatchesLeaveTheServer(t *testing.T) {
+	b, ns := open(t)
 	s := session(t, b)
 	c := direct(t)
 	ctx := ctxFor(t, 30*time.Second)
-	p.SetDirectionLatency(proxy.ClientToServer, slowRequests, 0)
-	kids, ch, err := s.ChildrenW(ctx, ns)
-	if err != nil || len(kids) != 0 {
-		t.Fatalf("ChildrenW = %v %v", kids, err)
+	m0 := scrape(t, b)
+	wctx, cancel := context.WithCancel(ctx)
+	var chs []<-chan backends.Event
+	for i := range 3 {
+		_, _, ch, err := s.ExistsW(wctx, fmt.Sprintf("%s/k%d", ns, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		chs = append(chs, ch)
 	}
-	if _, err := c.Put(ctx, ns+"/new", ""); err != nil {
-		t.Fatal(err)
+	for i := range 2 {
+		_, ch, err := s.ChildrenW(wctx, fmt.Sprintf("%s/d%d", ns, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		chs = append(chs, ch)
 	}
-	p.SetDirectionLatency(proxy.ClientToServer, 0, 0)
-	if ev := event(t, ch, 10*time.Second); ev.Type != backends.EventChildrenChanged || ev.Path != ns {
-		t.Fatalf("event %+v, want children-changed %s", ev, ns)
+	until(t, b, 5*time.Second, "5 new watchers", func(m backends.Metrics) bool { return m.Delta(m0)[metricWatchers] >= 5 })
+	m1 := scrape(t, b)
+	// One watch create and one read per call.
+	if d := m1.Delta(m0); d[metricRanges] != 5 || d[metricWatchMessages] != 5 {
+		t.Errorf("5 calls: %v reads and %v watch requests, want 5 and 5", d[metricRanges], d[metricWatchMessages])
+	}
+
+	cancel()
+	start := time.Now()
+	for _, ch := range chs {
+		select {
+		case ev, ok := <-ch:
+			if ok {
+				t.Fatalf("cancelled watch delivered %+v", ev)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("cancelled watch still open after 5s")
+		}
+	}
+	until(t, b, time.Second, "cancelled watchers gone", func(m backends.Metrics) bool { return m.Delta(m1)[metricWatchers] <= -5 })
+	t.Logf("server dropped the 5 watchers %v after cancel", time.Since(start).Round(time.Millisecond))
+
+	m2 := scrape(t, b)
+	for i := range 3 {
+		if _, err := c.Put(ctx, fmt.Sprintf("%s/k%d", ns, i), "v"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2 {
+		if _, err := c.Put(ctx, fmt.Sprintf("%s/d%d/x", ns, i), "v"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	if d := scrape(t, b).Delta(m2)[backends.MetricWatchEvents]; d != 0 {
+		t.Errorf("server sent %v watch events for writes to keys whose watches were cancelled", d)
 	}
 }
 
@@ -87,10 +293,11 @@ func TestChildrenWIgnoresValueChanges(t *testing.T) {
 	}
 }
 
-// When the revisions after the read are compacted before the watch starts,
-// the watch re-reads: it fires if the node changed meanwhile, and otherwise
+// A watch that loses its connection resumes, once reconnected, from the
+// revision after the last it saw. When those revisions were compacted
+// meanwhile, it re-reads: it fires if the node changed, and otherwise
 // watches on from the new read without a spurious event.
-func TestWatchAcrossCompaction(t *testing.T) {
+func TestWatchCompactedWhileDisconnected(t *testing.T) {
 	b, p, ns := proxied(t)
 	s := session(t, b)
 	c := direct(t)
@@ -101,7 +308,6 @@ func TestWatchAcrossCompaction(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p.SetDirectionLatency(proxy.ClientToServer, slowRequests, 0)
 	_, _, chChanged, err := s.ExistsW(ctx, changed)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +316,10 @@ func TestWatchAcrossCompaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Change one key, then compact away every revision the watches need.
+	// Hold every byte from here on, and drop the connection: the change
+	// below never reaches the watch as an event.
+	p.Cut()
+	p.ResetAll()
 	if _, err := c.Put(ctx, changed, "v2"); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +330,7 @@ func TestWatchAcrossCompaction(t *testing.T) {
 	if _, err := c.Compact(ctx, r.Header.Revision); err != nil {
 		t.Fatal(err)
 	}
-	p.SetDirectionLatency(proxy.ClientToServer, 0, 0)
+	p.Restore()
 
 	if ev := event(t, chChanged, 10*time.Second); ev.Type != backends.EventDataChanged {
 		t.Fatalf("compacted watch on a changed key: %+v, want data-changed", ev)
