@@ -139,6 +139,10 @@ type ClientCounts struct {
 	WatchesArmed  int64            `json:"watches_armed"`
 	WatchEvents   int64            `json:"watch_events"`
 	WastedWakeups int64            `json:"wasted_wakeups"`
+	// LateWatchEvents: notifications that reached the clients for watches
+	// whose ctx had ended (ZooKeeper keeps such watches armed), not
+	// delivered to any waiter. The servers count WatchEvents + these.
+	LateWatchEvents int64 `json:"late_watch_events,omitempty"`
 }
 
 // Fairness of grants.
@@ -156,6 +160,26 @@ type Safety struct {
 	Violations int64    `json:"violations"`
 	Prevented  int64    `json:"prevented,omitempty"` // stale writes a fence rejected
 	Details    []string `json:"details,omitempty"`
+	// Fence is what the shared register the lock holders wrote to saw
+	// (lock workload); nil where nothing was written. Its accepted stale
+	// writes are counted in Violations, its rejected ones in Prevented.
+	Fence *Fence `json:"fence,omitempty"`
+}
+
+// Fence counts lock holders' writes to a shared register: one right after
+// each grant and one just before each release, each carrying the grant's
+// fencing token.
+type Fence struct {
+	// Fenced: the register refused writes whose token was older than the
+	// newest it had accepted (--fence on); otherwise it accepted every write.
+	Fenced bool  `json:"fenced"`
+	Writes int64 `json:"writes"`
+	// Stale counts writes carrying a token older than one already granted
+	// or written: a holder writing after its lock had passed on.
+	Stale int64 `json:"stale"`
+	// Rejected counts the stale writes the fence refused (= Safety.Prevented);
+	// Stale-Rejected were accepted, and are violations.
+	Rejected int64 `json:"rejected"`
 }
 
 // Cost of the run on the client and, where local, the servers.

@@ -49,8 +49,9 @@ func PrimaryLatency(res *Result) (string, *Histogram) {
 // primary latency, watch events per operation seen by the clients and by the
 // servers side by side, wasted wake-ups per operation, requests per operation
 // client | server, FIFO inversions, Jain's index, safety violations and
-// errors. A figure that was not measured prints as "-". Notes and leftovers
-// follow the table.
+// errors. A figure that was not measured prints as "-". A run with faults
+// or a fenced register gets a second table, its safety (WriteSafety). Notes
+// and leftovers follow.
 func WriteSummary(w io.Writer, run *Run) error {
 	latName := "latency"
 	for i := range run.Results {
@@ -92,6 +93,12 @@ func WriteSummary(w io.Writer, run *Run) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("results: write summary: %w", err)
+	}
+	if needsSafetyTable(run) {
+		fmt.Fprintln(w, "\nsafety:")
+		if err := WriteSafety(w, run); err != nil {
+			return err
+		}
 	}
 	var notes []string
 	for i := range run.Results {
@@ -229,4 +236,81 @@ func realErrors(res *Result) int64 {
 		}
 	}
 	return n
+}
+
+func needsSafetyTable(run *Run) bool {
+	for i := range run.Results {
+		res := &run.Results[i]
+		if len(res.Faults) > 0 || res.Safety.Prevented > 0 || (res.Safety.Fence != nil && res.Safety.Fence.Fenced) {
+			return true
+		}
+	}
+	return false
+}
+
+// WriteSafety prints one row per case of what its safety checks found and
+// what faults did: grants (or terms, rounds) checked, violations of the
+// recipe's promise (exclusion: overlapping holders and fencing tokens that
+// did not grow), the lock holders' writes to the shared register (--fence:
+// the register's mode, writes, stale writes, and of those the accepted and
+// the rejected), the faults started by action, and the session state
+// changes the clients saw. "-" marks what was not measured.
+func WriteSafety(w io.Writer, run *Run) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "backend\tvariant\tclients\tchecked\tviolations\tfence\twrites\tstale\taccepted\trejected\tfaults\tsessions\t")
+	for i := range run.Results {
+		res := &run.Results[i]
+		row := []string{string(res.Backend), res.Variant, fmt.Sprint(res.Clients), fmt.Sprint(res.Safety.Checked)}
+		if res.Safety.Checked == 0 {
+			row[3] = unmeasured
+		}
+		exclusion := res.Safety.Violations
+		fence := []string{unmeasured, unmeasured, unmeasured, unmeasured, unmeasured}
+		if f := res.Safety.Fence; f != nil {
+			exclusion -= f.Stale - f.Rejected
+			mode := "off"
+			if f.Fenced {
+				mode = "on"
+			}
+			fence = []string{mode, fmt.Sprint(f.Writes), fmt.Sprint(f.Stale), fmt.Sprint(f.Stale - f.Rejected), fmt.Sprint(f.Rejected)}
+		}
+		row = append(row, violations(res))
+		if res.Safety.Fence != nil && res.Safety.Checked > 0 {
+			row[len(row)-1] = fmt.Sprintf("%d (exclusion %d)", res.Safety.Violations, exclusion)
+		}
+		row = append(row, fence...)
+		var faults, sessions []string
+		for _, k := range sortedKeys(res.Faults) {
+			if what, ok := strings.CutPrefix(k, "session."); ok {
+				sessions = append(sessions, fmt.Sprintf("%s %d", what, res.Faults[k]))
+			} else {
+				faults = append(faults, fmt.Sprintf("%s %d", k, res.Faults[k]))
+			}
+		}
+		row = append(row, orNone(faults, res.Faults != nil), orNone(sessions, res.Faults != nil))
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("results: write safety: %w", err)
+	}
+	return nil
+}
+
+func orNone(items []string, measured bool) string {
+	switch {
+	case !measured:
+		return unmeasured
+	case len(items) == 0:
+		return "none"
+	}
+	return strings.Join(items, ", ")
+}
+
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

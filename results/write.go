@@ -91,8 +91,18 @@ func (r *Run) Validate() error {
 		if !finite(res.Cost.ClientCPUSeconds) || !finite(res.Cost.ServerCPUSeconds) || !finite(res.Cost.ClientCostPerClient) {
 			add("%s: cost figures must be finite", where)
 		}
-		if res.Safety.Violations < 0 || res.Safety.Checked < 0 {
+		if res.Safety.Violations < 0 || res.Safety.Checked < 0 || res.Safety.Prevented < 0 {
 			add("%s: negative safety counts", where)
+		}
+		if f := res.Safety.Fence; f != nil {
+			switch {
+			case f.Rejected < 0 || f.Rejected > f.Stale || f.Stale > f.Writes:
+				add("%s: fence counts %+v: want 0 <= rejected <= stale <= writes", where, *f)
+			case f.Rejected != res.Safety.Prevented:
+				add("%s: fence rejected %d stale writes but safety says %d prevented", where, f.Rejected, res.Safety.Prevented)
+			case !f.Fenced && f.Rejected > 0:
+				add("%s: an unfenced register rejected %d writes", where, f.Rejected)
+			}
 		}
 	}
 	if len(problems) > 0 {

@@ -113,6 +113,17 @@ func TestValidate(t *testing.T) {
 		{"no clients", func(r *Run) { r.Results[0].Clients = 0 }, "clients must be at least 1"},
 		{"negative", func(r *Run) { r.Results[1].Ops = Ops{Issued: -1, Failed: -1} }, "negative operation count"},
 		{"null histogram", func(r *Run) { r.Results[0].Latency["handoff"] = nil }, `latency "handoff" is null`},
+		{"stale above writes", func(r *Run) {
+			r.Results[0].Safety.Fence = &Fence{Fenced: true, Writes: 2, Stale: 3, Rejected: 1}
+			r.Results[0].Safety.Prevented = 1
+		}, "rejected <= stale <= writes"},
+		{"fence and prevented disagree", func(r *Run) {
+			r.Results[0].Safety.Fence = &Fence{Fenced: true, Writes: 20, Stale: 3, Rejected: 2}
+		}, "but safety says 0 prevented"},
+		{"unfenced rejects", func(r *Run) {
+			r.Results[0].Safety.Fence = &Fence{Writes: 20, Stale: 3, Rejected: 2}
+			r.Results[0].Safety.Prevented = 2
+		}, "unfenced register rejected"},
 	}
 	if err := writeTestRun(t).Validate(); err != nil {
 		t.Fatalf("valid run rejected: %v", err)
@@ -216,5 +227,52 @@ func TestSummary(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestSummarySafety: a run with faults or a fenced register gets a safety
+// table; exclusion violations and the register's stale writes are apart.
+func TestSummarySafety(t *testing.T) {
+	var plain strings.Builder
+	if err := WriteSummary(&plain, writeTestRun(t)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "safety:") {
+		t.Fatalf("a run without faults or fence got a safety table:\n%s", plain.String())
+	}
+	run := writeTestRun(t)
+	run.Results[0].Safety = Safety{Checked: 1000, Violations: 3, Prevented: 2,
+		Fence: &Fence{Fenced: true, Writes: 2000, Stale: 3, Rejected: 2}}
+	run.Results[0].Faults = map[string]int64{"kill-leader": 1, "undone": 1, "session.expired": 2, "session.disconnected": 7}
+	var b strings.Builder
+	if err := WriteSummary(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	_, table, ok := strings.Cut(out, "\nsafety:\n")
+	if !ok {
+		t.Fatalf("no safety table:\n%s", out)
+	}
+	var naive, native string
+	for _, l := range strings.Split(table, "\n") {
+		switch f := strings.Fields(l); {
+		case len(f) > 2 && f[1] == "naive":
+			naive = l
+		case len(f) > 2 && f[1] == "native":
+			native = l
+		}
+	}
+	// 3 violations: 1 stale write accepted (3 stale, 2 rejected), so 2 of exclusion.
+	for _, want := range []string{"3 (exclusion 2)", " on ", " 2000 ", "kill-leader 1, undone 1", "disconnected 7, expired 2"} {
+		if !strings.Contains(naive, want) {
+			t.Errorf("naive safety row lacks %q: %q", want, naive)
+		}
+	}
+	if f := strings.Fields(naive); strings.Join(f[7:11], " ") != "on 2000 3 1" {
+		t.Errorf("fence columns %q, want mode on, 2000 writes, 3 stale, 1 accepted", f[7:11])
+	}
+	want := "etcd native 10 5 0 - - - - - - -"
+	if got := strings.Join(strings.Fields(native), " "); got != want {
+		t.Errorf("native safety row = %q, want %q", got, want)
 	}
 }

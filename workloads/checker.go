@@ -1,13 +1,13 @@
 package workloads
 
 import (
-	"fmt"
 	"sync"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/safety"
 )
 
 // maxViolationDetails bounds the overlaps a result describes one by one.
@@ -16,8 +16,11 @@ const maxViolationDetails = 10
 // LockChecker watches every client of one lock from inside the process, on
 // the clock all clients share, and measures what no single client can see:
 //
-//   - mutual exclusion: a holder count that must be 0 when a grant arrives;
-//     every overlap is a violation, recorded with both fencing tokens;
+//   - mutual exclusion, delegated to a safety.Checker: a grant while another
+//     client is inside is a violation, recorded with both clients and
+//     fencing tokens, and a token that does not grow is one too. Holders
+//     are tracked per client, so a holder that lost its lock without
+//     leaving is still inside when the next grant overlaps it;
 //   - FIFO inversions: for each grant to a client that asked in the
 //     measured window, the clients that asked earlier and are still
 //     waiting (a Fenwick tree over ask tickets: O(log n)). Grants to asks
@@ -28,30 +31,31 @@ const maxViolationDetails = 10
 //   - handoff gap: from a holder's release to the next grant, when the
 //     grantee was already waiting at that release.
 //
-// It is safe for concurrent use; each call takes one short lock.
+// It is safe for concurrent use; each call takes one short lock (two for
+// Grant and Release: this checker's and the safety checker's).
 type LockChecker struct {
+	excl *safety.Checker
+
 	mu         sync.Mutex
 	nextTicket int
 	waiting    fenwick
-
-	holders     int
-	holder      int
-	holderToken int64
 
 	lastRelease    time.Duration
 	releasePending bool
 	releaseTicket  int // tickets below it were asked before the last release
 	handoff        *hdrhistogram.Histogram
 
-	checked, violations, inversions int64
-	details                         []string
+	checked, inversions int64
 	// windowTicket is the first ticket asked in the measured window.
 	windowTicket int
 }
 
 // NewLockChecker returns a checker with no client waiting or holding.
 func NewLockChecker() *LockChecker {
-	return &LockChecker{handoff: results.NewRecorder()}
+	return &LockChecker{
+		excl:    safety.NewChecker(safety.WithNoun("lock"), safety.WithMaxDetails(maxViolationDetails)),
+		handoff: results.NewRecorder(),
+	}
 }
 
 // Ask records that a client asked for the lock; pass the ticket to Grant or
@@ -81,10 +85,12 @@ func (c *LockChecker) Withdraw(ticket int) {
 }
 
 // Grant records that client, holding ticket, was granted the lock with
-// fencing token at offset at. measured says whether the grant falls in the
-// measured interval: only then are its FIFO inversions and handoff gap
-// recorded. Mutual exclusion is checked for every grant.
+// fencing token (0: none) at offset at. measured says whether the grant
+// falls in the measured interval: only then is it counted as checked and
+// are its FIFO inversions and handoff gap recorded. Mutual exclusion is
+// checked for every grant.
 func (c *LockChecker) Grant(client, ticket int, token int64, at time.Duration, measured bool) {
+	c.excl.Enter(client, token, at)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.waiting.add(ticket, -1)
@@ -98,15 +104,6 @@ func (c *LockChecker) Grant(client, ticket int, token int64, at time.Duration, m
 		}
 	}
 	c.releasePending = false
-	if c.holders > 0 {
-		c.violations++
-		if len(c.details) < maxViolationDetails {
-			c.details = append(c.details, fmt.Sprintf("at %v client %d was granted token %d while client %d held token %d",
-				at.Round(time.Microsecond), client, token, c.holder, c.holderToken))
-		}
-	}
-	c.holders++
-	c.holder, c.holderToken = client, token
 }
 
 // askedBefore reports whether ticket was issued before the last release:
@@ -115,15 +112,13 @@ func (c *LockChecker) askedBefore(ticket int) bool {
 	return ticket < c.releaseTicket
 }
 
-// Release records that the holder left its critical section at offset at,
-// just before its release request. Call it before Release so that the next
-// grant never looks like an overlap.
-func (c *LockChecker) Release(at time.Duration) {
+// Release records that client left its critical section at offset at, just
+// before its release request. Call it before Release so that the next grant
+// never looks like an overlap.
+func (c *LockChecker) Release(client int, at time.Duration) {
+	c.excl.Exit(client, at)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.holders > 0 {
-		c.holders--
-	}
 	c.lastRelease = at
 	c.releasePending = true
 	c.releaseTicket = c.nextTicket
@@ -131,13 +126,20 @@ func (c *LockChecker) Release(at time.Duration) {
 
 // CheckerResult is what a LockChecker found.
 type CheckerResult struct {
-	Safety         results.Safety
+	// Safety: Checked counts measured grants; Violations every grant, in
+	// the window or not, made while another client was inside, and every
+	// token that did not grow; Details describe the first of them.
+	Safety results.Safety
+	// Exclusion is the safety checker's full report (overlapping sections,
+	// token regressions, unbalanced calls).
+	Exclusion      safety.Report
 	FIFOInversions int64
 	Handoff        *hdrhistogram.Histogram
 }
 
 // Result returns the findings so far.
 func (c *LockChecker) Result() CheckerResult {
+	excl := c.excl.Report()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h := results.NewRecorder()
@@ -145,9 +147,10 @@ func (c *LockChecker) Result() CheckerResult {
 	return CheckerResult{
 		Safety: results.Safety{
 			Checked:    c.checked,
-			Violations: c.violations,
-			Details:    append([]string(nil), c.details...),
+			Violations: excl.Violations + excl.TokenRegressions,
+			Details:    excl.Details,
 		},
+		Exclusion:      excl,
 		FIFOInversions: c.inversions,
 		Handoff:        h,
 	}

@@ -19,8 +19,28 @@ func TestLockCheckerFindsOverlap(t *testing.T) {
 	if r.Safety.Violations != 1 || r.Safety.Checked != 2 {
 		t.Fatalf("safety = %+v, want 1 violation in 2 checked", r.Safety)
 	}
-	if len(r.Safety.Details) != 1 || !strings.Contains(r.Safety.Details[0], "client 2 was granted token 101 while client 1 held token 100") {
+	if len(r.Safety.Details) != 1 || !strings.Contains(r.Safety.Details[0], "client 2 was granted the lock with token 101 while client 1 held it with token 100") {
 		t.Fatalf("details = %q", r.Safety.Details)
+	}
+}
+
+// TestLockCheckerPerClient: exclusion is tracked per client (by the safety
+// checker): a release by a client that was not inside does not end the
+// holder's section, and a token that does not grow is a violation.
+func TestLockCheckerPerClient(t *testing.T) {
+	c := NewLockChecker()
+	c.Grant(1, c.Ask(), 10, time.Millisecond, true)
+	c.Release(3, 2*time.Millisecond) // client 3 never held it
+	c.Grant(2, c.Ask(), 11, 3*time.Millisecond, true)
+	r := c.Result()
+	if r.Safety.Violations != 1 || r.Exclusion.Unbalanced != 1 {
+		t.Fatalf("safety %+v, exclusion %+v: want client 1 still inside at client 2's grant", r.Safety, r.Exclusion)
+	}
+	c.Release(1, 4*time.Millisecond)
+	c.Release(2, 5*time.Millisecond)
+	c.Grant(3, c.Ask(), 7, 6*time.Millisecond, true) // token went back
+	if r := c.Result(); r.Safety.Violations != 2 || r.Exclusion.TokenRegressions != 1 || r.Safety.Checked != 3 {
+		t.Fatalf("safety %+v, exclusion %+v: want the token regression counted", r.Safety, r.Exclusion)
 	}
 }
 
@@ -29,12 +49,12 @@ func TestLockCheckerFIFOAndHandoff(t *testing.T) {
 	t1 := c.Ask()
 	c.Grant(1, t1, 1, 0, true)
 	t2, t3, t4 := c.Ask(), c.Ask(), c.Ask() // 2, 3, 4 wait in this order
-	c.Release(10 * time.Millisecond)
+	c.Release(1, 10*time.Millisecond)
 	c.Grant(4, t4, 2, 13*time.Millisecond, true) // 2 and 3 asked earlier: 2 inversions
-	c.Release(20 * time.Millisecond)
+	c.Release(4, 20*time.Millisecond)
 	c.Withdraw(t3)
 	c.Grant(2, t2, 3, 21*time.Millisecond, true) // nobody earlier waits: 0
-	c.Release(30 * time.Millisecond)
+	c.Release(2, 30*time.Millisecond)
 	t5 := c.Ask() // asked after the release: no handoff gap
 	c.Grant(5, t5, 4, 40*time.Millisecond, true)
 	r := c.Result()
@@ -58,7 +78,7 @@ func TestLockCheckerWindowLeavesOutTheStartBurst(t *testing.T) {
 	c.OpenWindow()
 	late := c.Ask()
 	c.Grant(3, burst[2], 1, 0, true) // two earlier burst asks wait: not counted
-	c.Release(time.Millisecond)
+	c.Release(3, time.Millisecond)
 	c.Grant(4, late, 2, 2*time.Millisecond, true) // asked in the window, passes 2 waiters: counted
 	if r := c.Result(); r.FIFOInversions != 2 {
 		t.Fatalf("FIFO inversions = %d, want 2 (only the grant asked in the window)", r.FIFOInversions)

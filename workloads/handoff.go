@@ -160,7 +160,7 @@ func (wk *handoffWorker) run(ctx context.Context) {
 		measured := wk.window.Measured(at)
 		if measured && !wk.window.Claim() {
 			wk.checker.Grant(wk.id, ticket, 0, at, false)
-			wk.checker.Release(wk.window.Now())
+			wk.checker.Release(wk.id, wk.window.Now())
 			wk.grants = append(wk.grants, time.Now())
 			ticket = -1 // granted: nothing left to withdraw
 			return errBudget
@@ -173,7 +173,7 @@ func (wk *handoffWorker) run(ctx context.Context) {
 			wk.series.Add(at - wk.window.MeasureStart())
 		}
 		sleepCtx(tctx, wk.hold)
-		wk.checker.Release(wk.window.Now())
+		wk.checker.Release(wk.id, wk.window.Now())
 		ticket, asked = wk.checker.Ask(), wk.window.Now()
 		return nil
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/lockvariants"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/safety"
 )
 
 const (
@@ -49,6 +50,16 @@ const (
 // counter deltas, wasted wake-ups (watch events that did not end a wait),
 // FIFO inversions, Jain's index over per-client grants, mutual-exclusion
 // violations and errors by kind.
+//
+// Every holder also writes to one shared register (safety.Register) with its
+// grant's fencing token: right after it is granted, and again just before it
+// releases, without first looking at whether its lock was lost meanwhile —
+// as a holder that wakes from a pause acts before it learns anything. A
+// write whose token is older than one already granted or written is stale:
+// its holder's lock had passed on. ParamFence chooses the register: "off"
+// (default) accepts stale writes and counts each as a violation, "on" is a
+// fenced store that rejects them (Safety.Prevented). The register lives in
+// this process and costs one short lock per write.
 type LockWorkload struct{}
 
 // NewLock returns the lock workload.
@@ -82,6 +93,10 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	if err != nil {
 		return res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
+	fenceMode, err := paramString(c.Config, ParamFence, FenceOff, FenceOn)
+	if err != nil {
+		return res, err
+	}
 	if err := CheckClientLimit(c.Cluster, c.Clients); err != nil {
 		return res, err
 	}
@@ -114,6 +129,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	lockPath := c.Namespace + "/lock"
 	window := NewWindow(c.Config)
 	checker := NewLockChecker()
+	fence := safety.NewRegister(fenceMode == FenceOn, safety.WithRegisterDetails(maxViolationDetails))
 	interval := SeriesInterval(c.Config)
 	var pace *pacer
 	if c.Config.Rate > 0 {
@@ -126,7 +142,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 			return res, fmt.Errorf("workloads: lock %s for client %d: %w", c.Variant, i, err)
 		}
 		workers[i] = &lockWorker{
-			id: i, lock: l, session: clients.Sessions[i], window: window, checker: checker,
+			id: i, lock: l, session: clients.Sessions[i], window: window, checker: checker, fence: fence,
 			hold: c.Config.Hold, think: c.Config.Think, pace: pace,
 			acquire: results.NewRecorder(), series: NewSeriesRecorder(interval),
 			errs: map[string]int64{}, samples: map[string]string{},
@@ -167,7 +183,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		res.Notes = append(res.Notes, "some clients did not stop within the drain timeout; their sessions were closed to stop them")
 	}
 	closeClients()
-	lw.collect(&res, workers, checker, pace, out, interval, v.ClientCounts, meter, base.RSSBytes)
+	lw.collect(&res, workers, checker, fence, pace, out, interval, v.ClientCounts, meter, base.RSSBytes)
 	if lost := clients.Lost(); lost > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d sessions were lost during the case", lost))
 	}
@@ -189,7 +205,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 }
 
 // collect merges the workers' recorders and the snapshots into res.
-func (lw *LockWorkload) collect(res *results.Result, workers []*lockWorker, checker *LockChecker, pace *pacer, out Outcome,
+func (lw *LockWorkload) collect(res *results.Result, workers []*lockWorker, checker *LockChecker, fence *safety.Register, pace *pacer, out Outcome,
 	interval time.Duration, instrumented bool, meter *Meter, baseRSS uint64) {
 	res.StoppedBy = out.StoppedBy
 	res.Elapsed = out.Elapsed()
@@ -238,6 +254,8 @@ func (lw *LockWorkload) collect(res *results.Result, workers []*lockWorker, chec
 	res.Series = MergeSeries(interval, res.Elapsed, series...)
 	chk := checker.Result()
 	res.Safety = chk.Safety
+	overlaps := chk.Safety.Violations
+	stale := addFence(&res.Safety, fence)
 	res.Fairness = results.Fairness{FIFOInversions: chk.FIFOInversions, Jain: jain(perClient)}
 	addHistogram(res, "acquire", acquire)
 	addHistogram(res, "handoff", chk.Handoff)
@@ -262,8 +280,14 @@ func (lw *LockWorkload) collect(res *results.Result, workers []*lockWorker, chec
 	for _, k := range sortedKinds(samples) {
 		res.Notes = append(res.Notes, fmt.Sprintf("first %s error: %s", k, samples[k]))
 	}
-	if res.Safety.Violations > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("MUTUAL EXCLUSION VIOLATED %d times", res.Safety.Violations))
+	if overlaps > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("MUTUAL EXCLUSION VIOLATED %d times", overlaps))
+	}
+	if f := res.Safety.Fence; stale > 0 && f.Fenced {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d stale writes (a holder writing after its lock had passed on): the fence rejected %d, accepted %d that arrived before the new holder's first write",
+			stale, f.Rejected, stale-f.Rejected))
+	} else if stale > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("STALE WRITES ACCEPTED %d times: holders wrote after their lock had passed on (no fence: --fence on would reject them)", stale))
 	}
 	if len(res.Errors) == 0 {
 		res.Errors = nil
@@ -304,14 +328,35 @@ func (p *pacer) backlog(end time.Duration) (n int64, oldest time.Duration) {
 	return due - next, time.Duration(next) * p.interval
 }
 
+// addFence adds what the register saw to s and returns how many writes were
+// stale. A register nobody wrote to (no grant carried a token) leaves s as
+// it was.
+func addFence(s *results.Safety, fence *safety.Register) (stale int64) {
+	st := fence.Stats()
+	if st.Writes == 0 {
+		return 0
+	}
+	stale = st.Prevented + st.Violations
+	s.Violations += st.Violations
+	s.Prevented = st.Prevented
+	s.Fence = &results.Fence{Fenced: fence.Fenced(), Writes: st.Writes, Stale: stale, Rejected: st.Prevented}
+	for _, d := range fence.Safety().Details {
+		if len(s.Details) < 2*maxViolationDetails {
+			s.Details = append(s.Details, "register: "+d)
+		}
+	}
+	return stale
+}
+
 // lockWorker is one simulated client. Its recorders are its own: nothing in
-// it is shared except the window, the checker and the pacer.
+// it is shared except the window, the checker, the register and the pacer.
 type lockWorker struct {
 	id          int
 	lock        recipes.Lock
 	session     backends.Session
 	window      *Window
 	checker     *LockChecker
+	fence       *safety.Register
 	hold, think time.Duration
 	pace        *pacer
 
@@ -350,6 +395,10 @@ func (wk *lockWorker) run(ctx context.Context) {
 		}
 		measured := wk.settle(intended, done, nil)
 		wk.checker.Grant(wk.id, ticket, g.Token, done, measured)
+		if g.Token != 0 { // a variant without tokens cannot be fenced
+			wk.fence.Grant(g.Token, wk.id)
+			wk.fence.Write(g.Token, wk.id)
+		}
 		if measured {
 			results.Record(wk.acquire, done-intended)
 			wk.series.Add(done - wk.window.MeasureStart())
@@ -367,7 +416,13 @@ func (wk *lockWorker) run(ctx context.Context) {
 			}
 			t.Stop()
 		}
-		wk.checker.Release(wk.window.Now())
+		// The holder's last write, made before it looks at whether the lock
+		// is still held: a holder whose session expired while it was away
+		// (paused, cut off) writes late.
+		if g.Token != 0 {
+			wk.fence.Write(g.Token, wk.id)
+		}
+		wk.checker.Release(wk.id, wk.window.Now())
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 		err = wk.lock.Release(rctx)
 		cancel()

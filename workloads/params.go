@@ -8,8 +8,8 @@ import (
 	"github.com/zkbench/zkbench/results"
 )
 
-// Workload parameters (results.Config.Params) read by the election and
-// barrier workloads. The command line sets them with flags of the same
+// Workload parameters (results.Config.Params) read by the lock, election
+// and barrier workloads. The command line sets them with flags of the same
 // meaning; every one has a documented default.
 const (
 	// ParamFailovers: failovers per case when --ops is 0 (failover,
@@ -39,6 +39,21 @@ const (
 	// ParamStepTimeout: bound on one failover, one observation or one
 	// barrier phase before the case gives up. Default 60s.
 	ParamStepTimeout = "step_timeout"
+	// ParamFence: the shared register lock holders write to (lock):
+	// FenceOff (default) or FenceOn.
+	ParamFence = "fence"
+)
+
+// ParamFence values.
+const (
+	// FenceOff: the register accepts every write; a stale write (a token
+	// older than one already granted or written) is a safety violation.
+	FenceOff = "off"
+	// FenceOn: the register is a fenced store: it rejects a write whose
+	// token is older than the newest it accepted (Safety.Prevented). A stale
+	// write that arrives before the new holder's first write is accepted
+	// and is a violation.
+	FenceOn = "on"
 )
 
 // paramDuration reads a duration parameter, def if absent.

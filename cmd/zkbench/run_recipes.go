@@ -31,6 +31,7 @@ type recipeFlags struct {
 	rounds      int
 	preset      string
 	scale       float64
+	fence       string
 }
 
 func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
@@ -45,12 +46,24 @@ func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
 	fl.StringVar(&f.preset, "preset", "", "barrier: "+workloads.PresetPaperBarrier+
 		" runs the ZooKeeper paper's double barrier grid (50, 100, 200 clients x 200 to 1,600 barriers, times --scale) and prints its table")
 	fl.Float64Var(&f.scale, "scale", 0.1, "--preset: fraction of the paper's sizes, 0 < scale <= 1")
+	fl.StringVar(&f.fence, "fence", workloads.FenceOff, "lock: holders write to a shared register with their fencing token after each grant and before each release; "+
+		"off: it accepts stale writes (a holder's whose lock passed on) and counts them as violations; on: it rejects them (counted as prevented)")
 }
 
 // apply records the parameters of p's workload and expands a preset.
 func (f *recipeFlags) apply(p *plan) error {
 	params := p.cfg.Params
+	switch f.fence {
+	case workloads.FenceOff, workloads.FenceOn:
+	default:
+		return fmt.Errorf("--fence %q: want %s or %s", f.fence, workloads.FenceOff, workloads.FenceOn)
+	}
+	if f.fence != workloads.FenceOff && p.workload.Name() != "lock" {
+		return fmt.Errorf("--fence %s: only the lock workload writes to a fenced register", f.fence)
+	}
 	switch p.workload.Name() {
+	case "lock":
+		params[workloads.ParamFence] = f.fence
 	case "failover", "observers":
 		params[workloads.ParamFailovers] = strconv.Itoa(f.failovers)
 		params[workloads.ParamKill] = f.kill

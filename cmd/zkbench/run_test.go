@@ -142,6 +142,8 @@ func TestRunBadInput(t *testing.T) {
 		{"unreachable zookeeper", []string{"--backend", "zookeeper", "--endpoints", unreachable}, "preflight"},
 		{"malformed endpoint", []string{"--endpoints", "http://[::1"}, "--endpoints"},
 		{"zookeeper at an etcd", []string{"--backend", "zookeeper", "--endpoints", etcdHostPort(t)}, "preflight"},
+		{"unknown fence", []string{"--fence", "maybe"}, `--fence "maybe": want off or on`},
+		{"fence without a lock", []string{"--workload", "barrier", "--fence", "on"}, "only the lock workload"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
