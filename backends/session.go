@@ -48,6 +48,8 @@ type Node struct {
 	// CreateRev is a cluster-wide, monotonically increasing creation stamp
 	// usable as a fencing token: ZooKeeper czxid, etcd create revision.
 	// Children listings may leave it zero on ZooKeeper (it costs a read).
+	// CreateRev may be zero after a create on ZooKeeper, which cannot
+	// return it without a read; Get reads it.
 	CreateRev int64 `json:"create_rev,omitempty"`
 }
 
@@ -144,4 +146,19 @@ type Session interface {
 	// Close ends the session; its ephemeral nodes are removed by the server.
 	// Safe to call more than once and concurrently with other methods.
 	Close() error
+}
+
+// LateWatchCounter is an optional ability of a Session, found by type
+// assertion on the innermost session (decorators expose it through
+// Unwrap): a backend whose server keeps a watch armed after the watch's ctx
+// ended (ZooKeeper: a watch cannot be removed) keeps receiving such
+// abandoned watches until they fire or the session is closed, and counts
+// their notifications here. The server sent and counted them; no caller
+// waited for them, so they are not in any watch channel. A backend that
+// cancels watches on the server (etcd) has none to count and need not
+// implement it.
+type LateWatchCounter interface {
+	// LateWatchEvents returns the late notifications so far; it is final
+	// once Close has returned. Safe to call concurrently with anything.
+	LateWatchEvents() int64
 }

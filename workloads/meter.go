@@ -102,6 +102,7 @@ func midpoint(a, b instrument.Counts) instrument.Counts {
 		Failures:          make(map[string]int64, len(b.Failures)),
 		WatchesArmed:      half(a.WatchesArmed, b.WatchesArmed),
 		WatchEvents:       half(a.WatchEvents, b.WatchEvents),
+		LateWatchEvents:   half(a.LateWatchEvents, b.LateWatchEvents),
 		SessionLostEvents: half(a.SessionLostEvents, b.SessionLostEvents),
 		WastedWakeups:     half(a.WastedWakeups, b.WastedWakeups),
 	}
@@ -166,7 +167,8 @@ func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, ins
 		}
 		if instrumented {
 			writes := d.Requests["create"] + d.Requests["create_seq"] + d.Requests["delete"]
-			if n := disagree("watch events", float64(d.WatchEvents), res.Server, backends.MetricWatchEvents); n != "" {
+			// The servers also notify watches whose ctx had ended (late).
+			if n := disagree("watch events", float64(d.WatchEvents+d.LateWatchEvents), res.Server, backends.MetricWatchEvents); n != "" {
 				res.Notes = append(res.Notes, n)
 			}
 			if n := disagree("writes (create+create_seq+delete)", float64(writes), res.Server, backends.MetricWrites); n != "" {

@@ -29,8 +29,8 @@ func testCreateGetDelete(t *testing.T, e *env) {
 	if !bytes.Equal(got, data) {
 		t.Errorf("Get data = %q, want %q", got, data)
 	}
-	if gn.Path != p || gn.Name != "a" || gn.CreateRev != n.CreateRev {
-		t.Errorf("Get node = %+v, want Path %q Name a CreateRev %d", gn, p, n.CreateRev)
+	if gn.Path != p || gn.Name != "a" || gn.CreateRev <= 0 || n.CreateRev != 0 && gn.CreateRev != n.CreateRev {
+		t.Errorf("Get node = %+v, want Path %q Name a CreateRev > 0 and as Create said (%d, or 0)", gn, p, n.CreateRev)
 	}
 
 	if _, err := s.Create(opCtx(t), p, []byte("other")); !errors.Is(err, backends.ErrNodeExists) {
@@ -86,30 +86,46 @@ func testCreateRev(t *testing.T, e *env) {
 		} else {
 			n = createSeq(t, s, e.p("q"), "s-")
 		}
-		seen = append(seen, fmt.Sprintf("%s=%d", n.Name, n.CreateRev))
-		if n.CreateRev <= 0 || n.CreateRev <= prev {
-			t.Fatalf("CreateRev must be > 0 and grow with each create; got %v", seen)
+		rev := stamp(t, e, s, n)
+		seen = append(seen, fmt.Sprintf("%s=%d", n.Name, rev))
+		if rev <= prev {
+			t.Fatalf("CreateRev must grow with each create; got %v", seen)
 		}
-		prev = n.CreateRev
-		// ExistsW and Get report the same stamp.
-		_, gn, err := s.Get(opCtx(t), n.Path)
-		if err != nil || gn.CreateRev != n.CreateRev {
-			t.Errorf("Get(%s) CreateRev = %d, %v; Create said %d", n.Path, gn.CreateRev, err, n.CreateRev)
-		}
+		prev = rev
+		// ExistsW reports the same stamp as Get.
 		ctx, cancel := contextWithCancel(t)
 		ok, en, _, err := s.ExistsW(ctx, n.Path)
 		cancel()
-		if err != nil || !ok || en.CreateRev != n.CreateRev {
-			t.Errorf("ExistsW(%s) = %v, CreateRev %d, %v; Create said %d", n.Path, ok, en.CreateRev, err, n.CreateRev)
+		if err != nil || !ok || en.CreateRev != rev {
+			t.Errorf("ExistsW(%s) = %v, CreateRev %d, %v; Get said %d", n.Path, ok, en.CreateRev, err, rev)
 		}
 	}
 	// A node deleted and made again gets a new, larger stamp.
 	first := e.p("n0")
 	del(t, s1, first)
-	n := create(t, s1, first, nil)
-	if n.CreateRev <= prev {
-		t.Errorf("re-created %s has CreateRev %d, not above %d", first, n.CreateRev, prev)
+	if rev := stamp(t, e, s1, create(t, s1, first, nil)); rev <= prev {
+		t.Errorf("re-created %s has CreateRev %d, not above %d", first, rev, prev)
 	}
+}
+
+// stamp returns the CreateRev that Get reads for n, just made by s, after
+// checking it against what the create returned: ZooKeeper may leave it 0
+// (it cannot return the czxid without a read), every other backend must
+// report it, and no backend may report another stamp than Get's.
+func stamp(t *testing.T, e *env, s backends.Session, n backends.Node) int64 {
+	t.Helper()
+	_, gn, err := s.Get(opCtx(t), n.Path)
+	switch {
+	case err != nil:
+		t.Fatalf("Get(%s): %v", n.Path, err)
+	case gn.CreateRev <= 0:
+		t.Fatalf("Get(%s) CreateRev = %d, want > 0", n.Path, gn.CreateRev)
+	case n.CreateRev == 0 && e.kind != backends.ZooKeeper:
+		t.Fatalf("%s create of %s returned CreateRev 0 (only ZooKeeper may)", e.kind, n.Path)
+	case n.CreateRev != 0 && n.CreateRev != gn.CreateRev:
+		t.Fatalf("create of %s returned CreateRev %d, Get reads %d", n.Path, n.CreateRev, gn.CreateRev)
+	}
+	return gn.CreateRev
 }
 
 func testEnsurePath(t *testing.T, e *env) {
@@ -299,7 +315,9 @@ func testSequentialCausalOrder(t *testing.T, e *env) {
 	}
 	var prev backends.Node
 	for i := range 9 {
-		n := createSeq(t, ss[i%len(ss)], parent, "n-")
+		s := ss[i%len(ss)]
+		n := createSeq(t, s, parent, "n-")
+		n.CreateRev = stamp(t, e, s, n)
 		if i > 0 && (n.Seq <= prev.Seq || n.CreateRev <= prev.CreateRev) {
 			t.Fatalf("create %d (%s seq %d rev %d) not after create %d (%s seq %d rev %d)",
 				i, n.Name, n.Seq, n.CreateRev, i-1, prev.Name, prev.Seq, prev.CreateRev)

@@ -22,6 +22,12 @@ const serverCountsWatchers = 8
 //   - A burst of creates, sequential creates and deletes, some failing
 //     (ErrNodeExists, ErrNoNode): instrument create+create_seq+delete must
 //     equal the servers' MetricWrites delta, failed requests included.
+//   - Reads, by each backend's read model (serverReads); a create reads
+//     nothing.
+//   - A watch abandoned before it fires (its ctx cancelled), then
+//     triggered: on a backend whose sessions count late watch events
+//     (backends.LateWatchCounter, ZooKeeper) the instrument's
+//     LateWatchEvents and the servers' MetricWatchEvents both move by 1.
 //
 // Nothing else may touch the servers meanwhile: sessions are opened before
 // the first scrape and closed after the last (opening and closing are server
@@ -42,6 +48,7 @@ func testServerCounts(t *testing.T, e *env) {
 	for i := range watchers {
 		watchers[i] = session(t, wb)
 	}
+	abandoner := session(t, wb)
 	node := e.p("watched")
 	ensure(t, owner, e.ns)
 	create(t, owner, node, nil)
@@ -141,33 +148,65 @@ func testServerCounts(t *testing.T, e *env) {
 		childrenW(t, ctx, owner, dir)
 		cancel()
 		found++
+		// Creates read nothing on any backend (ZooKeeper leaves CreateRev 0).
 		create(t, owner, e.p("made"), nil)
-		creates++
+		createSeq(t, owner, e.ns, "made-")
+		creates += 2
 
 		client := reg.Total().Sub(c0)
 		reads := client.Requests["get"] + client.Requests["children"] + client.Requests["exists_w"] + client.Requests["children_w"]
-		if reads != found+notFound || client.Requests["create"] != creates {
-			t.Fatalf("instrument delta = %+v; want %d reads and %d create", client, found+notFound, creates)
+		if reads != found+notFound || client.Requests["create"]+client.Requests["create_seq"] != creates {
+			t.Fatalf("instrument delta = %+v; want %d reads and %d creates", client, found+notFound, creates)
 		}
-		serverMatches(t, sc, m0, backends.MetricReads, float64(serverReads(e.kind, found, notFound, creates)))
+		serverMatches(t, sc, m0, backends.MetricReads, float64(serverReads(e.kind, found, notFound)))
+	})
+
+	t.Run("LateWatchEvents", func(t *testing.T) {
+		if _, ok := instrument.Unwrap(abandoner).(backends.LateWatchCounter); !ok {
+			t.Skipf("%s sessions count no late watch events (backends.LateWatchCounter): the backend cancels an abandoned watch on the server", e.kind)
+		}
+		node := e.p("late")
+		c0, m0 := reg.Total(), scrape(t, sc)
+		ctx, cancel := contextWithCancel(t)
+		ch := existsW(t, ctx, abandoner, node, false)
+		cancel()
+		closedWithin(t, ch, promptBound, "ExistsW after its ctx was cancelled")
+		create(t, owner, node, nil)
+		eventually(t, eventBound, "instrument counts the late watch event", func() (bool, string) {
+			d := reg.Total().Sub(c0)
+			return d.LateWatchEvents >= 1, fmt.Sprintf("delta %+v", d)
+		})
+		serverMatches(t, sc, m0, backends.MetricWatchEvents, 1)
+		client := reg.Total().Sub(c0)
+		if client.LateWatchEvents != 1 || client.WatchEvents != 0 || client.WatchesArmed != 1 {
+			t.Fatalf("instrument delta = %+v; want 1 late watch event, no watch event, 1 watch armed", client)
+		}
+		// The count is final at Close and kept by the instrument.
+		if err := abandoner.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if got := reg.Total().Sub(c0).LateWatchEvents; got != 1 {
+			t.Fatalf("after Close, instrument LateWatchEvents delta = %d, want 1", got)
+		}
 	})
 }
 
 // serverReads is how many reads the servers count (MetricReads) for reads
-// that found their node, reads that did not, and successful creates. The
-// backends differ, by construction, and these are the exact offsets:
+// that found their node and reads that did not. The backends differ, by
+// construction, and these are the exact offsets:
 //
 //   - etcd: one Range call per Get, Children, ExistsW and ChildrenW,
-//     whatever it finds; Create is one Txn (a write) and reads nothing.
+//     whatever it finds.
 //   - ZooKeeper: MetricReads is the per-namespace read count of /zkbench,
 //     which the server bumps only when the read finds its node (a getData or
 //     exists of a missing node is not counted: DataTree updates the read
-//     statistic after the lookup succeeded); and every Create and
-//     CreateSequential reads once more, an exists for the czxid, because
-//     go-zookeeper v1.0.4 has no create2.
-func serverReads(kind backends.Kind, found, notFound, creates int64) int64 {
+//     statistic after the lookup succeeded).
+//
+// Neither counts a read for a create: Create and CreateSequential are one
+// write each (on ZooKeeper they leave CreateRev 0 rather than read it).
+func serverReads(kind backends.Kind, found, notFound int64) int64 {
 	if kind == backends.ZooKeeper {
-		return found + creates
+		return found
 	}
 	return found + notFound
 }

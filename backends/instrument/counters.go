@@ -27,20 +27,24 @@
 //     backends.MetricReads on etcd (one Range call each). On ZooKeeper
 //     MetricReads (the per-namespace read count of /zkbench; the raw
 //     zk_cnt_readlatency also counts pings) counts only reads that found
-//     their node, plus one exists per successful create and create_seq (the
-//     backend reads the czxid). backends/backendtest checks both models.
-//   - WatchEvents equals the watch notifications the servers sent
-//     (backends.MetricWatchEvents; on ZooKeeper also
+//     their node. backends/backendtest checks both models.
+//   - WatchEvents + LateWatchEvents equals the watch notifications the
+//     servers sent (backends.MetricWatchEvents; on ZooKeeper also
 //     MetricWatchesTriggeredOnDelete when the only events are deletions),
-//     provided each session arms at most one watch per path at a time:
+//     provided each session arms at most one live watch per path at a time:
 //     ZooKeeper keeps one server-side watcher per connection and path and
 //     go-zookeeper fans its one notification out to every local watcher, so
 //     two ExistsW on one path from one session are 2 client events for 1
 //     server event. backends/backendtest checks this equality.
+//   - WatchEvents counts notifications delivered on the channels callers
+//     wait on. LateWatchEvents counts those that arrived for watches whose
+//     ctx had already ended (backends.LateWatchCounter, read from the
+//     session when counts are taken): on ZooKeeper such a watch stays armed
+//     on the server (there is no remove-watch in go-zookeeper), fires later
+//     and is counted there; etcd cancels it and has none.
 //   - WatchesArmed counts watch calls that returned without error; a watch
-//     whose ctx ends before it fires is armed but never delivers.
-//     On ZooKeeper such a watch stays armed on the server (there is no
-//     remove-watch in go-zookeeper) and may still be counted there later.
+//     whose ctx ends before it fires is armed but never delivers to its
+//     caller.
 //   - EventSessionLost is not a server notification: it is counted in
 //     SessionLostEvents, not in WatchEvents.
 //   - WastedWakeups is recorded by the caller (AddWastedWakeups), which alone
@@ -48,8 +52,11 @@
 package instrument
 
 import (
+	"slices"
+	"sync"
 	"sync/atomic"
 
+	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -107,6 +114,12 @@ type Counters struct {
 	watchEvents       atomic.Int64
 	sessionLostEvents atomic.Int64
 	wastedWakeups     atomic.Int64
+
+	// Late watch events live in the backend sessions: read from the open
+	// ones at each snapshot, folded into lateClosed when one closes.
+	lateMu     sync.Mutex
+	lateOpen   []backends.LateWatchCounter
+	lateClosed int64
 }
 
 // Request records that a request of type op was sent.
@@ -119,6 +132,34 @@ func (c *Counters) Failure(op Op) { c.failures[op].Add(1) }
 // (the waiter woke, looked, and had to wait again).
 func (c *Counters) AddWastedWakeups(n int64) { c.wastedWakeups.Add(n) }
 
+// addLate starts reading late watch events from an open session.
+func (c *Counters) addLate(l backends.LateWatchCounter) {
+	c.lateMu.Lock()
+	c.lateOpen = append(c.lateOpen, l)
+	c.lateMu.Unlock()
+}
+
+// closeLate keeps the final count of a closed session and stops reading it.
+func (c *Counters) closeLate(l backends.LateWatchCounter) {
+	c.lateMu.Lock()
+	defer c.lateMu.Unlock()
+	if i := slices.Index(c.lateOpen, l); i >= 0 {
+		c.lateClosed += l.LateWatchEvents()
+		c.lateOpen = slices.Delete(c.lateOpen, i, i+1)
+	}
+}
+
+// lateWatchEvents sums the late watch events of this client's sessions.
+func (c *Counters) lateWatchEvents() int64 {
+	c.lateMu.Lock()
+	defer c.lateMu.Unlock()
+	n := c.lateClosed
+	for _, l := range c.lateOpen {
+		n += l.LateWatchEvents()
+	}
+	return n
+}
+
 // Requests returns how many requests of type op were sent.
 func (c *Counters) Requests(op Op) int64 { return c.requests[op].Load() }
 
@@ -130,6 +171,7 @@ func (c *Counters) Snapshot() Counts {
 		Failures:          make(map[string]int64, numOps),
 		WatchesArmed:      c.watchesArmed.Load(),
 		WatchEvents:       c.watchEvents.Load(),
+		LateWatchEvents:   c.lateWatchEvents(),
 		SessionLostEvents: c.sessionLostEvents.Load(),
 		WastedWakeups:     c.wastedWakeups.Load(),
 	}
@@ -149,6 +191,10 @@ type Counts struct {
 	WatchesArmed int64 `json:"watches_armed"`
 	// WatchEvents: server notifications delivered on those channels.
 	WatchEvents int64 `json:"watch_events"`
+	// LateWatchEvents: server notifications that reached the client for
+	// watches whose ctx had ended (backends.LateWatchCounter). The servers
+	// count WatchEvents + LateWatchEvents.
+	LateWatchEvents int64 `json:"late_watch_events"`
 	// SessionLostEvents: EventSessionLost delivered on those channels.
 	SessionLostEvents int64 `json:"session_lost_events"`
 	WastedWakeups     int64 `json:"wasted_wakeups"`
@@ -179,6 +225,7 @@ func (c Counts) combine(o Counts, sign int64) Counts {
 		Failures:          make(map[string]int64, numOps),
 		WatchesArmed:      c.WatchesArmed + sign*o.WatchesArmed,
 		WatchEvents:       c.WatchEvents + sign*o.WatchEvents,
+		LateWatchEvents:   c.LateWatchEvents + sign*o.LateWatchEvents,
 		SessionLostEvents: c.SessionLostEvents + sign*o.SessionLostEvents,
 		WastedWakeups:     c.WastedWakeups + sign*o.WastedWakeups,
 	}
@@ -198,9 +245,10 @@ func (c Counts) ClientCounts() results.ClientCounts {
 		req[k] = v
 	}
 	return results.ClientCounts{
-		Requests:      req,
-		WatchesArmed:  c.WatchesArmed,
-		WatchEvents:   c.WatchEvents,
-		WastedWakeups: c.WastedWakeups,
+		Requests:        req,
+		WatchesArmed:    c.WatchesArmed,
+		WatchEvents:     c.WatchEvents,
+		LateWatchEvents: c.LateWatchEvents,
+		WastedWakeups:   c.WastedWakeups,
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -289,5 +290,60 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 5s")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// lateStub is a stub session that counts late watch events, as a backend
+// implementing backends.LateWatchCounter does.
+type lateStub struct {
+	*stubSession
+	late atomic.Int64
+}
+
+func (s *lateStub) LateWatchEvents() int64 { return s.late.Load() }
+
+// decorated is a session decorator that only forwards, with Unwrap.
+type decorated struct{ backends.Session }
+
+func (d decorated) Unwrap() backends.Session { return d.Session }
+
+func TestLateWatchEventsFromTheSession(t *testing.T) {
+	r := instrument.NewRegistry()
+	c1, c2 := r.NewClient(), r.NewClient()
+	a, b := &lateStub{stubSession: newStub()}, &lateStub{stubSession: newStub()}
+	sa := instrument.Wrap(a, c1)
+	sb := instrument.Wrap(decorated{b}, c2) // found through the decorator's Unwrap
+	instrument.Wrap(newStub(), c2)          // a session without late events adds none
+
+	a.late.Add(2)
+	b.late.Add(3)
+	if got := c1.Snapshot().LateWatchEvents; got != 2 {
+		t.Errorf("client 1 LateWatchEvents = %d, want 2", got)
+	}
+	before := r.Total()
+	if before.LateWatchEvents != 5 || before.WatchEvents != 0 {
+		t.Fatalf("Total = %+v, want 5 late watch events and no watch event", before)
+	}
+	// After Close the final count stays, and the session is no longer read.
+	b.late.Add(1)
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b.late.Add(100)
+	sb.Close() // twice: folded once
+	a.late.Add(1)
+	total := r.Total()
+	if total.LateWatchEvents != 7 {
+		t.Fatalf("Total LateWatchEvents = %d, want 7 (3 from a, 4 final from b)", total.LateWatchEvents)
+	}
+	d := total.Sub(before)
+	if d.LateWatchEvents != 2 || total.ClientCounts().LateWatchEvents != 7 {
+		t.Errorf("Sub = %d, ClientCounts = %d; want 2 and 7", d.LateWatchEvents, total.ClientCounts().LateWatchEvents)
+	}
+	if sum := r.PerClient()[0].Add(r.PerClient()[1]); sum.LateWatchEvents != 7 {
+		t.Errorf("per-client sum = %d, want 7", sum.LateWatchEvents)
+	}
+	if err := sa.Close(); err != nil || c1.Snapshot().LateWatchEvents != 3 {
+		t.Errorf("client 1 after Close: %d (%v), want 3", c1.Snapshot().LateWatchEvents, err)
 	}
 }

@@ -51,7 +51,9 @@ func (r *Registry) Total() Counts {
 	r.mu.Lock()
 	cs := append([]*Counters(nil), r.clients...)
 	r.mu.Unlock()
+	var late int64
 	for _, c := range cs {
+		late += c.lateWatchEvents()
 		for op := range numOps {
 			t.requests[op].Add(c.requests[op].Load())
 			t.failures[op].Add(c.failures[op].Load())
@@ -61,6 +63,7 @@ func (r *Registry) Total() Counts {
 		t.sessionLostEvents.Add(c.sessionLostEvents.Load())
 		t.wastedWakeups.Add(c.wastedWakeups.Load())
 	}
+	t.lateClosed = late
 	return t.Snapshot()
 }
 

@@ -10,14 +10,22 @@ import (
 type Session struct {
 	inner backends.Session
 	c     *Counters
+	late  backends.LateWatchCounter // nil if the backend has no late events
 }
 
 var _ backends.Session = (*Session)(nil)
 
 // Wrap returns s counting into c. Wrapping an already wrapped session counts
-// into both Counters.
+// into both Counters. If the innermost session is a
+// backends.LateWatchCounter, c's snapshots include its late watch events
+// (Counts.LateWatchEvents), and keep its final count after Close.
 func Wrap(s backends.Session, c *Counters) *Session {
-	return &Session{inner: s, c: c}
+	w := &Session{inner: s, c: c}
+	if l, ok := Unwrap(s).(backends.LateWatchCounter); ok {
+		w.late = l
+		c.addLate(l)
+	}
+	return w
 }
 
 // Unwrap returns the session this one wraps.
@@ -171,5 +179,11 @@ func (s *Session) ID() int64 { return s.inner.ID() }
 // Done returns the inner session's Done.
 func (s *Session) Done() <-chan struct{} { return s.inner.Done() }
 
-// Close closes the inner session.
-func (s *Session) Close() error { return s.inner.Close() }
+// Close closes the inner session and keeps its final late watch events.
+func (s *Session) Close() error {
+	err := s.inner.Close()
+	if s.late != nil {
+		s.c.closeLate(s.late)
+	}
+	return err
+}

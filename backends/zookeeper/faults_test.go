@@ -3,6 +3,7 @@ package zookeeper_test
 import (
 	"context"
 	"errors"
+	"regexp"
 	"testing"
 	"time"
 
@@ -129,8 +130,8 @@ func TestProtectedCreateSurvivesLostReply(t *testing.T) {
 	if len(kids) != 1 || kids[0].Path != r.n.Path || kids[0].Seq != r.n.Seq {
 		t.Fatalf("children %+v, returned %+v: want exactly the one node", kids, r.n)
 	}
-	if r.n.CreateRev == 0 {
-		t.Error("CreateRev not set after recovery")
+	if !regexp.MustCompile(`^lock-[0-9a-f]{16}-[0-9]{10}$`).MatchString(r.n.Name) || r.n.CreateRev != 0 {
+		t.Errorf("node %+v after recovery: want a protected sequential name and CreateRev 0", r.n)
 	}
 	_, st, err := ds.Conn().Exists(r.n.Path)
 	if err != nil || st.EphemeralOwner != s.ID() {

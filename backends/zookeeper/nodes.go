@@ -11,11 +11,11 @@ import (
 	"github.com/zkbench/zkbench/backends"
 )
 
-// Create makes an ephemeral node, then reads its czxid (go-zookeeper v1.0.4
-// has no create2, so the fencing token costs one exists read: servers count
-// one write and one read per Create). CreateRev is 0 only if the node was
-// deleted before that read, or ctx ended between the create and the read. A connection loss mid-create returns
-// backends.ErrUnknownOutcome: the node may exist, owned by this session.
+// Create makes an ephemeral node: one write, nothing else. Node.CreateRev
+// is 0: go-zookeeper v1.0.4 has no create2, so learning the czxid would
+// cost a read that the caller may not need (Get reads it). A connection
+// loss mid-create returns backends.ErrUnknownOutcome: the node may exist,
+// owned by this session.
 func (s *Session) Create(ctx context.Context, p string, data []byte) (backends.Node, error) {
 	_, err := write(ctx, s, "create", p, func() (string, error) {
 		return s.l.conn.Create(p, data, zk.FlagEphemeral, acl)
@@ -26,33 +26,7 @@ func (s *Session) Create(ctx context.Context, p string, data []byte) (backends.N
 	s.own(p, true)
 	n := node(p)
 	n.Seq = 0
-	return s.stamp(ctx, n)
-}
-
-// stamp sets n.CreateRev from the node's czxid. The node exists: only a
-// lost session is an error. If ctx ends first CreateRev stays 0.
-func (s *Session) stamp(ctx context.Context, n backends.Node) (backends.Node, error) {
-	rev, err := s.czxid(ctx, n.Path)
-	if errors.Is(err, backends.ErrSessionLost) {
-		return n, err
-	}
-	n.CreateRev = rev
 	return n, nil
-}
-
-// czxid reads a node's creation zxid; 0 if it is already gone.
-func (s *Session) czxid(ctx context.Context, p string) (int64, error) {
-	st, err := read(ctx, s, "exists", p, func() (*zk.Stat, error) {
-		ok, st, err := s.l.conn.Exists(p)
-		if err == nil && !ok {
-			return nil, nil
-		}
-		return st, err
-	})
-	if err != nil || st == nil {
-		return 0, err
-	}
-	return st.Czxid, nil
 }
 
 // Get reads a node's data; Node.CreateRev is its czxid.

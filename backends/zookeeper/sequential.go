@@ -29,7 +29,8 @@ const seqDigits = 10
 // whole; if it ends while the outcome is unknown, an orphan node may remain
 // until the session ends.
 //
-// Node.CreateRev is the czxid, read with one exists after the create.
+// Node.CreateRev is 0, as for Create (no read after the create); Node.Seq
+// is the sequence number, monotonic under parent.
 func (s *Session) CreateSequential(ctx context.Context, parent, prefix string, data []byte) (backends.Node, error) {
 	if strings.Contains(prefix, "/") {
 		return backends.Node{}, fmt.Errorf("zookeeper: sequential prefix %q holds a '/'", prefix)
@@ -41,7 +42,7 @@ func (s *Session) CreateSequential(ctx context.Context, parent, prefix string, d
 			return s.l.conn.Create(want, data, zk.FlagEphemeral|zk.FlagSequence, acl)
 		})
 		if err == nil {
-			return s.made(ctx, raw)
+			return s.made(raw), nil
 		}
 		if !errors.Is(err, backends.ErrUnknownOutcome) {
 			return backends.Node{}, err
@@ -53,16 +54,16 @@ func (s *Session) CreateSequential(ctx context.Context, parent, prefix string, d
 		}
 		for _, k := range kids {
 			if strings.HasPrefix(k.Name, tagged) && len(k.Name) == len(tagged)+seqDigits {
-				return s.made(ctx, k.Path)
+				return s.made(k.Path), nil
 			}
 		}
 	}
 }
 
 // made completes a sequential create of path p.
-func (s *Session) made(ctx context.Context, p string) (backends.Node, error) {
+func (s *Session) made(p string) backends.Node {
 	s.own(p, true)
-	return s.stamp(ctx, node(p))
+	return node(p)
 }
 
 // parseSeq returns the number in the last 10 characters of name if they

@@ -34,9 +34,14 @@ type Session struct {
 
 	mu    sync.Mutex
 	owned map[string]struct{} // shared views: ephemeral nodes made through this view
+
+	late lateWatches // abandoned watches still received, and their events
 }
 
-var _ backends.Session = (*Session)(nil)
+var (
+	_ backends.Session          = (*Session)(nil)
+	_ backends.LateWatchCounter = (*Session)(nil)
+)
 
 func newSession(l *link, shared bool) *Session {
 	s := &Session{l: l, shared: shared, done: make(chan struct{})}
@@ -101,6 +106,7 @@ func (s *Session) Close() error {
 			s.l.shutdown(ctx)
 			s.end()
 		}
+		s.late.close()
 		if s.onClose != nil {
 			s.onClose()
 		}

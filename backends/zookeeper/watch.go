@@ -15,8 +15,10 @@ import (
 // The channel gets at most one event and is then closed; it is closed
 // without an event when ctx ends, and gets EventSessionLost when the session
 // ends. Server side, a watch that ctx abandoned stays armed until it fires
-// or the session ends (go-zookeeper v1.0.4 cannot remove watches): it costs
-// one notification, which nobody reads.
+// or the session ends (go-zookeeper v1.0.4 cannot remove watches), and its
+// notification still reaches this process: the session counts it in
+// LateWatchEvents. So does a watch the server armed for a request whose ctx
+// ended before the reply.
 //
 // Herd note: the server keeps one watch per connection and path, so each
 // session watching p gets its own notification when p changes.
@@ -26,11 +28,15 @@ func (s *Session) ExistsW(ctx context.Context, p string) (bool, backends.Node, <
 		st *zk.Stat
 		ch <-chan zk.Event
 	}
+	k := watchKey{p, dataTable}
+	var h watchHandoff
 	g, err := read(ctx, s, "exists-watch", p, func() (got, error) {
 		ok, st, ch, err := s.l.conn.ExistsW(p)
+		s.armed(k, ch, &h)
 		return got{ok, st, ch}, err
 	})
 	if err != nil {
+		s.gaveUp(k, &h)
 		return false, backends.Node{}, nil, err
 	}
 	var n backends.Node
@@ -38,31 +44,58 @@ func (s *Session) ExistsW(ctx context.Context, p string) (bool, backends.Node, <
 		n = node(p)
 		n.CreateRev = g.st.Czxid
 	}
-	return g.ok, n, s.forward(ctx, p, g.ch), nil
+	return g.ok, n, s.forward(ctx, k, g.ch), nil
 }
 
 // ChildrenW lists parent's children like Children and arms a one-shot
 // watch on the list, in one request: it fires when a child is added or
-// removed, or parent is deleted. Channel semantics as ExistsW.
+// removed, or parent is deleted. Channel semantics and late events as
+// ExistsW.
 func (s *Session) ChildrenW(ctx context.Context, parent string) ([]backends.Node, <-chan backends.Event, error) {
 	type got struct {
 		names []string
 		ch    <-chan zk.Event
 	}
+	k := watchKey{parent, childTable}
+	var h watchHandoff
 	g, err := read(ctx, s, "children-watch", parent, func() (got, error) {
 		names, _, ch, err := s.l.conn.ChildrenW(parent)
+		s.armed(k, ch, &h)
 		return got{names, ch}, err
 	})
 	if err != nil {
+		s.gaveUp(k, &h)
 		return nil, nil, err
 	}
-	return childNodes(parent, g.names), s.forward(ctx, parent, g.ch), nil
+	return childNodes(parent, g.names), s.forward(ctx, k, g.ch), nil
+}
+
+// armed runs on the request's goroutine when go-zookeeper returns the
+// watch channel ch (nil if no watch was armed): it tells the late set,
+// and abandons ch at once if the caller already gave up.
+func (s *Session) armed(k watchKey, ch <-chan zk.Event, h *watchHandoff) {
+	if ch == nil {
+		return
+	}
+	s.late.arm(k)
+	if !h.delivered(ch) {
+		s.late.abandon(k, ch)
+	}
+}
+
+// gaveUp abandons the watch a request armed although its caller returned
+// an error (ctx or the session ended while the request was in flight).
+func (s *Session) gaveUp(k watchKey, h *watchHandoff) {
+	if ch := h.gaveUp(); ch != nil {
+		s.late.abandon(k, ch)
+	}
 }
 
 // forward relays go-zookeeper's one-shot watch channel to a backends one:
 // one event then close, close alone when ctx ends, EventSessionLost when the
-// session ends. Its goroutine ends with whichever comes first.
-func (s *Session) forward(ctx context.Context, p string, in <-chan zk.Event) <-chan backends.Event {
+// session ends. Its goroutine ends with whichever comes first; when ctx
+// ends first, the late set takes the watch over.
+func (s *Session) forward(ctx context.Context, k watchKey, in <-chan zk.Event) <-chan backends.Event {
 	out := make(chan backends.Event, 1)
 	go func() {
 		defer close(out)
@@ -71,14 +104,20 @@ func (s *Session) forward(ctx context.Context, p string, in <-chan zk.Event) <-c
 			if !ok {
 				return
 			}
-			out <- convert(ev, p)
+			out <- convert(ev, k.path)
 		case <-s.done:
-			out <- backends.Event{Type: backends.EventSessionLost, Path: p}
+			out <- backends.Event{Type: backends.EventSessionLost, Path: k.path}
 		case <-ctx.Done():
+			s.late.abandon(k, in)
 		}
 	}()
 	return out
 }
+
+// LateWatchEvents counts the watch notifications that reached this session
+// for watches whose ctx had ended (backends.LateWatchCounter): the server
+// sent and counted them, nobody waited for them. Final once Close returns.
+func (s *Session) LateWatchEvents() int64 { return s.late.count() }
 
 // convert maps a go-zookeeper watch event. EventNotWatching comes when
 // go-zookeeper drops its watches: on session expiry or Close.
