@@ -15,18 +15,30 @@ import (
 // session's id with its client index (from backends.ClientOf on the ctx) so
 // that faults and the timeline can name clients.
 //
-// Admin and Scrape go to the shared backend. Close closes every backend.
+// Admin goes to the shared backend; Scrape and ScrapeMembers to the
+// scraper given WithScraper, else to the shared backend. Close closes every
+// backend (not the scraper).
 type Backend struct {
 	shared    backends.Backend
 	own       map[int]backends.Backend
 	onSession func(client int, session int64)
+	scraper   backends.Scraper
 }
 
 var (
-	_ backends.Backend = (*Backend)(nil)
-	_ backends.Admin   = (*Backend)(nil)
-	_ backends.Scraper = (*Backend)(nil)
+	_ backends.Backend       = (*Backend)(nil)
+	_ backends.Admin         = (*Backend)(nil)
+	_ backends.MemberScraper = (*Backend)(nil)
 )
+
+// BackendOption configures a Backend.
+type BackendOption func(*Backend)
+
+// WithScraper reads the servers' counters through s instead of the shared
+// backend: one that reaches the servers directly, not through the fault
+// proxies (a cut or a delay must not hide the servers' counters), and knows
+// their processes as they restart. Default: the shared backend.
+func WithScraper(s backends.Scraper) BackendOption { return func(b *Backend) { b.scraper = s } }
 
 // ErrNoAbility: the shared backend lacks Admin or Scraper.
 var ErrNoAbility = errors.New("faults: the backend cannot do that")
@@ -34,8 +46,13 @@ var ErrNoAbility = errors.New("faults: the backend cannot do that")
 // NewBackend routes sessions of the clients in own to their backends and
 // every other session to shared. onSession (nil: none) is called with each
 // opened session's client index (-1 if the ctx named none) and id.
-func NewBackend(shared backends.Backend, own map[int]backends.Backend, onSession func(client int, session int64)) *Backend {
-	return &Backend{shared: shared, own: own, onSession: onSession}
+func NewBackend(shared backends.Backend, own map[int]backends.Backend, onSession func(client int, session int64), opts ...BackendOption) *Backend {
+	b := &Backend{shared: shared, own: own, onSession: onSession}
+	b.scraper, _ = shared.(backends.Scraper)
+	for _, o := range opts {
+		o(b)
+	}
+	return b
 }
 
 // Kind implements backends.Backend.
@@ -96,9 +113,18 @@ func (b *Backend) DeleteTree(ctx context.Context, path string) error {
 
 // Scrape implements backends.Scraper.
 func (b *Backend) Scrape(ctx context.Context) (backends.Metrics, error) {
-	s, ok := b.shared.(backends.Scraper)
-	if !ok {
+	if b.scraper == nil {
 		return nil, fmt.Errorf("%w: scrape", ErrNoAbility)
 	}
-	return s.Scrape(ctx)
+	return b.scraper.Scrape(ctx)
+}
+
+// ScrapeMembers implements backends.MemberScraper; ErrNoAbility if the
+// scraper reads only sums.
+func (b *Backend) ScrapeMembers(ctx context.Context) ([]backends.MemberMetrics, error) {
+	s, ok := b.scraper.(backends.MemberScraper)
+	if !ok {
+		return nil, fmt.Errorf("%w: scrape members one by one", ErrNoAbility)
+	}
+	return s.ScrapeMembers(ctx)
 }

@@ -102,6 +102,12 @@ type Result struct {
 	Client  ClientCounts          `json:"client"`
 	// Server is the delta of the servers' counters over the measured case.
 	Server backends.Metrics `json:"server,omitempty"`
+	// ServerPartial: Server sums only some members, or leaves some of a
+	// member's counters out, because a member did not answer at an edge of
+	// the case or restarted (and began counting again) during it; Notes
+	// say which. The server figures are then not comparable with other
+	// cases', and none is divided per operation in PerOp.
+	ServerPartial bool `json:"server_partial,omitempty"`
 	// PerOp are derived per-operation figures: "watch_events",
 	// "wasted_wakeups", "requests", "requests.<type>", "server_watch_events",
 	// "server_requests", ... Only figures that were measured appear.

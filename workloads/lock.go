@@ -101,7 +101,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		return res, err
 	}
 	log := c.log()
-	meter := NewMeter(c.Backend, c.Cluster)
+	meter := NewMeter(c.Backend, c.Cluster, WithServerPIDs(c.ServerPIDs))
 	base, _ := procstat.Self()
 
 	clients, err := OpenClients(ctx, c.Backend, c.Clients,

@@ -23,25 +23,54 @@ const scrapeTimeout = 5 * time.Second
 // counts, the servers' counters, and the CPU and memory of this process and
 // of the servers that run locally.
 type Meter struct {
-	scraper    backends.Scraper
-	serverPIDs []int
+	scraper backends.Scraper
+	// members reads each member on its own (nil: the scraper cannot), so
+	// that a member that is down or restarted leaves the others measured.
+	members backends.MemberScraper
+	// pids gives the local servers' processes by endpoint (host:port).
+	pids func() map[string]int
 	// embedded: a server runs inside this process, so its cost is the
 	// client's too.
 	embedded bool
 }
 
+// MeterOption configures a Meter.
+type MeterOption func(*Meter)
+
+// WithServerPIDs makes the meter ask pids, at every snapshot, for the
+// local servers' process ids by endpoint (Case.ServerPIDs). Default: the
+// member PIDs in the ClusterInfo, fixed.
+func WithServerPIDs(pids func() map[string]int) MeterOption {
+	return func(m *Meter) {
+		if pids != nil {
+			m.pids = func() map[string]int { return byHostPort(pids()) }
+		}
+	}
+}
+
 // NewMeter returns a Meter for b's cluster as info describes it.
-func NewMeter(b backends.Backend, info backends.ClusterInfo) *Meter {
+func NewMeter(b backends.Backend, info backends.ClusterInfo, opts ...MeterOption) *Meter {
 	m := &Meter{}
 	m.scraper, _ = b.(backends.Scraper)
+	m.members, _ = b.(backends.MemberScraper)
 	self := os.Getpid()
+	static := map[string]int{}
 	for _, mem := range info.Members {
 		switch {
 		case mem.PID == self:
 			m.embedded = true
 		case mem.PID > 0:
-			m.serverPIDs = append(m.serverPIDs, mem.PID)
+			static[mem.Endpoint] = mem.PID
 		}
+	}
+	static = byHostPort(static)
+	m.pids = func() map[string]int { return static }
+	for _, o := range opts {
+		o(m)
+	}
+	if m.embedded {
+		// The embedded server's cost is this process's: no server PIDs.
+		m.pids = func() map[string]int { return nil }
 	}
 	return m
 }
@@ -52,9 +81,16 @@ type Snapshot struct {
 	Client    instrument.Counts
 	Server    backends.Metrics
 	ServerErr error
-	Self      procstat.Stat
-	SelfErr   error
-	// Servers by PID; ServersErr says why one could not be read.
+	// Members are the servers' counters member by member, when the
+	// backend can read them so (backends.MemberScraper); Server is then
+	// their sum over the members that answered.
+	Members []backends.MemberMetrics
+	Self    procstat.Stat
+	SelfErr error
+	// PIDs are the local servers' processes by endpoint (host:port), and
+	// Servers their figures by PID; ServersErr says why one could not be
+	// read.
+	PIDs       map[string]int
 	Servers    map[int]procstat.Stat
 	ServersErr error
 }
@@ -70,7 +106,12 @@ func (m *Meter) Snapshot(ctx context.Context, clients *Clients) Snapshot {
 	}
 	if m.scraper != nil {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scrapeTimeout)
-		s.Server, s.ServerErr = m.scraper.Scrape(sctx)
+		if m.members != nil {
+			s.Members, s.ServerErr = m.members.ScrapeMembers(sctx)
+			s.Server = backends.SumMembers(s.Members)
+		} else {
+			s.Server, s.ServerErr = m.scraper.Scrape(sctx)
+		}
 		cancel()
 		if clients != nil {
 			// The scrape takes milliseconds while clients keep working:
@@ -80,9 +121,9 @@ func (m *Meter) Snapshot(ctx context.Context, clients *Clients) Snapshot {
 		}
 	}
 	s.Self, s.SelfErr = procstat.Self()
-	if len(m.serverPIDs) > 0 {
-		s.Servers = make(map[int]procstat.Stat, len(m.serverPIDs))
-		for _, pid := range m.serverPIDs {
+	if s.PIDs = m.pids(); len(s.PIDs) > 0 {
+		s.Servers = make(map[int]procstat.Stat, len(s.PIDs))
+		for _, pid := range s.PIDs {
 			st, err := procstat.Read(pid)
 			if err != nil {
 				s.ServersErr = fmt.Errorf("server pid %d: %w", pid, err)
@@ -150,6 +191,9 @@ func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, ins
 		res.Notes = append(res.Notes, "server counters not measured: the backend has no scraper")
 	case before.ServerErr != nil || after.ServerErr != nil:
 		res.Notes = append(res.Notes, fmt.Sprintf("server counters not measured: %v", firstErr(before.ServerErr, after.ServerErr)))
+	case fillPartial(res, before, after):
+		// Some member was down or restarted: res.Server sums the others,
+		// with no per-operation figure and no client|server comparison.
 	default:
 		res.Server = after.Server.Delta(before.Server)
 		if ops > 0 {
@@ -208,7 +252,15 @@ func (m *Meter) fillCost(res *results.Result, before, after Snapshot, baseRSS ui
 		}
 	}
 	switch {
-	case len(m.serverPIDs) > 0 && after.ServersErr == nil && before.ServersErr == nil:
+	case len(before.PIDs) > 0 || len(after.PIDs) > 0:
+		if why := changedServers(before.PIDs, after.PIDs); why != "" {
+			res.Notes = append(res.Notes, "server cost not measured: "+why)
+			break
+		}
+		if err := firstErr(before.ServersErr, after.ServersErr); err != nil {
+			res.Notes = append(res.Notes, fmt.Sprintf("server cost not measured: %v", err))
+			break
+		}
 		var cpu float64
 		var rss uint64
 		for pid, a := range after.Servers {
@@ -216,8 +268,6 @@ func (m *Meter) fillCost(res *results.Result, before, after Snapshot, baseRSS ui
 			rss += a.RSSBytes
 		}
 		res.Cost.ServerCPUSeconds, res.Cost.ServerRSSBytes, res.Cost.ServerCostMeasured = cpu, rss, true
-	case len(m.serverPIDs) > 0:
-		res.Notes = append(res.Notes, fmt.Sprintf("server cost not measured: %v", firstErr(before.ServersErr, after.ServersErr)))
 	case m.embedded:
 		// The server's cost is the client's own: ServerCostMeasured stays
 		// false and the run's cluster mode says why.

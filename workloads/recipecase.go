@@ -49,7 +49,7 @@ func newRecipeCase(workload string, c Case, extra int) (*recipeCase, error) {
 // observers workload's candidates) with the case's progress and events.
 func (rc *recipeCase) open(ctx context.Context, n int) (*Clients, error) {
 	if rc.meter == nil {
-		rc.meter = NewMeter(rc.c.Backend, rc.c.Cluster)
+		rc.meter = NewMeter(rc.c.Backend, rc.c.Cluster, WithServerPIDs(rc.c.ServerPIDs))
 		base, _ := procstat.Self()
 		rc.baseRSS = base.RSSBytes
 	}

@@ -66,9 +66,14 @@ type Case struct {
 	// Cluster is what Preflight found: member PIDs for server cost,
 	// MaxClientCnxns for ZooKeeper's per-IP limit.
 	Cluster backends.ClusterInfo
-	Variant string
-	Clients int
-	Repeat  int
+	// ServerPIDs, when set, gives the local servers' process ids by
+	// endpoint now; the meter asks it at both edges of the case, so that a
+	// server a fault restarted is measured under its new process (and its
+	// cost is not compared across the two). Nil: Cluster's member PIDs.
+	ServerPIDs func() map[string]int
+	Variant    string
+	Clients    int
+	Repeat     int
 	// Namespace is the case's own subtree (/zkbench/<run-id>/<case>);
 	// everything the case makes lives below it. The caller removes it.
 	Namespace string

@@ -101,7 +101,15 @@ type Option func(*options)
 type options struct {
 	logger zk.Logger
 	dialer zk.Dialer
-	pids   map[string]int
+	pids   func() map[string]int
+}
+
+// serverPIDs returns the local process of each endpoint now (nil: none).
+func (o *options) serverPIDs() map[string]int {
+	if o.pids == nil {
+		return nil
+	}
+	return o.pids()
 }
 
 // WithLogger sends go-zookeeper's error log lines (reconnects, failed
@@ -115,4 +123,14 @@ func WithDialer(d zk.Dialer) Option { return func(o *options) { o.dialer = d } }
 // WithServerPIDs names the local process of each endpoint, so that
 // Preflight reports PIDs and Scrape adds the servers' CPU time and resident
 // memory (cluster/zookeeper's Cluster.PIDs gives this map). Default none.
-func WithServerPIDs(pids map[string]int) Option { return func(o *options) { o.pids = pids } }
+// The map is fixed: use WithServerPIDFunc where servers restart.
+func WithServerPIDs(pids map[string]int) Option {
+	return func(o *options) { o.pids = func() map[string]int { return pids } }
+}
+
+// WithServerPIDFunc is WithServerPIDs asked again at every Preflight and
+// Scrape, for servers that a fault kills and restarts under a new process
+// (cluster/zookeeper's Cluster.PIDs is such a function). Default none.
+func WithServerPIDFunc(pids func() map[string]int) Option {
+	return func(o *options) { o.pids = pids }
+}

@@ -68,7 +68,7 @@ func (b *Backend) Preflight(ctx context.Context) (backends.ClusterInfo, error) {
 
 // probe checks one endpoint; limit is its maxClientCnxns.
 func (b *Backend) probe(ctx context.Context, ep string) (m backends.MemberInfo, limit int, err error) {
-	m = backends.MemberInfo{Endpoint: ep, PID: b.opts.pids[ep]}
+	m = backends.MemberInfo{Endpoint: ep, PID: b.opts.serverPIDs()[ep]}
 	if err := checkEndpoint(ep); err != nil {
 		return m, 0, err
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/fourlw"
@@ -48,6 +50,21 @@ const MetricPings = "zkbench_zookeeper_pings"
 // MetricMembersScraped is how many servers answered the scrape.
 const MetricMembersScraped = "zkbench_server_members_scraped"
 
+// statsCounters are mntr's figures from the server's request statistics
+// (ServerStats), which ZooKeeper re-creates, and so starts again from zero,
+// whenever a member re-joins the quorum after a leader election, without
+// restarting its process; zk_uptime starts again with them. Measured on
+// 3.8.0: killing the leader of an ensemble resets zk_packets_received and
+// zk_uptime on the survivors, while ServerMetrics' zk_cnt_* and zk_sum_*
+// counters keep counting.
+var statsCounters = []string{
+	"zk_packets_received", "zk_packets_sent", "zk_fsync_threshold_exceed_count",
+	"zk_avg_latency", "zk_max_latency", "zk_min_latency", "zk_uptime",
+	backends.MetricRequests,
+}
+
+var _ backends.MemberScraper = (*Backend)(nil)
+
 // Scrape reads mntr on every endpoint in parallel and returns the numeric
 // values summed over servers, under mntr's names and the canonical ones
 // (backends.Metric*). Averages, minima and maxima are summed too: use the
@@ -55,41 +72,50 @@ const MetricMembersScraped = "zkbench_server_members_scraped"
 // seconds and resident bytes from /proc. If some server does not answer,
 // the others' sums are returned with an error naming it.
 func (b *Backend) Scrape(ctx context.Context) (backends.Metrics, error) {
-	type one struct {
-		nums map[string]float64
-		err  error
-	}
-	res := make([]one, len(b.cfg.Endpoints))
-	var wg sync.WaitGroup
-	for i, ep := range b.cfg.Endpoints {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			reply, err := fourlw.Query(ctx, ep, "mntr")
-			if err != nil {
-				res[i].err = fmt.Errorf("zookeeper: scrape %s: %w", ep, err)
-				return
-			}
-			res[i].nums, _ = fourlw.ParseMntr(reply)
-		}()
-	}
-	wg.Wait()
-
-	m := backends.Metrics{}
+	members, _ := b.ScrapeMembers(ctx)
 	var errs []error
-	for _, r := range res {
-		if r.err != nil {
-			errs = append(errs, r.err)
-			continue
+	for _, mm := range members {
+		if mm.Err != nil {
+			errs = append(errs, mm.Err)
 		}
-		for k, v := range r.nums {
-			m[k] += v
-		}
-		m[MetricMembersScraped]++
 	}
-	if m[MetricMembersScraped] == 0 {
+	m := backends.SumMembers(members)
+	m[MetricMembersScraped] = float64(len(members) - len(errs))
+	if len(errs) == len(members) {
 		return nil, errors.Join(errs...)
 	}
+	return m, errors.Join(errs...)
+}
+
+// ScrapeMembers reads mntr on every endpoint in parallel, each member's
+// figures under mntr's names and the canonical ones, with the server's CPU
+// seconds and resident bytes where WithServerPIDs or WithServerPIDFunc
+// names its process (a process that cannot be read makes the member's
+// Err). StatsStarted is when the member's request statistics started
+// (now - zk_uptime); statsCounters restart with them.
+func (b *Backend) ScrapeMembers(ctx context.Context) ([]backends.MemberMetrics, error) {
+	pids := b.opts.serverPIDs()
+	res := make([]backends.MemberMetrics, len(b.cfg.Endpoints))
+	var wg sync.WaitGroup
+	for i, ep := range b.cfg.Endpoints {
+		wg.Go(func() {
+			res[i] = b.scrapeMember(ctx, ep, pids[ep])
+		})
+	}
+	wg.Wait()
+	slices.SortFunc(res, func(a, b backends.MemberMetrics) int { return strings.Compare(a.Endpoint, b.Endpoint) })
+	return res, nil
+}
+
+func (b *Backend) scrapeMember(ctx context.Context, ep string, pid int) backends.MemberMetrics {
+	mm := backends.MemberMetrics{Endpoint: ep}
+	reply, err := fourlw.Query(ctx, ep, "mntr")
+	at := time.Now()
+	if err != nil {
+		mm.Err = fmt.Errorf("zookeeper: scrape %s: %w", ep, err)
+		return mm
+	}
+	m, _ := fourlw.ParseMntr(reply)
 	for _, k := range watchSums {
 		m[backends.MetricWatchEvents] += m[k]
 	}
@@ -98,16 +124,19 @@ func (b *Backend) Scrape(ctx context.Context) (backends.Metrics, error) {
 	m[backends.MetricReads] = m[namespaceReads]
 	m[MetricPings] = m["zk_cnt_readlatency"] - m[namespaceReads]
 	m[backends.MetricRequests] = m["zk_packets_received"]
-	if len(b.opts.pids) > 0 {
-		for ep, pid := range b.opts.pids {
-			st, err := procstat.Read(pid)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("zookeeper: server %s (pid %d): %w", ep, pid, err))
-				continue
-			}
-			m[backends.MetricCPUSeconds] += st.CPUSeconds
-			m[backends.MetricResidentBytes] += float64(st.RSSBytes)
-		}
+	if up, ok := m["zk_uptime"]; ok {
+		mm.StatsStarted = at.Add(-time.Duration(up) * time.Millisecond)
+		mm.Restartable = statsCounters
 	}
-	return m, errors.Join(errs...)
+	if pid > 0 {
+		st, err := procstat.Read(pid)
+		if err != nil {
+			mm.Err = fmt.Errorf("zookeeper: server %s (pid %d): %w", ep, pid, err)
+			return mm
+		}
+		m[backends.MetricCPUSeconds] = st.CPUSeconds
+		m[backends.MetricResidentBytes] = float64(st.RSSBytes)
+	}
+	mm.Metrics = m
+	return mm
 }

@@ -129,10 +129,10 @@ func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
 	}
 
 	// openOn opens a client backend on endpoints, with the run's settings.
-	pids := map[string]int{}
+	// Its counters are not read: see WithScraper below.
 	openOn := func(eps []string) (backends.Backend, error) {
 		if p.kind == backends.ZooKeeper {
-			return zkbackend.New(zkConfig(eps, f), zkbackend.WithDialer(zs.Dialer(nil)), zkbackend.WithServerPIDs(pids))
+			return zkbackend.New(zkConfig(eps, f), zkbackend.WithDialer(zs.Dialer(nil)))
 		}
 		cfg := etcdConfig(eps, f)
 		cfg.Embedded = p.mode == "embedded"
@@ -156,15 +156,11 @@ func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
 			if schemes[i] != "" {
 				eps[i] = schemes[i] + "://" + a
 			}
-			pids[eps[i]] = srv.pids[direct[i]]
 		}
 		return g, eps, nil
 	}
 
 	eps := direct
-	for _, ep := range direct {
-		pids[ep] = srv.pids[ep]
-	}
 	own := map[int]backends.Backend{}
 	if needsProxies(p.faults) {
 		var popts []proxy.Option
@@ -208,6 +204,12 @@ func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
 		return err
 	}
 	rig.target = faults.NewTarget(opts...)
+	// The servers' counters are read straight from them, not through the
+	// proxies a fault may cut or slow.
+	var scrape []faults.BackendOption
+	if s, ok := srv.backend.(backends.Scraper); ok {
+		scrape = append(scrape, faults.WithScraper(s))
+	}
 	rig.backend = faults.NewBackend(shared, own, func(client int, session int64) {
 		rig.sessionOpened(client)
 		rig.target.SetSession(client, session)
@@ -215,7 +217,7 @@ func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
 		if zs != nil {
 			zs.SetClient(session, client)
 		}
-	})
+	}, scrape...)
 	rig.closers = append([]func() error{rig.backend.Close}, rig.closers...)
 	if err := schedule.Validate(p.faults, rig.target.Limits()); err != nil {
 		return fmt.Errorf("--fault: %w", err)

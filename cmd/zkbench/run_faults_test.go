@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -147,4 +148,77 @@ func TestRunFaultsBadInput(t *testing.T) {
 			t.Errorf("%v: error %v, want one that says %q", tc.args, err, tc.want)
 		}
 	}
+}
+
+// serverPartial checks what a case whose member was killed and restarted
+// must say: server counters summed over the members that ran through,
+// marked partial and not divided per operation, and server cost not
+// measured because a process changed.
+func serverPartial(t *testing.T, res results.Result) {
+	t.Helper()
+	t.Logf("server %v; partial %v; cost %+v; notes %q", res.Server, res.ServerPartial, res.Cost, res.Notes)
+	notes := strings.Join(res.Notes, "\n")
+	if !res.ServerPartial || !strings.Contains(notes, "server counters are partial") || !strings.Contains(notes, "restarted (process ") {
+		t.Errorf("the restarted member is not reported: partial %v, notes %q", res.ServerPartial, res.Notes)
+	}
+	if res.Server[backends.MetricWrites] <= 0 {
+		t.Errorf("the members that ran through were not summed: %v", res.Server)
+	}
+	for k := range res.PerOp {
+		if strings.HasPrefix(k, "server_") {
+			t.Errorf("per-op %s from partial server counters", k)
+		}
+	}
+	if res.Cost.ServerCostMeasured || !strings.Contains(notes, "server cost not measured: server ") {
+		t.Errorf("server cost across a restart: %+v", res.Cost)
+	}
+}
+
+// TestRunFaultsServerMetricsZooKeeper kills and restarts a member of a local
+// ensemble in the middle of a case.
+func TestRunFaultsServerMetricsZooKeeper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three ZooKeeper JVMs")
+	}
+	dir := t.TempDir()
+	_, stderr, err := zkbench(t, "run", "--backend", "zookeeper", "--cluster", "local", "--nodes", "3", "--clients", "4",
+		"--variants", "fair", "--duration", "6s", "--warmup", "0s", "--hold", "2ms", "-o", dir, "--run-id", "zkm", "--no-plots",
+		"--fault", "kill-server:1@1s+2s")
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
+	}
+	run, err := results.ReadFile(filepath.Join(dir, "zkm", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run.Results[0]
+	if res.Faults["kill-server"] != 1 || res.Faults["undone"] != 1 {
+		t.Fatalf("faults %v", res.Faults)
+	}
+	serverPartial(t, res)
+}
+
+// TestRunFaultsServerMetricsEtcd does the same on local etcd member
+// processes, with the built binary (a member process is zkbench itself).
+func TestRunFaultsServerMetricsEtcd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds zkbench and starts three etcd members")
+	}
+	dir := t.TempDir()
+	bin := buildZkbench(t, dir)
+	out, errOut, code := cli(t, bin, dir, "run", "--backend", "etcd", "--cluster", "local", "--nodes", "3", "--clients", "4",
+		"--variants", "fair", "--duration", "6s", "--warmup", "0s", "--hold", "2ms", "-o", dir, "--run-id", "etcdm", "--no-plots",
+		"--fault", "kill-server:1@1s+2s")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	run, err := results.ReadFile(filepath.Join(dir, "etcdm", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run.Results[0]
+	if res.Faults["kill-server"] != 1 || res.Faults["undone"] != 1 {
+		t.Fatalf("faults %v", res.Faults)
+	}
+	serverPartial(t, res)
 }

@@ -130,6 +130,7 @@ func (r *runner) presetSweep(ctx context.Context, b backends.Backend, info backe
 				if err := r.presetCase(ctx, b, info, caseID, workloads.Case{
 					Backend: b, Cluster: info, Variant: v, Clients: cell.Clients, Repeat: rep,
 					Namespace: backends.Namespace(p.runID) + "/" + caseID, Config: cfg, Log: r.log,
+					ServerPIDs: r.serverPIDs,
 				}); err != nil {
 					return err
 				}

@@ -31,8 +31,10 @@ type server struct {
 	endpoints []string
 	cluster   faults.Cluster
 	// pids names the local process of each endpoint, where zkbench
-	// started the servers.
-	pids map[string]int
+	// started the servers; livePIDs gives them now, as faults restart
+	// servers under new processes (nil where zkbench runs no process).
+	pids     map[string]int
+	livePIDs func() map[string]int
 	// stop closes the backend and stops servers zkbench started.
 	stop func(ctx context.Context) error
 }
@@ -66,12 +68,12 @@ func startServer(ctx context.Context, p *plan, f *runFlags) (*server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("start local ZooKeeper: %w", err)
 		}
-		b, err := zkbackend.New(zkConfig(c.Endpoints(), f), zkbackend.WithServerPIDs(c.PIDs()))
+		b, err := zkbackend.New(zkConfig(c.Endpoints(), f), zkbackend.WithServerPIDFunc(c.PIDs))
 		if err != nil {
 			_ = c.Stop(context.WithoutCancel(ctx))
 			return nil, err
 		}
-		return &server{backend: b, mode: p.mode, pids: c.PIDs(), endpoints: c.Endpoints(), cluster: c, stop: func(ctx context.Context) error {
+		return &server{backend: b, mode: p.mode, pids: c.PIDs(), livePIDs: c.PIDs, endpoints: c.Endpoints(), cluster: c, stop: func(ctx context.Context) error {
 			return errors.Join(b.Close(), c.Stop(ctx))
 		}}, nil
 
@@ -87,7 +89,7 @@ func startServer(ctx context.Context, p *plan, f *runFlags) (*server, error) {
 			_ = l.Stop(context.WithoutCancel(ctx))
 			return nil, err
 		}
-		return &server{backend: b, mode: p.mode, pids: l.PIDs(), endpoints: l.Endpoints(), cluster: l, stop: func(ctx context.Context) error {
+		return &server{backend: b, mode: p.mode, pids: l.PIDs(), livePIDs: l.PIDs, endpoints: l.Endpoints(), cluster: l, stop: func(ctx context.Context) error {
 			return errors.Join(b.Close(), l.Stop(ctx))
 		}}, nil
 

@@ -35,6 +35,8 @@ type runner struct {
 	log    *workloads.RunLog
 	path   string
 	faults *faultRig // nil without --fault
+	// serverPIDs gives the local servers' processes now (nil: none).
+	serverPIDs func() map[string]int
 }
 
 func (r *runner) progress(format string, args ...any) {
@@ -66,6 +68,7 @@ func (r *runner) run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	r.serverPIDs = srv.livePIDs
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), serverStopTimeout)
 		defer cancel()
@@ -159,7 +162,7 @@ func (r *runner) sweep(ctx context.Context, b backends.Backend, info backends.Cl
 				r.log.Event("case", "start "+caseID, results.NoClient)
 				res, err := r.runCase(ctx, workloads.Case{
 					Backend: b, Cluster: info, Variant: v, Clients: n, Repeat: rep,
-					Namespace: ns, Config: p.cfg, Log: r.log,
+					Namespace: ns, Config: p.cfg, Log: r.log, ServerPIDs: r.serverPIDs,
 				})
 				if cerr := r.removeNamespace(b, ns); cerr != nil {
 					res.Notes = append(res.Notes, cerr.Error())
