@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
@@ -18,7 +17,8 @@ import (
 // ErrHeld is returned by Acquire on a lock this client already holds.
 var ErrHeld = errors.New("fair: lock already held by this client")
 
-// seqPrefix starts the name of every waiter's sequential node.
+// seqPrefix starts the name of every waiter's sequential node; the lock's
+// tag follows it.
 const seqPrefix = "lock-"
 
 // Lock is the herd-free fair lock.
@@ -42,13 +42,31 @@ const seqPrefix = "lock-"
 // which on etcd is also Seq), read with one Get in the rare case the create
 // did not report it. It grows with every grant.
 //
-// A Lock is used by one goroutine on one session (see recipes.Lock).
+// Leftovers: every node this Lock makes is named "lock-<tag>-...", where the
+// tag is unique to the Lock. If a failed call could not remove its node
+// (Acquire's cleanup delete or Release's delete and retry failed, say for
+// want of a quorum) or a create's outcome is unknown, the node stays queued,
+// owned by the live session, and every later waiter waits behind it. So the
+// next Acquire or Release of this Lock first lists <path> and deletes the
+// nodes carrying its tag, before it makes a new one, and a Lock that ever
+// suspected a leftover also deletes, in every listing while it waits, any
+// node of its own other than the one it waits with (a create the server
+// applied late). Without a failure this costs no request. Until then a
+// waiter queued behind such a node simply waits on it as on any
+// predecessor, and wakes when it goes. The window left: a client that never
+// calls its Lock again keeps its leftover node until its session ends (the
+// workloads close every session at the end of a case), as does a leftover
+// made by a create applied after the Lock's last listing.
+//
+// A Lock is used by one goroutine on one session (see recipes.Lock), and a
+// session's leftovers are found only by the Lock that made them.
 type Lock struct {
-	s       backends.Session
-	path    string
-	timeout time.Duration
-	me      backends.Node
-	held    bool
+	s      backends.Session
+	path   string
+	prefix string // seqPrefix + tag + "-"
+	left   *recipe.Leftovers
+	me     backends.Node
+	held   bool
 }
 
 var _ recipes.Lock = (*Lock)(nil)
@@ -57,16 +75,22 @@ var _ recipes.Lock = (*Lock)(nil)
 // recipes.WithCleanupTimeout bounds the fresh context on which a create runs
 // to completion and a cancelled Acquire removes its node (default 5s).
 func New(s backends.Session, path string, opts ...recipes.Option) *Lock {
-	return &Lock{s: s, path: path, timeout: recipes.NewOptions(opts...).CleanupTimeout}
+	timeout := recipes.NewOptions(opts...).CleanupTimeout
+	prefix := seqPrefix + recipe.Tag() + "-"
+	return &Lock{s: s, path: path, prefix: prefix, left: recipe.QueueLeftovers(s, path, prefix, timeout)}
 }
 
 // Acquire queues this client and blocks until it is first in line, ctx is
 // done or the session is lost.
 //
+// It first removes this Lock's leftover nodes, if an earlier call failed to
+// (see Lock); if that fails, Acquire returns the error without queueing.
+//
 // Cancelling ctx stops the wait at once; the client's own node is deleted on
 // a fresh context bounded by the cleanup timeout (a few seconds) before
 // Acquire returns ctx's error, which wakes only the client queued behind it.
-// If the session ends while waiting, Acquire returns an error matching
+// If that delete fails too, the node is left to this Lock's next call. If the
+// session ends while waiting, Acquire returns an error matching
 // recipes.ErrLockLost and backends.ErrSessionLost, leaves the node to the
 // server (which removes it with the session) and never reports a grant on a
 // dead session.
@@ -74,11 +98,14 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Grant, error) {
 	if l.held {
 		return recipes.Grant{}, fmt.Errorf("fair: acquire %s: %w", l.path, ErrHeld)
 	}
+	if _, err := l.left.Tidy(ctx); err != nil {
+		return recipes.Grant{}, l.fail(err)
+	}
 	if err := l.s.EnsurePath(ctx, l.path); err != nil {
 		return recipes.Grant{}, l.fail(err)
 	}
-	me, err := recipe.Create(ctx, l.s, l.timeout, func(c context.Context) (backends.Node, error) {
-		return l.s.CreateSequential(c, l.path, seqPrefix, nil)
+	me, err := l.left.Create(ctx, func(c context.Context) (backends.Node, error) {
+		return l.s.CreateSequential(c, l.path, l.prefix, nil)
 	})
 	if err != nil {
 		return recipes.Grant{}, l.fail(err)
@@ -93,7 +120,7 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Grant, error) {
 	}
 	if err != nil {
 		if !recipe.IsLost(err) {
-			if rerr := recipe.Remove(ctx, l.s, me.Path, l.timeout); rerr != nil {
+			if rerr := l.left.Remove(ctx, me.Path); rerr != nil {
 				err = fmt.Errorf("%w (removing %s: %v)", err, me.Path, rerr)
 			}
 		}
@@ -105,11 +132,20 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Grant, error) {
 
 // waitFirst lists the queue (no watch) until me is first, sleeping on the
 // immediate predecessor in between, and counts the notifications consumed.
+// A Lock that ever suspected a leftover deletes its own other nodes it sees.
 func (l *Lock) waitFirst(ctx context.Context, me backends.Node) (wakeups int, err error) {
 	for {
 		children, err := l.s.Children(ctx, l.path)
 		if err != nil {
 			return wakeups, err
+		}
+		if l.left.Doubted() {
+			if own := recipe.Own(children, l.prefix, me.Name); len(own) > 0 {
+				if err := l.left.Delete(ctx, own); err != nil {
+					return wakeups, err
+				}
+				continue
+			}
 		}
 		i := recipe.IndexOf(children, me.Name)
 		switch {
@@ -141,16 +177,22 @@ func (l *Lock) waitGone(ctx context.Context, pred string) (woke bool, err error)
 }
 
 // Release deletes this client's node, waking only the next in line. It
-// returns recipes.ErrNotHeld if not held and an error matching
-// recipes.ErrLockLost if the session ended (the server already removed the
-// node). If ctx ends first, the delete is retried on a fresh bounded context
-// so the node never outlives Release.
+// returns an error matching recipes.ErrLockLost if the session ended (the
+// server already removed the node). If ctx ends first, the delete is retried
+// on a fresh bounded context; if that fails too, the lock is no longer held
+// and the node is left to this Lock's next call.
+//
+// If not held, Release returns recipes.ErrNotHeld after removing this Lock's
+// leftover nodes, if an earlier call failed to (see Lock).
 func (l *Lock) Release(ctx context.Context) error {
 	if !l.held {
+		if _, err := l.left.Tidy(ctx); err != nil {
+			return fmt.Errorf("fair: release %s: %w (%w)", l.path, recipes.ErrNotHeld, err)
+		}
 		return fmt.Errorf("fair: release %s: %w", l.path, recipes.ErrNotHeld)
 	}
 	l.held = false
-	if err := recipe.Release(ctx, l.s, l.me.Path, l.timeout); err != nil {
+	if err := l.left.Release(ctx, l.me.Path); err != nil {
 		return fmt.Errorf("fair: release %s: %w", l.path, err)
 	}
 	return nil

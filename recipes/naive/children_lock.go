@@ -9,7 +9,8 @@ import (
 	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
-// seqPrefix starts the name of every waiter's sequential node.
+// seqPrefix starts the name of every waiter's sequential node; the lock's
+// tag follows it.
 const seqPrefix = "lock-"
 
 // ChildrenLock is the queue lock with the herd left in: the variant seen in
@@ -30,40 +31,62 @@ const seqPrefix = "lock-"
 // Token: the node's create revision, read with one Get in the rare case the
 // create did not report it. It grows with every grant.
 //
+// Leftovers, as in recipes/fair: every node this lock makes is named
+// "lock-<tag>-...", with a tag unique to the lock. A node that a failed call
+// could not remove (or that a create of unknown outcome may have made) would
+// hold up the queue while the session lives, so the next Acquire or Release
+// first lists <path> and deletes the nodes carrying the tag, and a lock that
+// ever suspected a leftover deletes any other node of its own it lists while
+// waiting. Without a failure this costs no request. A client that never
+// calls its lock again keeps its leftover until its session ends.
+//
 // A ChildrenLock is used by one goroutine on one session (see recipes.Lock).
 type ChildrenLock struct {
-	s    backends.Session
-	path string
-	opt  recipes.Options
-	me   backends.Node
-	held bool
+	s      backends.Session
+	path   string
+	prefix string // seqPrefix + tag + "-"
+	left   *recipe.Leftovers
+	me     backends.Node
+	held   bool
 }
 
 var _ recipes.Lock = (*ChildrenLock)(nil)
 
 // NewChildren returns the children-watching lock named path on session s. It
 // makes no request.
+// recipes.WithCleanupTimeout bounds the fresh context on which a create runs
+// to completion and a cancelled Acquire removes its node (default 5s).
 func NewChildren(s backends.Session, path string, opts ...recipes.Option) *ChildrenLock {
-	return &ChildrenLock{s: s, path: path, opt: recipes.NewOptions(opts...)}
+	prefix := seqPrefix + recipe.Tag() + "-"
+	timeout := recipes.NewOptions(opts...).CleanupTimeout
+	return &ChildrenLock{s: s, path: path, prefix: prefix, left: recipe.QueueLeftovers(s, path, prefix, timeout)}
 }
 
 // Acquire queues this client and blocks until it is first in line, ctx is
 // done or the session is lost.
 //
+// It first removes this lock's leftover nodes, if an earlier call failed to
+// (see ChildrenLock); if that fails, Acquire returns the error without
+// queueing.
+//
 // Cancelling ctx stops the wait at once; the client's own node is deleted on
 // a fresh context bounded by the cleanup timeout before Acquire returns ctx's
-// error. If the session ends while waiting, Acquire returns an error matching
+// error (if that fails too, the node is left to the lock's next call). If the
+// session ends while waiting, Acquire returns an error matching
 // recipes.ErrLockLost and backends.ErrSessionLost and leaves the node to the
 // server, which removes it with the session.
 func (l *ChildrenLock) Acquire(ctx context.Context) (recipes.Grant, error) {
 	if l.held {
 		return recipes.Grant{}, fmt.Errorf("naive: acquire %s: %w", l.path, ErrHeld)
 	}
+	if _, err := l.left.Tidy(ctx); err != nil {
+		return recipes.Grant{}, l.fail(err)
+	}
 	if err := l.s.EnsurePath(ctx, l.path); err != nil {
 		return recipes.Grant{}, l.fail(err)
 	}
-	me, err := recipe.Create(ctx, l.s, l.opt.CleanupTimeout, func(c context.Context) (backends.Node, error) {
-		return l.s.CreateSequential(c, l.path, seqPrefix, nil)
+	me, err := l.left.Create(ctx, func(c context.Context) (backends.Node, error) {
+		return l.s.CreateSequential(c, l.path, l.prefix, nil)
 	})
 	if err != nil {
 		return recipes.Grant{}, l.fail(err)
@@ -78,7 +101,7 @@ func (l *ChildrenLock) Acquire(ctx context.Context) (recipes.Grant, error) {
 	}
 	if err != nil {
 		if !recipe.IsLost(err) {
-			if rerr := recipe.Remove(ctx, l.s, me.Path, l.opt.CleanupTimeout); rerr != nil {
+			if rerr := l.left.Remove(ctx, me.Path); rerr != nil {
 				err = fmt.Errorf("%w (removing %s: %v)", err, me.Path, rerr)
 			}
 		}
@@ -109,6 +132,12 @@ func (l *ChildrenLock) listAndWait(ctx context.Context, me backends.Node) (woke,
 	if err != nil {
 		return false, false, err
 	}
+	if l.left.Doubted() {
+		if own := recipe.Own(children, l.prefix, me.Name); len(own) > 0 {
+			// Deleting them changes the children: the watch fires anyway.
+			return false, false, l.left.Delete(ctx, own)
+		}
+	}
 	switch recipe.IndexOf(children, me.Name) {
 	case -1:
 		return false, false, recipe.Lost(fmt.Errorf("own node %s is gone", me.Path))
@@ -119,16 +148,22 @@ func (l *ChildrenLock) listAndWait(ctx context.Context, me backends.Node) (woke,
 	return woke, false, err
 }
 
-// Release deletes this client's node, waking every waiter. It returns
-// recipes.ErrNotHeld if not held and an error matching recipes.ErrLockLost if
-// the session ended. If ctx ends first, the delete is retried on a fresh
-// bounded context so the node never outlives Release.
+// Release deletes this client's node, waking every waiter. It returns an
+// error matching recipes.ErrLockLost if the session ended. If ctx ends first,
+// the delete is retried on a fresh bounded context; if that fails too, the
+// lock is no longer held and the node is left to the lock's next call.
+//
+// If not held, Release returns recipes.ErrNotHeld after removing this lock's
+// leftover nodes, if an earlier call failed to (see ChildrenLock).
 func (l *ChildrenLock) Release(ctx context.Context) error {
 	if !l.held {
+		if _, err := l.left.Tidy(ctx); err != nil {
+			return fmt.Errorf("naive: release %s: %w (%w)", l.path, recipes.ErrNotHeld, err)
+		}
 		return fmt.Errorf("naive: release %s: %w", l.path, recipes.ErrNotHeld)
 	}
 	l.held = false
-	if err := recipe.Release(ctx, l.s, l.me.Path, l.opt.CleanupTimeout); err != nil {
+	if err := l.left.Release(ctx, l.me.Path); err != nil {
 		return fmt.Errorf("naive: release %s: %w", l.path, err)
 	}
 	return nil

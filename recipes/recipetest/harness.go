@@ -53,6 +53,13 @@ type client struct {
 // session is closed when the test ends.
 func (e *env) newClient() *client {
 	e.t.Helper()
+	return e.newClientOn(func(s backends.Session) backends.Session { return s })
+}
+
+// newClientOn is newClient with wrap applied to the raw session, under the
+// instrument decorator.
+func (e *env) newClientOn(wrap func(backends.Session) backends.Session) *client {
+	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	raw, err := e.b.NewSession(ctx)
@@ -61,7 +68,7 @@ func (e *env) newClient() *client {
 	}
 	e.t.Cleanup(func() { _ = raw.Close() })
 	c := &instrument.Counters{}
-	s := instrument.Wrap(raw, c)
+	s := instrument.Wrap(wrap(raw), c)
 	l, err := e.v.New(s, e.path)
 	if err != nil {
 		e.t.Fatalf("%s: New: %v", e.v.Name, err)

@@ -1,8 +1,10 @@
 // Package recipetest is the one lock suite every lock variant passes on every
 // backend: at most one holder, growing fencing tokens, FIFO order where
 // promised, one wake-up per release where herd-free (and the whole herd
-// where not), cleanup after release and after a cancelled Acquire, and the
-// behaviour on session loss of a waiter and of the holder. It runs against
+// where not), cleanup after release and after a cancelled Acquire, the
+// behaviour on session loss of a waiter and of the holder, and no node left
+// behind by a call that failed (a cleanup or release delete that found no
+// quorum, a create whose reply was lost). It runs against
 // real servers (internal/testcluster); every client has its own session,
 // wrapped in backends/instrument.
 package recipetest
@@ -42,6 +44,10 @@ func RunLockSuite(t *testing.T, b backends.Backend, v lockvariants.Variant) {
 		{"CancelCleansUp", testCancelCleansUp},
 		{"WaiterSessionLost", testWaiterSessionLost},
 		{"HolderSessionLost", testHolderSessionLost},
+		{"CancelCleanupFails", testCancelCleanupFails},
+		{"ReleaseFails", testReleaseFails},
+		{"UnknownCreate", testUnknownCreate},
+		{"LateCreate", testLateCreate},
 	}
 	admin, ok := b.(backends.Admin)
 	if !ok {

@@ -124,32 +124,6 @@ func Release(ctx context.Context, s backends.Session, path string, timeout time.
 	return nil
 }
 
-// Create runs create on a fresh context bounded by timeout, so that a caller
-// who gives up mid-request still learns which node was made and can remove
-// it. If ctx ended meanwhile, the node is removed and ctx's error returned.
-func Create(ctx context.Context, s backends.Session, timeout time.Duration,
-	create func(context.Context) (backends.Node, error)) (backends.Node, error) {
-	if err := ctx.Err(); err != nil {
-		return backends.Node{}, err
-	}
-	fctx, cancel := Fresh(ctx, timeout)
-	n, err := create(fctx)
-	cancel()
-	if err != nil {
-		if IsLost(err) {
-			return backends.Node{}, Lost(err)
-		}
-		return backends.Node{}, err
-	}
-	if cerr := ctx.Err(); cerr != nil {
-		if rerr := Remove(ctx, s, n.Path, timeout); rerr != nil {
-			return backends.Node{}, fmt.Errorf("%w (removing %s: %v)", cerr, n.Path, rerr)
-		}
-		return backends.Node{}, cerr
-	}
-	return n, nil
-}
-
 // Token returns n's create revision as a fencing token. If the create did not
 // report one (CreateRev zero), it reads the node once to learn it.
 func Token(ctx context.Context, s backends.Session, n backends.Node) (int64, error) {
