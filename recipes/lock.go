@@ -38,7 +38,9 @@ type Grant struct {
 type Lock interface {
 	// Acquire blocks until the lock is held, ctx is done or the session is
 	// lost. If ctx ends first, any node the attempt made is removed on a
-	// fresh, bounded context before Acquire returns ctx's error.
+	// fresh, bounded context before Acquire returns ctx's error; if that
+	// removal fails (no quorum, say), the Lock's next Acquire or Release
+	// removes it first.
 	Acquire(ctx context.Context) (Grant, error)
 	// Release gives the lock up; ErrNotHeld if not held.
 	Release(ctx context.Context) error
