@@ -23,6 +23,7 @@ type Backend struct {
 	own       map[int]backends.Backend
 	onSession func(client int, session int64)
 	scraper   backends.Scraper
+	expirer   Expirer
 }
 
 var (
@@ -39,6 +40,21 @@ type BackendOption func(*Backend)
 // proxies (a cut or a delay must not hide the servers' counters), and knows
 // their processes as they restart. Default: the shared backend.
 func WithScraper(s backends.Scraper) BackendOption { return func(b *Backend) { b.scraper = s } }
+
+// WithSessionExpirer lets ExpireSession end the backend's sessions on the
+// server (ZKExpirer over the ZKSessions that watches the shared backend's
+// connections, or an EtcdExpirer). Default none.
+func WithSessionExpirer(e Expirer) BackendOption { return func(b *Backend) { b.expirer = e } }
+
+// ExpireSession makes the session with id session expire on the server now,
+// with the expirer given WithSessionExpirer (ErrNoAbility without one): the
+// workloads' ParamKill "expire" on ZooKeeper. ctx bounds the exchange.
+func (b *Backend) ExpireSession(ctx context.Context, session int64) error {
+	if b.expirer == nil {
+		return fmt.Errorf("%w: expire a session", ErrNoAbility)
+	}
+	return b.expirer.Expire(ctx, session)
+}
 
 // ErrNoAbility: the shared backend lacks Admin or Scraper.
 var ErrNoAbility = errors.New("faults: the backend cannot do that")

@@ -122,8 +122,8 @@ func (fw *FailoverWorkload) Run(ctx context.Context, c Case) (results.Result, er
 		return rc.res, err
 	}
 	defer rc.closeAll(ctx, clients)
-	if set.kill == KillExpire && !canExpire(clients.Sessions[0]) {
-		return rc.res, endSession(ctx, clients.Sessions[0], KillExpire)
+	if set.kill == KillExpire && !canExpire(clients.Sessions[0], c.Backend) {
+		return rc.res, endSession(ctx, clients.Sessions[0], c.Backend, KillExpire)
 	}
 	path := c.Namespace + "/election"
 	e := &electionRun{

@@ -46,7 +46,7 @@ func (e *electionRun) failovers(ctx context.Context) Outcome {
 			e.checker.End(leader.candidate, t0) // a crash: it acts no more
 		}
 		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.set.stepTimeout)
-		err := endSession(kctx, e.clients.Sessions[leader.candidate], e.set.kill)
+		err := endSession(kctx, e.clients.Sessions[leader.candidate], e.rc.c.Backend, e.set.kill)
 		cancel()
 		if err != nil {
 			res.Ops.Failed++

@@ -88,7 +88,7 @@ func TestLockFence(t *testing.T) {
 								t.Errorf("no session has lease %x", kv.Lease)
 								return
 							}
-							if err := endSession(ctx, s, KillExpire); err != nil {
+							if err := endSession(ctx, s, b, KillExpire); err != nil {
 								t.Errorf("expire the holder: %v", err)
 							}
 							expired <- kv.Lease

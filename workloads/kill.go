@@ -21,12 +21,28 @@ type expirer interface {
 	Expire(ctx context.Context) error
 }
 
-// canExpire reports whether endSession(KillExpire) works on s.
-func canExpire(s backends.Session) bool {
+// SessionExpirer is a Backend that can make any of its sessions expire on
+// the server, from outside the session's client (faults.Backend given an
+// expirer: on ZooKeeper it attaches to the session from a second
+// connection and closes it there). Found on Case.Backend by type assertion;
+// with it ParamKill "expire" works on ZooKeeper.
+type SessionExpirer interface {
+	// ExpireSession ends the session with id session on the server now;
+	// the session's own client learns of it when it next hears from the
+	// server. ctx bounds the exchange.
+	ExpireSession(ctx context.Context, session int64) error
+}
+
+// canExpire reports whether endSession(KillExpire) works on s, a session
+// of be.
+func canExpire(s backends.Session, be backends.Backend) bool {
 	if findExpirer(s) != nil {
 		return true
 	}
-	_, ok := native.Underlying(s).(native.EtcdSession)
+	if _, ok := native.Underlying(s).(native.EtcdSession); ok {
+		return true
+	}
+	_, ok := be.(SessionExpirer)
 	return ok
 }
 
@@ -44,14 +60,16 @@ func findExpirer(s backends.Session) expirer {
 	return nil
 }
 
-// endSession ends s abruptly. KillClose closes it: the server removes its
-// ephemeral nodes at once and its Done closes. KillExpire makes the server
-// end it without the client's help: a session that can expire itself
-// (an Expire method anywhere in its decorator chain) does; on etcd the lease
-// is revoked from the session's own client, as the lease's expiry would be,
-// and the session finds out from its keep-alive. The old leader then learns
-// late, which the failover workload measures ("lost_notice").
-func endSession(ctx context.Context, s backends.Session, mode string) error {
+// endSession ends s, a session of be, abruptly. KillClose closes it: the
+// server removes its ephemeral nodes at once and its Done closes.
+// KillExpire makes the server end it without the client's help: a session
+// that can expire itself (an Expire method anywhere in its decorator chain)
+// does; on etcd the lease is revoked from the session's own client, as the
+// lease's expiry would be, and the session finds out from its keep-alive;
+// else a backend that can expire its sessions (SessionExpirer, the way to
+// do it on ZooKeeper) does it. The old leader then learns late, which the
+// failover workload measures ("lost_notice").
+func endSession(ctx context.Context, s backends.Session, be backends.Backend, mode string) error {
 	switch mode {
 	case KillClose:
 		return s.Close()
@@ -63,7 +81,10 @@ func endSession(ctx context.Context, s backends.Session, mode string) error {
 			_, err := es.Client().Revoke(ctx, es.Lease())
 			return err
 		}
-		return fmt.Errorf("%w: %s=%s: this backend's sessions cannot be expired from the client; use %s=%s",
+		if e, ok := be.(SessionExpirer); ok {
+			return e.ExpireSession(ctx, s.ID())
+		}
+		return fmt.Errorf("%w: %s=%s: this backend's sessions cannot be expired (on ZooKeeper, zkbench run expires them through its session watcher); use %s=%s",
 			ErrBadCase, ParamKill, KillExpire, ParamKill, KillClose)
 	}
 	return fmt.Errorf("%w: %s=%q", ErrBadCase, ParamKill, mode)

@@ -71,8 +71,8 @@ func (ow *ObserversWorkload) Run(ctx context.Context, c Case) (results.Result, e
 		return rc.res, err
 	}
 	defer rc.closeAll(ctx, cands)
-	if set.kill == KillExpire && !canExpire(cands.Sessions[0]) {
-		return rc.res, endSession(ctx, cands.Sessions[0], KillExpire)
+	if set.kill == KillExpire && !canExpire(cands.Sessions[0], c.Backend) {
+		return rc.res, endSession(ctx, cands.Sessions[0], c.Backend, KillExpire)
 	}
 	path := c.Namespace + "/election"
 	e := &electionRun{

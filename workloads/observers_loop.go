@@ -43,7 +43,7 @@ func (cr *crowd) failovers(ctx context.Context, observers *Clients) Outcome {
 			e.checker.End(leader.candidate, t0)
 		}
 		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.set.stepTimeout)
-		err := endSession(kctx, e.clients.Sessions[leader.candidate], e.set.kill)
+		err := endSession(kctx, e.clients.Sessions[leader.candidate], e.rc.c.Backend, e.set.kill)
 		cancel()
 		if err != nil {
 			res.Ops.Failed++

@@ -95,11 +95,21 @@ func hostPort(ep string) (hp, scheme string) {
 	return ep, ""
 }
 
-// setupFaults builds the fault rig when the plan has faults. Without
-// faults, cases use the server's backend as before.
+// needsSessionExpiry reports whether the plan ends sessions on the server
+// without their client's help where only a fault rig can: --kill expire on
+// ZooKeeper (the failover and observers workloads), whose sessions are
+// expired through the rig's session watcher.
+func needsSessionExpiry(p *plan) bool {
+	return p.kind == backends.ZooKeeper && p.cfg.Params[workloads.ParamKill] == workloads.KillExpire
+}
+
+// setupFaults builds the fault rig when the plan has faults, or needs
+// sessions expired on ZooKeeper (then with no fault to fire, but with the
+// session watcher, its expirer and the session timeline). Without either,
+// cases use the server's backend as before.
 func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
 	p, f := r.plan, r.flags
-	if len(p.faults) == 0 {
+	if len(p.faults) == 0 && !needsSessionExpiry(p) {
 		return nil
 	}
 	rig := &faultRig{specs: p.faults, sessions: faults.NewSessionTimeline(r.log)}
@@ -118,14 +128,20 @@ func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
 		opts = append(opts, faults.WithCluster(srv.cluster, len(direct), leader))
 	}
 
-	var zs *faults.ZKSessions
+	var (
+		zs      *faults.ZKSessions
+		expirer faults.Expirer
+	)
 	if p.kind == backends.ZooKeeper {
 		zs = faults.NewZKSessions(rig.sessions.Observe)
-		opts = append(opts, faults.WithExpirer(faults.ZKExpirer{Sessions: zs, Endpoints: direct}))
+		expirer = faults.ZKExpirer{Sessions: zs, Endpoints: direct}
 	} else if f.cacert == "" && f.cert == "" && f.user == "" && !f.insecureSkipTLSVerify {
 		e := faults.NewEtcdExpirer(direct)
 		rig.closers = append(rig.closers, e.Close)
-		opts = append(opts, faults.WithExpirer(e))
+		expirer = e
+	}
+	if expirer != nil {
+		opts = append(opts, faults.WithExpirer(expirer))
 	}
 
 	// openOn opens a client backend on endpoints, with the run's settings.
@@ -205,10 +221,14 @@ func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
 	}
 	rig.target = faults.NewTarget(opts...)
 	// The servers' counters are read straight from them, not through the
-	// proxies a fault may cut or slow.
-	var scrape []faults.BackendOption
+	// proxies a fault may cut or slow; the workloads' --kill expire uses
+	// the target's expirer.
+	var bopts []faults.BackendOption
 	if s, ok := srv.backend.(backends.Scraper); ok {
-		scrape = append(scrape, faults.WithScraper(s))
+		bopts = append(bopts, faults.WithScraper(s))
+	}
+	if expirer != nil {
+		bopts = append(bopts, faults.WithSessionExpirer(expirer))
 	}
 	rig.backend = faults.NewBackend(shared, own, func(client int, session int64) {
 		rig.sessionOpened(client)
@@ -217,8 +237,12 @@ func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
 		if zs != nil {
 			zs.SetClient(session, client)
 		}
-	}, scrape...)
+	}, bopts...)
 	rig.closers = append([]func() error{rig.backend.Close}, rig.closers...)
+	if len(p.faults) == 0 {
+		r.faults = rig
+		return nil
+	}
 	if err := schedule.Validate(p.faults, rig.target.Limits()); err != nil {
 		return fmt.Errorf("--fault: %w", err)
 	}
@@ -262,7 +286,7 @@ func (r *runner) caseBackend(srv *server) backends.Backend {
 // that its namespace can be removed and the next case starts whole.
 func (r *runner) runCase(ctx context.Context, c workloads.Case) (results.Result, error) {
 	rig := r.faults
-	if rig == nil {
+	if rig == nil || len(rig.specs) == 0 {
 		return r.plan.workload.Run(ctx, c)
 	}
 	before := rig.sessions.Counts()

@@ -222,3 +222,39 @@ func TestRunFaultsServerMetricsEtcd(t *testing.T) {
 	}
 	serverPartial(t, res)
 }
+
+// TestRunKillExpireZooKeeper: --kill expire on ZooKeeper, with no --fault:
+// the run watches its sessions so that each leader's is expired on the
+// server, and the timeline shows each old leader finding it expired.
+func TestRunKillExpireZooKeeper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a ZooKeeper JVM")
+	}
+	dir := t.TempDir()
+	_, stderr, err := zkbench(t, "run", "--backend", "zookeeper", "--workload", "failover", "--variants", "fair",
+		"--clients", "4", "--failovers", "2", "--kill", "expire", "-o", dir, "--run-id", "exp", "--no-plots")
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
+	}
+	run, err := results.ReadFile(filepath.Join(dir, "exp", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run.Results[0]
+	t.Logf("ops %+v; latency %v; safety %+v; notes %q", res.Ops, res.Latency, res.Safety, res.Notes)
+	if res.Ops.Succeeded != 2 || res.Latency["lost_notice"] == nil || res.Latency["lost_notice"].Count != 2 {
+		t.Fatalf("want 2 failovers, each old leader learning of its expiry: ops %+v", res.Ops)
+	}
+	if res.Faults != nil {
+		t.Errorf("a run without --fault has fault counts %v", res.Faults)
+	}
+	expired := 0
+	for _, e := range run.Timeline {
+		if e.Kind == "session" && e.What == "expired" && e.Client >= 0 {
+			expired++
+		}
+	}
+	if expired != 2 {
+		t.Errorf("%d clients found their session expired in the timeline, want 2: %v", expired, run.Timeline)
+	}
+}

@@ -36,7 +36,7 @@ type recipeFlags struct {
 
 func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
 	fl.IntVar(&f.failovers, "failovers", 10, "failover, observers: leader kills per case when --ops is 0")
-	fl.StringVar(&f.kill, "kill", workloads.KillClose, "failover, observers: how the leader's session ends: close, or expire (server-side; etcd)")
+	fl.StringVar(&f.kill, "kill", workloads.KillClose, "failover, observers: how the leader's session ends: close (by its client), or expire (on the server: etcd revokes the lease, ZooKeeper closes the session from a second connection)")
 	fl.DurationVar(&f.settle, "settle", 100*time.Millisecond, "failover, observers: quiet time before each kill, so every waiter is asleep")
 	fl.IntVar(&f.candidates, "candidates", 3, "observers: candidates besides the observers (at least failovers+1)")
 	fl.DurationVar(&f.stepTimeout, "step-timeout", time.Minute, "failover, observers: bound on one failover")
