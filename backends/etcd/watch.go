@@ -22,12 +22,15 @@ var errWatchClosed = errors.New("watch closed before the server confirmed it")
 // server's current revision, without WithRev, and only then is the node
 // read, at revision G. Every change after the registration is on the watch
 // and every change up to G is in the read, so forwarding only events above
-// G misses nothing and reports nothing the caller already saw. Reading
-// first and watching from G+1 would be gap-free too, but whenever anything
-// was written between the read and the registration, G+1 is at or below the
-// store's revision, and etcd (mvcc watchableStore.watch) then registers the
-// watcher as unsynced: its events wait for syncWatchersLoop, every 100 ms,
-// which also replays the backlog since G+1 to it.
+// G misses nothing and reports nothing the caller already saw. The read is
+// linearizable, so G is at least the registration revision even when another
+// member serves it. Reading first and watching from G+1 would be gap-free
+// too, but whenever anything was written between the read and the
+// registration, G+1 is at or below the store's revision, and etcd (mvcc
+// watchableStore.watch) then registers the watcher as unsynced: its events
+// wait for syncWatchersLoop, every 100 ms, which also replays the backlog
+// since G+1 to it. The cost of this order: events between the registration
+// and the read are sent to the client and dropped there.
 type oneShot struct {
 	s    *Session
 	ctx  context.Context // the caller's: ends the watch without an event
