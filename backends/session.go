@@ -117,8 +117,10 @@ type Nodes interface {
 }
 
 // Watches arm one-shot watches. The read and the arming are atomic: no
-// change between them is missed (ZooKeeper's *W calls; etcd watches from the
-// read's revision + 1).
+// change between them is missed (ZooKeeper's *W calls; etcd registers the
+// watch from "now" first, then reads at revision G and forwards only events
+// above G — a watch from an older revision would be "unsynced" and served by
+// etcd's 100 ms resync loop).
 //
 // The returned channel receives at most one Event and is then closed. It is
 // also closed, without an event, when ctx is done: the watch lives until it
