@@ -24,6 +24,7 @@ type Backend struct {
 	onSession func(client int, session int64)
 	scraper   backends.Scraper
 	expirer   Expirer
+	conns     func(session int64, s SessionState)
 }
 
 var (
@@ -40,6 +41,14 @@ type BackendOption func(*Backend)
 // proxies (a cut or a delay must not hide the servers' counters), and knows
 // their processes as they restart. Default: the shared backend.
 func WithScraper(s backends.Scraper) BackendOption { return func(b *Backend) { b.scraper = s } }
+
+// WithEtcdConnStates reports, for every etcd session opened, its
+// connection's disconnects and reconnects (WatchEtcdConn) to obs, until the
+// session is closed or lost. ZooKeeper sessions are watched on the wire
+// instead (ZKSessions). Default none.
+func WithEtcdConnStates(obs func(session int64, s SessionState)) BackendOption {
+	return func(b *Backend) { b.conns = obs }
+}
 
 // WithSessionExpirer lets ExpireSession end the backend's sessions on the
 // server (ZKExpirer over the ZKSessions that watches the shared backend's
@@ -95,6 +104,10 @@ func (b *Backend) NewSession(ctx context.Context) (backends.Session, error) {
 	}
 	if b.onSession != nil {
 		b.onSession(client, s.ID())
+	}
+	if b.conns != nil {
+		id := s.ID()
+		WatchEtcdConn(s, func(st SessionState) { b.conns(id, st) })
 	}
 	return s, nil
 }

@@ -9,5 +9,7 @@
 //     fires faults at their times against a schedule.Target and records them;
 //   - this package: the Target over a run's local servers, proxies and
 //     sessions (Target), ZooKeeper session watching and forced expiry
-//     (ZKSessions), and the session timeline (Sessions).
+//     (ZKSessions), etcd connection watching (WatchEtcdConn), the Backend
+//     a faulted run's clients use, and the session timeline
+//     (SessionTimeline).
 package faults

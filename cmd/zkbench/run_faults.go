@@ -230,6 +230,9 @@ func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
 	if expirer != nil {
 		bopts = append(bopts, faults.WithSessionExpirer(expirer))
 	}
+	if zs == nil {
+		bopts = append(bopts, faults.WithEtcdConnStates(rig.sessions.Observe))
+	}
 	rig.backend = faults.NewBackend(shared, own, func(client int, session int64) {
 		rig.sessionOpened(client)
 		rig.target.SetSession(client, session)

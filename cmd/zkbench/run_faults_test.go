@@ -49,6 +49,12 @@ func TestRunFaultsEmbeddedEtcd(t *testing.T) {
 	if res.Faults["session.lost"] < 1 || !timelineHas(run, "session", "lost", 1) {
 		t.Errorf("client 1's expired session is not counted or not in the timeline: %v", run.Timeline)
 	}
+	// reset-conns breaks every client's connection: each sees it go and
+	// come back (faults.WatchEtcdConn).
+	if res.Faults["session.disconnected"] < 1 || res.Faults["session.reconnected"] < 1 ||
+		!timelineHas(run, "session", "disconnected", 0) || !timelineHas(run, "session", "reconnected", 0) {
+		t.Errorf("the connection resets are not counted or not in the timeline: %v", res.Faults)
+	}
 	for _, w := range []string{"latency:20ms±5ms", "cut-all", "reset-conns: ", "expire-session:1", "end latency", "end cut-all"} {
 		if !timelineHas(run, "fault", w, -2) {
 			t.Errorf("timeline lacks %q: %v", w, run.Timeline)

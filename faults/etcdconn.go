@@ -1,0 +1,91 @@
+package faults
+
+import (
+	"context"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/connectivity"
+
+	"github.com/zkbench/zkbench/backends"
+)
+
+// etcdClientOf is an etcd session that exposes its client
+// (backends/etcd.Session).
+type etcdClientOf interface {
+	Client() *clientv3.Client
+}
+
+// WatchEtcdConn reports the state changes of the gRPC connection that
+// carries etcd session s, as session states: SessionDisconnected when a
+// connection that was ready no longer is (no endpoint reachable: the
+// client's balancer spreads over every endpoint, so losing one server of
+// several is not a disconnect), SessionReconnected when it is ready again
+// (the lease survived if it came back within the TTL; if not, the workload
+// reports the session lost). It watches in a goroutine of its own that ends
+// when s is done (closed or lost) or its client shuts down; done closes
+// then. It returns nil, watching nothing, if s is not an etcd session
+// (looked for through Unwrap). report runs on the watching goroutine and
+// must not block for long.
+//
+// A connection cut without a reset (a blackhole) stays ready as far as
+// gRPC knows, since the client sends no keepalive pings: it is seen when
+// the session is lost, not as a disconnect.
+//
+// With shared connections (backends/etcd Config.Conns) every session on
+// one connection reports its changes.
+func WatchEtcdConn(s backends.Session, report func(SessionState)) (done <-chan struct{}) {
+	var cli *clientv3.Client
+	for u := s; u != nil; {
+		if e, ok := u.(etcdClientOf); ok {
+			cli = e.Client()
+			break
+		}
+		w, ok := u.(interface{ Unwrap() backends.Session })
+		if !ok {
+			break
+		}
+		u = w.Unwrap()
+	}
+	if cli == nil {
+		return nil
+	}
+	conn := cli.ActiveConnection()
+	if conn == nil {
+		return nil
+	}
+	finished := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := context.AfterFunc(cli.Ctx(), cancel)
+	go func() {
+		select {
+		case <-s.Done():
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	go func() {
+		defer close(finished)
+		defer stop()
+		defer cancel()
+		cur := conn.GetState()
+		ready := cur == connectivity.Ready
+		down := false // a disconnect was reported and not yet undone
+		for conn.WaitForStateChange(ctx, cur) {
+			cur = conn.GetState()
+			switch {
+			case cur == connectivity.Shutdown:
+				return
+			case cur == connectivity.Ready && !ready:
+				ready = true
+				if down {
+					down = false
+					report(SessionReconnected)
+				}
+			case cur != connectivity.Ready && ready:
+				ready, down = false, true
+				report(SessionDisconnected)
+			}
+		}
+	}()
+	return finished
+}
