@@ -22,7 +22,13 @@ var (
 // Grant describes one successful acquisition.
 type Grant struct {
 	// Token is a fencing token that grows with every grant of this lock:
-	// the lock node's create revision (ZooKeeper czxid, etcd create revision).
+	// the lock node's create revision (ZooKeeper czxid, etcd create
+	// revision), or, for queue locks on ZooKeeper, whose create cannot
+	// return the czxid without a read, derived from the node's sequence
+	// number (recipes/fair: sequence + 1). A sequence number is monotonic
+	// per lock parent, which is all a fencing token for that lock needs
+	// (tokens of different locks, or of one lock across a removal of its
+	// parent, are not comparable). 0 means the variant has no token.
 	Token int64
 	// Wakeups counts the watch notifications this acquirer consumed while
 	// waiting. An acquisition that waited needed one; the rest were wasted.

@@ -36,11 +36,14 @@ const seqPrefix = "lock-"
 // client: the next in line. A cancelled or expired waiter wakes only its own
 // successor, which re-lists and watches the new predecessor. Grants are FIFO
 // in sequence order. Requests per acquisition: create + list, plus exists +
-// list for every wake-up; release: one delete.
+// list for every wake-up; release: one delete. <path> is made (EnsurePath)
+// on the Lock's first Acquire only, and again if a create finds it gone.
 //
-// Token: the node's create revision (ZooKeeper czxid, etcd create revision,
-// which on etcd is also Seq), read with one Get in the rare case the create
-// did not report it. It grows with every grant.
+// Token: the node's create revision where the create reports it (etcd,
+// where it is also Seq), else its sequence number + 1 (ZooKeeper, whose
+// create cannot return the czxid without a read): no request either way.
+// Grants go in sequence order, so it grows with every grant of the lock
+// (within one life of <path>: the sequence restarts if it is removed).
 //
 // Leftovers: every node this Lock makes is named "lock-<tag>-...", where the
 // tag is unique to the Lock. If a failed call could not remove its node
@@ -64,6 +67,7 @@ type Lock struct {
 	s      backends.Session
 	path   string
 	prefix string // seqPrefix + tag + "-"
+	parent *recipe.Parent
 	left   *recipe.Leftovers
 	me     backends.Node
 	held   bool
@@ -77,7 +81,8 @@ var _ recipes.Lock = (*Lock)(nil)
 func New(s backends.Session, path string, opts ...recipes.Option) *Lock {
 	timeout := recipes.NewOptions(opts...).CleanupTimeout
 	prefix := seqPrefix + recipe.Tag() + "-"
-	return &Lock{s: s, path: path, prefix: prefix, left: recipe.QueueLeftovers(s, path, prefix, timeout)}
+	return &Lock{s: s, path: path, prefix: prefix, parent: recipe.NewParent(s, path),
+		left: recipe.QueueLeftovers(s, path, prefix, timeout)}
 }
 
 // Acquire queues this client and blocks until it is first in line, ctx is
@@ -101,20 +106,15 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Grant, error) {
 	if _, err := l.left.Tidy(ctx); err != nil {
 		return recipes.Grant{}, l.fail(err)
 	}
-	if err := l.s.EnsurePath(ctx, l.path); err != nil {
-		return recipes.Grant{}, l.fail(err)
-	}
-	me, err := l.left.Create(ctx, func(c context.Context) (backends.Node, error) {
-		return l.s.CreateSequential(c, l.path, l.prefix, nil)
+	me, err := l.parent.Create(ctx, func(ctx context.Context) (backends.Node, error) {
+		return l.left.Create(ctx, func(c context.Context) (backends.Node, error) {
+			return l.s.CreateSequential(c, l.path, l.prefix, nil)
+		})
 	})
 	if err != nil {
 		return recipes.Grant{}, l.fail(err)
 	}
 	wakeups, err := l.waitFirst(ctx, me)
-	var token int64
-	if err == nil {
-		token, err = recipe.Token(ctx, l.s, me)
-	}
 	if err == nil && recipe.Ended(l.s) {
 		err = recipe.Lost(nil)
 	}
@@ -127,7 +127,7 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Grant, error) {
 		return recipes.Grant{}, l.fail(err)
 	}
 	l.me, l.held = me, true
-	return recipes.Grant{Token: token, Wakeups: wakeups, Lost: l.s.Done()}, nil
+	return recipes.Grant{Token: recipe.SeqToken(me), Wakeups: wakeups, Lost: l.s.Done()}, nil
 }
 
 // waitFirst lists the queue (no watch) until me is first, sleeping on the

@@ -28,8 +28,10 @@ const seqPrefix = "lock-"
 // whole queue, O(N) bytes, so a handoff costs O(N^2) bytes on the wire.
 // Grants are FIFO in sequence order, like recipes/fair.
 //
-// Token: the node's create revision, read with one Get in the rare case the
-// create did not report it. It grows with every grant.
+// Token: as recipes/fair's, the node's create revision where the create
+// reports it (etcd), else its sequence number + 1 (ZooKeeper): no request.
+// It grows with every grant. <path> is made on the lock's first Acquire
+// only, and again if a create finds it gone.
 //
 // Leftovers, as in recipes/fair: every node this lock makes is named
 // "lock-<tag>-...", with a tag unique to the lock. A node that a failed call
@@ -45,6 +47,7 @@ type ChildrenLock struct {
 	s      backends.Session
 	path   string
 	prefix string // seqPrefix + tag + "-"
+	parent *recipe.Parent
 	left   *recipe.Leftovers
 	me     backends.Node
 	held   bool
@@ -59,7 +62,8 @@ var _ recipes.Lock = (*ChildrenLock)(nil)
 func NewChildren(s backends.Session, path string, opts ...recipes.Option) *ChildrenLock {
 	prefix := seqPrefix + recipe.Tag() + "-"
 	timeout := recipes.NewOptions(opts...).CleanupTimeout
-	return &ChildrenLock{s: s, path: path, prefix: prefix, left: recipe.QueueLeftovers(s, path, prefix, timeout)}
+	return &ChildrenLock{s: s, path: path, prefix: prefix, parent: recipe.NewParent(s, path),
+		left: recipe.QueueLeftovers(s, path, prefix, timeout)}
 }
 
 // Acquire queues this client and blocks until it is first in line, ctx is
@@ -82,20 +86,15 @@ func (l *ChildrenLock) Acquire(ctx context.Context) (recipes.Grant, error) {
 	if _, err := l.left.Tidy(ctx); err != nil {
 		return recipes.Grant{}, l.fail(err)
 	}
-	if err := l.s.EnsurePath(ctx, l.path); err != nil {
-		return recipes.Grant{}, l.fail(err)
-	}
-	me, err := l.left.Create(ctx, func(c context.Context) (backends.Node, error) {
-		return l.s.CreateSequential(c, l.path, l.prefix, nil)
+	me, err := l.parent.Create(ctx, func(ctx context.Context) (backends.Node, error) {
+		return l.left.Create(ctx, func(c context.Context) (backends.Node, error) {
+			return l.s.CreateSequential(c, l.path, l.prefix, nil)
+		})
 	})
 	if err != nil {
 		return recipes.Grant{}, l.fail(err)
 	}
 	wakeups, err := l.waitFirst(ctx, me)
-	var token int64
-	if err == nil {
-		token, err = recipe.Token(ctx, l.s, me)
-	}
 	if err == nil && recipe.Ended(l.s) {
 		err = recipe.Lost(nil)
 	}
@@ -108,7 +107,7 @@ func (l *ChildrenLock) Acquire(ctx context.Context) (recipes.Grant, error) {
 		return recipes.Grant{}, l.fail(err)
 	}
 	l.me, l.held = me, true
-	return recipes.Grant{Token: token, Wakeups: wakeups, Lost: l.s.Done()}, nil
+	return recipes.Grant{Token: recipe.SeqToken(me), Wakeups: wakeups, Lost: l.s.Done()}, nil
 }
 
 // waitFirst lists the queue with a children watch until me is first,

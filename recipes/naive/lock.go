@@ -26,7 +26,9 @@ const lockName = "lock"
 // the winner of each race is whoever's create lands first.
 //
 // Token: the lock node's create revision (ZooKeeper czxid, etcd create
-// revision); if the backend's create does not report it, one Get reads it.
+// revision); if the backend's create does not report it (ZooKeeper), one Get
+// per grant reads it. <path> is made on the Lock's first Acquire only, and
+// again if a create finds it gone.
 //
 // Leftovers: the lock node's data is a tag unique to this Lock. If a failed
 // call could not remove the node it made (Release's delete and retry failed,
@@ -43,12 +45,13 @@ const lockName = "lock"
 //
 // A Lock is used by one goroutine on one session (see recipes.Lock).
 type Lock struct {
-	s    backends.Session
-	path string
-	node string
-	tag  []byte
-	left *recipe.Leftovers
-	held bool
+	s      backends.Session
+	path   string
+	node   string
+	tag    []byte
+	parent *recipe.Parent
+	left   *recipe.Leftovers
+	held   bool
 }
 
 var _ recipes.Lock = (*Lock)(nil)
@@ -60,7 +63,8 @@ func New(s backends.Session, path string, opts ...recipes.Option) *Lock {
 	node := path + "/" + lockName
 	tag := []byte(recipe.Tag())
 	timeout := recipes.NewOptions(opts...).CleanupTimeout
-	return &Lock{s: s, path: path, node: node, tag: tag, left: recipe.NodeLeftovers(s, node, tag, timeout)}
+	return &Lock{s: s, path: path, node: node, tag: tag, parent: recipe.NewParent(s, path),
+		left: recipe.NodeLeftovers(s, node, tag, timeout)}
 }
 
 // Acquire blocks until this client created the lock node, ctx is done or the
@@ -83,13 +87,12 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Grant, error) {
 	if _, err := l.left.Tidy(ctx); err != nil {
 		return recipes.Grant{}, l.fail(err)
 	}
-	if err := l.s.EnsurePath(ctx, l.path); err != nil {
-		return recipes.Grant{}, l.fail(err)
-	}
 	wakeups, checked := 0, false
 	for {
-		n, err := l.left.Create(ctx, func(c context.Context) (backends.Node, error) {
-			return l.s.Create(c, l.node, l.tag)
+		n, err := l.parent.Create(ctx, func(ctx context.Context) (backends.Node, error) {
+			return l.left.Create(ctx, func(c context.Context) (backends.Node, error) {
+				return l.s.Create(c, l.node, l.tag)
+			})
 		})
 		if err == nil {
 			return l.grant(ctx, n, wakeups)

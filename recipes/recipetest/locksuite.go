@@ -48,6 +48,7 @@ func RunLockSuite(t *testing.T, b backends.Backend, v lockvariants.Variant) {
 		{"ReleaseFails", testReleaseFails},
 		{"UnknownCreate", testUnknownCreate},
 		{"LateCreate", testLateCreate},
+		{"ParentOnce", testParentOnce},
 	}
 	admin, ok := b.(backends.Admin)
 	if !ok {
