@@ -49,6 +49,18 @@ type Panel struct {
 	// Notes say what was left out ("not measured", points a log scale
 	// cannot show).
 	Notes []string `json:"notes,omitempty"`
+	// XGroup, when set, is the group whose panels share this panel's x
+	// range, instead of Group (over-time panels share time, not y).
+	XGroup string `json:"x_group,omitempty"`
+	// Marks are injected faults drawn over the panel (over-time figures).
+	Marks []Mark `json:"marks,omitempty"`
+}
+
+func (p *Panel) xGroup() string {
+	if p.XGroup != "" {
+		return p.XGroup
+	}
+	return p.Group
 }
 
 // Scales of an axis.
@@ -87,8 +99,10 @@ type Line struct {
 	Dash  int    `json:"dash"`
 	Glyph string `json:"glyph,omitempty"`
 	// Bar lines are drawn as bars stacked on the panel's earlier bars.
-	Bar    bool    `json:"bar,omitempty"`
-	Points []Point `json:"points"`
+	Bar bool `json:"bar,omitempty"`
+	// Scatter lines are drawn as their glyphs alone, unjoined.
+	Scatter bool    `json:"scatter,omitempty"`
+	Points  []Point `json:"points"`
 }
 
 // Point of a line.
@@ -173,10 +187,16 @@ func lineLabel(variant string, b backends.Kind, extra string) string {
 func Build(runs []*results.Run) ([]*Figure, error) {
 	cases := summary.Cases(runs)
 	st := newStyle(cases)
+	runOf := map[*results.Result]*results.Run{}
+	for _, r := range runs {
+		for i := range r.Results {
+			runOf[&r.Results[i]] = r
+		}
+	}
 	var figs []*Figure
 	for _, w := range summary.Distinct(cases, func(c *summary.Case) string { return c.Workload }) {
 		wc := slices.DeleteFunc(slices.Clone(cases), func(c *summary.Case) bool { return c.Workload != w })
-		b := &builder{workload: w, unit: summary.OpUnit(w), cases: wc, st: st}
+		b := &builder{workload: w, unit: summary.OpUnit(w), cases: wc, st: st, runOf: runOf}
 		b.backends = summary.Distinct(wc, func(c *summary.Case) backends.Kind { return c.Backend })
 		b.clients = summary.Distinct(wc, func(c *summary.Case) int { return c.Clients })
 		slices.Sort(b.clients)
@@ -277,6 +297,7 @@ type builder struct {
 	clients  []int
 	order    []summary.Series
 	series   map[summary.Series][]*summary.Case
+	runOf    map[*results.Result]*results.Run
 }
 
 // sweepLines makes one line per variant of backend b, with y read from each
@@ -621,17 +642,30 @@ func (b *builder) timeline() *Figure {
 		Name:  b.workload + "-timeline",
 		Title: fmt.Sprintf("%s: throughput over time", b.workload),
 		Caption: fmt.Sprintf("Successful %ss per second in each interval of the measured case. Drops to zero "+
-			"are stalls; a herd shows as bursts and gaps. Repeats are drawn as separate lines.", b.unit),
+			"are stalls; a herd shows as bursts and gaps. Repeats are drawn as separate lines. Injected faults "+
+			"are red: a band from the fault to its undo, a line for an instant one. Where clients saw session "+
+			"changes, a row below counts them per interval.", b.unit),
 		Cols: len(b.backends),
 	}
-	found := false
+	found, faulted := false, false
 	for _, n := range rows {
+		var row, sessRow []*Panel
+		anySessions := false
 		for _, kind := range b.backends {
 			p := &Panel{
-				Title: fmt.Sprintf("%s — N=%d", kind, n),
-				X:     Axis{Label: "time in case (s)", Scale: Linear},
-				Y:     Axis{Label: b.unit + "s per second", Scale: Linear},
+				Title:  fmt.Sprintf("%s — N=%d", kind, n),
+				X:      Axis{Label: "time in case (s)", Scale: Linear},
+				Y:      Axis{Label: b.unit + "s per second", Scale: Linear},
+				XGroup: "time",
 			}
+			sp := &Panel{
+				Title: fmt.Sprintf("%s — N=%d: session changes", kind, n),
+				X:     Axis{Label: "time in case (s)", Scale: Linear},
+				Group: "sessions", XGroup: "time",
+			}
+			counts := map[string][]int64{}
+			var iv time.Duration
+			outside, summed := 0, 0
 			for _, s := range b.order {
 				if s.Backend != kind {
 					continue
@@ -641,53 +675,103 @@ func (b *builder) timeline() *Figure {
 						continue
 					}
 					for _, r := range c.Results {
-						iv := r.Series.Interval.Seconds()
-						if iv <= 0 || len(r.Series.Counts) == 0 {
+						l, ok := rateLine(r)
+						if !ok {
 							continue
 						}
-						l := Line{
-							Label: lineLabel(s.Variant, kind, ""), Variant: s.Variant, Backend: string(kind),
-							Color: b.st.variant[s.Variant],
-						}
-						for i, n := range r.Series.Counts {
-							// The last interval may end with the case: rate it
-							// over the time it covered, or a cut interval looks
-							// like a stall.
-							w := iv
-							if r.Elapsed > 0 {
-								w = min(iv, r.Elapsed.Seconds()-float64(i)*iv)
-							}
-							if w < iv/10 {
-								continue
-							}
-							l.Points = append(l.Points, Point{X: float64(i)*iv + w/2, Y: float64(n) / w})
-						}
+						l.Label, l.Variant, l.Backend = lineLabel(s.Variant, kind, ""), s.Variant, string(kind)
+						l.Color = b.st.variant[s.Variant]
 						p.Lines = append(p.Lines, l)
 						found = true
+						ev := eventsOf(b.runOf[r], r)
+						addMarks(p, ev.marks)
+						addMarks(sp, ev.marks)
+						outside += ev.outside
+						if len(ev.sessions) > 0 {
+							summed++
+							iv = r.Series.Interval
+						}
+						for st, cs := range ev.sessions {
+							if counts[st] == nil {
+								counts[st] = make([]int64, len(cs))
+							}
+							for i, v := range cs {
+								if i < len(counts[st]) {
+									counts[st][i] += v
+								}
+							}
+						}
 					}
 				}
 			}
-			fig.Panels = append(fig.Panels, p)
+			if outside > 0 {
+				p.Notes = append(p.Notes, fmt.Sprintf("%d fault event(s) outside the measured interval not shown", outside))
+			}
+			if summed > 0 {
+				anySessions = true
+				sp.Lines = sessionLines(counts, iv, string(kind))
+				sp.Y = Axis{Label: intervalLabel(iv), Scale: Linear}
+				if summed > 1 {
+					sp.Notes = append(sp.Notes, fmt.Sprintf("summed over %d cases", summed))
+				}
+			} else {
+				sp.Y = Axis{Label: "session events per interval", Scale: Linear}
+			}
+			faulted = faulted || len(p.Marks) > 0
+			row, sessRow = append(row, p), append(sessRow, sp)
 		}
+		fig.Panels = append(fig.Panels, row...)
 		fig.Rows++
+		if anySessions {
+			fig.Panels = append(fig.Panels, sessRow...)
+			fig.Rows++
+		}
 	}
 	if !found {
 		return nil
 	}
+	if faulted {
+		fig.Keys = append(fig.Keys, Line{Label: "injected fault", Color: markColor})
+	}
 	return fig
+}
+
+// rateLine is a result's series as a rate per second at the middle of
+// each interval; false without a series.
+func rateLine(r *results.Result) (Line, bool) {
+	iv := r.Series.Interval.Seconds()
+	if iv <= 0 || len(r.Series.Counts) == 0 {
+		return Line{}, false
+	}
+	var l Line
+	for i, n := range r.Series.Counts {
+		// The last interval may end with the case: rate it over the time
+		// it covered, or a cut interval looks like a stall.
+		w := iv
+		if r.Elapsed > 0 {
+			w = min(iv, r.Elapsed.Seconds()-float64(i)*iv)
+		}
+		if w < iv/10 {
+			continue
+		}
+		l.Points = append(l.Points, Point{X: float64(i)*iv + w/2, Y: float64(n) / w})
+	}
+	return l, true
 }
 
 // finish drops points a log scale cannot show, notes empty panels, and
 // gives the panels of each group the same axis ranges.
 func (f *Figure) finish() {
-	type rng struct{ xlo, xhi, ylo, yhi float64 }
-	ranges := map[string]*rng{}
-	for _, p := range f.Panels {
-		r := ranges[p.Group]
-		if r == nil {
-			r = &rng{math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)}
-			ranges[p.Group] = r
+	type rng struct{ lo, hi float64 }
+	xs, ys := map[string]*rng{}, map[string]*rng{}
+	get := func(m map[string]*rng, key string) *rng {
+		if m[key] == nil {
+			m[key] = &rng{math.Inf(1), math.Inf(-1)}
 		}
+		return m[key]
+	}
+	for _, p := range f.Panels {
+		rx, ry := get(xs, p.xGroup()), get(ys, p.Group)
 		stack := map[float64]float64{}
 		for i := range p.Lines {
 			l := &p.Lines[i]
@@ -705,8 +789,8 @@ func (f *Figure) finish() {
 					stack[pt.X] += pt.Y
 					y = stack[pt.X]
 				}
-				r.xlo, r.xhi = min(r.xlo, pt.X), max(r.xhi, pt.X)
-				r.ylo, r.yhi = min(r.ylo, y), max(r.yhi, y)
+				rx.lo, rx.hi = min(rx.lo, pt.X), max(rx.hi, pt.X)
+				ry.lo, ry.hi = min(ry.lo, y), max(ry.hi, y)
 			}
 			l.Points = kept
 			if dropped > 0 {
@@ -719,12 +803,15 @@ func (f *Figure) finish() {
 		}
 	}
 	for _, p := range f.Panels {
-		r := ranges[p.Group]
-		if math.IsInf(r.xlo, 1) {
-			*r = rng{1, 10, 1, 10}
+		rx, ry := xs[p.xGroup()], ys[p.Group]
+		if math.IsInf(rx.lo, 1) {
+			*rx = rng{1, 10}
 		}
-		p.X.Min, p.X.Max = pad(p.X, r.xlo, r.xhi)
-		p.Y.Min, p.Y.Max = pad(p.Y, r.ylo, r.yhi)
+		if math.IsInf(ry.lo, 1) {
+			*ry = rng{1, 10}
+		}
+		p.X.Min, p.X.Max = pad(p.X, rx.lo, rx.hi)
+		p.Y.Min, p.Y.Max = pad(p.Y, ry.lo, ry.hi)
 	}
 }
 

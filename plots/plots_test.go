@@ -252,3 +252,90 @@ func TestMeasuredLockSweep(t *testing.T) {
 		t.Errorf("checked %d server-side lines, want 3 variants x 2 backends", seen)
 	}
 }
+
+// TestFaultTimelineGolden: the over-time figure of a real fault run (3-node
+// local ZooKeeper, 6 clients on the fair lock; the leader killed and
+// restarted, every connection reset, one session expired; only the raw
+// server metric names were dropped from the file) marks the faults and
+// counts the session changes per interval.
+func TestFaultTimelineGolden(t *testing.T) {
+	run, err := results.ReadFile(filepath.Join("testdata", "fault-zookeeper.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, err := Build([]*results.Run{run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fig := Find(figs, "lock-timeline")
+	if fig == nil || fig.Rows != 2 || len(fig.Panels) != 2 {
+		t.Fatalf("timeline %+v: want a throughput row and a session row", fig)
+	}
+	tp, sp := fig.Panels[0], fig.Panels[1]
+	res := run.Results[0]
+	end := res.Elapsed.Seconds()
+	var band, instants []Mark
+	for _, m := range tp.Marks {
+		if m.To > m.From {
+			band = append(band, m)
+		} else {
+			instants = append(instants, m)
+		}
+	}
+	if len(band) != 1 || !strings.HasPrefix(band[0].Label, "kill-leader: server ") || band[0].From < 1 || band[0].To > end || band[0].To-band[0].From < 1.5 {
+		t.Errorf("kill-leader band %+v: want about 2s (kill-leader@2s+2s, the restart waits until it serves) in the case's %.1fs", band, end)
+	}
+	if len(instants) != 2 || !strings.HasPrefix(instants[0].Label, "reset-conns: ") || instants[1].Label != "expire-session:1" {
+		t.Errorf("instant marks %+v", instants)
+	}
+	if len(sp.Marks) != len(tp.Marks) {
+		t.Errorf("session panel marks %+v", sp.Marks)
+	}
+	counts := map[string]float64{}
+	for _, l := range sp.Lines {
+		for _, pt := range l.Points {
+			counts[strings.TrimPrefix(l.Label, "session ")] += pt.Y
+		}
+	}
+	for _, state := range []string{"disconnected", "reconnected", "expired", "lost"} {
+		if got, want := counts[state], float64(res.Faults["session."+state]); got != want {
+			t.Errorf("%s: %v in the plot, %v counted in the result", state, got, want)
+		}
+	}
+	if tp.X.Min != sp.X.Min || tp.X.Max != sp.X.Max {
+		t.Errorf("the rows do not share time: %v..%v and %v..%v", tp.X.Min, tp.X.Max, sp.X.Min, sp.X.Max)
+	}
+
+	roundFigures([]*Figure{fig})
+	for _, p := range fig.Panels {
+		for i := range p.Marks {
+			m := &p.Marks[i]
+			m.From, m.To = math.Round(m.From*1e6)/1e6, math.Round(m.To*1e6)/1e6
+		}
+	}
+	got, err := json.MarshalIndent(fig, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", "fault-timeline.golden.json")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("plot data differs from %s; inspect and run go test ./plots -update", path)
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, fig, "png"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := png.Decode(&buf); err != nil {
+		t.Fatal(err)
+	}
+}

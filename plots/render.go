@@ -150,7 +150,10 @@ func legendOf(f *Figure) (plot.Legend, int) {
 			n++
 			return
 		}
-		thumbs := []plot.Thumbnailer{&plotter.Line{LineStyle: line}}
+		var thumbs []plot.Thumbnailer
+		if !ln.Scatter {
+			thumbs = append(thumbs, &plotter.Line{LineStyle: line})
+		}
 		if glyph.Shape != nil {
 			thumbs = append(thumbs, &plotter.Scatter{GlyphStyle: glyph})
 		}
@@ -216,6 +219,9 @@ func panelPlot(pn *Panel) (*plot.Plot, error) {
 	grid.Vertical.Color = color.Gray{Y: 0xe4}
 	grid.Horizontal.Color = color.Gray{Y: 0xe4}
 	p.Add(grid)
+	if err := addMarkPlotters(p, pn); err != nil {
+		return nil, err
+	}
 	// Baselines first and the herd last, so that where lines coincide the
 	// naive and herd-free ones stay visible.
 	drawOrder := slices.Clone(pn.Lines)
@@ -254,13 +260,15 @@ func panelPlot(pn *Panel) (*plot.Plot, error) {
 		for i, pt := range l.Points {
 			xys[i] = plotter.XY{X: pn.X.fwd(pt.X), Y: pn.Y.fwd(pt.Y)}
 		}
-		line, err := plotter.NewLine(xys)
-		if err != nil {
-			return nil, fmt.Errorf("line %s: %w", l.Label, err)
-		}
 		ls, gs := styles(l)
-		line.LineStyle = ls
-		p.Add(line)
+		if !l.Scatter {
+			line, err := plotter.NewLine(xys)
+			if err != nil {
+				return nil, fmt.Errorf("line %s: %w", l.Label, err)
+			}
+			line.LineStyle = ls
+			p.Add(line)
+		}
 		if gs.Shape != nil {
 			sc, err := plotter.NewScatter(xys)
 			if err != nil {
@@ -272,6 +280,9 @@ func panelPlot(pn *Panel) (*plot.Plot, error) {
 	}
 	setAxis(&p.X, pn.X)
 	setAxis(&p.Y, pn.Y)
+	if err := addMarkLabels(p, pn); err != nil {
+		return nil, err
+	}
 	// Notes sit in the top-left corner of the data area.
 	if len(pn.Notes) > 0 {
 		var xs plotter.XYs
@@ -434,4 +445,57 @@ func formatTick(v float64) string {
 	}
 	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
 	return strconv.FormatFloat(r, 'f', -1, 64) + suffix
+}
+
+// addMarkPlotters draws pn's fault marks under its lines: a translucent
+// band over the fault's stretch, or a vertical line at an instant.
+func addMarkPlotters(p *plot.Plot, pn *Panel) error {
+	col := parseColor(markColor).(color.RGBA)
+	lo, hi := pn.Y.fwd(pn.Y.Min), pn.Y.fwd(pn.Y.Max)
+	for _, m := range pn.Marks {
+		x0, x1 := pn.X.fwd(m.From), pn.X.fwd(m.To)
+		if x1 > x0 {
+			band, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: lo}, {X: x1, Y: lo}, {X: x1, Y: hi}, {X: x0, Y: hi}})
+			if err != nil {
+				return fmt.Errorf("mark %s: %w", m.Label, err)
+			}
+			band.Color = color.NRGBA{R: col.R, G: col.G, B: col.B, A: 0x30}
+			band.LineStyle.Width = 0
+			p.Add(band)
+			continue
+		}
+		ln, err := plotter.NewLine(plotter.XYs{{X: x0, Y: lo}, {X: x0, Y: hi}})
+		if err != nil {
+			return fmt.Errorf("mark %s: %w", m.Label, err)
+		}
+		ln.LineStyle = draw.LineStyle{Color: col, Width: 1.2, Dashes: dashes[1]}
+		p.Add(ln)
+	}
+	return nil
+}
+
+// addMarkLabels names the marks at the top of the data area, each a line
+// lower than the one before so that neighbours do not overwrite each other.
+func addMarkLabels(p *plot.Plot, pn *Panel) error {
+	if len(pn.Marks) == 0 {
+		return nil
+	}
+	var xys plotter.XYs
+	var labels []string
+	for i, m := range pn.Marks {
+		xys = append(xys, plotter.XY{X: pn.X.fwd(m.From), Y: pn.Y.at(0.97 - 0.07*float64(i%6))})
+		labels = append(labels, " "+m.Label)
+	}
+	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+	if err != nil {
+		return err
+	}
+	for i := range lb.TextStyle {
+		lb.TextStyle[i].Font.Size = 8
+		lb.TextStyle[i].Color = color.RGBA{R: 0xa0, A: 0xff}
+	}
+	p.Add(lb)
+	setAxis(&p.X, pn.X)
+	setAxis(&p.Y, pn.Y)
+	return nil
 }

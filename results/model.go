@@ -89,6 +89,10 @@ type Result struct {
 	Repeat   int           `json:"repeat"`
 	// Elapsed is the measured interval (warm-up excluded).
 	Elapsed time.Duration `json:"elapsed_ns"`
+	// Started is when the measured interval began (wall clock, UTC): Series
+	// counts from it, and Started - Run.StartedAt places the case on the
+	// run's Timeline. Zero in files from before it was recorded.
+	Started time.Time `json:"started,omitzero"`
 	// StoppedBy: "ops", "duration", "interrupted" or "error".
 	StoppedBy string `json:"stopped_by"`
 	// Ops counts the workload's unit operation (lock acquisitions, leader

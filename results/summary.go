@@ -257,7 +257,7 @@ func needsSafetyTable(run *Run) bool {
 // changes the clients saw. "-" marks what was not measured.
 func WriteSafety(w io.Writer, run *Run) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "backend\tvariant\tclients\tchecked\tviolations\tfence\twrites\tstale\taccepted\trejected\tfaults\tsessions\t")
+	fmt.Fprintln(tw, "backend\tvariant\tclients\tchecked\tviolations\tfence\twrites\tstale\taccepted\trejected\tfaults\tsessions")
 	for i := range run.Results {
 		res := &run.Results[i]
 		row := []string{string(res.Backend), res.Variant, fmt.Sprint(res.Clients), fmt.Sprint(res.Safety.Checked)}
@@ -288,7 +288,7 @@ func WriteSafety(w io.Writer, run *Run) error {
 			}
 		}
 		row = append(row, orNone(faults, res.Faults != nil), orNone(sessions, res.Faults != nil))
-		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("results: write safety: %w", err)

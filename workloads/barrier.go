@@ -92,7 +92,7 @@ func (bw *BarrierWorkload) Run(ctx context.Context, c Case) (results.Result, err
 		defer cancel()
 	}
 	var o Outcome
-	o.Before, o.Start = rc.meter.Snapshot(ctx, clients), now()
+	o.Before, o.Start, o.Base = rc.meter.Snapshot(ctx, clients), now(), start
 	var wg sync.WaitGroup
 	for _, p := range parts {
 		wg.Add(1)

@@ -27,7 +27,7 @@ func (e *electionRun) failovers(ctx context.Context) Outcome {
 		return o
 	}
 	quiesce(ctx, e.clients, e.set.settle, e.set.stepTimeout)
-	o.Before, o.Start = e.rc.meter.Snapshot(ctx, e.clients), e.now()
+	o.Before, o.Start, o.Base = e.rc.meter.Snapshot(ctx, e.clients), e.now(), e.start
 	cfg := e.rc.c.Config
 	k := min(e.set.failovers, len(e.latches)-1)
 	o.StoppedBy = StoppedByOps

@@ -48,6 +48,9 @@ func runRecipeCase(t *testing.T, w Workload, b backends.Backend, variant string,
 	if left := log.LeftoverPaths(); len(left) > 0 {
 		t.Fatalf("%s: leftovers %v", variant, left)
 	}
+	if ago := time.Since(res.Started); res.Started.IsZero() || ago < res.Elapsed || ago > res.Elapsed+2*time.Minute {
+		t.Fatalf("%s: measured from %v (%v ago) for %v", variant, res.Started, ago, res.Elapsed)
+	}
 	for _, n := range res.Notes {
 		if strings.Contains(n, "leftovers not checked") || strings.Contains(n, "server counters not measured") {
 			t.Fatalf("%s: %s", variant, n)

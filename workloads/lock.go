@@ -209,6 +209,7 @@ func (lw *LockWorkload) collect(res *results.Result, workers []*lockWorker, chec
 	interval time.Duration, instrumented bool, meter *Meter, baseRSS uint64) {
 	res.StoppedBy = out.StoppedBy
 	res.Elapsed = out.Elapsed()
+	res.Started = out.Started()
 	acquire := results.NewRecorder()
 	perClient := make([]int64, len(workers))
 	var waited int64

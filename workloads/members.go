@@ -75,7 +75,7 @@ func fillPartial(res *results.Result, before, after Snapshot) bool {
 				delete(d, k)
 			}
 			statsNote = fmt.Sprintf("%s's request statistics started again %v into the case (a ZooKeeper server re-created after a leader election): its %s left out",
-				ep, am.StatsStarted.Sub(before.At).Round(time.Millisecond), strings.Join(am.Restartable, ", "))
+				ep, am.StatsStarted.Sub(before.At).Round(time.Millisecond), describeNames(am.Restartable))
 		}
 		if k := slices.IndexFunc(restartCounters, func(k string) bool { return d[k] < 0 }); k >= 0 {
 			problems = append(problems, fmt.Sprintf("%s's %s went down by %.0f: it restarted", ep, restartCounters[k], -d[restartCounters[k]]))
@@ -162,4 +162,23 @@ func hostPort(ep string) string {
 		return u.Host
 	}
 	return ep
+}
+
+// describeNames names the canonical figures among names and counts the
+// server's raw ones.
+func describeNames(names []string) string {
+	var canonical []string
+	for _, n := range names {
+		if strings.HasPrefix(n, "zkbench_") {
+			canonical = append(canonical, n)
+		}
+	}
+	raw := len(names) - len(canonical)
+	switch {
+	case raw == 0:
+		return strings.Join(canonical, ", ")
+	case len(canonical) == 0:
+		return fmt.Sprintf("%d server figures (%s, ...)", raw, names[0])
+	}
+	return fmt.Sprintf("%s and %d raw server figures", strings.Join(canonical, ", "), raw)
 }

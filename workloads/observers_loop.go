@@ -24,7 +24,7 @@ func (cr *crowd) failovers(ctx context.Context, observers *Clients) Outcome {
 		return o
 	}
 	cr.settle(ctx, observers)
-	o.Before, o.Start = e.rc.meter.Snapshot(ctx, observers), e.now()
+	o.Before, o.Start, o.Base = e.rc.meter.Snapshot(ctx, observers), e.now(), e.start
 	candBefore := e.clients.Total().WatchEvents
 	cfg := e.rc.c.Config
 	k := min(e.set.failovers, len(e.latches)-1)

@@ -105,6 +105,7 @@ func (rc *recipeCase) finish(ctx context.Context, lost, expected int64, keep ...
 // uninstrumented variants.
 func (rc *recipeCase) fill(out Outcome, ops int64, instrumented bool, needed int64) {
 	res := &rc.res
+	res.Started = out.Started()
 	rc.meter.Fill(res, out.Before, out.After, ops, instrumented, rc.baseRSS)
 	if !instrumented {
 		res.Notes = append(res.Notes, "client-side counts not measured: this variant's requests go straight to the client library, past backends/instrument")

@@ -124,8 +124,9 @@ func (w *Window) Exhausted() bool { return w.Ops > 0 && w.claimed.Load() >= w.Op
 // Outcome is what Run saw.
 type Outcome struct {
 	Before, After Snapshot
-	// Start and End are offsets of the measured interval.
+	// Start and End are offsets of the measured interval from Base.
 	Start, End time.Duration
+	Base       time.Time
 	StoppedBy  string
 	// Drained: every worker returned within DrainTimeout after the end.
 	Drained bool
@@ -133,6 +134,15 @@ type Outcome struct {
 
 // Elapsed is the measured interval's length.
 func (o Outcome) Elapsed() time.Duration { return o.End - o.Start }
+
+// Started is when the measured interval began, in UTC (zero if Base was
+// not set).
+func (o Outcome) Started() time.Time {
+	if o.Base.IsZero() {
+		return time.Time{}
+	}
+	return o.Base.Add(o.Start).UTC()
+}
 
 // Run starts the workers with start(runCtx) — which returns a channel
 // closed when every worker has returned — and drives the interval: it takes
@@ -165,7 +175,7 @@ func (w *Window) Run(ctx context.Context, start func(runCtx context.Context) <-c
 		t.Stop()
 		o.Before = w.snapEdge(snap, &w.measureStart, &w.opening, w.opened)
 	}
-	o.Start = w.MeasureStart()
+	o.Start, o.Base = w.MeasureStart(), w.base
 	var deadline <-chan time.Time
 	if w.Duration > 0 {
 		t := time.NewTimer(w.Duration - (w.Now() - o.Start))
