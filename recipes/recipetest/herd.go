@@ -22,6 +22,19 @@ func testReleaseWakes(e *env) {
 		pends[i] = acquireAsync(waiters[i])
 		e.waitQueued(waiters[i], armed, i+2)
 	}
+	// A herd-prone waiter is woken by each later waiter's arrival and re-arms
+	// its watch; wait until every waiter is asleep on exactly one live watch,
+	// or the release may find one between a wake-up and its re-arm.
+	e.eventually(settleBound, "waiters never settled on one armed watch each", func() bool {
+		for _, w := range waiters {
+			s := w.c.Snapshot()
+			if s.WatchesArmed != s.WatchEvents+1 {
+				return false
+			}
+		}
+		return true
+	})
+	time.Sleep(quietWindow)
 	before := make([]int64, queueWaiters)
 	for i, w := range waiters {
 		before[i] = w.c.Snapshot().WatchEvents
