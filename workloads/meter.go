@@ -176,7 +176,10 @@ func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, ins
 	if instrumented {
 		res.Client = d.ClientCounts()
 		if ops > 0 {
-			res.PerOp["watch_events"] = per(float64(d.WatchEvents))
+			// Fan-out counts every notification that reached the client,
+			// including those of watches the recipe had already abandoned
+			// (ZooKeeper still delivers them): that is what the servers sent.
+			res.PerOp["watch_events"] = per(float64(d.WatchEvents + d.LateWatchEvents))
 			res.PerOp["watches_armed"] = per(float64(d.WatchesArmed))
 			res.PerOp["requests"] = per(float64(d.TotalRequests()))
 			for k, v := range d.Requests {
