@@ -6,7 +6,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: build test bench lint deps clean
+.PHONY: build test bench bench-runs lint deps clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zkbench
@@ -20,6 +20,20 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./backends/... 
 	$(GO) test -run '^$$' -bench . -benchmem ./backends/instrument/
+
+# The kept runs behind docs/results.md: lock sweeps on a local ZooKeeper and
+# on the embedded etcd, leader failover at 200 candidates, and a double
+# barrier sweep. Results, plots and the report land in docs/runs/.
+RUNS     ?= docs/runs
+RUNFLAGS ?= --duration 15s --warmup 2s
+bench-runs: build
+	$(BIN) run --backend zookeeper --cluster local --workload lock --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-zookeeper
+	$(BIN) run --backend etcd --workload lock --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-etcd
+	$(BIN) run --backend zookeeper --cluster local --workload failover --variants naive,fair --clients 200 --failovers 10 -o $(RUNS) --run-id failover-zookeeper
+	$(BIN) run --backend etcd --workload failover --variants naive,fair,native --clients 200 --failovers 10 -o $(RUNS) --run-id failover-etcd
+	$(BIN) run --backend zookeeper --cluster local --workload barrier --variants naive,fair --clients 10,25,50,100 --rounds 20 --work 10ms --jitter 50ms -o $(RUNS) --run-id barrier-zookeeper
+	$(BIN) run --backend etcd --workload barrier --variants naive,fair --clients 10,25,50,100 --rounds 20 --work 10ms --jitter 50ms -o $(RUNS) --run-id barrier-etcd
+	$(BIN) report $(RUNS)/lock-zookeeper $(RUNS)/lock-etcd -o $(RUNS)/lock-report
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

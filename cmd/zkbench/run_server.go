@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
@@ -110,9 +111,16 @@ func startServer(ctx context.Context, p *plan, f *runFlags) (*server, error) {
 }
 
 func zkConfig(endpoints []string, f *runFlags) zkbackend.Config {
-	return zkbackend.Config{
+	cfg := zkbackend.Config{
 		Endpoints: endpoints, SessionTimeout: f.sessionTimeout, Digest: f.digest, Conns: f.conns,
 	}
+	// Every client of a case may queue under one node, and every waiter lists
+	// that node: size each session's receive buffer for a listing of them all
+	// (go-zookeeper drops the connection on a reply larger than its buffer).
+	if ns, err := parseClients(f.clients); err == nil && len(ns) > 0 {
+		cfg.MaxChildren = slices.Max(ns)
+	}
+	return cfg
 }
 
 func etcdConfig(endpoints []string, f *runFlags) etcdbackend.Config {
