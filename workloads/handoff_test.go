@@ -15,13 +15,14 @@ import (
 // term; no two terms overlap. The warm-up keeps the queue's formation
 // (candidates joining in a different order than they asked) out of the
 // FIFO count, and the hold keeps requeues apart (two candidates requeueing
-// within a round trip may enqueue in the other order than they finished).
+// within a round trip may enqueue in the other order than they finished; a
+// 5 ms hold was not enough on a loaded 2-core machine under -race).
 func TestHandoffTurns(t *testing.T) {
 	const n, terms = 5, 40
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
 		for _, v := range NewHandoff().Variants(b.Kind()) {
 			t.Run(v, func(t *testing.T) {
-				res := runRecipeCase(t, NewHandoff(), b, v, n, results.Config{Duration: time.Minute, Ops: terms, Warmup: 300 * time.Millisecond, Hold: 5 * time.Millisecond})
+				res := runRecipeCase(t, NewHandoff(), b, v, n, results.Config{Duration: time.Minute, Ops: terms, Warmup: 300 * time.Millisecond, Hold: 25 * time.Millisecond})
 				if res.Ops.Succeeded != terms || res.StoppedBy != StoppedByOps {
 					t.Fatalf("%d of %d terms, stopped by %s: %v %v", res.Ops.Succeeded, terms, res.StoppedBy, res.Errors, res.Notes)
 				}
