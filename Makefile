@@ -31,8 +31,9 @@ bench-runs: build
 	$(BIN) run --backend etcd --workload lock --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-etcd
 	$(BIN) run --backend zookeeper --cluster local --workload failover --variants naive,fair --clients 200 --failovers 10 -o $(RUNS) --run-id failover-zookeeper
 	$(BIN) run --backend etcd --workload failover --variants naive,fair,native --clients 200 --failovers 10 -o $(RUNS) --run-id failover-etcd
-	$(BIN) run --backend zookeeper --cluster local --workload barrier --variants naive,fair --clients 10,25,50,100 --rounds 20 --work 10ms --jitter 50ms -o $(RUNS) --run-id barrier-zookeeper
-	$(BIN) run --backend etcd --workload barrier --variants naive,fair --clients 10,25,50,100 --rounds 20 --work 10ms --jitter 50ms -o $(RUNS) --run-id barrier-etcd
+	$(BIN) run --backend zookeeper --cluster local --workload barrier --variants naive,fair --clients 10,25,50,100 --rounds 20 --work 10ms --jitter 200ms --duration 60s -o $(RUNS) --run-id barrier-zookeeper
+	$(BIN) run --backend etcd --workload barrier --variants naive,fair --clients 10,25,50,100 --rounds 20 --work 10ms --jitter 200ms --duration 60s -o $(RUNS) --run-id barrier-etcd
+	$(BIN) run --backend zookeeper --cluster local --workload barrier --preset zk-paper-barrier --scale 0.1 -o $(RUNS) --run-id paper-barrier-zookeeper | tee $(RUNS)/paper-barrier-zookeeper.log
 	$(BIN) report $(RUNS)/lock-zookeeper $(RUNS)/lock-etcd -o $(RUNS)/lock-report
 
 lint:
