@@ -2,39 +2,20 @@ package etcd
 
 import (
 	"fmt"
-	"net"
 	"strconv"
-)
 
-// freePorts returns n distinct TCP ports on 127.0.0.1 that were free a
-// moment ago (all held open together, so they differ). Another process may
-// still take one before etcd binds it; starts then fail with "address
-// already in use" and are retried with fresh ports.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for len(ports) < n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("cluster/etcd: pick a free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
+	"github.com/zkbench/zkbench/internal/freeport"
+)
 
 // layout names n members and gives each a client and a peer URL on free
 // ports and a data folder dir/<name>.
 func layout(dir string, n int, token string, noFsync bool) ([]MemberConfig, error) {
-	ports, err := freePorts(2 * n)
+	// The ports were free a moment ago; another process may still take one
+	// before etcd binds it. Starts then fail with "address already in use"
+	// and are retried with fresh ports.
+	ports, err := freeport.Ports(2 * n)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cluster/etcd: pick a free port: %w", err)
 	}
 	ms := make([]MemberConfig, n)
 	for i := range ms {

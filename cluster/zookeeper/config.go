@@ -2,12 +2,13 @@ package zookeeper
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/zkbench/zkbench/internal/freeport"
 )
 
 // fourLetterWords are the admin commands zkbench uses: srvr (readiness,
@@ -15,33 +16,14 @@ import (
 // for a person debugging a run.
 const fourLetterWords = "mntr,conf,srvr,ruok,wchs,cons"
 
-// freePorts returns n distinct TCP ports on 127.0.0.1 that were free a
-// moment ago. Another process may still take one before the server binds
-// it; Start retries with fresh ports when a server reports a bind failure.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for len(ports) < n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("cluster/zookeeper: pick a free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
 // assignPorts gives each member a client, quorum and election port.
 func assignPorts(members []Member) error {
-	ports, err := freePorts(3 * len(members))
+	// The ports were free a moment ago; another process may still take one
+	// before the server binds it. Start retries with fresh ports when a
+	// server reports a bind failure.
+	ports, err := freeport.Ports(3 * len(members))
 	if err != nil {
-		return err
+		return fmt.Errorf("cluster/zookeeper: pick a free port: %w", err)
 	}
 	for i := range members {
 		members[i].ClientPort = ports[3*i]

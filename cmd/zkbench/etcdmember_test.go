@@ -2,30 +2,22 @@ package main
 
 import (
 	"context"
-	"net"
 	"strconv"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/zkbench/zkbench/internal/freeport"
 )
 
 // The hidden member command parses cluster/etcd's flags, serves a member
 // until its context ends, and rejects bad flags.
 func TestEtcdMemberCommand(t *testing.T) {
-	var ports []int
-	var ls []net.Listener
-	for range 2 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close() // free for the member
+	ports, err := freeport.Ports(2)
+	if err != nil {
+		t.Fatal(err)
 	}
 	client := "http://127.0.0.1:" + strconv.Itoa(ports[0])
 	ctx, cancel := context.WithCancel(context.Background())
