@@ -104,14 +104,19 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	meter := NewMeter(c.Backend, c.Cluster, WithServerPIDs(c.ServerPIDs))
 	base, _ := procstat.Self()
 
-	clients, err := OpenClients(ctx, c.Backend, c.Clients,
-		WithOpenProgress(log.Progress), WithSessionEvents(log.Event))
+	lockPath := c.Namespace + "/lock"
+	clients, ids, procs, err := lockClients(ctx, c, lockPath, log)
 	if err != nil {
 		if ctx.Err() != nil {
 			res.StoppedBy = StoppedByInterrupted
 		}
 		return res, err
 	}
+	defer func() {
+		for _, p := range procs {
+			p.kill() // no-op for a worker that has exited
+		}
+	}()
 	closed := false
 	closeClients := func() {
 		if closed {
@@ -126,7 +131,6 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	}
 	defer closeClients()
 
-	lockPath := c.Namespace + "/lock"
 	window := NewWindow(c.Config)
 	checker := NewLockChecker()
 	fence := safety.NewRegister(fenceMode == FenceOn, safety.WithRegisterDetails(maxViolationDetails))
@@ -136,28 +140,51 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		pace = &pacer{interval: time.Duration(float64(time.Second) / c.Config.Rate)}
 	}
 	workers := make([]*lockWorker, c.Clients)
-	for i := range workers {
-		l, err := v.New(clients.Sessions[i], lockPath)
-		if err != nil {
-			return res, fmt.Errorf("workloads: lock %s for client %d: %w", c.Variant, i, err)
-		}
-		workers[i] = &lockWorker{
-			id: i, lock: l, session: clients.Sessions[i], window: window, checker: checker, fence: fence,
+	newWorker := func(id int) *lockWorker {
+		return &lockWorker{
+			id: id, window: window, checker: checker, fence: fence,
 			hold: c.Config.Hold, think: c.Config.Think, pace: pace,
 			acquire: results.NewRecorder(), series: NewSeriesRecorder(interval),
 			errs: map[string]int64{}, samples: map[string]string{},
 		}
 	}
+	for j, id := range ids {
+		l, err := v.New(clients.Sessions[j], lockPath)
+		if err != nil {
+			return res, fmt.Errorf("workloads: lock %s for client %d: %w", c.Variant, id, err)
+		}
+		workers[id] = newWorker(id)
+		workers[id].lock, workers[id].session = l, clients.Sessions[j]
+	}
+	for _, p := range procs {
+		workers[p.client] = newWorker(p.client)
+	}
 	log.Progress(fmt.Sprintf("  %d clients connected; measuring", c.Clients))
 	start := func(runCtx context.Context) <-chan struct{} {
 		var wg sync.WaitGroup
-		for _, wk := range workers {
+		for _, p := range procs {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				wk.run(runCtx)
+				p.run(runCtx, workers[p.client], log)
 			}()
 		}
+		// Worker processes ask first (see ClientProcesses).
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, p := range procs {
+				p.awaitFirst(runCtx, time.Second)
+			}
+			for _, id := range ids {
+				wk := workers[id]
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					wk.run(runCtx)
+				}()
+			}
+		}()
 		done := make(chan struct{})
 		go func() {
 			wg.Wait()
@@ -184,7 +211,19 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	}
 	closeClients()
 	lw.collect(&res, workers, checker, fence, pace, out, interval, v.ClientCounts, meter, base.RSSBytes)
-	if lost := clients.Lost(); lost > 0 {
+	lost := clients.Lost()
+	for _, p := range procs {
+		if p.lost {
+			lost++
+		}
+		if p.note != "" {
+			res.Notes = append(res.Notes, p.note)
+		}
+	}
+	if len(procs) > 0 {
+		res.Notes = append(res.Notes, procNote(procs))
+	}
+	if lost > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d sessions were lost during the case", lost))
 	}
 	if admin, ok := c.Backend.(backends.Admin); ok {

@@ -83,6 +83,11 @@ type Case struct {
 	// Log receives progress lines, timeline events and leftovers. Nil
 	// discards them.
 	Log Recorder
+	// Processes, if set, runs the clients it names in worker processes of
+	// their own, so that a fault can pause one (the lock workload only;
+	// see ClientProcesses). Nil: every client is a goroutine of this
+	// process.
+	Processes *ClientProcesses
 }
 
 // Validate reports what is wrong with c, wrapping ErrBadCase.

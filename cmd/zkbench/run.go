@@ -239,6 +239,9 @@ func (f *runFlags) validate() (*plan, error) {
 	if len(p.faults) > 0 {
 		p.cfg.Params["faults"] = joinFaults(p.faults)
 	}
+	if err := checkPauseClients(p, f); err != nil {
+		return nil, err
+	}
 	if err := f.recipe.apply(p); err != nil {
 		return nil, err
 	}

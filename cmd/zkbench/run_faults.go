@@ -25,7 +25,8 @@ import (
 const faultHelp = `inject a fault, ACTION[:ARG]@AT[+FOR], AT counted in each case from when every client
 has its session (before the warm-up); repeatable, or comma-separated. Actions: kill-server:I, restart-server:I, kill-leader,
 kill-servers:N, pause-server:I (+FOR required), latency:BASE[±JITTER], cut-client:C, cut-all,
-reset-conns[:C], expire-session:C, pause-client:C (needs worker processes). Servers and
+reset-conns[:C], expire-session:C, pause-client:C (+FOR required; lock workload, closed loop:
+client C runs in a worker process that is SIGSTOPped, as in a long GC pause). Servers and
 clients count from 0. Examples: kill-leader@10s+5s, latency:50ms±20ms@5s+10s, cut-client:3@5s+8s`
 
 // faultRig is a run's fault injection, set up when --fault is given: the
@@ -38,6 +39,7 @@ type faultRig struct {
 	target   *faults.Target
 	sessions *faults.SessionTimeline
 	closers  []func() error
+	workers  *lockWorkers // nil unless a fault pauses a client
 
 	// The fault clock of a case starts once each of its clients has a
 	// session: before, faults would hit the opening of sessions instead.
@@ -212,6 +214,12 @@ func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
 			opts = append(opts, faults.WithClientProxies(groups))
 		}
 	}
+	if rig.workers, err = newLockWorkers(p, f, eps); err != nil {
+		return err
+	}
+	if rig.workers != nil {
+		opts = append(opts, faults.WithWorkers(rig.workers))
+	}
 	shared, err := openOn(eps)
 	if err != nil {
 		for _, b := range own {
@@ -233,14 +241,18 @@ func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
 	if zs == nil {
 		bopts = append(bopts, faults.WithEtcdConnStates(rig.sessions.Observe))
 	}
-	rig.backend = faults.NewBackend(shared, own, func(client int, session int64) {
+	onSession := func(client int, session int64) {
 		rig.sessionOpened(client)
 		rig.target.SetSession(client, session)
 		rig.sessions.SetSession(session, client)
 		if zs != nil {
 			zs.SetClient(session, client)
 		}
-	}, bopts...)
+	}
+	if rig.workers != nil {
+		rig.workers.onSession = onSession
+	}
+	rig.backend = faults.NewBackend(shared, own, onSession, bopts...)
 	rig.closers = append([]func() error{rig.backend.Close}, rig.closers...)
 	if len(p.faults) == 0 {
 		r.faults = rig
@@ -291,6 +303,9 @@ func (r *runner) runCase(ctx context.Context, c workloads.Case) (results.Result,
 	rig := r.faults
 	if rig == nil || len(rig.specs) == 0 {
 		return r.plan.workload.Run(ctx, c)
+	}
+	if rig.workers != nil {
+		c.Processes = rig.workers.processes()
 	}
 	before := rig.sessions.Counts()
 	lost := &sessionCounter{Recorder: c.Log, counts: map[string]int64{}}
