@@ -8,6 +8,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 )
 
 func alive(pid int) bool { return pid > 0 && syscall.Kill(pid, 0) == nil }
@@ -91,11 +94,14 @@ func TestLocalThreeProcesses(t *testing.T) {
 	if alive(victim.PID) || l.State().Members[0].PID != 0 {
 		t.Fatalf("killed member still running")
 	}
-	put(t, l.Endpoints()[1:])
+	// If the victim led, the first writes may time out while the other two
+	// elect a leader (etcd: "request timed out, possibly due to previous
+	// leader failure"); the quorum must then take them.
+	putAfterFault(t, l.Endpoints()[1:])
 	if err := l.Restart(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	put(t, l.Endpoints())
+	putAfterFault(t, l.Endpoints())
 
 	// Pause stops answers; Resume brings them back.
 	if err := l.Pause(2); err != nil {
@@ -107,7 +113,7 @@ func TestLocalThreeProcesses(t *testing.T) {
 	if err := l.Resume(2); err != nil {
 		t.Fatal(err)
 	}
-	put(t, l.Endpoints()[2:])
+	putAfterFault(t, l.Endpoints()[2:])
 
 	pids := l.PIDs()
 	stopStart := time.Now()
@@ -138,4 +144,33 @@ func TestLocalReportsMemberThatCannotStart(t *testing.T) {
 		t.Fatalf("took %v to notice", time.Since(start))
 	}
 	t.Log(err)
+}
+
+// putAfterFault is put for a cluster that has just lost or regained a
+// member: it retries for up to 30 s, the time a 3-member cluster may take
+// to elect a leader and catch a member up on a loaded machine.
+func putAfterFault(t *testing.T, endpoints []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, ep := range endpoints {
+		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, Logger: zap.NewNop()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last error
+		for {
+			pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
+			_, last = cli.Put(pctx, "/zkbench/cluster-test", ep)
+			pcancel()
+			if last == nil || ctx.Err() != nil {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		cli.Close()
+		if last != nil {
+			t.Fatalf("put via %s never succeeded within 30s: %v", ep, last)
+		}
+	}
 }
