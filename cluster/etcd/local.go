@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/zkbench/zkbench/internal/spawn"
 )
 
 // Member is one member process as started: its launch config, log file and
@@ -40,7 +41,7 @@ type State struct {
 type Local struct {
 	mu    sync.Mutex
 	st    State
-	procs []*proc // by member index; nil when not running
+	procs []*spawn.Proc // by member index; nil when not running
 }
 
 // StartLocal starts opts.Nodes members (default 1) as separate processes,
@@ -73,7 +74,7 @@ func StartLocal(ctx context.Context, opts Options) (*Local, error) {
 		return nil, err
 	}
 	st.Dir, st.OwnsDir = dir, owns
-	l := &Local{st: st, procs: make([]*proc, n)}
+	l := &Local{st: st, procs: make([]*spawn.Proc, n)}
 	for attempt := 0; attempt < 3; attempt++ {
 		if err = l.startAll(ctx, n, opts.UnsafeNoFsync); err == nil || !errors.Is(err, errPortTaken) || ctx.Err() != nil {
 			break
@@ -114,10 +115,10 @@ func (l *Local) startAll(ctx context.Context, n int, noFsync bool) error {
 // longer runs are marked stopped. Restart works as for a started cluster;
 // Stop signals the processes by PID.
 func Open(st State) *Local {
-	l := &Local{st: st, procs: make([]*proc, len(st.Members))}
+	l := &Local{st: st, procs: make([]*spawn.Proc, len(st.Members))}
 	l.st.Members = append([]Member(nil), st.Members...)
 	for i, m := range l.st.Members {
-		if p := adopt(m.PID); p != nil {
+		if p := spawn.Adopt(m.PID); p != nil {
 			l.procs[i] = p
 		} else {
 			l.st.Members[i].PID = 0
@@ -188,20 +189,4 @@ func allMembers(n int) []int {
 		idx[i] = i
 	}
 	return idx
-}
-
-// logTail returns up to n last lines of a file, or why it cannot.
-func logTail(path string, n int) string {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return "(" + err.Error() + ")"
-	}
-	if len(raw) > 64<<10 {
-		raw = raw[len(raw)-64<<10:]
-	}
-	lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -17,62 +17,11 @@ import (
 // retries on fresh ports.
 var errPortTaken = errors.New("cluster/etcd: port already in use")
 
-// proc is one running member process: our child, or (after Open) a process
-// found by PID, whose exit is noticed by polling.
-type proc struct {
-	pid    int
-	cmd    *exec.Cmd // nil when adopted
-	exited chan struct{}
-}
-
-func (p *proc) running() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-func (p *proc) signal(sig syscall.Signal) error { return syscall.Kill(p.pid, sig) }
-
-// adopt watches a process that is not our child; nil if it is not running.
-func adopt(pid int) *proc {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return nil
-	}
-	p := &proc{pid: pid, exited: make(chan struct{})}
-	go func() {
-		for syscall.Kill(pid, 0) == nil {
-			time.Sleep(50 * time.Millisecond)
-		}
-		close(p.exited)
-	}()
-	return p
-}
-
-// terminate sends SIGCONT (in case it is paused) and SIGTERM, waits up to
-// grace or ctx, then SIGKILLs and waits.
-func (p *proc) terminate(ctx context.Context, grace time.Duration) {
-	_ = p.signal(syscall.SIGCONT)
-	_ = p.signal(syscall.SIGTERM)
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-p.exited:
-		return
-	case <-ctx.Done():
-	case <-t.C:
-	}
-	_ = p.signal(syscall.SIGKILL)
-	<-p.exited
-}
-
 // startMember starts member i; its output is appended to its log.
 func (l *Local) startMember(i int) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if p := l.procs[i]; p != nil && p.running() {
+	if p := l.procs[i]; p != nil && p.Running() {
 		return nil
 	}
 	m := l.st.Members[i]
@@ -93,19 +42,14 @@ func (l *Local) startMember(i int) error {
 		logf.Close()
 		return fmt.Errorf("cluster/etcd: start %s: %w", l.st.Exe, err)
 	}
-	p := &proc{pid: cmd.Process.Pid, cmd: cmd, exited: make(chan struct{})}
-	go func() {
-		cmd.Wait()
-		logf.Close()
-		close(p.exited)
-	}()
+	p := spawn.Watch(cmd, func() { logf.Close() })
 	l.procs[i] = p
-	l.st.Members[i].PID = p.pid
+	l.st.Members[i].PID = p.PID()
 	return nil
 }
 
 // forget clears member i's process if it is still p.
-func (l *Local) forget(i int, p *proc) {
+func (l *Local) forget(i int, p *spawn.Proc) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.procs[i] == p {
@@ -114,7 +58,7 @@ func (l *Local) forget(i int, p *proc) {
 	}
 }
 
-func (l *Local) proc(i int) (*proc, error) {
+func (l *Local) proc(i int) (*spawn.Proc, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if i < 0 || i >= len(l.procs) {
@@ -125,7 +69,7 @@ func (l *Local) proc(i int) (*proc, error) {
 
 func (l *Local) stopMember(ctx context.Context, i int, grace time.Duration) {
 	if p, _ := l.proc(i); p != nil {
-		p.terminate(ctx, grace)
+		p.Terminate(ctx, grace)
 		l.forget(i, p)
 	}
 }
@@ -137,8 +81,7 @@ func (l *Local) Kill(i int) error {
 	if err != nil || p == nil {
 		return err
 	}
-	_ = p.signal(syscall.SIGKILL)
-	<-p.exited
+	p.Kill()
 	l.forget(i, p)
 	return nil
 }
@@ -175,16 +118,16 @@ func (l *Local) signal(i int, sig syscall.Signal) error {
 	if err != nil {
 		return err
 	}
-	if p == nil || !p.running() {
+	if p == nil || !p.Running() {
 		return fmt.Errorf("cluster/etcd: member %d is not running", i)
 	}
-	return p.signal(sig)
+	return p.Signal(sig)
 }
 
 // startError describes a failed start with the tail of member i's log.
 func (l *Local) startError(i int, what string) error {
 	m := l.State().Members[i]
-	tail := logTail(m.LogPath, 15)
+	tail := spawn.LogTail(m.LogPath, 15)
 	err := fmt.Errorf("cluster/etcd: member %s (%s) %s; log %s ends:\n%s", m.Name, m.Endpoint(), what, m.LogPath, tail)
 	if strings.Contains(tail, "address already in use") {
 		return fmt.Errorf("%w: %w", errPortTaken, err)

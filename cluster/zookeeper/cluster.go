@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/zkbench/zkbench/internal/spawn"
 )
 
 // Options configure Start. The zero value starts one server in a temporary
@@ -82,7 +84,7 @@ type State struct {
 type Cluster struct {
 	mu    sync.Mutex
 	st    State
-	procs []*proc // by member index; nil when not running
+	procs []*spawn.Proc // by member index; nil when not running
 }
 
 // Start lays out the folder, starts every server and waits, under ctx, until
@@ -129,7 +131,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 			ConfigPath: filepath.Join(dir, "zoo.cfg"), LogPath: filepath.Join(dir, "server.log"),
 		})
 	}
-	c := &Cluster{st: st, procs: make([]*proc, n)}
+	c := &Cluster{st: st, procs: make([]*spawn.Proc, n)}
 	if err := writeLogConfigs(st.Dir); err != nil {
 		c.cleanup()
 		return nil, err
@@ -210,7 +212,7 @@ func (c *Cluster) State() State {
 // 10 s) and removes the folder if Start made it. Safe to call twice.
 func (c *Cluster) Stop(ctx context.Context) error {
 	c.mu.Lock()
-	procs := append([]*proc(nil), c.procs...)
+	procs := append([]*spawn.Proc(nil), c.procs...)
 	c.mu.Unlock()
 	var wg sync.WaitGroup
 	for i, p := range procs {
@@ -220,7 +222,7 @@ func (c *Cluster) Stop(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.terminate(ctx, 10*time.Second)
+			p.Terminate(ctx, 10*time.Second)
 			c.forget(i, p)
 		}()
 	}

@@ -17,44 +17,11 @@ import (
 // ErrNoMember: the member index is out of range.
 var ErrNoMember = errors.New("cluster/zookeeper: no such member")
 
-// proc is one running JVM.
-type proc struct {
-	cmd    *exec.Cmd
-	exited chan struct{} // closed after Wait returns
-	err    error         // Wait's result, read after exited
-}
-
-func (p *proc) running() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// terminate sends SIGTERM (after SIGCONT, in case it is paused), waits up to
-// grace or ctx, then SIGKILLs and waits.
-func (p *proc) terminate(ctx context.Context, grace time.Duration) {
-	_ = p.cmd.Process.Signal(syscall.SIGCONT)
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-p.exited:
-		return
-	case <-ctx.Done():
-	case <-t.C:
-	}
-	_ = p.cmd.Process.Kill()
-	<-p.exited
-}
-
 // startMember starts member i's JVM; its output is appended to server.log.
 func (c *Cluster) startMember(i int) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if p := c.procs[i]; p != nil && p.running() {
+	if p := c.procs[i]; p != nil && p.Running() {
 		return nil
 	}
 	m := c.st.Members[i]
@@ -76,19 +43,13 @@ func (c *Cluster) startMember(i int) error {
 		logf.Close()
 		return fmt.Errorf("cluster/zookeeper: start %s: %w", c.st.Dist.Java, err)
 	}
-	p := &proc{cmd: cmd, exited: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		logf.Close()
-		close(p.exited)
-	}()
-	c.procs[i] = p
+	c.procs[i] = spawn.Watch(cmd, func() { logf.Close() })
 	c.st.Members[i].PID = cmd.Process.Pid
 	return nil
 }
 
 // forget clears member i's process if it is still p.
-func (c *Cluster) forget(i int, p *proc) {
+func (c *Cluster) forget(i int, p *spawn.Proc) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.procs[i] == p {
@@ -97,7 +58,7 @@ func (c *Cluster) forget(i int, p *proc) {
 	}
 }
 
-func (c *Cluster) proc(i int) (*proc, error) {
+func (c *Cluster) proc(i int) (*spawn.Proc, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if i < 0 || i >= len(c.procs) {
@@ -113,8 +74,7 @@ func (c *Cluster) Kill(i int) error {
 	if err != nil || p == nil {
 		return err
 	}
-	_ = p.cmd.Process.Kill()
-	<-p.exited
+	p.Kill()
 	c.forget(i, p)
 	return nil
 }
@@ -128,7 +88,7 @@ func (c *Cluster) Restart(ctx context.Context, i int) error {
 		return err
 	}
 	if p != nil {
-		p.terminate(ctx, 5*time.Second)
+		p.Terminate(ctx, 5*time.Second)
 		c.forget(i, p)
 	}
 	if err := c.startMember(i); err != nil {
@@ -151,13 +111,13 @@ func (c *Cluster) signal(i int, sig syscall.Signal, stopped bool) error {
 	if err != nil {
 		return err
 	}
-	if p == nil || !p.running() {
+	if p == nil || !p.Running() {
 		return fmt.Errorf("cluster/zookeeper: member %d is not running", i)
 	}
-	if err := p.cmd.Process.Signal(sig); err != nil {
+	if err := p.Signal(sig); err != nil {
 		return err
 	}
-	pid := p.cmd.Process.Pid
+	pid := p.PID()
 	for deadline := time.Now().Add(2 * time.Second); allStopped(pid) != stopped; {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("cluster/zookeeper: member %d (pid %d) did not take %v within 2s", i, pid, sig)

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/zkbench/zkbench/internal/fourlw"
+	"github.com/zkbench/zkbench/internal/spawn"
 )
 
 // errPortTaken: a server could not bind a port picked free; Start retries.
@@ -25,7 +25,7 @@ func (c *Cluster) waitReady(ctx context.Context, idx []int) error {
 		leaders, ready := 0, 0
 		for _, i := range idx {
 			p, _ := c.proc(i)
-			if p == nil || !p.running() {
+			if p == nil || !p.Running() {
 				return c.startError(i, "exited during start")
 			}
 			qctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
@@ -62,26 +62,10 @@ func (c *Cluster) waitReady(ctx context.Context, idx []int) error {
 // startError describes a failed start with the tail of member i's log.
 func (c *Cluster) startError(i int, what string) error {
 	m := c.Members()[i]
-	tail := logTail(m.LogPath, 15)
+	tail := spawn.LogTail(m.LogPath, 15)
 	err := fmt.Errorf("cluster/zookeeper: server %d (%s) %s; log %s ends:\n%s", m.ID, m.Endpoint(), what, m.LogPath, tail)
 	if strings.Contains(tail, "Address already in use") {
 		return fmt.Errorf("%w: %w", errPortTaken, err)
 	}
 	return err
-}
-
-// logTail returns up to n last lines of a file, or why it cannot.
-func logTail(path string, n int) string {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return "(" + err.Error() + ")"
-	}
-	if len(raw) > 64<<10 {
-		raw = raw[len(raw)-64<<10:]
-	}
-	lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -1,0 +1,117 @@
+package spawn
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Proc is one server process: a child started by the caller (Watch), or a
+// process found by PID (Adopt) whose exit is noticed by polling. Its
+// methods may be called from any goroutine.
+type Proc struct {
+	pid    int
+	cmd    *exec.Cmd // nil when adopted
+	exited chan struct{}
+}
+
+// Watch returns the Proc of cmd, which must have been started. A goroutine
+// waits for cmd, then calls after (if not nil; e.g. to close its log), then
+// marks the Proc exited.
+func Watch(cmd *exec.Cmd, after func()) *Proc {
+	p := &Proc{pid: cmd.Process.Pid, cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		if after != nil {
+			after()
+		}
+		close(p.exited)
+	}()
+	return p
+}
+
+// Adopt watches a process that is not our child, polling every 50 ms until
+// it is gone; nil if it is not running now.
+func Adopt(pid int) *Proc {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return nil
+	}
+	p := &Proc{pid: pid, exited: make(chan struct{})}
+	go func() {
+		for syscall.Kill(pid, 0) == nil {
+			time.Sleep(50 * time.Millisecond)
+		}
+		close(p.exited)
+	}()
+	return p
+}
+
+// PID is the process ID.
+func (p *Proc) PID() int { return p.pid }
+
+// Exited is closed once the process has exited (and, for a child, been
+// waited for).
+func (p *Proc) Exited() <-chan struct{} { return p.exited }
+
+// Running reports whether the process has not exited yet.
+func (p *Proc) Running() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Signal sends sig: through os.Process for a child, by PID for an adopted
+// process.
+func (p *Proc) Signal(sig syscall.Signal) error {
+	if p.cmd != nil {
+		return p.cmd.Process.Signal(sig)
+	}
+	return syscall.Kill(p.pid, sig)
+}
+
+// Kill sends SIGKILL and waits until the process has exited: a crash.
+func (p *Proc) Kill() {
+	_ = p.Signal(syscall.SIGKILL)
+	<-p.exited
+}
+
+// Terminate sends SIGCONT (in case it is paused) and SIGTERM, waits up to
+// grace or until ctx ends, then SIGKILLs and waits for the exit. Cancelling
+// ctx only cuts the grace short; Terminate still waits for the process to
+// die after SIGKILL.
+func (p *Proc) Terminate(ctx context.Context, grace time.Duration) {
+	_ = p.Signal(syscall.SIGCONT)
+	_ = p.Signal(syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	p.Kill()
+}
+
+// LogTail returns up to n last lines of a file (read from its last 64 KiB),
+// or why it cannot, in parentheses.
+func LogTail(path string, n int) string {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	if len(raw) > 64<<10 {
+		raw = raw[len(raw)-64<<10:]
+	}
+	lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
