@@ -30,9 +30,14 @@ func TestObserversLearn(t *testing.T) {
 				if res.Safety.Violations != 0 {
 					t.Fatalf("safety %+v", res.Safety)
 				}
-				per, ok := res.PerOp["watch_events_per_observer"]
-				t.Logf("%s %s: last observer knows after p50 %v, %.2f notifications per observer per failover, %.1f server requests per failover",
-					b.Kind(), v, time.Duration(last.P50), per, res.PerOp["server_requests"])
+				// The recipe's promise is about the notifications observers
+				// consume; ZooKeeper also delivers the odd event to a watch the
+				// observer had already given up (Client.LateWatchEvents), which
+				// the fan-out figure counts but no observer acts on.
+				_, ok := res.PerOp["watch_events_per_observer"]
+				per := float64(res.Client.WatchEvents) / float64(n*res.Ops.Succeeded)
+				t.Logf("%s %s: last observer knows after p50 %v, %.2f notifications consumed per observer per failover (+%d late), %.1f server requests per failover",
+					b.Kind(), v, time.Duration(last.P50), per, res.Client.LateWatchEvents, res.PerOp["server_requests"])
 				switch {
 				case v == "native":
 					if ok {
