@@ -9,6 +9,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/internal/coord"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
 // NewBarrierFactory adapts NewBarrier to recipes.BarrierFactory.
@@ -81,7 +82,7 @@ func (b *Barrier) waitOnce(ctx context.Context) (up bool, err error) {
 	if err != nil || !exists {
 		return false, err
 	}
-	_, err = coord.Wait(ctx, b.s, events, nil)
+	_, err = recipe.Wait(ctx, b.s, events, nil)
 	return true, err
 }
 

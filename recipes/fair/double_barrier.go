@@ -8,6 +8,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/internal/coord"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
 // Layout of one double barrier round at <path>.
@@ -85,7 +86,7 @@ func (b *DoubleBarrier) Enter(ctx context.Context) (recipes.Passage, error) {
 	p, err := b.enter(ctx)
 	if err != nil {
 		if b.me.Path != "" {
-			_ = coord.Remove(ctx, b.s, b.me.Path, b.opt.CleanupTimeout)
+			_ = recipe.Remove(ctx, b.s, b.me.Path, b.opt.CleanupTimeout)
 			b.me = backends.Node{}
 		}
 		return p, fmt.Errorf("fair: enter barrier %s: %w", b.path, coord.Wrap(recipes.ErrBarrierBroken, err))
@@ -121,11 +122,11 @@ func (b *DoubleBarrier) enter(ctx context.Context) (recipes.Passage, error) {
 	}
 	// Only the ready node's creation can fire a watch armed while it was
 	// absent. If the backend drops the watch, re-arm it and look again.
-	w, err := coord.Wait(ctx, b.s, events, nil)
-	for err == nil && w == coord.Recheck {
+	w, err := recipe.Wait(ctx, b.s, events, nil)
+	for err == nil && w == recipe.Recheck {
 		w, err = b.rearmReady(ctx)
 	}
-	if w == coord.First {
+	if w == recipe.First {
 		p.Wakeups++
 	}
 	return p, err
@@ -133,17 +134,17 @@ func (b *DoubleBarrier) enter(ctx context.Context) (recipes.Passage, error) {
 
 // rearmReady arms a new ready watch and waits on it; Second means the ready
 // node exists already.
-func (b *DoubleBarrier) rearmReady(ctx context.Context) (coord.Woke, error) {
+func (b *DoubleBarrier) rearmReady(ctx context.Context) (recipe.Woke, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ready, _, events, err := b.s.ExistsW(wctx, b.ready)
 	switch {
 	case err != nil:
-		return coord.Recheck, err
+		return recipe.Recheck, err
 	case ready:
-		return coord.Second, nil
+		return recipe.Second, nil
 	}
-	return coord.Wait(ctx, b.s, events, nil)
+	return recipe.Wait(ctx, b.s, events, nil)
 }
 
 // Leave implements recipes.DoubleBarrier.
@@ -154,7 +155,7 @@ func (b *DoubleBarrier) Leave(ctx context.Context) (recipes.Passage, error) {
 	b.entered = false
 	p, err := b.leave(ctx)
 	if b.me.Path != "" {
-		_ = coord.Remove(ctx, b.s, b.me.Path, b.opt.CleanupTimeout)
+		_ = recipe.Remove(ctx, b.s, b.me.Path, b.opt.CleanupTimeout)
 		b.me = backends.Node{}
 	}
 	if err != nil {
@@ -170,7 +171,7 @@ func (b *DoubleBarrier) leave(ctx context.Context) (recipes.Passage, error) {
 		if err != nil && !errors.Is(err, backends.ErrNoNode) {
 			return p, err
 		}
-		i := coord.IndexOf(children, b.me.Name)
+		i := recipe.IndexOf(children, b.me.Name)
 		switch {
 		case len(children) == 0:
 			return p, nil
@@ -205,9 +206,9 @@ func (b *DoubleBarrier) leave(ctx context.Context) (recipes.Passage, error) {
 // the ready node, then the directories (best effort: on etcd they do not
 // exist, and on ZooKeeper a straggler's node keeps them).
 func (b *DoubleBarrier) cleanup(ctx context.Context) {
-	_ = coord.Remove(ctx, b.s, b.ready, b.opt.CleanupTimeout)
-	_ = coord.Remove(ctx, b.s, b.members, b.opt.CleanupTimeout)
-	_ = coord.Remove(ctx, b.s, b.path, b.opt.CleanupTimeout)
+	_ = recipe.Remove(ctx, b.s, b.ready, b.opt.CleanupTimeout)
+	_ = recipe.Remove(ctx, b.s, b.members, b.opt.CleanupTimeout)
+	_ = recipe.Remove(ctx, b.s, b.path, b.opt.CleanupTimeout)
 }
 
 // waitNodeGone watches path and returns once a notification arrives (woke)
@@ -219,6 +220,6 @@ func waitNodeGone(ctx context.Context, s backends.Session, path string) (woke bo
 	if err != nil || !exists {
 		return false, err
 	}
-	w, err := coord.Wait(ctx, s, events, nil)
-	return w == coord.First, err
+	w, err := recipe.Wait(ctx, s, events, nil)
+	return w == recipe.First, err
 }

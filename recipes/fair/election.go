@@ -7,6 +7,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/internal/coord"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
 // candidatePrefix starts the name of every candidate's sequential node, as
@@ -78,7 +79,7 @@ func (l *Latch) Await(ctx context.Context) (recipes.Leadership, error) {
 	switch {
 	case l.ended:
 		return recipes.Leadership{}, l.fail(recipes.ErrClosed)
-	case l.term != nil && coord.Closed(l.term.Lost()):
+	case l.term != nil && recipe.Closed(l.term.Lost()):
 		return recipes.Leadership{}, l.fail(coord.Lost(recipes.ErrLeadershipLost))
 	case l.term != nil:
 		return l.lead, nil
@@ -86,7 +87,7 @@ func (l *Latch) Await(ctx context.Context) (recipes.Leadership, error) {
 	lead, err := l.await(ctx)
 	if err != nil {
 		if l.me.Path != "" {
-			_ = coord.Remove(ctx, l.s, l.me.Path, l.opt.CleanupTimeout)
+			_ = recipe.Remove(ctx, l.s, l.me.Path, l.opt.CleanupTimeout)
 			l.me = backends.Node{}
 		}
 		return recipes.Leadership{}, l.fail(err)
@@ -108,7 +109,7 @@ func (l *Latch) await(ctx context.Context) (recipes.Leadership, error) {
 		if err != nil {
 			return recipes.Leadership{}, err
 		}
-		i := coord.IndexOf(children, me.Name)
+		i := recipe.IndexOf(children, me.Name)
 		switch {
 		case i < 0:
 			return recipes.Leadership{}, fmt.Errorf("candidate node %s vanished: %w", me.Name, recipes.ErrLeadershipLost)
@@ -134,13 +135,13 @@ func (l *Latch) waitGone(ctx context.Context, pred string) (woke bool, err error
 	if err != nil || !exists {
 		return false, err
 	}
-	w, err := coord.Wait(ctx, l.s, events, nil)
-	return w == coord.First, err
+	w, err := recipe.Wait(ctx, l.s, events, nil)
+	return w == recipe.First, err
 }
 
 func (l *Latch) elected(ctx context.Context, wakeups int) (recipes.Leadership, error) {
 	token, err := coord.Token(ctx, l.s, l.me)
-	if err == nil && coord.Closed(l.s.Done()) {
+	if err == nil && recipe.Closed(l.s.Done()) {
 		err = backends.ErrSessionLost
 	}
 	if err != nil {
@@ -164,7 +165,7 @@ func (l *Latch) Close(ctx context.Context) error {
 	if l.me.Path == "" {
 		return nil
 	}
-	err := coord.Remove(ctx, l.s, l.me.Path, l.opt.CleanupTimeout)
+	err := recipe.Remove(ctx, l.s, l.me.Path, l.opt.CleanupTimeout)
 	l.me = backends.Node{}
 	if err != nil {
 		return fmt.Errorf("fair: close latch %s: %w", l.path, err)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/internal/coord"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
 // Observer watches the fair election's leader: the smallest candidate node.
@@ -125,7 +125,7 @@ func (o *Observer) waitGone(ctx context.Context, leader string) error {
 	if err != nil || !exists {
 		return err
 	}
-	_, err = coord.Wait(ctx, o.s, events, nil)
+	_, err = recipe.Wait(ctx, o.s, events, nil)
 	return err
 }
 
@@ -140,7 +140,7 @@ func (o *Observer) waitCandidate(ctx context.Context) error {
 	if err != nil || len(children) > 0 {
 		return err
 	}
-	_, err = coord.Wait(ctx, o.s, events, nil)
+	_, err = recipe.Wait(ctx, o.s, events, nil)
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/internal/coord"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
 // Layout of one double barrier round at <path>, the same as recipes/fair's.
@@ -74,7 +75,7 @@ func (b *DoubleBarrier) Enter(ctx context.Context) (recipes.Passage, error) {
 	p, err := b.enter(ctx)
 	if err != nil {
 		if b.me.Path != "" {
-			_ = coord.Remove(ctx, b.s, b.me.Path, b.opt.CleanupTimeout)
+			_ = recipe.Remove(ctx, b.s, b.me.Path, b.opt.CleanupTimeout)
 			b.me = backends.Node{}
 		}
 		return p, fmt.Errorf("naive: enter barrier %s: %w", b.path, coord.Wrap(recipes.ErrBarrierBroken, err))
@@ -99,7 +100,7 @@ func (b *DoubleBarrier) enter(ctx context.Context) (recipes.Passage, error) {
 	}
 	for {
 		full, w, err := b.countOnce(ctx, readyEvents)
-		if w != coord.Recheck {
+		if w != recipe.Recheck {
 			p.Wakeups++
 		}
 		switch {
@@ -111,9 +112,9 @@ func (b *DoubleBarrier) enter(ctx context.Context) (recipes.Passage, error) {
 				err = nil
 			}
 			return p, err
-		case w == coord.Second:
+		case w == recipe.Second:
 			return p, nil // the ready node appeared
-		case w == coord.Recheck:
+		case w == recipe.Recheck:
 			fired, closed := pollWatch(readyEvents)
 			if fired {
 				p.Wakeups++
@@ -142,14 +143,14 @@ func pollWatch(events <-chan backends.Event) (fired, closed bool) {
 
 // countOnce lists the members with a watch; if fewer than N, it sleeps until
 // the members change (First) or the ready node appears (Second).
-func (b *DoubleBarrier) countOnce(ctx context.Context, readyEvents <-chan backends.Event) (full bool, w coord.Woke, err error) {
+func (b *DoubleBarrier) countOnce(ctx context.Context, readyEvents <-chan backends.Event) (full bool, w recipe.Woke, err error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	children, events, err := b.s.ChildrenW(wctx, b.members)
 	if err != nil || len(children) >= b.n {
-		return err == nil, coord.Recheck, err
+		return err == nil, recipe.Recheck, err
 	}
-	w, err = coord.Wait(ctx, b.s, events, readyEvents)
+	w, err = recipe.Wait(ctx, b.s, events, readyEvents)
 	return false, w, err
 }
 
@@ -161,7 +162,7 @@ func (b *DoubleBarrier) Leave(ctx context.Context) (recipes.Passage, error) {
 	b.entered = false
 	p, err := b.leave(ctx)
 	if b.me.Path != "" {
-		_ = coord.Remove(ctx, b.s, b.me.Path, b.opt.CleanupTimeout)
+		_ = recipe.Remove(ctx, b.s, b.me.Path, b.opt.CleanupTimeout)
 		b.me = backends.Node{}
 	}
 	if err != nil {
@@ -205,13 +206,13 @@ func (b *DoubleBarrier) drainOnce(ctx context.Context) (empty, woke bool, err er
 	if err != nil || len(children) == 0 {
 		return err == nil, false, err
 	}
-	w, err := coord.Wait(ctx, b.s, events, nil)
-	return false, w == coord.First, err
+	w, err := recipe.Wait(ctx, b.s, events, nil)
+	return false, w == recipe.First, err
 }
 
 // cleanup removes the ready node and, best effort, the round's directories.
 func (b *DoubleBarrier) cleanup(ctx context.Context) {
-	_ = coord.Remove(ctx, b.s, b.ready, b.opt.CleanupTimeout)
-	_ = coord.Remove(ctx, b.s, b.members, b.opt.CleanupTimeout)
-	_ = coord.Remove(ctx, b.s, b.path, b.opt.CleanupTimeout)
+	_ = recipe.Remove(ctx, b.s, b.ready, b.opt.CleanupTimeout)
+	_ = recipe.Remove(ctx, b.s, b.members, b.opt.CleanupTimeout)
+	_ = recipe.Remove(ctx, b.s, b.path, b.opt.CleanupTimeout)
 }

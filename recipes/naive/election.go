@@ -8,6 +8,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/internal/coord"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
 // leaderName is the one node of a naive election: whoever made it leads.
@@ -77,7 +78,7 @@ func (l *Latch) Await(ctx context.Context) (recipes.Leadership, error) {
 	switch {
 	case l.ended:
 		return recipes.Leadership{}, l.fail(recipes.ErrClosed)
-	case l.term != nil && coord.Closed(l.term.Lost()):
+	case l.term != nil && recipe.Closed(l.term.Lost()):
 		return recipes.Leadership{}, l.fail(coord.Lost(recipes.ErrLeadershipLost))
 	case l.term != nil:
 		return l.lead, nil
@@ -120,19 +121,19 @@ func (l *Latch) waitGone(ctx context.Context) (woke bool, err error) {
 	if err != nil || !exists {
 		return false, err
 	}
-	w, err := coord.Wait(ctx, l.s, events, nil)
-	return w == coord.First, err
+	w, err := recipe.Wait(ctx, l.s, events, nil)
+	return w == recipe.First, err
 }
 
 // elected starts the term of the node n this candidate made, giving the
 // node back if the session died meanwhile or the token cannot be read.
 func (l *Latch) elected(ctx context.Context, n backends.Node, wakeups int) (recipes.Leadership, error) {
 	token, err := coord.Token(ctx, l.s, n)
-	if err == nil && coord.Closed(l.s.Done()) {
+	if err == nil && recipe.Closed(l.s.Done()) {
 		err = backends.ErrSessionLost
 	}
 	if err != nil {
-		_ = coord.Remove(ctx, l.s, n.Path, l.opt.CleanupTimeout)
+		_ = recipe.Remove(ctx, l.s, n.Path, l.opt.CleanupTimeout)
 		return recipes.Leadership{}, l.fail(err)
 	}
 	l.term = coord.NewTerm(l.s.Done())
@@ -152,10 +153,10 @@ func (l *Latch) Close(ctx context.Context) error {
 		return nil
 	}
 	l.term.End()
-	if coord.Closed(l.s.Done()) {
+	if recipe.Closed(l.s.Done()) {
 		return nil // the server removes the node with the session
 	}
-	fctx, cancel := coord.Fresh(ctx, l.opt.CleanupTimeout)
+	fctx, cancel := recipe.Fresh(ctx, l.opt.CleanupTimeout)
 	defer cancel()
 	_, n, err := l.s.Get(fctx, l.node)
 	switch {
@@ -166,7 +167,7 @@ func (l *Latch) Close(ctx context.Context) error {
 	case n.CreateRev != l.lead.Token:
 		return nil // a later leader's node: ours is gone already
 	}
-	if err := coord.Remove(ctx, l.s, l.node, l.opt.CleanupTimeout); err != nil {
+	if err := recipe.Remove(ctx, l.s, l.node, l.opt.CleanupTimeout); err != nil {
 		return fmt.Errorf("naive: close latch %s: %w", l.path, err)
 	}
 	return nil

@@ -7,7 +7,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/internal/coord"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
 // Observer watches the naive election's leader node.
@@ -90,7 +90,7 @@ func (o *Observer) wait(ctx context.Context, after recipes.LeaderInfo) error {
 	if exists && n.CreateRev != 0 && n.CreateRev != after.Token {
 		return nil // a new leader appeared since the read
 	}
-	_, err = coord.Wait(ctx, o.s, events, nil)
+	_, err = recipe.Wait(ctx, o.s, events, nil)
 	return err
 }
 

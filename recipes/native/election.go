@@ -10,6 +10,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/internal/coord"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
 // Election returns the native family's election recipes:
@@ -97,7 +98,7 @@ func (l *Latch) Await(ctx context.Context) (recipes.Leadership, error) {
 	switch {
 	case l.ended:
 		return recipes.Leadership{}, l.fail(recipes.ErrClosed)
-	case l.term != nil && coord.Closed(l.term.Lost()):
+	case l.term != nil && recipe.Closed(l.term.Lost()):
 		return recipes.Leadership{}, l.fail(coord.Lost(recipes.ErrLeadershipLost))
 	case l.term != nil:
 		return l.lead, nil
@@ -111,12 +112,12 @@ func (l *Latch) Await(ctx context.Context) (recipes.Leadership, error) {
 	}
 	if err := l.el.Campaign(ctx, l.id); err != nil {
 		l.withdraw(ctx)
-		if coord.Closed(l.s.Done()) {
+		if recipe.Closed(l.s.Done()) {
 			err = fmt.Errorf("%w (%w)", backends.ErrSessionLost, err)
 		}
 		return recipes.Leadership{}, l.fail(err)
 	}
-	if coord.Closed(l.s.Done()) {
+	if recipe.Closed(l.s.Done()) {
 		return recipes.Leadership{}, l.fail(backends.ErrSessionLost)
 	}
 	l.term = coord.NewTerm(l.s.Done())
@@ -127,7 +128,7 @@ func (l *Latch) Await(ctx context.Context) (recipes.Leadership, error) {
 // withdraw deletes this candidate's key, <path>/<lease-hex> as Campaign
 // names it, on a fresh bounded context.
 func (l *Latch) withdraw(ctx context.Context) {
-	fctx, cancel := coord.Fresh(ctx, l.opt.CleanupTimeout)
+	fctx, cancel := recipe.Fresh(ctx, l.opt.CleanupTimeout)
 	defer cancel()
 	key := fmt.Sprintf("%s/%x", l.path, l.cs.Lease())
 	_, _ = l.cs.Client().Delete(fctx, key)
@@ -148,10 +149,10 @@ func (l *Latch) Close(ctx context.Context) error {
 		return nil
 	}
 	defer l.cs.Orphan()
-	if l.term == nil || coord.Closed(l.s.Done()) {
+	if l.term == nil || recipe.Closed(l.s.Done()) {
 		return nil
 	}
-	fctx, cancel := coord.Fresh(ctx, l.opt.CleanupTimeout)
+	fctx, cancel := recipe.Fresh(ctx, l.opt.CleanupTimeout)
 	defer cancel()
 	if err := l.el.Resign(fctx); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("native: close latch %s: %w", l.path, err)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/internal/coord"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
 // Observer watches etcd's concurrency.Election with the library's own
@@ -92,7 +92,7 @@ func (o *Observer) Next(ctx context.Context, after recipes.LeaderInfo) (recipes.
 		switch {
 		case ctx.Err() != nil:
 			return recipes.LeaderInfo{}, o.fail(ctx.Err())
-		case coord.Closed(o.s.Done()):
+		case recipe.Closed(o.s.Done()):
 			return recipes.LeaderInfo{}, o.fail(backends.ErrSessionLost)
 		}
 		// Surface a lasting failure (closed client) instead of spinning.

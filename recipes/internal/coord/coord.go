@@ -1,8 +1,9 @@
 // Package coord holds the steps zkbench's election and barrier recipes share
-// across families: waiting on one-shot watches while minding the session and
-// the caller's context, cleaning up on a fresh bounded context, the term of a
-// leader, and the selector loop built on a latch. Nothing here knows which
-// backend it runs on.
+// across families: their session-loss error mapping (Lost, Wrap), creates on
+// a fresh bounded context, the term of a leader, and the selector loop built
+// on a latch. Waiting on one-shot watches and cleanup on a fresh context come
+// from recipes/internal/recipe, shared with the lock recipes. Nothing here
+// knows which backend it runs on.
 package coord
 
 import (
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
 // Lost returns an error that matches both sentinel (the recipe's own, such as
@@ -32,36 +34,6 @@ func Wrap(sentinel, err error) error {
 	return err
 }
 
-// Fresh returns a context that carries ctx's values but not its cancellation
-// or deadline, bounded by timeout instead. Cleanup runs on it so that it
-// still happens after the caller gave up.
-func Fresh(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), timeout)
-}
-
-// Closed reports whether ch is closed (or has a value ready).
-func Closed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
-// Remove deletes path on a fresh context bounded by timeout. A node already
-// gone counts as removed; so does a lost session, whose ephemeral nodes the
-// server removes itself.
-func Remove(ctx context.Context, s backends.Session, path string, timeout time.Duration) error {
-	fctx, cancel := Fresh(ctx, timeout)
-	defer cancel()
-	err := s.Delete(fctx, path)
-	if err == nil || errors.Is(err, backends.ErrNoNode) || errors.Is(err, backends.ErrSessionLost) {
-		return nil
-	}
-	return err
-}
-
 // Create runs create on a fresh context bounded by timeout, so that a caller
 // who gives up mid-request still learns which node was made and can remove
 // it. If ctx ended meanwhile, the node is removed and ctx's error returned.
@@ -70,29 +42,19 @@ func Create(ctx context.Context, s backends.Session, timeout time.Duration,
 	if err := ctx.Err(); err != nil {
 		return backends.Node{}, err
 	}
-	fctx, cancel := Fresh(ctx, timeout)
+	fctx, cancel := recipe.Fresh(ctx, timeout)
 	n, err := create(fctx)
 	cancel()
 	if err != nil {
 		return backends.Node{}, err
 	}
 	if cerr := ctx.Err(); cerr != nil {
-		if rerr := Remove(ctx, s, n.Path, timeout); rerr != nil {
+		if rerr := recipe.Remove(ctx, s, n.Path, timeout); rerr != nil {
 			return backends.Node{}, fmt.Errorf("%w (removing %s: %v)", cerr, n.Path, rerr)
 		}
 		return backends.Node{}, cerr
 	}
 	return n, nil
-}
-
-// IndexOf returns the position of the node named name in children, or -1.
-func IndexOf(children []backends.Node, name string) int {
-	for i, c := range children {
-		if c.Name == name {
-			return i
-		}
-	}
-	return -1
 }
 
 // Token returns n's create revision, reading the node once if the call that

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
 // Selector is recipes.Selector built on latches, the way Curator builds
@@ -70,11 +71,11 @@ func (sel *Selector) term(ctx context.Context, lead recipes.Leadership,
 	err = takeLeadership(tctx)
 	close(stop)
 	cancel()
-	return Closed(lead.Lost), err
+	return recipe.Closed(lead.Lost), err
 }
 
 func (sel *Selector) close(ctx context.Context, l recipes.Latch) error {
-	cctx, cancel := Fresh(ctx, sel.timeout)
+	cctx, cancel := recipe.Fresh(ctx, sel.timeout)
 	defer cancel()
 	return l.Close(cctx)
 }

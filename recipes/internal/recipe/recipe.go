@@ -1,8 +1,11 @@
-// Package recipe holds the steps every lock recipe in recipes/naive and
-// recipes/fair repeats: waiting on a one-shot watch while minding the session
-// and the caller's context, cleaning up on a fresh bounded context, and
-// turning a session loss into recipes.ErrLockLost. Nothing here knows which
-// backend it runs on.
+// Package recipe holds the steps zkbench's recipes in recipes/naive,
+// recipes/fair and recipes/native repeat: waiting on one-shot watches while
+// minding the session and the caller's context, cleaning up on a fresh
+// bounded context, and, for the lock recipes, turning a session loss into
+// recipes.ErrLockLost and tidying leftover nodes. The election and barrier
+// recipes' own steps (their error mapping, terms, the selector) live in
+// recipes/internal/coord, which builds on this package. Nothing here knows
+// which backend it runs on.
 package recipe
 
 import (
@@ -43,9 +46,12 @@ func IsLost(err error) bool {
 }
 
 // Ended reports whether the session's Done channel is closed.
-func Ended(s backends.Session) bool {
+func Ended(s backends.Session) bool { return Closed(s.Done()) }
+
+// Closed reports whether ch is closed (or has a value ready).
+func Closed(ch <-chan struct{}) bool {
 	select {
-	case <-s.Done():
+	case <-ch:
 		return true
 	default:
 		return false
@@ -59,24 +65,60 @@ func Ended(s backends.Session) bool {
 // without an event while ctx is alive returns (false, nil): the caller
 // re-checks its state, which is always safe in these recipes.
 func Await(ctx context.Context, s backends.Session, events <-chan backends.Event) (woke bool, err error) {
-	select {
-	case ev, ok := <-events:
-		switch {
-		case ok && ev.Type == backends.EventSessionLost:
-			return false, Lost(nil)
-		case ok:
-			return true, nil
-		case ctx.Err() != nil:
-			return false, ctx.Err()
-		case Ended(s):
-			return false, Lost(nil)
-		}
-		return false, nil
-	case <-s.Done():
+	w, err := Wait(ctx, s, events, nil)
+	if errors.Is(err, backends.ErrSessionLost) {
 		return false, Lost(nil)
-	case <-ctx.Done():
-		return false, ctx.Err()
 	}
+	return w == First, err
+}
+
+// Woke says how a Wait ended without error.
+type Woke int
+
+// Wait outcomes.
+const (
+	// Recheck: a watch channel closed without an event while ctx was alive
+	// (the backend dropped the watch). Nothing was consumed; the caller
+	// re-reads its state, which is always safe in these recipes.
+	Recheck Woke = iota
+	// First: the first channel delivered a notification.
+	First
+	// Second: the second channel delivered a notification.
+	Second
+)
+
+// Wait blocks until the one-shot watch first (or second, which may be nil)
+// delivers a notification, the session ends (backends.ErrSessionLost, also
+// when a watch reports EventSessionLost) or ctx is done (ctx's error). A
+// notification is one wake-up consumed. Callers map ErrSessionLost to their
+// recipe's error (Await to Lost; coord.Wrap to an election's or barrier's).
+func Wait(ctx context.Context, s backends.Session, first, second <-chan backends.Event) (Woke, error) {
+	var (
+		ev backends.Event
+		ok bool
+		w  Woke
+	)
+	select {
+	case ev, ok = <-first:
+		w = First
+	case ev, ok = <-second:
+		w = Second
+	case <-s.Done():
+		return Recheck, backends.ErrSessionLost
+	case <-ctx.Done():
+		return Recheck, ctx.Err()
+	}
+	switch {
+	case ok && ev.Type == backends.EventSessionLost:
+		return Recheck, backends.ErrSessionLost
+	case ok:
+		return w, nil
+	case ctx.Err() != nil:
+		return Recheck, ctx.Err()
+	case Closed(s.Done()):
+		return Recheck, backends.ErrSessionLost
+	}
+	return Recheck, nil
 }
 
 // Remove deletes path on a fresh context bounded by timeout. A node already
