@@ -31,18 +31,10 @@ func (l *Local) startMember(i int) error {
 	}
 	fmt.Fprintf(logf, "=== zkbench: starting etcd member %s at %s\n", m.Name, time.Now().Format(time.RFC3339))
 	cmd := exec.Command(l.st.Exe, append(append([]string(nil), l.st.Args...), m.Args()...)...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if l.st.Detach {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		err = cmd.Start()
-	} else {
-		err = spawn.Start(cmd)
-	}
+	p, err := spawn.Launch(cmd, logf, l.st.Detach)
 	if err != nil {
-		logf.Close()
 		return fmt.Errorf("cluster/etcd: start %s: %w", l.st.Exe, err)
 	}
-	p := spawn.Watch(cmd, func() { logf.Close() })
 	l.procs[i] = p
 	l.st.Members[i].PID = p.PID()
 	return nil

@@ -32,19 +32,12 @@ func (c *Cluster) startMember(i int) error {
 	fmt.Fprintf(logf, "=== zkbench: starting server %d at %s\n", m.ID, time.Now().Format(time.RFC3339))
 	cmd := exec.Command(c.st.Dist.Java, javaArgs(&c.st, m)...)
 	cmd.Dir = m.Dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if c.st.Detach {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		err = cmd.Start()
-	} else {
-		err = spawn.Start(cmd)
-	}
+	p, err := spawn.Launch(cmd, logf, c.st.Detach)
 	if err != nil {
-		logf.Close()
 		return fmt.Errorf("cluster/zookeeper: start %s: %w", c.st.Dist.Java, err)
 	}
-	c.procs[i] = spawn.Watch(cmd, func() { logf.Close() })
-	c.st.Members[i].PID = cmd.Process.Pid
+	c.procs[i] = p
+	c.st.Members[i].PID = p.PID()
 	return nil
 }
 

@@ -33,6 +33,27 @@ func Watch(cmd *exec.Cmd, after func()) *Proc {
 	return p
 }
 
+// Launch starts cmd with its stdout and stderr appended to logf and returns
+// its Proc; logf is closed once cmd has exited. Unless detach, cmd is started
+// by Start (it dies with zkbench); with detach it gets a session of its own
+// (setsid) and outlives zkbench. If the start fails, logf is closed and the
+// start error returned as is, for the caller to prefix.
+func Launch(cmd *exec.Cmd, logf *os.File, detach bool) (*Proc, error) {
+	cmd.Stdout, cmd.Stderr = logf, logf
+	var err error
+	if detach {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		err = cmd.Start()
+	} else {
+		err = Start(cmd)
+	}
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	return Watch(cmd, func() { logf.Close() }), nil
+}
+
 // Adopt watches a process that is not our child, polling every 50 ms until
 // it is gone; nil if it is not running now.
 func Adopt(pid int) *Proc {
