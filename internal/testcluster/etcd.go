@@ -20,13 +20,8 @@ package testcluster
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -53,8 +48,7 @@ var (
 func (s *etcdServer) get(tb testing.TB) *etcdcluster.Embedded {
 	tb.Helper()
 	s.once.Do(func() {
-		removeStaleEtcdDirs()
-		dir, err := os.MkdirTemp("", fmt.Sprintf("zkbench-testetcd-%d-", os.Getpid()))
+		dir, err := serverDir("zkbench-testetcd-")
 		if err != nil {
 			s.err = err
 			return
@@ -78,23 +72,6 @@ func (s *etcdServer) get(tb testing.TB) *etcdcluster.Embedded {
 		tb.Fatalf("testcluster: cannot start a %d-member embedded etcd: %v", s.nodes, s.err)
 	}
 	return s.e
-}
-
-// removeStaleEtcdDirs removes server folders left by test binaries that are
-// gone.
-func removeStaleEtcdDirs() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "zkbench-testetcd-*"))
-	for _, d := range dirs {
-		rest := strings.TrimPrefix(filepath.Base(d), "zkbench-testetcd-")
-		pidStr, _, _ := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(pidStr)
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		if syscall.Kill(pid, 0) == syscall.ESRCH {
-			os.RemoveAll(d)
-		}
-	}
 }
 
 func (s *etcdServer) backend(tb testing.TB) backends.Backend {

@@ -18,13 +18,8 @@ package testcluster
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -55,8 +50,7 @@ var (
 func (z *zkServer) get(tb testing.TB) *zkcluster.Cluster {
 	tb.Helper()
 	z.once.Do(func() {
-		removeStaleDirs()
-		dir, err := os.MkdirTemp("", fmt.Sprintf("zkbench-testzk-%d-", os.Getpid()))
+		dir, err := serverDir("zkbench-testzk-")
 		if err != nil {
 			z.err = err
 			return
@@ -79,23 +73,6 @@ func (z *zkServer) get(tb testing.TB) *zkcluster.Cluster {
 		tb.Fatalf("testcluster: cannot start a %d-server ZooKeeper: %v", z.nodes, z.err)
 	}
 	return z.c
-}
-
-// removeStaleDirs removes test server folders left by test binaries that
-// are gone (their JVMs died with them).
-func removeStaleDirs() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "zkbench-testzk-*"))
-	for _, d := range dirs {
-		rest := strings.TrimPrefix(filepath.Base(d), "zkbench-testzk-")
-		pidStr, _, _ := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(pidStr)
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		if syscall.Kill(pid, 0) == syscall.ESRCH {
-			os.RemoveAll(d)
-		}
-	}
 }
 
 func (z *zkServer) backend(tb testing.TB) backends.Backend {
