@@ -17,10 +17,6 @@ import (
 // ErrHeld is returned by Acquire on a lock this client already holds.
 var ErrHeld = errors.New("fair: lock already held by this client")
 
-// seqPrefix starts the name of every waiter's sequential node; the lock's
-// tag follows it.
-const seqPrefix = "lock-"
-
 // Lock is the herd-free fair lock.
 //
 // Algorithm: Acquire creates an ephemeral sequential node under <path> and
@@ -64,13 +60,7 @@ const seqPrefix = "lock-"
 // A Lock is used by one goroutine on one session (see recipes.Lock), and a
 // session's leftovers are found only by the Lock that made them.
 type Lock struct {
-	s      backends.Session
-	path   string
-	prefix string // seqPrefix + tag + "-"
-	parent *recipe.Parent
-	left   *recipe.Leftovers
-	me     backends.Node
-	held   bool
+	q *recipe.Queue
 }
 
 var _ recipes.Lock = (*Lock)(nil)
@@ -79,10 +69,7 @@ var _ recipes.Lock = (*Lock)(nil)
 // recipes.WithCleanupTimeout bounds the fresh context on which a create runs
 // to completion and a cancelled Acquire removes its node (default 5s).
 func New(s backends.Session, path string, opts ...recipes.Option) *Lock {
-	timeout := recipes.NewOptions(opts...).CleanupTimeout
-	prefix := seqPrefix + recipe.Tag() + "-"
-	return &Lock{s: s, path: path, prefix: prefix, parent: recipe.NewParent(s, path),
-		left: recipe.QueueLeftovers(s, path, prefix, timeout)}
+	return &Lock{q: recipe.NewQueue("fair", ErrHeld, s, path, recipes.NewOptions(opts...).CleanupTimeout)}
 }
 
 // Acquire queues this client and blocks until it is first in line, ctx is
@@ -100,34 +87,7 @@ func New(s backends.Session, path string, opts ...recipes.Option) *Lock {
 // server (which removes it with the session) and never reports a grant on a
 // dead session.
 func (l *Lock) Acquire(ctx context.Context) (recipes.Grant, error) {
-	if l.held {
-		return recipes.Grant{}, fmt.Errorf("fair: acquire %s: %w", l.path, ErrHeld)
-	}
-	if _, err := l.left.Tidy(ctx); err != nil {
-		return recipes.Grant{}, l.fail(err)
-	}
-	me, err := l.parent.Create(ctx, func(ctx context.Context) (backends.Node, error) {
-		return l.left.Create(ctx, func(c context.Context) (backends.Node, error) {
-			return l.s.CreateSequential(c, l.path, l.prefix, nil)
-		})
-	})
-	if err != nil {
-		return recipes.Grant{}, l.fail(err)
-	}
-	wakeups, err := l.waitFirst(ctx, me)
-	if err == nil && recipe.Ended(l.s) {
-		err = recipe.Lost(nil)
-	}
-	if err != nil {
-		if !recipe.IsLost(err) {
-			if rerr := l.left.Remove(ctx, me.Path); rerr != nil {
-				err = fmt.Errorf("%w (removing %s: %v)", err, me.Path, rerr)
-			}
-		}
-		return recipes.Grant{}, l.fail(err)
-	}
-	l.me, l.held = me, true
-	return recipes.Grant{Token: recipe.SeqToken(me), Wakeups: wakeups, Lost: l.s.Done()}, nil
+	return l.q.Acquire(ctx, l.waitFirst)
 }
 
 // waitFirst lists the queue (no watch) until me is first, sleeping on the
@@ -135,17 +95,14 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Grant, error) {
 // A Lock that ever suspected a leftover deletes its own other nodes it sees.
 func (l *Lock) waitFirst(ctx context.Context, me backends.Node) (wakeups int, err error) {
 	for {
-		children, err := l.s.Children(ctx, l.path)
+		children, err := l.q.S.Children(ctx, l.q.Path)
 		if err != nil {
 			return wakeups, err
 		}
-		if l.left.Doubted() {
-			if own := recipe.Own(children, l.prefix, me.Name); len(own) > 0 {
-				if err := l.left.Delete(ctx, own); err != nil {
-					return wakeups, err
-				}
-				continue
-			}
+		if deleted, err := l.q.DeleteOwn(ctx, children, me.Name); err != nil {
+			return wakeups, err
+		} else if deleted {
+			continue
 		}
 		i := recipe.IndexOf(children, me.Name)
 		switch {
@@ -169,11 +126,11 @@ func (l *Lock) waitFirst(ctx context.Context, me backends.Node) (wakeups int, er
 func (l *Lock) waitGone(ctx context.Context, pred string) (woke bool, err error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	exists, _, events, err := l.s.ExistsW(wctx, pred)
+	exists, _, events, err := l.q.S.ExistsW(wctx, pred)
 	if err != nil || !exists {
 		return false, err
 	}
-	return recipe.Await(ctx, l.s, events)
+	return recipe.Await(ctx, l.q.S, events)
 }
 
 // Release deletes this client's node, waking only the next in line. It
@@ -184,25 +141,4 @@ func (l *Lock) waitGone(ctx context.Context, pred string) (woke bool, err error)
 //
 // If not held, Release returns recipes.ErrNotHeld after removing this Lock's
 // leftover nodes, if an earlier call failed to (see Lock).
-func (l *Lock) Release(ctx context.Context) error {
-	if !l.held {
-		if _, err := l.left.Tidy(ctx); err != nil {
-			return fmt.Errorf("fair: release %s: %w (%w)", l.path, recipes.ErrNotHeld, err)
-		}
-		return fmt.Errorf("fair: release %s: %w", l.path, recipes.ErrNotHeld)
-	}
-	l.held = false
-	if err := l.left.Release(ctx, l.me.Path); err != nil {
-		return fmt.Errorf("fair: release %s: %w", l.path, err)
-	}
-	return nil
-}
-
-// fail wraps an Acquire error; a lost session always matches
-// recipes.ErrLockLost as well as backends.ErrSessionLost.
-func (l *Lock) fail(err error) error {
-	if recipe.IsLost(err) {
-		err = recipe.Lost(err)
-	}
-	return fmt.Errorf("fair: acquire %s: %w", l.path, err)
-}
+func (l *Lock) Release(ctx context.Context) error { return l.q.Release(ctx) }

@@ -9,10 +9,6 @@ import (
 	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
-// seqPrefix starts the name of every waiter's sequential node; the lock's
-// tag follows it.
-const seqPrefix = "lock-"
-
 // ChildrenLock is the queue lock with the herd left in: the variant seen in
 // the wild when the "watch only your predecessor" step is skipped.
 //
@@ -44,13 +40,7 @@ const seqPrefix = "lock-"
 //
 // A ChildrenLock is used by one goroutine on one session (see recipes.Lock).
 type ChildrenLock struct {
-	s      backends.Session
-	path   string
-	prefix string // seqPrefix + tag + "-"
-	parent *recipe.Parent
-	left   *recipe.Leftovers
-	me     backends.Node
-	held   bool
+	q *recipe.Queue
 }
 
 var _ recipes.Lock = (*ChildrenLock)(nil)
@@ -60,10 +50,7 @@ var _ recipes.Lock = (*ChildrenLock)(nil)
 // recipes.WithCleanupTimeout bounds the fresh context on which a create runs
 // to completion and a cancelled Acquire removes its node (default 5s).
 func NewChildren(s backends.Session, path string, opts ...recipes.Option) *ChildrenLock {
-	prefix := seqPrefix + recipe.Tag() + "-"
-	timeout := recipes.NewOptions(opts...).CleanupTimeout
-	return &ChildrenLock{s: s, path: path, prefix: prefix, parent: recipe.NewParent(s, path),
-		left: recipe.QueueLeftovers(s, path, prefix, timeout)}
+	return &ChildrenLock{q: recipe.NewQueue("naive", ErrHeld, s, path, recipes.NewOptions(opts...).CleanupTimeout)}
 }
 
 // Acquire queues this client and blocks until it is first in line, ctx is
@@ -80,34 +67,7 @@ func NewChildren(s backends.Session, path string, opts ...recipes.Option) *Child
 // recipes.ErrLockLost and backends.ErrSessionLost and leaves the node to the
 // server, which removes it with the session.
 func (l *ChildrenLock) Acquire(ctx context.Context) (recipes.Grant, error) {
-	if l.held {
-		return recipes.Grant{}, fmt.Errorf("naive: acquire %s: %w", l.path, ErrHeld)
-	}
-	if _, err := l.left.Tidy(ctx); err != nil {
-		return recipes.Grant{}, l.fail(err)
-	}
-	me, err := l.parent.Create(ctx, func(ctx context.Context) (backends.Node, error) {
-		return l.left.Create(ctx, func(c context.Context) (backends.Node, error) {
-			return l.s.CreateSequential(c, l.path, l.prefix, nil)
-		})
-	})
-	if err != nil {
-		return recipes.Grant{}, l.fail(err)
-	}
-	wakeups, err := l.waitFirst(ctx, me)
-	if err == nil && recipe.Ended(l.s) {
-		err = recipe.Lost(nil)
-	}
-	if err != nil {
-		if !recipe.IsLost(err) {
-			if rerr := l.left.Remove(ctx, me.Path); rerr != nil {
-				err = fmt.Errorf("%w (removing %s: %v)", err, me.Path, rerr)
-			}
-		}
-		return recipes.Grant{}, l.fail(err)
-	}
-	l.me, l.held = me, true
-	return recipes.Grant{Token: recipe.SeqToken(me), Wakeups: wakeups, Lost: l.s.Done()}, nil
+	return l.q.Acquire(ctx, l.waitFirst)
 }
 
 // waitFirst lists the queue with a children watch until me is first,
@@ -127,15 +87,13 @@ func (l *ChildrenLock) waitFirst(ctx context.Context, me backends.Node) (wakeups
 func (l *ChildrenLock) listAndWait(ctx context.Context, me backends.Node) (woke, first bool, err error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	children, events, err := l.s.ChildrenW(wctx, l.path)
+	children, events, err := l.q.S.ChildrenW(wctx, l.q.Path)
 	if err != nil {
 		return false, false, err
 	}
-	if l.left.Doubted() {
-		if own := recipe.Own(children, l.prefix, me.Name); len(own) > 0 {
-			// Deleting them changes the children: the watch fires anyway.
-			return false, false, l.left.Delete(ctx, own)
-		}
+	// Deleting own leftovers changes the children: the watch fires anyway.
+	if deleted, err := l.q.DeleteOwn(ctx, children, me.Name); deleted || err != nil {
+		return false, false, err
 	}
 	switch recipe.IndexOf(children, me.Name) {
 	case -1:
@@ -143,7 +101,7 @@ func (l *ChildrenLock) listAndWait(ctx context.Context, me backends.Node) (woke,
 	case 0:
 		return false, true, nil
 	}
-	woke, err = recipe.Await(ctx, l.s, events)
+	woke, err = recipe.Await(ctx, l.q.S, events)
 	return woke, false, err
 }
 
@@ -154,25 +112,4 @@ func (l *ChildrenLock) listAndWait(ctx context.Context, me backends.Node) (woke,
 //
 // If not held, Release returns recipes.ErrNotHeld after removing this lock's
 // leftover nodes, if an earlier call failed to (see ChildrenLock).
-func (l *ChildrenLock) Release(ctx context.Context) error {
-	if !l.held {
-		if _, err := l.left.Tidy(ctx); err != nil {
-			return fmt.Errorf("naive: release %s: %w (%w)", l.path, recipes.ErrNotHeld, err)
-		}
-		return fmt.Errorf("naive: release %s: %w", l.path, recipes.ErrNotHeld)
-	}
-	l.held = false
-	if err := l.left.Release(ctx, l.me.Path); err != nil {
-		return fmt.Errorf("naive: release %s: %w", l.path, err)
-	}
-	return nil
-}
-
-// fail wraps an Acquire error; a lost session always matches
-// recipes.ErrLockLost as well as backends.ErrSessionLost.
-func (l *ChildrenLock) fail(err error) error {
-	if recipe.IsLost(err) {
-		err = recipe.Lost(err)
-	}
-	return fmt.Errorf("naive: acquire %s: %w", l.path, err)
-}
+func (l *ChildrenLock) Release(ctx context.Context) error { return l.q.Release(ctx) }

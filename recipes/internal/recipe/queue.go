@@ -1,0 +1,118 @@
+package recipe
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/recipes"
+)
+
+// SeqPrefix starts the name of every waiter's sequential node in a queue
+// lock; the lock's own tag follows it.
+const SeqPrefix = "lock-"
+
+// Queue is what the queue locks (recipes/fair's Lock, recipes/naive's
+// ChildrenLock) share: a sequential node per waiter under the lock's path,
+// the path made once, leftovers of failed calls removed first, and the
+// grant, release and error wrapping around a variant's own wait. The locks
+// differ only in how a waiter waits until its node is first (WaitFirst).
+type Queue struct {
+	S      backends.Session
+	Path   string
+	Prefix string // SeqPrefix + tag + "-"
+	Left   *Leftovers
+
+	pkg     string // error prefix: "fair", "naive"
+	errHeld error
+	parent  *Parent
+	me      backends.Node
+	held    bool
+}
+
+// WaitFirst blocks until me is first in line and returns the notifications
+// it consumed.
+type WaitFirst func(ctx context.Context, me backends.Node) (wakeups int, err error)
+
+// NewQueue returns the queue of the lock at path on s. pkg prefixes its
+// errors; errHeld is returned by Acquire while held. It makes no request.
+func NewQueue(pkg string, errHeld error, s backends.Session, path string, timeout time.Duration) *Queue {
+	prefix := SeqPrefix + Tag() + "-"
+	return &Queue{S: s, Path: path, Prefix: prefix, Left: QueueLeftovers(s, path, prefix, timeout),
+		pkg: pkg, errHeld: errHeld, parent: NewParent(s, path)}
+}
+
+// Acquire removes leftovers, queues a node, waits with wait until it is
+// first, and grants; see the locks' Acquire docs for what cancelling and a
+// lost session do.
+func (q *Queue) Acquire(ctx context.Context, wait WaitFirst) (recipes.Grant, error) {
+	if q.held {
+		return recipes.Grant{}, fmt.Errorf("%s: acquire %s: %w", q.pkg, q.Path, q.errHeld)
+	}
+	if _, err := q.Left.Tidy(ctx); err != nil {
+		return recipes.Grant{}, q.fail(err)
+	}
+	me, err := q.parent.Create(ctx, func(ctx context.Context) (backends.Node, error) {
+		return q.Left.Create(ctx, func(c context.Context) (backends.Node, error) {
+			return q.S.CreateSequential(c, q.Path, q.Prefix, nil)
+		})
+	})
+	if err != nil {
+		return recipes.Grant{}, q.fail(err)
+	}
+	wakeups, err := wait(ctx, me)
+	if err == nil && Ended(q.S) {
+		err = Lost(nil)
+	}
+	if err != nil {
+		if !IsLost(err) {
+			if rerr := q.Left.Remove(ctx, me.Path); rerr != nil {
+				err = fmt.Errorf("%w (removing %s: %v)", err, me.Path, rerr)
+			}
+		}
+		return recipes.Grant{}, q.fail(err)
+	}
+	q.me, q.held = me, true
+	return recipes.Grant{Token: SeqToken(me), Wakeups: wakeups, Lost: q.S.Done()}, nil
+}
+
+// Release deletes the held node (retried on a fresh bounded context if ctx
+// ends first; left to the next call if that fails too). Not held, it removes
+// leftovers and returns recipes.ErrNotHeld.
+func (q *Queue) Release(ctx context.Context) error {
+	if !q.held {
+		if _, err := q.Left.Tidy(ctx); err != nil {
+			return fmt.Errorf("%s: release %s: %w (%w)", q.pkg, q.Path, recipes.ErrNotHeld, err)
+		}
+		return fmt.Errorf("%s: release %s: %w", q.pkg, q.Path, recipes.ErrNotHeld)
+	}
+	q.held = false
+	if err := q.Left.Release(ctx, q.me.Path); err != nil {
+		return fmt.Errorf("%s: release %s: %w", q.pkg, q.Path, err)
+	}
+	return nil
+}
+
+// fail wraps an Acquire error; a lost session always matches
+// recipes.ErrLockLost as well as backends.ErrSessionLost.
+func (q *Queue) fail(err error) error {
+	if IsLost(err) {
+		err = Lost(err)
+	}
+	return fmt.Errorf("%s: acquire %s: %w", q.pkg, q.Path, err)
+}
+
+// DeleteOwn deletes, in a Lock that ever suspected a leftover, the nodes of
+// its own among children other than me (a create the server applied late).
+// It reports whether it deleted any.
+func (q *Queue) DeleteOwn(ctx context.Context, children []backends.Node, me string) (bool, error) {
+	if !q.Left.Doubted() {
+		return false, nil
+	}
+	own := Own(children, q.Prefix, me)
+	if len(own) == 0 {
+		return false, nil
+	}
+	return true, q.Left.Delete(ctx, own)
+}
