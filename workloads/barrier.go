@@ -83,6 +83,7 @@ func (bw *BarrierWorkload) Run(ctx context.Context, c Case) (results.Result, err
 		parts[i] = &participant{id: i, s: clients.Sessions[i], c: clients.Counters[i], now: now,
 			checker: checker, work: work, jitter: jitter, enter: results.NewRecorder(), leave: results.NewRecorder()}
 	}
+	parts[0].live = c.Live // a round counts once: when participant 0 has left it
 	c.log().Progress(fmt.Sprintf("  %d participants connected; %d rounds", c.Clients, rounds))
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -93,6 +94,7 @@ func (bw *BarrierWorkload) Run(ctx context.Context, c Case) (results.Result, err
 	}
 	var o Outcome
 	o.Before, o.Start, o.Base = rc.meter.Snapshot(ctx, clients), now(), start
+	c.Live.Start()
 	var wg sync.WaitGroup
 	for _, p := range parts {
 		wg.Add(1)
@@ -134,6 +136,7 @@ type participant struct {
 	work    time.Duration
 	jitter  time.Duration
 
+	live                 *Live // nil but for one participant
 	enter, leave         *hdrhistogram.Histogram
 	rounds               int64 // rounds completed
 	enterReqs, leaveReqs int64
@@ -170,6 +173,7 @@ func (p *participant) round(ctx context.Context, db recipes.DoubleBarrier, r int
 	results.Record(p.leave, t3-t2)
 	left := p.c.Snapshot()
 	p.rounds++
+	p.live.Op()
 	p.enterReqs += entered.TotalRequests() - before.TotalRequests()
 	p.leaveReqs += left.TotalRequests() - entered.TotalRequests()
 	p.enterWoke += entered.WatchEvents - before.WatchEvents

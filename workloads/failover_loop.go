@@ -28,6 +28,7 @@ func (e *electionRun) failovers(ctx context.Context) Outcome {
 	}
 	quiesce(ctx, e.clients, e.set.settle, e.set.stepTimeout)
 	o.Before, o.Start, o.Base = e.rc.meter.Snapshot(ctx, e.clients), e.now(), e.start
+	e.rc.c.Live.Start()
 	cfg := e.rc.c.Config
 	k := min(e.set.failovers, len(e.latches)-1)
 	o.StoppedBy = StoppedByOps
@@ -65,6 +66,7 @@ func (e *electionRun) failovers(ctx context.Context) Outcome {
 			break
 		}
 		res.Ops.Succeeded++
+		e.rc.c.Live.Op()
 		results.Record(e.latency, next.at-t0)
 		e.series.Add(next.at - o.Start)
 		e.recordLostNotice(ctx, leader.candidate, t0)

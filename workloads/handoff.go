@@ -57,7 +57,7 @@ func (hw *HandoffWorkload) Run(ctx context.Context, c Case) (results.Result, err
 	}
 	defer rc.closeAll(ctx, clients)
 	path := c.Namespace + "/election"
-	window := NewWindow(c.Config)
+	window := NewWindow(c)
 	checker := NewLockChecker()
 	interval := SeriesInterval(c.Config)
 	workers := make([]*handoffWorker, c.Clients)

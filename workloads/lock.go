@@ -131,7 +131,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	}
 	defer closeClients()
 
-	window := NewWindow(c.Config)
+	window := NewWindow(c)
 	checker := NewLockChecker()
 	fence := safety.NewRegister(fenceMode == FenceOn, safety.WithRegisterDetails(maxViolationDetails))
 	interval := SeriesInterval(c.Config)

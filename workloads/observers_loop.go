@@ -25,6 +25,7 @@ func (cr *crowd) failovers(ctx context.Context, observers *Clients) Outcome {
 	}
 	cr.settle(ctx, observers)
 	o.Before, o.Start, o.Base = e.rc.meter.Snapshot(ctx, observers), e.now(), e.start
+	e.rc.c.Live.Start()
 	candBefore := e.clients.Total().WatchEvents
 	cfg := e.rc.c.Config
 	k := min(e.set.failovers, len(e.latches)-1)
@@ -66,6 +67,7 @@ func (cr *crowd) failovers(ctx context.Context, observers *Clients) Outcome {
 			break
 		}
 		res.Ops.Succeeded++
+		e.rc.c.Live.Op()
 		cr.record(t0)
 		e.series.Add(e.now() - o.Start)
 		cr.settle(ctx, observers)

@@ -34,6 +34,8 @@ type Window struct {
 	Warmup   time.Duration
 	Duration time.Duration
 	Ops      int64
+	// Live, if set, counts the window's claimed operations as they happen.
+	Live *Live
 	// DrainTimeout bounds the wait for workers after the end of the
 	// interval (default 20s); then the caller must unblock them (close
 	// their sessions) and call Wait again.
@@ -52,9 +54,10 @@ type Window struct {
 	done             <-chan struct{}
 }
 
-// NewWindow returns the Window cfg's bounds describe.
-func NewWindow(cfg results.Config) *Window {
-	return &Window{Warmup: cfg.Warmup, Duration: cfg.Duration, Ops: cfg.Ops, DrainTimeout: 20 * time.Second,
+// NewWindow returns the Window c's bounds describe, reporting to c.Live.
+func NewWindow(c Case) *Window {
+	cfg := c.Config
+	return &Window{Warmup: cfg.Warmup, Duration: cfg.Duration, Ops: cfg.Ops, Live: c.Live, DrainTimeout: 20 * time.Second,
 		spent: make(chan struct{}), opened: make(chan struct{}), ended: make(chan struct{})}
 }
 
@@ -109,9 +112,13 @@ func (w *Window) MeasureStart() time.Duration {
 // budget ends the window.
 func (w *Window) Claim() bool {
 	if w.Ops <= 0 {
+		w.Live.Op()
 		return true
 	}
 	n := w.claimed.Add(1)
+	if n <= w.Ops {
+		w.Live.Op()
+	}
 	if n == w.Ops {
 		close(w.spent)
 	}
@@ -156,6 +163,7 @@ func (w *Window) Run(ctx context.Context, start func(runCtx context.Context) <-c
 	var o Outcome
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
+	w.Live.Start()
 	if w.Warmup <= 0 {
 		o.Before = snap()
 		w.base = time.Now()

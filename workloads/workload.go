@@ -88,6 +88,9 @@ type Case struct {
 	// see ClientProcesses). Nil: every client is a goroutine of this
 	// process.
 	Processes *ClientProcesses
+	// Live, if set, is told of the case's operations as they complete (a
+	// status line's source). Nil: nobody watches.
+	Live *Live
 }
 
 // Validate reports what is wrong with c, wrapping ErrBadCase.

@@ -18,15 +18,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkbench/zkbench/backends"
-	etcdbackend "github.com/zkbench/zkbench/backends/etcd"
-	zkbackend "github.com/zkbench/zkbench/backends/zookeeper"
 	etcdcluster "github.com/zkbench/zkbench/cluster/etcd"
 	zkcluster "github.com/zkbench/zkbench/cluster/zookeeper"
+	"github.com/zkbench/zkbench/runner"
 )
 
-// memberStopGrace is how long `cluster down` waits after SIGTERM before
-// SIGKILL.
-const memberStopGrace = 10 * time.Second
+// Bounds on a detached cluster's members: how long `cluster down` waits
+// after SIGTERM before SIGKILL, and on starting and stopping them.
+const (
+	memberStopGrace   = 10 * time.Second
+	localStartTimeout = 90 * time.Second
+	serverStopTimeout = 30 * time.Second
+)
 
 func newClusterCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -470,10 +473,9 @@ func checkMember(ctx context.Context, kind backends.Kind, endpoint string) liveC
 // newBackend is a backend on endpoints with f's session and authentication
 // settings, as `zkbench run --endpoints` builds it.
 func newBackend(kind backends.Kind, endpoints []string, f *runFlags) (backends.Backend, error) {
-	if kind == backends.ZooKeeper {
-		return zkbackend.New(zkConfig(endpoints, f))
-	}
-	return etcdbackend.New(etcdConfig(endpoints, f))
+	srv := f.servers()
+	srv.Endpoints = endpoints
+	return runner.NewBackend(kind, srv)
 }
 
 // clusterReport is `cluster status --json`'s view of one saved cluster.

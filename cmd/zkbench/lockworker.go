@@ -1,24 +1,13 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
-	"slices"
-	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"github.com/zkbench/zkbench/backends"
-	etcdbackend "github.com/zkbench/zkbench/backends/etcd"
-	zkbackend "github.com/zkbench/zkbench/backends/zookeeper"
-	"github.com/zkbench/zkbench/faults"
-	"github.com/zkbench/zkbench/faults/schedule"
+	"github.com/zkbench/zkbench/runner"
 	"github.com/zkbench/zkbench/workloads"
 )
 
@@ -37,190 +26,11 @@ func newLockWorkerCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return workloads.RunLockWorker(ctx, openLockWorkerSession, os.Stdin, os.Stdout)
+			return workloads.RunLockWorker(ctx, runner.OpenLockWorkerSession, os.Stdin, os.Stdout)
 		},
 	}
-}
-
-// lockWorkerConfig is the backend a lock worker opens its session on.
-type lockWorkerConfig struct {
-	Backend   backends.Kind       `json:"backend"`
-	ZooKeeper *zkbackend.Config   `json:"zookeeper,omitempty"`
-	Etcd      *etcdbackend.Config `json:"etcd,omitempty"`
-}
-
-func openLockWorkerSession(ctx context.Context, raw json.RawMessage) (backends.Session, func() error, error) {
-	var cfg lockWorkerConfig
-	if err := json.Unmarshal(raw, &cfg); err != nil {
-		return nil, nil, fmt.Errorf("config: %w", err)
-	}
-	var (
-		b   backends.Backend
-		err error
-	)
-	switch {
-	case cfg.Backend == backends.ZooKeeper && cfg.ZooKeeper != nil:
-		b, err = zkbackend.New(*cfg.ZooKeeper)
-	case cfg.Backend == backends.Etcd && cfg.Etcd != nil:
-		b, err = etcdbackend.New(*cfg.Etcd)
-	default:
-		return nil, nil, fmt.Errorf("config: backend %q without its settings", cfg.Backend)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := b.NewSession(ctx)
-	if err != nil {
-		_ = b.Close()
-		return nil, nil, err
-	}
-	return s, b.Close, nil
 }
 
 // lockWorkerEnv is added to a worker's environment (tests set it so that
 // their binary runs main; see run_test.go's TestMain).
 var lockWorkerEnv []string
-
-// lockWorkers are the worker processes of the clients that pause-client
-// faults name, as the fault target sees them (faults.Workers).
-type lockWorkers struct {
-	clients []int
-	config  json.RawMessage
-	// onSession reports a worker's session as faults.Backend reports the
-	// in-process ones (fault clock, expire-session, timeline). Set before
-	// the first case.
-	onSession func(client int, session int64)
-
-	mu   sync.Mutex
-	pids map[int]int
-}
-
-var _ faults.Workers = (*lockWorkers)(nil)
-
-// pausedClients lists the clients pause-client faults name.
-func pausedClients(fs []schedule.Fault) []int {
-	var out []int
-	for _, f := range fs {
-		if f.Action == schedule.PauseClient && f.Client >= 0 && !slices.Contains(out, f.Client) {
-			out = append(out, f.Client)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// checkPauseClients explains why a run cannot run the clients its
-// pause-client faults name in worker processes, if it cannot.
-func checkPauseClients(p *plan, f *runFlags) error {
-	paused := pausedClients(p.faults)
-	if len(paused) == 0 {
-		return nil
-	}
-	what := fmt.Sprintf("--fault pause-client:%d", paused[0])
-	switch {
-	case p.workload.Name() != "lock":
-		return fmt.Errorf("%s: only the lock workload runs clients in worker processes that can be paused (this run's workload is %s)", what, p.workload.Name())
-	case f.rate > 0:
-		return fmt.Errorf("%s: a paused client runs in a worker process, which the open loop (--rate) cannot schedule: use the closed loop", what)
-	case slices.Min(p.clients) <= len(paused):
-		return fmt.Errorf("%s: every case needs a client in this process besides the %d paused ones (--clients at least %d)", what, len(paused), len(paused)+1)
-	}
-	for _, fl := range p.faults {
-		if !slices.Contains(paused, fl.Client) {
-			continue
-		}
-		switch {
-		case fl.Action == schedule.CutClient, fl.Action == schedule.ResetConns:
-			return fmt.Errorf("--fault %s: client %d runs in a worker process (it is paused), whose connections the fault proxies cannot single out", fl, fl.Client)
-		case fl.Action == schedule.ExpireSession && p.kind == backends.ZooKeeper:
-			return fmt.Errorf("--fault %s: client %d runs in a worker process (it is paused), whose ZooKeeper session zkbench cannot expire from here", fl, fl.Client)
-		}
-	}
-	return nil
-}
-
-// newLockWorkers returns the workers for the plan's paused clients, which
-// reach the servers at endpoints (through the fault proxies, if any), with
-// the run's settings and a connection of their own each; nil if no fault
-// pauses a client.
-func newLockWorkers(p *plan, f *runFlags, endpoints []string) (*lockWorkers, error) {
-	paused := pausedClients(p.faults)
-	if len(paused) == 0 {
-		return nil, nil
-	}
-	cfg := lockWorkerConfig{Backend: p.kind}
-	if p.kind == backends.ZooKeeper {
-		zc := zkConfig(endpoints, f)
-		zc.Conns = 0
-		cfg.ZooKeeper = &zc
-	} else {
-		ec := etcdConfig(endpoints, f)
-		ec.Conns = 0
-		cfg.Etcd = &ec
-	}
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &lockWorkers{clients: paused, config: raw, pids: map[int]int{}}, nil
-}
-
-// processes is what a case is given to run the workers.
-func (w *lockWorkers) processes() *workloads.ClientProcesses {
-	return &workloads.ClientProcesses{
-		Clients: w.clients,
-		Config:  w.config,
-		Command: func(int) *exec.Cmd {
-			exe, err := os.Executable()
-			if err != nil {
-				exe = os.Args[0]
-			}
-			cmd := exec.Command(exe, workloads.LockWorkerCommand)
-			cmd.Env = append(os.Environ(), lockWorkerEnv...)
-			return cmd
-		},
-		Started: func(client, pid int) {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			if pid == 0 {
-				delete(w.pids, client)
-			} else {
-				w.pids[client] = pid
-			}
-		},
-		Session: func(client int, id int64) {
-			if w.onSession != nil {
-				w.onSession(client, id)
-			}
-		},
-	}
-}
-
-// ErrNoWorker: pause-client named a client whose worker process is not
-// running (between cases, or it exited after losing its session).
-var ErrNoWorker = errors.New("no running worker process")
-
-func (w *lockWorkers) pid(c int) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.pids[c]
-}
-
-// Pause SIGSTOPs client c's worker process.
-func (w *lockWorkers) Pause(c int) error {
-	pid := w.pid(c)
-	if pid == 0 {
-		return fmt.Errorf("client %d: %w", c, ErrNoWorker)
-	}
-	return syscall.Kill(pid, syscall.SIGSTOP)
-}
-
-// Resume SIGCONTs client c's worker process; one that has exited meanwhile
-// (the case ended and continued it itself) needs nothing.
-func (w *lockWorkers) Resume(c int) error {
-	pid := w.pid(c)
-	if pid == 0 {
-		return nil
-	}
-	return syscall.Kill(pid, syscall.SIGCONT)
-}

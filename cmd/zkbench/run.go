@@ -4,28 +4,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/zkbench/zkbench/backends"
+	etcdbackend "github.com/zkbench/zkbench/backends/etcd"
 	"github.com/zkbench/zkbench/faults/schedule"
+	"github.com/zkbench/zkbench/plots"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/runner"
 	"github.com/zkbench/zkbench/workloads"
 )
-
-// maxClients is the most clients one case may ask for: far above what one
-// machine's sessions sustain, low enough to catch a typo.
-const maxClients = 100000
-
-// errInterrupted is returned by the run command when the user stopped it.
-var errInterrupted = errors.New("interrupted")
 
 // runFlags are `zkbench run`'s flags as given.
 type runFlags struct {
@@ -115,137 +114,54 @@ A second Ctrl-C exits at once.`,
 	return cmd
 }
 
-// plan is a validated run request.
-type plan struct {
-	kind     backends.Kind
-	workload workloads.Workload
-	variants []string
-	clients  []int
-	mode     string // "embedded", "local" or "remote"
-	cfg      results.Config
-	runID    string
-	dir      string                // <output>/<run-id>
-	preset   []workloads.PaperCell // --preset's grid; empty without
-	faults   []schedule.Fault
+// config turns the flags into the runner's sweep and options, or says
+// which flag is wrong. Flags the chosen workload, backend or servers do
+// not read are refused, not ignored.
+func (f *runFlags) config(fl *pflag.FlagSet) (runner.Config, []runner.Option, error) {
+	if err := checkFlagsRead(fl, f); err != nil {
+		return runner.Config{}, nil, err
+	}
+	clients, err := parseClients(f.clients)
+	if err != nil {
+		return runner.Config{}, nil, err
+	}
+	cfg := runner.Config{
+		Backend: backends.Kind(f.backend), Workload: f.workload, Variants: splitList(f.variants), Clients: clients,
+		Repeat: f.repeat, Duration: f.duration, Ops: f.ops, Warmup: f.warmup,
+		Rate: f.rate, Hold: f.hold, Think: f.think,
+		Servers: f.servers(),
+	}
+	if cfg.Params, err = f.recipe.params(f.workload); err != nil {
+		return runner.Config{}, nil, err
+	}
+	fs, err := parseFaults(f.faults)
+	if err != nil {
+		return runner.Config{}, nil, err
+	}
+	opts := []runner.Option{
+		runner.WithOutput(f.output), runner.WithRunID(f.runID), runner.WithFaults(fs...),
+	}
+	if f.recipe.preset != "" {
+		opts = append(opts, runner.WithPreset(f.recipe.preset, f.recipe.scale))
+	}
+	if f.calibrate {
+		opts = append(opts, runner.WithCalibration())
+	}
+	return cfg, opts, nil
 }
 
-// validate turns flags into a plan or a clear error, without touching any
-// server.
-func (f *runFlags) validate() (*plan, error) {
-	p := &plan{}
-	switch backends.Kind(f.backend) {
-	case backends.Etcd, backends.ZooKeeper:
-		p.kind = backends.Kind(f.backend)
-	default:
-		return nil, fmt.Errorf("--backend %q: want etcd or zookeeper", f.backend)
-	}
-	w, err := workloads.New(f.workload)
-	if err != nil {
-		return nil, fmt.Errorf("--workload: %w", err)
-	}
-	p.workload = w
-	known := w.Variants(p.kind)
-	for _, v := range splitList(f.variants) {
-		if !contains(known, v) {
-			return nil, fmt.Errorf("--variants: unknown variant %q for workload %s (known: %s)", v, w.Name(), strings.Join(known, ", "))
-		}
-		if !contains(p.variants, v) {
-			p.variants = append(p.variants, v)
-		}
-	}
-	if len(p.variants) == 0 {
-		return nil, fmt.Errorf("--variants: give at least one of %s", strings.Join(known, ", "))
-	}
-	if p.clients, err = parseClients(f.clients); err != nil {
-		return nil, err
-	}
-	switch {
-	case f.duration <= 0:
-		return nil, fmt.Errorf("--duration %v: must be positive (each case needs a time bound)", f.duration)
-	case f.ops < 0:
-		return nil, fmt.Errorf("--ops %d: must be 0 (no count bound) or positive", f.ops)
-	case f.warmup < 0 || f.hold < 0 || f.think < 0:
-		return nil, errors.New("--warmup, --hold and --think must not be negative")
-	case f.rate < 0:
-		return nil, fmt.Errorf("--rate %v: must be 0 (closed loop) or positive", f.rate)
-	case f.rate > 1e6:
-		return nil, fmt.Errorf("--rate %v: more than a million acquisitions per second is not a lock benchmark", f.rate)
-	case f.repeat < 1 || f.repeat > 1000:
-		return nil, fmt.Errorf("--repeat %d: must be between 1 and 1000", f.repeat)
-	case f.conns < 0:
-		return nil, fmt.Errorf("--conns %d: must be 0 (one connection per client) or positive", f.conns)
-	case f.preflightTimeout <= 0:
-		return nil, errors.New("--preflight-timeout must be positive")
-	}
-	switch {
-	case len(f.endpoints) > 0:
-		if f.cluster != "" {
-			return nil, fmt.Errorf("--cluster %s and --endpoints exclude each other: zkbench either starts servers or uses yours", f.cluster)
-		}
-		p.mode = "remote"
-	case f.cluster == "" && p.kind == backends.Etcd, f.cluster == "embedded":
-		if p.kind != backends.Etcd {
-			return nil, errors.New("--cluster embedded: only etcd can run embedded; use --cluster local for ZooKeeper")
-		}
-		p.mode = "embedded"
-	case f.cluster == "" || f.cluster == "local":
-		p.mode = "local"
-	default:
-		return nil, fmt.Errorf("--cluster %q: want embedded or local (or give --endpoints)", f.cluster)
-	}
-	if p.mode == "local" && (f.nodes < 1 || f.nodes%2 == 0 || f.nodes > 7) {
-		return nil, fmt.Errorf("--nodes %d: want 1 or an odd ensemble size such as 3", f.nodes)
-	}
-	if p.mode == "embedded" && f.nodes != 1 {
-		return nil, fmt.Errorf("--nodes %d: the embedded etcd has one member; use --cluster local for more", f.nodes)
-	}
-	if p.kind == backends.Etcd && f.leaseTTL < 2*time.Second {
-		return nil, fmt.Errorf("--lease-ttl %v: etcd's minimum lease TTL is 2s", f.leaseTTL)
-	}
-	if p.kind == backends.ZooKeeper && f.sessionTimeout <= 0 {
-		return nil, fmt.Errorf("--session-timeout %v: must be positive", f.sessionTimeout)
-	}
-	p.runID = f.runID
-	if p.runID == "" {
-		p.runID = newRunID()
-	}
-	if err := backends.ValidRunID(p.runID); err != nil {
-		return nil, fmt.Errorf("--run-id: %w", err)
-	}
-	p.dir = filepath.Join(f.output, p.runID)
-	maxN := 0
-	for _, n := range p.clients {
-		maxN = max(maxN, n)
-	}
-	if err := checkOpenFiles(maxN, p.kind, p.mode, f.conns); err != nil {
-		return nil, err
-	}
-	p.cfg = results.Config{
-		Workload: w.Name(), Backend: p.kind, Variants: p.variants, Clients: p.clients, Repeat: f.repeat,
-		Duration: f.duration, Ops: f.ops, Warmup: f.warmup, Rate: f.rate, Hold: f.hold, Think: f.think,
-		Endpoints: f.endpoints,
-		Params: map[string]string{
-			"cluster": p.mode, "nodes": strconv.Itoa(f.nodes), "conns": strconv.Itoa(f.conns),
+// servers are the flags that say which servers to use and how.
+func (f *runFlags) servers() runner.Servers {
+	return runner.Servers{
+		Mode: runner.ClusterMode(f.cluster), Nodes: f.nodes, Endpoints: f.endpoints,
+		SessionTimeout: f.sessionTimeout, LeaseTTL: f.leaseTTL, Conns: f.conns,
+		TLS: etcdbackend.TLSConfig{
+			CAFile: f.cacert, CertFile: f.cert, KeyFile: f.key,
+			ServerName: f.serverName, InsecureSkipVerify: f.insecureSkipTLSVerify,
 		},
+		Username: f.user, Password: f.password, Digest: f.digest,
+		PreflightTimeout: f.preflightTimeout,
 	}
-	if p.kind == backends.Etcd {
-		p.cfg.Params["lease_ttl"] = f.leaseTTL.String()
-	} else {
-		p.cfg.Params["session_timeout"] = f.sessionTimeout.String()
-	}
-	if p.faults, err = parseFaults(f.faults); err != nil {
-		return nil, err
-	}
-	if len(p.faults) > 0 {
-		p.cfg.Params["faults"] = joinFaults(p.faults)
-	}
-	if err := checkPauseClients(p, f); err != nil {
-		return nil, err
-	}
-	if err := f.recipe.apply(p); err != nil {
-		return nil, err
-	}
-	return p, nil
 }
 
 func parseClients(s string) ([]int, error) {
@@ -258,10 +174,10 @@ func parseClients(s string) ([]int, error) {
 		if n < 1 {
 			return nil, fmt.Errorf("--clients: %d: every case needs at least 1 client", n)
 		}
-		if n > maxClients {
-			return nil, fmt.Errorf("--clients: %d is more than zkbench runs from one machine (at most %d)", n, maxClients)
+		if n > runner.MaxClients {
+			return nil, fmt.Errorf("--clients: %d is more than zkbench runs from one machine (at most %d)", n, runner.MaxClients)
 		}
-		if !contains(out, n) {
+		if !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}
@@ -271,46 +187,16 @@ func parseClients(s string) ([]int, error) {
 	return out, nil
 }
 
-// checkOpenFiles makes sure the process may open a file descriptor per
-// connection: one per client, two with an embedded server (its end of each
-// connection is in this process too). It raises the soft limit to the hard
-// one if that is enough, and otherwise says how to raise it.
-func checkOpenFiles(clients int, kind backends.Kind, mode string, conns int) error {
-	per := 1
-	if mode == "embedded" {
-		per = 2
+// parseFaults parses the --fault flags.
+func parseFaults(specs []string) ([]schedule.Fault, error) {
+	if len(specs) == 0 {
+		return nil, nil
 	}
-	conn := clients
-	if conns > 0 {
-		conn = min(conns, clients)
+	fs, err := schedule.ParseAll(specs)
+	if err != nil {
+		return nil, fmt.Errorf("--fault: %w\n(grammar: ACTION[:ARG]@AT[+FOR]; see zkbench run --help)", err)
 	}
-	need := uint64(conn*per + 256)
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return nil // cannot tell; let the run find out
-	}
-	if lim.Cur >= need {
-		return nil
-	}
-	if lim.Max >= need {
-		raised := lim
-		raised.Cur = need
-		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &raised); err == nil {
-			return nil
-		}
-	}
-	return fmt.Errorf("%d clients on %s (%s) need about %d open files, but this process may open %d (hard limit %d): "+
-		"raise the limit with `ulimit -n %d` (as root, or in /etc/security/limits.conf) or run fewer clients",
-		clients, kind, mode, need, lim.Cur, lim.Max, need)
-}
-
-func newRunID() string {
-	var b [3]byte
-	if f, err := os.Open("/dev/urandom"); err == nil {
-		_, _ = f.Read(b[:])
-		_ = f.Close()
-	}
-	return fmt.Sprintf("%s-%x", time.Now().UTC().Format("20060102-150405"), b)
+	return fs, nil
 }
 
 func splitList(s string) []string {
@@ -323,31 +209,68 @@ func splitList(s string) []string {
 	return out
 }
 
-func contains[T comparable](xs []T, x T) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
-// runRun is `zkbench run`.
+// runRun is `zkbench run`: it runs the sweep, then prints the summary
+// table and draws the plots.
 func runRun(cmd *cobra.Command, f *runFlags) error {
-	if f.password == "" {
-		f.password = os.Getenv("ZKBENCH_ETCD_PASSWORD")
-	}
-	p, err := f.validate()
+	f.passwordFromEnv()
+	cfg, opts, err := f.config(cmd.Flags())
 	if err != nil {
 		return err
 	}
-	if err := results.CheckWritable(p.dir); err != nil {
-		return fmt.Errorf("-o %s: %w", f.output, err)
+	stderr, stdout := cmd.ErrOrStderr(), cmd.OutOrStdout()
+	opts = append(opts, runner.WithProgress(stderr, isTerminal(stderr)),
+		runner.WithCommand("zkbench "+version, os.Args), runner.WithWorkerEnv(lockWorkerEnv...))
+	r, err := runner.New(cfg, opts...)
+	if err != nil {
+		return err
 	}
-	ctx, stop := interruptible(cmd.Context(), cmd.ErrOrStderr())
+	ctx, stop := interruptible(cmd.Context(), stderr)
 	defer stop()
-	r := &runner{plan: p, flags: f, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr(), argv: os.Args}
-	return r.run(ctx)
+	run, runErr := r.Run(ctx)
+	if run == nil {
+		return runErr
+	}
+	fmt.Fprintln(stdout)
+	if err := results.WriteSummary(stdout, run); err != nil {
+		return errors.Join(runErr, err)
+	}
+	if len(r.Preset()) > 0 {
+		if err := workloads.WritePaperBarrierTable(stdout, run.Results); err != nil {
+			fmt.Fprintf(stderr, "zkbench: preset table: %v\n", err)
+		}
+	}
+	fmt.Fprintf(stdout, "\nresults: %s\n", r.Path())
+	if !f.noPlots {
+		drawPlots(stdout, stderr, run, r.Dir(), r.Path())
+	}
+	return runErr
+}
+
+// plotFormats are the formats a run draws its plots in.
+var plotFormats = []string{"png", "svg"}
+
+// drawPlots draws a run's plots into dir/plots.
+func drawPlots(stdout, stderr io.Writer, run *results.Run, dir, path string) {
+	dir = filepath.Join(dir, "plots")
+	paths, err := plots.WriteAll([]*results.Run{run}, dir, plotFormats)
+	switch {
+	case errors.Is(err, plots.ErrNoFigures):
+		fmt.Fprintln(stdout, "plots: nothing to plot")
+	case err != nil:
+		fmt.Fprintf(stderr, "zkbench: plots: %v (draw them later with `zkbench plot %s`)\n", err, path)
+	default:
+		fmt.Fprintf(stdout, "plots: %d files in %s\n", len(paths), dir)
+	}
+}
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // interruptible returns a context cancelled by the first SIGINT or SIGTERM;

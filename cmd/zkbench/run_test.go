@@ -144,6 +144,15 @@ func TestRunBadInput(t *testing.T) {
 		{"zookeeper at an etcd", []string{"--backend", "zookeeper", "--endpoints", etcdHostPort(t)}, "preflight"},
 		{"unknown fence", []string{"--fence", "maybe"}, `--fence "maybe": want off or on`},
 		{"fence without a lock", []string{"--workload", "barrier", "--fence", "on"}, "only the lock workload"},
+		{"think on a barrier", []string{"--workload", "barrier", "--think", "1ms"}, "--think: the barrier workload does not read it"},
+		{"rounds on a lock", []string{"--rounds", "5"}, "--rounds: the lock workload does not read it"},
+		{"lease on zookeeper", []string{"--backend", "zookeeper", "--lease-ttl", "3s"}, "--lease-ttl: only etcd reads it"},
+		{"session timeout on etcd", []string{"--session-timeout", "3s"}, "--session-timeout: only zookeeper reads it"},
+		{"digest on etcd", []string{"--digest", "a:b"}, "--digest: only zookeeper reads it"},
+		{"scale without preset", []string{"--workload", "barrier", "--scale", "0.2"}, "--scale: it scales a --preset"},
+		{"clients with a preset", []string{"--workload", "barrier", "--preset", "zk-paper-barrier"}, "--clients: --preset zk-paper-barrier sets"},
+		{"nodes with endpoints", []string{"--endpoints", "127.0.0.1:1", "--nodes", "3"}, "--nodes: zkbench starts no servers"},
+		{"preset on a lock", []string{"--preset", "zk-paper-barrier"}, "--preset: the lock workload does not read it"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,14 +1,14 @@
-package main
+package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
@@ -20,14 +20,6 @@ import (
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/workloads"
 )
-
-// faultHelp is --fault's help text.
-const faultHelp = `inject a fault, ACTION[:ARG]@AT[+FOR], AT counted in each case from when every client
-has its session (before the warm-up); repeatable, or comma-separated. Actions: kill-server:I, restart-server:I, kill-leader,
-kill-servers:N, pause-server:I (+FOR required), latency:BASE[±JITTER], cut-client:C, cut-all,
-reset-conns[:C], expire-session:C, pause-client:C (+FOR required; lock workload, closed loop:
-client C runs in a worker process that is SIGSTOPped, as in a long GC pause). Servers and
-clients count from 0. Examples: kill-leader@10s+5s, latency:50ms±20ms@5s+10s, cut-client:3@5s+8s`
 
 // faultRig is a run's fault injection, set up when --fault is given: the
 // backend the cases' clients use (through proxies when a network fault is
@@ -109,8 +101,8 @@ func needsSessionExpiry(p *plan) bool {
 // sessions expired on ZooKeeper (then with no fault to fire, but with the
 // session watcher, its expirer and the session timeline). Without either,
 // cases use the server's backend as before.
-func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
-	p, f := r.plan, r.flags
+func (r *Runner) setupFaults(ctx context.Context, srv *server) (err error) {
+	p := r.plan
 	if len(p.faults) == 0 && !needsSessionExpiry(p) {
 		return nil
 	}
@@ -121,7 +113,7 @@ func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
 		}
 	}()
 	direct := srv.endpoints
-	opts := []faults.TargetOption{faults.WithClients(slices.Min(p.clients))}
+	opts := []faults.TargetOption{faults.WithClients(slices.Min(p.cfg.Clients))}
 	if srv.cluster != nil {
 		leader := faults.EtcdLeader(direct)
 		if p.kind == backends.ZooKeeper {
@@ -137,7 +129,7 @@ func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
 	if p.kind == backends.ZooKeeper {
 		zs = faults.NewZKSessions(rig.sessions.Observe)
 		expirer = faults.ZKExpirer{Sessions: zs, Endpoints: direct}
-	} else if f.cacert == "" && f.cert == "" && f.user == "" && !f.insecureSkipTLSVerify {
+	} else if tls := p.Servers.TLS; tls.CAFile == "" && tls.CertFile == "" && p.Servers.Username == "" && !tls.InsecureSkipVerify {
 		e := faults.NewEtcdExpirer(direct)
 		rig.closers = append(rig.closers, e.Close)
 		expirer = e
@@ -150,10 +142,10 @@ func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
 	// Its counters are not read: see WithScraper below.
 	openOn := func(eps []string) (backends.Backend, error) {
 		if p.kind == backends.ZooKeeper {
-			return zkbackend.New(zkConfig(eps, f), zkbackend.WithDialer(zs.Dialer(nil)))
+			return zkbackend.New(p.zkConfig(eps), zkbackend.WithDialer(zs.Dialer(nil)))
 		}
-		cfg := etcdConfig(eps, f)
-		cfg.Embedded = p.mode == "embedded"
+		cfg := etcdConfig(eps, p.Servers)
+		cfg.Embedded = p.mode == Embedded
 		return etcdbackend.New(cfg)
 	}
 	// proxied starts one proxy per server and returns it with the endpoints
@@ -214,7 +206,7 @@ func (r *runner) setupFaults(ctx context.Context, srv *server) (err error) {
 			opts = append(opts, faults.WithClientProxies(groups))
 		}
 	}
-	if rig.workers, err = newLockWorkers(p, f, eps); err != nil {
+	if rig.workers, err = newLockWorkers(p, eps); err != nil {
 		return err
 	}
 	if rig.workers != nil {
@@ -281,25 +273,31 @@ func (rig *faultRig) close() {
 }
 
 // closeFaults releases the rig's backend, proxies and clients.
-func (r *runner) closeFaults() {
+func (r *Runner) closeFaults() {
 	if r.faults != nil {
 		r.faults.close()
 	}
 }
 
 // caseBackend is the backend cases open their sessions on.
-func (r *runner) caseBackend(srv *server) backends.Backend {
+func (r *Runner) caseBackend(srv *server) backends.Backend {
 	if r.faults != nil {
 		return r.faults.backend
 	}
 	return srv.backend
 }
 
-// runCase runs one case, with the faults fired at their times, counted from
-// when every client of the case has its session, when there are any. The faults end with the case: those still in
-// force are undone (servers restarted, cuts lifted) before it returns, so
-// that its namespace can be removed and the next case starts whole.
-func (r *runner) runCase(ctx context.Context, c workloads.Case) (results.Result, error) {
+// runCase runs one case with its status line, and with the faults fired at
+// their times, counted from when every client of the case has its session,
+// when there are any. The faults end with the case: those still in force
+// are undone (servers restarted, cuts lifted) before it returns, so that
+// its namespace can be removed and the next case starts whole.
+func (r *Runner) runCase(ctx context.Context, c workloads.Case) (results.Result, error) {
+	c.Live = &workloads.Live{}
+	st := r.status.beginCase(c.Live, c.Config.Warmup, c.Config.Duration, c.Config.Ops)
+	defer r.status.endCase()
+	lost := &sessionCounter{Recorder: c.Log, counts: map[string]int64{}, lost: &st.lost}
+	c.Log = lost
 	rig := r.faults
 	if rig == nil || len(rig.specs) == 0 {
 		return r.plan.workload.Run(ctx, c)
@@ -308,8 +306,6 @@ func (r *runner) runCase(ctx context.Context, c workloads.Case) (results.Result,
 		c.Processes = rig.workers.processes()
 	}
 	before := rig.sessions.Counts()
-	lost := &sessionCounter{Recorder: c.Log, counts: map[string]int64{}}
-	c.Log = lost
 	fctx, stop := context.WithCancel(ctx)
 	reports := make(chan schedule.Report, 1)
 	connected := rig.startCase(c.Clients)
@@ -357,6 +353,7 @@ func (r *runner) runCase(ctx context.Context, c workloads.Case) (results.Result,
 // workload reports itself ("lost").
 type sessionCounter struct {
 	workloads.Recorder
+	lost   *atomic.Int64 // sessions lost, for the status line
 	mu     sync.Mutex
 	counts map[string]int64
 }
@@ -367,6 +364,9 @@ func (l *sessionCounter) Event(kind, what string, client int) {
 		l.mu.Lock()
 		l.counts[what]++
 		l.mu.Unlock()
+		if what == "lost" {
+			l.lost.Add(1)
+		}
 	}
 }
 
@@ -374,27 +374,4 @@ func (l *sessionCounter) snapshot() map[string]int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return maps.Clone(l.counts)
-}
-
-// errFaultSpec wraps --fault parse errors.
-var errFaultSpec = errors.New("--fault")
-
-// parseFaults parses the --fault flags for validate.
-func parseFaults(specs []string) ([]schedule.Fault, error) {
-	if len(specs) == 0 {
-		return nil, nil
-	}
-	fs, err := schedule.ParseAll(specs)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w\n(grammar: ACTION[:ARG]@AT[+FOR]; see zkbench run --help)", errFaultSpec, err)
-	}
-	return fs, nil
-}
-
-func joinFaults(fs []schedule.Fault) string {
-	s := make([]string, len(fs))
-	for i, f := range fs {
-		s[i] = f.String()
-	}
-	return strings.Join(s, ",")
 }

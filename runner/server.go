@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"context"
@@ -26,7 +26,7 @@ const (
 // server is the cluster a run uses and how to let it go.
 type server struct {
 	backend backends.Backend
-	mode    string
+	mode    ClusterMode
 	// endpoints are the servers' client addresses; cluster is their fault
 	// handle where zkbench runs them as processes (nil otherwise).
 	endpoints []string
@@ -42,9 +42,10 @@ type server struct {
 
 // startServer starts (embedded, local) or reaches (remote) the run's
 // cluster and returns a backend on it. It does not preflight.
-func startServer(ctx context.Context, p *plan, f *runFlags) (*server, error) {
+func startServer(ctx context.Context, p *plan) (*server, error) {
+	srv := p.Servers
 	switch {
-	case p.mode == "embedded":
+	case p.mode == Embedded:
 		sctx, cancel := context.WithTimeout(ctx, embeddedStartTimeout)
 		defer cancel()
 		e, err := etcdcluster.StartEmbedded(sctx, etcdcluster.Options{})
@@ -52,7 +53,7 @@ func startServer(ctx context.Context, p *plan, f *runFlags) (*server, error) {
 			return nil, fmt.Errorf("start embedded etcd: %w", err)
 		}
 		b, err := etcdbackend.New(etcdbackend.Config{
-			Endpoints: e.Endpoints(), LeaseTTL: f.leaseTTL, Conns: f.conns, Embedded: true,
+			Endpoints: e.Endpoints(), LeaseTTL: srv.LeaseTTL, Conns: srv.Conns, Embedded: true,
 		})
 		if err != nil {
 			_ = e.Close(context.WithoutCancel(ctx))
@@ -62,14 +63,14 @@ func startServer(ctx context.Context, p *plan, f *runFlags) (*server, error) {
 			return errors.Join(b.Close(), e.Close(ctx))
 		}}, nil
 
-	case p.mode == "local" && p.kind == backends.ZooKeeper:
+	case p.mode == Local && p.kind == backends.ZooKeeper:
 		sctx, cancel := context.WithTimeout(ctx, localStartTimeout)
 		defer cancel()
-		c, err := zkcluster.Start(sctx, zkcluster.Options{Nodes: f.nodes})
+		c, err := zkcluster.Start(sctx, zkcluster.Options{Nodes: srv.Nodes})
 		if err != nil {
 			return nil, fmt.Errorf("start local ZooKeeper: %w", err)
 		}
-		b, err := zkbackend.New(zkConfig(c.Endpoints(), f), zkbackend.WithServerPIDFunc(c.PIDs))
+		b, err := zkbackend.New(p.zkConfig(c.Endpoints()), zkbackend.WithServerPIDFunc(c.PIDs))
 		if err != nil {
 			_ = c.Stop(context.WithoutCancel(ctx))
 			return nil, err
@@ -78,14 +79,14 @@ func startServer(ctx context.Context, p *plan, f *runFlags) (*server, error) {
 			return errors.Join(b.Close(), c.Stop(ctx))
 		}}, nil
 
-	case p.mode == "local" && p.kind == backends.Etcd:
+	case p.mode == Local && p.kind == backends.Etcd:
 		sctx, cancel := context.WithTimeout(ctx, localStartTimeout)
 		defer cancel()
-		l, err := etcdcluster.StartLocal(sctx, etcdcluster.Options{Nodes: f.nodes})
+		l, err := etcdcluster.StartLocal(sctx, etcdcluster.Options{Nodes: srv.Nodes})
 		if err != nil {
 			return nil, fmt.Errorf("start local etcd: %w", err)
 		}
-		b, err := etcdbackend.New(etcdbackend.Config{Endpoints: l.Endpoints(), LeaseTTL: f.leaseTTL, Conns: f.conns})
+		b, err := etcdbackend.New(etcdbackend.Config{Endpoints: l.Endpoints(), LeaseTTL: srv.LeaseTTL, Conns: srv.Conns})
 		if err != nil {
 			_ = l.Stop(context.WithoutCancel(ctx))
 			return nil, err
@@ -95,44 +96,56 @@ func startServer(ctx context.Context, p *plan, f *runFlags) (*server, error) {
 		}}, nil
 
 	case p.kind == backends.ZooKeeper:
-		b, err := zkbackend.New(zkConfig(f.endpoints, f))
+		b, err := zkbackend.New(p.zkConfig(srv.Endpoints))
 		if err != nil {
 			return nil, fmt.Errorf("--endpoints: %w", err)
 		}
-		return &server{backend: b, mode: p.mode, endpoints: f.endpoints, stop: func(context.Context) error { return b.Close() }}, nil
+		return &server{backend: b, mode: p.mode, endpoints: srv.Endpoints, stop: func(context.Context) error { return b.Close() }}, nil
 
 	default:
-		b, err := etcdbackend.New(etcdConfig(f.endpoints, f))
+		b, err := etcdbackend.New(etcdConfig(srv.Endpoints, srv))
 		if err != nil {
 			return nil, fmt.Errorf("--endpoints: %w", err)
 		}
-		return &server{backend: b, mode: p.mode, endpoints: f.endpoints, stop: func(context.Context) error { return b.Close() }}, nil
+		return &server{backend: b, mode: p.mode, endpoints: srv.Endpoints, stop: func(context.Context) error { return b.Close() }}, nil
 	}
 }
 
-func zkConfig(endpoints []string, f *runFlags) zkbackend.Config {
+// NewBackend opens a backend of kind on srv's endpoints with its session
+// and authentication settings, as a run with Remote servers does (for
+// commands that reach a cluster without running a sweep: clean, cluster
+// status). It does not preflight.
+func NewBackend(kind backends.Kind, srv Servers) (backends.Backend, error) {
+	if kind == backends.ZooKeeper {
+		return zkbackend.New(zkConfig(srv.Endpoints, srv, 0))
+	}
+	return etcdbackend.New(etcdConfig(srv.Endpoints, srv))
+}
+
+// zkConfig is a ZooKeeper backend on endpoints with srv's settings, whose
+// sessions can list maxChildren children (0: the default).
+func zkConfig(endpoints []string, srv Servers, maxChildren int) zkbackend.Config {
 	cfg := zkbackend.Config{
-		Endpoints: endpoints, SessionTimeout: f.sessionTimeout, Digest: f.digest, Conns: f.conns,
+		Endpoints: endpoints, SessionTimeout: srv.SessionTimeout, Digest: srv.Digest, Conns: srv.Conns,
 	}
-	// Every client of a case may queue under one node, and every waiter lists
-	// that node: size each session's receive buffer for a listing of them all
-	// (go-zookeeper drops the connection on a reply larger than its buffer).
-	if ns, err := parseClients(f.clients); err == nil && len(ns) > 0 {
-		cfg.MaxChildren = slices.Max(ns)
-	}
+	cfg.MaxChildren = maxChildren
 	return cfg
 }
 
-func etcdConfig(endpoints []string, f *runFlags) etcdbackend.Config {
+func etcdConfig(endpoints []string, srv Servers) etcdbackend.Config {
 	return etcdbackend.Config{
-		Endpoints: endpoints,
-		TLS: etcdbackend.TLSConfig{
-			CAFile: f.cacert, CertFile: f.cert, KeyFile: f.key,
-			ServerName: f.serverName, InsecureSkipVerify: f.insecureSkipTLSVerify,
-		},
-		Username: f.user, Password: f.password,
-		LeaseTTL: f.leaseTTL, Conns: f.conns,
+		Endpoints: endpoints, TLS: srv.TLS, Username: srv.Username, Password: srv.Password,
+		LeaseTTL: srv.LeaseTTL, Conns: srv.Conns,
 	}
+}
+
+// zkConfig is the run's ZooKeeper backend on endpoints. Every client of a
+// case may queue under one node, and every waiter lists that node: each
+// session's receive buffer is sized for a listing of the largest case's
+// clients (go-zookeeper drops the connection on a reply larger than its
+// buffer).
+func (p *plan) zkConfig(endpoints []string) zkbackend.Config {
+	return zkConfig(endpoints, p.Servers, slices.Max(p.cfg.Clients))
 }
 
 // preflight checks the cluster under a bounded context and describes it.
@@ -147,7 +160,7 @@ func preflight(ctx context.Context, srv *server, timeout time.Duration) (backend
 	for i := range info.Members {
 		m := &info.Members[i]
 		switch {
-		case srv.mode == "embedded":
+		case srv.mode == Embedded:
 			m.PID = os.Getpid()
 		case m.PID == 0:
 			m.PID = srv.pids[m.Endpoint]

@@ -1,19 +1,19 @@
-package main
+package runner
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/calibrate"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/runner/calibrate"
 )
 
 // calibrate measures the cluster's raw capacity (plain session calls, no
 // recipe) inside the run's namespace before the sweep, and stores it in the
 // run so that reports can say how close each recipe runs to the server's
 // limit.
-func (r *runner) calibrate(ctx context.Context, b backends.Backend) error {
+func (r *Runner) calibrate(ctx context.Context, b backends.Backend) error {
 	r.progress("  calibrating the cluster (six short phases)")
 	cal, err := calibrate.Run(ctx, b, backends.Namespace(r.plan.runID))
 	if err != nil {

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/workloads"
+)
+
+// faultHelp is --fault's help text.
+const faultHelp = `inject a fault, ACTION[:ARG]@AT[+FOR], AT counted in each case from when every client
+has its session (before the warm-up); repeatable, or comma-separated. Actions: kill-server:I, restart-server:I, kill-leader,
+kill-servers:N, pause-server:I (+FOR required), latency:BASE[±JITTER], cut-client:C, cut-all,
+reset-conns[:C], expire-session:C, pause-client:C (+FOR required; lock workload, closed loop:
+client C runs in a worker process that is SIGSTOPped, as in a long GC pause). Servers and
+clients count from 0. Examples: kill-leader@10s+5s, latency:50ms±20ms@5s+10s, cut-client:3@5s+8s`
+
+// recipeFlags are the flags of the election and barrier workloads; each
+// becomes a workload parameter (results.Config.Params) of the workloads
+// that read it.
+type recipeFlags struct {
+	failovers   int
+	kill        string
+	settle      time.Duration
+	candidates  int
+	stepTimeout time.Duration
+	work        time.Duration
+	jitter      time.Duration
+	rounds      int
+	preset      string
+	scale       float64
+	fence       string
+}
+
+func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
+	fl.IntVar(&f.failovers, "failovers", 10, "failover, observers: leader kills per case when --ops is 0")
+	fl.StringVar(&f.kill, "kill", workloads.KillClose, "failover, observers: how the leader's session ends: close (by its client), or expire (on the server: etcd revokes the lease, ZooKeeper closes the session from a second connection)")
+	fl.DurationVar(&f.settle, "settle", 100*time.Millisecond, "failover, observers: quiet time before each kill, so every waiter is asleep")
+	fl.IntVar(&f.candidates, "candidates", 3, "observers: candidates besides the observers (at least failovers+1)")
+	fl.DurationVar(&f.stepTimeout, "step-timeout", time.Minute, "failover, observers: bound on one failover")
+	fl.DurationVar(&f.work, "work", 0, "barrier: computation between Enter and Leave")
+	fl.DurationVar(&f.jitter, "jitter", 0, "barrier: spread arrivals and computations by a random [0, jitter)")
+	fl.IntVar(&f.rounds, "rounds", 20, "barrier: rounds per case when --ops is 0")
+	fl.StringVar(&f.preset, "preset", "", "barrier: "+workloads.PresetPaperBarrier+
+		" runs the ZooKeeper paper's double barrier grid (50, 100, 200 clients x 200 to 1,600 barriers, times --scale) and prints its table")
+	fl.Float64Var(&f.scale, "scale", 0.1, "--preset: fraction of the paper's sizes, 0 < scale <= 1")
+	fl.StringVar(&f.fence, "fence", workloads.FenceOff, "lock: holders write to a shared register with their fencing token after each grant and before each release; "+
+		"off: it accepts stale writes (a holder's whose lock passed on) and counts them as violations; on: it rejects them (counted as prevented)")
+}
+
+// params are the workload parameters of the flags workload reads.
+func (f *recipeFlags) params(workload string) (map[string]string, error) {
+	params := map[string]string{}
+	switch f.fence {
+	case workloads.FenceOff, workloads.FenceOn:
+	default:
+		return nil, fmt.Errorf("--fence %q: want %s or %s", f.fence, workloads.FenceOff, workloads.FenceOn)
+	}
+	switch workload {
+	case "lock":
+		params[workloads.ParamFence] = f.fence
+	case "failover", "observers":
+		params[workloads.ParamFailovers] = strconv.Itoa(f.failovers)
+		params[workloads.ParamKill] = f.kill
+		params[workloads.ParamSettle] = f.settle.String()
+		params[workloads.ParamStepTimeout] = f.stepTimeout.String()
+		if workload == "observers" {
+			params[workloads.ParamCandidates] = strconv.Itoa(f.candidates)
+		}
+	case "barrier":
+		params[workloads.ParamWork] = f.work.String()
+		params[workloads.ParamJitter] = f.jitter.String()
+		params[workloads.ParamRounds] = strconv.Itoa(f.rounds)
+	}
+	return params, nil
+}
+
+// workloadFlags are the flags only some workloads read, and which.
+var workloadFlags = map[string][]string{
+	"hold":         {"lock", "handoff"},
+	"think":        {"lock"},
+	"rate":         {"lock"},
+	"fence":        {"lock"},
+	"failovers":    {"failover", "observers"},
+	"kill":         {"failover", "observers"},
+	"settle":       {"failover", "observers"},
+	"step-timeout": {"failover", "observers"},
+	"candidates":   {"observers"},
+	"work":         {"barrier"},
+	"jitter":       {"barrier"},
+	"rounds":       {"barrier"},
+	"preset":       {"barrier"},
+}
+
+// backendFlags are the flags only one backend reads.
+var backendFlags = map[string]backends.Kind{
+	"session-timeout": backends.ZooKeeper, "digest": backends.ZooKeeper,
+	"lease-ttl": backends.Etcd, "cacert": backends.Etcd, "cert": backends.Etcd, "key": backends.Etcd,
+	"tls-server-name": backends.Etcd, "insecure-skip-tls-verify": backends.Etcd,
+	"user": backends.Etcd, "password": backends.Etcd,
+}
+
+// checkFlagsRead refuses a flag the user set that this run would not read:
+// a silently ignored flag makes a benchmark measure something other than
+// what its user asked for.
+func checkFlagsRead(fl *pflag.FlagSet, f *runFlags) error {
+	var errs []error
+	fl.Visit(func(flag *pflag.Flag) {
+		name := flag.Name
+		if ws, ok := workloadFlags[name]; ok && !slices.Contains(ws, f.workload) && slices.Contains(workloads.Names(), f.workload) {
+			who := "the " + ws[0] + " workload does"
+			if len(ws) > 1 {
+				who = "the " + strings.Join(ws, ", ") + " workloads do"
+			}
+			errs = append(errs, fmt.Errorf("--%s: the %s workload does not read it (only %s)", name, f.workload, who))
+		}
+		if k, ok := backendFlags[name]; ok && string(k) != f.backend {
+			errs = append(errs, fmt.Errorf("--%s: only %s reads it, and this run's backend is %s", name, k, f.backend))
+		}
+	})
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	switch {
+	case fl.Changed("scale") && f.recipe.preset == "":
+		return fmt.Errorf("--scale: it scales a --preset's grid; give --preset %s", workloads.PresetPaperBarrier)
+	case fl.Changed("nodes") && len(f.endpoints) > 0:
+		return errors.New("--nodes: zkbench starts no servers with --endpoints; your cluster has the members it has")
+	case fl.Changed("clients") && f.recipe.preset != "":
+		return fmt.Errorf("--clients: --preset %s sets the client counts of its grid (use --scale)", f.recipe.preset)
+	}
+	return nil
+}

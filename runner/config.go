@@ -1,0 +1,313 @@
+// Package runner is zkbench's engine: it runs a sweep of benchmark cases
+// (every variant at every client count, every repeat, or a preset's grid)
+// against the servers it starts or reaches, with faults, calibration and
+// output as options, and returns the run as a results.Run. The CLI only
+// turns flags into a Config and options; everything a run does happens here.
+//
+//	r, err := runner.New(cfg, runner.WithOutput("results"), runner.WithFaults(fs...))
+//	if err != nil { ... }          // refused before any server is touched
+//	run, err := r.Run(ctx)         // one case loop for sweeps and presets
+//
+// Error messages name the command-line flag of the setting at fault
+// (--clients, --fault), since that is how users meet them.
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	etcdbackend "github.com/zkbench/zkbench/backends/etcd"
+	"github.com/zkbench/zkbench/faults/schedule"
+	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads"
+)
+
+// MaxClients is the most clients one case may ask for: far above what one
+// machine's sessions sustain, low enough to catch a typo.
+const MaxClients = 100000
+
+// ClusterMode is where the servers of a run come from.
+type ClusterMode string
+
+// Cluster modes (results.Run.ClusterMode).
+const (
+	// Embedded: an etcd server in this process (the default for etcd).
+	Embedded ClusterMode = "embedded"
+	// Local: servers zkbench starts as processes on this machine.
+	Local ClusterMode = "local"
+	// Remote: a running cluster at Servers.Endpoints.
+	Remote ClusterMode = "remote"
+)
+
+// Config is a sweep: what to run, and on which servers. Its zero values
+// are not defaults: the CLI supplies those.
+type Config struct {
+	Backend  backends.Kind
+	Workload string
+	// Variants run in the order given, at every client count.
+	Variants []string
+	Clients  []int
+	Repeat   int
+	// Bounds of each case: Duration, and if positive Ops; Warmup runs
+	// before measurement and is not recorded.
+	Duration time.Duration
+	Ops      int64
+	Warmup   time.Duration
+	// Load model: Rate > 0 is the open loop; Hold and Think shape a
+	// client's turn.
+	Rate        float64
+	Hold, Think time.Duration
+	// Params are workload parameters (workloads.Param*).
+	Params  map[string]string
+	Servers Servers
+}
+
+// Servers says which servers a run uses and how its clients reach them.
+type Servers struct {
+	// Mode: Embedded (etcd only), Local or Remote. Empty: Remote when
+	// Endpoints are given, else Embedded for etcd and Local for ZooKeeper.
+	Mode ClusterMode
+	// Nodes is the number of servers to start (Local: 1 or an odd count
+	// up to 7; Embedded: 1).
+	Nodes     int
+	Endpoints []string
+	// SessionTimeout is ZooKeeper's, LeaseTTL etcd's (at least 2 s).
+	SessionTimeout time.Duration
+	LeaseTTL       time.Duration
+	// Conns > 0 shares that many connections among all sessions.
+	Conns int
+	// etcd security.
+	TLS                etcdbackend.TLSConfig
+	Username, Password string
+	// Digest is ZooKeeper's digest authentication, user:password.
+	Digest string
+	// PreflightTimeout bounds the check that the servers answer.
+	PreflightTimeout time.Duration
+}
+
+// Option sets an optional part of a run.
+type Option func(*options)
+
+type options struct {
+	runID     string
+	output    string // results folder; empty: write no file
+	faults    []schedule.Fault
+	preset    string
+	scale     float64
+	calibrate bool
+	progress  io.Writer
+	live      bool
+	tool      string
+	command   []string
+	workerEnv []string
+}
+
+// WithRunID names the run (its namespace /zkbench/<id> and results folder);
+// default: the start time and a random suffix.
+func WithRunID(id string) Option { return func(o *options) { o.runID = id } }
+
+// WithOutput writes <dir>/<run-id>/results.json after every case.
+// Without it the run writes no file.
+func WithOutput(dir string) Option { return func(o *options) { o.output = dir } }
+
+// WithFaults fires faults in every case, timed from when each of the
+// case's clients has its session.
+func WithFaults(fs ...schedule.Fault) Option {
+	return func(o *options) { o.faults = append(o.faults, fs...) }
+}
+
+// WithPreset replaces the client sweep by a preset's grid; the only preset
+// is workloads.PresetPaperBarrier, scaled by scale (0 < scale <= 1).
+func WithPreset(name string, scale float64) Option {
+	return func(o *options) { o.preset, o.scale = name, scale }
+}
+
+// WithCalibration measures the cluster's raw capacity before the sweep.
+func WithCalibration() Option { return func(o *options) { o.calibrate = true } }
+
+// WithProgress sends progress lines to w (default: nowhere). With live
+// set, w is a terminal: while a case runs, one line is rewritten in place
+// with its elapsed time, operations, rate and sessions lost.
+func WithProgress(w io.Writer, live bool) Option {
+	return func(o *options) { o.progress, o.live = w, live }
+}
+
+// WithCommand records the tool and its command line in the results.
+func WithCommand(tool string, argv []string) Option {
+	return func(o *options) { o.tool, o.command = tool, argv }
+}
+
+// WithWorkerEnv adds env to the environment of the lock worker processes
+// that pause-client faults run (tests use it to make their binary run main).
+func WithWorkerEnv(env ...string) Option {
+	return func(o *options) { o.workerEnv = append(o.workerEnv, env...) }
+}
+
+// plan is a validated run request.
+type plan struct {
+	Config
+	options
+	kind     backends.Kind
+	workload workloads.Workload
+	mode     ClusterMode
+	cfg      results.Config
+	dir      string                // <output>/<run-id>; empty without output
+	grid     []workloads.PaperCell // the preset's grid; empty without
+}
+
+// validate checks cfg and opts together, without touching any server, and
+// returns the plan or an error that says what to change.
+func validate(cfg Config, o options) (*plan, error) {
+	p := &plan{Config: cfg, options: o}
+	switch cfg.Backend {
+	case backends.Etcd, backends.ZooKeeper:
+		p.kind = cfg.Backend
+	default:
+		return nil, fmt.Errorf("--backend %q: want etcd or zookeeper", cfg.Backend)
+	}
+	w, err := workloads.New(cfg.Workload)
+	if err != nil {
+		return nil, fmt.Errorf("--workload: %w", err)
+	}
+	p.workload = w
+	known := w.Variants(p.kind)
+	p.Variants = nil
+	for _, v := range cfg.Variants {
+		if !slices.Contains(known, v) {
+			return nil, fmt.Errorf("--variants: unknown variant %q for workload %s (known: %s)", v, w.Name(), strings.Join(known, ", "))
+		}
+		if !slices.Contains(p.Variants, v) {
+			p.Variants = append(p.Variants, v)
+		}
+	}
+	if len(p.Variants) == 0 {
+		return nil, fmt.Errorf("--variants: give at least one of %s", strings.Join(known, ", "))
+	}
+	if err := checkClients(cfg.Clients); err != nil {
+		return nil, err
+	}
+	srv := cfg.Servers
+	switch {
+	case cfg.Duration <= 0:
+		return nil, fmt.Errorf("--duration %v: must be positive (each case needs a time bound)", cfg.Duration)
+	case cfg.Ops < 0:
+		return nil, fmt.Errorf("--ops %d: must be 0 (no count bound) or positive", cfg.Ops)
+	case cfg.Warmup < 0 || cfg.Hold < 0 || cfg.Think < 0:
+		return nil, errors.New("--warmup, --hold and --think must not be negative")
+	case cfg.Rate < 0:
+		return nil, fmt.Errorf("--rate %v: must be 0 (closed loop) or positive", cfg.Rate)
+	case cfg.Rate > 1e6:
+		return nil, fmt.Errorf("--rate %v: more than a million acquisitions per second is not a lock benchmark", cfg.Rate)
+	case cfg.Repeat < 1 || cfg.Repeat > 1000:
+		return nil, fmt.Errorf("--repeat %d: must be between 1 and 1000", cfg.Repeat)
+	case srv.Conns < 0:
+		return nil, fmt.Errorf("--conns %d: must be 0 (one connection per client) or positive", srv.Conns)
+	case srv.PreflightTimeout <= 0:
+		return nil, errors.New("--preflight-timeout must be positive")
+	}
+	if p.mode, err = clusterMode(p.kind, srv); err != nil {
+		return nil, err
+	}
+	if p.mode == Local && (srv.Nodes < 1 || srv.Nodes%2 == 0 || srv.Nodes > 7) {
+		return nil, fmt.Errorf("--nodes %d: want 1 or an odd ensemble size such as 3", srv.Nodes)
+	}
+	if p.mode == Embedded && srv.Nodes != 1 {
+		return nil, fmt.Errorf("--nodes %d: the embedded etcd has one member; use --cluster local for more", srv.Nodes)
+	}
+	if p.kind == backends.Etcd && srv.LeaseTTL < 2*time.Second {
+		return nil, fmt.Errorf("--lease-ttl %v: etcd's minimum lease TTL is 2s", srv.LeaseTTL)
+	}
+	if p.kind == backends.ZooKeeper && srv.SessionTimeout <= 0 {
+		return nil, fmt.Errorf("--session-timeout %v: must be positive", srv.SessionTimeout)
+	}
+	if p.runID == "" {
+		p.runID = newRunID()
+	}
+	if err := backends.ValidRunID(p.runID); err != nil {
+		return nil, fmt.Errorf("--run-id: %w", err)
+	}
+	if p.output != "" {
+		p.dir = filepath.Join(p.output, p.runID)
+	}
+	p.cfg = results.Config{
+		Workload: w.Name(), Backend: p.kind, Variants: p.Variants, Clients: cfg.Clients, Repeat: cfg.Repeat,
+		Duration: cfg.Duration, Ops: cfg.Ops, Warmup: cfg.Warmup, Rate: cfg.Rate, Hold: cfg.Hold, Think: cfg.Think,
+		Endpoints: srv.Endpoints,
+		Params: map[string]string{
+			"cluster": string(p.mode), "nodes": strconv.Itoa(srv.Nodes), "conns": strconv.Itoa(srv.Conns),
+		},
+	}
+	for k, v := range cfg.Params {
+		p.cfg.Params[k] = v
+	}
+	if p.kind == backends.Etcd {
+		p.cfg.Params["lease_ttl"] = srv.LeaseTTL.String()
+	} else {
+		p.cfg.Params["session_timeout"] = srv.SessionTimeout.String()
+	}
+	if len(p.faults) > 0 {
+		p.cfg.Params["faults"] = joinFaults(p.faults)
+	}
+	if err := checkPauseClients(p); err != nil {
+		return nil, err
+	}
+	if err := p.expandPreset(); err != nil {
+		return nil, err
+	}
+	if err := checkOpenFiles(slices.Max(p.cfg.Clients), p.kind, p.mode, srv.Conns); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// clusterMode resolves where srv's servers come from.
+func clusterMode(kind backends.Kind, srv Servers) (ClusterMode, error) {
+	switch {
+	case len(srv.Endpoints) > 0:
+		if srv.Mode != "" && srv.Mode != Remote {
+			return "", fmt.Errorf("--cluster %s and --endpoints exclude each other: zkbench either starts servers or uses yours", srv.Mode)
+		}
+		return Remote, nil
+	case srv.Mode == Remote:
+		return "", errors.New("a remote cluster needs --endpoints")
+	case srv.Mode == "" && kind == backends.Etcd, srv.Mode == Embedded:
+		if kind != backends.Etcd {
+			return "", errors.New("--cluster embedded: only etcd can run embedded; use --cluster local for ZooKeeper")
+		}
+		return Embedded, nil
+	case srv.Mode == "" || srv.Mode == Local:
+		return Local, nil
+	}
+	return "", fmt.Errorf("--cluster %q: want embedded or local (or give --endpoints)", srv.Mode)
+}
+
+// checkClients checks a sweep's client counts.
+func checkClients(ns []int) error {
+	if len(ns) == 0 {
+		return errors.New("--clients: give at least one client count, e.g. 10,100,1000")
+	}
+	for _, n := range ns {
+		if n < 1 {
+			return fmt.Errorf("--clients: %d: every case needs at least 1 client", n)
+		}
+		if n > MaxClients {
+			return fmt.Errorf("--clients: %d is more than zkbench runs from one machine (at most %d)", n, MaxClients)
+		}
+	}
+	return nil
+}
+
+func joinFaults(fs []schedule.Fault) string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = f.String()
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,166 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/faults/schedule"
+	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads"
+)
+
+// sweep is a small valid lock sweep on the embedded etcd.
+func sweep() Config {
+	return Config{
+		Backend: backends.Etcd, Workload: "lock", Variants: []string{"fair"}, Clients: []int{2},
+		Repeat: 1, Duration: time.Second,
+		Servers: Servers{Nodes: 1, LeaseTTL: 5 * time.Second, SessionTimeout: 4 * time.Second, PreflightTimeout: 10 * time.Second},
+	}
+}
+
+func faultsOf(t *testing.T, specs ...string) []schedule.Fault {
+	t.Helper()
+	fs, err := schedule.ParseAll(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+// TestNewRefuses checks that combinations that cannot work are refused by
+// New, before any server is started, with a message that says why.
+func TestNewRefuses(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*Config)
+		opts []Option
+		want string
+	}{
+		{"unknown backend", func(c *Config) { c.Backend = "consul" }, nil, "want etcd or zookeeper"},
+		{"unknown workload", func(c *Config) { c.Workload = "queue" }, nil, `unknown workload "queue"`},
+		{"no variant", func(c *Config) { c.Variants = nil }, nil, "give at least one of"},
+		{"no clients", func(c *Config) { c.Clients = nil }, nil, "at least one client count"},
+		{"too many clients", func(c *Config) { c.Clients = []int{MaxClients + 1} }, nil, "at most 100000"},
+		{"remote without endpoints", func(c *Config) { c.Servers.Mode = Remote }, nil, "needs --endpoints"},
+		{"local and endpoints", func(c *Config) { c.Servers.Mode = Local; c.Servers.Endpoints = []string{"127.0.0.1:1"} }, nil, "exclude each other"},
+		{"preset on a lock", nil, []Option{WithPreset(workloads.PresetPaperBarrier, 0.1)}, "add --workload barrier"},
+		{"unknown preset", func(c *Config) { c.Workload = "barrier" }, []Option{WithPreset("zk-paper-lock", 0.1)}, "the only preset is"},
+		{"preset scale", func(c *Config) { c.Workload = "barrier" }, []Option{WithPreset(workloads.PresetPaperBarrier, 2)}, "--scale"},
+		{"pause-client off the lock", func(c *Config) { c.Workload = "barrier" },
+			[]Option{WithFaults(faultsOf(t, "pause-client:0@1s+1s")...)}, "only the lock workload"},
+		{"pause-client open loop", func(c *Config) { c.Rate = 10 },
+			[]Option{WithFaults(faultsOf(t, "pause-client:0@1s+1s")...)}, "open loop"},
+		{"bad run id", nil, []Option{WithRunID("a/b")}, "--run-id"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := sweep()
+			if tc.edit != nil {
+				tc.edit(&cfg)
+			}
+			_, err := New(cfg, tc.opts...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New: %v, want an error mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestPresetRunsFaults runs a preset's grid through the one case loop: each
+// cell is a case bounded by its barriers, and the faults fire in every
+// case (before, a preset's cases never fired the faults they listed).
+func TestPresetRunsFaults(t *testing.T) {
+	dir := t.TempDir()
+	cfg := sweep()
+	cfg.Workload = "barrier"
+	cfg.Params = map[string]string{workloads.ParamRounds: "20"}
+	var progress bytes.Buffer
+	r, err := New(cfg, WithPreset(workloads.PresetPaperBarrier, 0.01), WithOutput(dir), WithRunID("preset-faults"),
+		WithFaults(faultsOf(t, "latency:1ms@0s+10s")...), WithProgress(&progress, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	grid := r.Preset()
+	if len(grid) < 2 {
+		t.Fatalf("grid %v: want several cells", grid)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run, err := r.Run(ctx)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, progress.String())
+	}
+	if len(run.Results) != len(grid) {
+		t.Fatalf("%d results for %d cells", len(run.Results), len(grid))
+	}
+	for i, res := range run.Results {
+		if res.Clients != grid[i].Clients || res.Ops.Succeeded != int64(grid[i].Barriers) || res.StoppedBy != workloads.StoppedByOps {
+			t.Errorf("case %d: %d clients, ops %+v, stopped by %s; want cell %+v", i, res.Clients, res.Ops, res.StoppedBy, grid[i])
+		}
+		if res.Faults["latency"] != 1 {
+			t.Errorf("case %d: faults %v: the latency fault did not fire", i, res.Faults)
+		}
+	}
+	onDisk, err := results.ReadFile(r.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(onDisk.Results) != len(grid) || onDisk.Config.Params["preset"] != workloads.PresetPaperBarrier {
+		t.Errorf("results file: %d results, params %v", len(onDisk.Results), onDisk.Config.Params)
+	}
+	if !strings.Contains(progress.String(), "faults: latency:1ms@0s+10s") {
+		t.Errorf("progress does not list the faults:\n%s", progress.String())
+	}
+}
+
+// TestRunWithoutOutput runs a sweep that writes no file and returns the run.
+func TestRunWithoutOutput(t *testing.T) {
+	wd := t.TempDir()
+	t.Chdir(wd)
+	r, err := New(sweep(), WithRunID("no-output"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Path() != "" || len(run.Results) != 1 || run.Results[0].Ops.Succeeded == 0 || run.Status != results.StatusComplete {
+		t.Fatalf("path %q, run %+v", r.Path(), run)
+	}
+	entries, err := os.ReadDir(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Errorf("a run without output wrote %v", entries)
+	}
+}
+
+// TestRunInterruptedBeforeACase leaves no folder behind.
+func TestRunInterruptedBeforeACase(t *testing.T) {
+	dir := t.TempDir()
+	r, err := New(sweep(), WithOutput(dir), WithRunID("cancelled"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	run, err := r.Run(ctx)
+	if run != nil || err == nil {
+		t.Fatalf("run %v, err %v: want no run and an error", run, err)
+	}
+	if _, serr := os.Stat(filepath.Join(dir, "cancelled")); !errors.Is(serr, fs.ErrNotExist) {
+		t.Errorf("a folder was left: %v", serr)
+	}
+}
