@@ -48,6 +48,26 @@ func TestPlotCommand(t *testing.T) {
 	}
 }
 
+// TestPlotHgrm exports every latency histogram of a kept run as .hgrm.
+func TestPlotHgrm(t *testing.T) {
+	dir := t.TempDir()
+	out, err := execute(t, "plot", filepath.Join("..", "..", "docs", "runs", "lock-etcd"), "-o", dir, "--format", "hgrm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.hgrm"))
+	if len(files) == 0 || len(files) != strings.Count(out, ".hgrm") {
+		t.Fatalf("%d .hgrm files; output:\n%s", len(files), out)
+	}
+	if imgs, _ := filepath.Glob(filepath.Join(dir, "*.png")); len(imgs) != 0 {
+		t.Errorf("--format hgrm drew %v", imgs)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "etcd-lock-fair-1000-1.acquire.hgrm"))
+	if err != nil || !strings.Contains(string(raw), "Percentile") || !strings.Contains(string(raw), "#[Max") {
+		t.Errorf("acquire histogram at 1,000 clients: %v\n%s", err, raw)
+	}
+}
+
 func TestReportCommand(t *testing.T) {
 	dir := t.TempDir()
 	// A run folder stands for its results.json.

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zkbench/zkbench/plots"
+	"github.com/zkbench/zkbench/results"
 )
 
 func newPlotCmd() *cobra.Command {
@@ -21,17 +23,22 @@ percentiles (p50, p99, p99.9) against clients, the latency distribution by
 percentile, and throughput over time within each case. Results of several runs
 (a ZooKeeper run and an etcd run, or a sweep split over runs) are drawn
 together, one panel per backend; results of the same case in several files are
-treated as repeats. A RESULTS argument may be a run folder holding results.json.`,
+treated as repeats. A RESULTS argument may be a run folder holding results.json.
+
+--format hgrm also exports every latency histogram in HdrHistogram's percentile
+distribution text (.hgrm, values in milliseconds), one file per case and
+histogram, for HdrHistogram's own plotter and tools.`,
 		Example: `  zkbench plot results/run-1/results.json
   zkbench plot results/zk-lock results/etcd-lock -o lock-plots
-  zkbench plot run.json --format svg -o figures`,
+  zkbench plot run.json --format svg -o figures
+  zkbench plot results/run-1 --format hgrm -o hgrm`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			runs, err := readResultsArgs(args)
 			if err != nil {
 				return err
 			}
-			paths, err := plots.WriteAll(runs, out, splitFormats(formats))
+			paths, err := writeFigures(runs, out, splitFormats(formats))
 			if err != nil {
 				return err
 			}
@@ -42,8 +49,35 @@ treated as repeats. A RESULTS argument may be a run folder holding results.json.
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "plots", "folder to write the plots into (created if missing)")
-	cmd.Flags().StringVar(&formats, "format", "png,svg", "image formats, comma-separated: png, svg")
+	cmd.Flags().StringVar(&formats, "format", "png,svg", "formats, comma-separated: png, svg (plots), hgrm (HdrHistogram percentile text of every latency histogram)")
 	return cmd
+}
+
+// writeFigures draws runs' plots in the image formats among formats and,
+// with "hgrm", exports their histograms, all into dir.
+func writeFigures(runs []*results.Run, dir string, formats []string) ([]string, error) {
+	for _, f := range formats {
+		if f != "hgrm" && !slices.Contains(plots.Formats, f) {
+			return nil, fmt.Errorf("--format %q: want some of %s, hgrm", f, strings.Join(plots.Formats, ", "))
+		}
+	}
+	images := slices.DeleteFunc(slices.Clone(formats), func(f string) bool { return f == "hgrm" })
+	var paths []string
+	if len(images) > 0 || len(formats) == 0 {
+		ps, err := plots.WriteAll(runs, dir, images)
+		if err != nil {
+			return nil, err
+		}
+		paths = ps
+	}
+	if slices.Contains(formats, "hgrm") {
+		ps, err := results.WriteHgrmFiles(runs, dir)
+		if err != nil {
+			return paths, err
+		}
+		paths = append(paths, ps...)
+	}
+	return paths, nil
 }
 
 func splitFormats(s string) []string {

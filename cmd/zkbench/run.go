@@ -246,13 +246,14 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 	return runErr
 }
 
-// plotFormats are the formats a run draws its plots in.
-var plotFormats = []string{"png", "svg"}
+// plotFormats are the formats a run draws its plots in; hgrm exports its
+// histograms beside them.
+var plotFormats = []string{"png", "svg", "hgrm"}
 
 // drawPlots draws a run's plots into dir/plots.
 func drawPlots(stdout, stderr io.Writer, run *results.Run, dir, path string) {
 	dir = filepath.Join(dir, "plots")
-	paths, err := plots.WriteAll([]*results.Run{run}, dir, plotFormats)
+	paths, err := writeFigures([]*results.Run{run}, dir, plotFormats)
 	switch {
 	case errors.Is(err, plots.ErrNoFigures):
 		fmt.Fprintln(stdout, "plots: nothing to plot")
