@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/cluster/saved"
 )
 
 // cleanFlags are `zkbench clean`'s flags; the connection ones are run's.
@@ -168,12 +169,12 @@ func cleanNamespaces(ctx context.Context, out io.Writer, admin backends.Admin, r
 // localClusterEndpoints returns the endpoints of the running cluster of
 // `zkbench cluster up` for kind, or nil.
 func localClusterEndpoints(kind backends.Kind) []string {
-	path, err := defaultStatePath(kind)
+	path, err := saved.DefaultPath(kind)
 	if err != nil {
 		return nil
 	}
-	s, err := loadSaved(path)
-	if err != nil || s.Backend != kind || s.running() == 0 {
+	s, err := saved.Load(path)
+	if err != nil || s.Backend != kind || s.Running() == 0 {
 		return nil
 	}
 	return s.Endpoints

@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -18,8 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkbench/zkbench/backends"
-	etcdcluster "github.com/zkbench/zkbench/cluster/etcd"
-	zkcluster "github.com/zkbench/zkbench/cluster/zookeeper"
+	"github.com/zkbench/zkbench/cluster/saved"
 	"github.com/zkbench/zkbench/runner"
 )
 
@@ -171,7 +169,7 @@ func statePaths(kind backends.Kind, state string) ([]string, error) {
 	}
 	var paths []string
 	for _, k := range kinds {
-		p, err := defaultStatePath(k)
+		p, err := saved.DefaultPath(k)
 		if err != nil {
 			return nil, err
 		}
@@ -182,7 +180,7 @@ func statePaths(kind backends.Kind, state string) ([]string, error) {
 
 // downHint is the command that stops the cluster saved at path.
 func downHint(kind backends.Kind, path string) string {
-	if def, err := defaultStatePath(kind); err == nil && def == path {
+	if def, err := saved.DefaultPath(kind); err == nil && def == path {
 		return "zkbench cluster down --backend " + string(kind)
 	}
 	return "zkbench cluster down --state " + path
@@ -198,21 +196,21 @@ func runClusterUp(cmd *cobra.Command, kindFlag backends.Kind, nodes int, dir, st
 	}
 	out := cmd.OutOrStdout()
 	if state == "" {
-		if state, err = defaultStatePath(kind); err != nil {
+		if state, err = saved.DefaultPath(kind); err != nil {
 			return err
 		}
 	}
 	if state, err = filepath.Abs(state); err != nil {
 		return err
 	}
-	unlock, err := lockStateDir(state)
+	unlock, err := saved.LockDir(state)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 
-	if old, err := loadSaved(state); err == nil {
-		up, all := old.running(), len(old.members())
+	if old, err := saved.Load(state); err == nil {
+		up, all := old.Running(), len(old.Members())
 		switch {
 		case up == all && old.Backend == kind && old.Nodes == nodes:
 			fmt.Fprintf(out, "A %s cluster of %s is already running (started %s); not starting another.\n",
@@ -227,10 +225,10 @@ func runClusterUp(cmd *cobra.Command, kindFlag backends.Kind, nodes int, dir, st
 				old.Backend, state, up, all, downHint(old.Backend, state))
 		}
 		fmt.Fprintf(out, "Removing stale state %s: none of its %d processes runs any more.\n", state, all)
-		if err := removeSaved(old, state); err != nil {
+		if err := saved.Remove(old, state); err != nil {
 			return err
 		}
-	} else if !errors.Is(err, errNoSavedCluster) {
+	} else if !errors.Is(err, saved.ErrNotSaved) {
 		return err
 	}
 
@@ -252,7 +250,7 @@ func runClusterUp(cmd *cobra.Command, kindFlag backends.Kind, nodes int, dir, st
 	defer cancel()
 	fmt.Fprintf(out, "Starting the %s cluster (%s) in %s ...\n", kind, plural(nodes, "member"), dir)
 	start := time.Now()
-	saved, stopCluster, err := startDetached(ctx, kind, nodes, dir)
+	sc, stopCluster, err := saved.Start(ctx, kind, nodes, dir)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -260,7 +258,7 @@ func runClusterUp(cmd *cobra.Command, kindFlag backends.Kind, nodes int, dir, st
 		}
 		return err
 	}
-	if err := writeSaved(state, saved); err != nil {
+	if err := saved.Write(state, sc); err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), serverStopTimeout)
 		defer cancel()
 		_ = stopCluster(sctx)
@@ -268,7 +266,7 @@ func runClusterUp(cmd *cobra.Command, kindFlag backends.Kind, nodes int, dir, st
 		return fmt.Errorf("save cluster state (the cluster was stopped again): %w", err)
 	}
 	fmt.Fprintf(out, "Ready in %.1fs.\n", time.Since(start).Seconds())
-	printClusterUse(out, saved, state)
+	printClusterUse(out, sc, state)
 	return nil
 }
 
@@ -288,54 +286,16 @@ func checkNewDir(dir string) error {
 	return nil
 }
 
-// startDetached starts the cluster with detached processes and waits until
-// it serves. stopCluster undoes it.
-func startDetached(ctx context.Context, kind backends.Kind, nodes int, dir string) (*savedCluster, func(context.Context) error, error) {
-	s := &savedCluster{Backend: kind, Nodes: nodes, Started: time.Now().UTC().Truncate(time.Second), Dir: dir}
-	switch kind {
-	case backends.ZooKeeper:
-		c, err := zkcluster.Start(ctx, zkcluster.Options{Nodes: nodes, Dir: dir, Detach: true})
-		if err != nil {
-			return nil, nil, fmt.Errorf("start local ZooKeeper: %w", err)
-		}
-		st := c.State()
-		s.ZooKeeper, s.Endpoints = &st, c.Endpoints()
-		return s, c.Stop, nil
-	default:
-		l, err := etcdcluster.StartLocal(ctx, etcdcluster.Options{Nodes: nodes, Dir: dir, Detach: true})
-		if err != nil {
-			return nil, nil, fmt.Errorf("start local etcd: %w", err)
-		}
-		st := l.State()
-		s.Etcd, s.Endpoints = &st, l.Endpoints()
-		return s, l.Stop, nil
-	}
-}
-
 // printClusterUse prints the members and how to use and stop the cluster.
-func printClusterUse(w io.Writer, s *savedCluster, state string) {
+func printClusterUse(w io.Writer, s *saved.Cluster, state string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, m := range s.members() {
+	for _, m := range s.Members() {
 		fmt.Fprintf(tw, "  %s\t%s\tpid %d\n", m.Name, m.Endpoint, m.PID)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "State: %s\nFiles: %s\n", state, s.Dir)
 	fmt.Fprintf(w, "Run against it:\n  zkbench run --backend %s --endpoints %s\n", s.Backend, strings.Join(s.Endpoints, ","))
 	fmt.Fprintf(w, "Stop it:\n  %s\n", downHint(s.Backend, state))
-}
-
-// removeSaved removes a stopped cluster's folder and then its state file.
-func removeSaved(s *savedCluster, state string) error {
-	if err := s.safeToRemove(); err != nil {
-		return fmt.Errorf("%w; remove it and %s yourself once no member runs", err, state)
-	}
-	if err := os.RemoveAll(s.Dir); err != nil {
-		return fmt.Errorf("remove %s: %w", s.Dir, err)
-	}
-	if err := os.Remove(state); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove %s: %w", state, err)
-	}
-	return nil
 }
 
 func runClusterDown(cmd *cobra.Command, backend, state string) error {
@@ -376,20 +336,20 @@ func runClusterDown(cmd *cobra.Command, backend, state string) error {
 
 // downOne stops the cluster saved at path; found says there was one.
 func downOne(ctx context.Context, out io.Writer, path string) (found bool, err error) {
-	unlock, err := lockStateDir(path)
+	unlock, err := saved.LockDir(path)
 	if err != nil {
 		return false, err
 	}
 	defer unlock()
-	s, err := loadSaved(path)
-	if errors.Is(err, errNoSavedCluster) {
+	s, err := saved.Load(path)
+	if errors.Is(err, saved.ErrNotSaved) {
 		return false, nil
 	}
 	if err != nil {
 		return true, err
 	}
-	ms := s.members()
-	up := s.running()
+	ms := s.Members()
+	up := s.Running()
 	start := time.Now()
 	if up == 0 {
 		fmt.Fprintf(out, "The %s cluster saved in %s was not running (stale state): removing its files.\n", s.Backend, path)
@@ -397,11 +357,11 @@ func downOne(ctx context.Context, out io.Writer, path string) (found bool, err e
 		fmt.Fprintf(out, "Stopping the %s cluster (%d of %d members running) ...\n", s.Backend, up, len(ms))
 		sctx, cancel := context.WithTimeout(ctx, serverStopTimeout)
 		defer cancel()
-		if err := stopMembers(sctx, stopOrder(sctx, s), memberStopGrace); err != nil {
+		if err := saved.StopMembers(sctx, saved.StopOrder(sctx, s), memberStopGrace); err != nil {
 			return true, fmt.Errorf("stop the %s cluster: %w; its state stays in %s", s.Backend, err, path)
 		}
 	}
-	if err := removeSaved(s, path); err != nil {
+	if err := saved.Remove(s, path); err != nil {
 		return true, err
 	}
 	if up > 0 {
@@ -409,65 +369,6 @@ func downOne(ctx context.Context, out io.Writer, path string) (found bool, err e
 	}
 	fmt.Fprintf(out, "Removed %s and %s.\n", s.Dir, path)
 	return true, nil
-}
-
-// stopOrder groups the members for stopMembers: etcd followers before the
-// leader (a stopping leader first tries to hand over its leadership, which
-// waits on followers that are stopping too); ZooKeeper all at once.
-func stopOrder(ctx context.Context, s *savedCluster) [][]memberProc {
-	ms := s.members()
-	if s.Backend != backends.Etcd || len(ms) == 1 {
-		return [][]memberProc{ms}
-	}
-	checks := liveChecks(ctx, s.Backend, ms, time.Second)
-	var followers, leaders []memberProc
-	for i, m := range ms {
-		if checks[i].err == nil && checks[i].info.Role == "leader" {
-			leaders = append(leaders, m)
-		} else {
-			followers = append(followers, m)
-		}
-	}
-	return [][]memberProc{followers, leaders}
-}
-
-// liveCheck is what one member answered.
-type liveCheck struct {
-	info backends.MemberInfo
-	err  error
-}
-
-// liveChecks asks every running member, at once, for its role and version
-// (the backend's own Preflight on that member alone), each within timeout.
-func liveChecks(ctx context.Context, kind backends.Kind, ms []memberProc, timeout time.Duration) []liveCheck {
-	checks := make([]liveCheck, len(ms))
-	var wg sync.WaitGroup
-	for i, m := range ms {
-		if !m.runs() {
-			checks[i].err = errors.New("not running")
-			continue
-		}
-		wg.Go(func() {
-			cctx, cancel := context.WithTimeout(ctx, timeout)
-			defer cancel()
-			checks[i] = checkMember(cctx, kind, m.Endpoint)
-		})
-	}
-	wg.Wait()
-	return checks
-}
-
-func checkMember(ctx context.Context, kind backends.Kind, endpoint string) liveCheck {
-	b, err := newBackend(kind, []string{endpoint}, &runFlags{})
-	if err != nil {
-		return liveCheck{err: err}
-	}
-	defer b.Close()
-	info, err := b.Preflight(ctx)
-	if err != nil {
-		return liveCheck{err: err}
-	}
-	return liveCheck{info: info.Members[0]}
 }
 
 // newBackend is a backend on endpoints with f's session and authentication
@@ -521,8 +422,8 @@ func runClusterStatus(cmd *cobra.Command, backend, state string, timeout time.Du
 		if path, err = filepath.Abs(path); err != nil {
 			return err
 		}
-		s, err := loadSaved(path)
-		if errors.Is(err, errNoSavedCluster) {
+		s, err := saved.Load(path)
+		if errors.Is(err, saved.ErrNotSaved) {
 			continue
 		}
 		if err != nil {
@@ -549,21 +450,21 @@ func runClusterStatus(cmd *cobra.Command, backend, state string, timeout time.Du
 	return errors.Join(errs...)
 }
 
-func statusReport(ctx context.Context, s *savedCluster, path string, timeout time.Duration) clusterReport {
-	ms := s.members()
-	checks := liveChecks(ctx, s.Backend, ms, timeout)
+func statusReport(ctx context.Context, s *saved.Cluster, path string, timeout time.Duration) clusterReport {
+	ms := s.Members()
+	checks := saved.Checks(ctx, s.Backend, ms, timeout)
 	r := clusterReport{Backend: s.Backend, StateFile: path, Dir: s.Dir, Started: s.Started, Endpoints: s.Endpoints}
 	running, answering := 0, 0
 	for i, m := range ms {
-		mr := memberReport{Name: m.Name, Endpoint: m.Endpoint, PID: m.PID, Running: m.runs(), Log: m.Log}
+		mr := memberReport{Name: m.Name, Endpoint: m.Endpoint, PID: m.PID, Running: m.Runs(), Log: m.Log}
 		if mr.Running {
 			running++
 		}
-		if c := checks[i]; c.err != nil {
-			mr.Error = c.err.Error()
+		if c := checks[i]; c.Err != nil {
+			mr.Error = c.Err.Error()
 		} else {
 			answering++
-			mr.Role, mr.Version, mr.RTT = c.info.Role, c.info.Version, c.info.RTT
+			mr.Role, mr.Version, mr.RTT = c.Info.Role, c.Info.Version, c.Info.RTT
 		}
 		r.Members = append(r.Members, mr)
 	}

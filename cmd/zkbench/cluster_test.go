@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/cluster/saved"
 	zkcluster "github.com/zkbench/zkbench/cluster/zookeeper"
 )
 
@@ -91,17 +92,17 @@ func procSession(t *testing.T, pid int) (ppid, sid int) {
 // state file still names, so that no server outlives a failed test.
 func killSavedOnCleanup(t *testing.T, statePath string) {
 	t.Cleanup(func() {
-		s, err := loadSaved(statePath)
+		s, err := saved.Load(statePath)
 		if err != nil {
 			return
 		}
-		for _, m := range s.members() {
-			if m.runs() {
+		for _, m := range s.Members() {
+			if m.Runs() {
 				t.Logf("killing leftover %s (pid %d)", m.Name, m.PID)
 				_ = syscall.Kill(m.PID, syscall.SIGKILL)
 			}
 		}
-		waitGone(context.Background(), s.members(), 5*time.Second)
+		saved.WaitGone(context.Background(), s.Members(), 5*time.Second)
 	})
 }
 
@@ -127,16 +128,16 @@ func TestClusterCommands(t *testing.T) {
 
 		// Processes gone: degraded with one, stale with all; up replaces
 		// stale state with a fresh cluster, which down then stops.
-		ms := s.members()
+		ms := s.Members()
 		_ = syscall.Kill(ms[0].PID, syscall.SIGKILL)
-		waitGone(context.Background(), ms[:1], 5*time.Second)
+		saved.WaitGone(context.Background(), ms[:1], 5*time.Second)
 		if r := statusJSON(t, bin, home); r.Health != "degraded" || r.Members[0].Running || r.Members[0].Error == "" || !r.Members[1].Running {
 			t.Errorf("after killing one member: %+v", r)
 		}
 		for _, m := range ms[1:] {
 			_ = syscall.Kill(m.PID, syscall.SIGKILL)
 		}
-		waitGone(context.Background(), ms, 5*time.Second)
+		saved.WaitGone(context.Background(), ms, 5*time.Second)
 		if r := statusJSON(t, bin, home); r.Health != "stale" {
 			t.Errorf("after killing every member: health %s, want stale", r.Health)
 		}
@@ -148,37 +149,37 @@ func TestClusterCommands(t *testing.T) {
 		if !strings.Contains(out, "stale state") {
 			t.Errorf("up over stale state does not say so:\n%s", out)
 		}
-		s2, err := loadSaved(s.statePath(home))
+		s2, err := saved.Load(statePath(s, home))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s2.running() != 3 {
-			t.Fatalf("fresh cluster after stale state: %d of 3 running", s2.running())
+		if s2.Running() != 3 {
+			t.Fatalf("fresh cluster after stale state: %d of 3 running", s2.Running())
 		}
 		checkDown(t, bin, home, s2)
 	})
 }
 
 // statePath is where the cluster tests' state file lives.
-func (s *savedCluster) statePath(home string) string {
+func statePath(s *saved.Cluster, home string) string {
 	return filepath.Join(home, "zkbench", "cluster-"+string(s.Backend)+".json")
 }
 
 // checkUp starts a cluster with `up` and checks that its processes outlive
 // zkbench, in their own session, and serve; then that `up` again is a no-op
 // and `up` of another size is refused.
-func checkUp(t *testing.T, bin, home string, kind backends.Kind, nodes int) *savedCluster {
+func checkUp(t *testing.T, bin, home string, kind backends.Kind, nodes int) *saved.Cluster {
 	t.Helper()
 	statePath := filepath.Join(home, "zkbench", "cluster-"+string(kind)+".json")
 	killSavedOnCleanup(t, statePath)
 	start := time.Now()
 	out := mustCLI(t, bin, home, "cluster", "up", "--backend", string(kind), "--nodes", strconv.Itoa(nodes))
 	t.Logf("cluster up (%s, %d) returned in %v:\n%s", kind, nodes, time.Since(start).Round(time.Millisecond), out)
-	s, err := loadSaved(statePath)
+	s, err := saved.Load(statePath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms := s.members()
+	ms := s.Members()
 	if len(ms) != nodes || len(s.Endpoints) != nodes || s.Backend != kind || s.Nodes != nodes {
 		t.Fatalf("state %+v", s)
 	}
@@ -187,7 +188,7 @@ func checkUp(t *testing.T, bin, home string, kind backends.Kind, nodes int) *sav
 		t.Errorf("up does not print %q", want)
 	}
 	for _, m := range ms {
-		if !m.runs() {
+		if !m.Runs() {
 			t.Fatalf("%s (pid %d) does not run after up returned", m.Name, m.PID)
 		}
 		ppid, sid := procSession(t, m.PID)
@@ -204,7 +205,7 @@ func checkUp(t *testing.T, bin, home string, kind backends.Kind, nodes int) *sav
 	if !strings.Contains(again, "already running") || !strings.Contains(again, want) {
 		t.Errorf("second up:\n%s", again)
 	}
-	if s2, _ := loadSaved(statePath); s2 == nil || s2.members()[0].PID != ms[0].PID {
+	if s2, _ := saved.Load(statePath); s2 == nil || s2.Members()[0].PID != ms[0].PID {
 		t.Errorf("second up changed the state")
 	}
 	_, errOut, code := cli(t, bin, home, "cluster", "up", "--backend", string(kind), "--nodes", strconv.Itoa(nodes+2))
@@ -261,17 +262,17 @@ func statusJSON(t *testing.T, bin, home string) clusterReport {
 }
 
 // checkStatusServing checks `status` on a healthy cluster.
-func checkStatusServing(t *testing.T, bin, home string, s *savedCluster) {
+func checkStatusServing(t *testing.T, bin, home string, s *saved.Cluster) {
 	t.Helper()
 	start := time.Now()
 	r := statusJSON(t, bin, home)
 	t.Logf("status --json took %v", time.Since(start).Round(time.Millisecond))
-	if r.Health != "serving" || r.Backend != s.Backend || len(r.Members) != len(s.members()) {
+	if r.Health != "serving" || r.Backend != s.Backend || len(r.Members) != len(s.Members()) {
 		t.Fatalf("status: %+v", r)
 	}
 	leaders := 0
 	for i, m := range r.Members {
-		want := s.members()[i]
+		want := s.Members()[i]
 		if m.Endpoint != want.Endpoint || m.PID != want.PID || !m.Running || m.Version == "" || m.Error != "" {
 			t.Errorf("member %d: %+v", i, m)
 		}
@@ -297,17 +298,17 @@ func checkStatusServing(t *testing.T, bin, home string, s *savedCluster) {
 // checkDown stops the cluster with `down` and checks that no member
 // process is left and the files and state are gone; then that status and
 // down say there is nothing.
-func checkDown(t *testing.T, bin, home string, s *savedCluster) {
+func checkDown(t *testing.T, bin, home string, s *saved.Cluster) {
 	t.Helper()
 	start := time.Now()
 	out := mustCLI(t, bin, home, "cluster", "down", "--backend", string(s.Backend))
 	t.Logf("cluster down took %v:\n%s", time.Since(start).Round(time.Millisecond), out)
-	for _, m := range s.members() {
-		if m.runs() {
+	for _, m := range s.Members() {
+		if m.Runs() {
 			t.Errorf("%s (pid %d) still runs after down", m.Name, m.PID)
 		}
 	}
-	for _, p := range []string{s.Dir, s.statePath(home)} {
+	for _, p := range []string{s.Dir, statePath(s, home)} {
 		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s left behind (%v)", p, err)
 		}
@@ -333,17 +334,17 @@ func TestClusterDownSparesReusedPID(t *testing.T) {
 		_ = other.Process.Kill()
 		_ = other.Wait()
 	}()
-	statePath, err := defaultStatePath(backends.ZooKeeper)
+	statePath, err := saved.DefaultPath(backends.ZooKeeper)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := strings.TrimSuffix(statePath, ".json")
-	s := &savedCluster{Backend: backends.ZooKeeper, Nodes: 1, Dir: dir, Endpoints: []string{"127.0.0.1:1"}}
+	s := &saved.Cluster{Backend: backends.ZooKeeper, Nodes: 1, Dir: dir, Endpoints: []string{"127.0.0.1:1"}}
 	s.ZooKeeper = stateWithMember(other.Process.Pid, dir)
 	if err := os.MkdirAll(filepath.Join(dir, "node1"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeSaved(statePath, s); err != nil {
+	if err := saved.Write(statePath, s); err != nil {
 		t.Fatal(err)
 	}
 	out, errOut, err := zkbench(t, "cluster", "status")
