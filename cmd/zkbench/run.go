@@ -79,7 +79,19 @@ loop (acquisitions scheduled at that total rate, latency from the scheduled time
 
 Ctrl-C stops the run: in-flight operations are withdrawn, locks released, the
 namespace removed and the results so far written with status "interrupted".
-A second Ctrl-C exits at once.`,
+A second Ctrl-C exits at once.
+
+While a case runs, a terminal shows one status line (elapsed of the case's
+bounds, operations so far, current rate, sessions lost); a log gets a plain
+status line every 10 s. Next to the plots, every latency histogram is
+exported as HdrHistogram percentile text (.hgrm). Flags that the chosen
+workload, backend or servers would not read are refused, not ignored.`,
+		Example: `  zkbench run
+  zkbench run --backend zookeeper --cluster local --nodes 3 --clients 10,100,1000 --variants naive,fair,native
+  zkbench run --workload failover --clients 200 --failovers 10
+  zkbench run --workload barrier --preset zk-paper-barrier --scale 0.1 --backend zookeeper
+  zkbench run --clients 100 --fault kill-leader@10s+5s --cluster local --nodes 3 --duration 30s
+  zkbench run --endpoints 10.0.0.1:2379,10.0.0.2:2379 --cacert ca.pem --user bench`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRun(cmd, f)
