@@ -263,7 +263,7 @@ func (d *Document) setup(runs []*results.Run) {
 	d.add(Heading{2, "Setup and environment"})
 	runsT := Table{Header: []string{"run", "workload", "backend", "status", "started (UTC)", "took", "cluster", "servers", "tool"}}
 	for _, r := range runs {
-		status := r.Status
+		status := string(r.Status)
 		if r.StatusDetail != "" {
 			status += ": " + r.StatusDetail
 		}
@@ -293,9 +293,9 @@ func (d *Document) setup(runs []*results.Run) {
 		Header: []string{"run", "variants", "clients", "repeat", "duration", "ops bound", "warm-up", "load model", "hold", "think", "params"}}
 	for _, r := range runs {
 		c := r.Config
-		model := "closed loop"
-		if c.Rate > 0 {
-			model = fmt.Sprintf("open loop, %s ops/s", Num(c.Rate))
+		model := string(c.LoadMode())
+		if c.LoadMode() == results.OpenLoop {
+			model += fmt.Sprintf(", %s ops/s", Num(c.Rate))
 		}
 		var clients []string
 		for _, n := range c.Clients {
@@ -427,8 +427,8 @@ func (d *Document) summaries(cases []*summary.Case) error {
 				for _, n := range r.Errors {
 					errs += n
 				}
-				if !slices.Contains(stopped, r.StoppedBy) {
-					stopped = append(stopped, r.StoppedBy)
+				if !slices.Contains(stopped, string(r.StoppedBy)) {
+					stopped = append(stopped, string(r.StoppedBy))
 				}
 			}
 			fair.Rows = append(fair.Rows, append(keyCells(c),

@@ -87,7 +87,7 @@ func WriteSummary(w io.Writer, run *Run) error {
 			pair(res.PerOp, "requests", "server_requests"),
 			fifo(res), jain(res), violations(res),
 			fmt.Sprint(realErrors(res)),
-			res.StoppedBy,
+			string(res.StoppedBy),
 		)
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
