@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/summary"
 )
@@ -117,24 +118,19 @@ func compareCase(x, y *summary.Case) (Case, error) {
 			names = append(names, n)
 		}
 	}
-	summary.SortLatencyNames(names)
-	base := summary.Figures(x.Workload, "")
-	figs := slices.Clone(base[:1])
-	for _, n := range names {
-		figs = append(figs, summary.Figures(x.Workload, n)[1:4]...)
-	}
-	figs = append(figs, base[1:]...)
+	figures.SortLatencyNames(names)
+	figs := summary.Table(names)
 	cs := Case{Key: x.Key}
 	if x.Backend != y.Backend {
 		cs.Backend = x.Backend + " vs " + y.Backend
 	}
 	for _, f := range figs {
-		row := Row{ID: f.ID, Label: f.Label, Unit: f.Unit}
+		row := Row{ID: f.ID(), Label: f.Label, Unit: f.Unit(x.Unit())}
 		var err error
-		if row.A, row.HasA, err = f.Value(x); err != nil {
+		if row.A, row.HasA, err = x.Value(f); err != nil {
 			return cs, err
 		}
-		if row.B, row.HasB, err = f.Value(y); err != nil {
+		if row.B, row.HasB, err = y.Value(f); err != nil {
 			return cs, err
 		}
 		if row.HasA || row.HasB {

@@ -129,3 +129,17 @@ func TestCheckNote(t *testing.T) {
 		})
 	}
 }
+
+func TestLatencyOrder(t *testing.T) {
+	names := []string{"zeta", "leave", "handoff", "acquire", "enter"}
+	SortLatencyNames(names)
+	if strings.Join(names, " ") != "acquire handoff enter leave zeta" {
+		t.Errorf("sorted %v", names)
+	}
+	if got := PrimaryLatency([]string{"round", "enter"}); got != "enter" {
+		t.Errorf("primary %q", got)
+	}
+	if got := PrimaryLatency([]string{"round", "observe"}); got != "observe" {
+		t.Errorf("primary %q", got)
+	}
+}

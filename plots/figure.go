@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/summary"
 )
@@ -196,7 +197,7 @@ func Build(runs []*results.Run) ([]*Figure, error) {
 	var figs []*Figure
 	for _, w := range summary.Distinct(cases, func(c *summary.Case) string { return c.Workload }) {
 		wc := slices.DeleteFunc(slices.Clone(cases), func(c *summary.Case) bool { return c.Workload != w })
-		b := &builder{workload: w, unit: summary.OpUnit(w), cases: wc, st: st, runOf: runOf}
+		b := &builder{workload: w, unit: string(figures.UnitOf(w)), cases: wc, st: st, runOf: runOf}
 		b.backends = summary.Distinct(wc, func(c *summary.Case) backends.Kind { return c.Backend })
 		b.clients = summary.Distinct(wc, func(c *summary.Case) int { return c.Clients })
 		slices.Sort(b.clients)
@@ -284,7 +285,7 @@ func latencyNames(cases []*summary.Case) []string {
 			}
 		}
 	}
-	summary.SortLatencyNames(names)
+	figures.SortLatencyNames(names)
 	return names
 }
 
@@ -328,8 +329,9 @@ func (b *builder) sweepLines(kind backends.Kind, dash int, extra string, y func(
 	return lines, nil
 }
 
-func perOp(name string) func(*summary.Case) (float64, bool, error) {
-	return func(c *summary.Case) (float64, bool, error) { v, ok := c.PerOp(name); return v, ok, nil }
+// value reads figure f of a case (summary.Case.Value).
+func value(f figures.Figure) func(*summary.Case) (float64, bool, error) {
+	return func(c *summary.Case) (float64, bool, error) { return c.Value(f) }
 }
 
 func (b *builder) clientsAxis() Axis {
@@ -347,9 +349,12 @@ func ticksFor(clients []int) []float64 {
 }
 
 func (b *builder) fanout() (*Figure, error) {
-	rows := []struct{ name, side string }{
-		{"watch_events", "client side: notifications delivered"},
-		{"server_watch_events", "server side: notifications sent"},
+	rows := []struct {
+		fig  figures.Figure
+		side string
+	}{
+		{figures.WatchEvents, "client side: notifications delivered"},
+		{figures.ServerWatchEvents, "server side: notifications sent"},
 	}
 	fig := &Figure{
 		Name:  b.workload + "-fanout",
@@ -363,7 +368,7 @@ func (b *builder) fanout() (*Figure, error) {
 		var row []*Panel
 		found := false
 		for _, kind := range b.backends {
-			lines, err := b.sweepLines(kind, 0, "", perOp(r.name))
+			lines, err := b.sweepLines(kind, 0, "", value(r.fig))
 			if err != nil {
 				return nil, err
 			}
@@ -395,10 +400,7 @@ func (b *builder) throughput() (*Figure, error) {
 		Rows:    1, Cols: len(b.backends),
 	}
 	for _, kind := range b.backends {
-		lines, err := b.sweepLines(kind, 0, "", func(c *summary.Case) (float64, bool, error) {
-			v, ok := c.Throughput()
-			return v, ok, nil
-		})
+		lines, err := b.sweepLines(kind, 0, "", value(figures.Throughput))
 		if err != nil {
 			return nil, err
 		}
@@ -430,7 +432,7 @@ func (b *builder) requests() (*Figure, error) {
 	var top []*Panel
 	anyTop := false
 	for _, kind := range b.backends {
-		client, err := b.sweepLines(kind, 0, "client", perOp("requests"))
+		client, err := b.sweepLines(kind, 0, "client", value(figures.Requests))
 		if err != nil {
 			return nil, err
 		}
@@ -491,14 +493,14 @@ func (b *builder) requests() (*Figure, error) {
 				return nil
 			}
 			for _, t := range types {
-				if err := add(Line{Label: t + " (client)", Color: b.st.reqType[t], Bar: true}, perOp("requests."+t)); err != nil {
+				if err := add(Line{Label: figures.RequestsOf(t).Label, Color: b.st.reqType[t], Bar: true}, value(figures.RequestsOf(t))); err != nil {
 					return nil, err
 				}
 			}
-			if err := add(Line{Label: "requests (server)", Color: "#000000", Glyph: "cross"}, serverRequests); err != nil {
+			if err := add(Line{Label: figures.ServerRequests.Label, Color: "#000000", Glyph: "cross"}, serverRequests); err != nil {
 				return nil, err
 			}
-			if err := add(Line{Label: "writes (server)", Color: "#000000", Dash: 1, Glyph: "cross"}, perOp("server_writes")); err != nil {
+			if err := add(Line{Label: figures.ServerWrites.Label, Color: "#000000", Dash: 1, Glyph: "cross"}, value(figures.ServerWrites)); err != nil {
 				return nil, err
 			}
 			anyRow = anyRow || len(p.Lines) > 0
@@ -518,19 +520,13 @@ func (b *builder) requests() (*Figure, error) {
 // serverRequests is the servers' count of requests per operation: their
 // own total when scraped, else writes plus reads.
 func serverRequests(c *summary.Case) (float64, bool, error) {
-	if v, ok := c.PerOp("server_requests"); ok {
+	if v, ok := c.PerOp(figures.ServerRequests.Key); ok {
 		return v, true, nil
 	}
-	w, okw := c.PerOp("server_writes")
-	r, okr := c.PerOp("server_reads")
+	w, okw := c.PerOp(figures.ServerWrites.Key)
+	r, okr := c.PerOp(figures.ServerReads.Key)
 	return w + r, okw && okr, nil
 }
-
-var percentiles = []struct {
-	label string
-	q     float64
-	dash  int
-}{{"p50", 50, 0}, {"p99", 99, 1}, {"p99.9", 99.9, 2}}
 
 func (b *builder) percentiles(name string) (*Figure, error) {
 	fig := &Figure{
@@ -540,16 +536,14 @@ func (b *builder) percentiles(name string) (*Figure, error) {
 			"histograms merged over repeats (log-log).", name),
 		Rows: 1, Cols: len(b.backends),
 	}
-	for _, pc := range percentiles {
-		fig.Keys = append(fig.Keys, Line{Label: pc.label, Color: "#000000", Dash: pc.dash})
+	// p50 solid, p99 dashed, p99.9 dotted.
+	for dash, q := range figures.Latencies() {
+		fig.Keys = append(fig.Keys, Line{Label: q.Key, Color: "#000000", Dash: dash})
 	}
 	for _, kind := range b.backends {
 		p := &Panel{Title: string(kind), X: b.clientsAxis(), Y: Axis{Label: name + " latency (ms)", Scale: Log}}
-		for _, pc := range percentiles {
-			lines, err := b.sweepLines(kind, pc.dash, pc.label, func(c *summary.Case) (float64, bool, error) {
-				d, ok, err := c.Quantile(name, pc.q)
-				return summary.Millis(d), ok, err
-			})
+		for dash, q := range figures.Latencies() {
+			lines, err := b.sweepLines(kind, dash, q.Key, value(q.ForLatency(name)))
 			if err != nil {
 				return nil, err
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/capacity"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/plots"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/summary"
@@ -195,10 +196,10 @@ func fanoutLine(s summary.Series, cases []*summary.Case) string {
 		ys   []float64
 	}
 	var sides []side
-	for _, k := range []struct{ name, key string }{{"client side", "watch_events"}, {"server side", "server_watch_events"}} {
-		sd := side{name: k.name}
+	for _, f := range []figures.Figure{figures.WatchEvents, figures.ServerWatchEvents} {
+		sd := side{name: f.Side.String() + " side"}
 		for _, c := range cases {
-			if v, ok := c.PerOp(k.key); ok {
+			if v, ok := c.PerOp(f.Key); ok {
 				sd.ns = append(sd.ns, c.Clients)
 				sd.ys = append(sd.ys, v)
 			}
@@ -240,7 +241,7 @@ func fanoutLine(s summary.Series, cases []*summary.Case) string {
 		verdict = "stay bounded as clients grow"
 	}
 	return fmt.Sprintf("%s, %s on %s: watch events per %s %s: %s.", s.Workload, s.Variant, s.Backend,
-		summary.OpUnit(s.Workload), verdict, strings.Join(parts, "; "))
+		figures.UnitOf(s.Workload), verdict, strings.Join(parts, "; "))
 }
 
 // thin picks at most k indexes of n, first and last included.
@@ -338,8 +339,8 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // value formats a figure of a case, NotMeasured if absent.
-func value(f summary.Figure, c *summary.Case) (string, error) {
-	v, ok, err := f.Value(c)
+func value(f figures.Figure, c *summary.Case) (string, error) {
+	v, ok, err := c.Value(f)
 	if err != nil {
 		return "", err
 	}
@@ -355,7 +356,7 @@ func SummaryHeading(workload string) string { return "Summary: " + workload }
 func (d *Document) summaries(cases []*summary.Case) error {
 	for _, w := range summary.Distinct(cases, func(c *summary.Case) string { return c.Workload }) {
 		wc := slices.DeleteFunc(slices.Clone(cases), func(c *summary.Case) bool { return c.Workload != w })
-		unit := summary.OpUnit(w)
+		unit := figures.UnitOf(w)
 		d.add(Heading{2, SummaryHeading(w)})
 		key := []string{"backend", "variant", "clients", "repeats"}
 		keyCells := func(c *summary.Case) []string {
@@ -371,25 +372,28 @@ func (d *Document) summaries(cases []*summary.Case) error {
 				}
 			}
 		}
-		summary.SortLatencyNames(names)
-		figs := summary.Figures(w, "")[:1] // throughput
-		for _, n := range names {
-			figs = append(figs, summary.Figures(w, n)[1:4]...)
+		figures.SortLatencyNames(names)
+		var figs, costFigs []figures.Figure // throughput and latency; counts per operation
+		for _, f := range summary.Table(names) {
+			if f.Kind == figures.PerOp {
+				costFigs = append(costFigs, f)
+			} else {
+				figs = append(figs, f)
+			}
 		}
 		perf := Table{
 			Caption: fmt.Sprintf("Throughput in %ss per second (mean over repeats); latency percentiles in milliseconds from the histograms merged over repeats.", unit),
 			Header:  append(slices.Clone(key), "ops ok"),
 		}
 		for _, f := range figs {
-			perf.Header = append(perf.Header, headerOf(f))
+			perf.Header = append(perf.Header, f.Header(unit))
 		}
 		cost := Table{
 			Caption: fmt.Sprintf("Cost per %s: client side from the instrumented sessions, server side from the servers' own counters.", unit),
 			Header:  slices.Clone(key),
 		}
-		costFigs := summary.Figures(w, "")[1:]
 		for _, f := range costFigs {
-			cost.Header = append(cost.Header, headerOf(f))
+			cost.Header = append(cost.Header, f.Header(unit))
 		}
 		fair := Table{
 			Caption: "Fairness and safety. Violations must be 0 without injected faults.",
@@ -435,13 +439,10 @@ func (d *Document) summaries(cases []*summary.Case) error {
 				Num(jain/float64(c.Repeats())), strconv.FormatInt(inv, 10), strconv.FormatInt(checked, 10),
 				strconv.FormatInt(viol, 10), strings.Join(stopped, ", "), strconv.FormatInt(errs, 10)))
 		}
-		d.add(Heading{3, "Throughput and latency"}, perf, Heading{3, "Cost per " + unit}, cost, Heading{3, "Fairness and safety"}, fair)
+		d.add(Heading{3, "Throughput and latency"}, perf, Heading{3, "Cost per " + string(unit)}, cost, Heading{3, "Fairness and safety"}, fair)
 	}
 	return nil
 }
-
-// headerOf names a figure's column with its unit.
-func headerOf(f summary.Figure) string { return f.Label + " (" + f.Unit + ")" }
 
 func (d *Document) plots(runs []*results.Run) error {
 	figs, err := plots.Build(runs)
@@ -483,16 +484,19 @@ func (d *Document) capacity(plan *capacity.Plan) {
 		Header: []string{"workload", "backend", "variant", "figure", "model", "fit", "R²", "points"},
 	}
 	for _, sp := range plan.Series {
-		for _, g := range capacity.GrowthFigures() {
-			f, ok := sp.Fits[g.ID]
+		for _, g := range figures.Fitted() {
+			f, ok := sp.Fits[g.ID()]
 			if !ok {
 				continue
+			}
+			if g.Kind == figures.Quantile {
+				g = g.ForLatency(sp.Latency)
 			}
 			r2 := Num(f.R2)
 			if f.Model == capacity.Constant {
 				r2 = NotMeasured
 			}
-			fits.Rows = append(fits.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, g.Label,
+			fits.Rows = append(fits.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, g.Header(figures.UnitOf(sp.Workload)),
 				f.Model, f.Formula(), r2, strconv.Itoa(f.Points)})
 		}
 	}

@@ -105,9 +105,9 @@ type Result struct {
 	// say which. The server figures are then not comparable with other
 	// cases', and none is divided per operation in PerOp.
 	ServerPartial bool `json:"server_partial,omitempty"`
-	// PerOp are derived per-operation figures: "watch_events",
-	// "wasted_wakeups", "requests", "requests.<type>", "server_watch_events",
-	// "server_requests", ... Only figures that were measured appear.
+	// PerOp are derived per-operation figures by key, as package figures
+	// declares them ("watch_events", "server_watch_events", "requests",
+	// "requests.<type>", ...). Only figures that were measured appear.
 	PerOp    map[string]float64 `json:"per_op"`
 	Fairness Fairness           `json:"fairness"`
 	Safety   Safety             `json:"safety"`

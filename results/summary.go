@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/zkbench/zkbench/figures"
 )
 
 // unmeasured is what the summary prints for a figure nobody measured: never
@@ -19,29 +21,21 @@ const unmeasured = "-"
 // system under test, so the summary's error column leaves them out.
 const ErrorKindStoppedWaiting = "stopped_waiting"
 
-// primaryLatencyNames are tried in order to pick the latency a summary shows.
-var primaryLatencyNames = []string{"acquire", "failover", "handoff", "enter", "leave"}
-
 // PrimaryLatency returns the name and histogram of the latency that best
-// describes res ("acquire" for locks, "failover" for elections, ...), or
-// ("", nil) if it has none.
+// describes res ("acquire" for locks, "failover" for elections, ...: see
+// figures.SortLatencyNames), or ("", nil) if it has none.
 func PrimaryLatency(res *Result) (string, *Histogram) {
-	for _, name := range primaryLatencyNames {
-		if h := res.Latency[name]; h != nil {
-			return name, h
-		}
-	}
 	names := make([]string, 0, len(res.Latency))
 	for name, h := range res.Latency {
 		if h != nil {
 			names = append(names, name)
 		}
 	}
-	if len(names) == 0 {
+	name := figures.PrimaryLatency(names)
+	if name == "" {
 		return "", nil
 	}
-	sort.Strings(names)
-	return names[0], res.Latency[names[0]]
+	return name, res.Latency[name]
 }
 
 // WriteSummary prints run as a terminal table, one row per case: backend,
@@ -82,9 +76,9 @@ func WriteSummary(w io.Writer, run *Run) error {
 			fmt.Sprint(res.Ops.Succeeded),
 			formatRate(res),
 			quantile(h, 50), quantile(h, 99), quantile(h, 99.9),
-			pair(res.PerOp, "watch_events", "server_watch_events"),
-			perOp(res.PerOp, "wasted_wakeups"),
-			pair(res.PerOp, "requests", "server_requests"),
+			pair(res.PerOp, figures.WatchEvents),
+			perOp(res.PerOp, figures.WastedWakeups.Key),
+			pair(res.PerOp, figures.Requests),
 			fifo(res), jain(res), violations(res),
 			fmt.Sprint(realErrors(res)),
 			string(res.StoppedBy),
@@ -201,8 +195,9 @@ func perOp(m map[string]float64, key string) string {
 	return formatFloat(v)
 }
 
-func pair(m map[string]float64, client, server string) string {
-	return perOp(m, client) + " | " + perOp(m, server)
+// pair prints a client figure and its server counterpart: "cli | srv".
+func pair(m map[string]float64, client figures.Figure) string {
+	return perOp(m, client.Key) + " | " + perOp(m, client.Counterpart)
 }
 
 // Fairness is measured when Jain's index was computed: it lies in [1/n, 1]

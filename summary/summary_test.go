@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -91,16 +92,18 @@ func TestClassAndUnits(t *testing.T) {
 			t.Errorf("ClassOf(%q) = %v, want %v", v, got, want)
 		}
 	}
-	for w, want := range map[string]string{
+	// Units and latency order are declared in package figures and tested
+	// there (TestUnits, TestLatencyOrder); a case reads them from there.
+	for w, want := range map[string]figures.Unit{
 		"lock": "acquisition", "election-failover": "failover", "election-handoff": "handoff",
 		"election-observers": "term", "barrier": "round", "double-barrier": "round", "queue": "operation",
 	} {
-		if got := OpUnit(w); got != want {
-			t.Errorf("OpUnit(%q) = %q, want %q", w, got, want)
+		if got := (&Case{Key: Key{Workload: w}}).Unit(); got != want {
+			t.Errorf("unit of %q = %q, want %q", w, got, want)
 		}
 	}
 	names := []string{"zeta", "leave", "handoff", "acquire", "enter"}
-	SortLatencyNames(names)
+	figures.SortLatencyNames(names)
 	if !slices.Equal(names, []string{"acquire", "handoff", "enter", "leave", "zeta"}) {
 		t.Errorf("sorted %v", names)
 	}

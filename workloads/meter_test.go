@@ -28,10 +28,10 @@ func TestFillCrossChecks(t *testing.T) {
 		reason    bool
 	}{
 		{
-			name:   "etcd naive lock watch events",
-			kind:   backends.Etcd,
-			client: instrument.Counts{WatchEvents: 5579, Requests: map[string]int64{"create": 50, "delete": 50}},
-			server: backends.Metrics{backends.MetricWatchEvents: 18242, backends.MetricWrites: 100, backends.MetricRequests: 400},
+			name:      "etcd naive lock watch events",
+			kind:      backends.Etcd,
+			client:    instrument.Counts{WatchEvents: 5579, Requests: map[string]int64{"create": 50, "delete": 50}},
+			server:    backends.Metrics{backends.MetricWatchEvents: 18242, backends.MetricWrites: 100, backends.MetricRequests: 400},
 			wantNotes: []string{"disagree on watch events by more than 5%: client 5579, server 18242"},
 			reason:    true,
 		},
