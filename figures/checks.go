@@ -55,8 +55,8 @@ var (
 		Known: []Known{{
 			Backend: backends.ZooKeeper,
 			Request: "ensure_path",
-			Reason: "ZooKeeper writes the persistent parent nodes that EnsurePath creates, which the clients " +
-				"count as ensure_path requests, not as writes",
+			Reason: "EnsurePath of a missing path sends one create per path component, ancestors that exist " +
+				"included, and ZooKeeper counts each as a write; the clients count the call once, as ensure_path",
 		}},
 	}
 )
