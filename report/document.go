@@ -14,12 +14,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/capacity"
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/plots"
 	"github.com/zkbench/zkbench/results"
-	"github.com/zkbench/zkbench/summary"
 )
 
 // Document is a report as a list of blocks, rendered by Markdown and HTML.
@@ -75,7 +74,7 @@ type Options struct {
 	// Title of the report (default "zkbench report").
 	Title string
 	// Target for capacity planning (zero fields take capacity's defaults).
-	Target capacity.Target
+	Target analysis.Target
 	// NoPlots leaves the plots out (faster; for tests of the tables).
 	NoPlots bool
 }
@@ -89,11 +88,11 @@ func Build(runs []*results.Run, opts Options) (*Document, error) {
 	if d.Title == "" {
 		d.Title = "zkbench report"
 	}
-	plan, err := capacity.Build(runs, opts.Target)
+	plan, err := analysis.PlanCapacity(runs, opts.Target)
 	if err != nil {
 		return nil, err
 	}
-	cases := summary.Cases(runs)
+	cases := analysis.Cases(runs)
 	if w := plots.Warning(runs); w != "" {
 		d.add(Para{Text: "Warning: " + w + ".", Warning: true})
 	}
@@ -141,15 +140,15 @@ func Num(v float64) string {
 
 func pct(v float64) string { return Num(100*v) + "%" }
 
-func ms(d time.Duration) string { return Num(summary.Millis(d)) }
+func ms(d time.Duration) string { return Num(analysis.Millis(d)) }
 
 // glance states the findings a reader needs first: whether each variant's
 // notification fan-out grows with clients, how many clients it sustains,
 // and safety.
-func (d *Document) glance(cases []*summary.Case, plan *capacity.Plan) {
+func (d *Document) glance(cases []*analysis.Case, plan *analysis.Plan) {
 	d.add(Heading{2, "Findings at a glance"})
 	var items []string
-	order, bySeries := summary.Group(cases)
+	order, bySeries := analysis.Group(cases)
 	for _, s := range order {
 		if line := fanoutLine(s, bySeries[s]); line != "" {
 			items = append(items, line)
@@ -189,7 +188,7 @@ const (
 // from the middle measured client count to the largest: at the smallest
 // counts a lock often has no waiter at all, which would make any recipe
 // look like it grows.
-func fanoutLine(s summary.Series, cases []*summary.Case) string {
+func fanoutLine(s analysis.Series, cases []*analysis.Case) string {
 	type side struct {
 		name string
 		ns   []int
@@ -339,7 +338,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // value formats a figure of a case, NotMeasured if absent.
-func value(f figures.Figure, c *summary.Case) (string, error) {
+func value(f figures.Figure, c *analysis.Case) (string, error) {
 	v, ok, err := c.Value(f)
 	if err != nil {
 		return "", err
@@ -353,13 +352,13 @@ func value(f figures.Figure, c *summary.Case) (string, error) {
 // SummaryHeading is the heading of a workload's summary section.
 func SummaryHeading(workload string) string { return "Summary: " + workload }
 
-func (d *Document) summaries(cases []*summary.Case) error {
-	for _, w := range summary.Distinct(cases, func(c *summary.Case) string { return c.Workload }) {
-		wc := slices.DeleteFunc(slices.Clone(cases), func(c *summary.Case) bool { return c.Workload != w })
+func (d *Document) summaries(cases []*analysis.Case) error {
+	for _, w := range analysis.Distinct(cases, func(c *analysis.Case) string { return c.Workload }) {
+		wc := slices.DeleteFunc(slices.Clone(cases), func(c *analysis.Case) bool { return c.Workload != w })
 		unit := figures.UnitOf(w)
 		d.add(Heading{2, SummaryHeading(w)})
 		key := []string{"backend", "variant", "clients", "repeats"}
-		keyCells := func(c *summary.Case) []string {
+		keyCells := func(c *analysis.Case) []string {
 			return []string{string(c.Backend), c.Variant, strconv.Itoa(c.Clients), strconv.Itoa(c.Repeats())}
 		}
 
@@ -374,7 +373,7 @@ func (d *Document) summaries(cases []*summary.Case) error {
 		}
 		figures.SortLatencyNames(names)
 		var figs, costFigs []figures.Figure // throughput and latency; counts per operation
-		for _, f := range summary.Table(names) {
+		for _, f := range analysis.TableFigures(names) {
 			if f.Kind == figures.PerOp {
 				costFigs = append(costFigs, f)
 			} else {
@@ -460,7 +459,7 @@ func (d *Document) plots(runs []*results.Run) error {
 	return nil
 }
 
-func (d *Document) capacity(plan *capacity.Plan) {
+func (d *Document) capacity(plan *analysis.Plan) {
 	t := plan.Target
 	d.add(Heading{2, "Capacity planning"})
 	want := fmt.Sprintf("p99 latency ≤ %s ms", ms(t.P99))
@@ -493,7 +492,7 @@ func (d *Document) capacity(plan *capacity.Plan) {
 				g = g.ForLatency(sp.Latency)
 			}
 			r2 := Num(f.R2)
-			if f.Model == capacity.Constant {
+			if f.Model == analysis.Constant {
 				r2 = NotMeasured
 			}
 			fits.Rows = append(fits.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, g.Header(figures.UnitOf(sp.Workload)),
@@ -526,7 +525,7 @@ func (d *Document) capacity(plan *capacity.Plan) {
 			share = pct(m.WriteShare)
 		}
 		rate, reqs := Num(m.Rate), Num(m.RequestsPerSec)
-		if m.RateSource == capacity.NotProjectable {
+		if m.RateSource == analysis.NotProjectable {
 			rate, reqs, writes, share = NotMeasured, NotMeasured, NotMeasured, NotMeasured
 			basis = "throughput fit falls to zero before this N: not projectable"
 		}
@@ -578,7 +577,7 @@ func (d *Document) capacity(plan *capacity.Plan) {
 	}
 }
 
-func sortedKinds(p *capacity.Plan) []string {
+func sortedKinds(p *analysis.Plan) []string {
 	var out []string
 	for k := range p.Calibrations {
 		out = append(out, string(k))
@@ -587,7 +586,7 @@ func sortedKinds(p *capacity.Plan) []string {
 	return out
 }
 
-func (d *Document) notes(runs []*results.Run, cases []*summary.Case) {
+func (d *Document) notes(runs []*results.Run, cases []*analysis.Case) {
 	var items []string
 	for _, r := range runs {
 		if len(r.Leftovers) > 0 {

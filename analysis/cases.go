@@ -1,8 +1,12 @@
-// Package summary groups the results of one or more runs into cases (one
+// Package analysis is the one model over results files that every renderer
+// reads: it groups the results of one or more runs into cases (one
 // workload, backend, variant and client count, over every repeat) and reads
-// the figures that plots, reports, comparisons and capacity planning share,
-// so that all of them print the same number for the same thing.
-package summary
+// each case's figures as package figures declares them (cases.go); it fits
+// how each figure grows with clients and answers capacity questions
+// (fit.go, plan.go); and it compares two runs figure by figure
+// (compare.go). Plots, the report and the compare command print what it
+// computes, so that all of them print the same number for the same thing.
+package analysis
 
 import (
 	"cmp"
@@ -228,10 +232,10 @@ func (c *Case) Value(f figures.Figure) (float64, bool, error) {
 	return v, ok, nil
 }
 
-// Table lists the figures of a summary table over cases whose latency
+// TableFigures lists the figures of a summary table over cases whose latency
 // histograms are latencies: throughput, p50, p99 and p99.9 of each latency,
 // then the per-operation counts tables show.
-func Table(latencies []string) []figures.Figure {
+func TableFigures(latencies []string) []figures.Figure {
 	out := []figures.Figure{figures.Throughput}
 	for _, n := range latencies {
 		for _, q := range figures.Latencies() {
@@ -306,7 +310,7 @@ func (c *Case) Latency(name string) (*hdrhistogram.Histogram, error) {
 		}
 		h, err := hs.Decode()
 		if err != nil {
-			return nil, fmt.Errorf("summary: %s latency %q: %w", c.Key, name, err)
+			return nil, fmt.Errorf("analysis: %s latency %q: %w", c.Key, name, err)
 		}
 		if merged == nil {
 			merged = results.NewRecorder()

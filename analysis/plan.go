@@ -1,4 +1,4 @@
-package capacity
+package analysis
 
 import (
 	"cmp"
@@ -10,7 +10,6 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
-	"github.com/zkbench/zkbench/summary"
 )
 
 // Target is what a variant must meet to "sustain" a client count.
@@ -38,7 +37,7 @@ const DefaultP99 = 50 * time.Millisecond
 // Plan is the capacity-planning answer for a set of runs.
 type Plan struct {
 	Target Target `json:"target"`
-	// Series in the order of summary.Cases.
+	// Series in the order of Cases.
 	Series []*SeriesPlan `json:"series"`
 	// Calibrations by backend, from the runs that carry one.
 	Calibrations map[backends.Kind]*results.Calibration `json:"calibrations,omitempty"`
@@ -46,7 +45,7 @@ type Plan struct {
 
 // SeriesPlan is the plan of one workload, backend and variant.
 type SeriesPlan struct {
-	summary.Series
+	Series
 	// Latency is the histogram the target applies to.
 	Latency string `json:"latency"`
 	// Fits by figure ID (figures.Figure.ID of figures.Fitted), only for
@@ -113,8 +112,8 @@ type Headroom struct {
 	HandoffShare float64 `json:"handoff_share,omitempty"`
 }
 
-// Build makes the plan for runs under target (zero fields take defaults).
-func Build(runs []*results.Run, target Target) (*Plan, error) {
+// PlanCapacity makes the capacity plan for runs under target (zero fields take defaults).
+func PlanCapacity(runs []*results.Run, target Target) (*Plan, error) {
 	if target.P99 <= 0 {
 		target.P99 = DefaultP99
 	}
@@ -130,7 +129,7 @@ func Build(runs []*results.Run, target Target) (*Plan, error) {
 			}
 		}
 	}
-	order, bySeries := summary.Group(summary.Cases(runs))
+	order, bySeries := Group(Cases(runs))
 	for _, s := range order {
 		sp, err := planSeries(s, bySeries[s], target, p.Calibrations[s.Backend])
 		if err != nil {
@@ -143,7 +142,7 @@ func Build(runs []*results.Run, target Target) (*Plan, error) {
 
 type point struct{ n, y float64 }
 
-func planSeries(s summary.Series, cases []*summary.Case, t Target, cal *results.Calibration) (*SeriesPlan, error) {
+func planSeries(s Series, cases []*Case, t Target, cal *results.Calibration) (*SeriesPlan, error) {
 	sp := &SeriesPlan{Series: s, Latency: t.Latency, Fits: map[string]Fit{}}
 	if sp.Latency == "" && len(cases) > 0 {
 		sp.Latency = cases[0].PrimaryLatency()
@@ -207,7 +206,7 @@ func logInterp(x0, y0, x1, y1, y float64) float64 {
 }
 
 func sustain(p99, tput []point, fits map[string]Fit, t Target) Sustain {
-	target := summary.Millis(t.P99)
+	target := Millis(t.P99)
 	want := fmt.Sprintf("p99 ≤ %s ms", num(target))
 	if t.Rate > 0 {
 		want += fmt.Sprintf(" at ≥ %s ops/s", num(t.Rate))
@@ -276,7 +275,7 @@ func sustain(p99, tput []point, fits map[string]Fit, t Target) Sustain {
 	return s
 }
 
-func demand(cases []*summary.Case, fits map[string]Fit, points map[string][]point, t Target, cal *results.Calibration) *Demand {
+func demand(cases []*Case, fits map[string]Fit, points map[string][]point, t Target, cal *results.Calibration) *Demand {
 	if len(cases) == 0 {
 		return nil
 	}
@@ -322,7 +321,7 @@ func demand(cases []*summary.Case, fits map[string]Fit, points map[string][]poin
 			return nil
 		}
 		d.Rate, d.RateSource = r, "measured"
-		if _, measured := slices.BinarySearchFunc(cases, n, func(c *summary.Case, n int) int { return c.Clients - n }); !measured {
+		if _, measured := slices.BinarySearchFunc(cases, n, func(c *Case, n int) int { return c.Clients - n }); !measured {
 			d.RateSource = "fit"
 			d.Extrapolated = d.Extrapolated || ex
 		}
