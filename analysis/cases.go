@@ -3,9 +3,10 @@
 // workload, backend, variant and client count, over every repeat) and reads
 // each case's figures as package figures declares them (cases.go); it fits
 // how each figure grows with clients and answers capacity questions
-// (fit.go, plan.go); and it compares two runs figure by figure
-// (compare.go). Plots, the report and the compare command print what it
-// computes, so that all of them print the same number for the same thing.
+// (fit.go, plan.go); it compares two runs figure by figure (compare.go);
+// and it prints the terminal summary of one run (runsummary.go). Plots, the
+// report and the commands print what it computes, so that all of them print
+// the same number for the same thing.
 package analysis
 
 import (
@@ -187,25 +188,26 @@ func (c *Case) Throughput() (float64, bool) {
 }
 
 // PerOp is the mean over repeats of the per-operation figure key (see
-// results.Result.PerOp and package figures). A server figure missing from
-// PerOp is derived from its server counter (delta / successful operations)
-// when that was scraped. False when no repeat measured it.
+// ResultPerOp). False when no repeat measured it.
 func (c *Case) PerOp(key string) (float64, bool) {
-	metric := ""
-	if f, ok := figures.ByKey(key); ok {
-		metric = f.Metric
+	return c.mean(func(r *results.Result) (float64, bool) { return ResultPerOp(r, key) })
+}
+
+// ResultPerOp reads the per-operation figure key of one result (see
+// results.Result.PerOp and package figures): its PerOp entry, or, for a
+// server figure missing there, the server counter's delta per successful
+// operation when that was scraped. A partial server count
+// (results.Result.ServerPartial) is never divided per operation.
+func ResultPerOp(r *results.Result, key string) (float64, bool) {
+	if v, ok := r.PerOp[key]; ok {
+		return v, true
 	}
-	return c.mean(func(r *results.Result) (float64, bool) {
-		if v, ok := r.PerOp[key]; ok {
-			return v, true
-		}
-		if metric != "" && r.Ops.Succeeded > 0 {
-			if v, ok := r.Server[metric]; ok {
-				return v / float64(r.Ops.Succeeded), true
-			}
-		}
+	f, ok := figures.ByKey(key)
+	if !ok || f.Metric == "" || r.ServerPartial || r.Ops.Succeeded <= 0 {
 		return 0, false
-	})
+	}
+	v, ok := r.Server[f.Metric]
+	return v / float64(r.Ops.Succeeded), ok
 }
 
 // Unit is the case's unit operation, as its workload declares it.

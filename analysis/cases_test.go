@@ -108,3 +108,30 @@ func TestClassAndUnits(t *testing.T) {
 		t.Errorf("sorted %v", names)
 	}
 }
+
+// TestResultPerOp: a server figure missing from PerOp (files from before it
+// was recorded) is the server counter per successful operation, except
+// where the server count is partial, which is never divided.
+func TestResultPerOp(t *testing.T) {
+	r := &results.Result{
+		Ops:    results.Ops{Issued: 10, Succeeded: 10},
+		PerOp:  map[string]float64{figures.WatchEvents.Key: 2},
+		Server: backends.Metrics{backends.MetricWrites: 30},
+	}
+	if v, ok := ResultPerOp(r, figures.WatchEvents.Key); !ok || v != 2 {
+		t.Errorf("watch events %v %v", v, ok)
+	}
+	if v, ok := ResultPerOp(r, figures.ServerWrites.Key); !ok || v != 3 {
+		t.Errorf("server writes from the counter: %v %v, want 3", v, ok)
+	}
+	if _, ok := ResultPerOp(r, figures.ServerReads.Key); ok {
+		t.Error("server reads were not scraped")
+	}
+	if _, ok := ResultPerOp(r, figures.WastedWakeups.Key); ok {
+		t.Error("a client figure has no server fallback")
+	}
+	r.ServerPartial = true
+	if _, ok := ResultPerOp(r, figures.ServerWrites.Key); ok {
+		t.Error("a partial server count was divided per operation")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/plots"
@@ -117,7 +118,7 @@ func (r *runner) run(ctx context.Context) (err error) {
 			return errors.Join(runErr, werr)
 		}
 		fmt.Fprintln(r.stdout)
-		if serr := results.WriteSummary(r.stdout, r.res); serr != nil {
+		if serr := analysis.WriteSummary(r.stdout, r.res); serr != nil {
 			return serr
 		}
 		r.presetTable()
