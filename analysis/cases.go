@@ -338,3 +338,16 @@ func (c *Case) Quantile(name string, q float64) (time.Duration, bool, error) {
 
 // Millis converts d to fractional milliseconds.
 func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Notes are r's notes as a reader sees them: a client|server disagreement
+// that a results file from before the documented causes were declared
+// records bare gets its cause (figures.Explain), read from the client and
+// server counts the file holds.
+func Notes(r *results.Result) []string {
+	out := make([]string, len(r.Notes))
+	totals := figures.Totals{WatchEvents: r.Client.WatchEvents, LateWatchEvents: r.Client.LateWatchEvents, Requests: r.Client.Requests}
+	for i, n := range r.Notes {
+		out[i] = figures.Explain(n, r.Backend, totals, r.Server)
+	}
+	return out
+}

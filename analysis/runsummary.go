@@ -78,7 +78,7 @@ func WriteSummary(w io.Writer, run *results.Run) error {
 	var notes []string
 	for i := range run.Results {
 		res := &run.Results[i]
-		for _, n := range res.Notes {
+		for _, n := range Notes(res) {
 			notes = append(notes, fmt.Sprintf("%s/%s/%d: %s", res.Backend, res.Variant, res.Clients, n))
 		}
 	}

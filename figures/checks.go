@@ -3,6 +3,7 @@ package figures
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/zkbench/zkbench/backends"
 )
@@ -16,13 +17,23 @@ const Tolerance = 0.05
 type Check struct {
 	// What is counted, as the note names it.
 	What string
-	// Client says how the workloads' meter counts the client side.
-	Client string
+	// Client is the client side's count, from the instrument's totals.
+	Client func(Totals) float64
 	// Metric is the canonical server counter of the server side.
 	Metric string
 	// Known are the documented reasons (docs/figures.md) for the servers
 	// to count more than the clients.
 	Known []Known
+}
+
+// Totals are the instrument's totals over a case that the checks read
+// (instrument.Counts in a run, results.ClientCounts in a file).
+type Totals struct {
+	WatchEvents int64
+	// LateWatchEvents reached the clients for watches already abandoned.
+	LateWatchEvents int64
+	// Requests by instrument request type ("create", "ensure_path", ...).
+	Requests map[string]int64
 }
 
 // Known is a documented reason for the servers to count more than the
@@ -38,19 +49,21 @@ type Known struct {
 // The cross-checks the workloads' meter makes on every instrumented case.
 var (
 	WatchEventsCheck = Check{
-		What:   "watch events",
-		Client: "notifications delivered to the clients plus those of watches already abandoned (late)",
+		What: "watch events",
+		// The servers also notify watches whose ctx had ended (late).
+		Client: func(c Totals) float64 { return float64(c.WatchEvents + c.LateWatchEvents) },
 		Metric: backends.MetricWatchEvents,
 		Known: []Known{{
 			Backend: backends.Etcd,
 			Reason: "etcd counts every event it sends to a watcher, also those sent to one-shot watches " +
-				"that are being cancelled, which the clients drop; for the naive lock it also sends the next " +
-				"holder's create to waiters still closing their watch",
+				"that are being cancelled, which the clients drop",
 		}},
 	}
 	WritesCheck = Check{
-		What:   "writes (create+create_seq+delete)",
-		Client: "create, create_seq and delete requests",
+		What: "writes (create+create_seq+delete)",
+		Client: func(c Totals) float64 {
+			return float64(c.Requests["create"] + c.Requests["create_seq"] + c.Requests["delete"])
+		},
 		Metric: backends.MetricWrites,
 		Known: []Known{{
 			Backend: backends.ZooKeeper,
@@ -64,26 +77,56 @@ var (
 // Checks lists every cross-check.
 func Checks() []Check { return []Check{WatchEventsCheck, WritesCheck} }
 
-// Note compares client, the clients' count, with the check's counter in
-// server, for a case on backend kind whose clients sent requests (by
-// type). It returns "" when the server counter was not scraped or the two
-// agree within Tolerance; otherwise the note a result carries, with both
-// numbers and, where a Known reason applies, that reason.
-func (c Check) Note(kind backends.Kind, client float64, server backends.Metrics, requests map[string]int64) string {
+// knownMarker introduces the documented cause in a note.
+const knownMarker = "; known difference (docs/figures.md): "
+
+// Note compares the clients' count (Client of counts) with the check's
+// counter in server, for a case on backend kind. It returns "" when the
+// server counter was not scraped or the two agree within Tolerance;
+// otherwise the note a result carries, with both numbers and, where a
+// Known reason applies, that reason.
+func (c Check) Note(kind backends.Kind, counts Totals, server backends.Metrics) string {
 	sv, ok := server[c.Metric]
 	if !ok {
 		return ""
 	}
+	client := c.Client(counts)
 	hi := math.Max(client, sv)
 	if hi == 0 || math.Abs(client-sv)/hi <= Tolerance {
 		return ""
 	}
-	n := fmt.Sprintf("client and server disagree on %s by more than %.0f%%: client %.0f, server %.0f (%s)",
-		c.What, Tolerance*100, client, sv, c.Metric)
-	if k, ok := c.known(kind, client, sv, requests); ok {
-		n += "; known difference (docs/figures.md): " + k.Reason
+	n := c.prefix() + fmt.Sprintf("by more than %.0f%%: client %.0f, server %.0f (%s)",
+		Tolerance*100, client, sv, c.Metric)
+	if k, ok := c.known(kind, client, sv, counts.Requests); ok {
+		n += knownMarker + k.Reason
 	}
 	return n
+}
+
+func (c Check) prefix() string { return "client and server disagree on " + c.What + " " }
+
+// Explain returns note with its documented cause appended, when note is a
+// disagreement of one of Checks that gives none (results files written
+// before the causes were declared) and a Known reason applies to the
+// counts the result stored; otherwise note unchanged.
+func Explain(note string, kind backends.Kind, counts Totals, server backends.Metrics) string {
+	if strings.Contains(note, knownMarker) {
+		return note
+	}
+	for _, c := range Checks() {
+		if !strings.HasPrefix(note, c.prefix()) {
+			continue
+		}
+		sv, ok := server[c.Metric]
+		if !ok {
+			return note
+		}
+		if k, ok := c.known(kind, c.Client(counts), sv, counts.Requests); ok {
+			return note + knownMarker + k.Reason
+		}
+		return note
+	}
+	return note
 }
 
 func (c Check) known(kind backends.Kind, client, server float64, requests map[string]int64) (Known, bool) {

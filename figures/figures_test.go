@@ -86,32 +86,35 @@ func TestRequestTypes(t *testing.T) {
 func TestCheckNote(t *testing.T) {
 	watch := backends.Metrics{backends.MetricWatchEvents: 18242}
 	writes := backends.Metrics{backends.MetricWrites: 130}
+	events := func(n int64) Totals { return Totals{WatchEvents: n} }
 	for _, tc := range []struct {
-		name     string
-		check    Check
-		kind     backends.Kind
-		client   float64
-		server   backends.Metrics
-		requests map[string]int64
-		want     []string // substrings; nil: no note
-		reason   bool
+		name   string
+		check  Check
+		kind   backends.Kind
+		totals Totals
+		server backends.Metrics
+		want   []string // substrings; nil: no note
+		reason bool
 	}{
-		{"agree", WatchEventsCheck, backends.Etcd, 18000, watch, nil, nil, false},
-		{"not scraped", WatchEventsCheck, backends.Etcd, 5579, backends.Metrics{}, nil, nil, false},
-		{"both zero", WritesCheck, backends.Etcd, 0, backends.Metrics{backends.MetricWrites: 0}, nil, nil, false},
-		{"etcd watch events, known", WatchEventsCheck, backends.Etcd, 5579, watch, nil,
+		{"agree", WatchEventsCheck, backends.Etcd, events(18000), watch, nil, false},
+		{"late events count", WatchEventsCheck, backends.ZooKeeper, Totals{WatchEvents: 9000, LateWatchEvents: 9100}, watch, nil, false},
+		{"not scraped", WatchEventsCheck, backends.Etcd, events(5579), backends.Metrics{}, nil, false},
+		{"both zero", WritesCheck, backends.Etcd, Totals{}, backends.Metrics{backends.MetricWrites: 0}, nil, false},
+		{"etcd watch events, known", WatchEventsCheck, backends.Etcd, events(5579), watch,
 			[]string{"disagree on watch events", "client 5579, server 18242", "known difference", "cancelled"}, true},
-		{"zookeeper watch events, unexplained", WatchEventsCheck, backends.ZooKeeper, 5579, watch, nil,
+		{"zookeeper watch events, unexplained", WatchEventsCheck, backends.ZooKeeper, events(5579), watch,
 			[]string{"client 5579, server 18242"}, false},
-		{"etcd, client above server, unexplained", WatchEventsCheck, backends.Etcd, 30000, watch, nil,
+		{"etcd, client above server, unexplained", WatchEventsCheck, backends.Etcd, events(30000), watch,
 			[]string{"client 30000, server 18242"}, false},
-		{"zookeeper writes with EnsurePath, known", WritesCheck, backends.ZooKeeper, 100, writes, map[string]int64{"ensure_path": 10},
+		{"zookeeper writes with EnsurePath, known", WritesCheck, backends.ZooKeeper,
+			Totals{Requests: map[string]int64{"create": 40, "create_seq": 20, "delete": 40, "ensure_path": 10}}, writes,
 			[]string{"disagree on writes", "client 100, server 130", "EnsurePath"}, true},
-		{"zookeeper writes without EnsurePath, unexplained", WritesCheck, backends.ZooKeeper, 100, writes, map[string]int64{"create": 50},
+		{"zookeeper writes without EnsurePath, unexplained", WritesCheck, backends.ZooKeeper,
+			Totals{Requests: map[string]int64{"create": 100}}, writes,
 			[]string{"client 100, server 130"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := tc.check.Note(tc.kind, tc.client, tc.server, tc.requests)
+			got := tc.check.Note(tc.kind, tc.totals, tc.server)
 			if tc.want == nil {
 				if got != "" {
 					t.Fatalf("note %q, want none", got)
@@ -126,7 +129,17 @@ func TestCheckNote(t *testing.T) {
 			if has := strings.Contains(got, "known difference"); has != tc.reason {
 				t.Errorf("note %q: gives a known reason %v, want %v", got, has, tc.reason)
 			}
+			// A note written before the causes were declared is explained
+			// when it is read, the same way.
+			bare, _, _ := strings.Cut(got, knownMarker)
+			if again := Explain(bare, tc.kind, tc.totals, tc.server); again != got {
+				t.Errorf("Explain(%q) = %q, want %q", bare, again, got)
+			}
 		})
+	}
+	other := "server counters not measured: the backend has no scraper"
+	if got := Explain(other, backends.Etcd, events(1), watch); got != other {
+		t.Errorf("Explain changed an unrelated note: %q", got)
 	}
 }
 

@@ -605,7 +605,7 @@ func (d *Document) notes(runs []*results.Run, cases []*analysis.Case) {
 	seen := map[string]bool{}
 	for _, c := range cases {
 		for _, r := range c.Results {
-			for _, n := range r.Notes {
+			for _, n := range analysis.Notes(r) {
 				line := fmt.Sprintf("%s: %s", c.Key, n)
 				if !seen[line] {
 					seen[line] = true

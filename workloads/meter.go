@@ -207,16 +207,9 @@ func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, ins
 			}
 		}
 		if instrumented {
-			writes := d.Requests["create"] + d.Requests["create_seq"] + d.Requests["delete"]
-			for _, c := range []struct {
-				check  figures.Check
-				client int64
-			}{
-				// The servers also notify watches whose ctx had ended (late).
-				{figures.WatchEventsCheck, d.WatchEvents + d.LateWatchEvents},
-				{figures.WritesCheck, writes},
-			} {
-				if n := c.check.Note(res.Backend, float64(c.client), res.Server, d.Requests); n != "" {
+			counts := figures.Totals{WatchEvents: d.WatchEvents, LateWatchEvents: d.LateWatchEvents, Requests: d.Requests}
+			for _, c := range figures.Checks() {
+				if n := c.Note(res.Backend, counts, res.Server); n != "" {
 					res.Notes = append(res.Notes, n)
 				}
 			}
