@@ -299,10 +299,10 @@ func demand(cases []*Case, fits map[string]Fit, points map[string][]point, t Tar
 		return 0, false, false
 	}
 	var ok, extra bool
-	d.RequestsSide = "server"
+	d.RequestsSide = figures.Server.String()
 	d.RequestsPerOp, ok, extra = value(figures.ServerRequests.ID())
 	if !ok {
-		d.RequestsSide = "client"
+		d.RequestsSide = figures.Client.String()
 		d.RequestsPerOp, ok, extra = value(figures.Requests.ID())
 	}
 	if !ok {

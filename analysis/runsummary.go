@@ -1,5 +1,9 @@
 package analysis
 
+// The terminal summary of one run, printed at the end of `zkbench run`:
+// one row per result (repeats apart), per-operation figures read as the
+// cases read them (ResultPerOp), notes as Notes gives them.
+
 import (
 	"fmt"
 	"io"
@@ -15,9 +19,6 @@ import (
 // unmeasured is what the summary prints for a figure nobody measured: never
 // a zero that a reader could take for a measurement.
 const unmeasured = "-"
-
-// The terminal summary of one run, printed at the end of `zkbench run`:
-// one row per result (repeats apart), figures read as the cases read them.
 
 // WriteSummary prints run as a terminal table, one row per case: backend,
 // variant, clients, succeeded operations, throughput, p50/p99/p99.9 of the

@@ -152,7 +152,10 @@ var (
 
 // all is every figure in the order tables show them: throughput, latency
 // percentiles, then the per-operation counts, client side before server
-// side where both count the same thing.
+// side where both count the same thing. A new figure is declared above and
+// listed here; Tabled and Fitted put it in the report's and comparison's
+// tables and in the capacity fits, and the code that measures it records
+// it under its Key.
 var all = []Figure{
 	Throughput, P50, P99, P999,
 	WatchEvents, ServerWatchEvents, WastedWakeups, Requests, ServerRequests, ServerWrites, ServerReads,
