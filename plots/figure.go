@@ -15,9 +15,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
-	"github.com/zkbench/zkbench/summary"
 )
 
 // Figure is one image: a grid of panels sharing axes, one legend.
@@ -114,10 +115,10 @@ type Point struct {
 // Colours: the herd in red, the herd-free recipe in blue, baselines in grey;
 // further variants take the palette in order.
 var (
-	classColor = map[summary.Class]string{
-		summary.Naive:    "#d62728",
-		summary.HerdFree: "#1f77b4",
-		summary.Baseline: "#555555",
+	classColor = map[analysis.Class]string{
+		analysis.Naive:    "#d62728",
+		analysis.HerdFree: "#1f77b4",
+		analysis.Baseline: "#555555",
 	}
 	palette = []string{"#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"}
 )
@@ -130,14 +131,14 @@ type style struct {
 	reqType map[string]string
 }
 
-func newStyle(cases []*summary.Case) *style {
+func newStyle(cases []*analysis.Case) *style {
 	s := &style{variant: map[string]string{}, reqType: map[string]string{}}
-	variants := summary.Distinct(cases, func(c *summary.Case) string { return c.Variant })
-	slices.SortFunc(variants, summary.CompareVariants)
+	variants := analysis.Distinct(cases, func(c *analysis.Case) string { return c.Variant })
+	slices.SortFunc(variants, analysis.CompareVariants)
 	used := map[string]bool{}
 	next := 0
 	for _, v := range variants {
-		if col, ok := classColor[summary.ClassOf(v)]; ok && !used[col] {
+		if col, ok := classColor[analysis.ClassOf(v)]; ok && !used[col] {
 			s.variant[v] = col
 			used[col] = true
 			continue
@@ -185,7 +186,7 @@ func lineLabel(variant string, b backends.Kind, extra string) string {
 // workload, backend, variant and client count are merged as repeats (lines
 // show the mean; histograms are merged).
 func Build(runs []*results.Run) ([]*Figure, error) {
-	cases := summary.Cases(runs)
+	cases := analysis.Cases(runs)
 	st := newStyle(cases)
 	runOf := map[*results.Result]*results.Run{}
 	for _, r := range runs {
@@ -194,13 +195,13 @@ func Build(runs []*results.Run) ([]*Figure, error) {
 		}
 	}
 	var figs []*Figure
-	for _, w := range summary.Distinct(cases, func(c *summary.Case) string { return c.Workload }) {
-		wc := slices.DeleteFunc(slices.Clone(cases), func(c *summary.Case) bool { return c.Workload != w })
-		b := &builder{workload: w, unit: summary.OpUnit(w), cases: wc, st: st, runOf: runOf}
-		b.backends = summary.Distinct(wc, func(c *summary.Case) backends.Kind { return c.Backend })
-		b.clients = summary.Distinct(wc, func(c *summary.Case) int { return c.Clients })
+	for _, w := range analysis.Distinct(cases, func(c *analysis.Case) string { return c.Workload }) {
+		wc := slices.DeleteFunc(slices.Clone(cases), func(c *analysis.Case) bool { return c.Workload != w })
+		b := &builder{workload: w, unit: string(figures.UnitOf(w)), cases: wc, st: st, runOf: runOf}
+		b.backends = analysis.Distinct(wc, func(c *analysis.Case) backends.Kind { return c.Backend })
+		b.clients = analysis.Distinct(wc, func(c *analysis.Case) int { return c.Clients })
 		slices.Sort(b.clients)
-		b.order, b.series = summary.Group(wc)
+		b.order, b.series = analysis.Group(wc)
 		first := len(figs)
 		for _, f := range []func() (*Figure, error){b.fanout, b.throughput, b.requests} {
 			fig, err := f()
@@ -275,7 +276,7 @@ func runsOf(runs []*results.Run, w string) []*results.Run {
 	return out
 }
 
-func latencyNames(cases []*summary.Case) []string {
+func latencyNames(cases []*analysis.Case) []string {
 	var names []string
 	for _, c := range cases {
 		for _, n := range c.LatencyNames() {
@@ -284,25 +285,25 @@ func latencyNames(cases []*summary.Case) []string {
 			}
 		}
 	}
-	summary.SortLatencyNames(names)
+	figures.SortLatencyNames(names)
 	return names
 }
 
 type builder struct {
 	workload string
 	unit     string
-	cases    []*summary.Case
+	cases    []*analysis.Case
 	st       *style
 	backends []backends.Kind
 	clients  []int
-	order    []summary.Series
-	series   map[summary.Series][]*summary.Case
+	order    []analysis.Series
+	series   map[analysis.Series][]*analysis.Case
 	runOf    map[*results.Result]*results.Run
 }
 
 // sweepLines makes one line per variant of backend b, with y read from each
 // case; cases where y is not measured are skipped.
-func (b *builder) sweepLines(kind backends.Kind, dash int, extra string, y func(*summary.Case) (float64, bool, error)) ([]Line, error) {
+func (b *builder) sweepLines(kind backends.Kind, dash int, extra string, y func(*analysis.Case) (float64, bool, error)) ([]Line, error) {
 	var lines []Line
 	for _, s := range b.order {
 		if s.Backend != kind {
@@ -328,8 +329,9 @@ func (b *builder) sweepLines(kind backends.Kind, dash int, extra string, y func(
 	return lines, nil
 }
 
-func perOp(name string) func(*summary.Case) (float64, bool, error) {
-	return func(c *summary.Case) (float64, bool, error) { v, ok := c.PerOp(name); return v, ok, nil }
+// value reads figure f of a case (analysis.Case.Value).
+func value(f figures.Figure) func(*analysis.Case) (float64, bool, error) {
+	return func(c *analysis.Case) (float64, bool, error) { return c.Value(f) }
 }
 
 func (b *builder) clientsAxis() Axis {
@@ -347,9 +349,12 @@ func ticksFor(clients []int) []float64 {
 }
 
 func (b *builder) fanout() (*Figure, error) {
-	rows := []struct{ name, side string }{
-		{"watch_events", "client side: notifications delivered"},
-		{"server_watch_events", "server side: notifications sent"},
+	rows := []struct {
+		fig  figures.Figure
+		side string
+	}{
+		{figures.WatchEvents, "client side: notifications delivered"},
+		{figures.ServerWatchEvents, "server side: notifications sent"},
 	}
 	fig := &Figure{
 		Name:  b.workload + "-fanout",
@@ -363,7 +368,7 @@ func (b *builder) fanout() (*Figure, error) {
 		var row []*Panel
 		found := false
 		for _, kind := range b.backends {
-			lines, err := b.sweepLines(kind, 0, "", perOp(r.name))
+			lines, err := b.sweepLines(kind, 0, "", value(r.fig))
 			if err != nil {
 				return nil, err
 			}
@@ -395,10 +400,7 @@ func (b *builder) throughput() (*Figure, error) {
 		Rows:    1, Cols: len(b.backends),
 	}
 	for _, kind := range b.backends {
-		lines, err := b.sweepLines(kind, 0, "", func(c *summary.Case) (float64, bool, error) {
-			v, ok := c.Throughput()
-			return v, ok, nil
-		})
+		lines, err := b.sweepLines(kind, 0, "", value(figures.Throughput))
 		if err != nil {
 			return nil, err
 		}
@@ -430,7 +432,7 @@ func (b *builder) requests() (*Figure, error) {
 	var top []*Panel
 	anyTop := false
 	for _, kind := range b.backends {
-		client, err := b.sweepLines(kind, 0, "client", perOp("requests"))
+		client, err := b.sweepLines(kind, 0, "client", value(figures.Requests))
 		if err != nil {
 			return nil, err
 		}
@@ -453,7 +455,7 @@ func (b *builder) requests() (*Figure, error) {
 	for i, n := range b.clients {
 		ticks[i] = float64(n)
 	}
-	variants := summary.Distinct(b.cases, func(c *summary.Case) string { return c.Variant })
+	variants := analysis.Distinct(b.cases, func(c *analysis.Case) string { return c.Variant })
 	for _, v := range variants {
 		var row []*Panel
 		anyRow := false
@@ -464,7 +466,7 @@ func (b *builder) requests() (*Figure, error) {
 				Y:     Axis{Label: fmt.Sprintf("requests per %s", b.unit), Scale: Linear},
 				Group: "variant " + v,
 			}
-			cs := b.series[summary.Series{Workload: b.workload, Backend: kind, Variant: v}]
+			cs := b.series[analysis.Series{Workload: b.workload, Backend: kind, Variant: v}]
 			var types []string
 			for _, c := range cs {
 				for _, t := range c.RequestTypes() {
@@ -474,7 +476,7 @@ func (b *builder) requests() (*Figure, error) {
 				}
 			}
 			slices.Sort(types)
-			add := func(l Line, y func(*summary.Case) (float64, bool, error)) error {
+			add := func(l Line, y func(*analysis.Case) (float64, bool, error)) error {
 				l.Variant, l.Backend = v, string(kind)
 				for _, c := range cs {
 					val, ok, err := y(c)
@@ -491,14 +493,14 @@ func (b *builder) requests() (*Figure, error) {
 				return nil
 			}
 			for _, t := range types {
-				if err := add(Line{Label: t + " (client)", Color: b.st.reqType[t], Bar: true}, perOp("requests."+t)); err != nil {
+				if err := add(Line{Label: figures.RequestsOf(t).Label, Color: b.st.reqType[t], Bar: true}, value(figures.RequestsOf(t))); err != nil {
 					return nil, err
 				}
 			}
-			if err := add(Line{Label: "requests (server)", Color: "#000000", Glyph: "cross"}, serverRequests); err != nil {
+			if err := add(Line{Label: figures.ServerRequests.Label, Color: "#000000", Glyph: "cross"}, serverRequests); err != nil {
 				return nil, err
 			}
-			if err := add(Line{Label: "writes (server)", Color: "#000000", Dash: 1, Glyph: "cross"}, perOp("server_writes")); err != nil {
+			if err := add(Line{Label: figures.ServerWrites.Label, Color: "#000000", Dash: 1, Glyph: "cross"}, value(figures.ServerWrites)); err != nil {
 				return nil, err
 			}
 			anyRow = anyRow || len(p.Lines) > 0
@@ -517,20 +519,14 @@ func (b *builder) requests() (*Figure, error) {
 
 // serverRequests is the servers' count of requests per operation: their
 // own total when scraped, else writes plus reads.
-func serverRequests(c *summary.Case) (float64, bool, error) {
-	if v, ok := c.PerOp("server_requests"); ok {
+func serverRequests(c *analysis.Case) (float64, bool, error) {
+	if v, ok := c.PerOp(figures.ServerRequests.Key); ok {
 		return v, true, nil
 	}
-	w, okw := c.PerOp("server_writes")
-	r, okr := c.PerOp("server_reads")
+	w, okw := c.PerOp(figures.ServerWrites.Key)
+	r, okr := c.PerOp(figures.ServerReads.Key)
 	return w + r, okw && okr, nil
 }
-
-var percentiles = []struct {
-	label string
-	q     float64
-	dash  int
-}{{"p50", 50, 0}, {"p99", 99, 1}, {"p99.9", 99.9, 2}}
 
 func (b *builder) percentiles(name string) (*Figure, error) {
 	fig := &Figure{
@@ -540,16 +536,14 @@ func (b *builder) percentiles(name string) (*Figure, error) {
 			"histograms merged over repeats (log-log).", name),
 		Rows: 1, Cols: len(b.backends),
 	}
-	for _, pc := range percentiles {
-		fig.Keys = append(fig.Keys, Line{Label: pc.label, Color: "#000000", Dash: pc.dash})
+	// p50 solid, p99 dashed, p99.9 dotted.
+	for dash, q := range figures.Latencies() {
+		fig.Keys = append(fig.Keys, Line{Label: q.Key, Color: "#000000", Dash: dash})
 	}
 	for _, kind := range b.backends {
 		p := &Panel{Title: string(kind), X: b.clientsAxis(), Y: Axis{Label: name + " latency (ms)", Scale: Log}}
-		for _, pc := range percentiles {
-			lines, err := b.sweepLines(kind, pc.dash, pc.label, func(c *summary.Case) (float64, bool, error) {
-				d, ok, err := c.Quantile(name, pc.q)
-				return summary.Millis(d), ok, err
-			})
+		for dash, q := range figures.Latencies() {
+			lines, err := b.sweepLines(kind, dash, q.Key, value(q.ForLatency(name)))
 			if err != nil {
 				return nil, err
 			}
@@ -559,7 +553,7 @@ func (b *builder) percentiles(name string) (*Figure, error) {
 			p.Lines = append(p.Lines, lines...)
 		}
 		// Group lines by variant so the legend reads variant by variant.
-		slices.SortStableFunc(p.Lines, func(a, b Line) int { return summary.CompareVariants(a.Variant, b.Variant) })
+		slices.SortStableFunc(p.Lines, func(a, b Line) int { return analysis.CompareVariants(a.Variant, b.Variant) })
 		fig.Panels = append(fig.Panels, p)
 	}
 	return fig, nil
@@ -587,7 +581,7 @@ func (b *builder) distribution(name string) (*Figure, error) {
 			if s.Backend != kind {
 				continue
 			}
-			var have []*summary.Case
+			var have []*analysis.Case
 			for _, c := range b.series[s] {
 				h, err := c.Latency(name)
 				if err != nil {
@@ -600,7 +594,7 @@ func (b *builder) distribution(name string) (*Figure, error) {
 			if len(have) == 0 {
 				continue
 			}
-			picks := []*summary.Case{have[len(have)-1]}
+			picks := []*analysis.Case{have[len(have)-1]}
 			if len(have) > 1 {
 				picks = append(picks, have[0])
 			}
@@ -614,9 +608,9 @@ func (b *builder) distribution(name string) (*Figure, error) {
 				top := math.Log10(float64(h.TotalCount()))
 				for x := 0.0; x < top; x += ninesStep {
 					q := 100 * (1 - math.Pow(10, -x))
-					l.Points = append(l.Points, Point{X: x, Y: summary.Millis(time.Duration(h.ValueAtQuantile(q)))})
+					l.Points = append(l.Points, Point{X: x, Y: analysis.Millis(time.Duration(h.ValueAtQuantile(q)))})
 				}
-				l.Points = append(l.Points, Point{X: max(top, ninesStep), Y: summary.Millis(time.Duration(h.Max()))})
+				l.Points = append(l.Points, Point{X: max(top, ninesStep), Y: analysis.Millis(time.Duration(h.Max()))})
 				p.Lines = append(p.Lines, l)
 			}
 		}

@@ -19,7 +19,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/zkbench/zkbench/summary"
+	"github.com/zkbench/zkbench/analysis"
 )
 
 // Formats are the image formats Render writes.
@@ -226,7 +226,7 @@ func panelPlot(pn *Panel) (*plot.Plot, error) {
 	// naive and herd-free ones stay visible.
 	drawOrder := slices.Clone(pn.Lines)
 	slices.SortStableFunc(drawOrder, func(a, b Line) int {
-		return -cmp.Compare(summary.ClassOf(a.Variant), summary.ClassOf(b.Variant))
+		return -cmp.Compare(analysis.ClassOf(a.Variant), analysis.ClassOf(b.Variant))
 	})
 	var below *plotter.BarChart
 	for _, l := range pn.Lines {

@@ -14,11 +14,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/capacity"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/plots"
 	"github.com/zkbench/zkbench/results"
-	"github.com/zkbench/zkbench/summary"
 )
 
 // Document is a report as a list of blocks, rendered by Markdown and HTML.
@@ -74,7 +74,7 @@ type Options struct {
 	// Title of the report (default "zkbench report").
 	Title string
 	// Target for capacity planning (zero fields take capacity's defaults).
-	Target capacity.Target
+	Target analysis.Target
 	// NoPlots leaves the plots out (faster; for tests of the tables).
 	NoPlots bool
 }
@@ -88,11 +88,11 @@ func Build(runs []*results.Run, opts Options) (*Document, error) {
 	if d.Title == "" {
 		d.Title = "zkbench report"
 	}
-	plan, err := capacity.Build(runs, opts.Target)
+	plan, err := analysis.PlanCapacity(runs, opts.Target)
 	if err != nil {
 		return nil, err
 	}
-	cases := summary.Cases(runs)
+	cases := analysis.Cases(runs)
 	if w := plots.Warning(runs); w != "" {
 		d.add(Para{Text: "Warning: " + w + ".", Warning: true})
 	}
@@ -140,15 +140,15 @@ func Num(v float64) string {
 
 func pct(v float64) string { return Num(100*v) + "%" }
 
-func ms(d time.Duration) string { return Num(summary.Millis(d)) }
+func ms(d time.Duration) string { return Num(analysis.Millis(d)) }
 
 // glance states the findings a reader needs first: whether each variant's
 // notification fan-out grows with clients, how many clients it sustains,
 // and safety.
-func (d *Document) glance(cases []*summary.Case, plan *capacity.Plan) {
+func (d *Document) glance(cases []*analysis.Case, plan *analysis.Plan) {
 	d.add(Heading{2, "Findings at a glance"})
 	var items []string
-	order, bySeries := summary.Group(cases)
+	order, bySeries := analysis.Group(cases)
 	for _, s := range order {
 		if line := fanoutLine(s, bySeries[s]); line != "" {
 			items = append(items, line)
@@ -188,17 +188,17 @@ const (
 // from the middle measured client count to the largest: at the smallest
 // counts a lock often has no waiter at all, which would make any recipe
 // look like it grows.
-func fanoutLine(s summary.Series, cases []*summary.Case) string {
+func fanoutLine(s analysis.Series, cases []*analysis.Case) string {
 	type side struct {
 		name string
 		ns   []int
 		ys   []float64
 	}
 	var sides []side
-	for _, k := range []struct{ name, key string }{{"client side", "watch_events"}, {"server side", "server_watch_events"}} {
-		sd := side{name: k.name}
+	for _, f := range []figures.Figure{figures.WatchEvents, figures.ServerWatchEvents} {
+		sd := side{name: f.Side.String() + " side"}
 		for _, c := range cases {
-			if v, ok := c.PerOp(k.key); ok {
+			if v, ok := c.PerOp(f.Key); ok {
 				sd.ns = append(sd.ns, c.Clients)
 				sd.ys = append(sd.ys, v)
 			}
@@ -240,7 +240,7 @@ func fanoutLine(s summary.Series, cases []*summary.Case) string {
 		verdict = "stay bounded as clients grow"
 	}
 	return fmt.Sprintf("%s, %s on %s: watch events per %s %s: %s.", s.Workload, s.Variant, s.Backend,
-		summary.OpUnit(s.Workload), verdict, strings.Join(parts, "; "))
+		figures.UnitOf(s.Workload), verdict, strings.Join(parts, "; "))
 }
 
 // thin picks at most k indexes of n, first and last included.
@@ -263,7 +263,7 @@ func (d *Document) setup(runs []*results.Run) {
 	d.add(Heading{2, "Setup and environment"})
 	runsT := Table{Header: []string{"run", "workload", "backend", "status", "started (UTC)", "took", "cluster", "servers", "tool"}}
 	for _, r := range runs {
-		status := r.Status
+		status := string(r.Status)
 		if r.StatusDetail != "" {
 			status += ": " + r.StatusDetail
 		}
@@ -293,9 +293,9 @@ func (d *Document) setup(runs []*results.Run) {
 		Header: []string{"run", "variants", "clients", "repeat", "duration", "ops bound", "warm-up", "load model", "hold", "think", "params"}}
 	for _, r := range runs {
 		c := r.Config
-		model := "closed loop"
-		if c.Rate > 0 {
-			model = fmt.Sprintf("open loop, %s ops/s", Num(c.Rate))
+		model := string(c.LoadMode())
+		if c.LoadMode() == results.OpenLoop {
+			model += fmt.Sprintf(", %s ops/s", Num(c.Rate))
 		}
 		var clients []string
 		for _, n := range c.Clients {
@@ -338,8 +338,8 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // value formats a figure of a case, NotMeasured if absent.
-func value(f summary.Figure, c *summary.Case) (string, error) {
-	v, ok, err := f.Value(c)
+func value(f figures.Figure, c *analysis.Case) (string, error) {
+	v, ok, err := c.Value(f)
 	if err != nil {
 		return "", err
 	}
@@ -352,13 +352,13 @@ func value(f summary.Figure, c *summary.Case) (string, error) {
 // SummaryHeading is the heading of a workload's summary section.
 func SummaryHeading(workload string) string { return "Summary: " + workload }
 
-func (d *Document) summaries(cases []*summary.Case) error {
-	for _, w := range summary.Distinct(cases, func(c *summary.Case) string { return c.Workload }) {
-		wc := slices.DeleteFunc(slices.Clone(cases), func(c *summary.Case) bool { return c.Workload != w })
-		unit := summary.OpUnit(w)
+func (d *Document) summaries(cases []*analysis.Case) error {
+	for _, w := range analysis.Distinct(cases, func(c *analysis.Case) string { return c.Workload }) {
+		wc := slices.DeleteFunc(slices.Clone(cases), func(c *analysis.Case) bool { return c.Workload != w })
+		unit := figures.UnitOf(w)
 		d.add(Heading{2, SummaryHeading(w)})
 		key := []string{"backend", "variant", "clients", "repeats"}
-		keyCells := func(c *summary.Case) []string {
+		keyCells := func(c *analysis.Case) []string {
 			return []string{string(c.Backend), c.Variant, strconv.Itoa(c.Clients), strconv.Itoa(c.Repeats())}
 		}
 
@@ -371,25 +371,28 @@ func (d *Document) summaries(cases []*summary.Case) error {
 				}
 			}
 		}
-		summary.SortLatencyNames(names)
-		figs := summary.Figures(w, "")[:1] // throughput
-		for _, n := range names {
-			figs = append(figs, summary.Figures(w, n)[1:4]...)
+		figures.SortLatencyNames(names)
+		var figs, costFigs []figures.Figure // throughput and latency; counts per operation
+		for _, f := range analysis.TableFigures(names) {
+			if f.Kind == figures.PerOp {
+				costFigs = append(costFigs, f)
+			} else {
+				figs = append(figs, f)
+			}
 		}
 		perf := Table{
 			Caption: fmt.Sprintf("Throughput in %ss per second (mean over repeats); latency percentiles in milliseconds from the histograms merged over repeats.", unit),
 			Header:  append(slices.Clone(key), "ops ok"),
 		}
 		for _, f := range figs {
-			perf.Header = append(perf.Header, headerOf(f))
+			perf.Header = append(perf.Header, f.Header(unit))
 		}
 		cost := Table{
 			Caption: fmt.Sprintf("Cost per %s: client side from the instrumented sessions, server side from the servers' own counters.", unit),
 			Header:  slices.Clone(key),
 		}
-		costFigs := summary.Figures(w, "")[1:]
 		for _, f := range costFigs {
-			cost.Header = append(cost.Header, headerOf(f))
+			cost.Header = append(cost.Header, f.Header(unit))
 		}
 		fair := Table{
 			Caption: "Fairness and safety. Violations must be 0 without injected faults.",
@@ -427,21 +430,18 @@ func (d *Document) summaries(cases []*summary.Case) error {
 				for _, n := range r.Errors {
 					errs += n
 				}
-				if !slices.Contains(stopped, r.StoppedBy) {
-					stopped = append(stopped, r.StoppedBy)
+				if !slices.Contains(stopped, string(r.StoppedBy)) {
+					stopped = append(stopped, string(r.StoppedBy))
 				}
 			}
 			fair.Rows = append(fair.Rows, append(keyCells(c),
 				Num(jain/float64(c.Repeats())), strconv.FormatInt(inv, 10), strconv.FormatInt(checked, 10),
 				strconv.FormatInt(viol, 10), strings.Join(stopped, ", "), strconv.FormatInt(errs, 10)))
 		}
-		d.add(Heading{3, "Throughput and latency"}, perf, Heading{3, "Cost per " + unit}, cost, Heading{3, "Fairness and safety"}, fair)
+		d.add(Heading{3, "Throughput and latency"}, perf, Heading{3, "Cost per " + string(unit)}, cost, Heading{3, "Fairness and safety"}, fair)
 	}
 	return nil
 }
-
-// headerOf names a figure's column with its unit.
-func headerOf(f summary.Figure) string { return f.Label + " (" + f.Unit + ")" }
 
 func (d *Document) plots(runs []*results.Run) error {
 	figs, err := plots.Build(runs)
@@ -459,7 +459,7 @@ func (d *Document) plots(runs []*results.Run) error {
 	return nil
 }
 
-func (d *Document) capacity(plan *capacity.Plan) {
+func (d *Document) capacity(plan *analysis.Plan) {
 	t := plan.Target
 	d.add(Heading{2, "Capacity planning"})
 	want := fmt.Sprintf("p99 latency ≤ %s ms", ms(t.P99))
@@ -483,16 +483,19 @@ func (d *Document) capacity(plan *capacity.Plan) {
 		Header: []string{"workload", "backend", "variant", "figure", "model", "fit", "R²", "points"},
 	}
 	for _, sp := range plan.Series {
-		for _, g := range capacity.GrowthFigures() {
-			f, ok := sp.Fits[g.ID]
+		for _, g := range figures.Fitted() {
+			f, ok := sp.Fits[g.ID()]
 			if !ok {
 				continue
 			}
+			if g.Kind == figures.Quantile {
+				g = g.ForLatency(sp.Latency)
+			}
 			r2 := Num(f.R2)
-			if f.Model == capacity.Constant {
+			if f.Model == analysis.Constant {
 				r2 = NotMeasured
 			}
-			fits.Rows = append(fits.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, g.Label,
+			fits.Rows = append(fits.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, g.Header(figures.UnitOf(sp.Workload)),
 				f.Model, f.Formula(), r2, strconv.Itoa(f.Points)})
 		}
 	}
@@ -522,7 +525,7 @@ func (d *Document) capacity(plan *capacity.Plan) {
 			share = pct(m.WriteShare)
 		}
 		rate, reqs := Num(m.Rate), Num(m.RequestsPerSec)
-		if m.RateSource == capacity.NotProjectable {
+		if m.RateSource == analysis.NotProjectable {
 			rate, reqs, writes, share = NotMeasured, NotMeasured, NotMeasured, NotMeasured
 			basis = "throughput fit falls to zero before this N: not projectable"
 		}
@@ -574,7 +577,7 @@ func (d *Document) capacity(plan *capacity.Plan) {
 	}
 }
 
-func sortedKinds(p *capacity.Plan) []string {
+func sortedKinds(p *analysis.Plan) []string {
 	var out []string
 	for k := range p.Calibrations {
 		out = append(out, string(k))
@@ -583,7 +586,7 @@ func sortedKinds(p *capacity.Plan) []string {
 	return out
 }
 
-func (d *Document) notes(runs []*results.Run, cases []*summary.Case) {
+func (d *Document) notes(runs []*results.Run, cases []*analysis.Case) {
 	var items []string
 	for _, r := range runs {
 		if len(r.Leftovers) > 0 {
@@ -602,7 +605,7 @@ func (d *Document) notes(runs []*results.Run, cases []*summary.Case) {
 	seen := map[string]bool{}
 	for _, c := range cases {
 		for _, r := range c.Results {
-			for _, n := range r.Notes {
+			for _, n := range analysis.Notes(r) {
 				line := fmt.Sprintf("%s: %s", c.Key, n)
 				if !seen[line] {
 					seen[line] = true

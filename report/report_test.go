@@ -104,7 +104,7 @@ func mdTables(t *testing.T, md []byte) map[string]map[string][][]string {
 
 // TestMarkdownNumbersMatchResults parses the numbers back out of the
 // Markdown summary tables and compares them with the results file, read
-// directly (not through package summary).
+// directly (not through package analysis).
 func TestMarkdownNumbersMatchResults(t *testing.T) {
 	t.Run("synthetic", func(t *testing.T) {
 		checkNumbers(t, loadRuns(t, "lock-zookeeper.json", "lock-etcd.json", "barrier-zookeeper.json"), 500)

@@ -14,13 +14,6 @@ import (
 // format with a clear error; a change that old readers would misread bumps it.
 const FormatVersion = 1
 
-// Run statuses.
-const (
-	StatusComplete    = "complete"    // every planned case ran to its bound
-	StatusInterrupted = "interrupted" // stopped by the user or a signal; results so far
-	StatusFailed      = "failed"      // stopped by an error; results so far
-)
-
 // Run is one invocation of `zkbench run`: configuration, environment,
 // cluster, and one Result per (variant, clients, repeat) case.
 type Run struct {
@@ -30,7 +23,7 @@ type Run struct {
 	Command    []string  `json:"command,omitempty"`
 	StartedAt  time.Time `json:"started_at"`
 	FinishedAt time.Time `json:"finished_at"`
-	Status     string    `json:"status"`
+	Status     Status    `json:"status"`
 	// StatusDetail says why a run is not complete.
 	StatusDetail string      `json:"status_detail,omitempty"`
 	Config       Config      `json:"config"`
@@ -93,8 +86,8 @@ type Result struct {
 	// counts from it, and Started - Run.StartedAt places the case on the
 	// run's Timeline. Zero in files from before it was recorded.
 	Started time.Time `json:"started,omitzero"`
-	// StoppedBy: "ops", "duration", "interrupted" or "error".
-	StoppedBy string `json:"stopped_by"`
+	// StoppedBy says why the measured interval ended.
+	StoppedBy StopReason `json:"stopped_by"`
 	// Ops counts the workload's unit operation (lock acquisitions, leader
 	// terms, failovers, barrier rounds). Issued = Succeeded + Failed + Unknown.
 	Ops Ops `json:"ops"`
@@ -112,9 +105,9 @@ type Result struct {
 	// say which. The server figures are then not comparable with other
 	// cases', and none is divided per operation in PerOp.
 	ServerPartial bool `json:"server_partial,omitempty"`
-	// PerOp are derived per-operation figures: "watch_events",
-	// "wasted_wakeups", "requests", "requests.<type>", "server_watch_events",
-	// "server_requests", ... Only figures that were measured appear.
+	// PerOp are derived per-operation figures by key, as package figures
+	// declares them ("watch_events", "server_watch_events", "requests",
+	// "requests.<type>", ...). Only figures that were measured appear.
 	PerOp    map[string]float64 `json:"per_op"`
 	Fairness Fairness           `json:"fairness"`
 	Safety   Safety             `json:"safety"`

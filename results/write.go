@@ -18,11 +18,6 @@ var ErrInvalidRun = errors.New("results: invalid run")
 // created or written.
 var ErrUnwritable = errors.New("results: folder not writable")
 
-// stoppedBy are the values Result.StoppedBy may hold.
-var stoppedBy = map[string]bool{
-	"ops": true, "duration": true, "interrupted": true, "error": true,
-}
-
 // Validate checks the invariants every results file must hold: a known format
 // and status, and for every result a workload, variant and positive client
 // count, Ops.Issued == Succeeded + Failed + Unknown with no negative count, a
@@ -40,10 +35,8 @@ func (r *Run) Validate() error {
 	if r.ID == "" {
 		add("run id is empty")
 	}
-	switch r.Status {
-	case StatusComplete, StatusInterrupted, StatusFailed:
-	default:
-		add("status %q is not one of %q, %q, %q", r.Status, StatusComplete, StatusInterrupted, StatusFailed)
+	if !r.Status.Valid() {
+		add("status %q is not one of %q", r.Status, Statuses())
 	}
 	for i := range r.Results {
 		res := &r.Results[i]
@@ -61,8 +54,8 @@ func (r *Run) Validate() error {
 		if o.Issued != o.Succeeded+o.Failed+o.Unknown {
 			add("%s: ops issued %d != succeeded %d + failed %d + unknown %d", where, o.Issued, o.Succeeded, o.Failed, o.Unknown)
 		}
-		if !stoppedBy[res.StoppedBy] {
-			add("%s: stopped_by %q is not one of ops, duration, interrupted, error", where, res.StoppedBy)
+		if !res.StoppedBy.Valid() {
+			add("%s: stopped_by %q is not one of %q", where, res.StoppedBy, StopReasons())
 		}
 		if res.Elapsed < 0 {
 			add("%s: negative elapsed time", where)

@@ -3,6 +3,7 @@ package workloads
 import (
 	"fmt"
 
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -46,20 +47,16 @@ func (bw *BarrierWorkload) collect(rc *recipeCase, parts []*participant, checker
 	// node) and N to leave (the lowest once, everyone once when it goes).
 	n := int64(len(parts))
 	rc.fill(o, res.Ops.Succeeded, true, res.Ops.Succeeded*(2*n-1))
-	perParticipant := func(key string) {
-		if v, ok := res.PerOp[key]; ok {
-			res.PerOp[key+"_per_participant"] = v / float64(n)
+	for _, f := range figures.Counts() {
+		if v, ok := res.PerOp[f.Key]; ok {
+			res.PerOp[figures.PerParticipant(f).Key] = v / float64(n)
 		}
 	}
-	for _, key := range []string{"watch_events", "wasted_wakeups", "requests", "server_requests",
-		"server_watch_events", "server_writes", "server_reads"} {
-		perParticipant(key)
-	}
 	if passes > 0 {
-		res.PerOp["requests_per_enter"] = float64(enterReqs) / float64(passes)
-		res.PerOp["requests_per_leave"] = float64(leaveReqs) / float64(passes)
-		res.PerOp["watch_events_per_enter"] = float64(enterWoke) / float64(passes)
-		res.PerOp["watch_events_per_leave"] = float64(leaveWoke) / float64(passes)
+		res.PerOp[figures.RequestsPerEnter.Key] = float64(enterReqs) / float64(passes)
+		res.PerOp[figures.RequestsPerLeave.Key] = float64(leaveReqs) / float64(passes)
+		res.PerOp[figures.WatchEventsPerEnter.Key] = float64(enterWoke) / float64(passes)
+		res.PerOp[figures.WatchEventsPerLeave.Key] = float64(leaveWoke) / float64(passes)
 	}
 	if res.Ops.Failed > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d of %d rounds did not finish (stopped by %s)", res.Ops.Failed, res.Ops.Issued, res.StoppedBy))

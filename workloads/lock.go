@@ -11,6 +11,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/internal/procstat"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/lockvariants"
@@ -305,7 +306,7 @@ func (lw *LockWorkload) collect(res *results.Result, workers []*lockWorker, chec
 		wasted := max(0, res.Client.WatchEvents-waited)
 		res.Client.WastedWakeups = wasted
 		if res.Ops.Succeeded > 0 {
-			res.PerOp["wasted_wakeups"] = float64(wasted) / float64(res.Ops.Succeeded)
+			res.PerOp[figures.WastedWakeups.Key] = float64(wasted) / float64(res.Ops.Succeeded)
 		}
 	} else {
 		res.Notes = append(res.Notes, "client-side counts not measured: this variant's requests go straight to the client library, past backends/instrument")

@@ -3,7 +3,6 @@ package workloads
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"runtime"
 	"sort"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/instrument"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/internal/procstat"
 	"github.com/zkbench/zkbench/results"
 )
@@ -179,12 +179,12 @@ func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, ins
 			// Fan-out counts every notification that reached the client,
 			// including those of watches the recipe had already abandoned
 			// (ZooKeeper still delivers them): that is what the servers sent.
-			res.PerOp["watch_events"] = per(float64(d.WatchEvents + d.LateWatchEvents))
-			res.PerOp["watches_armed"] = per(float64(d.WatchesArmed))
-			res.PerOp["requests"] = per(float64(d.TotalRequests()))
+			res.PerOp[figures.WatchEvents.Key] = per(float64(d.WatchEvents + d.LateWatchEvents))
+			res.PerOp[figures.WatchesArmed.Key] = per(float64(d.WatchesArmed))
+			res.PerOp[figures.Requests.Key] = per(float64(d.TotalRequests()))
 			for k, v := range d.Requests {
 				if v != 0 {
-					res.PerOp["requests."+k] = per(float64(v))
+					res.PerOp[figures.RequestsOf(k).Key] = per(float64(v))
 				}
 			}
 		}
@@ -200,47 +200,22 @@ func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, ins
 	default:
 		res.Server = after.Server.Delta(before.Server)
 		if ops > 0 {
-			for key, name := range map[string]string{
-				"server_watch_events":              backends.MetricWatchEvents,
-				"server_writes":                    backends.MetricWrites,
-				"server_reads":                     backends.MetricReads,
-				"server_requests":                  backends.MetricRequests,
-				"server_watches_triggered_deleted": backends.MetricWatchesTriggeredOnDelete,
-			} {
-				if v, ok := res.Server[name]; ok {
-					res.PerOp[key] = per(v)
+			for _, f := range figures.ServerPerOp() {
+				if v, ok := res.Server[f.Metric]; ok {
+					res.PerOp[f.Key] = per(v)
 				}
 			}
 		}
 		if instrumented {
-			writes := d.Requests["create"] + d.Requests["create_seq"] + d.Requests["delete"]
-			// The servers also notify watches whose ctx had ended (late).
-			if n := disagree("watch events", float64(d.WatchEvents+d.LateWatchEvents), res.Server, backends.MetricWatchEvents); n != "" {
-				res.Notes = append(res.Notes, n)
-			}
-			if n := disagree("writes (create+create_seq+delete)", float64(writes), res.Server, backends.MetricWrites); n != "" {
-				res.Notes = append(res.Notes, n)
+			counts := figures.Totals{WatchEvents: d.WatchEvents, LateWatchEvents: d.LateWatchEvents, Requests: d.Requests}
+			for _, c := range figures.Checks() {
+				if n := c.Note(res.Backend, counts, res.Server); n != "" {
+					res.Notes = append(res.Notes, n)
+				}
 			}
 		}
 	}
 	m.fillCost(res, before, after, baseRSS)
-}
-
-// agreeWithin is how far client and server counts of the same figure may
-// differ before the result says so.
-const agreeWithin = 0.05
-
-func disagree(what string, client float64, server backends.Metrics, name string) string {
-	sv, ok := server[name]
-	if !ok {
-		return ""
-	}
-	hi := math.Max(client, sv)
-	if hi == 0 || math.Abs(client-sv)/hi <= agreeWithin {
-		return ""
-	}
-	return fmt.Sprintf("client and server disagree on %s by more than %.0f%%: client %.0f, server %.0f (%s)",
-		what, agreeWithin*100, client, sv, name)
 }
 
 func (m *Meter) fillCost(res *results.Result, before, after Snapshot, baseRSS uint64) {

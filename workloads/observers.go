@@ -9,6 +9,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/results"
 )
@@ -106,10 +107,10 @@ func (ow *ObserversWorkload) Run(ctx context.Context, c Case) (results.Result, e
 	// Each observer needs one notification per failover.
 	ops := res.Ops.Succeeded
 	rc.fill(out, ops, v.ClientCounts, ops*int64(c.Clients))
-	if ev, ok := res.PerOp["watch_events"]; ok {
-		res.PerOp["watch_events_per_observer"] = ev / float64(c.Clients)
+	if ev, ok := res.PerOp[figures.WatchEvents.Key]; ok {
+		res.PerOp[figures.WatchEventsPerObserver.Key] = ev / float64(c.Clients)
 		if ops > 0 {
-			res.PerOp["candidate_watch_events"] = float64(crowd.candEvents) / float64(ops)
+			res.PerOp[figures.CandidateWatchEvents.Key] = float64(crowd.candEvents) / float64(ops)
 		}
 	}
 	res.Notes = append(res.Notes, fmt.Sprintf("%d candidates besides the %d observers; client-side counts are the observers'", candidates, c.Clients))

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -86,9 +87,9 @@ func WritePaperBarrierTable(w io.Writer, rs []results.Result) error {
 			groups[k][cell] = a
 		}
 		a.secs = append(a.secs, r.Elapsed.Seconds())
-		a.enter = append(a.enter, r.PerOp["requests_per_enter"])
-		a.leave = append(a.leave, r.PerOp["requests_per_leave"])
-		a.server = append(a.server, r.PerOp["server_requests_per_participant"])
+		a.enter = append(a.enter, r.PerOp[figures.RequestsPerEnter.Key])
+		a.leave = append(a.leave, r.PerOp[figures.RequestsPerLeave.Key])
+		a.server = append(a.server, r.PerOp[figures.PerParticipant(figures.ServerRequests).Key])
 		a.incomplete = a.incomplete || r.Ops.Succeeded < r.Ops.Issued || r.StoppedBy != StoppedByOps
 	}
 	for _, k := range keys {

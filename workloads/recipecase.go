@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/internal/procstat"
 	"github.com/zkbench/zkbench/results"
 )
@@ -114,7 +115,7 @@ func (rc *recipeCase) fill(out Outcome, ops int64, instrumented bool, needed int
 	wasted := max(0, res.Client.WatchEvents-needed)
 	res.Client.WastedWakeups = wasted
 	if ops > 0 {
-		res.PerOp["wasted_wakeups"] = float64(wasted) / float64(ops)
+		res.PerOp[figures.WastedWakeups.Key] = float64(wasted) / float64(ops)
 	}
 }
 

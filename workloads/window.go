@@ -8,12 +8,13 @@ import (
 	"github.com/zkbench/zkbench/results"
 )
 
-// Why a case stopped (results.Result.StoppedBy).
+// Why a case stopped (results.Result.StoppedBy): the results' own stop
+// reasons, under the names the workloads' loops have always used.
 const (
-	StoppedByOps         = "ops"
-	StoppedByDuration    = "duration"
-	StoppedByInterrupted = "interrupted"
-	StoppedByError       = "error"
+	StoppedByOps         = results.StoppedByOps
+	StoppedByDuration    = results.StoppedByDuration
+	StoppedByInterrupted = results.StoppedByInterrupted
+	StoppedByError       = results.StoppedByError
 )
 
 // Window is the measured interval of a case: a warm-up whose operations are
@@ -134,7 +135,7 @@ type Outcome struct {
 	// Start and End are offsets of the measured interval from Base.
 	Start, End time.Duration
 	Base       time.Time
-	StoppedBy  string
+	StoppedBy  results.StopReason
 	// Drained: every worker returned within DrainTimeout after the end.
 	Drained bool
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zkbench/zkbench/compare"
+	"github.com/zkbench/zkbench/analysis"
 )
 
 func newCompareCmd() *cobra.Command {
@@ -30,7 +30,7 @@ backends are compared case by case across backends.`,
 			if err != nil {
 				return err
 			}
-			c, err := compare.Compare(runs[0], runs[1])
+			c, err := analysis.Compare(runs[0], runs[1])
 			if err != nil {
 				return err
 			}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zkbench/zkbench/capacity"
+	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/report"
 )
 
@@ -13,7 +13,7 @@ func newReportCmd() *cobra.Command {
 	var (
 		out    string
 		opts   report.Options
-		target capacity.Target
+		target analysis.Target
 	)
 	cmd := &cobra.Command{
 		Use:   "report RESULTS...",
@@ -61,7 +61,7 @@ locks, to the herd-free handoff bound.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&out, "output", "o", "report", "folder to write the report into (created if missing)")
 	fl.StringVar(&opts.Title, "title", "zkbench report", "report title")
-	fl.DurationVar(&target.P99, "target-p99", capacity.DefaultP99, "latency target: the p99 a sustained client count must stay under")
+	fl.DurationVar(&target.P99, "target-p99", analysis.DefaultP99, "latency target: the p99 a sustained client count must stay under")
 	fl.Float64Var(&target.Rate, "target-rate", 0, "throughput target in operations per second (0: none); also the rate the server load is computed at")
 	fl.StringVar(&target.Latency, "latency", "", `latency histogram the target applies to (default: the workload's own, e.g. "acquire")`)
 	fl.IntVar(&target.AtClients, "at-clients", 0, "client count for the server load table (default: the largest measured)")

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -177,19 +178,19 @@ func lockRun(kind backends.Kind, seed uint64) *results.Run {
 			counts := map[string]int64{}
 			for _, t := range slices.Sorted(maps.Keys(req)) {
 				x := req[t]
-				perOp["requests."+t] = x
+				perOp[figures.RequestsOf(t).Key] = x
 				total += x
 				counts[t] = int64(x * float64(ops))
 			}
 			writes := req["create"] + req["create_seq"] + req["delete"]
 			reads := total - writes
-			perOp["requests"] = total
-			perOp["watch_events"] = watch
-			perOp["wasted_wakeups"] = wasted
-			perOp["server_watch_events"] = server
-			perOp["server_requests"] = total
-			perOp["server_writes"] = writes
-			perOp["server_reads"] = reads
+			perOp[figures.Requests.Key] = total
+			perOp[figures.WatchEvents.Key] = watch
+			perOp[figures.WastedWakeups.Key] = wasted
+			perOp[figures.ServerWatchEvents.Key] = server
+			perOp[figures.ServerRequests.Key] = total
+			perOp[figures.ServerWrites.Key] = writes
+			perOp[figures.ServerReads.Key] = reads
 			// Closed loop: each client waits for the others' turns.
 			median := time.Duration(N / tput * float64(time.Second))
 			sigma := 0.35
@@ -278,8 +279,8 @@ func electionRun() *results.Run {
 					"handoff":  latency(rng, int(ops), time.Duration((1+0.05*watch)*float64(time.Millisecond)), 0.3),
 				},
 				PerOp: map[string]float64{
-					"watch_events": watch, "server_watch_events": watch,
-					"requests": 2 + watch, "requests.get": 1 + watch, "requests.create": 1,
+					figures.WatchEvents.Key: watch, figures.ServerWatchEvents.Key: watch,
+					figures.Requests.Key: 2 + watch, figures.RequestsOf("get").Key: 1 + watch, figures.RequestsOf("create").Key: 1,
 				},
 				Series: series(rng, ops, elapsed, 0),
 				Notes:  []string{syntheticNote},
@@ -313,8 +314,8 @@ func barrierRun() *results.Run {
 					"leave": latency(rng, int(ops)*n, time.Duration(N*0.3*float64(time.Millisecond)), 0.4),
 				},
 				PerOp: map[string]float64{
-					"watch_events": watch, "server_watch_events": watch,
-					"requests": 3 * N, "requests.create": N, "requests.delete": N, "requests.children_w": N,
+					figures.WatchEvents.Key: watch, figures.ServerWatchEvents.Key: watch,
+					figures.Requests.Key: 3 * N, figures.RequestsOf("create").Key: N, figures.RequestsOf("delete").Key: N, figures.RequestsOf("children_w").Key: N,
 				},
 				Series: series(rng, ops, elapsed, 0),
 				Notes:  []string{syntheticNote},

@@ -1,4 +1,4 @@
-package compare
+package analysis
 
 import (
 	"bytes"
@@ -50,7 +50,7 @@ func TestCompare(t *testing.T) {
 		t.Errorf("setup differences %q", c.Setup)
 	}
 	for _, cs := range c.Cases {
-		rows := map[string]Row{}
+		rows := map[string]FigureChange{}
 		for _, r := range cs.Rows {
 			rows[r.ID] = r
 		}

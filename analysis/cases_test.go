@@ -1,12 +1,14 @@
-package summary
+package analysis
 
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -91,17 +93,71 @@ func TestClassAndUnits(t *testing.T) {
 			t.Errorf("ClassOf(%q) = %v, want %v", v, got, want)
 		}
 	}
-	for w, want := range map[string]string{
+	// Units and latency order are declared in package figures and tested
+	// there (TestUnits, TestLatencyOrder); a case reads them from there.
+	for w, want := range map[string]figures.Unit{
 		"lock": "acquisition", "election-failover": "failover", "election-handoff": "handoff",
 		"election-observers": "term", "barrier": "round", "double-barrier": "round", "queue": "operation",
 	} {
-		if got := OpUnit(w); got != want {
-			t.Errorf("OpUnit(%q) = %q, want %q", w, got, want)
+		if got := (&Case{Key: Key{Workload: w}}).Unit(); got != want {
+			t.Errorf("unit of %q = %q, want %q", w, got, want)
 		}
 	}
 	names := []string{"zeta", "leave", "handoff", "acquire", "enter"}
-	SortLatencyNames(names)
+	figures.SortLatencyNames(names)
 	if !slices.Equal(names, []string{"acquire", "handoff", "enter", "leave", "zeta"}) {
 		t.Errorf("sorted %v", names)
+	}
+}
+
+// TestResultPerOp: a server figure missing from PerOp (files from before it
+// was recorded) is the server counter per successful operation, except
+// where the server count is partial, which is never divided.
+func TestResultPerOp(t *testing.T) {
+	r := &results.Result{
+		Ops:    results.Ops{Issued: 10, Succeeded: 10},
+		PerOp:  map[string]float64{figures.WatchEvents.Key: 2},
+		Server: backends.Metrics{backends.MetricWrites: 30},
+	}
+	if v, ok := ResultPerOp(r, figures.WatchEvents.Key); !ok || v != 2 {
+		t.Errorf("watch events %v %v", v, ok)
+	}
+	if v, ok := ResultPerOp(r, figures.ServerWrites.Key); !ok || v != 3 {
+		t.Errorf("server writes from the counter: %v %v, want 3", v, ok)
+	}
+	if _, ok := ResultPerOp(r, figures.ServerReads.Key); ok {
+		t.Error("server reads were not scraped")
+	}
+	if _, ok := ResultPerOp(r, figures.WastedWakeups.Key); ok {
+		t.Error("a client figure has no server fallback")
+	}
+	r.ServerPartial = true
+	if _, ok := ResultPerOp(r, figures.ServerWrites.Key); ok {
+		t.Error("a partial server count was divided per operation")
+	}
+}
+
+// TestNotesExplainOldFiles: a bare disagreement note in a file written
+// before the documented causes were declared is read with its cause, from
+// the counts the file holds; other notes are left as they are.
+func TestNotesExplainOldFiles(t *testing.T) {
+	bare := "client and server disagree on watch events by more than 5%: client 5579, server 18242 (zkbench_server_watch_events)"
+	r := &results.Result{
+		Backend: backends.Etcd,
+		Client:  results.ClientCounts{WatchEvents: 5579},
+		Server:  backends.Metrics{backends.MetricWatchEvents: 18242},
+		Notes:   []string{bare, "200 acquisitions were still waiting"},
+	}
+	got := Notes(r)
+	if len(got) != 2 || !strings.HasPrefix(got[0], bare+"; known difference (docs/figures.md): etcd counts") ||
+		got[1] != r.Notes[1] {
+		t.Errorf("notes %q", got)
+	}
+	if r.Notes[0] != bare {
+		t.Error("Notes changed the result")
+	}
+	r.Backend = backends.ZooKeeper // no documented cause: the note stays a finding
+	if got := Notes(r); got[0] != bare {
+		t.Errorf("zookeeper note %q", got[0])
 	}
 }

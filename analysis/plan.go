@@ -1,4 +1,4 @@
-package capacity
+package analysis
 
 import (
 	"cmp"
@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
-	"github.com/zkbench/zkbench/summary"
 )
 
 // Target is what a variant must meet to "sustain" a client count.
@@ -37,7 +37,7 @@ const DefaultP99 = 50 * time.Millisecond
 // Plan is the capacity-planning answer for a set of runs.
 type Plan struct {
 	Target Target `json:"target"`
-	// Series in the order of summary.Cases.
+	// Series in the order of Cases.
 	Series []*SeriesPlan `json:"series"`
 	// Calibrations by backend, from the runs that carry one.
 	Calibrations map[backends.Kind]*results.Calibration `json:"calibrations,omitempty"`
@@ -45,47 +45,17 @@ type Plan struct {
 
 // SeriesPlan is the plan of one workload, backend and variant.
 type SeriesPlan struct {
-	summary.Series
+	Series
 	// Latency is the histogram the target applies to.
 	Latency string `json:"latency"`
-	// Fits by figure ID (see GrowthFigures), only for figures measured at
-	// two or more client counts.
+	// Fits by figure ID (figures.Figure.ID of figures.Fitted), only for
+	// figures measured at two or more client counts.
 	Fits    map[string]Fit `json:"fits"`
 	Sustain Sustain        `json:"sustain"`
 	Demand  *Demand        `json:"demand,omitempty"`
 	// Headroom per measured case against the calibrated server capacity;
 	// empty without a calibration.
 	Headroom []Headroom `json:"headroom,omitempty"`
-}
-
-// GrowthFigure is a figure whose growth with clients is fitted. Label
-// includes the unit.
-type GrowthFigure struct {
-	ID, Label, Unit string
-	value           func(c *summary.Case, latency string) (float64, bool, error)
-}
-
-// GrowthFigures are the figures fitted for each series, in report order.
-func GrowthFigures() []GrowthFigure {
-	perOp := func(name string) func(*summary.Case, string) (float64, bool, error) {
-		return func(c *summary.Case, _ string) (float64, bool, error) { v, ok := c.PerOp(name); return v, ok, nil }
-	}
-	return []GrowthFigure{
-		{"watch_events/op", "watch events per op (client)", "per op", perOp("watch_events")},
-		{"server_watch_events/op", "watch events per op (server)", "per op", perOp("server_watch_events")},
-		{"wasted_wakeups/op", "wasted wake-ups per op", "per op", perOp("wasted_wakeups")},
-		{"requests/op", "requests per op (client)", "per op", perOp("requests")},
-		{"server_requests/op", "requests per op (server)", "per op", perOp("server_requests")},
-		{"server_writes/op", "writes per op (server)", "per op", perOp("server_writes")},
-		{"p99", "p99 latency (ms)", "ms", func(c *summary.Case, latency string) (float64, bool, error) {
-			d, ok, err := c.Quantile(latency, 99)
-			return summary.Millis(d), ok, err
-		}},
-		{"throughput", "throughput (ops/s)", "ops/s", func(c *summary.Case, _ string) (float64, bool, error) {
-			v, ok := c.Throughput()
-			return v, ok, nil
-		}},
-	}
 }
 
 // Sustain answers: how many clients does the variant sustain under the
@@ -142,8 +112,8 @@ type Headroom struct {
 	HandoffShare float64 `json:"handoff_share,omitempty"`
 }
 
-// Build makes the plan for runs under target (zero fields take defaults).
-func Build(runs []*results.Run, target Target) (*Plan, error) {
+// PlanCapacity makes the capacity plan for runs under target (zero fields take defaults).
+func PlanCapacity(runs []*results.Run, target Target) (*Plan, error) {
 	if target.P99 <= 0 {
 		target.P99 = DefaultP99
 	}
@@ -159,7 +129,7 @@ func Build(runs []*results.Run, target Target) (*Plan, error) {
 			}
 		}
 	}
-	order, bySeries := summary.Group(summary.Cases(runs))
+	order, bySeries := Group(Cases(runs))
 	for _, s := range order {
 		sp, err := planSeries(s, bySeries[s], target, p.Calibrations[s.Backend])
 		if err != nil {
@@ -172,27 +142,33 @@ func Build(runs []*results.Run, target Target) (*Plan, error) {
 
 type point struct{ n, y float64 }
 
-func planSeries(s summary.Series, cases []*summary.Case, t Target, cal *results.Calibration) (*SeriesPlan, error) {
+func planSeries(s Series, cases []*Case, t Target, cal *results.Calibration) (*SeriesPlan, error) {
 	sp := &SeriesPlan{Series: s, Latency: t.Latency, Fits: map[string]Fit{}}
 	if sp.Latency == "" && len(cases) > 0 {
 		sp.Latency = cases[0].PrimaryLatency()
 	}
 	points := map[string][]point{}
-	for _, g := range GrowthFigures() {
+	for _, g := range figures.Fitted() {
+		if g.Kind == figures.Quantile {
+			if sp.Latency == "" {
+				continue // no latency recorded: nothing to fit
+			}
+			g = g.ForLatency(sp.Latency)
+		}
 		for _, c := range cases {
-			v, ok, err := g.value(c, sp.Latency)
+			v, ok, err := c.Value(g)
 			if err != nil {
 				return nil, err
 			}
 			if ok {
-				points[g.ID] = append(points[g.ID], point{float64(c.Clients), v})
+				points[g.ID()] = append(points[g.ID()], point{float64(c.Clients), v})
 			}
 		}
-		if f, err := fitPoints(points[g.ID]); err == nil {
-			sp.Fits[g.ID] = f
+		if f, err := fitPoints(points[g.ID()]); err == nil {
+			sp.Fits[g.ID()] = f
 		}
 	}
-	sp.Sustain = sustain(points["p99"], points["throughput"], sp.Fits, t)
+	sp.Sustain = sustain(points[figures.P99.ID()], points[figures.Throughput.ID()], sp.Fits, t)
 	sp.Demand = demand(cases, sp.Fits, points, t, cal)
 	if cal != nil {
 		for _, c := range cases {
@@ -201,7 +177,7 @@ func planSeries(s summary.Series, cases []*summary.Case, t Target, cal *results.
 			if w, ok := c.ServerRate(backends.MetricWrites); ok && cal.WritesPerSec > 0 {
 				h.ServerWritesPerSec, h.WriteShare = w, w/cal.WritesPerSec
 			}
-			if summary.OpUnit(s.Workload) == "acquisition" && cal.HandoffBound > 0 {
+			if figures.UnitOf(s.Workload) == figures.Acquisition && cal.HandoffBound > 0 {
 				h.HandoffShare = h.Throughput * cal.HandoffBound.Seconds()
 			}
 			sp.Headroom = append(sp.Headroom, h)
@@ -230,7 +206,7 @@ func logInterp(x0, y0, x1, y1, y float64) float64 {
 }
 
 func sustain(p99, tput []point, fits map[string]Fit, t Target) Sustain {
-	target := summary.Millis(t.P99)
+	target := Millis(t.P99)
 	want := fmt.Sprintf("p99 ≤ %s ms", num(target))
 	if t.Rate > 0 {
 		want += fmt.Sprintf(" at ≥ %s ops/s", num(t.Rate))
@@ -276,13 +252,13 @@ func sustain(p99, tput []point, fits map[string]Fit, t Target) Sustain {
 	// Every measured count meets the target: project the fits.
 	n, ok := math.Inf(1), false
 	var why []string
-	if f, has := fits["p99"]; has && f.Grows() {
+	if f, has := fits[figures.P99.ID()]; has && f.Grows() {
 		if x, solved := f.Solve(target); solved && x > last.n {
 			n, ok = x, true
 			why = append(why, "p99 "+f.String())
 		}
 	}
-	if f, has := fits["throughput"]; has && t.Rate > 0 && f.Model != Constant && f.B < 0 {
+	if f, has := fits[figures.Throughput.ID()]; has && t.Rate > 0 && f.Model != Constant && f.B < 0 {
 		if x, solved := f.Solve(t.Rate); solved && x > last.n && x < n {
 			n, ok = x, true
 			why = []string{"throughput " + f.String()}
@@ -299,7 +275,7 @@ func sustain(p99, tput []point, fits map[string]Fit, t Target) Sustain {
 	return s
 }
 
-func demand(cases []*summary.Case, fits map[string]Fit, points map[string][]point, t Target, cal *results.Calibration) *Demand {
+func demand(cases []*Case, fits map[string]Fit, points map[string][]point, t Target, cal *results.Calibration) *Demand {
 	if len(cases) == 0 {
 		return nil
 	}
@@ -323,29 +299,29 @@ func demand(cases []*summary.Case, fits map[string]Fit, points map[string][]poin
 		return 0, false, false
 	}
 	var ok, extra bool
-	d.RequestsSide = "server"
-	d.RequestsPerOp, ok, extra = value("server_requests/op")
+	d.RequestsSide = figures.Server.String()
+	d.RequestsPerOp, ok, extra = value(figures.ServerRequests.ID())
 	if !ok {
-		d.RequestsSide = "client"
-		d.RequestsPerOp, ok, extra = value("requests/op")
+		d.RequestsSide = figures.Client.String()
+		d.RequestsPerOp, ok, extra = value(figures.Requests.ID())
 	}
 	if !ok {
 		return nil
 	}
 	d.Extrapolated = extra
-	if w, okw, ex := value("server_writes/op"); okw {
+	if w, okw, ex := value(figures.ServerWrites.ID()); okw {
 		d.WritesPerOp = w
 		d.Extrapolated = d.Extrapolated || ex
 	}
 	if t.Rate > 0 {
 		d.Rate, d.RateSource = t.Rate, "target"
 	} else {
-		r, okr, ex := value("throughput")
+		r, okr, ex := value(figures.Throughput.ID())
 		if !okr {
 			return nil
 		}
 		d.Rate, d.RateSource = r, "measured"
-		if _, measured := slices.BinarySearchFunc(cases, n, func(c *summary.Case, n int) int { return c.Clients - n }); !measured {
+		if _, measured := slices.BinarySearchFunc(cases, n, func(c *Case, n int) int { return c.Clients - n }); !measured {
 			d.RateSource = "fit"
 			d.Extrapolated = d.Extrapolated || ex
 		}

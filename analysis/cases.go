@@ -1,8 +1,13 @@
-// Package summary groups the results of one or more runs into cases (one
+// Package analysis is the one model over results files that every renderer
+// reads: it groups the results of one or more runs into cases (one
 // workload, backend, variant and client count, over every repeat) and reads
-// the figures that plots, reports, comparisons and capacity planning share,
-// so that all of them print the same number for the same thing.
-package summary
+// each case's figures as package figures declares them (cases.go); it fits
+// how each figure grows with clients and answers capacity questions
+// (fit.go, plan.go); it compares two runs figure by figure (compare.go);
+// and it prints the terminal summary of one run (runsummary.go). Plots, the
+// report and the commands print what it computes, so that all of them print
+// the same number for the same thing.
+package analysis
 
 import (
 	"cmp"
@@ -15,6 +20,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -181,31 +187,64 @@ func (c *Case) Throughput() (float64, bool) {
 	})
 }
 
-// serverFallback maps PerOp server figures to the canonical server metric
-// they are derived from when a result has the counter but not the figure.
-var serverFallback = map[string]string{
-	"server_watch_events": backends.MetricWatchEvents,
-	"server_requests":     backends.MetricRequests,
-	"server_writes":       backends.MetricWrites,
-	"server_reads":        backends.MetricReads,
+// PerOp is the mean over repeats of the per-operation figure key (see
+// ResultPerOp). False when no repeat measured it.
+func (c *Case) PerOp(key string) (float64, bool) {
+	return c.mean(func(r *results.Result) (float64, bool) { return ResultPerOp(r, key) })
 }
 
-// PerOp is the mean over repeats of the per-operation figure name (see
-// results.Result.PerOp). Server figures missing from PerOp are derived from
-// the server counters (delta / successful operations) when those were
-// scraped. False when no repeat measured it.
-func (c *Case) PerOp(name string) (float64, bool) {
-	return c.mean(func(r *results.Result) (float64, bool) {
-		if v, ok := r.PerOp[name]; ok {
-			return v, true
-		}
-		if m, ok := serverFallback[name]; ok && r.Ops.Succeeded > 0 {
-			if v, ok := r.Server[m]; ok {
-				return v / float64(r.Ops.Succeeded), true
-			}
-		}
+// ResultPerOp reads the per-operation figure key of one result (see
+// results.Result.PerOp and package figures): its PerOp entry, or, for a
+// server figure missing there, the server counter's delta per successful
+// operation when that was scraped. A partial server count
+// (results.Result.ServerPartial) is never divided per operation.
+func ResultPerOp(r *results.Result, key string) (float64, bool) {
+	if v, ok := r.PerOp[key]; ok {
+		return v, true
+	}
+	f, ok := figures.ByKey(key)
+	if !ok || f.Metric == "" || r.ServerPartial || r.Ops.Succeeded <= 0 {
 		return 0, false
-	})
+	}
+	v, ok := r.Server[f.Metric]
+	return v / float64(r.Ops.Succeeded), ok
+}
+
+// Unit is the case's unit operation, as its workload declares it.
+func (c *Case) Unit() figures.Unit { return figures.UnitOf(c.Workload) }
+
+// Value reads figure f of the case: the mean over repeats of a rate or a
+// per-operation count, or a percentile of the latency histogram merged over
+// repeats (f.Latency, or the case's primary latency when f names none), in
+// milliseconds. False when the case did not measure it.
+func (c *Case) Value(f figures.Figure) (float64, bool, error) {
+	switch f.Kind {
+	case figures.Rate:
+		v, ok := c.Throughput()
+		return v, ok, nil
+	case figures.Quantile:
+		name := f.Latency
+		if name == "" {
+			name = c.PrimaryLatency()
+		}
+		d, ok, err := c.Quantile(name, f.Q)
+		return Millis(d), ok, err
+	}
+	v, ok := c.PerOp(f.Key)
+	return v, ok, nil
+}
+
+// TableFigures lists the figures of a summary table over cases whose latency
+// histograms are latencies: throughput, p50, p99 and p99.9 of each latency,
+// then the per-operation counts tables show.
+func TableFigures(latencies []string) []figures.Figure {
+	out := []figures.Figure{figures.Throughput}
+	for _, n := range latencies {
+		for _, q := range figures.Latencies() {
+			out = append(out, q.ForLatency(n))
+		}
+	}
+	return append(out, figures.Counts()...)
 }
 
 // ServerRate is the mean over repeats of a server counter's delta per second
@@ -226,7 +265,7 @@ func (c *Case) RequestTypes() []string {
 	var out []string
 	for _, r := range c.Results {
 		for k := range r.PerOp {
-			if t, ok := strings.CutPrefix(k, "requests."); ok && !slices.Contains(out, t) {
+			if t, ok := figures.RequestType(k); ok && !slices.Contains(out, t) {
 				out = append(out, t)
 			}
 		}
@@ -236,7 +275,7 @@ func (c *Case) RequestTypes() []string {
 }
 
 // LatencyNames lists the case's latency histograms, the primary one first
-// (see PrimaryLatency), then by name.
+// (see figures.SortLatencyNames), then by name.
 func (c *Case) LatencyNames() []string {
 	var out []string
 	for _, r := range c.Results {
@@ -246,23 +285,8 @@ func (c *Case) LatencyNames() []string {
 			}
 		}
 	}
-	SortLatencyNames(out)
+	figures.SortLatencyNames(out)
 	return out
-}
-
-// latencyRank orders latency names: the unit operation's own latency first.
-var latencyRank = []string{"acquire", "failover", "handoff", "enter", "leave", "release"}
-
-// SortLatencyNames sorts names primary first: "acquire", "failover",
-// "handoff", "enter", "leave", "release", then the rest by name.
-func SortLatencyNames(names []string) {
-	rank := func(s string) int {
-		if i := slices.Index(latencyRank, s); i >= 0 {
-			return i
-		}
-		return len(latencyRank)
-	}
-	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b)) })
 }
 
 // PrimaryLatency is the latency that stands for a case in summaries and
@@ -288,7 +312,7 @@ func (c *Case) Latency(name string) (*hdrhistogram.Histogram, error) {
 		}
 		h, err := hs.Decode()
 		if err != nil {
-			return nil, fmt.Errorf("summary: %s latency %q: %w", c.Key, name, err)
+			return nil, fmt.Errorf("analysis: %s latency %q: %w", c.Key, name, err)
 		}
 		if merged == nil {
 			merged = results.NewRecorder()
@@ -312,22 +336,18 @@ func (c *Case) Quantile(name string, q float64) (time.Duration, bool, error) {
 	return time.Duration(h.ValueAtQuantile(q)), true, nil
 }
 
-// OpUnit names a workload's unit operation, for axis labels: "acquisition"
-// for locks, "failover" or "handoff" for election variants, "term" for other
-// elections, "round" for barriers, "operation" otherwise.
-func OpUnit(workload string) string {
-	w := strings.ToLower(workload)
-	switch {
-	case strings.Contains(w, "lock"):
-		return "acquisition"
-	case strings.Contains(w, "failover"):
-		return "failover"
-	case strings.Contains(w, "handoff"):
-		return "handoff"
-	case strings.Contains(w, "election") || strings.Contains(w, "leader") || strings.Contains(w, "observer"):
-		return "term"
-	case strings.Contains(w, "barrier"):
-		return "round"
+// Millis converts d to fractional milliseconds.
+func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Notes are r's notes as a reader sees them: a client|server disagreement
+// that a results file from before the documented causes were declared
+// records bare gets its cause (figures.Explain), read from the client and
+// server counts the file holds.
+func Notes(r *results.Result) []string {
+	out := make([]string, len(r.Notes))
+	totals := figures.Totals{WatchEvents: r.Client.WatchEvents, LateWatchEvents: r.Client.LateWatchEvents, Requests: r.Client.Requests}
+	for i, n := range r.Notes {
+		out[i] = figures.Explain(n, r.Backend, totals, r.Server)
 	}
-	return "operation"
+	return out
 }

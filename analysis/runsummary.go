@@ -1,4 +1,8 @@
-package results
+package analysis
+
+// The terminal summary of one run, printed at the end of `zkbench run`:
+// one row per result (repeats apart), per-operation figures read as the
+// cases read them (ResultPerOp), notes as Notes gives them.
 
 import (
 	"fmt"
@@ -7,42 +11,14 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/results"
 )
 
 // unmeasured is what the summary prints for a figure nobody measured: never
 // a zero that a reader could take for a measurement.
 const unmeasured = "-"
-
-// ErrorKindStoppedWaiting is the Errors kind of operations that were still
-// waiting when their case reached its bound and were withdrawn. They count as
-// failed (every issued operation is accounted for) but are not errors of the
-// system under test, so the summary's error column leaves them out.
-const ErrorKindStoppedWaiting = "stopped_waiting"
-
-// primaryLatencyNames are tried in order to pick the latency a summary shows.
-var primaryLatencyNames = []string{"acquire", "failover", "handoff", "enter", "leave"}
-
-// PrimaryLatency returns the name and histogram of the latency that best
-// describes res ("acquire" for locks, "failover" for elections, ...), or
-// ("", nil) if it has none.
-func PrimaryLatency(res *Result) (string, *Histogram) {
-	for _, name := range primaryLatencyNames {
-		if h := res.Latency[name]; h != nil {
-			return name, h
-		}
-	}
-	names := make([]string, 0, len(res.Latency))
-	for name, h := range res.Latency {
-		if h != nil {
-			names = append(names, name)
-		}
-	}
-	if len(names) == 0 {
-		return "", nil
-	}
-	sort.Strings(names)
-	return names[0], res.Latency[names[0]]
-}
 
 // WriteSummary prints run as a terminal table, one row per case: backend,
 // variant, clients, succeeded operations, throughput, p50/p99/p99.9 of the
@@ -52,10 +28,10 @@ func PrimaryLatency(res *Result) (string, *Histogram) {
 // errors. A figure that was not measured prints as "-". A run with faults
 // or a fenced register gets a second table, its safety (WriteSafety). Notes
 // and leftovers follow.
-func WriteSummary(w io.Writer, run *Run) error {
+func WriteSummary(w io.Writer, run *results.Run) error {
 	latName := "latency"
 	for i := range run.Results {
-		if name, _ := PrimaryLatency(&run.Results[i]); name != "" {
+		if name, _ := results.PrimaryLatency(&run.Results[i]); name != "" {
 			latName = name
 			break
 		}
@@ -77,22 +53,22 @@ func WriteSummary(w io.Writer, run *Run) error {
 		if showRepeat {
 			row = append(row, fmt.Sprint(res.Repeat))
 		}
-		_, h := PrimaryLatency(res)
+		_, h := results.PrimaryLatency(res)
 		row = append(row,
 			fmt.Sprint(res.Ops.Succeeded),
 			formatRate(res),
 			quantile(h, 50), quantile(h, 99), quantile(h, 99.9),
-			pair(res.PerOp, "watch_events", "server_watch_events"),
-			perOp(res.PerOp, "wasted_wakeups"),
-			pair(res.PerOp, "requests", "server_requests"),
+			pairCell(res, figures.WatchEvents),
+			perOpCell(res, figures.WastedWakeups.Key),
+			pairCell(res, figures.Requests),
 			fifo(res), jain(res), violations(res),
 			fmt.Sprint(realErrors(res)),
-			res.StoppedBy,
+			string(res.StoppedBy),
 		)
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("results: write summary: %w", err)
+		return fmt.Errorf("analysis: write summary: %w", err)
 	}
 	if needsSafetyTable(run) {
 		fmt.Fprintln(w, "\nsafety:")
@@ -103,7 +79,7 @@ func WriteSummary(w io.Writer, run *Run) error {
 	var notes []string
 	for i := range run.Results {
 		res := &run.Results[i]
-		for _, n := range res.Notes {
+		for _, n := range Notes(res) {
 			notes = append(notes, fmt.Sprintf("%s/%s/%d: %s", res.Backend, res.Variant, res.Clients, n))
 		}
 	}
@@ -119,7 +95,7 @@ func WriteSummary(w io.Writer, run *Run) error {
 			fmt.Fprintln(w, "  "+p)
 		}
 	}
-	if run.Status != StatusComplete {
+	if run.Status != results.StatusComplete {
 		fmt.Fprintf(w, "\nrun %s: %s", run.ID, run.Status)
 		if run.StatusDetail != "" {
 			fmt.Fprintf(w, " (%s)", run.StatusDetail)
@@ -129,14 +105,14 @@ func WriteSummary(w io.Writer, run *Run) error {
 	return nil
 }
 
-func formatRate(res *Result) string {
+func formatRate(res *results.Result) string {
 	if res.Elapsed <= 0 {
 		return unmeasured
 	}
 	return formatFloat(res.Throughput)
 }
 
-func quantile(h *Histogram, q float64) string {
+func quantile(h *results.Histogram, q float64) string {
 	if h == nil || h.Count == 0 {
 		return unmeasured
 	}
@@ -155,31 +131,7 @@ func quantile(h *Histogram, q float64) string {
 		}
 		v = int64(d)
 	}
-	return FormatDuration(time.Duration(v))
-}
-
-// FormatDuration prints d with three significant digits in a unit that
-// suits it: 850µs, 12.3ms, 1.25s.
-func FormatDuration(d time.Duration) string {
-	switch {
-	case d < time.Millisecond:
-		return trim(float64(d)/float64(time.Microsecond)) + "µs"
-	case d < time.Second:
-		return trim(float64(d)/float64(time.Millisecond)) + "ms"
-	default:
-		return trim(float64(d)/float64(time.Second)) + "s"
-	}
-}
-
-func trim(v float64) string {
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.2f", v)
-	}
+	return results.FormatDuration(time.Duration(v))
 }
 
 func formatFloat(v float64) string {
@@ -193,52 +145,53 @@ func formatFloat(v float64) string {
 	}
 }
 
-func perOp(m map[string]float64, key string) string {
-	v, ok := m[key]
+func perOpCell(res *results.Result, key string) string {
+	v, ok := ResultPerOp(res, key)
 	if !ok {
 		return unmeasured
 	}
 	return formatFloat(v)
 }
 
-func pair(m map[string]float64, client, server string) string {
-	return perOp(m, client) + " | " + perOp(m, server)
+// pairCell prints a client figure and its server counterpart: "cli | srv".
+func pairCell(res *results.Result, client figures.Figure) string {
+	return perOpCell(res, client.Key) + " | " + perOpCell(res, client.Counterpart)
 }
 
 // Fairness is measured when Jain's index was computed: it lies in [1/n, 1]
 // whenever any operation succeeded, so 0 means nobody computed it.
-func fifo(res *Result) string {
+func fifo(res *results.Result) string {
 	if res.Fairness.Jain == 0 {
 		return unmeasured
 	}
 	return fmt.Sprint(res.Fairness.FIFOInversions)
 }
 
-func jain(res *Result) string {
+func jain(res *results.Result) string {
 	if res.Fairness.Jain == 0 {
 		return unmeasured
 	}
 	return fmt.Sprintf("%.3f", res.Fairness.Jain)
 }
 
-func violations(res *Result) string {
+func violations(res *results.Result) string {
 	if res.Safety.Checked == 0 {
 		return unmeasured
 	}
 	return fmt.Sprint(res.Safety.Violations)
 }
 
-func realErrors(res *Result) int64 {
+func realErrors(res *results.Result) int64 {
 	var n int64
 	for kind, c := range res.Errors {
-		if kind != ErrorKindStoppedWaiting {
+		if kind != results.ErrorKindStoppedWaiting {
 			n += c
 		}
 	}
 	return n
 }
 
-func needsSafetyTable(run *Run) bool {
+func needsSafetyTable(run *results.Run) bool {
 	for i := range run.Results {
 		res := &run.Results[i]
 		if len(res.Faults) > 0 || res.Safety.Prevented > 0 || (res.Safety.Fence != nil && res.Safety.Fence.Fenced) {
@@ -255,7 +208,7 @@ func needsSafetyTable(run *Run) bool {
 // the register's mode, writes, stale writes, and of those the accepted and
 // the rejected), the faults started by action, and the session state
 // changes the clients saw. "-" marks what was not measured.
-func WriteSafety(w io.Writer, run *Run) error {
+func WriteSafety(w io.Writer, run *results.Run) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "backend\tvariant\tclients\tchecked\tviolations\tfence\twrites\tstale\taccepted\trejected\tfaults\tsessions")
 	for i := range run.Results {
@@ -291,7 +244,7 @@ func WriteSafety(w io.Writer, run *Run) error {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("results: write safety: %w", err)
+		return fmt.Errorf("analysis: write safety: %w", err)
 	}
 	return nil
 }

@@ -1,8 +1,9 @@
-// Package capacity plans capacity from a sweep: it fits how each cost grows
-// with clients, finds the largest client count each variant sustains under
-// a latency (and rate) target, says what request rate the servers must then
-// carry, and sets it against the cluster's calibrated capacity.
-package capacity
+package analysis
+
+// Capacity planning from a sweep: fit how each cost grows with clients,
+// find the largest client count each variant sustains under a latency (and
+// rate) target, say what request rate the servers must then carry, and set
+// it against the cluster's calibrated capacity (plan.go).
 
 import (
 	"errors"
@@ -30,7 +31,7 @@ const (
 const FlatTolerance = 0.05
 
 // ErrTooFewPoints: fewer than two distinct client counts.
-var ErrTooFewPoints = errors.New("capacity: need measurements at two or more client counts")
+var ErrTooFewPoints = errors.New("analysis: need measurements at two or more client counts")
 
 // Candidate is one model fitted to the data.
 type Candidate struct {
@@ -63,7 +64,7 @@ type Fit struct {
 // says it is not evidence.
 func FitGrowth(n, y []float64) (Fit, error) {
 	if len(n) != len(y) {
-		return Fit{}, fmt.Errorf("capacity: %d client counts for %d values", len(n), len(y))
+		return Fit{}, fmt.Errorf("analysis: %d client counts for %d values", len(n), len(y))
 	}
 	f := Fit{Points: len(n)}
 	if len(n) > 0 {
@@ -74,7 +75,7 @@ func FitGrowth(n, y []float64) (Fit, error) {
 	}
 	for i := range n {
 		if n[i] <= 0 || math.IsNaN(y[i]) || math.IsInf(y[i], 0) {
-			return f, fmt.Errorf("capacity: cannot fit point (%v, %v)", n[i], y[i])
+			return f, fmt.Errorf("analysis: cannot fit point (%v, %v)", n[i], y[i])
 		}
 	}
 	mean := stat.Mean(y, nil)

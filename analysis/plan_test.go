@@ -1,4 +1,4 @@
-package capacity
+package analysis
 
 import (
 	"math"
@@ -150,7 +150,7 @@ func TestBuildOnLockSweep(t *testing.T) {
 		}
 		runs = append(runs, r)
 	}
-	plan, err := Build(runs, Target{AtClients: 500})
+	plan, err := PlanCapacity(runs, Target{AtClients: 500})
 	if err != nil {
 		t.Fatal(err)
 	}

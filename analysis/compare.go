@@ -1,8 +1,9 @@
-// Package compare says what changed between two runs, figure by figure, for
+package analysis
+
+// A comparison says what changed between two runs, figure by figure, for
 // every case (workload, backend, variant, clients) the two have in common:
 // throughput, latency percentiles, watch events and requests per operation,
 // client side and server side, with the ratio B/A.
-package compare
 
 import (
 	"fmt"
@@ -14,12 +15,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
-	"github.com/zkbench/zkbench/summary"
 )
 
-// Row is one figure of one case in both runs.
-type Row struct {
+// FigureChange is one figure of one case in both runs.
+type FigureChange struct {
 	ID    string `json:"id"`
 	Label string `json:"label"`
 	Unit  string `json:"unit"`
@@ -31,27 +32,27 @@ type Row struct {
 }
 
 // Ratio is B/A; false when either is missing or A is zero.
-func (r Row) Ratio() (float64, bool) {
+func (r FigureChange) Ratio() (float64, bool) {
 	if !r.HasA || !r.HasB || r.A == 0 {
 		return 0, false
 	}
 	return r.B / r.A, true
 }
 
-// Case is the comparison of one case present in both runs.
-type Case struct {
-	summary.Key
-	Rows []Row `json:"rows"`
+// CaseChange is the comparison of one case present in both runs.
+type CaseChange struct {
+	Key
+	Rows []FigureChange `json:"rows"`
 }
 
 // Comparison is what changed from A to B.
 type Comparison struct {
 	A, B *results.Run `json:"-"`
 	// Cases present in both runs, in summary order.
-	Cases []Case `json:"cases"`
+	Cases []CaseChange `json:"cases"`
 	// OnlyA and OnlyB are cases one run has and the other does not.
-	OnlyA []summary.Key `json:"only_a,omitempty"`
-	OnlyB []summary.Key `json:"only_b,omitempty"`
+	OnlyA []Key `json:"only_a,omitempty"`
+	OnlyB []Key `json:"only_b,omitempty"`
 	// Setup lists configuration differences that make the comparison less
 	// than like for like.
 	Setup []string `json:"setup,omitempty"`
@@ -64,20 +65,20 @@ type Comparison struct {
 // an etcd run), cases match without the backend, and Setup says so.
 func Compare(a, b *results.Run) (*Comparison, error) {
 	c := &Comparison{A: a, B: b, Setup: setupDiff(a, b)}
-	ca, cb := summary.Cases([]*results.Run{a}), summary.Cases([]*results.Run{b})
-	match := func(k summary.Key) summary.Key { return k }
+	ca, cb := Cases([]*results.Run{a}), Cases([]*results.Run{b})
+	match := func(k Key) Key { return k }
 	if !overlap(ca, cb, match) {
-		noBackend := func(k summary.Key) summary.Key { k.Backend = ""; return k }
+		noBackend := func(k Key) Key { k.Backend = ""; return k }
 		if overlap(ca, cb, noBackend) {
 			match = noBackend
 			c.Setup = append(c.Setup, "no case ran on the same backend in both runs: cases are matched across backends")
 		}
 	}
-	byKey := map[summary.Key]*summary.Case{}
+	byKey := map[Key]*Case{}
 	for _, y := range cb {
 		byKey[match(y.Key)] = y
 	}
-	inA := map[summary.Key]bool{}
+	inA := map[Key]bool{}
 	for _, x := range ca {
 		inA[match(x.Key)] = true
 		y, ok := byKey[match(x.Key)]
@@ -99,42 +100,37 @@ func Compare(a, b *results.Run) (*Comparison, error) {
 	return c, nil
 }
 
-func overlap(a, b []*summary.Case, match func(summary.Key) summary.Key) bool {
-	keys := map[summary.Key]bool{}
+func overlap(a, b []*Case, match func(Key) Key) bool {
+	keys := map[Key]bool{}
 	for _, x := range a {
 		keys[match(x.Key)] = true
 	}
-	return slices.ContainsFunc(b, func(y *summary.Case) bool { return keys[match(y.Key)] })
+	return slices.ContainsFunc(b, func(y *Case) bool { return keys[match(y.Key)] })
 }
 
 // compareCase reads every figure of x (from A) and y (from B): throughput,
 // then each latency either recorded at p50, p99 and p99.9, then the
 // per-operation counts.
-func compareCase(x, y *summary.Case) (Case, error) {
+func compareCase(x, y *Case) (CaseChange, error) {
 	names := x.LatencyNames()
 	for _, n := range y.LatencyNames() {
 		if !slices.Contains(names, n) {
 			names = append(names, n)
 		}
 	}
-	summary.SortLatencyNames(names)
-	base := summary.Figures(x.Workload, "")
-	figs := slices.Clone(base[:1])
-	for _, n := range names {
-		figs = append(figs, summary.Figures(x.Workload, n)[1:4]...)
-	}
-	figs = append(figs, base[1:]...)
-	cs := Case{Key: x.Key}
+	figures.SortLatencyNames(names)
+	figs := TableFigures(names)
+	cs := CaseChange{Key: x.Key}
 	if x.Backend != y.Backend {
 		cs.Backend = x.Backend + " vs " + y.Backend
 	}
 	for _, f := range figs {
-		row := Row{ID: f.ID, Label: f.Label, Unit: f.Unit}
+		row := FigureChange{ID: f.ID(), Label: f.Label, Unit: f.Unit(x.Unit())}
 		var err error
-		if row.A, row.HasA, err = f.Value(x); err != nil {
+		if row.A, row.HasA, err = x.Value(f); err != nil {
 			return cs, err
 		}
-		if row.B, row.HasB, err = f.Value(y); err != nil {
+		if row.B, row.HasB, err = y.Value(f); err != nil {
 			return cs, err
 		}
 		if row.HasA || row.HasB {
@@ -213,7 +209,7 @@ func (c *Comparison) Write(w io.Writer) error {
 	}
 	for _, only := range []struct {
 		name string
-		keys []summary.Key
+		keys []Key
 	}{{"A", c.OnlyA}, {"B", c.OnlyB}} {
 		if len(only.keys) == 0 {
 			continue

@@ -1,0 +1,48 @@
+package figures
+
+// Unit is a workload's unit operation, what Throughput and the
+// per-operation figures count: "acquisition", "round".
+type Unit string
+
+// Units of operation.
+const (
+	Acquisition Unit = "acquisition" // a lock granted
+	Failover    Unit = "failover"    // a leader lost and a new one acting
+	Handoff     Unit = "handoff"     // a leader resigning and the next acting
+	Term        Unit = "term"        // a leader's term
+	Round       Unit = "round"       // a barrier round
+	Operation   Unit = "operation"   // a workload that declares no unit
+)
+
+// Plural is u with an s: "acquisitions".
+func (u Unit) Plural() string { return string(u) + "s" }
+
+// workloadUnits declares each workload's unit operation, under its current
+// name (workloads.Names) and the names older results files used.
+var workloadUnits = map[string]Unit{
+	"lock":               Acquisition,
+	"failover":           Failover,
+	"election-failover":  Failover,
+	"handoff":            Handoff,
+	"election-handoff":   Handoff,
+	"observers":          Term,
+	"election-observers": Term,
+	"election":           Term,
+	"barrier":            Round,
+	"double-barrier":     Round,
+}
+
+// UnitOf is workload's unit operation; Operation for a workload that
+// declares none.
+func UnitOf(workload string) Unit {
+	if u, ok := workloadUnits[workload]; ok {
+		return u
+	}
+	return Operation
+}
+
+// Declares reports whether workload has a unit of its own declared here.
+func Declares(workload string) bool {
+	_, ok := workloadUnits[workload]
+	return ok
+}

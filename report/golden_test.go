@@ -1,0 +1,136 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zkbench/zkbench/internal/testresults"
+	"github.com/zkbench/zkbench/results"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current report")
+
+// docsRuns lists the kept runs' results files, docs/runs/*/results.json.
+func docsRuns(t *testing.T) []string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("..", "docs", "runs", "*", "results.json"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no docs/runs/*/results.json (%v)", err)
+	}
+	return paths
+}
+
+func readRuns(t *testing.T, paths ...string) []*results.Run {
+	t.Helper()
+	var runs []*results.Run
+	for _, p := range paths {
+		r, err := results.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+// TestMarkdownGolden renders report.md (without plots, whose pictures the
+// plots package's goldens hold) of fixed inputs and compares it with
+// testdata/<name>.md.golden, so that no table, figure or sentence changes
+// silently. go test ./report -update rewrites the golden files.
+func TestMarkdownGolden(t *testing.T) {
+	type input struct {
+		name  string
+		paths []string
+	}
+	var synthetic, measured []string
+	for _, n := range testresults.Files {
+		synthetic = append(synthetic, testresults.Path(n))
+	}
+	for _, n := range testresults.Measured {
+		measured = append(measured, testresults.Path(n))
+	}
+	inputs := []input{{"synthetic", synthetic}, {"measured", measured}}
+	for _, p := range docsRuns(t) {
+		inputs = append(inputs, input{"docs-runs-" + filepath.Base(filepath.Dir(p)), []string{p}})
+	}
+	for _, in := range inputs {
+		t.Run(in.name, func(t *testing.T) {
+			d, err := Build(readRuns(t, in.paths...), Options{NoPlots: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := d.Markdown(&got); err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", in.name+".md.golden")
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./report -update to write it)", err)
+			}
+			if line, g, w, differ := firstDiff(got.String(), string(want)); differ {
+				t.Errorf("report.md differs from %s at line %d:\n got: %s\nwant: %s\n(if the change is meant, run go test ./report -update and review the diff)",
+					golden, line, g, w)
+			}
+		})
+	}
+}
+
+// firstDiff returns the first line (1-based) at which got and want differ.
+func firstDiff(got, want string) (line int, g, w string, differ bool) {
+	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < max(len(gl), len(wl)); i++ {
+		g, w = "<end>", "<end>"
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if g != w {
+			return i + 1, g, w, true
+		}
+	}
+	return 0, "", "", false
+}
+
+// TestDocsRuns: every kept run in docs/runs still reads, plots and
+// reports (HTML and Markdown, plots rendered).
+func TestDocsRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders every kept run's plots")
+	}
+	for _, p := range docsRuns(t) {
+		t.Run(filepath.Base(filepath.Dir(p)), func(t *testing.T) {
+			dir := t.TempDir()
+			paths, err := Write(readRuns(t, p), dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pngs, _ := filepath.Glob(filepath.Join(dir, PlotsDir, "*.png"))
+			if len(pngs) == 0 {
+				t.Errorf("no plots among %v", paths)
+			}
+			md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := bytes.Count(md, []byte("]("+PlotsDir+"/")); n != len(pngs) {
+				t.Errorf("report.md links %d plots, %d drawn", n, len(pngs))
+			}
+		})
+	}
+}

@@ -1,0 +1,106 @@
+package workloads
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/instrument"
+	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/results"
+)
+
+type noScrape struct{}
+
+func (noScrape) Scrape(context.Context) (backends.Metrics, error) { return nil, nil }
+
+// TestFillCrossChecks: the meter's per-operation figures come from the
+// declared figures, and a client|server disagreement with a documented
+// cause carries that cause, with both numbers.
+func TestFillCrossChecks(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		kind      backends.Kind
+		client    instrument.Counts
+		server    backends.Metrics
+		wantNotes []string // substrings, one note each
+		reason    bool
+	}{
+		{
+			name:      "etcd naive lock watch events",
+			kind:      backends.Etcd,
+			client:    instrument.Counts{WatchEvents: 5579, Requests: map[string]int64{"create": 50, "delete": 50}},
+			server:    backends.Metrics{backends.MetricWatchEvents: 18242, backends.MetricWrites: 100, backends.MetricRequests: 400},
+			wantNotes: []string{"disagree on watch events by more than 5%: client 5579, server 18242"},
+			reason:    true,
+		},
+		{
+			name: "zookeeper barrier writes",
+			kind: backends.ZooKeeper,
+			client: instrument.Counts{WatchEvents: 40, Requests: map[string]int64{
+				"create": 20, "delete": 20, "ensure_path": 10}},
+			server:    backends.Metrics{backends.MetricWatchEvents: 40, backends.MetricWrites: 60},
+			wantNotes: []string{"disagree on writes (create+create_seq+delete) by more than 5%: client 40, server 60"},
+			reason:    true,
+		},
+		{
+			name:      "zookeeper watch events, no known cause",
+			kind:      backends.ZooKeeper,
+			client:    instrument.Counts{WatchEvents: 10, Requests: map[string]int64{}},
+			server:    backends.Metrics{backends.MetricWatchEvents: 40},
+			wantNotes: []string{"disagree on watch events by more than 5%: client 10, server 40"},
+		},
+		{
+			name:   "agreement",
+			kind:   backends.Etcd,
+			client: instrument.Counts{WatchEvents: 100, Requests: map[string]int64{"create": 50, "delete": 50}},
+			server: backends.Metrics{backends.MetricWatchEvents: 101, backends.MetricWrites: 100},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &Meter{scraper: noScrape{}}
+			res := &results.Result{Backend: tc.kind, Clients: 10}
+			before := Snapshot{Client: instrument.Counts{Requests: map[string]int64{}}, Server: backends.Metrics{}}
+			after := Snapshot{Client: tc.client, Server: tc.server}
+			m.Fill(res, before, after, 10, true, 0)
+			if got, want := res.PerOp[figures.WatchEvents.Key], float64(tc.client.WatchEvents)/10; got != want {
+				t.Errorf("%s = %v, want %v", figures.WatchEvents.Key, got, want)
+			}
+			for _, f := range figures.ServerPerOp() {
+				v, scraped := tc.server[f.Metric]
+				got, ok := res.PerOp[f.Key]
+				if ok != scraped || got != v/10 {
+					t.Errorf("%s = %v (%v), want %v (%v)", f.Key, got, ok, v/10, scraped)
+				}
+			}
+			var notes []string
+			for _, n := range res.Notes {
+				if strings.Contains(n, "disagree") {
+					notes = append(notes, n)
+				}
+			}
+			if len(notes) != len(tc.wantNotes) {
+				t.Fatalf("notes %q, want %d like %q", notes, len(tc.wantNotes), tc.wantNotes)
+			}
+			for i, w := range tc.wantNotes {
+				if !strings.Contains(notes[i], w) {
+					t.Errorf("note %q lacks %q", notes[i], w)
+				}
+				if has := strings.Contains(notes[i], "known difference (docs/figures.md): "); has != tc.reason {
+					t.Errorf("note %q gives a documented cause: %v, want %v", notes[i], has, tc.reason)
+				}
+			}
+		})
+	}
+}
+
+// TestEveryWorkloadDeclaresItsUnit: the unit operation that tables and
+// plots name comes from figures' declaration, not from a guess.
+func TestEveryWorkloadDeclaresItsUnit(t *testing.T) {
+	for _, name := range Names() {
+		if !figures.Declares(name) {
+			t.Errorf("workload %q has no unit declared in package figures", name)
+		}
+	}
+}
