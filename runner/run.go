@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/workloads"
 )
@@ -256,8 +257,8 @@ func caseLine(res *results.Result) string {
 		fmt.Fprintf(&b, ", %s p50 %s p99 %s", name,
 			results.FormatDuration(time.Duration(h.P50)), results.FormatDuration(time.Duration(h.P99)))
 	}
-	cli, okc := res.PerOp["watch_events"]
-	srv, oks := res.PerOp["server_watch_events"]
+	cli, okc := res.PerOp[figures.WatchEvents.Key]
+	srv, oks := res.PerOp[figures.ServerWatchEvents.Key]
 	if okc || oks {
 		fmt.Fprintf(&b, ", watch events/op %s | %s", figure(cli, okc), figure(srv, oks))
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/backends"
 	etcdbackend "github.com/zkbench/zkbench/backends/etcd"
 	"github.com/zkbench/zkbench/faults/schedule"
@@ -243,7 +244,7 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 		return runErr
 	}
 	fmt.Fprintln(stdout)
-	if err := results.WriteSummary(stdout, run); err != nil {
+	if err := analysis.WriteSummary(stdout, run); err != nil {
 		return errors.Join(runErr, err)
 	}
 	if len(r.Preset()) > 0 {
