@@ -39,6 +39,18 @@ type Run struct {
 	// Calibration is the server's raw capacity measured before the
 	// workload (zkbench run --calibrate); nil when not measured.
 	Calibration *Calibration `json:"calibration,omitempty"`
+	// Settings are the settings zkbench chose for the run where the user
+	// set none (they follow the client count), with why. Absent in files
+	// from before they were recorded.
+	Settings []Setting `json:"settings,omitempty"`
+}
+
+// Setting is one setting a run chose itself: its flag's name, the value
+// used (as the flag would take it) and the rule that gave it.
+type Setting struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Why   string `json:"why"`
 }
 
 // Config is what the user asked for. Workload-specific knobs go in Params.

@@ -160,6 +160,7 @@ type plan struct {
 	cfg      results.Config
 	dir      string                // <output>/<run-id>; empty without output
 	grid     []workloads.PaperCell // the preset's grid; empty without
+	settings []results.Setting     // what Auto settings became
 }
 
 // validate checks cfg and opts together, without touching any server, and
@@ -199,7 +200,7 @@ func validate(cfg Config, o options) (*plan, error) {
 		return nil, fmt.Errorf("--duration %v: must be positive (each case needs a time bound)", cfg.Duration)
 	case cfg.Ops < 0:
 		return nil, fmt.Errorf("--ops %d: must be 0 (no count bound) or positive", cfg.Ops)
-	case cfg.Warmup < 0 || cfg.Hold < 0 || cfg.Think < 0:
+	case (cfg.Warmup < 0 && cfg.Warmup != Auto) || cfg.Hold < 0 || cfg.Think < 0:
 		return nil, errors.New("--warmup, --hold and --think must not be negative")
 	case cfg.Rate < 0:
 		return nil, fmt.Errorf("--rate %v: must be 0 (closed loop) or positive", cfg.Rate)
@@ -221,12 +222,6 @@ func validate(cfg Config, o options) (*plan, error) {
 	if p.mode == Embedded && srv.Nodes != 1 {
 		return nil, fmt.Errorf("--nodes %d: the embedded etcd has one member; use --cluster local for more", srv.Nodes)
 	}
-	if p.kind == backends.Etcd && srv.LeaseTTL < 2*time.Second {
-		return nil, fmt.Errorf("--lease-ttl %v: etcd's minimum lease TTL is 2s", srv.LeaseTTL)
-	}
-	if p.kind == backends.ZooKeeper && srv.SessionTimeout <= 0 {
-		return nil, fmt.Errorf("--session-timeout %v: must be positive", srv.SessionTimeout)
-	}
 	if p.runID == "" {
 		p.runID = newRunID()
 	}
@@ -247,6 +242,18 @@ func validate(cfg Config, o options) (*plan, error) {
 	for k, v := range cfg.Params {
 		p.cfg.Params[k] = v
 	}
+	if err := p.expandPreset(); err != nil {
+		return nil, err
+	}
+	// Settings left to the run follow its largest case.
+	p.settings = p.chooseSettings()
+	srv = p.Servers
+	if p.kind == backends.Etcd && srv.LeaseTTL < 2*time.Second {
+		return nil, fmt.Errorf("--lease-ttl %v: etcd's minimum lease TTL is 2s", srv.LeaseTTL)
+	}
+	if p.kind == backends.ZooKeeper && srv.SessionTimeout <= 0 {
+		return nil, fmt.Errorf("--session-timeout %v: must be positive", srv.SessionTimeout)
+	}
 	if p.kind == backends.Etcd {
 		p.cfg.Params["lease_ttl"] = srv.LeaseTTL.String()
 	} else {
@@ -256,9 +263,6 @@ func validate(cfg Config, o options) (*plan, error) {
 		p.cfg.Params["faults"] = joinFaults(p.faults)
 	}
 	if err := checkPauseClients(p); err != nil {
-		return nil, err
-	}
-	if err := p.expandPreset(); err != nil {
 		return nil, err
 	}
 	if err := checkOpenFiles(slices.Max(p.cfg.Clients), p.kind, p.mode, srv.Conns); err != nil {

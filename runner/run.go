@@ -93,7 +93,7 @@ func (r *Runner) Run(ctx context.Context) (run *results.Run, err error) {
 	r.res = &results.Run{
 		Format: results.FormatVersion, ID: p.runID, Tool: p.tool, Command: p.command,
 		StartedAt: start.UTC(), Status: results.StatusComplete, Config: p.cfg,
-		Environment: environment(), ClusterMode: string(p.mode),
+		Environment: environment(), ClusterMode: string(p.mode), Settings: p.settings,
 	}
 	if p.dir != "" {
 		if err := results.CheckWritable(p.dir); err != nil {
@@ -109,6 +109,12 @@ func (r *Runner) Run(ctx context.Context) (run *results.Run, err error) {
 	r.progress("zkbench run %s: %s workload on %s (%s), variants %s, clients %s, %v per case%s",
 		p.runID, p.cfg.Workload, p.kind, p.mode, strings.Join(p.Variants, ","), joinInts(p.cfg.Clients),
 		p.cfg.Duration, opsBound(p.cfg.Ops))
+	for _, st := range p.settings {
+		if strings.HasPrefix(st.Why, "auto: the default") {
+			continue // the defaults need no line
+		}
+		r.progress("  %s %s: %s", st.Name, st.Value, st.Why)
+	}
 
 	srv, err := startServer(ctx, p)
 	if err != nil {

@@ -105,7 +105,8 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl.StringVar(&f.clients, "clients", "10,50,200", "comma-separated client counts, one case each")
 	fl.DurationVar(&f.duration, "duration", 5*time.Second, "measured time per case (after the warm-up)")
 	fl.Int64Var(&f.ops, "ops", 0, "stop a case after this many measured operations (0: duration only)")
-	fl.DurationVar(&f.warmup, "warmup", 500*time.Millisecond, "unrecorded warm-up per case")
+	f.warmup = runner.Auto
+	fl.Var((*autoDuration)(&f.warmup), "warmup", "unrecorded warm-up per case; auto: 500ms, or 1ms per client of the largest case when longer")
 	fl.DurationVar(&f.hold, "hold", 0, "time each client holds the lock")
 	fl.DurationVar(&f.think, "think", 0, "closed loop: pause between a release and the next acquire")
 	fl.Float64Var(&f.rate, "rate", 0, "open loop: acquisitions per second over all clients (0: closed loop)")
@@ -113,8 +114,9 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl.StringSliceVar(&f.endpoints, "endpoints", nil, "servers of a running cluster, host:port (comma-separated)")
 	fl.StringVar(&f.cluster, "cluster", "", "servers to start when no --endpoints: embedded (etcd only, the default for etcd) or local")
 	fl.IntVar(&f.nodes, "nodes", 1, "servers to start with --cluster local: 1 or 3")
-	fl.DurationVar(&f.sessionTimeout, "session-timeout", 4*time.Second, "ZooKeeper session timeout")
-	fl.DurationVar(&f.leaseTTL, "lease-ttl", 5*time.Second, "etcd session lease TTL (at least 2s)")
+	f.sessionTimeout, f.leaseTTL = runner.Auto, runner.Auto
+	fl.Var((*autoDuration)(&f.sessionTimeout), "session-timeout", "ZooKeeper session timeout; auto: 4s, or 3ms per client of the largest case when longer (at most 30s)")
+	fl.Var((*autoDuration)(&f.leaseTTL), "lease-ttl", "etcd session lease TTL (at least 2s); auto: 5s, or 3ms per client of the largest case when longer (at most 30s)")
 	fl.IntVar(&f.conns, "conns", 0, "share K connections among all sessions (hides the herd; 0: one per client)")
 	fl.StringVarP(&f.output, "output", "o", "results", "folder for results; each run writes <output>/<run-id>/")
 	fl.StringVar(&f.runID, "run-id", "", "run id (default: time-based); names the namespace and the results folder")
@@ -276,6 +278,35 @@ func drawPlots(stdout, stderr io.Writer, run *results.Run, dir, path string) {
 		fmt.Fprintf(stdout, "plots: %d files in %s\n", len(paths), dir)
 	}
 }
+
+// autoDuration is a duration flag that also takes "auto" (runner.Auto):
+// the run chooses the value from its client counts.
+type autoDuration time.Duration
+
+func (d *autoDuration) String() string {
+	if time.Duration(*d) == runner.Auto {
+		return "auto"
+	}
+	return time.Duration(*d).String()
+}
+
+func (d *autoDuration) Set(s string) error {
+	if s == "auto" {
+		*d = autoDuration(runner.Auto)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New(`want a duration such as 500ms or 10s, or "auto"`)
+	}
+	if v < 0 {
+		return errors.New("must not be negative")
+	}
+	*d = autoDuration(v)
+	return nil
+}
+
+func (d *autoDuration) Type() string { return "duration|auto" }
 
 // isTerminal reports whether w is a terminal (a character device).
 func isTerminal(w io.Writer) bool {

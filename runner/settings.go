@@ -1,0 +1,91 @@
+package runner
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	zkbackend "github.com/zkbench/zkbench/backends/zookeeper"
+	"github.com/zkbench/zkbench/results"
+)
+
+// Auto, as Config.Warmup, Servers.SessionTimeout or Servers.LeaseTTL, lets
+// the run choose the setting from its largest client count (zero does the
+// same for the two timeouts, which cannot be zero). What it chose and why
+// is recorded in results.Run.Settings.
+const Auto time.Duration = -1
+
+// The rules behind Auto. A client's own keep-alives (ZooKeeper pings, etcd
+// lease renewals) are goroutines of this process: while thousands of
+// sessions open and queue at once, they run late, by roughly a constant
+// per client on a small machine, so a timeout fixed for ten clients
+// expires sessions at ten thousand. The warm-up grows for the same start-up
+// burst, which is not the steady state being measured.
+const (
+	defaultSessionTimeout = 4 * time.Second
+	defaultLeaseTTL       = 5 * time.Second
+	defaultWarmup         = 500 * time.Millisecond
+	timeoutPerClient      = 3 * time.Millisecond
+	warmupPerClient       = time.Millisecond
+	maxAutoTimeout        = 30 * time.Second
+)
+
+// scaledTimeout is def, or perClient × n rounded up to a second when that
+// is longer, at most maxAutoTimeout.
+func scaledTimeout(def time.Duration, n int) time.Duration {
+	d := time.Duration(n) * timeoutPerClient
+	if d <= def {
+		return def
+	}
+	return min((d + time.Second - 1).Truncate(time.Second), maxAutoTimeout)
+}
+
+// chooseSettings resolves Auto settings for the plan's largest case and
+// records every setting that followed the scale.
+func (p *plan) chooseSettings() []results.Setting {
+	n := maxInt(p.cfg.Clients)
+	var out []results.Setting
+	scaled := func(name string, v, def time.Duration, per time.Duration, what string) {
+		why := fmt.Sprintf("auto: the default %v up to %d clients", def, int(def/per))
+		if v > def {
+			why = fmt.Sprintf("auto: %d clients x %v, rounded up%s (%s)", n, per, capNote(v), what)
+		}
+		out = append(out, results.Setting{Name: name, Value: v.String(), Why: why})
+	}
+	srv := &p.Servers
+	if p.kind == backends.ZooKeeper && (srv.SessionTimeout == Auto || srv.SessionTimeout == 0) {
+		srv.SessionTimeout = scaledTimeout(defaultSessionTimeout, n)
+		scaled("session-timeout", srv.SessionTimeout, defaultSessionTimeout, timeoutPerClient,
+			"the clients' pings run late while thousands of sessions start and queue")
+	}
+	if p.kind == backends.Etcd && (srv.LeaseTTL == Auto || srv.LeaseTTL == 0) {
+		srv.LeaseTTL = scaledTimeout(defaultLeaseTTL, n)
+		scaled("lease-ttl", srv.LeaseTTL, defaultLeaseTTL, timeoutPerClient,
+			"the clients' lease renewals run late while thousands of sessions start and queue")
+	}
+	if p.cfg.Warmup == Auto {
+		w := max(defaultWarmup, time.Duration(n)*warmupPerClient)
+		p.cfg.Warmup = w
+		why := fmt.Sprintf("auto: the default %v up to %d clients", defaultWarmup, int(defaultWarmup/warmupPerClient))
+		if w > defaultWarmup {
+			why = fmt.Sprintf("auto: %d clients x %v, so that the start-up burst of queueing is not measured", n, warmupPerClient)
+		}
+		out = append(out, results.Setting{Name: "warmup", Value: w.String(), Why: why})
+	}
+	if p.kind == backends.ZooKeeper {
+		buf := zkbackend.RecvBufferForChildren(n)
+		why := fmt.Sprintf("a session must receive a listing of every client of a case under one node (%d)", n)
+		if buf == zkbackend.DefaultRecvBufferSize {
+			why = "auto: the default, which holds a listing of " + fmt.Sprint(n) + " children"
+		}
+		out = append(out, results.Setting{Name: "zookeeper receive buffer", Value: fmt.Sprintf("%d bytes", buf), Why: why})
+	}
+	return out
+}
+
+func capNote(v time.Duration) string {
+	if v == maxAutoTimeout {
+		return fmt.Sprintf(", at most %v", maxAutoTimeout)
+	}
+	return ""
+}
