@@ -48,7 +48,8 @@ type LockWorkerOpen func(ctx context.Context, config json.RawMessage) (s backend
 // lockWorkerOpenTimeout bounds reading the spec and opening the session.
 const lockWorkerOpenTimeout = 30 * time.Second
 
-// ErrLockWorker: a lock worker could not run (bad spec, no session).
+// ErrLockWorker: a lock worker could not run (bad spec, no session) or was
+// sent a command it does not know.
 var ErrLockWorker = errors.New("workloads: lock worker")
 
 // RunLockWorker is a lock worker process's main: it reads the spec from in,
@@ -113,6 +114,7 @@ func RunLockWorker(ctx context.Context, open LockWorkerOpen, in io.Reader, out i
 	defer stop()
 	acks := make(chan uint64, 1)
 	w.acks = acks
+	badCommand := make(chan error, 1)
 	go func() {
 		// Acks until EOF: the parent says stop.
 		defer stop()
@@ -125,7 +127,8 @@ func RunLockWorker(ctx context.Context, open LockWorkerOpen, in io.Reader, out i
 					cerr = fmt.Errorf("%w: %s after start", errLockProtocol, c.Cmd)
 				}
 				if cerr != nil {
-					_ = w.event(lockEvent{Kind: evError, Err: cerr})
+					_ = w.event(lockEvent{Kind: evError, At: time.Since(start), Err: cerr})
+					badCommand <- cerr
 					return
 				}
 				acks <- c.Seq
@@ -140,6 +143,11 @@ func RunLockWorker(ctx context.Context, open LockWorkerOpen, in io.Reader, out i
 		now: func() time.Duration { return time.Since(start) }}
 	if err := client.run(runCtx, w); err != nil {
 		return fmt.Errorf("%w: %w", ErrLockWorker, err)
+	}
+	select {
+	case err := <-badCommand:
+		return fmt.Errorf("%w: %w", ErrLockWorker, err)
+	default:
 	}
 	if sessionEnded(s) && ctx.Err() == nil {
 		_ = w.event(lockEvent{Kind: evSessionLost, At: time.Since(start)})

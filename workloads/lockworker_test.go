@@ -181,22 +181,43 @@ func TestRunLockWorkerProtocol(t *testing.T) {
 	}
 }
 
-// A command the worker does not know is an error event, and it stops.
+// A command the worker does not know is an error event, before the start
+// as after it, and it stops.
 func TestRunLockWorkerBadCommand(t *testing.T) {
-	w := startWorkerPipe(t, LockWorkerSpec{Variant: "fair"})
-	if ev, _ := w.next(10 * time.Second); ev.Kind != evSession {
-		t.Fatalf("first event %+v, want the session", ev)
-	}
-	w.send([]byte(`{"cmd":"pause"}` + "\n"))
-	if ev, _ := w.next(5 * time.Second); ev.Kind != evError || !strings.Contains(ev.Err.Error(), "pause") {
-		t.Fatalf("%+v: want an error event naming the command", ev)
-	}
-	select {
-	case err := <-w.done:
-		if !errors.Is(err, ErrLockWorker) {
-			t.Fatalf("worker returned %v, want ErrLockWorker", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the worker went on after a bad command")
+	for _, started := range []bool{false, true} {
+		t.Run(map[bool]string{false: "before start", true: "after start"}[started], func(t *testing.T) {
+			w := startWorkerPipe(t, LockWorkerSpec{Variant: "fair", Hold: time.Hour})
+			if ev, _ := w.next(10 * time.Second); ev.Kind != evSession {
+				t.Fatalf("first event %+v, want the session", ev)
+			}
+			if started {
+				w.send(encodeCommand(lockCommand{Cmd: cmdStart}))
+				for _, want := range []lockEventKind{evAsked, evGranted, evWrite} {
+					if ev, _ := w.next(10 * time.Second); ev.Kind != want {
+						t.Fatalf("%+v, want %s", ev, want)
+					}
+				}
+			}
+			w.send([]byte(`{"cmd":"pause"}` + "\n"))
+			if ev, _ := w.next(5 * time.Second); ev.Kind != evError || !strings.Contains(ev.Err.Error(), "pause") {
+				t.Fatalf("%+v: want an error event naming the command", ev)
+			}
+			if started {
+				// It stops holding at once, and releases.
+				for _, want := range []lockEventKind{evWrite, evExit, evReleased} {
+					if ev, _ := w.next(10 * time.Second); ev.Kind != want {
+						t.Fatalf("%+v, want %s", ev, want)
+					}
+				}
+			}
+			select {
+			case err := <-w.done:
+				if !errors.Is(err, ErrLockWorker) {
+					t.Fatalf("worker returned %v, want ErrLockWorker", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the worker went on after a bad command")
+			}
+		})
 	}
 }
