@@ -37,7 +37,7 @@ func newLockWorkerCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return workloads.RunLockWorker(ctx, openLockWorkerSession, os.Stdin, os.Stdout)
+			return workloads.RunLockWorker(ctx, openLockWorkerSession, cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
 }
