@@ -113,29 +113,14 @@ func RunLockWorker(ctx context.Context, open LockWorkerOpen, in io.Reader, out i
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	acks := make(chan uint64, 1)
-	w.acks = acks
+	w.acks, w.done = acks, ctx.Done()
 	badCommand := make(chan error, 1)
 	go func() {
-		// Acks until EOF: the parent says stop.
-		defer stop()
+		defer stop() // EOF: the parent says stop
 		defer close(acks)
-		for {
-			line, err := rd.ReadBytes('\n')
-			if len(bytes.TrimSpace(line)) > 0 {
-				c, cerr := decodeCommand(bytes.TrimSpace(line))
-				if cerr == nil && c.Cmd != cmdAck {
-					cerr = fmt.Errorf("%w: %s after start", errLockProtocol, c.Cmd)
-				}
-				if cerr != nil {
-					_ = w.event(lockEvent{Kind: evError, At: time.Since(start), Err: cerr})
-					badCommand <- cerr
-					return
-				}
-				acks <- c.Seq
-			}
-			if err != nil {
-				return
-			}
+		if err := readAcks(rd, acks); err != nil {
+			_ = w.event(lockEvent{Kind: evError, At: time.Since(start), Err: err})
+			badCommand <- err
 		}
 	}()
 
@@ -155,6 +140,32 @@ func RunLockWorker(ctx context.Context, open LockWorkerOpen, in io.Reader, out i
 	return nil
 }
 
+// readAcks passes the parent's acks to acks until EOF. Any other command,
+// or an ack while one is already pending (the loop waits for one at a
+// time), is a protocol error.
+func readAcks(rd *bufio.Reader, acks chan<- uint64) error {
+	for {
+		line, err := rd.ReadBytes('\n')
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			c, cerr := decodeCommand(line)
+			if cerr == nil && c.Cmd != cmdAck {
+				cerr = fmt.Errorf("%w: %s after start", errLockProtocol, c.Cmd)
+			}
+			if cerr != nil {
+				return cerr
+			}
+			select {
+			case acks <- c.Seq:
+			default:
+				return fmt.Errorf("%w: ack of event %d while another is pending", errLockProtocol, c.Seq)
+			}
+		}
+		if err != nil {
+			return nil
+		}
+	}
+}
+
 // lockEventWriter is a worker's lockSink: it numbers its events and writes
 // each as one JSON line to the parent, and after an exit waits for the
 // parent's ack. Safe for concurrent use (the command reader reports a bad
@@ -164,6 +175,9 @@ type lockEventWriter struct {
 	// acks carries the sequence numbers the parent acknowledged; closed at
 	// the parent's EOF, after which nothing waits. Nil before start.
 	acks <-chan uint64
+	// done ends a wait for an ack: the worker is told to stop (a signal)
+	// and releases without it.
+	done <-chan struct{}
 
 	mu  sync.Mutex
 	seq uint64
@@ -185,9 +199,12 @@ func (w *lockEventWriter) event(ev lockEvent) error {
 		return err
 	}
 	// Only the loop waits, one event at a time: the next ack is this one's.
-	got, ok := <-w.acks
-	if ok && got != seq {
-		return fmt.Errorf("%w: ack of event %d while waiting for %d", errLockProtocol, got, seq)
+	select {
+	case got, ok := <-w.acks:
+		if ok && got != seq {
+			return fmt.Errorf("%w: ack of event %d while waiting for %d", errLockProtocol, got, seq)
+		}
+	case <-w.done:
 	}
 	return nil
 }

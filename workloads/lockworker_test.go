@@ -221,3 +221,30 @@ func TestRunLockWorkerBadCommand(t *testing.T) {
 		})
 	}
 }
+
+func TestReadAcks(t *testing.T) {
+	ack := func(seq uint64) string { return string(encodeCommand(lockCommand{Cmd: cmdAck, Seq: seq})) }
+	for name, tc := range map[string]struct {
+		in   string
+		want error
+	}{
+		"acks then EOF":    {ack(4) + "\n", nil},
+		"two pending":      {ack(4) + ack(9), errLockProtocol},
+		"start again":      {string(encodeCommand(lockCommand{Cmd: cmdStart})), errLockProtocol},
+		"unknown":          {`{"cmd":"pause"}` + "\n", errLockProtocol},
+		"last line, no \n": {strings.TrimSpace(ack(4)), nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			acks := make(chan uint64, 1)
+			err := readAcks(bufio.NewReader(strings.NewReader(tc.in)), acks)
+			if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+				t.Fatalf("err %v, want %v", err, tc.want)
+			}
+			if tc.want == nil {
+				if got := <-acks; got != 4 {
+					t.Errorf("ack %d, want 4", got)
+				}
+			}
+		})
+	}
+}
