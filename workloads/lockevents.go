@@ -1,10 +1,14 @@
 package workloads
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/recipes"
 )
 
 // What a lock client does, as events (lockEvent), in the order it does it:
@@ -144,6 +148,26 @@ func decodeEvent(line []byte) (ev lockEvent, seq uint64, ack bool, err error) {
 		ev.Err = &workerError{kind: w.ErrKind, text: w.Err}
 	}
 	return ev, w.Seq, w.Ack, nil
+}
+
+// workerError is an error a worker reported, by kind, so that errorKind and
+// errors.Is read it as they read the error it stands for.
+type workerError struct{ kind, text string }
+
+func (e *workerError) Error() string { return e.text }
+
+func (e *workerError) Is(target error) bool {
+	return workerErrorKinds[e.kind] != nil && workerErrorKinds[e.kind] == target
+}
+
+var workerErrorKinds = map[string]error{
+	"unknown_outcome": backends.ErrUnknownOutcome,
+	"session_lost":    backends.ErrSessionLost,
+	"lock_lost":       recipes.ErrLockLost,
+	"not_held":        recipes.ErrNotHeld,
+	"timeout":         context.DeadlineExceeded,
+	"no_node":         backends.ErrNoNode,
+	"node_exists":     backends.ErrNodeExists,
 }
 
 // lockCommandKind is what the parent tells a worker after its spec.
