@@ -140,25 +140,22 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	if c.Config.Rate > 0 {
 		pace = &pacer{interval: time.Duration(float64(time.Second) / c.Config.Rate)}
 	}
-	workers := make([]*lockWorker, c.Clients)
-	newWorker := func(id int) *lockWorker {
-		return &lockWorker{
-			id: id, window: window, checker: checker, fence: fence,
-			hold: c.Config.Hold, think: c.Config.Think, pace: pace,
-			acquire: results.NewRecorder(), series: NewSeriesRecorder(interval),
-			errs: map[string]int64{}, samples: map[string]string{},
-		}
-	}
+	// Every client's events go to its own recorder: an in-process
+	// client's loop records straight into it, a worker process's events
+	// reach it through its lockProc.
+	recs := make([]*lockRecorder, c.Clients)
+	loops := make([]*lockClient, len(ids))
 	for j, id := range ids {
 		l, err := v.New(clients.Sessions[j], lockPath)
 		if err != nil {
 			return res, fmt.Errorf("workloads: lock %s for client %d: %w", c.Variant, id, err)
 		}
-		workers[id] = newWorker(id)
-		workers[id].lock, workers[id].session = l, clients.Sessions[j]
+		recs[id] = newLockRecorder(id, window, checker, fence, interval, true)
+		loops[j] = &lockClient{lock: l, session: clients.Sessions[j], hold: c.Config.Hold, think: c.Config.Think,
+			pace: pace, now: window.Now}
 	}
 	for _, p := range procs {
-		workers[p.client] = newWorker(p.client)
+		recs[p.client] = newLockRecorder(p.client, window, checker, fence, interval, false)
 	}
 	log.Progress(fmt.Sprintf("  %d clients connected; measuring", c.Clients))
 	start := func(runCtx context.Context) <-chan struct{} {
@@ -167,22 +164,25 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				p.run(runCtx, workers[p.client], log)
+				p.run(runCtx, recs[p.client], log)
 			}()
 		}
-		// Worker processes ask first (see ClientProcesses).
+		// Worker processes ask first (see ClientProcesses): the clients
+		// here start once each worker's first acquisition has ended.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for _, p := range procs {
-				p.awaitFirst(runCtx, time.Second)
+				p.awaitFirst(runCtx)
 			}
-			for _, id := range ids {
-				wk := workers[id]
+			for j, id := range ids {
+				rec := recs[id]
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					wk.run(runCtx)
+					if err := loops[j].run(runCtx, rec); err != nil {
+						rec.note = fmt.Sprintf("client %d stopped: %v", id, err)
+					}
 				}()
 			}
 		}()
@@ -211,7 +211,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		res.Notes = append(res.Notes, "some clients did not stop within the drain timeout; their sessions were closed to stop them")
 	}
 	closeClients()
-	lw.collect(&res, workers, checker, fence, pace, out, interval, v.ClientCounts, meter, base.RSSBytes)
+	lw.collect(&res, recs, checker, fence, pace, out, interval, v.ClientCounts, meter, base.RSSBytes)
 	lost := clients.Lost()
 	for _, p := range procs {
 		if p.lost {
@@ -244,36 +244,39 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	return res, nil
 }
 
-// collect merges the workers' recorders and the snapshots into res.
-func (lw *LockWorkload) collect(res *results.Result, workers []*lockWorker, checker *LockChecker, fence *safety.Register, pace *pacer, out Outcome,
+// collect merges the clients' recorders and the snapshots into res.
+func (lw *LockWorkload) collect(res *results.Result, recs []*lockRecorder, checker *LockChecker, fence *safety.Register, pace *pacer, out Outcome,
 	interval time.Duration, instrumented bool, meter *Meter, baseRSS uint64) {
 	res.StoppedBy = out.StoppedBy
 	res.Elapsed = out.Elapsed()
 	res.Started = out.Started()
 	acquire := results.NewRecorder()
-	perClient := make([]int64, len(workers))
+	perClient := make([]int64, len(recs))
 	var waited int64
 	var series []*SeriesRecorder
 	var stoppedWaiting int64
 	var longestStopped time.Duration
 	samples := map[string]string{}
-	for i, wk := range workers {
-		acquire.Merge(wk.acquire)
-		series = append(series, wk.series)
-		res.Ops.Issued += wk.ops.Issued
-		res.Ops.Succeeded += wk.ops.Succeeded
-		res.Ops.Failed += wk.ops.Failed
-		res.Ops.Unknown += wk.ops.Unknown
-		perClient[i] = wk.ops.Succeeded
-		waited += wk.waited
-		for k, n := range wk.errs {
+	for i, rec := range recs {
+		acquire.Merge(rec.acquire)
+		series = append(series, rec.series)
+		res.Ops.Issued += rec.ops.Issued
+		res.Ops.Succeeded += rec.ops.Succeeded
+		res.Ops.Failed += rec.ops.Failed
+		res.Ops.Unknown += rec.ops.Unknown
+		perClient[i] = rec.ops.Succeeded
+		waited += rec.waited
+		for k, n := range rec.errs {
 			res.Errors[k] += n
-			if _, ok := samples[k]; !ok && wk.samples[k] != "" {
-				samples[k] = wk.samples[k]
+			if _, ok := samples[k]; !ok && rec.samples[k] != "" {
+				samples[k] = rec.samples[k]
 			}
 		}
-		stoppedWaiting += wk.errs[results.ErrorKindStoppedWaiting]
-		longestStopped = max(longestStopped, wk.longestStopped)
+		stoppedWaiting += rec.errs[results.ErrorKindStoppedWaiting]
+		longestStopped = max(longestStopped, rec.longestStopped)
+		if rec.note != "" {
+			res.Notes = append(res.Notes, rec.note)
+		}
 	}
 	if pace != nil {
 		// Open loop: slots scheduled before the end that no client was free
@@ -387,143 +390,6 @@ func addFence(s *results.Safety, fence *safety.Register) (stale int64) {
 		}
 	}
 	return stale
-}
-
-// lockWorker is one simulated client. Its recorders are its own: nothing in
-// it is shared except the window, the checker, the register and the pacer.
-type lockWorker struct {
-	id          int
-	lock        recipes.Lock
-	session     backends.Session
-	window      *Window
-	checker     *LockChecker
-	fence       *safety.Register
-	hold, think time.Duration
-	pace        *pacer
-
-	acquire        *hdrhistogram.Histogram
-	series         *SeriesRecorder
-	ops            results.Ops
-	waited         int64 // measured grants whose acquirer had to wait
-	errs           map[string]int64
-	samples        map[string]string
-	longestStopped time.Duration
-}
-
-func (wk *lockWorker) run(ctx context.Context) {
-	for ctx.Err() == nil {
-		intended := time.Duration(-1)
-		if wk.pace != nil {
-			intended = wk.pace.slot()
-			if !sleepCtx(ctx, intended-wk.window.Now()) {
-				return
-			}
-		}
-		asked := wk.window.Now()
-		if intended < 0 {
-			intended = asked
-		}
-		ticket := wk.checker.Ask()
-		g, err := wk.lock.Acquire(ctx)
-		done := wk.window.Now()
-		if err != nil {
-			wk.checker.Withdraw(ticket)
-			wk.settle(intended, done, err)
-			if ctx.Err() != nil || sessionEnded(wk.session) || !sleepCtx(ctx, errorBackoff) {
-				return
-			}
-			continue
-		}
-		measured := wk.settle(intended, done, nil)
-		wk.checker.Grant(wk.id, ticket, g.Token, done, measured)
-		if g.Token != 0 { // a variant without tokens cannot be fenced
-			wk.fence.Grant(g.Token, wk.id)
-			wk.fence.Write(g.Token, wk.id)
-		}
-		if measured {
-			results.Record(wk.acquire, done-intended)
-			wk.series.Add(done - wk.window.MeasureStart())
-			if g.Wakeups > 0 {
-				wk.waited++
-			}
-		}
-		if wk.hold > 0 {
-			t := time.NewTimer(wk.hold)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-			case <-g.Lost:
-				wk.count("lock_lost", errors.New("session ended while holding the lock"), measured)
-			}
-			t.Stop()
-		}
-		// The holder's last write, made before it looks at whether the lock
-		// is still held: a holder whose session expired while it was away
-		// (paused, cut off) writes late.
-		if g.Token != 0 {
-			wk.fence.Write(g.Token, wk.id)
-		}
-		wk.checker.Release(wk.id, wk.window.Now())
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-		err = wk.lock.Release(rctx)
-		cancel()
-		if err != nil {
-			wk.count("release_"+errorKind(err), err, measured)
-			if sessionEnded(wk.session) {
-				return
-			}
-		}
-		if wk.pace == nil && wk.think > 0 && !sleepCtx(ctx, wk.think) {
-			return
-		}
-	}
-}
-
-// settle accounts for one acquisition issued at offset issued that ended at
-// done, granted (err nil) or not, and reports whether it is a measured
-// grant. An acquisition belongs to the window it ends in, whenever it was
-// issued. One that ended after the window — withdrawn by the stop, or
-// granted too late or past the budget — but was issued before the end was in
-// flight at the stop: it counts as failed, of kind stopped_waiting. One that
-// ended in the warm-up is not counted.
-func (wk *lockWorker) settle(issued, done time.Duration, err error) (measured bool) {
-	w := wk.window
-	switch {
-	case w.Measured(done) && err != nil:
-		wk.ops.Issued++
-		if errors.Is(err, backends.ErrUnknownOutcome) {
-			wk.ops.Unknown++
-		} else {
-			wk.ops.Failed++
-		}
-		wk.count(errorKind(err), err, true)
-		return false
-	case w.Measured(done) && w.Claim():
-		wk.ops.Issued++
-		wk.ops.Succeeded++
-		return true
-	case w.Measured(done):
-		// Granted past the budget: the window is ending.
-	case w.BeforeEnd(done):
-		return false // ended in the warm-up
-	case !w.BeforeEnd(issued):
-		return false // issued after the end
-	}
-	wk.ops.Issued++
-	wk.ops.Failed++
-	wk.errs[results.ErrorKindStoppedWaiting]++
-	wk.longestStopped = max(wk.longestStopped, done-issued)
-	return false
-}
-
-func (wk *lockWorker) count(kind string, err error, measured bool) {
-	if !measured {
-		return
-	}
-	wk.errs[kind]++
-	if _, ok := wk.samples[kind]; !ok {
-		wk.samples[kind] = err.Error()
-	}
 }
 
 // errorKind names an error for Result.Errors.

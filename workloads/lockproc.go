@@ -9,17 +9,13 @@ import (
 	"io"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/spawn"
-	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/results"
 )
 
 // ClientProcesses runs chosen clients of a lock case in worker processes
@@ -35,10 +31,11 @@ import (
 // when it wakes and prints it); and its requests and watch events are not
 // in the client-side counts (backends/instrument runs in the worker). The
 // workers ask first: the in-process clients start once each worker's first
-// acquisition has ended (at most a second each), so that the client a
-// pause-client fault names is at the head of the queue when the case starts.
-// The open loop (Rate > 0) is not supported: its schedule is shared in
-// this process.
+// acquisition has ended — its grant or failure has been recorded, or it
+// exited — so that the client a pause-client fault names is the first holder
+// of the case (a worker paused before its first grant holds the others back
+// until it is continued, as a first holder would). The open loop (Rate > 0)
+// is not supported: its schedule is shared in this process.
 type ClientProcesses struct {
 	// Clients are the indices of the clients run in worker processes.
 	Clients []int
@@ -63,23 +60,25 @@ type ClientProcesses struct {
 // releases first); then it is killed.
 const lockProcStopTimeout = 15 * time.Second
 
-// procEvent is one line of a worker, its offset on the worker's clock.
+// procEvent is one decoded line of a worker, its At on the worker's clock,
+// or why the line broke the protocol (err).
 type procEvent struct {
-	off  time.Duration
-	kind string
-	args string
+	lockEvent
+	seq uint64
+	ack bool // the worker waits for the ack of seq
+	err error
 }
 
 // lockProc is one worker process seen from the case.
 type lockProc struct {
 	client  int
 	cmd     *exec.Cmd
-	stdin   io.WriteCloser
+	stdin   io.WriteCloser // the spec, then lockCommands; closed to stop
 	stderr  *tailBuffer
 	events  chan procEvent // closed at the worker's stdout EOF
 	exited  chan struct{}  // closed once cmd.Wait returned
 	started func(client, pid int)
-	first   chan struct{} // closed when its first acquisition ended
+	first   chan struct{} // closed when its first acquisition ended, or it exited
 	killed  atomic.Bool   // it did not stop in time and was killed
 	lost    bool          // it reported session-lost
 	note    string        // why it stopped early, for the result
@@ -142,14 +141,18 @@ func startLockProc(cp *ClientProcesses, client int, spec LockWorkerSpec) (*lockP
 		defer close(p.exited)
 		defer close(p.events)
 		sc := bufio.NewScanner(stdout)
+		var last uint64
 		for sc.Scan() {
-			offText, rest, _ := strings.Cut(sc.Text(), " ")
-			kind, args, _ := strings.Cut(rest, " ")
-			off, err := strconv.ParseInt(offText, 10, 64)
-			if err != nil {
-				kind, args = "error", "unreadable line: "+sc.Text()
+			ev, seq, ack, err := decodeEvent(sc.Bytes())
+			if err == nil && seq != last+1 {
+				err = fmt.Errorf("%w: event %d after %d", errLockProtocol, seq, last)
 			}
-			p.events <- procEvent{off: time.Duration(off), kind: kind, args: args}
+			last = seq
+			p.events <- procEvent{lockEvent: ev, seq: seq, ack: ack, err: err}
+		}
+		if err := sc.Err(); err != nil {
+			p.events <- procEvent{err: fmt.Errorf("%w: reading events: %w", errLockProtocol, err)}
+			_, _ = io.Copy(io.Discard, stdout) // until it is killed
 		}
 		// Forget the pid before reaping it, so that no signal can reach
 		// another process that gets the number.
@@ -171,7 +174,7 @@ func startLockProc(cp *ClientProcesses, client int, spec LockWorkerSpec) (*lockP
 	return p, nil
 }
 
-// awaitSession waits for the worker's "session" line.
+// awaitSession waits for the worker's session event, its first.
 func (p *lockProc) awaitSession(ctx context.Context) (int64, error) {
 	t := time.NewTimer(lockWorkerOpenTimeout + 5*time.Second)
 	defer t.Stop()
@@ -181,10 +184,14 @@ func (p *lockProc) awaitSession(ctx context.Context) (int64, error) {
 			switch {
 			case !ok:
 				return 0, p.failure("exited before its session opened")
-			case ev.kind == "session":
-				return strconv.ParseInt(ev.args, 10, 64)
-			case ev.kind == "error":
-				return 0, p.failure(ev.args)
+			case ev.err != nil:
+				return 0, p.failure(ev.err.Error())
+			case ev.Kind == evSession:
+				return ev.Session, nil
+			case ev.Kind == evError:
+				return 0, p.failure(errText(ev.Err))
+			default:
+				return 0, p.failure(fmt.Sprintf("%v: %s before its session", errLockProtocol, ev.Kind))
 			}
 		case <-ctx.Done():
 			return 0, fmt.Errorf("workloads: client %d's worker process: %w", p.client, ctx.Err())
@@ -214,14 +221,18 @@ func (p *lockProc) kill() {
 	<-p.exited
 }
 
-// run starts the worker's loop and turns its events into wk's accounting,
-// as lockWorker.run does for an in-process client, until the worker exits.
-// When ctx ends it continues the worker (should a fault have left it
-// stopped) and closes its stdin: the worker releases and exits, or is
-// killed after lockProcStopTimeout.
-func (p *lockProc) run(ctx context.Context, wk *lockWorker, log Recorder) {
-	base := wk.window.Now()
-	if _, err := io.WriteString(p.stdin, "start\n"); err != nil {
+// run starts the worker's loop and hands its events to rec, the same
+// recorder an in-process client's loop feeds, until the worker exits; it
+// acknowledges each event that asks for it once rec has it. The worker's
+// clock starts when it reads the start command, a moment after this reads
+// the case's: its offsets move by that moment. When ctx ends it continues
+// the worker (should a fault have left it stopped) and closes its stdin: the
+// worker releases and exits, or is killed after lockProcStopTimeout. An
+// event that breaks the protocol is noted and the worker killed: it acts no
+// more from then, as if it had died.
+func (p *lockProc) run(ctx context.Context, rec *lockRecorder, log Recorder) {
+	base := rec.window.Now()
+	if _, err := p.stdin.Write(encodeCommand(lockCommand{Cmd: cmdStart})); err != nil {
 		p.note = fmt.Sprintf("client %d's worker process did not take the start: %v", p.client, err)
 	}
 	stopWatch := make(chan struct{})
@@ -246,72 +257,40 @@ func (p *lockProc) run(ctx context.Context, wk *lockWorker, log Recorder) {
 	}()
 
 	var (
-		ticket             int
-		asking, holding    bool
-		asked              time.Duration
-		token              int64
-		measured           bool
-		firstOnce          sync.Once
-		firstDone          = func() { firstOnce.Do(func() { close(p.first) }) }
-		errWorkerExited    = errors.New("the worker process exited while waiting")
-		errLostWhileHolder = errors.New("session ended while holding the lock")
+		firstOnce sync.Once
+		firstDone = func() { firstOnce.Do(func() { close(p.first) }) }
+		broken    error // the protocol error the worker was killed for
 	)
 	defer firstDone()
 	for ev := range p.events {
-		at := base + ev.off
-		switch ev.kind {
-		case "asked":
-			ticket, asking, asked = wk.checker.Ask(), true, at
-		case "granted":
-			tok, wakeText, _ := strings.Cut(ev.args, " ")
-			token, _ = strconv.ParseInt(tok, 10, 64)
-			_ = wakeText // the worker's watch events are not counted here, so neither are its waits
-			asking, holding = false, true
-			measured = wk.settle(asked, at, nil)
-			wk.checker.Grant(wk.id, ticket, token, at, measured)
-			if token != 0 {
-				wk.fence.Grant(token, wk.id)
-			}
-			if measured {
-				results.Record(wk.acquire, at-asked)
-				wk.series.Add(at - wk.window.MeasureStart())
-			}
+		if broken != nil {
+			continue // killed: drain what it wrote before
+		}
+		err := ev.err
+		if err == nil {
+			err = p.handle(ev, base, rec, log)
+		}
+		if err != nil {
+			broken = err
+			_ = p.cmd.Process.Kill()
 			firstDone()
-		case "failed":
-			kind, text, _ := strings.Cut(ev.args, " ")
-			asking = false
-			wk.checker.Withdraw(ticket)
-			wk.settle(asked, at, &workerError{kind: kind, text: text})
+			continue
+		}
+		if ev.Kind == evGranted || ev.Kind == evFailed {
 			firstDone()
-		case "write":
-			tok, _ := strconv.ParseInt(ev.args, 10, 64)
-			wk.fence.Write(tok, wk.id) // arrives at the register now
-		case "lost":
-			wk.count("lock_lost", errLostWhileHolder, measured)
-		case "exit":
-			holding = false
-			wk.checker.Release(wk.id, at)
-		case "release-failed":
-			kind, text, _ := strings.Cut(ev.args, " ")
-			wk.count("release_"+kind, &workerError{kind: kind, text: text}, measured)
-		case "session-lost":
-			p.lost = true
-			log.Event("session", "lost", p.client)
-		case "error":
-			p.note = fmt.Sprintf("client %d's worker process: %s", p.client, ev.args)
+		}
+		if ev.ack {
+			// Write errors mean the worker is gone: its EOF follows.
+			_, _ = p.stdin.Write(encodeCommand(lockCommand{Cmd: cmdAck, Seq: ev.seq}))
 		}
 	}
 	<-p.exited
 	// A worker that died (killed) mid-call acts no more from now.
-	now := wk.window.Now()
-	if asking {
-		wk.checker.Withdraw(ticket)
-		wk.settle(asked, now, errWorkerExited)
-	}
-	if holding {
-		wk.checker.Release(wk.id, now)
-	}
-	if p.killed.Load() {
+	rec.abandon(rec.window.Now(), errWorkerExited)
+	switch {
+	case broken != nil:
+		p.note = fmt.Sprintf("client %d's worker process was killed: %v", p.client, broken)
+	case p.killed.Load():
 		p.note = fmt.Sprintf("client %d's worker process did not stop within %v of the end of the case: killed", p.client, lockProcStopTimeout)
 	}
 	if ctx.Err() == nil && !p.lost && p.note == "" {
@@ -319,36 +298,47 @@ func (p *lockProc) run(ctx context.Context, wk *lockWorker, log Recorder) {
 	}
 }
 
-// awaitFirst waits until the worker's first acquisition ended, up to d or
-// ctx.
-func (p *lockProc) awaitFirst(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
+// errWorkerExited settles the acquisition a worker was waiting in when it
+// died.
+var errWorkerExited = errors.New("the worker process exited while waiting")
+
+// handle takes one event of a running worker: the loop's go to rec, at
+// base plus their offset; the process's own are noted here. Every kind the
+// worker sends is handled; one it must not send now is an error.
+func (p *lockProc) handle(ev procEvent, base time.Duration, rec *lockRecorder, log Recorder) error {
+	switch ev.Kind {
+	case evSessionLost:
+		p.lost = true
+		log.Event("session", "lost", p.client)
+		return nil
+	case evError:
+		p.note = fmt.Sprintf("client %d's worker process: %s", p.client, errText(ev.Err))
+		return nil
+	case evSession:
+		return fmt.Errorf("%w: a second session event", errLockProtocol)
+	}
+	e := ev.lockEvent
+	e.At += base
+	if e.Kind == evAsked {
+		e.Intended += base
+	}
+	return rec.event(e)
+}
+
+// awaitFirst waits until the worker's first acquisition ended (or it
+// exited, or broke the protocol), or ctx ended.
+func (p *lockProc) awaitFirst(ctx context.Context) {
 	select {
 	case <-p.first:
 	case <-ctx.Done():
-	case <-t.C:
 	}
 }
 
-// workerError is an error a worker reported, by kind, so that errorKind and
-// errors.Is read it as they read the error it stands for.
-type workerError struct{ kind, text string }
-
-func (e *workerError) Error() string { return e.text }
-
-func (e *workerError) Is(target error) bool {
-	return workerErrorKinds[e.kind] != nil && workerErrorKinds[e.kind] == target
-}
-
-var workerErrorKinds = map[string]error{
-	"unknown_outcome": backends.ErrUnknownOutcome,
-	"session_lost":    backends.ErrSessionLost,
-	"lock_lost":       recipes.ErrLockLost,
-	"not_held":        recipes.ErrNotHeld,
-	"timeout":         context.DeadlineExceeded,
-	"no_node":         backends.ErrNoNode,
-	"node_exists":     backends.ErrNodeExists,
+func errText(err error) string {
+	if err == nil {
+		return "(no error given)"
+	}
+	return err.Error()
 }
 
 // tailBuffer keeps the last max bytes written to it.
@@ -372,74 +362,4 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.b)
-}
-
-// clientRemap opens sessions for in-process clients whose indices skip the
-// worker clients: OpenClients' i-th session is client ids[i].
-type clientRemap struct {
-	backends.Backend
-	ids []int
-}
-
-func (b clientRemap) NewSession(ctx context.Context) (backends.Session, error) {
-	if i, ok := backends.ClientOf(ctx); ok && i >= 0 && i < len(b.ids) {
-		ctx = backends.WithClient(ctx, b.ids[i])
-	}
-	return b.Backend.NewSession(ctx)
-}
-
-// lockClients opens c's in-process clients and starts its worker
-// processes. ids[i] is the client index of clients.Sessions[i]; procs are
-// the workers, in c.Processes.Clients order.
-func lockClients(ctx context.Context, c Case, lockPath string, log Recorder) (clients *Clients, ids []int, procs []*lockProc, err error) {
-	var remote []int
-	if c.Processes != nil {
-		remote = c.Processes.Clients
-	}
-	for i := range c.Clients {
-		if !slices.Contains(remote, i) {
-			ids = append(ids, i)
-		}
-	}
-	if len(remote) > 0 {
-		switch {
-		case c.Config.Rate > 0:
-			return nil, nil, nil, fmt.Errorf("%w: clients in worker processes need the closed loop (rate 0): the open loop's schedule is shared in this process", ErrBadCase)
-		case len(ids) == 0:
-			return nil, nil, nil, fmt.Errorf("%w: every one of the %d clients would run in a worker process: at least one must run here", ErrBadCase, c.Clients)
-		case slices.ContainsFunc(remote, func(r int) bool { return r < 0 || r >= c.Clients }):
-			return nil, nil, nil, fmt.Errorf("%w: worker clients %v: the case has clients 0..%d", ErrBadCase, remote, c.Clients-1)
-		case c.Processes.Command == nil:
-			return nil, nil, nil, fmt.Errorf("%w: worker clients without a command to run them", ErrBadCase)
-		}
-		spec := LockWorkerSpec{Variant: c.Variant, Path: lockPath, Hold: c.Config.Hold, Think: c.Config.Think, Config: c.Processes.Config}
-		if procs, err = startLockProcs(ctx, c.Processes, spec); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	b := c.Backend
-	events := log.Event
-	if len(remote) > 0 {
-		b = clientRemap{Backend: b, ids: ids}
-		events = func(kind, what string, i int) { log.Event(kind, what, ids[i]) }
-	}
-	clients, err = OpenClients(ctx, b, len(ids), WithOpenProgress(log.Progress), WithSessionEvents(events))
-	if err != nil {
-		for _, p := range procs {
-			p.kill()
-		}
-		return nil, nil, nil, err
-	}
-	return clients, ids, procs, nil
-}
-
-// procNote says what a case with worker clients does not measure.
-func procNote(procs []*lockProc) string {
-	ids := make([]string, len(procs))
-	for i, p := range procs {
-		ids[i] = strconv.Itoa(p.client)
-	}
-	return fmt.Sprintf("client %s ran in a worker process: its requests and watch events are not in the client-side counts "+
-		"(which per-operation client counts divide by every client's acquisitions), and its register writes arrived when this process read them",
-		strings.Join(ids, ", "))
 }

@@ -2,13 +2,14 @@ package workloads
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
@@ -18,29 +19,9 @@ import (
 // A lock worker is one client of the lock workload in a process of its own
 // (zkbench re-executing itself as `zkbench __lock-worker`), so that a fault
 // can stop it with SIGSTOP — its session's heartbeats, timers and writes
-// stop with it, as in a long GC pause or a frozen VM — and continue it.
-//
-// Protocol, one line each way per message:
-//
-//	parent → worker: a LockWorkerSpec as JSON; later "start"; then EOF to stop
-//	worker → parent: "<offset-ns> <event> [args]"
-//
-// The offset is the worker's monotonic time since it read "start" (0
-// before). Events, in the order the in-process client does the same
-// things (lockWorker.run):
-//
-//	session <id>              the session is open (before start)
-//	asked                     about to call Acquire
-//	granted <token> <wakeups> Acquire returned the lock
-//	failed <kind> <text>      Acquire failed (kind as errorKind names it)
-//	write <token>             a write to the shared register (right after
-//	                          a grant, and before leaving)
-//	lost                      the session ended while holding the lock
-//	exit                      left the critical section, about to Release
-//	released                  Release succeeded
-//	release-failed <kind> <text>
-//	session-lost              the session ended; the worker exits
-//	error <text>              the worker cannot go on (bad spec, no session)
+// stop with it, as in a long GC pause or a frozen VM — and continue it. It
+// runs the same loop as the clients in the parent (lockClient.run) and
+// sends its events to the parent (see lockevents.go for the protocol).
 
 // LockWorkerCommand is the hidden zkbench command that runs RunLockWorker.
 const LockWorkerCommand = "__lock-worker"
@@ -67,19 +48,22 @@ type LockWorkerOpen func(ctx context.Context, config json.RawMessage) (s backend
 // lockWorkerOpenTimeout bounds reading the spec and opening the session.
 const lockWorkerOpenTimeout = 30 * time.Second
 
-// ErrLockWorker: a lock worker could not run (bad spec, no session).
+// ErrLockWorker: a lock worker could not run (bad spec, no session) or was
+// sent a command it does not know.
 var ErrLockWorker = errors.New("workloads: lock worker")
 
 // RunLockWorker is a lock worker process's main: it reads the spec from in,
-// opens the session, reports it, waits for "start", and runs the client's
-// loop, reporting every event to out, until in reaches EOF (the lock is
-// released first, on a fresh bounded context), its session ends, or ctx is
-// cancelled (then as at EOF). It closes the session before it returns.
+// opens the session, reports it, waits for the start command, and runs the
+// client's loop (lockClient.run), sending every event to out, until in
+// reaches EOF (the lock is released first, on a fresh bounded context), its
+// session ends, or ctx is cancelled (then as at EOF). It closes the session
+// before it returns. A spec or command it cannot read is reported as an
+// error event and returned, wrapping ErrLockWorker.
 func RunLockWorker(ctx context.Context, open LockWorkerOpen, in io.Reader, out io.Writer) error {
 	rd := bufio.NewReader(in)
-	w := &workerOut{out: out}
+	w := &lockEventWriter{out: out}
 	fail := func(err error) error {
-		w.emit("error", oneLine(err.Error()))
+		_ = w.event(lockEvent{Kind: evError, Err: err})
 		return fmt.Errorf("%w: %w", ErrLockWorker, err)
 	}
 	var spec LockWorkerSpec
@@ -110,101 +94,120 @@ func RunLockWorker(ctx context.Context, open LockWorkerOpen, in io.Reader, out i
 	if err != nil {
 		return fail(err)
 	}
-	w.emit("session", strconv.FormatInt(s.ID(), 10))
-
-	// Wait for "start"; EOF before it means the case ended first.
-	for {
-		line, err := readLineCtx(ctx, rd, 0)
-		if err != nil {
-			return nil
-		}
-		if line == "start" {
-			break
-		}
+	if err := w.event(lockEvent{Kind: evSession, Session: s.ID()}); err != nil {
+		return fmt.Errorf("%w: %w", ErrLockWorker, err)
 	}
-	w.start = time.Now()
+
+	// Wait for start; EOF before it means the case ended first.
+	line, err = readLineCtx(ctx, rd, 0)
+	if err != nil {
+		return nil
+	}
+	if c, err := decodeCommand([]byte(line)); err != nil || c.Cmd != cmdStart {
+		if err == nil {
+			err = fmt.Errorf("%w: %s before start", errLockProtocol, c.Cmd)
+		}
+		return fail(err)
+	}
+	start := time.Now()
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	acks := make(chan uint64, 1)
+	w.acks, w.done = acks, ctx.Done()
+	badCommand := make(chan error, 1)
 	go func() {
-		_, _ = io.Copy(io.Discard, rd) // until EOF: the parent says stop
-		stop()
+		defer stop() // EOF: the parent says stop
+		defer close(acks)
+		if err := readAcks(rd, acks); err != nil {
+			_ = w.event(lockEvent{Kind: evError, At: time.Since(start), Err: err})
+			badCommand <- err
+		}
 	}()
 
-	for runCtx.Err() == nil {
-		w.emit("asked")
-		g, err := l.Acquire(runCtx)
-		if err != nil {
-			w.emit("failed", errorKind(err), oneLine(err.Error()))
-			if runCtx.Err() != nil || sessionEnded(s) || !sleepCtx(runCtx, errorBackoff) {
-				break
-			}
-			continue
-		}
-		w.emit("granted", strconv.FormatInt(g.Token, 10), strconv.Itoa(g.Wakeups))
-		if g.Token != 0 {
-			w.emit("write", strconv.FormatInt(g.Token, 10))
-		}
-		if spec.Hold > 0 {
-			t := time.NewTimer(spec.Hold)
-			select {
-			case <-t.C:
-			case <-runCtx.Done():
-			case <-g.Lost:
-				w.emit("lost")
-			}
-			t.Stop()
-		}
-		// As in the in-process loop: the last write goes out before the
-		// holder looks at whether its lock is still held.
-		if g.Token != 0 {
-			w.emit("write", strconv.FormatInt(g.Token, 10))
-		}
-		w.emit("exit")
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), releaseTimeout)
-		err = l.Release(rctx)
-		cancel()
-		if err != nil {
-			w.emit("release-failed", errorKind(err), oneLine(err.Error()))
-			if sessionEnded(s) {
-				break
-			}
-		} else {
-			w.emit("released")
-		}
-		if spec.Think > 0 && !sleepCtx(runCtx, spec.Think) {
-			break
-		}
+	client := &lockClient{lock: l, session: s, hold: spec.Hold, think: spec.Think,
+		now: func() time.Duration { return time.Since(start) }}
+	if err := client.run(runCtx, w); err != nil {
+		return fmt.Errorf("%w: %w", ErrLockWorker, err)
+	}
+	select {
+	case err := <-badCommand:
+		return fmt.Errorf("%w: %w", ErrLockWorker, err)
+	default:
 	}
 	if sessionEnded(s) && ctx.Err() == nil {
-		w.emit("session-lost")
+		_ = w.event(lockEvent{Kind: evSessionLost, At: time.Since(start)})
 	}
 	return nil
 }
 
-// workerOut writes a worker's event lines, one Write each.
-type workerOut struct {
-	out   io.Writer
-	start time.Time // zero before "start"
+// readAcks passes the parent's acks to acks until EOF. Any other command,
+// or an ack while one is already pending (the loop waits for one at a
+// time), is a protocol error.
+func readAcks(rd *bufio.Reader, acks chan<- uint64) error {
+	for {
+		line, err := rd.ReadBytes('\n')
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			c, cerr := decodeCommand(line)
+			if cerr == nil && c.Cmd != cmdAck {
+				cerr = fmt.Errorf("%w: %s after start", errLockProtocol, c.Cmd)
+			}
+			if cerr != nil {
+				return cerr
+			}
+			select {
+			case acks <- c.Seq:
+			default:
+				return fmt.Errorf("%w: ack of event %d while another is pending", errLockProtocol, c.Seq)
+			}
+		}
+		if err != nil {
+			return nil
+		}
+	}
 }
 
-func (w *workerOut) emit(event string, args ...string) {
-	var off time.Duration
-	if !w.start.IsZero() {
-		off = time.Since(w.start)
-	}
-	var b strings.Builder
-	b.WriteString(strconv.FormatInt(int64(off), 10))
-	b.WriteByte(' ')
-	b.WriteString(event)
-	for _, a := range args {
-		b.WriteByte(' ')
-		b.WriteString(a)
-	}
-	b.WriteByte('\n')
-	_, _ = io.WriteString(w.out, b.String())
+// lockEventWriter is a worker's lockSink: it numbers its events and writes
+// each as one JSON line to the parent, and after an exit waits for the
+// parent's ack. Safe for concurrent use (the command reader reports a bad
+// command with it).
+type lockEventWriter struct {
+	out io.Writer
+	// acks carries the sequence numbers the parent acknowledged; closed at
+	// the parent's EOF, after which nothing waits. Nil before start.
+	acks <-chan uint64
+	// done ends a wait for an ack: the worker is told to stop (a signal)
+	// and releases without it.
+	done <-chan struct{}
+
+	mu  sync.Mutex
+	seq uint64
 }
 
-func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+var _ lockSink = (*lockEventWriter)(nil)
+
+func (w *lockEventWriter) event(ev lockEvent) error {
+	ack := ev.Kind == evExit && w.acks != nil
+	w.mu.Lock()
+	w.seq++
+	seq := w.seq
+	line, err := encodeEvent(seq, ev, ack)
+	if err == nil {
+		_, err = w.out.Write(append(line, '\n'))
+	}
+	w.mu.Unlock()
+	if err != nil || !ack {
+		return err
+	}
+	// Only the loop waits, one event at a time: the next ack is this one's.
+	select {
+	case got, ok := <-w.acks:
+		if ok && got != seq {
+			return fmt.Errorf("%w: ack of event %d while waiting for %d", errLockProtocol, got, seq)
+		}
+	case <-w.done:
+	}
+	return nil
+}
 
 // readLineCtx reads one line from rd, without its newline, giving up when
 // ctx ends or, if d > 0, after d. The read itself goes on in the background

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"os/signal"
 	"syscall"
 
@@ -26,7 +25,7 @@ func newLockWorkerCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return workloads.RunLockWorker(ctx, runner.OpenLockWorkerSession, os.Stdin, os.Stdout)
+			return workloads.RunLockWorker(ctx, runner.OpenLockWorkerSession, cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
 }

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -8,6 +12,7 @@ import (
 
 	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads"
 )
 
 // pauseRun runs a 3-client fair lock case whose client 0 runs in a worker
@@ -148,5 +153,40 @@ func TestRunPauseClientBadInput(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one that says %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// The worker command reads its spec on stdin and answers a spec or backend
+// it cannot use with one error event on stdout, and fails.
+func TestLockWorkerCommandBadInput(t *testing.T) {
+	for name, tc := range map[string]struct{ spec, want string }{
+		"not json":        {"{\n", "spec"},
+		"unknown variant": {`{"variant":"nope","path":"/zkbench/x/lock"}` + "\n", "nope"},
+		"no settings":     {`{"variant":"fair","path":"/zkbench/x/lock","config":{"backend":"zookeeper"}}` + "\n", "without its settings"},
+		"bad config":      {`{"variant":"fair","path":"/zkbench/x/lock","config":[1]}` + "\n", "config"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cmd := newRootCmd()
+			var out, errb bytes.Buffer
+			cmd.SetIn(strings.NewReader(tc.spec))
+			cmd.SetOut(&out)
+			cmd.SetErr(&errb)
+			cmd.SetArgs([]string{workloads.LockWorkerCommand})
+			cmd.SetContext(context.Background())
+			err := cmd.Execute()
+			if !errors.Is(err, workloads.ErrLockWorker) {
+				t.Errorf("err %v, want ErrLockWorker", err)
+			}
+			var ev struct {
+				Seq  int    `json:"seq"`
+				Kind string `json:"kind"`
+				Err  string `json:"err"`
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &ev) != nil ||
+				ev.Seq != 1 || ev.Kind != "error" || !strings.Contains(ev.Err, tc.want) {
+				t.Errorf("stdout %q: want one error event saying %q", out.String(), tc.want)
+			}
+		})
 	}
 }

@@ -1,0 +1,81 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/zkbench/zkbench/backends"
+)
+
+// clientRemap opens sessions for in-process clients whose indices skip the
+// worker clients: OpenClients' i-th session is client ids[i].
+type clientRemap struct {
+	backends.Backend
+	ids []int
+}
+
+func (b clientRemap) NewSession(ctx context.Context) (backends.Session, error) {
+	if i, ok := backends.ClientOf(ctx); ok && i >= 0 && i < len(b.ids) {
+		ctx = backends.WithClient(ctx, b.ids[i])
+	}
+	return b.Backend.NewSession(ctx)
+}
+
+// lockClients opens c's in-process clients and starts its worker
+// processes. ids[i] is the client index of clients.Sessions[i]; procs are
+// the workers, in c.Processes.Clients order.
+func lockClients(ctx context.Context, c Case, lockPath string, log Recorder) (clients *Clients, ids []int, procs []*lockProc, err error) {
+	var remote []int
+	if c.Processes != nil {
+		remote = c.Processes.Clients
+	}
+	for i := range c.Clients {
+		if !slices.Contains(remote, i) {
+			ids = append(ids, i)
+		}
+	}
+	if len(remote) > 0 {
+		switch {
+		case c.Config.Rate > 0:
+			return nil, nil, nil, fmt.Errorf("%w: clients in worker processes need the closed loop (rate 0): the open loop's schedule is shared in this process", ErrBadCase)
+		case len(ids) == 0:
+			return nil, nil, nil, fmt.Errorf("%w: every one of the %d clients would run in a worker process: at least one must run here", ErrBadCase, c.Clients)
+		case slices.ContainsFunc(remote, func(r int) bool { return r < 0 || r >= c.Clients }):
+			return nil, nil, nil, fmt.Errorf("%w: worker clients %v: the case has clients 0..%d", ErrBadCase, remote, c.Clients-1)
+		case c.Processes.Command == nil:
+			return nil, nil, nil, fmt.Errorf("%w: worker clients without a command to run them", ErrBadCase)
+		}
+		spec := LockWorkerSpec{Variant: c.Variant, Path: lockPath, Hold: c.Config.Hold, Think: c.Config.Think, Config: c.Processes.Config}
+		if procs, err = startLockProcs(ctx, c.Processes, spec); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	b := c.Backend
+	events := log.Event
+	if len(remote) > 0 {
+		b = clientRemap{Backend: b, ids: ids}
+		events = func(kind, what string, i int) { log.Event(kind, what, ids[i]) }
+	}
+	clients, err = OpenClients(ctx, b, len(ids), WithOpenProgress(log.Progress), WithSessionEvents(events))
+	if err != nil {
+		for _, p := range procs {
+			p.kill()
+		}
+		return nil, nil, nil, err
+	}
+	return clients, ids, procs, nil
+}
+
+// procNote says what a case with worker clients does not measure.
+func procNote(procs []*lockProc) string {
+	ids := make([]string, len(procs))
+	for i, p := range procs {
+		ids[i] = strconv.Itoa(p.client)
+	}
+	return fmt.Sprintf("client %s ran in a worker process: its requests and watch events are not in the client-side counts "+
+		"(which per-operation client counts divide by every client's acquisitions), and its register writes arrived when this process read them",
+		strings.Join(ids, ", "))
+}

@@ -1,0 +1,193 @@
+package workloads
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/safety"
+)
+
+// lockRecorder turns one lock client's events into the case's accounting:
+// the shared checker and register, and the client's own acquire histogram,
+// series, operation counts and errors. It is the sink of an in-process
+// client's loop, and the parent's for a worker process's (lockProc), so that
+// both are counted by the same code. Only the client's loop (or its lockProc)
+// calls it; nothing in it is shared except the window, the checker, the
+// register.
+//
+// It follows the client through idle → asking → holding → releasing → idle
+// and refuses an event that does not fit (errLockProtocol): each ask ends
+// in one grant or failure, writes and lost come from a holder, the exit
+// ends the critical section in the checker, and the released (or
+// release-failed) event that follows it ends the release.
+type lockRecorder struct {
+	id      int
+	window  *Window
+	checker *LockChecker
+	fence   *safety.Register
+	// waits: count measured grants whose acquirer had to wait (Wakeups),
+	// to subtract from the client-side watch events. Off for a worker
+	// process, whose watch events are not counted here.
+	waits bool
+
+	state    lockClientState
+	ticket   int           // asking: the checker's ticket
+	intended time.Duration // asking: when the acquisition was scheduled
+	measured bool          // the last grant is the window's
+
+	acquire        *hdrhistogram.Histogram
+	series         *SeriesRecorder
+	ops            results.Ops
+	waited         int64 // measured grants whose acquirer had to wait
+	errs           map[string]int64
+	samples        map[string]string
+	longestStopped time.Duration
+	note           string // why its client stopped early, if it did
+}
+
+// lockClientState is where a client is in its loop, as its events say.
+type lockClientState uint8
+
+const (
+	stateIdle lockClientState = iota
+	stateAsking
+	stateHolding
+	stateReleasing
+)
+
+var lockClientStateNames = [...]string{"idle", "asking", "holding", "releasing"}
+
+func (s lockClientState) String() string { return lockClientStateNames[s] }
+
+// errLostWhileHolding is counted as lock_lost when a holder's session ends.
+var errLostWhileHolding = errors.New("session ended while holding the lock")
+
+func newLockRecorder(id int, window *Window, checker *LockChecker, fence *safety.Register, interval time.Duration, waits bool) *lockRecorder {
+	return &lockRecorder{
+		id: id, window: window, checker: checker, fence: fence, waits: waits,
+		acquire: results.NewRecorder(), series: NewSeriesRecorder(interval),
+		errs: map[string]int64{}, samples: map[string]string{},
+	}
+}
+
+var _ lockSink = (*lockRecorder)(nil)
+
+// lockEventFrom is the state each loop event comes from.
+var lockEventFrom = map[lockEventKind]lockClientState{
+	evAsked: stateIdle, evGranted: stateAsking, evFailed: stateAsking, evWrite: stateHolding,
+	evLost: stateHolding, evExit: stateHolding, evReleased: stateReleasing, evReleaseFailed: stateReleasing,
+}
+
+// event records ev, a loop event at ev.At on the case's clock.
+func (r *lockRecorder) event(ev lockEvent) error {
+	from, ok := lockEventFrom[ev.Kind]
+	switch {
+	case !ok:
+		return fmt.Errorf("%w: client %d: %s is not a lock client's event", errLockProtocol, r.id, ev.Kind)
+	case r.state != from:
+		return fmt.Errorf("%w: client %d: %s while %s", errLockProtocol, r.id, ev.Kind, r.state)
+	}
+	switch ev.Kind {
+	case evAsked:
+		r.state, r.ticket, r.intended = stateAsking, r.checker.Ask(), ev.Intended
+	case evGranted:
+		r.state = stateHolding
+		r.measured = r.settle(r.intended, ev.At, nil)
+		r.checker.Grant(r.id, r.ticket, ev.Token, ev.At, r.measured)
+		if ev.Token != 0 {
+			r.fence.Grant(ev.Token, r.id)
+		}
+		if r.measured {
+			results.Record(r.acquire, ev.At-r.intended)
+			r.series.Add(ev.At - r.window.MeasureStart())
+			if r.waits && ev.Wakeups > 0 {
+				r.waited++
+			}
+		}
+	case evFailed:
+		r.state = stateIdle
+		r.checker.Withdraw(r.ticket)
+		r.settle(r.intended, ev.At, ev.Err)
+	case evWrite:
+		// A worker's write arrives at the register now, when it is read.
+		r.fence.Write(ev.Token, r.id)
+	case evLost:
+		r.count("lock_lost", errLostWhileHolding, r.measured)
+	case evExit:
+		r.state = stateReleasing
+		r.checker.Release(r.id, ev.At)
+	case evReleased:
+		r.state = stateIdle
+	case evReleaseFailed:
+		r.state = stateIdle
+		r.count("release_"+errorKind(ev.Err), ev.Err, r.measured)
+	}
+	return nil
+}
+
+// abandon ends, at at, what the client was doing when it stopped acting
+// without saying so (its worker process died or was killed): a wait is
+// withdrawn and settled as failed with err; a critical section ends. A
+// release in flight was past the critical section already.
+func (r *lockRecorder) abandon(at time.Duration, err error) {
+	switch r.state {
+	case stateAsking:
+		r.checker.Withdraw(r.ticket)
+		r.settle(r.intended, at, err)
+	case stateHolding:
+		r.checker.Release(r.id, at)
+	}
+	r.state = stateIdle
+}
+
+// settle accounts for one acquisition issued at offset issued that ended at
+// done, granted (err nil) or not, and reports whether it is a measured
+// grant. An acquisition belongs to the window it ends in, whenever it was
+// issued. One that ended after the window — withdrawn by the stop, or
+// granted too late or past the budget — but was issued before the end was in
+// flight at the stop: it counts as failed, of kind stopped_waiting. One that
+// ended in the warm-up is not counted.
+func (r *lockRecorder) settle(issued, done time.Duration, err error) (measured bool) {
+	w := r.window
+	switch {
+	case w.Measured(done) && err != nil:
+		r.ops.Issued++
+		if errors.Is(err, backends.ErrUnknownOutcome) {
+			r.ops.Unknown++
+		} else {
+			r.ops.Failed++
+		}
+		r.count(errorKind(err), err, true)
+		return false
+	case w.Measured(done) && w.Claim():
+		r.ops.Issued++
+		r.ops.Succeeded++
+		return true
+	case w.Measured(done):
+		// Granted past the budget: the window is ending.
+	case w.BeforeEnd(done):
+		return false // ended in the warm-up
+	case !w.BeforeEnd(issued):
+		return false // issued after the end
+	}
+	r.ops.Issued++
+	r.ops.Failed++
+	r.errs[results.ErrorKindStoppedWaiting]++
+	r.longestStopped = max(r.longestStopped, done-issued)
+	return false
+}
+
+func (r *lockRecorder) count(kind string, err error, measured bool) {
+	if !measured {
+		return
+	}
+	r.errs[kind]++
+	if _, ok := r.samples[kind]; !ok {
+		r.samples[kind] = err.Error()
+	}
+}
