@@ -12,7 +12,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/barriervariants"
+	"github.com/zkbench/zkbench/recipes/variants"
 )
 
 // Sizes of the double barrier tests.
@@ -27,7 +27,7 @@ const (
 // participant (one where herd-free, one per arrival where not); cleanup
 // after a cancelled Enter and after a participant's session ends inside.
 // Each subtest works in a fresh namespace removed when it ends.
-func RunDoubleBarrierSuite(t *testing.T, b backends.Backend, v barriervariants.Variant) {
+func RunDoubleBarrierSuite(t *testing.T, b backends.Backend, v variants.Variant[recipes.DoubleBarrierFactory]) {
 	subtests := []struct {
 		name string
 		f    func(e *barrierEnv)

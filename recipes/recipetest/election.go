@@ -9,7 +9,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/electionvariants"
+	"github.com/zkbench/zkbench/recipes/variants"
 )
 
 // electionCandidates is the size of the failover test: enough for the herd
@@ -23,7 +23,7 @@ const electionCandidates = 4
 // session loss, and observers. A variant that does not support b's kind
 // must fail every call with recipes.ErrUnsupported instead. Each subtest
 // works in a fresh namespace removed when it ends.
-func RunElectionSuite(t *testing.T, b backends.Backend, v electionvariants.Variant) {
+func RunElectionSuite(t *testing.T, b backends.Backend, v variants.Variant[recipes.Election]) {
 	subtests := []struct {
 		name string
 		f    func(e *electionEnv)
@@ -215,14 +215,14 @@ func testUnsupported(e *electionEnv) {
 	m := e.newMember()
 	ctx, cancel := context.WithTimeout(context.Background(), promptBound)
 	defer cancel()
-	if _, err := e.v.Election.Latch(m.s, e.path, m.id).Await(ctx); !errors.Is(err, recipes.ErrUnsupported) {
+	if _, err := e.v.New.Latch(m.s, e.path, m.id).Await(ctx); !errors.Is(err, recipes.ErrUnsupported) {
 		e.t.Errorf("Latch.Await: %v, want ErrUnsupported", err)
 	}
-	err := e.v.Election.Selector(m.s, e.path, m.id).Run(ctx, func(context.Context) error { return nil })
+	err := e.v.New.Selector(m.s, e.path, m.id).Run(ctx, func(context.Context) error { return nil })
 	if !errors.Is(err, recipes.ErrUnsupported) {
 		e.t.Errorf("Selector.Run: %v, want ErrUnsupported", err)
 	}
-	if _, err := e.v.Election.Observer(m.s, e.path).Leader(ctx); !errors.Is(err, recipes.ErrUnsupported) {
+	if _, err := e.v.New.Observer(m.s, e.path).Leader(ctx); !errors.Is(err, recipes.ErrUnsupported) {
 		e.t.Errorf("Observer.Leader: %v, want ErrUnsupported", err)
 	}
 	e.t.Logf("%s on %s: %v", e.v.Name, e.b.Kind(), err)

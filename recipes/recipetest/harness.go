@@ -10,7 +10,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/instrument"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/lockvariants"
+	"github.com/zkbench/zkbench/recipes/variants"
 )
 
 // Bounds of the suite, generous for a loaded 2-core machine: a lock that
@@ -36,7 +36,7 @@ type env struct {
 	t     *testing.T
 	b     backends.Backend
 	admin backends.Admin
-	v     lockvariants.Variant
+	v     variants.Variant[variants.LockMaker]
 	path  string
 }
 

@@ -19,7 +19,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/lockvariants"
+	"github.com/zkbench/zkbench/recipes/variants"
 )
 
 // Sizes of the suite: small, so it stays fast, but contended.
@@ -32,7 +32,7 @@ const (
 // RunLockSuite runs every lock subtest for variant v on backend b. Each
 // subtest works in a fresh namespace (testcluster.TestNamespace, resolved
 // through b) removed when it ends. Subtests run one after the other.
-func RunLockSuite(t *testing.T, b backends.Backend, v lockvariants.Variant) {
+func RunLockSuite(t *testing.T, b backends.Backend, v variants.Variant[variants.LockMaker]) {
 	subtests := []struct {
 		name string
 		f    func(e *env)

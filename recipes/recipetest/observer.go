@@ -30,7 +30,7 @@ func observeAsync(ctx context.Context, o recipes.Observer, after recipes.LeaderI
 // where herd-free (two at most where not).
 func testObserver(e *electionEnv) {
 	om := e.newMember()
-	o := e.v.Election.Observer(om.s, e.path)
+	o := e.v.New.Observer(om.s, e.path)
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	if _, err := o.Leader(ctx); !errors.Is(err, recipes.ErrNoLeader) {
