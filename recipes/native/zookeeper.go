@@ -66,7 +66,7 @@ func (l *zooKeeperLock) Acquire(ctx context.Context) (recipes.Grant, error) {
 		case <-ctx.Done():
 			return recipes.Grant{}, l.fail(ctx.Err())
 		case <-l.s.Done():
-			return recipes.Grant{}, l.fail(recipe.Lost(nil))
+			return recipes.Grant{}, l.fail(recipe.LockLost(nil))
 		}
 	}
 	zl := zk.NewLock(l.conn, l.path, zk.WorldACL(zk.PermAll))
@@ -75,7 +75,7 @@ func (l *zooKeeperLock) Acquire(ctx context.Context) (recipes.Grant, error) {
 	select {
 	case err := <-done:
 		if err == nil && recipe.Ended(l.s) {
-			err = recipe.Lost(nil)
+			err = recipe.LockLost(nil)
 		}
 		if err != nil {
 			return recipes.Grant{}, l.fail(l.afterError(ctx, err))
@@ -85,14 +85,14 @@ func (l *zooKeeperLock) Acquire(ctx context.Context) (recipes.Grant, error) {
 	case <-ctx.Done():
 		return recipes.Grant{}, l.fail(l.abandon(ctx, zl, done, ctx.Err()))
 	case <-l.s.Done():
-		return recipes.Grant{}, l.fail(l.abandon(ctx, zl, done, recipe.Lost(nil)))
+		return recipes.Grant{}, l.fail(l.abandon(ctx, zl, done, recipe.LockLost(nil)))
 	}
 }
 
 // afterError classifies a failed zk.Lock and removes the node it left.
 func (l *zooKeeperLock) afterError(ctx context.Context, err error) error {
 	if recipe.Ended(l.s) || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing) {
-		return recipe.Lost(err)
+		return recipe.LockLost(err)
 	}
 	if serr := l.sweep(ctx); serr != nil {
 		return fmt.Errorf("%w (removing own nodes: %v)", err, serr)
@@ -167,11 +167,11 @@ func (l *zooKeeperLock) Release(ctx context.Context) error {
 	}
 	l.held = nil
 	if recipe.Ended(l.s) {
-		return fmt.Errorf("native: release %s: %w", l.path, recipe.Lost(nil))
+		return fmt.Errorf("native: release %s: %w", l.path, recipe.LockLost(nil))
 	}
 	err := call(ctx, zl.Unlock)
 	if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing) {
-		err = recipe.Lost(err)
+		err = recipe.LockLost(err)
 	}
 	if err != nil {
 		return fmt.Errorf("native: release %s: %w", l.path, err)
