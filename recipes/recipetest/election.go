@@ -58,9 +58,14 @@ func RunElectionSuite(t *testing.T, b backends.Backend, v variants.Variant[recip
 // session is closed (after it stopped acting), its Lost channel closes, and
 // exactly one other candidate takes over with a larger token, until every
 // candidate has led. Herd-free variants deliver one notification per
-// failover; herd-prone ones one to every waiting candidate.
+// failover; herd-prone ones one to every waiting candidate. The instrument
+// counts them for the variants whose requests it sees; the servers count
+// them too (serverCounts): exactly one where herd-free, at least one per
+// waiting candidate where not. For native the servers are the only witness.
 func testFailover(e *electionEnv) {
 	x := &leaderChecker{}
+	srv := newServerCounts(e.t, e.b)
+	armedBase := srv.armedNow()
 	cands := make([]*latch, electionCandidates)
 	for i := range cands {
 		cands[i] = e.newLatch()
@@ -76,9 +81,16 @@ func testFailover(e *electionEnv) {
 		}
 		waiting = without(waiting, leader)
 		e.settleWaiters(waiting)
+		if !e.v.ClientCounts {
+			srv.asleep(armedBase, len(waiting))
+		}
 		before := make([]int64, len(waiting))
 		for i, c := range waiting {
 			before[i] = c.events()
+		}
+		var serverBefore int64
+		if len(waiting) > 0 {
+			serverBefore = srv.quiet()
 		}
 		x.end(leader.id)
 		if err := leader.raw.Close(); err != nil {
@@ -89,23 +101,37 @@ func testFailover(e *electionEnv) {
 		case <-time.After(promptBound):
 			e.t.Errorf("%s: Leadership.Lost still open %v after its session closed", leader.id, promptBound)
 		}
-		if len(waiting) == 0 || !e.v.ClientCounts {
+		if len(waiting) == 0 {
 			continue
 		}
 		next := e.elected(waiting)
-		woken := int64(0)
-		for i, c := range waiting {
-			woken += c.events() - before[i]
+		if e.v.ClientCounts {
+			woken := int64(0)
+			for i, c := range waiting {
+				woken += c.events() - before[i]
+			}
+			want := int64(len(waiting))
+			if e.v.HerdFree {
+				want = 1
+			}
+			if woken != want {
+				e.t.Errorf("failover to %s woke %d candidates, want %d (herd-free: %v)", next.id, woken, want, e.v.HerdFree)
+			}
+			if e.v.HerdFree && next.lead.Wakeups != 1 {
+				e.t.Errorf("%s: Leadership.Wakeups = %d, want 1", next.id, next.lead.Wakeups)
+			}
 		}
 		want := int64(len(waiting))
 		if e.v.HerdFree {
 			want = 1
 		}
-		if woken != want {
-			e.t.Errorf("failover to %s woke %d candidates, want %d (herd-free: %v)", next.id, woken, want, e.v.HerdFree)
-		}
-		if e.v.HerdFree && next.lead.Wakeups != 1 {
-			e.t.Errorf("%s: Leadership.Wakeups = %d, want 1", next.id, next.lead.Wakeups)
+		got := srv.woke(serverBefore, want)
+		e.t.Logf("%s on %s: failover to %s, %d candidates waiting: the servers sent %d watch notifications", e.v.Name, e.b.Kind(), next.id, len(waiting), got)
+		switch {
+		case e.v.HerdFree && got != want:
+			e.t.Errorf("failover to %s: the servers sent %d watch notifications, want %d (herd-free)", next.id, got, want)
+		case !e.v.HerdFree && got < want:
+			e.t.Errorf("failover to %s: the servers sent %d watch notifications, want at least %d (herd)", next.id, got, want)
 		}
 	}
 	x.check(e.t)
