@@ -80,18 +80,16 @@ func testFailover(e *electionEnv) {
 			e.t.Fatalf("%s: Leadership.Lost is nil", leader.id)
 		}
 		waiting = without(waiting, leader)
-		e.settleWaiters(waiting)
 		if !e.v.ClientCounts {
 			srv.asleep(armedBase, len(waiting))
 		}
+		idle := srv.notified()
+		e.settleWaiters(waiting) // ends with a quiet window
 		before := make([]int64, len(waiting))
 		for i, c := range waiting {
 			before[i] = c.events()
 		}
-		var serverBefore int64
-		if len(waiting) > 0 {
-			serverBefore = srv.quiet()
-		}
+		serverBefore := srv.unchanged(idle)
 		x.end(leader.id)
 		if err := leader.raw.Close(); err != nil {
 			e.t.Fatalf("closing the leader's session: %v", err)
@@ -125,7 +123,8 @@ func testFailover(e *electionEnv) {
 		if e.v.HerdFree {
 			want = 1
 		}
-		got := srv.woke(serverBefore, want)
+		srv.atLeast(serverBefore, want) // elected ended with a quiet window
+		got := srv.since(serverBefore)
 		e.t.Logf("%s on %s: failover to %s, %d candidates waiting: the servers sent %d watch notifications", e.v.Name, e.b.Kind(), next.id, len(waiting), got)
 		switch {
 		case e.v.HerdFree && got != want:

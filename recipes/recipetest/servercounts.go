@@ -32,8 +32,8 @@ const (
 // own (internal/testcluster starts one set per binary; the in-process etcd
 // members share one Prometheus registry, so their counts add up), and the
 // suites' subtests run one after another, so between two scrapes only the
-// subtest's own clients touch them. quiet checks that before anything is
-// measured, so a test run in parallel with the suite fails loudly instead of
+// subtest's own clients touch them. unchanged checks that over a quiet
+// window before anything is measured, so a test run in parallel with the suite fails loudly instead of
 // being counted.
 type serverCounts struct {
 	t     *testing.T
@@ -96,31 +96,38 @@ func (s *serverCounts) asleep(base int64, n int) {
 	}
 }
 
-// quiet returns the servers' notification count after checking that it
-// stays put for quietWindow: nothing else is firing watches.
-func (s *serverCounts) quiet() int64 {
+// notified returns the watch notifications the servers have sent so far.
+func (s *serverCounts) notified() int64 {
 	s.t.Helper()
-	_, n0 := s.read()
-	time.Sleep(quietWindow)
-	if _, n1 := s.read(); n1 != n0 {
-		s.t.Fatalf("the servers sent %d watch notifications while the suite's clients were idle: another test uses this binary's servers", n1-n0)
-	}
-	return n0
+	_, n := s.read()
+	return n
 }
 
-// woke waits until the servers have sent at least want notifications since
-// the count from, listens quietWindow more, and returns how many they sent.
-func (s *serverCounts) woke(from, want int64) int64 {
+// unchanged returns the servers' notification count after checking that it
+// is still n, read before the clients were left idle for a quiet window:
+// nothing else fired a watch meanwhile.
+func (s *serverCounts) unchanged(n int64) int64 {
+	s.t.Helper()
+	if now := s.notified(); now != n {
+		s.t.Fatalf("the servers sent %d watch notifications while the suite's clients were idle: another test uses this binary's servers", now-n)
+	}
+	return n
+}
+
+// atLeast waits until the servers have sent at least want notifications
+// since the count from, or settleBound passes (the caller's check of
+// since then fails).
+func (s *serverCounts) atLeast(from, want int64) {
 	s.t.Helper()
 	deadline := time.Now().Add(settleBound)
-	for {
-		_, n := s.read()
-		if n-from >= want || time.Now().After(deadline) {
-			break
-		}
+	for s.notified()-from < want && time.Now().Before(deadline) {
 		time.Sleep(pollEvery)
 	}
-	time.Sleep(quietWindow)
-	_, n := s.read()
-	return n - from
+}
+
+// since returns the notifications the servers have sent since the count
+// from.
+func (s *serverCounts) since(from int64) int64 {
+	s.t.Helper()
+	return s.notified() - from
 }
