@@ -7,13 +7,13 @@ import (
 // testReleaseWakes measures the herd directly: with K waiters asleep, one
 // release must deliver exactly one watch notification for a herd-free lock
 // and K (every waiter) for a herd-prone one. The instrument counts them on
-// the clients, for the variants whose requests it sees; the servers count
-// them too (serverCounts): exactly one for a herd-free lock, at least K for a
-// herd-prone one (a watch re-armed just before the winner's create may fire
-// on the server although the client's read already saw the create, so
-// the server may count more than the clients do). Native locks bypass the instrument, so for them the servers'
-// counts are the only witness: their watches armed tell that the waiters
-// are asleep, and their notifications sent check the herd-free label.
+// the clients, for the variants whose requests it sees. The servers count
+// them too (serverCounts): exactly one for a herd-free lock, at least K for
+// a herd-prone one, where a losing waiter's re-armed watch may also fire on
+// the winner's create, which the server sends but the backend drops as
+// older than the waiter's read. Native locks bypass the instrument, so for
+// them the servers are the only witness: their watches armed tell that the
+// waiters are asleep, their notifications sent check the herd-free label.
 func testReleaseWakes(e *env) {
 	srv := newServerCounts(e.t, e.b)
 	holder := e.newClient()
