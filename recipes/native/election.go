@@ -40,7 +40,8 @@ func Election(opts ...recipes.Option) recipes.Election {
 //
 // Herd behaviour: one notification per failover, to the next candidate in
 // line, as in recipes/fair. Its requests bypass the instrument decorator:
-// there are no client-side counts for it, and Leadership.Wakeups is 0.
+// there are no client-side counts for it, and Leadership.Wakeups is 0; the
+// recipe suite checks the one notification with the servers' counts.
 //
 // The concurrency.Session is built on the backend session's own lease
 // (concurrency.WithLease) and is only ever orphaned, never closed: closing

@@ -21,7 +21,8 @@ import (
 // the newest key created before its own, and repeats until none is left.
 //
 // Herd behaviour: each waiter watches only its predecessor's key, so a
-// release wakes one waiter. The key name is per lease, so one session can
+// release wakes one waiter (the recipe suite checks it with the servers'
+// counts, the instrument seeing none of it). The key name is per lease, so one session can
 // queue only once per path: two etcdLocks on one session are not exclusive.
 //
 // Token: the create revision of this client's key, read from the mutex's

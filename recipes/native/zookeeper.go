@@ -20,7 +20,8 @@ import (
 // the next lower node and list again when it fires.
 //
 // Herd behaviour: each waiter watches only its predecessor, so a release
-// wakes one waiter.
+// wakes one waiter (the recipe suite checks it with the servers' counts, the
+// instrument seeing none of it).
 //
 // What the wrapper adds, because zk.Lock has no context and leaves its node
 // behind on error: Lock runs in a goroutine and Acquire returns when ctx ends

@@ -27,8 +27,12 @@ func observeAsync(ctx context.Context, o recipes.Observer, after recipes.LeaderI
 // testObserver: an observer sees no leader, then the first leader (its id
 // and token), is not woken by candidates coming and going behind the
 // leader, and learns the next leader after a failover with one notification
-// where herd-free (two at most where not).
+// where herd-free (two at most where not). The instrument counts the
+// observer's notifications where it sees them; where herd-free the servers
+// count the same (serverCounts): none for the churn, and two for the
+// failover, one to the observer and one to the next candidate in line.
 func testObserver(e *electionEnv) {
+	srv := newServerCounts(e.t, e.b)
 	om := e.newMember()
 	o := e.v.New.Observer(om.s, e.path)
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
@@ -51,8 +55,10 @@ func testObserver(e *electionEnv) {
 	b.awaitAsync()
 	defer b.cancel()
 	next := observeAsync(ctx, o, first.info)
+	idle := srv.notified()
 	time.Sleep(quietWindow)
 	before := om.events()
+	serverBefore := srv.unchanged(idle)
 	// Churn behind the leader: a candidate joins and withdraws.
 	c := e.newLatch()
 	c.awaitAsync()
@@ -65,6 +71,11 @@ func testObserver(e *electionEnv) {
 			e.t.Errorf("a candidate joining and leaving behind the leader woke the observer %d times", woke)
 		}
 	}
+	churn := srv.since(serverBefore)
+	if e.v.HerdFree && churn != 0 {
+		e.t.Errorf("a candidate joining and leaving behind the leader: the servers sent %d watch notifications, want 0", churn)
+	}
+	serverBefore += churn
 	select {
 	case <-next.done:
 		e.t.Fatalf("Next returned while the leader stayed: %+v, %v", next.info, next.err)
@@ -86,6 +97,14 @@ func testObserver(e *electionEnv) {
 			e.t.Errorf("a failover woke the observer %d times, want 1..%d", woke, limit)
 		}
 		e.t.Logf("%s observer: %d notification(s) for one failover", e.v.Name, woke)
+	}
+	if e.v.HerdFree {
+		srv.atLeast(serverBefore, 2) // elected ended with a quiet window
+		got := srv.since(serverBefore)
+		e.t.Logf("%s on %s: one failover watched by an observer and the next candidate: the servers sent %d watch notifications", e.v.Name, e.b.Kind(), got)
+		if got != 2 {
+			e.t.Errorf("a failover: the servers sent %d watch notifications, want 2 (the observer and the next candidate)", got)
+		}
 	}
 	e.closeLatch(b)
 	e.nodesBecome(0)
