@@ -22,8 +22,9 @@ import (
 //
 // Herd behaviour: each waiter watches only its predecessor's key, so a
 // release wakes one waiter (the recipe suite checks it with the servers'
-// counts, the instrument seeing none of it). The key name is per lease, so one session can
-// queue only once per path: two etcdLocks on one session are not exclusive.
+// counts, the instrument seeing none of it). The key name is per lease, so
+// one session can queue only once per path: two etcdLocks on one session are
+// not exclusive.
 //
 // Token: the create revision of this client's key, read from the mutex's
 // IsOwner comparison (no extra request).
