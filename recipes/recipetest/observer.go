@@ -5,7 +5,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/variants"
 )
 
 // observed is an Observer.Next running in the background.
@@ -102,12 +104,28 @@ func testObserver(e *electionEnv) {
 		srv.atLeast(serverBefore, 2) // elected ended with a quiet window
 		got := srv.since(serverBefore)
 		e.t.Logf("%s on %s: one failover watched by an observer and the next candidate: the servers sent %d watch notifications", e.v.Name, e.b.Kind(), got)
-		if got != 2 {
-			e.t.Errorf("a failover: the servers sent %d watch notifications, want 2 (the observer and the next candidate)", got)
+		if leaked := nativeObserveLeaks(e); got < 2 || got > 2+leaked {
+			e.t.Errorf("a failover: the servers sent %d watch notifications, want 2 (the observer and the next candidate) plus at most %d abandoned", got, leaked)
 		}
 	}
 	e.closeLatch(b)
 	e.nodesBecome(0)
+}
+
+// nativeObserveLeaks is how many notifications beyond its own the servers may
+// send at a failover for abandoned watches of this test's observer: one per
+// earlier Next (one, first's) for native on etcd, none otherwise.
+// concurrency.Election.Observe, which native's Next starts and stops each
+// time, hands over the leader it found before it arms its watch on the
+// leader's key; when Next stops it meanwhile, clientv3 drops the watch's
+// creation response without cancelling it on the server (watch.go: an
+// abandoned stream in the resuming queue), and the server keeps it until it
+// fires once, here, counted by the server and dropped by the client.
+func nativeObserveLeaks(e *electionEnv) int64 {
+	if e.v.Name == variants.Native && e.b.Kind() == backends.Etcd {
+		return 1
+	}
+	return 0
 }
 
 // observedAs waits for p and checks it reports c's term.
