@@ -16,7 +16,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/spawn"
-	"github.com/zkbench/zkbench/recipes/lockvariants"
+	"github.com/zkbench/zkbench/recipes/variants"
 )
 
 // holderCommand makes the test binary a lock holder in its own process, so
@@ -37,7 +37,7 @@ func holderMain(args []string) int {
 	endpoints := fs.String("endpoints", "", "comma-separated")
 	timeout := fs.Duration("timeout", sessionTimeout, "session timeout / lease TTL")
 	path := fs.String("path", "", "lock path")
-	variant := fs.String("variant", lockvariants.Fair, "lock variant")
+	variant := fs.String("variant", variants.Fair, "lock variant")
 	tick := fs.Duration("tick", 20*time.Millisecond, "write interval")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -58,7 +58,7 @@ func holderMain(args []string) int {
 		return fail(err)
 	}
 	fmt.Printf("session %d\n", s.ID())
-	v, err := lockvariants.Lookup(*variant)
+	v, err := variants.Locks().Lookup(*variant)
 	if err != nil {
 		return fail(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/instrument"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/lockvariants"
+	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/safety"
 )
 
@@ -83,7 +83,7 @@ func acquireAsync(ctx context.Context, w *lockWatch, client int, l recipes.Lock)
 
 func newLock(t *testing.T, variant string, s backends.Session, path string) recipes.Lock {
 	t.Helper()
-	v, err := lockvariants.Lookup(variant)
+	v, err := variants.Locks().Lookup(variant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,12 +130,12 @@ func TestScenarioHolderPausedPastTimeout(t *testing.T) {
 		b := newBackend(t, c.kind, c.endpoints, nil)
 		path := namespace(t, b) + "/lock"
 		w := newLockWatch()
-		h := startHolder(t, c, path, lockvariants.Fair, w.holderEvents)
+		h := startHolder(t, c, path, variants.Fair, w.holderEvents)
 		h.next(t, "granted", 30*time.Second)
 
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		waiter := newLock(t, lockvariants.Fair, newSession(t, b), path)
+		waiter := newLock(t, variants.Fair, newSession(t, b), path)
 		acquired := acquireAsync(ctx, w, 1, waiter)
 		time.Sleep(500 * time.Millisecond)
 		select {
@@ -187,11 +187,11 @@ func TestScenarioShortPauseIsHarmless(t *testing.T) {
 		b := newBackend(t, c.kind, c.endpoints, nil)
 		path := namespace(t, b) + "/lock"
 		w := newLockWatch()
-		h := startHolder(t, c, path, lockvariants.Fair, w.holderEvents)
+		h := startHolder(t, c, path, variants.Fair, w.holderEvents)
 		h.next(t, "granted", 30*time.Second)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		waiter := newLock(t, lockvariants.Fair, newSession(t, b), path)
+		waiter := newLock(t, variants.Fair, newSession(t, b), path)
 		acquired := acquireAsync(ctx, w, 1, waiter)
 		time.Sleep(300 * time.Millisecond)
 
@@ -231,7 +231,7 @@ func TestScenarioShortPauseIsHarmless(t *testing.T) {
 func TestScenarioHolderKilled(t *testing.T) {
 	const waiters = 4
 	bothBackends(t, func(t *testing.T, c *cluster) {
-		for _, variant := range []string{lockvariants.Fair, lockvariants.Naive} {
+		for _, variant := range []string{variants.Fair, variants.Naive} {
 			t.Run(variant, func(t *testing.T) {
 				b := newBackend(t, c.kind, c.endpoints, nil)
 				path := namespace(t, b) + "/lock"
@@ -298,7 +298,7 @@ func TestScenarioHolderKilled(t *testing.T) {
 					t.Errorf("handoff %v after the kill, want between %v (the session must time out) and %v", handoff, sessionTimeout/2, sessionTimeout+handoffMargin)
 				}
 				want := int64(waiters)
-				if variant == lockvariants.Fair {
+				if variant == variants.Fair {
 					want = 1
 				}
 				if woke != want {

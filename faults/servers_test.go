@@ -13,7 +13,7 @@ import (
 	"github.com/zkbench/zkbench/faults"
 	"github.com/zkbench/zkbench/faults/schedule"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/lockvariants"
+	"github.com/zkbench/zkbench/recipes/variants"
 )
 
 // timeline is a schedule/faults Recorder keeping events with their time.
@@ -153,7 +153,7 @@ func lockLoop(ctx context.Context, b backends.Backend, path string, clients int,
 						continue
 					}
 					s = ns
-					v, _ := lockvariants.Lookup(lockvariants.Fair)
+					v, _ := variants.Locks().Lookup(variants.Fair)
 					l, _ = v.New(s, path)
 				}
 				octx, cancel := context.WithTimeout(ctx, opTimeout)

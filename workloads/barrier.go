@@ -13,7 +13,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/instrument"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/barriervariants"
+	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -44,7 +44,7 @@ func (*BarrierWorkload) Name() string { return "barrier" }
 // Variants lists the double barrier variants: naive, then fair. Both run on
 // both backends.
 func (*BarrierWorkload) Variants(backends.Kind) []string {
-	return []string{barriervariants.Naive, barriervariants.Fair}
+	return []string{variants.Naive, variants.Fair}
 }
 
 // Run runs one barrier case. See Workload.Run.
@@ -53,7 +53,7 @@ func (bw *BarrierWorkload) Run(ctx context.Context, c Case) (results.Result, err
 	if err != nil {
 		return rc.res, err
 	}
-	v, err := barriervariants.Lookup(c.Variant)
+	v, err := variants.DoubleBarriers().Lookup(c.Variant)
 	if err != nil {
 		return rc.res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}

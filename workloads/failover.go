@@ -12,7 +12,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/electionvariants"
+	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -48,17 +48,17 @@ func (*FailoverWorkload) Variants(k backends.Kind) []string { return electionVar
 
 func electionVariants(k backends.Kind) []string {
 	var out []string
-	vs := electionvariants.Variants()
-	for _, name := range []string{electionvariants.Naive, electionvariants.Fair, electionvariants.Native} {
-		if v, ok := vs[name]; ok && v.Supports(k) {
+	vs := variants.Elections()
+	for _, name := range []string{variants.Naive, variants.Fair, variants.Native} {
+		if v, err := vs.Lookup(name); err == nil && v.Supports(k) {
 			out = append(out, name)
 		}
 	}
 	return out
 }
 
-func lookupElection(c Case) (electionvariants.Variant, error) {
-	v, err := electionvariants.Lookup(c.Variant)
+func lookupElection(c Case) (variants.Variant[recipes.Election], error) {
+	v, err := variants.Elections().Lookup(c.Variant)
 	if err != nil {
 		return v, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
@@ -133,7 +133,7 @@ func (fw *FailoverWorkload) Run(ctx context.Context, c Case) (results.Result, er
 		lostAt: make([]atomic.Int64, c.Clients), series: NewSeriesRecorder(SeriesInterval(c.Config)),
 	}
 	for i, s := range clients.Sessions {
-		e.latches = append(e.latches, v.Election.Latch(s, path, fmt.Sprintf("c%d", i)))
+		e.latches = append(e.latches, v.New.Latch(s, path, fmt.Sprintf("c%d", i)))
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	e.campaign(runCtx)

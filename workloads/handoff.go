@@ -63,7 +63,7 @@ func (hw *HandoffWorkload) Run(ctx context.Context, c Case) (results.Result, err
 	workers := make([]*handoffWorker, c.Clients)
 	for i, s := range clients.Sessions {
 		workers[i] = &handoffWorker{
-			id: i, sel: v.Election.Selector(s, path, fmt.Sprintf("c%d", i)), window: window, checker: checker,
+			id: i, sel: v.New.Selector(s, path, fmt.Sprintf("c%d", i)), window: window, checker: checker,
 			hold: c.Config.Hold, wait: results.NewRecorder(), series: NewSeriesRecorder(interval),
 		}
 	}

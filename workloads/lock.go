@@ -14,7 +14,7 @@ import (
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/internal/procstat"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/lockvariants"
+	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/safety"
 )
@@ -72,7 +72,7 @@ func (*LockWorkload) Name() string { return "lock" }
 // Variants lists the lock variants in sweep order: herd-prone first, then
 // herd-free, then the library baseline. Every variant runs on both backends.
 func (*LockWorkload) Variants(backends.Kind) []string {
-	return []string{lockvariants.Naive, lockvariants.NaiveChildren, lockvariants.Fair, lockvariants.Native}
+	return []string{variants.Naive, variants.NaiveChildren, variants.Fair, variants.Native}
 }
 
 // Run runs one lock case. See Workload.Run.
@@ -90,7 +90,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	if err := c.Validate(); err != nil {
 		return res, err
 	}
-	v, err := lockvariants.Lookup(c.Variant)
+	v, err := variants.Locks().Lookup(c.Variant)
 	if err != nil {
 		return res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}

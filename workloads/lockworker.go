@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/recipes/lockvariants"
+	"github.com/zkbench/zkbench/recipes/variants"
 )
 
 // A lock worker is one client of the lock workload in a process of its own
@@ -74,7 +74,7 @@ func RunLockWorker(ctx context.Context, open LockWorkerOpen, in io.Reader, out i
 	if err := json.Unmarshal([]byte(line), &spec); err != nil {
 		return fail(fmt.Errorf("spec: %w", err))
 	}
-	v, err := lockvariants.Lookup(spec.Variant)
+	v, err := variants.Locks().Lookup(spec.Variant)
 	if err != nil {
 		return fail(err)
 	}

@@ -83,13 +83,13 @@ func (ow *ObserversWorkload) Run(ctx context.Context, c Case) (results.Result, e
 		lostAt: make([]atomic.Int64, candidates), series: NewSeriesRecorder(SeriesInterval(c.Config)),
 	}
 	for i, s := range cands.Sessions {
-		e.latches = append(e.latches, v.Election.Latch(s, path, fmt.Sprintf("c%d", i)))
+		e.latches = append(e.latches, v.New.Latch(s, path, fmt.Sprintf("c%d", i)))
 	}
 	crowd := &crowd{e: e, known: make([]atomic.Int64, c.Clients), knownAt: make([]atomic.Int64, c.Clients),
 		observe: results.NewRecorder(), last: results.NewRecorder()}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	for i, s := range observers.Sessions {
-		crowd.follow(runCtx, i, v.Election.Observer(s, path))
+		crowd.follow(runCtx, i, v.New.Observer(s, path))
 	}
 	e.campaign(runCtx)
 	out := crowd.failovers(ctx, observers)

@@ -23,15 +23,22 @@ func EachBackend(t *testing.T, f func(t *testing.T, b backends.Backend)) {
 	run(t, "etcd", EtcdBackend, f)
 }
 
-// EachBackendWithClusters is EachBackend plus "zookeeper-3" (a 3-server
-// ensemble, ZooKeeperEnsembleBackend) and "etcd-3" (a 3-member cluster,
-// EtcdClusterBackend). The clusters are started on first use and shared by
-// the test binary; they cost seconds and memory, so use this where
-// replication changes what is tested.
+// EachBackendWithClusters is EachBackend followed by EachCluster: f runs on
+// "zookeeper", "etcd", "zookeeper-3" and "etcd-3".
 func EachBackendWithClusters(t *testing.T, f func(t *testing.T, b backends.Backend)) {
 	t.Helper()
-	run(t, "zookeeper", ZooKeeperBackend, f)
-	run(t, "etcd", EtcdBackend, f)
+	EachBackend(t, f)
+	EachCluster(t, f)
+}
+
+// EachCluster runs f on the 3-node clusters only, as subtests "zookeeper-3"
+// (a 3-server ensemble, ZooKeeperEnsembleBackend) and "etcd-3" (a 3-member
+// embedded cluster, EtcdClusterBackend). The clusters are started on first
+// use and shared by the test binary; they cost seconds and memory, so use
+// this where replication changes what is tested, alongside EachBackend for
+// the rest. The subtests run one after the other.
+func EachCluster(t *testing.T, f func(t *testing.T, b backends.Backend)) {
+	t.Helper()
 	run(t, "zookeeper-3", ZooKeeperEnsembleBackend, f)
 	run(t, "etcd-3", EtcdClusterBackend, f)
 }

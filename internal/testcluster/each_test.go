@@ -75,3 +75,39 @@ func TestEachBackendAndTestNamespace(t *testing.T) {
 		t.Errorf("EachBackend ran %v, want [zookeeper etcd]", kinds)
 	}
 }
+
+// TestEachCluster checks that EachCluster gives one 3-node cluster of each
+// kind, and that a session on it works.
+func TestEachCluster(t *testing.T) {
+	var kinds []backends.Kind
+	testcluster.EachCluster(t, func(t *testing.T, b backends.Backend) {
+		kinds = append(kinds, b.Kind())
+		if want := string(b.Kind()) + "-3"; !strings.HasSuffix(t.Name(), "/"+want) {
+			t.Errorf("subtest %s got a %s backend", t.Name(), b.Kind())
+		}
+		endpoints := testcluster.ZooKeeperEnsembleEndpoints(t)
+		if b.Kind() == backends.Etcd {
+			endpoints = testcluster.EtcdClusterEndpoints(t)
+		}
+		if len(endpoints) != 3 {
+			t.Errorf("%s cluster endpoints %v, want 3", b.Kind(), endpoints)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		ns := testcluster.TestNamespace(t)
+		s, err := b.NewSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.EnsurePath(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Create(ctx, ns+"/node", nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if !slices.Equal(kinds, []backends.Kind{backends.ZooKeeper, backends.Etcd}) {
+		t.Errorf("EachCluster ran %v, want [zookeeper etcd]", kinds)
+	}
+}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/internal/coord"
 	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
@@ -49,7 +48,7 @@ func NewBarrier(s backends.Session, path string, opts ...recipes.Option) *Barrie
 // Set implements recipes.Barrier. A create already sent when ctx ends runs
 // to completion on a fresh bounded context and its node is removed.
 func (b *Barrier) Set(ctx context.Context) error {
-	_, err := coord.CreateIn(ctx, b.s, b.opt.CleanupTimeout, path.Dir(b.path), func(c context.Context) (backends.Node, error) {
+	_, err := recipe.CreateIn(ctx, b.s, b.opt.CleanupTimeout, path.Dir(b.path), func(c context.Context) (backends.Node, error) {
 		return b.s.Create(c, b.path, nil)
 	})
 	return b.fail("set", err)
@@ -90,5 +89,5 @@ func (b *Barrier) fail(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("fair: %s barrier %s: %w", op, b.path, coord.Wrap(recipes.ErrBarrierBroken, err))
+	return fmt.Errorf("fair: %s barrier %s: %w", op, b.path, recipe.WrapLost(recipes.ErrBarrierBroken, err))
 }

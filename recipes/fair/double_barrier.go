@@ -7,7 +7,6 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/internal/coord"
 	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
@@ -89,7 +88,7 @@ func (b *DoubleBarrier) Enter(ctx context.Context) (recipes.Passage, error) {
 			_ = recipe.Remove(ctx, b.s, b.me.Path, b.opt.CleanupTimeout)
 			b.me = backends.Node{}
 		}
-		return p, fmt.Errorf("fair: enter barrier %s: %w", b.path, coord.Wrap(recipes.ErrBarrierBroken, err))
+		return p, fmt.Errorf("fair: enter barrier %s: %w", b.path, recipe.WrapLost(recipes.ErrBarrierBroken, err))
 	}
 	b.entered = true
 	return p, nil
@@ -103,7 +102,7 @@ func (b *DoubleBarrier) enter(ctx context.Context) (recipes.Passage, error) {
 	if err != nil {
 		return p, err
 	}
-	b.me, err = coord.CreateIn(ctx, b.s, b.opt.CleanupTimeout, b.members, func(c context.Context) (backends.Node, error) {
+	b.me, err = recipe.CreateIn(ctx, b.s, b.opt.CleanupTimeout, b.members, func(c context.Context) (backends.Node, error) {
 		return b.s.CreateSequential(c, b.members, participantPrefix, nil)
 	})
 	if err != nil || ready {
@@ -159,7 +158,7 @@ func (b *DoubleBarrier) Leave(ctx context.Context) (recipes.Passage, error) {
 		b.me = backends.Node{}
 	}
 	if err != nil {
-		return p, fmt.Errorf("fair: leave barrier %s: %w", b.path, coord.Wrap(recipes.ErrBarrierBroken, err))
+		return p, fmt.Errorf("fair: leave barrier %s: %w", b.path, recipe.WrapLost(recipes.ErrBarrierBroken, err))
 	}
 	return p, nil
 }

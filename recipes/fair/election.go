@@ -6,7 +6,6 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/internal/coord"
 	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
@@ -51,7 +50,7 @@ type Latch struct {
 	id    string
 	opt   recipes.Options
 	me    backends.Node
-	term  *coord.Term
+	term  *recipe.Term
 	lead  recipes.Leadership
 	ended bool
 }
@@ -69,7 +68,7 @@ func NewLatch(s backends.Session, path, id string, opts ...recipes.Option) *Latc
 // candidate already queued, so turns go round-robin.
 func NewSelector(s backends.Session, path, id string, opts ...recipes.Option) recipes.Selector {
 	o := recipes.NewOptions(opts...)
-	return coord.NewSelector(func() recipes.Latch { return NewLatch(s, path, id, opts...) }, o.CleanupTimeout)
+	return recipe.NewSelector(func() recipes.Latch { return NewLatch(s, path, id, opts...) }, o.CleanupTimeout)
 }
 
 // Await implements recipes.Latch. Cancelling ctx stops the wait at once and
@@ -80,7 +79,7 @@ func (l *Latch) Await(ctx context.Context) (recipes.Leadership, error) {
 	case l.ended:
 		return recipes.Leadership{}, l.fail(recipes.ErrClosed)
 	case l.term != nil && recipe.Closed(l.term.Lost()):
-		return recipes.Leadership{}, l.fail(coord.Lost(recipes.ErrLeadershipLost))
+		return recipes.Leadership{}, l.fail(recipe.LostAs(recipes.ErrLeadershipLost))
 	case l.term != nil:
 		return l.lead, nil
 	}
@@ -96,7 +95,7 @@ func (l *Latch) Await(ctx context.Context) (recipes.Leadership, error) {
 }
 
 func (l *Latch) await(ctx context.Context) (recipes.Leadership, error) {
-	me, err := coord.CreateIn(ctx, l.s, l.opt.CleanupTimeout, l.path, func(c context.Context) (backends.Node, error) {
+	me, err := recipe.CreateIn(ctx, l.s, l.opt.CleanupTimeout, l.path, func(c context.Context) (backends.Node, error) {
 		return l.s.CreateSequential(c, l.path, candidatePrefix, []byte(l.id))
 	})
 	if err != nil {
@@ -140,14 +139,14 @@ func (l *Latch) waitGone(ctx context.Context, pred string) (woke bool, err error
 }
 
 func (l *Latch) elected(ctx context.Context, wakeups int) (recipes.Leadership, error) {
-	token, err := coord.Token(ctx, l.s, l.me)
+	token, err := recipe.CreateRev(ctx, l.s, l.me)
 	if err == nil && recipe.Closed(l.s.Done()) {
 		err = backends.ErrSessionLost
 	}
 	if err != nil {
 		return recipes.Leadership{}, err
 	}
-	l.term = coord.NewTerm(l.s.Done())
+	l.term = recipe.NewTerm(l.s.Done())
 	l.lead = recipes.Leadership{Token: token, Wakeups: wakeups, Lost: l.term.Lost()}
 	return l.lead, nil
 }
@@ -174,5 +173,5 @@ func (l *Latch) Close(ctx context.Context) error {
 }
 
 func (l *Latch) fail(err error) error {
-	return fmt.Errorf("fair: await leadership %s: %w", l.path, coord.Wrap(recipes.ErrLeadershipLost, err))
+	return fmt.Errorf("fair: await leadership %s: %w", l.path, recipe.WrapLost(recipes.ErrLeadershipLost, err))
 }

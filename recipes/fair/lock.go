@@ -107,7 +107,7 @@ func (l *Lock) waitFirst(ctx context.Context, me backends.Node) (wakeups int, er
 		i := recipe.IndexOf(children, me.Name)
 		switch {
 		case i < 0:
-			return wakeups, recipe.Lost(fmt.Errorf("own node %s is gone", me.Path))
+			return wakeups, recipe.LockLost(fmt.Errorf("own node %s is gone", me.Path))
 		case i == 0:
 			return wakeups, nil
 		}

@@ -97,7 +97,7 @@ func (l *ChildrenLock) listAndWait(ctx context.Context, me backends.Node) (woke,
 	}
 	switch recipe.IndexOf(children, me.Name) {
 	case -1:
-		return false, false, recipe.Lost(fmt.Errorf("own node %s is gone", me.Path))
+		return false, false, recipe.LockLost(fmt.Errorf("own node %s is gone", me.Path))
 	case 0:
 		return false, true, nil
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/internal/coord"
 	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
@@ -50,7 +49,7 @@ type Latch struct {
 	node  string
 	id    string
 	opt   recipes.Options
-	term  *coord.Term
+	term  *recipe.Term
 	lead  recipes.Leadership
 	ended bool
 }
@@ -68,7 +67,7 @@ func NewLatch(s backends.Session, path, id string, opts ...recipes.Option) *Latc
 // that just deleted the node often wins again: turns are not round-robin.
 func NewSelector(s backends.Session, path, id string, opts ...recipes.Option) recipes.Selector {
 	o := recipes.NewOptions(opts...)
-	return coord.NewSelector(func() recipes.Latch { return NewLatch(s, path, id, opts...) }, o.CleanupTimeout)
+	return recipe.NewSelector(func() recipes.Latch { return NewLatch(s, path, id, opts...) }, o.CleanupTimeout)
 }
 
 // Await implements recipes.Latch. Cancelling ctx stops the wait at once; a
@@ -79,13 +78,13 @@ func (l *Latch) Await(ctx context.Context) (recipes.Leadership, error) {
 	case l.ended:
 		return recipes.Leadership{}, l.fail(recipes.ErrClosed)
 	case l.term != nil && recipe.Closed(l.term.Lost()):
-		return recipes.Leadership{}, l.fail(coord.Lost(recipes.ErrLeadershipLost))
+		return recipes.Leadership{}, l.fail(recipe.LostAs(recipes.ErrLeadershipLost))
 	case l.term != nil:
 		return l.lead, nil
 	}
 	wakeups, unknown := 0, false
 	for {
-		n, err := coord.CreateIn(ctx, l.s, l.opt.CleanupTimeout, l.path, func(c context.Context) (backends.Node, error) {
+		n, err := recipe.CreateIn(ctx, l.s, l.opt.CleanupTimeout, l.path, func(c context.Context) (backends.Node, error) {
 			return l.s.Create(c, l.node, []byte(l.id))
 		})
 		switch {
@@ -128,7 +127,7 @@ func (l *Latch) waitGone(ctx context.Context) (woke bool, err error) {
 // elected starts the term of the node n this candidate made, giving the
 // node back if the session died meanwhile or the token cannot be read.
 func (l *Latch) elected(ctx context.Context, n backends.Node, wakeups int) (recipes.Leadership, error) {
-	token, err := coord.Token(ctx, l.s, n)
+	token, err := recipe.CreateRev(ctx, l.s, n)
 	if err == nil && recipe.Closed(l.s.Done()) {
 		err = backends.ErrSessionLost
 	}
@@ -136,7 +135,7 @@ func (l *Latch) elected(ctx context.Context, n backends.Node, wakeups int) (reci
 		_ = recipe.Remove(ctx, l.s, n.Path, l.opt.CleanupTimeout)
 		return recipes.Leadership{}, l.fail(err)
 	}
-	l.term = coord.NewTerm(l.s.Done())
+	l.term = recipe.NewTerm(l.s.Done())
 	l.lead = recipes.Leadership{Token: token, Wakeups: wakeups, Lost: l.term.Lost()}
 	return l.lead, nil
 }
@@ -174,5 +173,5 @@ func (l *Latch) Close(ctx context.Context) error {
 }
 
 func (l *Latch) fail(err error) error {
-	return fmt.Errorf("naive: await leadership %s: %w", l.path, coord.Wrap(recipes.ErrLeadershipLost, err))
+	return fmt.Errorf("naive: await leadership %s: %w", l.path, recipe.WrapLost(recipes.ErrLeadershipLost, err))
 }

@@ -137,9 +137,9 @@ func (l *Lock) waitGone(ctx context.Context) (woke bool, err error) {
 // grant turns the created node into a Grant, giving the node back if the
 // session died meanwhile or the token cannot be read.
 func (l *Lock) grant(ctx context.Context, n backends.Node, wakeups int) (recipes.Grant, error) {
-	token, err := recipe.Token(ctx, l.s, n)
+	token, err := recipe.LockToken(ctx, l.s, n)
 	if err == nil && recipe.Ended(l.s) {
-		err = recipe.Lost(nil)
+		err = recipe.LockLost(nil)
 	}
 	if err != nil {
 		if !recipe.IsLost(err) {
@@ -177,7 +177,7 @@ func (l *Lock) Release(ctx context.Context) error {
 // recipes.ErrLockLost as well as backends.ErrSessionLost.
 func (l *Lock) fail(err error) error {
 	if recipe.IsLost(err) {
-		err = recipe.Lost(err)
+		err = recipe.LockLost(err)
 	}
 	return fmt.Errorf("naive: acquire %s: %w", l.path, err)
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/internal/coord"
 	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
@@ -41,7 +40,8 @@ func Election(opts ...recipes.Option) recipes.Election {
 //
 // Herd behaviour: one notification per failover, to the next candidate in
 // line, as in recipes/fair. Its requests bypass the instrument decorator:
-// there are no client-side counts for it, and Leadership.Wakeups is 0.
+// there are no client-side counts for it, and Leadership.Wakeups is 0; the
+// recipe suite checks the one notification with the servers' counts.
 //
 // The concurrency.Session is built on the backend session's own lease
 // (concurrency.WithLease) and is only ever orphaned, never closed: closing
@@ -54,7 +54,7 @@ type Latch struct {
 	opt   recipes.Options
 	cs    *concurrency.Session
 	el    *concurrency.Election
-	term  *coord.Term
+	term  *recipe.Term
 	lead  recipes.Leadership
 	ended bool
 }
@@ -72,7 +72,7 @@ func NewLatch(s backends.Session, path, id string, opts ...recipes.Option) *Latc
 // the newest, so turns go round-robin.
 func NewSelector(s backends.Session, path, id string, opts ...recipes.Option) recipes.Selector {
 	o := recipes.NewOptions(opts...)
-	return coord.NewSelector(func() recipes.Latch { return NewLatch(s, path, id, opts...) }, o.CleanupTimeout)
+	return recipe.NewSelector(func() recipes.Latch { return NewLatch(s, path, id, opts...) }, o.CleanupTimeout)
 }
 
 // etcdSession returns the concurrency.Session on s's own client and lease,
@@ -99,7 +99,7 @@ func (l *Latch) Await(ctx context.Context) (recipes.Leadership, error) {
 	case l.ended:
 		return recipes.Leadership{}, l.fail(recipes.ErrClosed)
 	case l.term != nil && recipe.Closed(l.term.Lost()):
-		return recipes.Leadership{}, l.fail(coord.Lost(recipes.ErrLeadershipLost))
+		return recipes.Leadership{}, l.fail(recipe.LostAs(recipes.ErrLeadershipLost))
 	case l.term != nil:
 		return l.lead, nil
 	}
@@ -120,7 +120,7 @@ func (l *Latch) Await(ctx context.Context) (recipes.Leadership, error) {
 	if recipe.Closed(l.s.Done()) {
 		return recipes.Leadership{}, l.fail(backends.ErrSessionLost)
 	}
-	l.term = coord.NewTerm(l.s.Done())
+	l.term = recipe.NewTerm(l.s.Done())
 	l.lead = recipes.Leadership{Token: l.el.Rev(), Lost: l.term.Lost()}
 	return l.lead, nil
 }
@@ -161,5 +161,5 @@ func (l *Latch) Close(ctx context.Context) error {
 }
 
 func (l *Latch) fail(err error) error {
-	return fmt.Errorf("native: await leadership %s: %w", l.path, coord.Wrap(recipes.ErrLeadershipLost, err))
+	return fmt.Errorf("native: await leadership %s: %w", l.path, recipe.WrapLost(recipes.ErrLeadershipLost, err))
 }

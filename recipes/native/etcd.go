@@ -21,8 +21,10 @@ import (
 // the newest key created before its own, and repeats until none is left.
 //
 // Herd behaviour: each waiter watches only its predecessor's key, so a
-// release wakes one waiter. The key name is per lease, so one session can
-// queue only once per path: two etcdLocks on one session are not exclusive.
+// release wakes one waiter (the recipe suite checks it with the servers'
+// counts, the instrument seeing none of it). The key name is per lease, so
+// one session can queue only once per path: two etcdLocks on one session are
+// not exclusive.
 //
 // Token: the create revision of this client's key, read from the mutex's
 // IsOwner comparison (no extra request).
@@ -75,7 +77,7 @@ func (l *etcdLock) Acquire(ctx context.Context) (recipes.Grant, error) {
 		return recipes.Grant{}, fmt.Errorf("native: acquire %s: %w", l.path, ErrHeld)
 	}
 	if recipe.Ended(l.s) {
-		return recipes.Grant{}, l.fail(recipe.Lost(nil))
+		return recipes.Grant{}, l.fail(recipe.LockLost(nil))
 	}
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -89,11 +91,11 @@ func (l *etcdLock) Acquire(ctx context.Context) (recipes.Grant, error) {
 	m := concurrency.NewMutex(l.cs, l.path)
 	err := m.Lock(lctx)
 	if err == nil && recipe.Ended(l.s) {
-		err = recipe.Lost(nil)
+		err = recipe.LockLost(nil)
 	}
 	if err != nil {
 		if recipe.Ended(l.s) || errors.Is(err, concurrency.ErrSessionExpired) {
-			return recipes.Grant{}, l.fail(recipe.Lost(err))
+			return recipes.Grant{}, l.fail(recipe.LockLost(err))
 		}
 		fctx, fcancel := recipe.Fresh(ctx, l.opt.CleanupTimeout)
 		_, derr := l.cs.Client().Delete(fctx, l.key)
@@ -119,7 +121,7 @@ func (l *etcdLock) Release(ctx context.Context) error {
 	}
 	l.holding = nil
 	if recipe.Ended(l.s) {
-		return fmt.Errorf("native: release %s: %w", l.path, recipe.Lost(nil))
+		return fmt.Errorf("native: release %s: %w", l.path, recipe.LockLost(nil))
 	}
 	err := m.Unlock(ctx)
 	if err != nil {
@@ -130,7 +132,7 @@ func (l *etcdLock) Release(ctx context.Context) error {
 		cancel()
 	}
 	if err == nil && recipe.Ended(l.s) {
-		err = recipe.Lost(nil)
+		err = recipe.LockLost(nil)
 	}
 	if err != nil {
 		return fmt.Errorf("native: release %s: %w", l.path, err)

@@ -22,7 +22,8 @@ import (
 // Herd behaviour: like recipes/fair's observer, one notification per
 // observer per failover, and none when candidates behind the leader come
 // and go. Each Next starts its own Observe (one read and one watch) and
-// stops it on return. Its requests bypass the instrument decorator.
+// stops it on return. Its requests bypass the instrument decorator; the
+// recipe suite checks its notifications with the servers' counts.
 type Observer struct {
 	s    backends.Session
 	path string

@@ -20,7 +20,8 @@ import (
 // the next lower node and list again when it fires.
 //
 // Herd behaviour: each waiter watches only its predecessor, so a release
-// wakes one waiter.
+// wakes one waiter (the recipe suite checks it with the servers' counts, the
+// instrument seeing none of it).
 //
 // What the wrapper adds, because zk.Lock has no context and leaves its node
 // behind on error: Lock runs in a goroutine and Acquire returns when ctx ends
@@ -66,7 +67,7 @@ func (l *zooKeeperLock) Acquire(ctx context.Context) (recipes.Grant, error) {
 		case <-ctx.Done():
 			return recipes.Grant{}, l.fail(ctx.Err())
 		case <-l.s.Done():
-			return recipes.Grant{}, l.fail(recipe.Lost(nil))
+			return recipes.Grant{}, l.fail(recipe.LockLost(nil))
 		}
 	}
 	zl := zk.NewLock(l.conn, l.path, zk.WorldACL(zk.PermAll))
@@ -75,7 +76,7 @@ func (l *zooKeeperLock) Acquire(ctx context.Context) (recipes.Grant, error) {
 	select {
 	case err := <-done:
 		if err == nil && recipe.Ended(l.s) {
-			err = recipe.Lost(nil)
+			err = recipe.LockLost(nil)
 		}
 		if err != nil {
 			return recipes.Grant{}, l.fail(l.afterError(ctx, err))
@@ -85,14 +86,14 @@ func (l *zooKeeperLock) Acquire(ctx context.Context) (recipes.Grant, error) {
 	case <-ctx.Done():
 		return recipes.Grant{}, l.fail(l.abandon(ctx, zl, done, ctx.Err()))
 	case <-l.s.Done():
-		return recipes.Grant{}, l.fail(l.abandon(ctx, zl, done, recipe.Lost(nil)))
+		return recipes.Grant{}, l.fail(l.abandon(ctx, zl, done, recipe.LockLost(nil)))
 	}
 }
 
 // afterError classifies a failed zk.Lock and removes the node it left.
 func (l *zooKeeperLock) afterError(ctx context.Context, err error) error {
 	if recipe.Ended(l.s) || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing) {
-		return recipe.Lost(err)
+		return recipe.LockLost(err)
 	}
 	if serr := l.sweep(ctx); serr != nil {
 		return fmt.Errorf("%w (removing own nodes: %v)", err, serr)
@@ -167,11 +168,11 @@ func (l *zooKeeperLock) Release(ctx context.Context) error {
 	}
 	l.held = nil
 	if recipe.Ended(l.s) {
-		return fmt.Errorf("native: release %s: %w", l.path, recipe.Lost(nil))
+		return fmt.Errorf("native: release %s: %w", l.path, recipe.LockLost(nil))
 	}
 	err := call(ctx, zl.Unlock)
 	if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing) {
-		err = recipe.Lost(err)
+		err = recipe.LockLost(err)
 	}
 	if err != nil {
 		return fmt.Errorf("native: release %s: %w", l.path, err)

@@ -12,7 +12,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/barriervariants"
+	"github.com/zkbench/zkbench/recipes/variants"
 )
 
 // Sizes of the double barrier tests.
@@ -26,12 +26,10 @@ const (
 // before all called it, over several rounds; the notification count per
 // participant (one where herd-free, one per arrival where not); cleanup
 // after a cancelled Enter and after a participant's session ends inside.
-// Each subtest works in a fresh namespace removed when it ends.
-func RunDoubleBarrierSuite(t *testing.T, b backends.Backend, v barriervariants.Variant) {
-	subtests := []struct {
-		name string
-		f    func(e *barrierEnv)
-	}{
+// Each subtest works in a fresh namespace removed when it ends. With only,
+// just the subtests so named run (see pick).
+func RunDoubleBarrierSuite(t *testing.T, b backends.Backend, v variants.Variant[recipes.DoubleBarrierFactory], only ...string) {
+	subtests := []subtest[*barrierEnv]{
 		{"Rounds", testBarrierRounds},
 		{"StaggeredWakeups", testBarrierStaggered},
 		{"CancelCleansUp", testBarrierCancel},
@@ -41,7 +39,7 @@ func RunDoubleBarrierSuite(t *testing.T, b backends.Backend, v barriervariants.V
 	if !ok {
 		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
 	}
-	for _, st := range subtests {
+	for _, st := range pick(t, subtests, only) {
 		t.Run(st.name, func(t *testing.T) {
 			ns := testcluster.TestNamespace(t, b)
 			st.f(&barrierEnv{t: t, b: b, admin: admin, v: v, path: ns + "/barrier"})

@@ -5,20 +5,16 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/testcluster"
-	"github.com/zkbench/zkbench/recipes/barriervariants"
 	"github.com/zkbench/zkbench/recipes/fair"
+	"github.com/zkbench/zkbench/recipes/variants"
 )
 
 // TestDoubleBarriers runs the double barrier suite for every variant on
 // every backend.
 func TestDoubleBarriers(t *testing.T) {
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
-		for _, name := range barriervariants.Names() {
-			v, err := barriervariants.Lookup(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Run(name, func(t *testing.T) { RunDoubleBarrierSuite(t, b, v) })
+		for _, v := range variants.DoubleBarriers().All() {
+			t.Run(v.Name, func(t *testing.T) { RunDoubleBarrierSuite(t, b, v) })
 		}
 	})
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/instrument"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/barriervariants"
+	"github.com/zkbench/zkbench/recipes/variants"
 )
 
 // barrierEnv is one barrier subtest's backend, namespace and variant.
@@ -19,7 +19,7 @@ type barrierEnv struct {
 	t     *testing.T
 	b     backends.Backend
 	admin backends.Admin
-	v     barriervariants.Variant
+	v     variants.Variant[recipes.DoubleBarrierFactory]
 	path  string // base: rounds live at <path>/round-<r>
 }
 

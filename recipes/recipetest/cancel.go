@@ -12,7 +12,7 @@ import (
 func testCancelCleansUp(e *env) {
 	holder, waiter := e.newClient(), e.newClient()
 	e.acquire(holder)
-	holderNodes := len(e.children())
+	holderNodes := e.heldNodes()
 
 	armed := waiter.c.Snapshot().WatchesArmed
 	ctx, cancel := context.WithCancel(context.Background())

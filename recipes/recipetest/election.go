@@ -9,7 +9,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/electionvariants"
+	"github.com/zkbench/zkbench/recipes/variants"
 )
 
 // electionCandidates is the size of the failover test: enough for the herd
@@ -22,12 +22,10 @@ const electionCandidates = 4
 // over on Close, cleanup after a cancelled Await, selector round-robin and
 // session loss, and observers. A variant that does not support b's kind
 // must fail every call with recipes.ErrUnsupported instead. Each subtest
-// works in a fresh namespace removed when it ends.
-func RunElectionSuite(t *testing.T, b backends.Backend, v electionvariants.Variant) {
-	subtests := []struct {
-		name string
-		f    func(e *electionEnv)
-	}{
+// works in a fresh namespace removed when it ends. With only, just the
+// subtests so named run (see pick).
+func RunElectionSuite(t *testing.T, b backends.Backend, v variants.Variant[recipes.Election], only ...string) {
+	subtests := []subtest[*electionEnv]{
 		{"Failover", testFailover},
 		{"CloseHandsOver", testCloseHandsOver},
 		{"CancelCleansUp", testAwaitCancelCleansUp},
@@ -46,7 +44,7 @@ func RunElectionSuite(t *testing.T, b backends.Backend, v electionvariants.Varia
 		})
 		return
 	}
-	for _, st := range subtests {
+	for _, st := range pick(t, subtests, only) {
 		t.Run(st.name, func(t *testing.T) {
 			ns := testcluster.TestNamespace(t, b)
 			st.f(&electionEnv{t: t, b: b, admin: admin, v: v, path: ns + "/election"})
@@ -58,9 +56,14 @@ func RunElectionSuite(t *testing.T, b backends.Backend, v electionvariants.Varia
 // session is closed (after it stopped acting), its Lost channel closes, and
 // exactly one other candidate takes over with a larger token, until every
 // candidate has led. Herd-free variants deliver one notification per
-// failover; herd-prone ones one to every waiting candidate.
+// failover; herd-prone ones one to every waiting candidate. The instrument
+// counts them for the variants whose requests it sees; the servers count
+// them too (serverCounts): exactly one where herd-free, at least one per
+// waiting candidate where not. For native the servers are the only witness.
 func testFailover(e *electionEnv) {
 	x := &leaderChecker{}
+	srv := newServerCounts(e.t, e.b)
+	armedBase := srv.armedNow()
 	cands := make([]*latch, electionCandidates)
 	for i := range cands {
 		cands[i] = e.newLatch()
@@ -75,10 +78,20 @@ func testFailover(e *electionEnv) {
 			e.t.Fatalf("%s: Leadership.Lost is nil", leader.id)
 		}
 		waiting = without(waiting, leader)
-		e.settleWaiters(waiting)
+		var idle, serverBefore int64
+		if len(waiting) > 0 {
+			if !e.v.ClientCounts {
+				srv.asleep(armedBase, len(waiting))
+			}
+			idle = srv.notified()
+		}
+		e.settleWaiters(waiting) // ends with a quiet window
 		before := make([]int64, len(waiting))
 		for i, c := range waiting {
 			before[i] = c.events()
+		}
+		if len(waiting) > 0 {
+			serverBefore = srv.unchanged(idle)
 		}
 		x.end(leader.id)
 		if err := leader.raw.Close(); err != nil {
@@ -89,23 +102,38 @@ func testFailover(e *electionEnv) {
 		case <-time.After(promptBound):
 			e.t.Errorf("%s: Leadership.Lost still open %v after its session closed", leader.id, promptBound)
 		}
-		if len(waiting) == 0 || !e.v.ClientCounts {
+		if len(waiting) == 0 {
 			continue
 		}
 		next := e.elected(waiting)
-		woken := int64(0)
-		for i, c := range waiting {
-			woken += c.events() - before[i]
+		if e.v.ClientCounts {
+			woken := int64(0)
+			for i, c := range waiting {
+				woken += c.events() - before[i]
+			}
+			want := int64(len(waiting))
+			if e.v.HerdFree {
+				want = 1
+			}
+			if woken != want {
+				e.t.Errorf("failover to %s woke %d candidates, want %d (herd-free: %v)", next.id, woken, want, e.v.HerdFree)
+			}
+			if e.v.HerdFree && next.lead.Wakeups != 1 {
+				e.t.Errorf("%s: Leadership.Wakeups = %d, want 1", next.id, next.lead.Wakeups)
+			}
 		}
 		want := int64(len(waiting))
 		if e.v.HerdFree {
 			want = 1
 		}
-		if woken != want {
-			e.t.Errorf("failover to %s woke %d candidates, want %d (herd-free: %v)", next.id, woken, want, e.v.HerdFree)
-		}
-		if e.v.HerdFree && next.lead.Wakeups != 1 {
-			e.t.Errorf("%s: Leadership.Wakeups = %d, want 1", next.id, next.lead.Wakeups)
+		srv.atLeast(serverBefore, want) // elected ended with a quiet window
+		got := srv.since(serverBefore)
+		e.t.Logf("%s on %s: failover to %s, %d candidates waiting: the servers sent %d watch notifications", e.v.Name, e.b.Kind(), next.id, len(waiting), got)
+		switch {
+		case e.v.HerdFree && got != want:
+			e.t.Errorf("failover to %s: the servers sent %d watch notifications, want %d (herd-free)", next.id, got, want)
+		case !e.v.HerdFree && got < want:
+			e.t.Errorf("failover to %s: the servers sent %d watch notifications, want at least %d (herd)", next.id, got, want)
 		}
 	}
 	x.check(e.t)
@@ -215,14 +243,14 @@ func testUnsupported(e *electionEnv) {
 	m := e.newMember()
 	ctx, cancel := context.WithTimeout(context.Background(), promptBound)
 	defer cancel()
-	if _, err := e.v.Election.Latch(m.s, e.path, m.id).Await(ctx); !errors.Is(err, recipes.ErrUnsupported) {
+	if _, err := e.v.New.Latch(m.s, e.path, m.id).Await(ctx); !errors.Is(err, recipes.ErrUnsupported) {
 		e.t.Errorf("Latch.Await: %v, want ErrUnsupported", err)
 	}
-	err := e.v.Election.Selector(m.s, e.path, m.id).Run(ctx, func(context.Context) error { return nil })
+	err := e.v.New.Selector(m.s, e.path, m.id).Run(ctx, func(context.Context) error { return nil })
 	if !errors.Is(err, recipes.ErrUnsupported) {
 		e.t.Errorf("Selector.Run: %v, want ErrUnsupported", err)
 	}
-	if _, err := e.v.Election.Observer(m.s, e.path).Leader(ctx); !errors.Is(err, recipes.ErrUnsupported) {
+	if _, err := e.v.New.Observer(m.s, e.path).Leader(ctx); !errors.Is(err, recipes.ErrUnsupported) {
 		e.t.Errorf("Observer.Leader: %v, want ErrUnsupported", err)
 	}
 	e.t.Logf("%s on %s: %v", e.v.Name, e.b.Kind(), err)

@@ -11,7 +11,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/instrument"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/electionvariants"
+	"github.com/zkbench/zkbench/recipes/variants"
 )
 
 // electionEnv is one election subtest's backend, namespace and variant.
@@ -19,7 +19,7 @@ type electionEnv struct {
 	t     *testing.T
 	b     backends.Backend
 	admin backends.Admin
-	v     electionvariants.Variant
+	v     variants.Variant[recipes.Election]
 	path  string
 	next  int
 }
@@ -65,7 +65,7 @@ type latch struct {
 
 func (e *electionEnv) newLatch() *latch {
 	m := e.newMember()
-	return &latch{member: m, l: e.v.Election.Latch(m.s, e.path, m.id)}
+	return &latch{member: m, l: e.v.New.Latch(m.s, e.path, m.id)}
 }
 
 // awaitAsync starts Await under opTimeout in a goroutine.

@@ -10,7 +10,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/instrument"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/lockvariants"
+	"github.com/zkbench/zkbench/recipes/variants"
 )
 
 // Bounds of the suite, generous for a loaded 2-core machine: a lock that
@@ -36,7 +36,7 @@ type env struct {
 	t     *testing.T
 	b     backends.Backend
 	admin backends.Admin
-	v     lockvariants.Variant
+	v     variants.Variant[variants.LockMaker]
 	path  string
 }
 
@@ -121,6 +121,21 @@ func (e *env) eventually(bound time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(pollEvery)
 	}
+}
+
+// heldNodes returns the number of nodes under the lock path while the lock
+// is held and nobody waits: at least one. It polls until one shows, since on
+// a ZooKeeper ensemble Admin may read from a server that has not applied the
+// holder's create yet (reads are served by the server a client is
+// connected to, not the leader).
+func (e *env) heldNodes() int {
+	e.t.Helper()
+	var n int
+	e.eventually(settleBound, "the held lock's node never showed under "+e.path, func() bool {
+		n = len(e.children())
+		return n > 0
+	})
+	return n
 }
 
 // childrenBecome waits until the lock path has exactly n children.

@@ -6,14 +6,19 @@ import (
 
 // testReleaseWakes measures the herd directly: with K waiters asleep, one
 // release must deliver exactly one watch notification for a herd-free lock
-// and K (every waiter) for a herd-prone one. Counted by the instrument, so
-// only for variants whose requests it sees.
+// and K (every waiter) for a herd-prone one. The instrument counts them on
+// the clients, for the variants whose requests it sees. The servers count
+// them too (serverCounts): exactly one for a herd-free lock, at least K for
+// a herd-prone one, where a losing waiter's re-armed watch may also fire on
+// the winner's create, which the server sends but the backend drops as
+// older than the waiter's read. Native locks bypass the instrument, so for
+// them the servers are the only witness: their watches armed tell that the
+// waiters are asleep, their notifications sent check the herd-free label.
 func testReleaseWakes(e *env) {
-	if !e.v.ClientCounts {
-		e.t.Skipf("%s bypasses the instrument decorator: no client-side wake-up counts", e.v.Name)
-	}
+	srv := newServerCounts(e.t, e.b)
 	holder := e.newClient()
 	e.acquire(holder)
+	armedBase := srv.armedNow()
 	waiters := make([]*client, queueWaiters)
 	pends := make([]*pending, queueWaiters)
 	for i := range waiters {
@@ -22,18 +27,24 @@ func testReleaseWakes(e *env) {
 		pends[i] = acquireAsync(waiters[i])
 		e.waitQueued(waiters[i], armed, i+2)
 	}
-	// A herd-prone waiter is woken by each later waiter's arrival and re-arms
-	// its watch; wait until every waiter is asleep on exactly one live watch,
-	// or the release may find one between a wake-up and its re-arm.
-	e.eventually(settleBound, "waiters never settled on one armed watch each", func() bool {
-		for _, w := range waiters {
-			s := w.c.Snapshot()
-			if s.WatchesArmed != s.WatchEvents+1 {
-				return false
+	if e.v.ClientCounts {
+		// A herd-prone waiter is woken by each later waiter's arrival and
+		// re-arms its watch; wait until every waiter is asleep on exactly
+		// one live watch, or the release may find one between a wake-up
+		// and its re-arm.
+		e.eventually(settleBound, "waiters never settled on one armed watch each", func() bool {
+			for _, w := range waiters {
+				s := w.c.Snapshot()
+				if s.WatchesArmed != s.WatchEvents+1 {
+					return false
+				}
 			}
-		}
-		return true
-	})
+			return true
+		})
+	} else {
+		srv.asleep(armedBase, queueWaiters)
+	}
+	idle := srv.notified()
 	time.Sleep(quietWindow)
 	before := make([]int64, queueWaiters)
 	for i, w := range waiters {
@@ -45,6 +56,7 @@ func testReleaseWakes(e *env) {
 		}
 		return n
 	}
+	serverBefore := srv.unchanged(idle)
 
 	e.release(holder)
 	winner := e.nextGranted(pends)
@@ -52,13 +64,26 @@ func testReleaseWakes(e *env) {
 	if !e.v.HerdFree {
 		want = queueWaiters
 	}
-	e.eventually(settleBound, "release did not wake the expected waiters", func() bool { return woken() >= want })
-	time.Sleep(quietWindow)
-	if got := woken(); got != want {
-		e.t.Errorf("one release woke %d waiters, want %d (herd-free: %v)", got, want, e.v.HerdFree)
+	if e.v.ClientCounts {
+		e.eventually(settleBound, "release did not wake the expected waiters", func() bool { return woken() >= want })
 	}
-	if g := pends[winner].grant; g.Wakeups < 1 {
-		e.t.Errorf("winner's Grant.Wakeups = %d, want >= 1", g.Wakeups)
+	srv.atLeast(serverBefore, want)
+	time.Sleep(quietWindow)
+	if e.v.ClientCounts {
+		if got := woken(); got != want {
+			e.t.Errorf("one release woke %d waiters, want %d (herd-free: %v)", got, want, e.v.HerdFree)
+		}
+		if g := pends[winner].grant; g.Wakeups < 1 {
+			e.t.Errorf("winner's Grant.Wakeups = %d, want >= 1", g.Wakeups)
+		}
+	}
+	got := srv.since(serverBefore)
+	e.t.Logf("%s on %s: one release, %d waiters: the servers sent %d watch notifications", e.v.Name, e.b.Kind(), queueWaiters, got)
+	switch {
+	case e.v.HerdFree && got != want:
+		e.t.Errorf("one release: the servers sent %d watch notifications, want %d (herd-free)", got, want)
+	case !e.v.HerdFree && got < want:
+		e.t.Errorf("one release: the servers sent %d watch notifications, want at least %d (herd)", got, want)
 	}
 
 	// Drain the queue so nothing is left behind.

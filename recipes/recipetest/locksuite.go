@@ -19,7 +19,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/lockvariants"
+	"github.com/zkbench/zkbench/recipes/variants"
 )
 
 // Sizes of the suite: small, so it stays fast, but contended.
@@ -31,12 +31,10 @@ const (
 
 // RunLockSuite runs every lock subtest for variant v on backend b. Each
 // subtest works in a fresh namespace (testcluster.TestNamespace, resolved
-// through b) removed when it ends. Subtests run one after the other.
-func RunLockSuite(t *testing.T, b backends.Backend, v lockvariants.Variant) {
-	subtests := []struct {
-		name string
-		f    func(e *env)
-	}{
+// through b) removed when it ends. Subtests run one after the other. With
+// only, just the subtests so named run (see pick).
+func RunLockSuite(t *testing.T, b backends.Backend, v variants.Variant[variants.LockMaker], only ...string) {
+	subtests := []subtest[*env]{
 		{"Exclusion", testExclusion},
 		{"TokenAndMisuse", testTokenAndMisuse},
 		{"FIFO", testFIFO},
@@ -54,7 +52,7 @@ func RunLockSuite(t *testing.T, b backends.Backend, v lockvariants.Variant) {
 	if !ok {
 		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
 	}
-	for _, st := range subtests {
+	for _, st := range pick(t, subtests, only) {
 		t.Run(st.name, func(t *testing.T) {
 			ns := testcluster.TestNamespace(t, b)
 			st.f(&env{t: t, b: b, admin: admin, v: v, path: ns + "/lock"})

@@ -55,7 +55,7 @@ func testSelectorRoundRobin(e *electionEnv) {
 	errs := make(chan error, selectorCandidates)
 	var wg sync.WaitGroup
 	for _, m := range members {
-		sel := e.v.Election.Selector(m.s, e.path, m.id)
+		sel := e.v.New.Selector(m.s, e.path, m.id)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -90,7 +90,7 @@ func testSelectorRoundRobin(e *electionEnv) {
 	}
 	terms = terms[:want]
 	e.t.Logf("%s terms: %v", e.v.Name, terms)
-	if e.v.RoundRobin {
+	if e.v.FIFO {
 		count := map[string]int{}
 		for i, id := range terms {
 			count[id]++
@@ -120,7 +120,7 @@ func testSelectorSessionLost(e *electionEnv) {
 	leading := make(chan string, 2)
 	callbackDone := make(chan error, 1)
 	run := func(m *member, done chan<- error) {
-		sel := e.v.Election.Selector(m.s, e.path, m.id)
+		sel := e.v.New.Selector(m.s, e.path, m.id)
 		done <- sel.Run(ctx, func(tctx context.Context) error {
 			x.begin(m.id, 0)
 			leading <- m.id

@@ -13,7 +13,7 @@ import (
 func testWaiterSessionLost(e *env) {
 	holder, waiter := e.newClient(), e.newClient()
 	e.acquire(holder)
-	holderNodes := len(e.children())
+	holderNodes := e.heldNodes()
 
 	armed := waiter.c.Snapshot().WatchesArmed
 	p := acquireAsync(waiter)
@@ -43,7 +43,7 @@ func testWaiterSessionLost(e *env) {
 func testHolderSessionLost(e *env) {
 	holder, waiter := e.newClient(), e.newClient()
 	held := e.acquire(holder)
-	holderNodes := len(e.children())
+	holderNodes := e.heldNodes()
 
 	armed := waiter.c.Snapshot().WatchesArmed
 	p := acquireAsync(waiter)

@@ -117,7 +117,7 @@ func (l *Leftovers) Doubted() bool { return l.doubted }
 // and deletes them. If that fails, the suspicion stays for the next call and
 // Tidy returns the error; the caller must not make a new node meanwhile. A
 // lost session counts as tidy (the server removes its nodes) and returns a
-// Lost error.
+// LockLost error.
 func (l *Leftovers) Tidy(ctx context.Context) (removed int, err error) {
 	if !l.unsure {
 		return 0, nil
@@ -139,7 +139,7 @@ func (l *Leftovers) Tidy(ctx context.Context) (removed int, err error) {
 func (l *Leftovers) tidyErr(err error) error {
 	if IsLost(err) {
 		l.unsure = false
-		return Lost(err)
+		return LockLost(err)
 	}
 	return err
 }
@@ -151,7 +151,7 @@ func (l *Leftovers) Delete(ctx context.Context, paths []string) error {
 	for _, p := range paths {
 		if err := l.s.Delete(ctx, p); err != nil && !errors.Is(err, backends.ErrNoNode) {
 			if IsLost(err) {
-				return Lost(err)
+				return LockLost(err)
 			}
 			l.Suspect()
 			return fmt.Errorf("removing leftover node %s: %w", p, err)
@@ -176,7 +176,7 @@ func (l *Leftovers) Create(ctx context.Context, create func(context.Context) (ba
 	switch {
 	case err == nil:
 	case IsLost(err):
-		return backends.Node{}, Lost(err)
+		return backends.Node{}, LockLost(err)
 	case errors.Is(err, backends.ErrNodeExists) || errors.Is(err, backends.ErrNoNode):
 		return backends.Node{}, err
 	default:

@@ -44,18 +44,3 @@ func (p *Parent) Create(ctx context.Context, create func(context.Context) (backe
 	}
 	return create(ctx)
 }
-
-// SeqToken is the fencing token of a queue lock's node n, just made by
-// CreateSequential: its create revision where the create reported one
-// (etcd), else its sequence number + 1 (ZooKeeper, whose create cannot
-// return the czxid without a read). Sequence numbers grow with every node
-// made under the lock's parent, which is all a fencing token for that one
-// lock needs; +1 because a token of 0 means none. It costs no request. If
-// the parent is removed and made again, the sequence restarts: tokens are
-// comparable only within one life of the parent.
-func SeqToken(n backends.Node) int64 {
-	if n.CreateRev != 0 {
-		return n.CreateRev
-	}
-	return n.Seq + 1
-}

@@ -63,7 +63,7 @@ func (q *Queue) Acquire(ctx context.Context, wait WaitFirst) (recipes.Grant, err
 	}
 	wakeups, err := wait(ctx, me)
 	if err == nil && Ended(q.S) {
-		err = Lost(nil)
+		err = LockLost(nil)
 	}
 	if err != nil {
 		if !IsLost(err) {
@@ -98,7 +98,7 @@ func (q *Queue) Release(ctx context.Context) error {
 // recipes.ErrLockLost as well as backends.ErrSessionLost.
 func (q *Queue) fail(err error) error {
 	if IsLost(err) {
-		err = Lost(err)
+		err = LockLost(err)
 	}
 	return fmt.Errorf("%s: acquire %s: %w", q.pkg, q.Path, err)
 }

@@ -1,10 +1,11 @@
 // Package recipe holds the steps zkbench's recipes in recipes/naive,
-// recipes/fair and recipes/native repeat: waiting on one-shot watches while
-// minding the session and the caller's context, cleaning up on a fresh
-// bounded context, and, for the lock recipes, turning a session loss into
-// recipes.ErrLockLost and tidying leftover nodes. The election and barrier
-// recipes' own steps (their error mapping, terms, the selector) live in
-// recipes/internal/coord, which builds on this package. Nothing here knows
+// recipes/fair and recipes/native share: waiting on one-shot watches while
+// minding the session and the caller's context (recipe.go), cleaning up and
+// creating on a fresh bounded context (recipe.go, create.go), turning a lost
+// session into each recipe's own error (lost.go), the tokens a grant or a
+// term carries (token.go), and, by family, the lock queue and its leftover
+// nodes (queue.go, leftovers.go, parent.go), the term of a leader and the
+// selector loop built on a latch (term.go, selector.go). Nothing here knows
 // which backend it runs on.
 package recipe
 
@@ -15,7 +16,6 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/recipes"
 )
 
 // Fresh returns a context that carries ctx's values but not its cancellation
@@ -23,26 +23,6 @@ import (
 // happens after the caller gave up.
 func Fresh(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), timeout)
-}
-
-// Lost reports the end of the session as a lock error: the result matches
-// both recipes.ErrLockLost and backends.ErrSessionLost with errors.Is.
-func Lost(cause error) error {
-	switch {
-	case cause == nil:
-		cause = backends.ErrSessionLost
-	case errors.Is(cause, recipes.ErrLockLost):
-		return cause
-	case !errors.Is(cause, backends.ErrSessionLost):
-		cause = fmt.Errorf("%w: %w", backends.ErrSessionLost, cause)
-	}
-	return fmt.Errorf("%w: %w", recipes.ErrLockLost, cause)
-}
-
-// IsLost reports whether err means the session (and so every lock it held or
-// queued for) is gone.
-func IsLost(err error) bool {
-	return errors.Is(err, backends.ErrSessionLost) || errors.Is(err, recipes.ErrLockLost)
 }
 
 // Ended reports whether the session's Done channel is closed.
@@ -60,14 +40,14 @@ func Closed(ch <-chan struct{}) bool {
 
 // Await blocks until the one-shot watch events delivers, the session ends or
 // ctx is done. It returns woke=true for a watch notification (one wake-up
-// consumed), a Lost error when the session ends (or the watch reports
+// consumed), a LockLost error when the session ends (or the watch reports
 // EventSessionLost), and ctx's error when ctx is done. A channel closed
 // without an event while ctx is alive returns (false, nil): the caller
 // re-checks its state, which is always safe in these recipes.
 func Await(ctx context.Context, s backends.Session, events <-chan backends.Event) (woke bool, err error) {
 	w, err := Wait(ctx, s, events, nil)
 	if errors.Is(err, backends.ErrSessionLost) {
-		return false, Lost(nil)
+		return false, LockLost(nil)
 	}
 	return w == First, err
 }
@@ -91,7 +71,7 @@ const (
 // delivers a notification, the session ends (backends.ErrSessionLost, also
 // when a watch reports EventSessionLost) or ctx is done (ctx's error). A
 // notification is one wake-up consumed. Callers map ErrSessionLost to their
-// recipe's error (Await to Lost; coord.Wrap to an election's or barrier's).
+// recipe's error (Await to LockLost; WrapLost to an election's or barrier's).
 func Wait(ctx context.Context, s backends.Session, first, second <-chan backends.Event) (Woke, error) {
 	var (
 		ev backends.Event
@@ -144,42 +124,24 @@ func IndexOf(children []backends.Node, name string) int {
 	return -1
 }
 
-// Release deletes the node a lock is held by. It returns a Lost error if the
+// Release deletes the node a lock is held by. It returns a LockLost error if the
 // session has ended or the node is already gone (the server removed it with
 // the session). If the delete fails for any other reason, ctx's end included,
 // it is retried once on a fresh context bounded by timeout, so the node never
 // outlives Release; only if that also fails is the error returned.
 func Release(ctx context.Context, s backends.Session, path string, timeout time.Duration) error {
 	if Ended(s) {
-		return Lost(nil)
+		return LockLost(nil)
 	}
 	err := s.Delete(ctx, path)
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, backends.ErrNoNode) || IsLost(err):
-		return Lost(err)
+		return LockLost(err)
 	}
 	if rerr := Remove(ctx, s, path, timeout); rerr != nil {
 		return fmt.Errorf("%w (retry: %v)", err, rerr)
 	}
 	return nil
-}
-
-// Token returns n's create revision as a fencing token. If the create did not
-// report one (CreateRev zero), it reads the node once to learn it.
-func Token(ctx context.Context, s backends.Session, n backends.Node) (int64, error) {
-	if n.CreateRev != 0 {
-		return n.CreateRev, nil
-	}
-	_, got, err := s.Get(ctx, n.Path)
-	switch {
-	case errors.Is(err, backends.ErrNoNode) || IsLost(err):
-		return 0, Lost(err)
-	case err != nil:
-		return 0, err
-	case got.CreateRev == 0:
-		return 0, fmt.Errorf("recipe: %s has no create revision", n.Path)
-	}
-	return got.CreateRev, nil
 }

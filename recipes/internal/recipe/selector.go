@@ -1,4 +1,4 @@
-package coord
+package recipe
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
 // Selector is recipes.Selector built on latches, the way Curator builds
@@ -46,7 +45,7 @@ func (sel *Selector) Run(ctx context.Context, takeLeadership func(ctx context.Co
 		switch {
 		case lost && (ferr == nil || (errors.Is(ferr, context.Canceled) && ctx.Err() == nil)):
 			// The callback stopped because the term was lost, not by choice.
-			return Lost(recipes.ErrLeadershipLost)
+			return LostAs(recipes.ErrLeadershipLost)
 		case ferr != nil:
 			return ferr
 		case cerr != nil && !errors.Is(cerr, backends.ErrSessionLost):
@@ -71,11 +70,11 @@ func (sel *Selector) term(ctx context.Context, lead recipes.Leadership,
 	err = takeLeadership(tctx)
 	close(stop)
 	cancel()
-	return recipe.Closed(lead.Lost), err
+	return Closed(lead.Lost), err
 }
 
 func (sel *Selector) close(ctx context.Context, l recipes.Latch) error {
-	cctx, cancel := recipe.Fresh(ctx, sel.timeout)
+	cctx, cancel := Fresh(ctx, sel.timeout)
 	defer cancel()
 	return l.Close(cctx)
 }

@@ -1,0 +1,101 @@
+package variants
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/fair"
+	"github.com/zkbench/zkbench/recipes/naive"
+	"github.com/zkbench/zkbench/recipes/native"
+)
+
+// The tables, one per family. Each builds its variants with opts (the
+// cleanup timeout) on every call.
+
+// LockMaker makes one client's lock named path on its own session. Only
+// native can fail: its error matches native.ErrUnsupported when the session
+// (after unwrapping decorators) is neither etcd nor ZooKeeper.
+type LockMaker func(s backends.Session, path string) (recipes.Lock, error)
+
+// Locks is the lock family:
+//
+//	naive           create-to-grab one lock node; every waiter watches it,
+//	                and a release wakes all N-1 (herd)
+//	naive-children  sequential queue; every waiter watches the children, and
+//	                a release (or an arrival) wakes all of them (herd)
+//	fair            sequential queue; each waiter watches its predecessor,
+//	                and a release wakes one
+//	native          etcd concurrency.Mutex, go-zookeeper zk.Lock: queues that
+//	                watch the predecessor (a release wakes one), as baselines
+func Locks(opts ...recipes.Option) Family[LockMaker] {
+	return newFamily("lock",
+		Variant[LockMaker]{Name: Naive, ClientCounts: true,
+			New: func(s backends.Session, path string) (recipes.Lock, error) { return naive.New(s, path, opts...), nil }},
+		Variant[LockMaker]{Name: NaiveChildren, FIFO: true, ClientCounts: true,
+			New: func(s backends.Session, path string) (recipes.Lock, error) {
+				return naive.NewChildren(s, path, opts...), nil
+			}},
+		Variant[LockMaker]{Name: Fair, HerdFree: true, FIFO: true, ClientCounts: true,
+			New: func(s backends.Session, path string) (recipes.Lock, error) { return fair.New(s, path, opts...), nil }},
+		Variant[LockMaker]{Name: Native, HerdFree: true, FIFO: true,
+			New: func(s backends.Session, path string) (recipes.Lock, error) { return native.NewLock(s, path, opts...) }},
+	)
+}
+
+// Elections is the leader election family (latch, selector, observer):
+//
+//	naive   create-to-grab one leader node; every candidate and observer
+//	        watches it, and a leader loss wakes them all (herd)
+//	fair    sequential candidates, each watches its predecessor, and a
+//	        leader loss wakes one; observers watch only the leader's node
+//	native  etcd's concurrency.Election (each candidate watches its
+//	        predecessor), as a baseline; etcd only: on ZooKeeper every call
+//	        fails with recipes.ErrUnsupported
+func Elections(opts ...recipes.Option) Family[recipes.Election] {
+	return newFamily("election",
+		Variant[recipes.Election]{Name: Naive, New: naive.Election(opts...), ClientCounts: true},
+		Variant[recipes.Election]{Name: Fair, New: fair.Election(opts...), HerdFree: true, FIFO: true, ClientCounts: true},
+		Variant[recipes.Election]{Name: Native, New: native.Election(opts...), HerdFree: true, FIFO: true,
+			Backends: []backends.Kind{backends.Etcd}},
+	)
+}
+
+// DoubleBarriers is the double barrier family:
+//
+//	naive  every participant watches the members list (herd): each arrival
+//	       and departure wakes everyone still waiting
+//	fair   the ZooKeeper recipes page's barrier: enter waits on a ready node
+//	       the N-th arrival makes; on leave the lowest waits on the highest
+//	       and the rest on the lowest
+func DoubleBarriers(opts ...recipes.Option) Family[recipes.DoubleBarrierFactory] {
+	return newFamily("double barrier",
+		Variant[recipes.DoubleBarrierFactory]{Name: Naive, New: naive.NewDoubleBarrierFactory(opts...), ClientCounts: true},
+		Variant[recipes.DoubleBarrierFactory]{Name: Fair, New: fair.NewDoubleBarrierFactory(opts...), HerdFree: true,
+			ClientCounts: true},
+	)
+}
+
+// LockFactory adapts a lock variant's LockMaker to recipes.LockFactory,
+// which cannot fail: a construction error (native on an unsupported session)
+// is returned by every Acquire of the lock it makes, and Release returns
+// recipes.ErrNotHeld. Call v.New directly to see the error at construction.
+func LockFactory(v Variant[LockMaker]) recipes.LockFactory {
+	return func(s backends.Session, path string) recipes.Lock {
+		l, err := v.New(s, path)
+		if err != nil {
+			return brokenLock{err: err}
+		}
+		return l
+	}
+}
+
+// brokenLock is a lock that could not be built.
+type brokenLock struct{ err error }
+
+func (b brokenLock) Acquire(context.Context) (recipes.Grant, error) { return recipes.Grant{}, b.err }
+
+func (b brokenLock) Release(context.Context) error {
+	return fmt.Errorf("variants: release: %w", recipes.ErrNotHeld)
+}
