@@ -51,6 +51,13 @@ type Node struct {
 	// CreateRev may be zero after a create on ZooKeeper, which cannot
 	// return it without a read; Get reads it.
 	CreateRev int64 `json:"create_rev,omitempty"`
+	// Prev is the path the sibling made just before this node has, if the
+	// backend can name it without a request: Enqueue on ZooKeeper, where
+	// sequence numbers under a parent count only its creates, so the node
+	// before sequence k is k-1 while it lives. It may be gone already (or
+	// not be a queue node at all); Predecessor answers for sure. Empty
+	// where the backend cannot name it (etcd: revisions are cluster-wide).
+	Prev string `json:"prev,omitempty"`
 }
 
 // EventType says what a watch saw.
@@ -135,11 +142,50 @@ type Watches interface {
 	ChildrenW(ctx context.Context, parent string) (children []Node, events <-chan Event, err error)
 }
 
+// Queues are the calls of a queue of waiters (a lock, a line of
+// candidates) whose cost need not grow with the queue, each as cheap as the
+// backend allows. Bytes are a figure of their own: a listing of N waiters
+// costs O(N) bytes, so a recipe that lists on every wake-up pays O(N) per
+// operation and O(N²) in a start-up burst.
+//
+// Every method may be called concurrently and blocks as Nodes' do.
+type Queues interface {
+	// Enqueue makes an ephemeral sequential node under parent with the
+	// shortest name the backend allows, and tag (a short string without
+	// '/', unique to the caller, e.g. one lock) kept where Tagged finds it:
+	// on ZooKeeper the name is the bare 10-digit sequence number (14 bytes
+	// a waiter in a listing) and the tag, with a per-call suffix, is the
+	// node's data; on etcd the tag leads the key's name. Node.Prev names
+	// the sibling just before it where the backend can (see Node).
+	//
+	// Like CreateSequential it recovers from a lost reply: when the outcome
+	// is unknown it looks for the node by its per-call tag (ZooKeeper: one
+	// listing and a read per child, on that failure path only) and returns
+	// it, or creates again if there is none. ctx bounds the whole; an
+	// error matching ErrUnknownOutcome may leave a node, found by Tagged.
+	Enqueue(ctx context.Context, parent, tag string) (Node, error)
+	// Predecessor returns the child of parent with the largest Seq below
+	// me.Seq, and false if there is none (me is first). etcd answers with
+	// one bounded range (create revision below mine, newest first, limit
+	// 1: O(1) bytes); ZooKeeper has no such query and lists parent (O(N)
+	// bytes, 14 a waiter with Enqueue's names). ErrNoNode if me is gone
+	// (so a waiter whose node went never takes itself for the first).
+	Predecessor(ctx context.Context, parent string, me Node) (Node, bool, error)
+	// Tagged returns the children of parent that this session made with
+	// Enqueue and tag, ordered by Seq: how a queue finds nodes it may have
+	// left behind after a failure. etcd reads the tag's key range (O(own)
+	// bytes); ZooKeeper lists parent and reads each child (O(N) requests),
+	// which is why recipes call it only after a failure. An absent parent
+	// has no children.
+	Tagged(ctx context.Context, parent, tag string) ([]Node, error)
+}
+
 // Session is one simulated client's session with the service: one zk.Conn
 // session, or one etcd lease kept alive. Ephemeral nodes live as long as it.
 type Session interface {
 	Nodes
 	Watches
+	Queues
 	// ID identifies the session (ZooKeeper session id, etcd lease id).
 	ID() int64
 	// Done is closed when the session is lost (expired, lease gone) or closed.

@@ -60,9 +60,9 @@ var (
 		}},
 	}
 	WritesCheck = Check{
-		What: "writes (create+create_seq+delete)",
+		What: "writes (create+create_seq+enqueue+delete)",
 		Client: func(c Totals) float64 {
-			return float64(c.Requests["create"] + c.Requests["create_seq"] + c.Requests["delete"])
+			return float64(c.Requests["create"] + c.Requests["create_seq"] + c.Requests["enqueue"] + c.Requests["delete"])
 		},
 		Metric: backends.MetricWrites,
 		Known: []Known{{

@@ -15,19 +15,21 @@
 // was already closed is counted too, although such a call may never reach
 // the wire: compare with the servers only over intervals without those.
 //
-//   - Requests["create"] + ["create_seq"] + ["delete"] equal the servers'
-//     write requests over the same interval (backends.MetricWrites: ZooKeeper
+//   - Requests["create"] + ["create_seq"] + ["enqueue"] + ["delete"] equal
+//     the servers' write requests over the same interval (backends.MetricWrites: ZooKeeper
 //     zk_cnt_updatelatency, which counts failed creates and deletes too; etcd
 //     Txn/Put/DeleteRange calls handled), provided nothing else wrote in the
 //     interval: opening a session (ZooKeeper createSession, etcd LeaseGrant),
 //     closing one (closeSession, LeaseRevoke), EnsurePath (a backend-specific
 //     number of calls) and Admin calls are server writes the decorator does
 //     not count as such. backends/backendtest checks this equality.
-//   - Reads ("get", "children", "exists_w", "children_w") equal
+//   - Reads ("get", "children", "exists_w", "children_w", "predecessor")
+//     equal
 //     backends.MetricReads on etcd (one Range call each). On ZooKeeper
 //     MetricReads (the per-namespace read count of /zkbench; the raw
 //     zk_cnt_readlatency also counts pings) counts only reads that found
-//     their node. backends/backendtest checks both models.
+//     their node. backends/backendtest checks both models. "tagged" is one
+//     read on etcd and, on ZooKeeper, a listing and a read per child.
 //   - WatchEvents + LateWatchEvents equals the watch notifications the
 //     servers sent (backends.MetricWatchEvents; on ZooKeeper also
 //     MetricWatchesTriggeredOnDelete when the only events are deletions),
@@ -74,18 +76,24 @@ const (
 	OpEnsurePath
 	OpExistsW
 	OpChildrenW
+	OpEnqueue
+	OpPredecessor
+	OpTagged
 	numOps
 )
 
 var opNames = [numOps]string{
-	OpCreate:     "create",
-	OpCreateSeq:  "create_seq",
-	OpGet:        "get",
-	OpDelete:     "delete",
-	OpChildren:   "children",
-	OpEnsurePath: "ensure_path",
-	OpExistsW:    "exists_w",
-	OpChildrenW:  "children_w",
+	OpCreate:      "create",
+	OpCreateSeq:   "create_seq",
+	OpGet:         "get",
+	OpDelete:      "delete",
+	OpChildren:    "children",
+	OpEnsurePath:  "ensure_path",
+	OpExistsW:     "exists_w",
+	OpChildrenW:   "children_w",
+	OpEnqueue:     "enqueue",
+	OpPredecessor: "predecessor",
+	OpTagged:      "tagged",
 }
 
 // Ops lists every request type in a stable order.

@@ -114,6 +114,31 @@ func (s *Session) Children(ctx context.Context, parent string) ([]backends.Node,
 	return ns, err
 }
 
+// Enqueue counts OpEnqueue.
+func (s *Session) Enqueue(ctx context.Context, parent, tag string) (backends.Node, error) {
+	s.c.requests[OpEnqueue].Add(1)
+	n, err := s.inner.Enqueue(ctx, parent, tag)
+	s.done(OpEnqueue, err)
+	return n, err
+}
+
+// Predecessor counts OpPredecessor.
+func (s *Session) Predecessor(ctx context.Context, parent string, me backends.Node) (backends.Node, bool, error) {
+	s.c.requests[OpPredecessor].Add(1)
+	n, ok, err := s.inner.Predecessor(ctx, parent, me)
+	s.done(OpPredecessor, err)
+	return n, ok, err
+}
+
+// Tagged counts OpTagged once per call, however many server requests the
+// backend needs for it (ZooKeeper: a listing and a read per child).
+func (s *Session) Tagged(ctx context.Context, parent, tag string) ([]backends.Node, error) {
+	s.c.requests[OpTagged].Add(1)
+	ns, err := s.inner.Tagged(ctx, parent, tag)
+	s.done(OpTagged, err)
+	return ns, err
+}
+
 // EnsurePath counts OpEnsurePath once per call, however many server
 // requests the backend needs for it.
 func (s *Session) EnsurePath(ctx context.Context, path string) error {

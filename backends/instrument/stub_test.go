@@ -35,6 +35,15 @@ func (s *stubSession) Children(ctx context.Context, parent string) ([]backends.N
 	return nil, s.err
 }
 func (s *stubSession) EnsurePath(ctx context.Context, path string) error { return s.err }
+func (s *stubSession) Enqueue(ctx context.Context, parent, tag string) (backends.Node, error) {
+	return backends.Node{Path: parent + "/" + tag}, s.err
+}
+func (s *stubSession) Predecessor(ctx context.Context, parent string, me backends.Node) (backends.Node, bool, error) {
+	return backends.Node{}, false, s.err
+}
+func (s *stubSession) Tagged(ctx context.Context, parent, tag string) ([]backends.Node, error) {
+	return nil, s.err
+}
 
 func (s *stubSession) watch() chan backends.Event {
 	if s.watches != nil {

@@ -1,0 +1,119 @@
+package backendtest
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/zkbench/zkbench/backends"
+)
+
+func enqueue(t *testing.T, s backends.Session, parent, tag string) backends.Node {
+	t.Helper()
+	n, err := s.Enqueue(opCtx(t), parent, tag)
+	if err != nil {
+		t.Fatalf("Enqueue(%s, %s): %v", parent, tag, err)
+	}
+	return n
+}
+
+func predecessor(t *testing.T, s backends.Session, parent string, me backends.Node) (backends.Node, bool) {
+	t.Helper()
+	p, ok, err := s.Predecessor(opCtx(t), parent, me)
+	if err != nil {
+		t.Fatalf("Predecessor(%s, %s): %v", parent, me.Name, err)
+	}
+	return p, ok
+}
+
+// testEnqueuePredecessor: Enqueue's nodes are listed in creation order, each
+// one's Predecessor is the live node made just before it (deleted ones are
+// skipped), the first has none, and a node that is gone has no
+// predecessor but ErrNoNode. Names are the shortest the backend gives:
+// on ZooKeeper the bare 10-digit sequence number.
+func testEnqueuePredecessor(t *testing.T, e *env) {
+	a, b := e.session(t), e.session(t)
+	parent := e.p("queue")
+	ensure(t, a, parent)
+	var q []backends.Node
+	for i := range 5 {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		q = append(q, enqueue(t, s, parent, "t"+string(rune('a'+i%2))))
+	}
+	got := children(t, a, parent)
+	if !slices.Equal(names(got), names(q)) {
+		t.Fatalf("Children = %v, want the Enqueue order %v", names(got), names(q))
+	}
+	if e.kind == backends.ZooKeeper && len(q[0].Name) != 10 {
+		t.Errorf("Enqueue made %q on ZooKeeper, want the bare 10-digit sequence number", q[0].Name)
+	}
+	if _, ok := predecessor(t, a, parent, q[0]); ok {
+		t.Errorf("the first node has a predecessor")
+	}
+	for i := 1; i < len(q); i++ {
+		if p, ok := predecessor(t, b, parent, q[i]); !ok || p.Path != q[i-1].Path {
+			t.Errorf("Predecessor(%s) = %s %v, want %s", q[i].Name, p.Path, ok, q[i-1].Path)
+		}
+	}
+	del(t, b, q[3].Path)
+	del(t, a, q[2].Path)
+	if p, ok := predecessor(t, a, parent, q[4]); !ok || p.Path != q[1].Path {
+		t.Errorf("after deleting the two before it, Predecessor(%s) = %s %v, want %s", q[4].Name, p.Path, ok, q[1].Path)
+	}
+	if _, _, err := a.Predecessor(opCtx(t), parent, q[2]); !errors.Is(err, backends.ErrNoNode) {
+		t.Errorf("Predecessor of a deleted node: %v, want ErrNoNode", err)
+	}
+}
+
+// testEnqueuePrev: where a backend sets Node.Prev, it names the node made
+// just before under the same parent, also after deletes under it (ZooKeeper
+// numbers a parent's children by its creates only).
+func testEnqueuePrev(t *testing.T, e *env) {
+	s := e.session(t)
+	parent := e.p("prev")
+	ensure(t, s, parent)
+	first := enqueue(t, s, parent, "t")
+	second := enqueue(t, s, parent, "t")
+	if second.Prev == "" {
+		t.Skipf("%s names no Prev (Node.Prev)", e.kind)
+	}
+	if second.Prev != first.Path {
+		t.Fatalf("Prev of the second node = %q, want %q", second.Prev, first.Path)
+	}
+	del(t, s, first.Path)
+	del(t, s, second.Path)
+	third := enqueue(t, s, parent, "t")
+	if third.Prev != second.Path {
+		t.Errorf("after deleting both, Prev of the third node = %q, want %q (deletes must not count)", third.Prev, second.Path)
+	}
+	fourth := enqueue(t, s, parent, "t")
+	if fourth.Prev != third.Path {
+		t.Errorf("Prev of the fourth node = %q, want %q", fourth.Prev, third.Path)
+	}
+}
+
+// testTagged: Tagged finds the nodes this session made with a tag, in
+// order, and neither another tag's nor another session's; an absent
+// parent has none.
+func testTagged(t *testing.T, e *env) {
+	a, b := e.session(t), e.session(t)
+	parent := e.p("tagged")
+	ensure(t, a, parent)
+	mine1 := enqueue(t, a, parent, "mine")
+	enqueue(t, a, parent, "other")
+	enqueue(t, b, parent, "mine")
+	mine2 := enqueue(t, a, parent, "mine")
+	got, err := a.Tagged(opCtx(t), parent, "mine")
+	if err != nil {
+		t.Fatalf("Tagged: %v", err)
+	}
+	if want := []string{mine1.Name, mine2.Name}; !slices.Equal(names(got), want) {
+		t.Errorf("Tagged = %v, want %v", names(got), want)
+	}
+	if got, err := a.Tagged(opCtx(t), e.p("absent"), "mine"); err != nil || len(got) != 0 {
+		t.Errorf("Tagged of an absent parent = %v, %v; want none", names(got), err)
+	}
+}

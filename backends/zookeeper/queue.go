@@ -1,0 +1,144 @@
+package zookeeper
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkbench/zkbench/backends"
+)
+
+// Enqueue makes an ephemeral sequential node under parent named by its
+// sequence number alone ("0000000042": 14 bytes a waiter in a listing,
+// against 49 for CreateSequential's protected names), whose data is tag +
+// "/" + 8 random hex digits unique to this call. Node.Prev is the name
+// with the sequence number one less: ZooKeeper numbers a parent's children
+// by its creates only (deletes do not count; checked on 3.8 by the
+// conformance suite), so that is the sibling made just before, while it
+// lives.
+//
+// If the connection drops after the create was sent, the outcome is
+// unknown: Enqueue lists parent (after the reconnect) and reads its
+// children, newest first, for this call's data and this session's
+// ownership, and returns that node, or creates again if there is none. That
+// costs a read per child, on this failure path only.
+func (s *Session) Enqueue(ctx context.Context, parent, tag string) (backends.Node, error) {
+	if strings.Contains(tag, "/") {
+		return backends.Node{}, fmt.Errorf("zookeeper: queue tag %q holds a '/'", tag)
+	}
+	data := []byte(fmt.Sprintf("%s/%08x", tag, rand.Uint32()))
+	want := join(parent, "")
+	for {
+		raw, err := write(ctx, s, "enqueue", want, func() (string, error) {
+			return s.l.conn.Create(want, data, zk.FlagEphemeral|zk.FlagSequence, acl)
+		})
+		if err == nil {
+			return s.enqueued(raw), nil
+		}
+		if !errors.Is(err, backends.ErrUnknownOutcome) {
+			return backends.Node{}, err
+		}
+		// The create may or may not have happened: look for our data.
+		found, lerr := s.mine(ctx, parent, func(d []byte) bool { return bytes.Equal(d, data) }, true)
+		if lerr != nil {
+			return backends.Node{}, fmt.Errorf("%w (finding %s after: %v)", lerr, want, err)
+		}
+		if len(found) > 0 {
+			return s.enqueued(found[0].Path), nil
+		}
+	}
+}
+
+// enqueued completes an Enqueue that made path p.
+func (s *Session) enqueued(p string) backends.Node {
+	n := s.made(p)
+	if n.Seq > 0 {
+		n.Prev = p[:len(p)-len(n.Name)] + fmt.Sprintf("%0*d", seqDigits, n.Seq-1)
+	}
+	return n
+}
+
+// Predecessor lists parent (ZooKeeper has no bounded query for it) and
+// returns the child with the largest sequence number below me.Seq, or
+// ErrNoNode if me is not in the listing (or parent is gone). It
+// keeps only that child of the listing, so a wake-up leaves no garbage
+// that grows with the queue beyond the listing go-zookeeper decodes.
+func (s *Session) Predecessor(ctx context.Context, parent string, me backends.Node) (backends.Node, bool, error) {
+	names, err := read(ctx, s, "predecessor", parent, func() ([]string, error) {
+		names, _, err := s.l.conn.Children(parent)
+		return names, err
+	})
+	if err != nil {
+		return backends.Node{}, false, err
+	}
+	best, bestSeq, found := "", int64(-1), false
+	for _, name := range names {
+		if name == me.Name {
+			found = true
+		} else if seq := parseSeq(name); seq < me.Seq && seq > bestSeq {
+			best, bestSeq = name, seq
+		}
+	}
+	if !found {
+		return backends.Node{}, false, fmt.Errorf("zookeeper: predecessor of %s: %w", me.Path, backends.ErrNoNode)
+	}
+	if bestSeq < 0 {
+		return backends.Node{}, false, nil
+	}
+	return node(join(parent, best)), true, nil
+}
+
+// Tagged lists parent and reads every child for the data Enqueue gave it
+// with tag and for this session's ownership: a request per child, which is
+// why queues call it only after a failure.
+func (s *Session) Tagged(ctx context.Context, parent, tag string) ([]backends.Node, error) {
+	prefix := []byte(tag + "/")
+	return s.mine(ctx, parent, func(d []byte) bool { return bytes.HasPrefix(d, prefix) }, false)
+}
+
+// mine returns parent's children owned by this session whose data match,
+// ordered by Seq (newest first and at most one if first is set). An absent
+// parent has none.
+func (s *Session) mine(ctx context.Context, parent string, match func([]byte) bool, first bool) ([]backends.Node, error) {
+	kids, err := s.Children(ctx, parent)
+	if errors.Is(err, backends.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	id := s.ID()
+	var found []backends.Node
+	for i := len(kids) - 1; i >= 0; i-- {
+		k := kids[i]
+		type got struct {
+			data []byte
+			st   *zk.Stat
+		}
+		g, err := read(ctx, s, "get", k.Path, func() (got, error) {
+			data, st, err := s.l.conn.Get(k.Path)
+			return got{data, st}, err
+		})
+		if errors.Is(err, backends.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if g.st.EphemeralOwner == id && match(g.data) {
+			found = append(found, k)
+			if first {
+				break
+			}
+		}
+	}
+	for i, j := 0, len(found)-1; i < j; i, j = i+1, j-1 {
+		found[i], found[j] = found[j], found[i]
+	}
+	return found, nil
+}
