@@ -19,21 +19,30 @@ var ErrHeld = errors.New("fair: lock already held by this client")
 
 // Lock is the herd-free fair lock.
 //
-// Algorithm: Acquire creates an ephemeral sequential node under <path> and
-// lists <path>'s children without a watch. If its node is the lowest, it
-// holds the lock. Otherwise it arms ExistsW on the node immediately before
-// its own and sleeps; when that node goes it lists again (a predecessor that
-// left the queue is not necessarily the holder). If the predecessor is
-// already gone when ExistsW runs, it lists again at once. Release deletes the
-// node.
+// Algorithm: Acquire queues an ephemeral sequential node under <path>
+// (Session.Enqueue) and waits on the node just before its own: at start-up
+// on the one the backend names without a request (Node.Prev: ZooKeeper's
+// sequence number minus one), else on the one Session.Predecessor finds.
+// When that node goes, it asks Predecessor again (a predecessor that left
+// the queue is not necessarily the holder); when there is none, it holds
+// the lock. If the predecessor is already gone when ExistsW runs, it asks
+// again at once. Release deletes the node.
 //
 // Herd behaviour: each waiter watches only its immediate predecessor, and
 // each node is watched by at most one waiter, so a release wakes exactly one
 // client: the next in line. A cancelled or expired waiter wakes only its own
-// successor, which re-lists and watches the new predecessor. Grants are FIFO
-// in sequence order. Requests per acquisition: create + list, plus exists +
-// list for every wake-up; release: one delete. <path> is made (EnsurePath)
-// on the Lock's first Acquire only, and again if a create finds it gone.
+// successor, which asks again and watches the new predecessor. Grants are
+// FIFO in sequence order. Requests per acquisition: enqueue + predecessor
+// (on ZooKeeper, exists on Prev instead, when it lives) + exists, plus
+// predecessor + exists for every further wake-up; release: one delete.
+//
+// Bytes: on etcd every request is O(1) bytes (Predecessor is a range with
+// limit 2), so neither a wake-up nor the start-up burst grows with the
+// queue on the wire. On ZooKeeper the start-up costs O(1) (Prev), but
+// each wake-up's Predecessor is a listing of the queue: 14 bytes a waiter
+// with Enqueue's bare sequence-number names, O(N) an acquisition. <path> is
+// made (EnsurePath) on the Lock's first Acquire only, and again if a
+// create finds it gone.
 //
 // Token: the node's create revision where the create reports it (etcd,
 // where it is also Seq), else its sequence number + 1 (ZooKeeper, whose
@@ -41,16 +50,18 @@ var ErrHeld = errors.New("fair: lock already held by this client")
 // Grants go in sequence order, so it grows with every grant of the lock
 // (within one life of <path>: the sequence restarts if it is removed).
 //
-// Leftovers: every node this Lock makes is named "lock-<tag>-...", where the
-// tag is unique to the Lock. If a failed call could not remove its node
+// Leftovers: every node this Lock makes carries a tag unique to the Lock
+// (Session.Enqueue), by which Session.Tagged finds them. If a failed call could not remove its node
 // (Acquire's cleanup delete or Release's delete and retry failed, say for
 // want of a quorum) or a create's outcome is unknown, the node stays queued,
 // owned by the live session, and every later waiter waits behind it. So the
-// next Acquire or Release of this Lock first lists <path> and deletes the
+// next Acquire or Release of this Lock first finds (Tagged) and deletes the
 // nodes carrying its tag, before it makes a new one, and a Lock that ever
-// suspected a leftover also deletes, in every listing while it waits, any
-// node of its own other than the one it waits with (a create the server
-// applied late). Without a failure this costs no request. Until then a
+// suspected a leftover also does so before every Predecessor while it
+// waits, deleting any node of its own other than the one it waits with (a
+// create the server applied late). Without a failure this costs no
+// request; after one, Tagged costs a range on etcd and a read per waiter on
+// ZooKeeper, at each of this Lock's wake-ups. Until then a
 // waiter queued behind such a node simply waits on it as on any
 // predecessor, and wakes when it goes. The window left: a client that never
 // calls its Lock again keeps its leftover node until its session ends (the
@@ -69,7 +80,7 @@ var _ recipes.Lock = (*Lock)(nil)
 // recipes.WithCleanupTimeout bounds the fresh context on which a create runs
 // to completion and a cancelled Acquire removes its node (default 5s).
 func New(s backends.Session, path string, opts ...recipes.Option) *Lock {
-	return &Lock{q: recipe.NewQueue("fair", ErrHeld, s, path, recipes.NewOptions(opts...).CleanupTimeout)}
+	return &Lock{q: recipe.NewTaggedQueue("fair", ErrHeld, s, path, recipes.NewOptions(opts...).CleanupTimeout)}
 }
 
 // Acquire queues this client and blocks until it is first in line, ctx is
@@ -90,34 +101,39 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Grant, error) {
 	return l.q.Acquire(ctx, l.waitFirst)
 }
 
-// waitFirst lists the queue (no watch) until me is first, sleeping on the
-// immediate predecessor in between, and counts the notifications consumed.
-// A Lock that ever suspected a leftover deletes its own other nodes it sees.
+// waitFirst sleeps on the node just before me until there is none, and
+// counts the notifications consumed. At start-up it watches me.Prev where
+// the backend names it (ZooKeeper); otherwise, and after every wake-up, it
+// asks Session.Predecessor. A Lock that ever suspected a leftover first
+// deletes its own other nodes.
 func (l *Lock) waitFirst(ctx context.Context, me backends.Node) (wakeups int, err error) {
+	pred := me.Prev
 	for {
-		children, err := l.q.S.Children(ctx, l.q.Path)
-		if err != nil {
-			return wakeups, err
-		}
-		if deleted, err := l.q.DeleteOwn(ctx, children, me.Name); err != nil {
+		if deleted, err := l.q.DeleteStrays(ctx, me); err != nil {
 			return wakeups, err
 		} else if deleted {
-			continue
+			pred = ""
 		}
-		i := recipe.IndexOf(children, me.Name)
-		switch {
-		case i < 0:
-			return wakeups, recipe.LockLost(fmt.Errorf("own node %s is gone", me.Path))
-		case i == 0:
-			return wakeups, nil
+		if pred == "" {
+			p, ok, err := l.q.S.Predecessor(ctx, l.q.Path, me)
+			switch {
+			case errors.Is(err, backends.ErrNoNode):
+				return wakeups, recipe.LockLost(fmt.Errorf("own node %s is gone", me.Path))
+			case err != nil:
+				return wakeups, err
+			case !ok:
+				return wakeups, nil
+			}
+			pred = p.Path
 		}
-		woke, err := l.waitGone(ctx, children[i-1].Path)
+		woke, err := l.waitGone(ctx, pred)
 		if err != nil {
 			return wakeups, err
 		}
 		if woke {
 			wakeups++
 		}
+		pred = ""
 	}
 }
 

@@ -31,6 +31,7 @@ type flakySession struct {
 
 	mu         sync.Mutex
 	lastPrefix string // of the last CreateSequential
+	lastTag    string // of the last Enqueue, if it came after
 }
 
 // take consumes one of n's remaining failures, if any.
@@ -62,7 +63,7 @@ func (f *flakySession) Create(ctx context.Context, path string, data []byte) (ba
 
 func (f *flakySession) CreateSequential(ctx context.Context, parent, prefix string, data []byte) (backends.Node, error) {
 	f.mu.Lock()
-	f.lastPrefix = prefix
+	f.lastPrefix, f.lastTag = prefix, ""
 	f.mu.Unlock()
 	if take(&f.heldCreates) {
 		return backends.Node{}, f.unknown()
@@ -70,12 +71,26 @@ func (f *flakySession) CreateSequential(ctx context.Context, parent, prefix stri
 	return f.lostReply(f.Session.CreateSequential(ctx, parent, prefix, data))
 }
 
+func (f *flakySession) Enqueue(ctx context.Context, parent, tag string) (backends.Node, error) {
+	f.mu.Lock()
+	f.lastTag = tag
+	f.mu.Unlock()
+	if take(&f.heldCreates) {
+		return backends.Node{}, f.unknown()
+	}
+	return f.lostReply(f.Session.Enqueue(ctx, parent, tag))
+}
+
 // applyLate makes, on the wrapped session, the sequential node a held create
-// of the last prefix would have made: the server applies it only now.
+// of the last prefix (or Enqueue tag) would have made: the server applies it
+// only now.
 func (f *flakySession) applyLate(ctx context.Context, parent string) (backends.Node, error) {
 	f.mu.Lock()
-	prefix := f.lastPrefix
+	prefix, tag := f.lastPrefix, f.lastTag
 	f.mu.Unlock()
+	if tag != "" {
+		return f.Session.Enqueue(ctx, parent, tag)
+	}
 	return f.Session.CreateSequential(ctx, parent, prefix, nil)
 }
 

@@ -67,6 +67,21 @@ func QueueLeftovers(s backends.Session, parent, prefix string, timeout time.Dura
 	}}
 }
 
+// TaggedLeftovers returns the Leftovers of a queue lock whose nodes are made
+// by Session.Enqueue under parent with tag. It finds them with
+// Session.Tagged (one range on etcd; on ZooKeeper a listing and a read per
+// child, paid only after a failure). Cleanup on a fresh context is bounded
+// by timeout.
+func TaggedLeftovers(s backends.Session, parent, tag string, timeout time.Duration) *Leftovers {
+	return &Leftovers{s: s, timeout: timeout, find: func(ctx context.Context) ([]string, error) {
+		nodes, err := s.Tagged(ctx, parent, tag)
+		if err != nil {
+			return nil, err
+		}
+		return Own(nodes, "", ""), nil
+	}}
+}
+
 // NodeLeftovers returns the Leftovers of a lock whose one node is path,
 // created by this lock with data (its tag). It finds the node with one Get
 // and takes it as this lock's only if the data match: the path is shared

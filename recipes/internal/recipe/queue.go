@@ -18,10 +18,19 @@ const SeqPrefix = "lock-"
 // the path made once, leftovers of failed calls removed first, and the
 // grant, release and error wrapping around a variant's own wait. The locks
 // differ only in how a waiter waits until its node is first (WaitFirst).
+//
+// A queue made by NewQueue names its nodes with CreateSequential under
+// Prefix, so a listing shows which are its own (49-byte names a waiter in a
+// ZooKeeper listing). One made by NewTaggedQueue makes them with
+// Session.Enqueue under Tag, so that they are as short as the backend
+// allows (14 bytes on ZooKeeper) and carry Prev, and finds its own with
+// Session.Tagged: free on etcd, a read per waiter on ZooKeeper, after a
+// failure only.
 type Queue struct {
 	S      backends.Session
 	Path   string
-	Prefix string // SeqPrefix + tag + "-"
+	Prefix string // SeqPrefix + tag + "-" (NewQueue)
+	Tag    string // the lock's tag (NewTaggedQueue), else ""
 	Left   *Leftovers
 
 	pkg     string // error prefix: "fair", "naive"
@@ -43,6 +52,14 @@ func NewQueue(pkg string, errHeld error, s backends.Session, path string, timeou
 		pkg: pkg, errHeld: errHeld, parent: NewParent(s, path)}
 }
 
+// NewTaggedQueue is NewQueue for a queue whose nodes Session.Enqueue makes
+// under a tag unique to the lock and Session.Tagged finds again.
+func NewTaggedQueue(pkg string, errHeld error, s backends.Session, path string, timeout time.Duration) *Queue {
+	tag := Tag()
+	return &Queue{S: s, Path: path, Tag: tag, Left: TaggedLeftovers(s, path, tag, timeout),
+		pkg: pkg, errHeld: errHeld, parent: NewParent(s, path)}
+}
+
 // Acquire removes leftovers, queues a node, waits with wait until it is
 // first, and grants; see the locks' Acquire docs for what cancelling and a
 // lost session do.
@@ -55,6 +72,9 @@ func (q *Queue) Acquire(ctx context.Context, wait WaitFirst) (recipes.Grant, err
 	}
 	me, err := q.parent.Create(ctx, func(ctx context.Context) (backends.Node, error) {
 		return q.Left.Create(ctx, func(c context.Context) (backends.Node, error) {
+			if q.Tag != "" {
+				return q.S.Enqueue(c, q.Path, q.Tag)
+			}
 			return q.S.CreateSequential(c, q.Path, q.Prefix, nil)
 		})
 	})
@@ -111,6 +131,25 @@ func (q *Queue) DeleteOwn(ctx context.Context, children []backends.Node, me stri
 		return false, nil
 	}
 	own := Own(children, q.Prefix, me)
+	if len(own) == 0 {
+		return false, nil
+	}
+	return true, q.Left.Delete(ctx, own)
+}
+
+// DeleteStrays is DeleteOwn for a tagged queue: in a Lock that ever
+// suspected a leftover, it finds the nodes of its own other than me with
+// Session.Tagged and deletes them. It reports whether it deleted any.
+// Without a failure it costs no request.
+func (q *Queue) DeleteStrays(ctx context.Context, me backends.Node) (bool, error) {
+	if !q.Left.Doubted() {
+		return false, nil
+	}
+	nodes, err := q.S.Tagged(ctx, q.Path, q.Tag)
+	if err != nil {
+		return false, err
+	}
+	own := Own(nodes, "", me.Name)
 	if len(own) == 0 {
 		return false, nil
 	}
