@@ -14,6 +14,7 @@ import (
 	etcdcluster "github.com/zkbench/zkbench/cluster/etcd"
 	zkcluster "github.com/zkbench/zkbench/cluster/zookeeper"
 	"github.com/zkbench/zkbench/faults"
+	"github.com/zkbench/zkbench/workloads"
 )
 
 // Bounds on starting and stopping servers.
@@ -143,9 +144,20 @@ func etcdConfig(endpoints []string, srv Servers) etcdbackend.Config {
 // case may queue under one node, and every waiter lists that node: each
 // session's receive buffer is sized for a listing of the largest case's
 // clients (go-zookeeper drops the connection on a reply larger than its
-// buffer).
+// buffer), with names as long as the run's variants make them.
 func (p *plan) zkConfig(endpoints []string) zkbackend.Config {
-	return zkConfig(endpoints, p.Servers, slices.Max(p.cfg.Clients))
+	cfg := zkConfig(endpoints, p.Servers, slices.Max(p.cfg.Clients))
+	cfg.MaxChildName = p.listedName()
+	return cfg
+}
+
+// listedName is the longest child name the run's variants list on
+// ZooKeeper (workloads.ListedNamer), 0 for the default.
+func (p *plan) listedName() int {
+	if ln, ok := p.workload.(workloads.ListedNamer); ok {
+		return ln.ListedName(p.Variants)
+	}
+	return 0
 }
 
 // preflight checks the cluster under a bounded context and describes it.

@@ -75,7 +75,11 @@ func (p *plan) chooseSettings() []results.Setting {
 	if p.kind == backends.ZooKeeper {
 		buf := zkbackend.RecvBufferForChildren(n)
 		why := fmt.Sprintf("a session must receive a listing of every client of a case under one node (%d)", n)
-		if buf == zkbackend.DefaultRecvBufferSize {
+		if name := p.listedName(); name > 0 {
+			buf = zkbackend.RecvBufferForNames(n, name)
+			why = fmt.Sprintf("a session must receive a listing of every client of a case under one node (%d "+
+				"names of %d bytes: 4 KiB + %d bytes a child)", n, name, 4+name)
+		} else if buf == zkbackend.DefaultRecvBufferSize {
 			why = "auto: the default, which holds a listing of " + fmt.Sprint(n) + " children"
 		}
 		out = append(out, results.Setting{Name: "zookeeper receive buffer", Value: fmt.Sprintf("%d bytes", buf), Why: why})

@@ -75,6 +75,20 @@ func (*LockWorkload) Variants(backends.Kind) []string {
 	return []string{variants.Naive, variants.NaiveChildren, variants.Fair, variants.Native}
 }
 
+// ListedName is the longest child name a ZooKeeper listing of the named
+// lock variants holds (workloads.ListedNamer).
+func (*LockWorkload) ListedName(names []string) int {
+	var vs []variants.Variant[variants.LockMaker]
+	for _, name := range names {
+		v, err := variants.Locks().Lookup(name)
+		if err != nil {
+			return 0
+		}
+		vs = append(vs, v)
+	}
+	return variants.LongestListedName(vs...)
+}
+
 // Run runs one lock case. See Workload.Run.
 func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
 	res := results.Result{

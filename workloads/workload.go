@@ -38,6 +38,14 @@ var (
 	ErrUnknownVariant = errors.New("workloads: unknown variant")
 )
 
+// ListedNamer is an optional ability of a Workload: it says how long the
+// child names its variants list on ZooKeeper are (0: the default, up to
+// 52 bytes), so that each session's receive buffer holds a listing of
+// every client with no more room than those names need.
+type ListedNamer interface {
+	ListedName(variants []string) int
+}
+
 // Workload runs one case of a benchmark.
 type Workload interface {
 	// Name is the workload's name on the command line ("lock").

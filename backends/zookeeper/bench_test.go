@@ -33,6 +33,8 @@ func BenchmarkIdleSessions(b *testing.B) {
 		{"default", zookeeper.Config{Endpoints: endpoints}},
 		// Room for a 10,000-child listing in every session.
 		{"maxchildren=10000", zookeeper.Config{Endpoints: endpoints, MaxChildren: 10000}},
+		// Room for a listing of 10,000 of Enqueue's 10-digit names (fair).
+		{"maxchildren=10000,name=10", zookeeper.Config{Endpoints: endpoints, MaxChildren: 10000, MaxChildName: 10}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {

@@ -42,6 +42,12 @@ type Config struct {
 	// RecvBufferForChildren(MaxChildren). Set it to the number of clients
 	// that queue under one node. 10,000 children take 563 KiB per session.
 	MaxChildren int
+	// MaxChildName, if set with MaxChildren, is the longest child name
+	// those listings hold, and sizes the buffer for it instead of for
+	// 52-byte names: RecvBufferForNames(MaxChildren, MaxChildName). 10 for
+	// queues of Session.Enqueue's bare sequence numbers, whose 10,000
+	// children then take 141 KiB per session instead of 563.
+	MaxChildName int
 	// SendBufferSize is each connection's send buffer and largest request
 	// (path plus data). Default 8 KiB with a connection per session;
 	// 136 KiB with shared connections, whose re-armed watches go out after
@@ -52,6 +58,8 @@ type Config struct {
 // Buffer sizes.
 const (
 	DefaultRecvBufferSize = 96 << 10
+	// MinRecvBufferSize is the least RecvBufferForNames gives.
+	MinRecvBufferSize     = 16 << 10
 	DefaultSendBufferSize = 8 << 10
 	sharedSendBufferSize  = 136 << 10
 	// childBytes is the room per child RecvBufferForChildren allows.
@@ -67,6 +75,15 @@ func RecvBufferForChildren(n int) int {
 	return max(DefaultRecvBufferSize, 16<<10+n*childBytes)
 }
 
+// RecvBufferForNames is the receive buffer that holds a listing of n
+// children with names of up to nameBytes bytes: 4 + nameBytes a child (the
+// length and the name) and 4 KiB for the reply's header and the parent's
+// stat, at least MinRecvBufferSize. A session's largest reply besides a
+// listing is a node's data, which zkbench keeps under 1 KiB.
+func RecvBufferForNames(n, nameBytes int) int {
+	return max(MinRecvBufferSize, 4<<10+n*(4+nameBytes))
+}
+
 // withDefaults fills in defaults and checks the rest.
 func (cfg Config) withDefaults() (Config, error) {
 	if len(cfg.Endpoints) == 0 {
@@ -77,14 +94,18 @@ func (cfg Config) withDefaults() (Config, error) {
 			return cfg, err
 		}
 	}
-	if cfg.Conns < 0 || cfg.MaxChildren < 0 {
-		return cfg, fmt.Errorf("zookeeper: Conns %d and MaxChildren %d must be 0 or more", cfg.Conns, cfg.MaxChildren)
+	if cfg.Conns < 0 || cfg.MaxChildren < 0 || cfg.MaxChildName < 0 {
+		return cfg, fmt.Errorf("zookeeper: Conns %d, MaxChildren %d and MaxChildName %d must be 0 or more",
+			cfg.Conns, cfg.MaxChildren, cfg.MaxChildName)
 	}
 	if cfg.SessionTimeout <= 0 {
 		cfg.SessionTimeout = 4 * time.Second
 	}
 	if cfg.RecvBufferSize <= 0 {
 		cfg.RecvBufferSize = RecvBufferForChildren(cfg.MaxChildren)
+		if cfg.MaxChildren > 0 && cfg.MaxChildName > 0 {
+			cfg.RecvBufferSize = RecvBufferForNames(cfg.MaxChildren, cfg.MaxChildName)
+		}
 	}
 	if cfg.SendBufferSize <= 0 {
 		cfg.SendBufferSize = DefaultSendBufferSize

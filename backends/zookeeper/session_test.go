@@ -182,6 +182,24 @@ func TestReplyTooLarge(t *testing.T) {
 	if kids, err := big.Children(ctx, ns); err != nil || len(kids) != 300 {
 		t.Fatalf("with MaxChildren 300: %d children, %v", len(kids), err)
 	}
+	if got := zookeeper.RecvBufferForNames(10000, 10); got != 4<<10+140000 {
+		t.Errorf("RecvBufferForNames(10000, 10) = %d", got)
+	}
+	// 1,000 of Enqueue's names fit a buffer sized for them (18 KiB), which
+	// a listing of CreateSequential's 49-byte names would overflow.
+	short := ns + "/short"
+	if err := s.EnsurePath(ctx, short); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 1000; i++ {
+		if _, err := s.Enqueue(ctx, short, "t"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sized := newSession(t, open(t, zookeeper.Config{MaxChildren: 1000, MaxChildName: 10}))
+	if kids, err := sized.Children(ctx, short); err != nil || len(kids) != 1000 {
+		t.Fatalf("with MaxChildren 1000 and MaxChildName 10: %d children, %v", len(kids), err)
+	}
 }
 
 // TestNewSessionUnreachable: with no server, NewSession fails when ctx

@@ -37,7 +37,7 @@ func Locks(opts ...recipes.Option) Family[LockMaker] {
 			New: func(s backends.Session, path string) (recipes.Lock, error) {
 				return naive.NewChildren(s, path, opts...), nil
 			}},
-		Variant[LockMaker]{Name: Fair, HerdFree: true, FIFO: true, ClientCounts: true,
+		Variant[LockMaker]{Name: Fair, HerdFree: true, FIFO: true, ClientCounts: true, ListedName: ShortName,
 			New: func(s backends.Session, path string) (recipes.Lock, error) { return fair.New(s, path, opts...), nil }},
 		Variant[LockMaker]{Name: Native, HerdFree: true, FIFO: true,
 			New: func(s backends.Session, path string) (recipes.Lock, error) { return native.NewLock(s, path, opts...) }},

@@ -56,6 +56,31 @@ type Variant[T any] struct {
 	// Backends the variant runs on; nil means every backend. On another
 	// backend its calls fail with an error matching recipes.ErrUnsupported.
 	Backends []backends.Kind
+	// ListedName is the longest child name a ZooKeeper listing of the
+	// variant holds, which sizes each session's receive buffer
+	// (zookeeper.RecvBufferForNames): ShortName for recipes whose nodes
+	// are Session.Enqueue's bare sequence numbers; 0 for the default,
+	// CreateSequential's protected names and the libraries' own (up to 52
+	// bytes).
+	ListedName int
+}
+
+// ShortName is the length of Session.Enqueue's ZooKeeper names: the
+// 10-digit sequence number.
+const ShortName = 10
+
+// LongestListedName is the longest child name a ZooKeeper listing of any
+// of vs holds: 0 (the default, up to 52 bytes) if any of them leaves
+// ListedName unset.
+func LongestListedName[T any](vs ...Variant[T]) int {
+	longest := 0
+	for _, v := range vs {
+		if v.ListedName == 0 {
+			return 0
+		}
+		longest = max(longest, v.ListedName)
+	}
+	return longest
 }
 
 // Supports reports whether v runs on backend kind k.
