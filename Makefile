@@ -6,7 +6,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: build test bench bench-runs lint deps clean
+.PHONY: build test bench bench-runs bench-scale lint deps clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zkbench
@@ -17,10 +17,16 @@ test:
 	$(GO) test $(TESTFLAGS) $(PKGS)
 
 # Benchmarks: memory per idle session (1,000 sessions from one process, against
-# real servers) and the counting decorator's overhead per call.
+# real servers), the counting decorator's overhead per call, and the client
+# overhead of the fair lock: on ZooKeeper beside a bare go-zookeeper loop of the
+# same algorithm and beside zk.Lock, on etcd beside concurrency.Mutex, at 100
+# and 1,000 clients (ZKBENCH_BENCH_CLIENTS), side by side in one run: compare
+# the acq/s ratios within the run.
+LOCKBENCH ?= -benchtime 5000x
 bench:
 	$(GO) test -run '^$$' -bench IdleSessions -benchtime 1x -timeout 30m ./backends/zookeeper/ ./backends/etcd/
 	$(GO) test -run '^$$' -bench . -benchmem ./backends/instrument/
+	$(GO) test -run '^$$' -bench 'Lock(ZooKeeper|Etcd)' $(LOCKBENCH) -timeout 30m ./recipes/fair/
 
 # The kept runs behind docs/results.md: lock sweeps on a local ZooKeeper and
 # on the embedded etcd, leader failover at 200 candidates, and a double
@@ -36,6 +42,20 @@ bench-runs: build
 	$(BIN) run --backend etcd --workload barrier --variants naive,fair --clients 10,25,50,100 --rounds 20 --work 10ms --jitter 200ms --duration 60s -o $(RUNS) --run-id barrier-etcd
 	$(BIN) run --backend zookeeper --cluster local --workload barrier --preset zk-paper-barrier --scale 0.1 -o $(RUNS) --run-id paper-barrier-zookeeper | tee $(RUNS)/paper-barrier-zookeeper.log
 	$(BIN) report $(RUNS)/lock-zookeeper $(RUNS)/lock-etcd -o $(RUNS)/lock-report
+
+# The kept runs behind the scale section of docs/results.md: the fair lock at
+# 1,000 and 10,000 clients on a local ZooKeeper and a local etcd (servers on
+# this machine, as a new user runs them), and the naive lock at 10,000 with a
+# bounded duration (its herd makes it slow by nature). Run on a quiet machine:
+# at 10,000 clients zkbench and the server share the cores with nothing else.
+SCALEFLAGS ?= --duration 30s
+NAIVEFLAGS ?= --duration 10s
+bench-scale: build
+	$(BIN) run --backend zookeeper --cluster local --workload lock --variants fair --clients 1000,10000 $(SCALEFLAGS) -o $(RUNS) --run-id scale-zookeeper
+	$(BIN) run --backend etcd --cluster local --workload lock --variants fair --clients 1000,10000 $(SCALEFLAGS) -o $(RUNS) --run-id scale-etcd
+	$(BIN) run --backend zookeeper --cluster local --workload lock --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-zookeeper
+	$(BIN) run --backend etcd --cluster local --workload lock --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-etcd
+	$(BIN) report $(RUNS)/scale-zookeeper $(RUNS)/scale-etcd $(RUNS)/scale-naive-zookeeper $(RUNS)/scale-naive-etcd -o $(RUNS)/scale-report
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
