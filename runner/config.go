@@ -156,11 +156,13 @@ type plan struct {
 	options
 	kind     backends.Kind
 	workload workloads.Workload
-	mode     ClusterMode
-	cfg      results.Config
-	dir      string                // <output>/<run-id>; empty without output
-	grid     []workloads.PaperCell // the preset's grid; empty without
-	settings []results.Setting     // what Auto settings became
+	// gcPercent is the collector's goal for the run (0: leave it).
+	gcPercent int
+	mode      ClusterMode
+	cfg       results.Config
+	dir       string                // <output>/<run-id>; empty without output
+	grid      []workloads.PaperCell // the preset's grid; empty without
+	settings  []results.Setting     // what Auto settings became
 }
 
 // validate checks cfg and opts together, without touching any server, and

@@ -116,6 +116,7 @@ func (r *Runner) Run(ctx context.Context) (run *results.Run, err error) {
 		r.progress("  %s %s: %s", st.Name, st.Value, st.Why)
 	}
 
+	defer withGCPercent(p.gcPercent)()
 	srv, err := startServer(ctx, p)
 	if err != nil {
 		return nil, err

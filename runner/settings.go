@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
@@ -71,6 +72,10 @@ func (p *plan) chooseSettings() []results.Setting {
 			why = fmt.Sprintf("auto: %d clients x %v, so that the start-up burst of queueing is not measured", n, warmupPerClient)
 		}
 		out = append(out, results.Setting{Name: "warmup", Value: w.String(), Why: why})
+	}
+	if pct, st, ok := gcSetting(n, os.Getenv("GOGC") != ""); ok {
+		p.gcPercent = pct
+		out = append(out, st)
 	}
 	if p.kind == backends.ZooKeeper {
 		buf := zkbackend.RecvBufferForChildren(n)
