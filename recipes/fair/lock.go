@@ -51,22 +51,23 @@ var ErrHeld = errors.New("fair: lock already held by this client")
 // (within one life of <path>: the sequence restarts if it is removed).
 //
 // Leftovers: every node this Lock makes carries a tag unique to the Lock
-// (Session.Enqueue), by which Session.Tagged finds them. If a failed call could not remove its node
-// (Acquire's cleanup delete or Release's delete and retry failed, say for
-// want of a quorum) or a create's outcome is unknown, the node stays queued,
-// owned by the live session, and every later waiter waits behind it. So the
-// next Acquire or Release of this Lock first finds (Tagged) and deletes the
-// nodes carrying its tag, before it makes a new one, and a Lock that ever
-// suspected a leftover also does so before every Predecessor while it
-// waits, deleting any node of its own other than the one it waits with (a
-// create the server applied late). Without a failure this costs no
-// request; after one, Tagged costs a range on etcd and a read per waiter on
-// ZooKeeper, at each of this Lock's wake-ups. Until then a
-// waiter queued behind such a node simply waits on it as on any
-// predecessor, and wakes when it goes. The window left: a client that never
-// calls its Lock again keeps its leftover node until its session ends (the
-// workloads close every session at the end of a case), as does a leftover
-// made by a create applied after the Lock's last listing.
+// (Session.Enqueue), by which Session.Tagged finds them. If a failed call
+// could not remove its node (Acquire's cleanup delete or Release's delete
+// and retry failed, say for want of a quorum) or a create's outcome is
+// unknown, the node stays queued, owned by the live session, and every
+// later waiter waits behind it. So the next Acquire or Release of this
+// Lock first finds (Tagged) and deletes the nodes carrying its tag, before
+// it makes a new one, and a Lock that ever suspected a leftover also does
+// so before every Predecessor while it waits, deleting any node of its own
+// other than the one it waits with (a create the server applied late).
+// Without a failure this costs no request; after one, Tagged costs a range
+// on etcd and a listing and a read per waiter on ZooKeeper, at each of this
+// Lock's wake-ups. Until then a waiter queued behind such a node simply
+// waits on it as on any predecessor, and wakes when it goes. The window
+// left: a client that never calls its Lock again keeps its leftover node
+// until its session ends (the workloads close every session at the end of
+// a case), as does a leftover made by a create applied after the Lock's
+// last look.
 //
 // A Lock is used by one goroutine on one session (see recipes.Lock), and a
 // session's leftovers are found only by the Lock that made them.
