@@ -178,6 +178,13 @@ type Queues interface {
 	// which is why recipes call it only after a failure. An absent parent
 	// has no children.
 	Tagged(ctx context.Context, parent, tag string) ([]Node, error)
+	// Dequeue deletes me, a node this session made with Enqueue, telling a
+	// watcher of me that it left by Dequeue (not by Delete, nor with its
+	// session) where the backend can in the same write: ZooKeeper deletes
+	// it in a multi that first sets its data, so an ExistsW on me fires
+	// with EventDataChanged; etcd deletes it (EventDeleted). One write, as
+	// Delete; ErrNoNode if me is gone, ErrUnknownOutcome as for Delete.
+	Dequeue(ctx context.Context, me Node) error
 }
 
 // Session is one simulated client's session with the service: one zk.Conn

@@ -66,6 +66,7 @@ var subtests = []subtest{
 	{"EnqueuePredecessor", testEnqueuePredecessor},
 	{"EnqueuePrev", testEnqueuePrev},
 	{"Tagged", testTagged},
+	{"Dequeue", testDequeue},
 	{"EphemeralGoneAfterClose", testEphemeralGoneAfterClose},
 	{"DoneClosesOnClose", testDoneClosesOnClose},
 	{"ExistsWDelete", testExistsWDelete},

@@ -117,3 +117,37 @@ func testTagged(t *testing.T, e *env) {
 		t.Errorf("Tagged of an absent parent = %v, %v; want none", names(got), err)
 	}
 }
+
+// testDequeue: Dequeue removes the node; a watcher of it sees
+// EventDataChanged where the backend tells a Dequeue apart (ZooKeeper),
+// else EventDeleted; the node before it keeps its place; a second Dequeue
+// returns ErrNoNode.
+func testDequeue(t *testing.T, e *env) {
+	owner, watcher := e.session(t), e.session(t)
+	parent := e.p("dequeue")
+	ensure(t, owner, parent)
+	first := enqueue(t, owner, parent, "t")
+	me := enqueue(t, owner, parent, "t")
+	last := enqueue(t, owner, parent, "t")
+	ctx, cancel := contextWithCancel(t)
+	defer cancel()
+	exists, _, ch, err := watcher.ExistsW(ctx, me.Path)
+	if err != nil || !exists {
+		t.Fatalf("ExistsW(%s) = %v, %v; want a watch on a live node", me.Path, exists, err)
+	}
+	if err := owner.Dequeue(opCtx(t), me); err != nil {
+		t.Fatalf("Dequeue: %v", err)
+	}
+	want := backends.EventDeleted
+	if e.kind == backends.ZooKeeper {
+		want = backends.EventDataChanged
+	}
+	wantEvent(t, nextEvent(t, ch, "ExistsW on a dequeued node"), want, me.Path)
+	gone(t, watcher, me.Path, eventBound)
+	if p, ok := predecessor(t, watcher, parent, last); !ok || p.Path != first.Path {
+		t.Errorf("after Dequeue, Predecessor(%s) = %s %v, want %s", last.Name, p.Path, ok, first.Path)
+	}
+	if err := owner.Dequeue(opCtx(t), me); !errors.Is(err, backends.ErrNoNode) {
+		t.Errorf("second Dequeue: %v, want ErrNoNode", err)
+	}
+}

@@ -90,3 +90,9 @@ func (s *Session) Tagged(ctx context.Context, parent, tag string) ([]backends.No
 	}
 	return nodes, nil
 }
+
+// Dequeue is Delete: etcd's watcher learns nothing more from one write, and
+// the fair lock's Predecessor is already one bounded range.
+func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
+	return s.Delete(ctx, me.Path)
+}

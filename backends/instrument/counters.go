@@ -15,8 +15,8 @@
 // was already closed is counted too, although such a call may never reach
 // the wire: compare with the servers only over intervals without those.
 //
-//   - Requests["create"] + ["create_seq"] + ["enqueue"] + ["delete"] equal
-//     the servers' write requests over the same interval (backends.MetricWrites: ZooKeeper
+//   - Requests["create"] + ["create_seq"] + ["enqueue"] + ["dequeue"] +
+//     ["delete"] equal the servers' write requests over the same interval (backends.MetricWrites: ZooKeeper
 //     zk_cnt_updatelatency, which counts failed creates and deletes too; etcd
 //     Txn/Put/DeleteRange calls handled), provided nothing else wrote in the
 //     interval: opening a session (ZooKeeper createSession, etcd LeaseGrant),
@@ -79,6 +79,7 @@ const (
 	OpEnqueue
 	OpPredecessor
 	OpTagged
+	OpDequeue
 	numOps
 )
 
@@ -94,6 +95,7 @@ var opNames = [numOps]string{
 	OpEnqueue:     "enqueue",
 	OpPredecessor: "predecessor",
 	OpTagged:      "tagged",
+	OpDequeue:     "dequeue",
 }
 
 // Ops lists every request type in a stable order.

@@ -139,6 +139,14 @@ func (s *Session) Tagged(ctx context.Context, parent, tag string) ([]backends.No
 	return ns, err
 }
 
+// Dequeue counts OpDequeue.
+func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
+	s.c.requests[OpDequeue].Add(1)
+	err := s.inner.Dequeue(ctx, me)
+	s.done(OpDequeue, err)
+	return err
+}
+
 // EnsurePath counts OpEnsurePath once per call, however many server
 // requests the backend needs for it.
 func (s *Session) EnsurePath(ctx context.Context, path string) error {

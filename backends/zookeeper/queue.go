@@ -142,3 +142,30 @@ func (s *Session) mine(ctx context.Context, parent string, match func([]byte) bo
 	}
 	return found, nil
 }
+
+// dequeuedData is what Dequeue's multi sets before the delete.
+var dequeuedData = []byte("dequeued")
+
+// Dequeue is one multi: setData(me, "dequeued") then delete(me), applied
+// as one transaction. The setData fires the data watch an ExistsW armed on
+// me (EventDataChanged), which consumes it, so a watcher sees that and not
+// the delete. A connection loss mid-write returns
+// backends.ErrUnknownOutcome.
+func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
+	_, err := write(ctx, s, "dequeue", me.Path, func() ([]zk.MultiResponse, error) {
+		res, err := s.l.conn.Multi(&zk.SetDataRequest{Path: me.Path, Data: dequeuedData, Version: -1},
+			&zk.DeleteRequest{Path: me.Path, Version: -1})
+		if err == nil {
+			for _, r := range res {
+				if r.Error != nil {
+					return res, r.Error
+				}
+			}
+		}
+		return res, err
+	})
+	if err == nil || errors.Is(err, backends.ErrNoNode) {
+		s.own(me.Path, false)
+	}
+	return err
+}
