@@ -47,7 +47,8 @@ func benchClients(b *testing.B) []int {
 // the same local server, the same herd-free algorithm three ways: "bare",
 // a loop written directly on go-zookeeper (create a bare sequential node,
 // watch the sequence number minus one, else list and watch the node just
-// before mine; delete to release), "fair", the fair recipe through the
+// before mine; release by a multi that sets the node's data and deletes
+// it, so the successor's data-change event is its grant), "fair", the fair recipe through the
 // Session seam and the counting decorator, and "native", go-zookeeper's
 // zk.Lock. Each client has its own session and acquires and releases in a
 // loop, holding for no time, until b.N grants in all; acq/s is the figure
@@ -247,7 +248,10 @@ func (l *bareLock) Acquire(ctx context.Context) error {
 		}
 		if ok {
 			select {
-			case <-ch:
+			case ev := <-ch:
+				if ev.Type == zk.EventNodeDataChanged {
+					return nil // the holder left by a release
+				}
 			case <-ctx.Done():
 				return ctx.Err()
 			}
@@ -256,4 +260,10 @@ func (l *bareLock) Acquire(ctx context.Context) error {
 	}
 }
 
-func (l *bareLock) Release(context.Context) error { return l.conn.Delete(l.me, -1) }
+// Release sets the node's data and deletes it in one multi, so that the
+// successor's watch tells a release from any other departure.
+func (l *bareLock) Release(context.Context) error {
+	_, err := l.conn.Multi(&zk.SetDataRequest{Path: l.me, Data: []byte("dequeued"), Version: -1},
+		&zk.DeleteRequest{Path: l.me, Version: -1})
+	return err
+}

@@ -23,26 +23,33 @@ var ErrHeld = errors.New("fair: lock already held by this client")
 // (Session.Enqueue) and waits on the node just before its own: at start-up
 // on the one the backend names without a request (Node.Prev: ZooKeeper's
 // sequence number minus one), else on the one Session.Predecessor finds.
-// When that node goes, it asks Predecessor again (a predecessor that left
-// the queue is not necessarily the holder); when there is none, it holds
-// the lock. If the predecessor is already gone when ExistsW runs, it asks
-// again at once. Release deletes the node.
+// Release removes the holder's node with Session.Dequeue, which on
+// ZooKeeper the watcher sees as EventDataChanged (a multi: set data, then
+// delete): its predecessor was the holder, nothing can be left before a
+// holder, and nothing is made later between the two, so the watcher holds
+// the lock at once. Any other departure (a cancelled or expired waiter, a
+// leftover removed, and every release on etcd) is EventDeleted: the
+// watcher asks Predecessor again (a predecessor that left the queue is not
+// necessarily the holder) and holds the lock when there is none. If the
+// predecessor is already gone when ExistsW runs, it asks again at once.
 //
 // Herd behaviour: each waiter watches only its immediate predecessor, and
 // each node is watched by at most one waiter, so a release wakes exactly one
 // client: the next in line. A cancelled or expired waiter wakes only its own
 // successor, which asks again and watches the new predecessor. Grants are
-// FIFO in sequence order. Requests per acquisition: enqueue + predecessor
-// (on ZooKeeper, exists on Prev instead, when it lives) + exists, plus
-// predecessor + exists for every further wake-up; release: one delete.
+// FIFO in sequence order. Requests per acquisition: enqueue + exists (on
+// Prev, ZooKeeper) or enqueue + predecessor + exists (etcd); a handoff adds
+// nothing on ZooKeeper and predecessor on etcd; each other wake-up adds
+// predecessor + exists; release: one dequeue (one write).
 //
-// Bytes: on etcd every request is O(1) bytes (Predecessor is a range with
-// limit 2), so neither a wake-up nor the start-up burst grows with the
-// queue on the wire. On ZooKeeper the start-up costs O(1) (Prev), but
-// each wake-up's Predecessor is a listing of the queue: 14 bytes a waiter
-// with Enqueue's bare sequence-number names, O(N) an acquisition. <path> is
-// made (EnsurePath) on the Lock's first Acquire only, and again if a
-// create finds it gone.
+// Bytes: every request of an acquisition by handoff is O(1) bytes on both
+// backends (etcd's Predecessor is a range with limit 2), so neither the
+// wake-ups nor the start-up burst grow with the queue on the wire. Only a
+// wake-up after a departure other than a release lists the queue on
+// ZooKeeper (Predecessor): 14 bytes a waiter with Enqueue's bare
+// sequence-number names, so each session's receive buffer still holds a
+// whole listing. <path> is made (EnsurePath) on the Lock's first Acquire
+// only, and again if a create finds it gone.
 //
 // Token: the node's create revision where the create reports it (etcd,
 // where it is also Seq), else its sequence number + 1 (ZooKeeper, whose
@@ -127,27 +134,35 @@ func (l *Lock) waitFirst(ctx context.Context, me backends.Node) (wakeups int, er
 			}
 			pred = p.Path
 		}
-		woke, err := l.waitGone(ctx, pred)
+		ev, woke, err := l.waitGone(ctx, pred)
 		if err != nil {
 			return wakeups, err
 		}
 		if woke {
 			wakeups++
 		}
+		if ev == backends.EventDataChanged {
+			// Dequeued: only the holder's Release does that, and nothing
+			// is left before a holder nor made later between it and me,
+			// so me is first. Nodes of mine made late are behind me.
+			_, err := l.q.DeleteStrays(ctx, me)
+			return wakeups, err
+		}
 		pred = ""
 	}
 }
 
 // waitGone watches the predecessor and returns once a notification arrives
-// (woke) or the predecessor turns out to be gone already (not woke).
-func (l *Lock) waitGone(ctx context.Context, pred string) (woke bool, err error) {
+// (woke, and its type) or the predecessor turns out to be gone already
+// (not woke).
+func (l *Lock) waitGone(ctx context.Context, pred string) (backends.EventType, bool, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	exists, _, events, err := l.q.S.ExistsW(wctx, pred)
 	if err != nil || !exists {
-		return false, err
+		return 0, false, err
 	}
-	return recipe.Await(ctx, l.q.S, events)
+	return recipe.AwaitEvent(ctx, l.q.S, events)
 }
 
 // Release deletes this client's node, waking only the next in line. It

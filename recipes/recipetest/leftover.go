@@ -54,6 +54,13 @@ func (f *flakySession) Delete(ctx context.Context, path string) error {
 	return f.Session.Delete(ctx, path)
 }
 
+func (f *flakySession) Dequeue(ctx context.Context, me backends.Node) error {
+	if take(&f.failDeletes) {
+		return fmt.Errorf("dequeue %s: %w", me.Path, errNoQuorum)
+	}
+	return f.Session.Dequeue(ctx, me)
+}
+
 func (f *flakySession) Create(ctx context.Context, path string, data []byte) (backends.Node, error) {
 	if take(&f.heldCreates) {
 		return backends.Node{}, f.unknown()

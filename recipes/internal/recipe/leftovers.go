@@ -222,7 +222,18 @@ func (l *Leftovers) Remove(ctx context.Context, path string) error {
 // Release does. If the delete and its retry both fail, the node is
 // suspected, for the lock's next call to remove.
 func (l *Leftovers) Release(ctx context.Context, path string) error {
-	err := Release(ctx, l.s, path, l.timeout)
+	return l.suspectFailed(Release(ctx, l.s, path, l.timeout))
+}
+
+// Dequeue is Release with Session.Dequeue as the delete, for a node made
+// by Session.Enqueue.
+func (l *Leftovers) Dequeue(ctx context.Context, me backends.Node) error {
+	return l.suspectFailed(ReleaseWith(ctx, l.s, l.timeout, func(ctx context.Context) error {
+		return l.s.Dequeue(ctx, me)
+	}))
+}
+
+func (l *Leftovers) suspectFailed(err error) error {
 	if err != nil && !IsLost(err) {
 		l.Suspect()
 	}

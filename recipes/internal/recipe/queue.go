@@ -97,7 +97,7 @@ func (q *Queue) Acquire(ctx context.Context, wait WaitFirst) (recipes.Grant, err
 	return recipes.Grant{Token: SeqToken(me), Wakeups: wakeups, Lost: q.S.Done()}, nil
 }
 
-// Release deletes the held node (retried on a fresh bounded context if ctx
+// Release deletes the held node (Session.Dequeue in a tagged queue; retried on a fresh bounded context if ctx
 // ends first; left to the next call if that fails too). Not held, it removes
 // leftovers and returns recipes.ErrNotHeld.
 func (q *Queue) Release(ctx context.Context) error {
@@ -108,7 +108,11 @@ func (q *Queue) Release(ctx context.Context) error {
 		return fmt.Errorf("%s: release %s: %w", q.pkg, q.Path, recipes.ErrNotHeld)
 	}
 	q.held = false
-	if err := q.Left.Release(ctx, q.me.Path); err != nil {
+	release := func() error { return q.Left.Release(ctx, q.me.Path) }
+	if q.Tag != "" {
+		release = func() error { return q.Left.Dequeue(ctx, q.me) }
+	}
+	if err := release(); err != nil {
 		return fmt.Errorf("%s: release %s: %w", q.pkg, q.Path, err)
 	}
 	return nil

@@ -52,6 +52,19 @@ func Await(ctx context.Context, s backends.Session, events <-chan backends.Event
 	return w == First, err
 }
 
+// AwaitEvent is Await that also returns the notification's type (zero
+// unless woke).
+func AwaitEvent(ctx context.Context, s backends.Session, events <-chan backends.Event) (backends.EventType, bool, error) {
+	w, ev, err := wait(ctx, s, events, nil)
+	if errors.Is(err, backends.ErrSessionLost) {
+		return 0, false, LockLost(nil)
+	}
+	if w != First {
+		return 0, false, err
+	}
+	return ev.Type, true, err
+}
+
 // Woke says how a Wait ended without error.
 type Woke int
 
@@ -73,6 +86,12 @@ const (
 // notification is one wake-up consumed. Callers map ErrSessionLost to their
 // recipe's error (Await to LockLost; WrapLost to an election's or barrier's).
 func Wait(ctx context.Context, s backends.Session, first, second <-chan backends.Event) (Woke, error) {
+	w, _, err := wait(ctx, s, first, second)
+	return w, err
+}
+
+// wait is Wait that also returns the notification.
+func wait(ctx context.Context, s backends.Session, first, second <-chan backends.Event) (Woke, backends.Event, error) {
 	var (
 		ev backends.Event
 		ok bool
@@ -84,21 +103,21 @@ func Wait(ctx context.Context, s backends.Session, first, second <-chan backends
 	case ev, ok = <-second:
 		w = Second
 	case <-s.Done():
-		return Recheck, backends.ErrSessionLost
+		return Recheck, ev, backends.ErrSessionLost
 	case <-ctx.Done():
-		return Recheck, ctx.Err()
+		return Recheck, ev, ctx.Err()
 	}
 	switch {
 	case ok && ev.Type == backends.EventSessionLost:
-		return Recheck, backends.ErrSessionLost
+		return Recheck, ev, backends.ErrSessionLost
 	case ok:
-		return w, nil
+		return w, ev, nil
 	case ctx.Err() != nil:
-		return Recheck, ctx.Err()
+		return Recheck, ev, ctx.Err()
 	case Closed(s.Done()):
-		return Recheck, backends.ErrSessionLost
+		return Recheck, ev, backends.ErrSessionLost
 	}
-	return Recheck, nil
+	return Recheck, ev, nil
 }
 
 // Remove deletes path on a fresh context bounded by timeout. A node already
@@ -130,18 +149,29 @@ func IndexOf(children []backends.Node, name string) int {
 // it is retried once on a fresh context bounded by timeout, so the node never
 // outlives Release; only if that also fails is the error returned.
 func Release(ctx context.Context, s backends.Session, path string, timeout time.Duration) error {
+	return ReleaseWith(ctx, s, timeout, func(ctx context.Context) error { return s.Delete(ctx, path) })
+}
+
+// ReleaseWith is Release with del as the delete (a tagged queue's
+// Session.Dequeue): once on ctx and, if that fails otherwise than by the
+// node or the session being gone, once more on a fresh context bounded by
+// timeout.
+func ReleaseWith(ctx context.Context, s backends.Session, timeout time.Duration, del func(context.Context) error) error {
 	if Ended(s) {
 		return LockLost(nil)
 	}
-	err := s.Delete(ctx, path)
+	err := del(ctx)
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, backends.ErrNoNode) || IsLost(err):
 		return LockLost(err)
 	}
-	if rerr := Remove(ctx, s, path, timeout); rerr != nil {
-		return fmt.Errorf("%w (retry: %v)", err, rerr)
+	fctx, cancel := Fresh(ctx, timeout)
+	defer cancel()
+	rerr := del(fctx)
+	if rerr == nil || errors.Is(rerr, backends.ErrNoNode) || errors.Is(rerr, backends.ErrSessionLost) {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("%w (retry: %v)", err, rerr)
 }
