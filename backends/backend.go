@@ -99,8 +99,10 @@ const (
 // Delta returns after - before. Canonical names (prefix "zkbench_") are
 // always kept, so a measured zero stays distinguishable from "not measured";
 // raw server names are kept only where they moved, which keeps results files
-// small (an etcd member exports about a thousand series). Gauges such as
-// MetricResidentBytes keep after's value.
+// small (an etcd member exports about a thousand series). Scrapers return
+// counters only (ZooKeeper's and etcd's gauges, averages and percentiles
+// are left out, so none becomes a meaningless difference); the one gauge
+// among the canonical names, MetricResidentBytes, keeps after's value.
 func (after Metrics) Delta(before Metrics) Metrics {
 	d := make(Metrics)
 	for k, v := range after {

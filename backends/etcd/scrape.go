@@ -21,7 +21,9 @@ import (
 // format with expfmt, and returns every sample summed over members under its
 // raw name with sorted labels (`grpc_server_handled_total{grpc_code="OK",
 // grpc_method="Range",grpc_service="etcdserverpb.KV",grpc_type="unary"}`;
-// histograms and summaries as name_sum and name_count only), plus:
+// histograms and summaries as name_sum and name_count only). Gauges
+// (TYPE gauge and gauge histograms) are left out: a difference of two
+// scrapes of one means nothing. Canonical names are added:
 //
 //   - MetricWatchEvents = etcd_debugging_mvcc_events_total: events the
 //     members' watch streams took off their queues to send, one per event per
@@ -141,14 +143,14 @@ func addFamilies(m backends.Metrics, fams map[string]*dto.MetricFamily) {
 			switch f.GetType() {
 			case dto.MetricType_COUNTER:
 				m[key] += s.GetCounter().GetValue()
-			case dto.MetricType_GAUGE:
-				m[key] += s.GetGauge().GetValue()
+			case dto.MetricType_GAUGE, dto.MetricType_GAUGE_HISTOGRAM:
+				// Not a counter: left out (see Scrape).
 			case dto.MetricType_UNTYPED:
 				m[key] += s.GetUntyped().GetValue()
 			case dto.MetricType_SUMMARY:
 				m[rawName(name+"_sum", s.GetLabel())] += s.GetSummary().GetSampleSum()
 				m[rawName(name+"_count", s.GetLabel())] += float64(s.GetSummary().GetSampleCount())
-			case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
+			case dto.MetricType_HISTOGRAM:
 				m[rawName(name+"_sum", s.GetLabel())] += s.GetHistogram().GetSampleSum()
 				m[rawName(name+"_count", s.GetLabel())] += float64(s.GetHistogram().GetSampleCount())
 			}

@@ -34,6 +34,25 @@ func settle(t *testing.T, b *etcd.Backend, before backends.Metrics, name string,
 	}
 }
 
+// TestScrapeLeavesGaugesOut: a scrape holds counters (and the sums and
+// counts of histograms), never a gauge, so no gauge becomes a difference in
+// a result; the canonical resident bytes is the one gauge kept.
+func TestScrapeLeavesGaugesOut(t *testing.T) {
+	b, _ := open(t)
+	m := scrape(t, b)
+	for _, k := range []string{"etcd_server_has_leader", "etcd_mvcc_db_total_size_in_bytes", "go_goroutines", "process_resident_memory_bytes"} {
+		if _, ok := m[k]; ok {
+			t.Errorf("scrape holds gauge %s = %v", k, m[k])
+		}
+	}
+	if _, ok := m["process_cpu_seconds_total"]; !ok {
+		t.Error("scrape lacks counter process_cpu_seconds_total")
+	}
+	if m[backends.MetricResidentBytes] <= 0 {
+		t.Errorf("canonical resident bytes %v", m[backends.MetricResidentBytes])
+	}
+}
+
 // Writes, reads and watch events each move their canonical counter by
 // exactly what was done, and the raw names carry sorted labels.
 func TestScrapeCountsOperations(t *testing.T) {

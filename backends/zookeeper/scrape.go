@@ -58,8 +58,7 @@ const MetricMembersScraped = "zkbench_server_members_scraped"
 // zk_uptime on the survivors, while ServerMetrics' zk_cnt_* and zk_sum_*
 // counters keep counting.
 var statsCounters = []string{
-	"zk_packets_received", "zk_packets_sent", "zk_fsync_threshold_exceed_count",
-	"zk_avg_latency", "zk_max_latency", "zk_min_latency", "zk_uptime",
+	"zk_packets_received", "zk_packets_sent", "zk_fsync_threshold_exceed_count", "zk_uptime",
 	backends.MetricRequests,
 }
 
@@ -67,8 +66,10 @@ var _ backends.MemberScraper = (*Backend)(nil)
 
 // Scrape reads mntr on every endpoint in parallel and returns the numeric
 // values summed over servers, under mntr's names and the canonical ones
-// (backends.Metric*). Averages, minima and maxima are summed too: use the
-// sum_ and cnt_ pairs. With WithServerPIDs it adds the servers' CPU
+// (backends.Metric*). Only counters are returned: mntr's gauges,
+// averages, minima, maxima and percentiles (fourlw.MntrGauge) are left out,
+// since neither their sum over servers nor a difference of two scrapes
+// means anything; the sum_ and cnt_ pairs give averages. With WithServerPIDs it adds the servers' CPU
 // seconds and resident bytes from /proc. If some server does not answer,
 // the others' sums are returned with an error naming it.
 func (b *Backend) Scrape(ctx context.Context) (backends.Metrics, error) {
@@ -116,6 +117,11 @@ func (b *Backend) scrapeMember(ctx context.Context, ep string, pid int) backends
 		return mm
 	}
 	m, _ := fourlw.ParseMntr(reply)
+	for k := range m {
+		if fourlw.MntrGauge(k) {
+			delete(m, k)
+		}
+	}
 	for _, k := range watchSums {
 		m[backends.MetricWatchEvents] += m[k]
 	}

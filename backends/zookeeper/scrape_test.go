@@ -7,6 +7,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/zookeeper"
+	"github.com/zkbench/zkbench/internal/fourlw"
 	"github.com/zkbench/zkbench/internal/testcluster"
 )
 
@@ -126,6 +127,30 @@ func TestIdleSessionsMoveRequests(t *testing.T) {
 	}
 	if d[backends.MetricWrites] != 0 || d[backends.MetricReads] != 0 {
 		t.Errorf("writes or reads moved while idle: %s", show(d))
+	}
+}
+
+// TestScrapeLeavesGaugesOut: a scrape holds mntr's counters only, so that
+// no average, percentile or gauge becomes a difference in a result (a
+// results file once held zk_avg_latency -49.7).
+func TestScrapeLeavesGaugesOut(t *testing.T) {
+	b := testcluster.ZooKeeperBackend(t)
+	newSession(t, b)
+	m := scrape(t, b)
+	for k := range m {
+		if fourlw.MntrGauge(k) {
+			t.Errorf("scrape holds gauge %s = %v", k, m[k])
+		}
+	}
+	for _, k := range []string{"zk_packets_received", "zk_cnt_updatelatency", "zk_sum_node_deleted_watch_count"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("scrape lacks counter %s", k)
+		}
+	}
+	for _, k := range []string{"zk_avg_latency", "zk_p50_propagation_latency", "zk_num_alive_connections"} {
+		if _, ok := m[k]; ok {
+			t.Errorf("scrape holds %s", k)
+		}
 	}
 }
 
