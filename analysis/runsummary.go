@@ -24,10 +24,12 @@ const unmeasured = "-"
 // variant, clients, succeeded operations, throughput, p50/p99/p99.9 of the
 // primary latency, watch events per operation seen by the clients and by the
 // servers side by side, wasted wake-ups per operation, requests per operation
-// client | server, FIFO inversions, Jain's index, safety violations and
-// errors. A figure that was not measured prints as "-". A run with faults
-// or a fenced register gets a second table, its safety (WriteSafety). Notes
-// and leftovers follow.
+// client | server, FIFO inversions, Jain's index ("-" where not every
+// client could get a turn: JainUnmeaningful, with a note), safety
+// violations, errors, and operations still waiting at the end (not errors:
+// results.Ops.StillWaiting). A figure that was not measured prints as "-".
+// A run with faults or a fenced register gets a second table, its safety
+// (WriteSafety). Notes and leftovers follow.
 func WriteSummary(w io.Writer, run *results.Run) error {
 	latName := "latency"
 	for i := range run.Results {
@@ -45,7 +47,7 @@ func WriteSummary(w io.Writer, run *results.Run) error {
 	head = append(head, "ops", "ops/s",
 		latName+" p50", "p99", "p99.9",
 		"watch ev/op cli|srv", "wasted/op", "req/op cli|srv",
-		"FIFO inv", "Jain", "violations", "errors", "stopped by")
+		"FIFO inv", "Jain", "violations", "errors", "waiting at end", "stopped by")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for i := range run.Results {
 		res := &run.Results[i]
@@ -63,6 +65,7 @@ func WriteSummary(w io.Writer, run *results.Run) error {
 			pairCell(res, figures.Requests),
 			fifo(res), jain(res), violations(res),
 			fmt.Sprint(realErrors(res)),
+			stillWaiting(res),
 			string(res.StoppedBy),
 		)
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
@@ -167,11 +170,18 @@ func fifo(res *results.Result) string {
 	return fmt.Sprint(res.Fairness.FIFOInversions)
 }
 
+// jain prints "-" for an index not measured or not meaningful (Notes says
+// why: JainUnmeaningful).
 func jain(res *results.Result) string {
-	if res.Fairness.Jain == 0 {
+	j, ok := jainMeaningful(res)
+	if !ok {
 		return unmeasured
 	}
-	return fmt.Sprintf("%.3f", res.Fairness.Jain)
+	return fmt.Sprintf("%.3f", j)
+}
+
+func stillWaiting(res *results.Result) string {
+	return fmt.Sprint(res.Ops.StillWaiting)
 }
 
 func violations(res *results.Result) string {

@@ -89,7 +89,8 @@ type Result struct {
 	// StoppedBy says why the measured interval ended.
 	StoppedBy StopReason `json:"stopped_by"`
 	// Ops counts the workload's unit operation (lock acquisitions, leader
-	// terms, failovers, barrier rounds). Issued = Succeeded + Failed + Unknown.
+	// terms, failovers, barrier rounds). Issued = Succeeded + Failed +
+	// Unknown + StillWaiting.
 	Ops Ops `json:"ops"`
 	// Throughput is Ops.Succeeded per second of Elapsed.
 	Throughput float64 `json:"throughput"`
@@ -130,8 +131,16 @@ type Result struct {
 type Ops struct {
 	Issued    int64 `json:"issued"`
 	Succeeded int64 `json:"succeeded"`
-	Failed    int64 `json:"failed"`
-	Unknown   int64 `json:"unknown"`
+	// Failed ended in an error inside the measured interval.
+	Failed  int64 `json:"failed"`
+	Unknown int64 `json:"unknown"`
+	// StillWaiting were issued before the end of the measured interval and
+	// still waiting at it (a lock waiter queued behind the holder, an open
+	// loop's scheduled acquisition no client was free to take). Neither
+	// succeeded nor failed: a healthy N-client lock case ends with about
+	// N-1 of them. Files written before this field counted them in Failed,
+	// under Errors[ErrorKindStoppedWaiting]; Decode moves them here.
+	StillWaiting int64 `json:"still_waiting,omitempty"`
 }
 
 // ClientCounts are the instrument decorator's totals over all clients.

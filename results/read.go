@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // Errors returned by Decode and ReadFile, checked with errors.Is.
@@ -86,6 +87,7 @@ func decode(raw []byte, name string) (*Run, error) {
 		if res.Clients < 0 {
 			return nil, fmt.Errorf("%w: %s: result %d has %d clients", ErrInvalid, name, i, res.Clients)
 		}
+		upgrade(&run.Results[i])
 		for hn, h := range res.Latency {
 			if h == nil {
 				return nil, fmt.Errorf("%w: %s: result %d: latency %q is null", ErrInvalid, name, i, hn)
@@ -96,4 +98,21 @@ func decode(raw []byte, name string) (*Run, error) {
 		}
 	}
 	return &run, nil
+}
+
+// upgrade brings a result of an older format-1 file to the current model:
+// operations still waiting at the end, which older files counted as failed
+// under Errors[ErrorKindStoppedWaiting], move to Ops.StillWaiting.
+func upgrade(res *Result) {
+	if n := res.Errors[ErrorKindStoppedWaiting]; n > 0 && res.Ops.StillWaiting == 0 && res.Ops.Failed >= n {
+		res.Ops.Failed -= n
+		res.Ops.StillWaiting = n
+		delete(res.Errors, ErrorKindStoppedWaiting)
+		if len(res.Errors) == 0 {
+			res.Errors = nil
+		}
+		for i, n := range res.Notes {
+			res.Notes[i] = strings.Replace(n, "counted as failed (stopped_waiting)", "counted as still waiting at the end", 1)
+		}
+	}
 }

@@ -254,7 +254,6 @@ func (lw *LockWorkload) collect(res *results.Result, workers []*lockWorker, chec
 	perClient := make([]int64, len(workers))
 	var waited int64
 	var series []*SeriesRecorder
-	var stoppedWaiting int64
 	var longestStopped time.Duration
 	samples := map[string]string{}
 	for i, wk := range workers {
@@ -264,6 +263,7 @@ func (lw *LockWorkload) collect(res *results.Result, workers []*lockWorker, chec
 		res.Ops.Succeeded += wk.ops.Succeeded
 		res.Ops.Failed += wk.ops.Failed
 		res.Ops.Unknown += wk.ops.Unknown
+		res.Ops.StillWaiting += wk.ops.StillWaiting
 		perClient[i] = wk.ops.Succeeded
 		waited += wk.waited
 		for k, n := range wk.errs {
@@ -272,7 +272,6 @@ func (lw *LockWorkload) collect(res *results.Result, workers []*lockWorker, chec
 				samples[k] = wk.samples[k]
 			}
 		}
-		stoppedWaiting += wk.errs[results.ErrorKindStoppedWaiting]
 		longestStopped = max(longestStopped, wk.longestStopped)
 	}
 	if pace != nil {
@@ -280,9 +279,7 @@ func (lw *LockWorkload) collect(res *results.Result, workers []*lockWorker, chec
 		// to take were due and waiting, like any queued acquisition.
 		if n, oldest := pace.backlog(out.End); n > 0 {
 			res.Ops.Issued += n
-			res.Ops.Failed += n
-			res.Errors[results.ErrorKindStoppedWaiting] += n
-			stoppedWaiting += n
+			res.Ops.StillWaiting += n
 			longestStopped = max(longestStopped, out.End-oldest)
 			res.Notes = append(res.Notes, fmt.Sprintf(
 				"open loop: %d scheduled acquisitions were still queued for a free client at the end: the clients could not keep up with %.0f/s",
@@ -313,10 +310,10 @@ func (lw *LockWorkload) collect(res *results.Result, workers []*lockWorker, chec
 	}
 	// Withdrawn waits are not in the histogram; say so when they were
 	// longer than its tail, which then understates the wait.
-	if stoppedWaiting > 0 && (acquire.TotalCount() == 0 || int64(longestStopped) > acquire.ValueAtQuantile(99.9)) {
+	if n := res.Ops.StillWaiting; n > 0 && (acquire.TotalCount() == 0 || int64(longestStopped) > acquire.ValueAtQuantile(99.9)) {
 		res.Notes = append(res.Notes, fmt.Sprintf(
-			"%d acquisitions were still waiting when the case stopped (the longest had waited %v): counted as failed (%s), not in the acquire histogram",
-			stoppedWaiting, longestStopped.Round(time.Millisecond), results.ErrorKindStoppedWaiting))
+			"%d acquisitions were still waiting when the case stopped (the longest had waited %v): counted as still waiting at the end, not in the acquire histogram",
+			n, longestStopped.Round(time.Millisecond)))
 	}
 	for _, k := range sortedKinds(samples) {
 		res.Notes = append(res.Notes, fmt.Sprintf("first %s error: %s", k, samples[k]))
@@ -484,8 +481,8 @@ func (wk *lockWorker) run(ctx context.Context) {
 // grant. An acquisition belongs to the window it ends in, whenever it was
 // issued. One that ended after the window — withdrawn by the stop, or
 // granted too late or past the budget — but was issued before the end was in
-// flight at the stop: it counts as failed, of kind stopped_waiting. One that
-// ended in the warm-up is not counted.
+// flight at the stop: it counts as still waiting at the end (neither a
+// success nor a failure). One that ended in the warm-up is not counted.
 func (wk *lockWorker) settle(issued, done time.Duration, err error) (measured bool) {
 	w := wk.window
 	switch {
@@ -510,8 +507,7 @@ func (wk *lockWorker) settle(issued, done time.Duration, err error) (measured bo
 		return false // issued after the end
 	}
 	wk.ops.Issued++
-	wk.ops.Failed++
-	wk.errs[results.ErrorKindStoppedWaiting]++
+	wk.ops.StillWaiting++
 	wk.longestStopped = max(wk.longestStopped, done-issued)
 	return false
 }
