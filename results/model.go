@@ -121,6 +121,14 @@ type Result struct {
 	// "session.expired", "session.lost"). Absent without --fault.
 	Faults map[string]int64 `json:"faults,omitempty"`
 	Cost   Cost             `json:"cost"`
+	// Load is what the load generator spent and how late it ran; nil in
+	// files from before it was measured.
+	Load *Load `json:"load,omitempty"`
+	// ClientBound is set when the load generator, not the servers, was the
+	// limit of the case (Load.Bound: the rule and its reasons); such a
+	// case is left out of capacity answers. Nil: not client-bound, or not
+	// measured (Load nil).
+	ClientBound *ClientBound `json:"client_bound,omitempty"`
 	// Series is successful operations per interval over the case.
 	Series Series `json:"series"`
 	// Notes are findings a reader must see (disagreements, truncations).

@@ -103,6 +103,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	}
 	log := c.log()
 	meter := NewMeter(c.Backend, c.Cluster, WithServerPIDs(c.ServerPIDs))
+	defer meter.Stop()
 	base, _ := procstat.Self()
 
 	lockPath := c.Namespace + "/lock"
@@ -225,7 +226,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		res.Notes = append(res.Notes, procNote(procs))
 	}
 	if lost > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d sessions were lost during the case", lost))
+		res.Notes = append(res.Notes, fmt.Sprintf("%d sessions were lost during the case%s", lost, results.LossCause(res.Load)))
 	}
 	if admin, ok := c.Backend.(backends.Admin); ok {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leftoverGrace+10*time.Second)

@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"github.com/zkbench/zkbench/backends/instrument"
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/internal/procstat"
+	"github.com/zkbench/zkbench/internal/selfstat"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -32,6 +34,13 @@ type Meter struct {
 	// embedded: a server runs inside this process, so its cost is the
 	// client's too.
 	embedded bool
+	// keepAlives times the sessions' keep-alives (nil: the backend
+	// cannot).
+	keepAlives backends.KeepAliveReporter
+	// sampler runs from the first Snapshot to the second (Load's timer
+	// lateness and memory peaks).
+	sampler *selfstat.Sampler
+	snaps   int
 }
 
 // MeterOption configures a Meter.
@@ -53,6 +62,7 @@ func NewMeter(b backends.Backend, info backends.ClusterInfo, opts ...MeterOption
 	m := &Meter{}
 	m.scraper, _ = b.(backends.Scraper)
 	m.members, _ = b.(backends.MemberScraper)
+	m.keepAlives = keepAliveReporter(b)
 	self := os.Getpid()
 	static := map[string]int{}
 	for _, mem := range info.Members {
@@ -93,6 +103,14 @@ type Snapshot struct {
 	PIDs       map[string]int
 	Servers    map[int]procstat.Stat
 	ServersErr error
+	// Runtime is this process's scheduler and GC histograms; Peaks what
+	// the meter's sampler saw since the previous Snapshot (the second
+	// Snapshot's Peaks cover the interval); KeepAlives the backend's
+	// keep-alive totals (HasKeepAlives: it reports them).
+	Runtime       selfstat.Runtime
+	Peaks         selfstat.Peaks
+	KeepAlives    backends.KeepAliveCounts
+	HasKeepAlives bool
 }
 
 // Snapshot reads client counts first and the servers right after, so the
@@ -100,7 +118,19 @@ type Snapshot struct {
 // cancelled ctx is replaced by a fresh bounded one so that an interrupted
 // case still gets its closing snapshot.
 func (m *Meter) Snapshot(ctx context.Context, clients *Clients) Snapshot {
-	s := Snapshot{At: time.Now()}
+	s := Snapshot{At: time.Now(), Runtime: selfstat.ReadRuntime()}
+	m.snaps++
+	switch {
+	case m.sampler == nil:
+		m.sampler = selfstat.StartSampler()
+	case m.snaps%2 == 0:
+		s.Peaks = m.sampler.Take()
+		m.sampler.Stop()
+		m.sampler = nil
+	}
+	if m.keepAlives != nil {
+		s.KeepAlives, s.HasKeepAlives = m.keepAlives.KeepAlives(), true
+	}
 	if clients != nil {
 		s.Client = clients.Total()
 	}
@@ -216,6 +246,91 @@ func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, ins
 		}
 	}
 	m.fillCost(res, before, after, baseRSS)
+	m.fillLoad(res, before, after)
+}
+
+// Stop ends the meter's sampler, if a Snapshot started one and no second
+// Snapshot stopped it (a case that ended early). Safe to call twice.
+func (m *Meter) Stop() {
+	if m.sampler != nil {
+		m.sampler.Stop()
+		m.sampler = nil
+	}
+}
+
+// fillLoad records what this process spent and how late it ran between
+// the snapshots, and applies the client-bound rule (results.Load.Bound).
+func (m *Meter) fillLoad(res *results.Result, before, after Snapshot) {
+	elapsed := after.At.Sub(before.At)
+	l := &results.Load{Cores: runtime.GOMAXPROCS(0), ServerInProcess: m.embedded,
+		Sched:         after.Runtime.Sched.Sub(before.Runtime.Sched).Spread(),
+		GCPauses:      after.Runtime.GCPauses.Sub(before.Runtime.GCPauses).Spread(),
+		TimerLateness: after.Peaks.TimerLateness,
+		HeapPeakBytes: after.Peaks.HeapBytes, RSSPeakBytes: after.Peaks.RSSBytes,
+	}
+	if before.SelfErr == nil && after.SelfErr == nil && elapsed > 0 {
+		l.CPUFraction = (after.Self.CPUSeconds - before.Self.CPUSeconds) / (elapsed.Seconds() * float64(l.Cores))
+	}
+	if before.HasKeepAlives && after.HasKeepAlives {
+		d := after.KeepAlives.Sub(before.KeepAlives)
+		l.KeepAlives = &results.KeepAlives{What: d.What, Interval: d.Interval, Late: d.Late,
+			Lateness: bucketSpread(d.Lateness), Replies: bucketSpread(d.Replies)}
+	}
+	res.Load = l
+	if res.ClientBound = l.Bound(); res.ClientBound != nil {
+		why := "client-bound: the load generator, not the servers, was the limit of this case: " + res.ClientBound.Detail
+		if l.ServerInProcess {
+			why += " (the embedded server shares the process)"
+		}
+		res.Notes = append(res.Notes, why+"; left out of capacity answers")
+	}
+}
+
+// bucketSpread summarises keep-alive buckets: quantiles and the maximum
+// as bucket upper bounds (the last bound for the open last bucket).
+func bucketSpread(b backends.DurationBuckets) results.Spread {
+	var n int64
+	for _, c := range b {
+		n += c
+	}
+	if n <= 0 {
+		return results.Spread{}
+	}
+	upper := func(i int) time.Duration { return backends.DurationBounds[min(i, len(backends.DurationBounds)-1)] }
+	at := func(q float64) time.Duration {
+		rank := int64(math.Ceil(q * float64(n)))
+		var seen int64
+		for i, c := range b {
+			seen += c
+			if seen >= rank && c > 0 {
+				return upper(i)
+			}
+		}
+		return 0
+	}
+	sp := results.Spread{Count: n, P50: at(0.5), P99: at(0.99)}
+	for i, c := range b {
+		if c > 0 {
+			sp.Max = upper(i)
+		}
+	}
+	return sp
+}
+
+// keepAliveReporter finds the KeepAliveReporter in b or the backends it
+// wraps (Unwrap), nil if none reports keep-alives.
+func keepAliveReporter(b backends.Backend) backends.KeepAliveReporter {
+	for b != nil {
+		if r, ok := b.(backends.KeepAliveReporter); ok {
+			return r
+		}
+		u, ok := b.(interface{ Unwrap() backends.Backend })
+		if !ok {
+			return nil
+		}
+		b = u.Unwrap()
+	}
+	return nil
 }
 
 func (m *Meter) fillCost(res *results.Result, before, after Snapshot, baseRSS uint64) {
