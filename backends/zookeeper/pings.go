@@ -35,7 +35,7 @@ type pingConn struct {
 	sent     []time.Time   // pings not yet answered, oldest first
 
 	// read side, touched by Read only
-	frames    int     // frames whose head was read
+	frames    int // frames whose head was read
 	head      [12]byte
 	headN     int
 	headWant  int // 4 until the length is known, then 4 + min(8, length)
