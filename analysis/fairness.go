@@ -57,3 +57,14 @@ func (c *Case) Jain() (float64, bool) {
 	}
 	return sum / float64(len(c.Results)), true
 }
+
+// ClientBound is the first repeat of c marked client-bound
+// (results.Result.ClientBound), nil if none was.
+func (c *Case) ClientBound() *results.ClientBound {
+	for _, r := range c.Results {
+		if r.ClientBound != nil {
+			return r.ClientBound
+		}
+	}
+	return nil
+}

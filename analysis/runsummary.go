@@ -26,8 +26,10 @@ const unmeasured = "-"
 // servers side by side, wasted wake-ups per operation, requests per operation
 // client | server, FIFO inversions, Jain's index ("-" where not every
 // client could get a turn: JainUnmeaningful, with a note), safety
-// violations, errors, and operations still waiting at the end (not errors:
-// results.Ops.StillWaiting). A figure that was not measured prints as "-".
+// violations, errors, operations still waiting at the end (not errors:
+// results.Ops.StillWaiting), the load generator's CPU over its cores and
+// whether the case was client-bound (results.Load.Bound; its note gives the
+// numbers). A figure that was not measured prints as "-".
 // A run with faults or a fenced register gets a second table, its safety
 // (WriteSafety). Notes and leftovers follow.
 func WriteSummary(w io.Writer, run *results.Run) error {
@@ -47,7 +49,7 @@ func WriteSummary(w io.Writer, run *results.Run) error {
 	head = append(head, "ops", "ops/s",
 		latName+" p50", "p99", "p99.9",
 		"watch ev/op cli|srv", "wasted/op", "req/op cli|srv",
-		"FIFO inv", "Jain", "violations", "errors", "waiting at end", "stopped by")
+		"FIFO inv", "Jain", "violations", "errors", "waiting at end", "client cpu", "client-bound", "stopped by")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for i := range run.Results {
 		res := &run.Results[i]
@@ -66,6 +68,7 @@ func WriteSummary(w io.Writer, run *results.Run) error {
 			fifo(res), jain(res), violations(res),
 			fmt.Sprint(realErrors(res)),
 			stillWaiting(res),
+			ClientCPU(res), ClientBoundCell(res),
 			string(res.StoppedBy),
 		)
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
@@ -178,6 +181,31 @@ func jain(res *results.Result) string {
 		return unmeasured
 	}
 	return fmt.Sprintf("%.3f", j)
+}
+
+// ClientCPU is the load generator's CPU over its cores, "97%", or "-"
+// where not measured (results.Load).
+func ClientCPU(res *results.Result) string {
+	if res.Load == nil || res.Load.Cores == 0 {
+		return unmeasured
+	}
+	return fmt.Sprintf("%.0f%%", 100*res.Load.CPUFraction)
+}
+
+// ClientBoundCell is "no", the client-bound reasons ("cpu,scheduler"), or
+// "-" where the load generator was not measured.
+func ClientBoundCell(res *results.Result) string {
+	switch {
+	case res.ClientBound != nil:
+		rs := make([]string, len(res.ClientBound.Reasons))
+		for i, r := range res.ClientBound.Reasons {
+			rs[i] = string(r)
+		}
+		return strings.Join(rs, ",")
+	case res.Load == nil:
+		return unmeasured
+	}
+	return "no"
 }
 
 func stillWaiting(res *results.Result) string {

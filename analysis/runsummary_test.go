@@ -39,6 +39,9 @@ func summaryTestRun(t testing.TB) *results.Run {
 				Errors:     map[string]int64{"session_lost": 1},
 				Series:     results.Series{Interval: 100 * time.Millisecond, Counts: []int64{50, 50}},
 				Notes:      []string{"client and server disagree"},
+				Load:       &results.Load{Cores: 2, CPUFraction: 0.97},
+				ClientBound: &results.ClientBound{Reasons: []results.BoundReason{results.BoundCPU},
+					Detail: "cpu (97% of 2 cores)"},
 			},
 			{
 				Workload: "lock", Variant: "native", Backend: "etcd", Clients: 10, StoppedBy: "ops",
@@ -78,14 +81,18 @@ func TestSummary(t *testing.T) {
 	}
 	// Errors leave out operations still waiting at the bound: 1 error, 9
 	// waiting at the end, apart.
-	if f := strings.Fields(naive); f[len(f)-3] != "1" || f[len(f)-2] != "9" {
-		t.Errorf("naive errors, waiting at end = %q, %q, want 1, 9: %q", f[len(f)-3], f[len(f)-2], naive)
+	if f := strings.Fields(naive); f[len(f)-5] != "1" || f[len(f)-4] != "9" {
+		t.Errorf("naive errors, waiting at end = %q, %q, want 1, 9: %q", f[len(f)-5], f[len(f)-4], naive)
+	}
+	// The naive case's load generator ran at 97% of its cores: client-bound.
+	if f := strings.Fields(naive); f[len(f)-3] != "97%" || f[len(f)-2] != "cpu" {
+		t.Errorf("naive client cpu, bound = %q, %q, want 97%%, cpu: %q", f[len(f)-3], f[len(f)-2], naive)
 	}
 	// The native row measured neither client-side counts, nor latency, nor
 	// fairness: dashes, never zeros.
 	f := strings.Fields(native)
-	// backend variant clients ops ops/s p50 p99 p99.9 cli | srv wasted cli | srv fifo jain viol errors waiting stopped
-	want := []string{"etcd", "native", "10", "5", "5.00", "-", "-", "-", "-", "|", "1.00", "-", "-", "|", "-", "-", "-", "0", "0", "0", "ops"}
+	// backend variant clients ops ops/s p50 p99 p99.9 cli | srv wasted cli | srv fifo jain viol errors waiting cpu bound stopped
+	want := []string{"etcd", "native", "10", "5", "5.00", "-", "-", "-", "-", "|", "1.00", "-", "-", "|", "-", "-", "-", "0", "0", "0", "-", "-", "ops"}
 	if strings.Join(f, " ") != strings.Join(want, " ") {
 		t.Errorf("native row = %q\nwant         %q", strings.Join(f, " "), strings.Join(want, " "))
 	}

@@ -326,7 +326,35 @@ func (b *builder) sweepLines(kind backends.Kind, dash int, extra string, y func(
 			lines = append(lines, l)
 		}
 	}
+	if bound := b.boundPoints(kind, y); len(bound.Points) > 0 {
+		lines = append(lines, bound)
+	}
 	return lines, nil
+}
+
+// ClientBoundLabel is the legend of the crosses drawn over client-bound
+// cases' points (results.Result.ClientBound).
+const ClientBoundLabel = "client-bound: the load generator was the limit"
+
+// boundPoints marks, with a black cross over its point, every case of
+// backend kind that was client-bound: what it shows is zkbench on that
+// machine, not the server.
+func (b *builder) boundPoints(kind backends.Kind, y func(*analysis.Case) (float64, bool, error)) Line {
+	l := Line{Label: ClientBoundLabel, Legend: ClientBoundLabel, Color: "#000000", Glyph: "cross", Scatter: true}
+	for _, s := range b.order {
+		if s.Backend != kind {
+			continue
+		}
+		for _, c := range b.series[s] {
+			if c.ClientBound() == nil {
+				continue
+			}
+			if v, ok, err := y(c); err == nil && ok {
+				l.Points = append(l.Points, Point{X: float64(c.Clients), Y: v})
+			}
+		}
+	}
+	return l
 }
 
 // value reads figure f of a case (analysis.Case.Value).

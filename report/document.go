@@ -164,6 +164,16 @@ func (d *Document) glance(cases []*analysis.Case, plan *analysis.Plan) {
 			violations += r.Safety.Violations
 		}
 	}
+	var bound []string
+	for _, c := range cases {
+		if b := c.ClientBound(); b != nil {
+			bound = append(bound, fmt.Sprintf("%s (%s)", c.Key, b.Detail))
+		}
+	}
+	if len(bound) > 0 {
+		items = append(items, fmt.Sprintf("CLIENT-BOUND: %d case(s) measured the load generator, not the servers, and are left out of capacity planning: %s.",
+			len(bound), strings.Join(bound, "; ")))
+	}
 	if checked > 0 {
 		if violations == 0 {
 			items = append(items, fmt.Sprintf("Safety: %d operations checked, no violation.", checked))
@@ -444,8 +454,79 @@ func (d *Document) summaries(cases []*analysis.Case) error {
 				strconv.FormatInt(waiting, 10)))
 		}
 		d.add(Heading{3, "Throughput and latency"}, perf, Heading{3, "Cost per " + string(unit)}, cost, Heading{3, "Fairness and safety"}, fair)
+		if load, ok := loadTable(wc, key, keyCells); ok {
+			d.add(Heading{3, "Load generator"}, load)
+		}
 	}
 	return nil
+}
+
+// loadTable is what the load generator spent and how late it ran in each
+// case (results.Load), and whether the case was client-bound; false when no
+// case measured it (older files).
+func loadTable(wc []*analysis.Case, key []string, keyCells func(*analysis.Case) []string) (Table, bool) {
+	t := Table{
+		Caption: fmt.Sprintf("The load generator (the zkbench process): CPU over its cores (mean over repeats), Go scheduler latency p99, "+
+			"GC pauses, how late a 50 ms timer ran (p99), peak live heap and resident memory, keep-alives later than a tenth of their "+
+			"interval (ZooKeeper: pings sent late; etcd: responses late, which includes the server), and whether the case was client-bound: "+
+			"CPU ≥ %.0f%% of its cores, scheduler latency p99 ≥ %s, or %.0f%% of its keep-alives late. A client-bound case measured zkbench, "+
+			"not the servers, and is left out of capacity planning.",
+			100*results.MaxCPUFraction, results.FormatDuration(results.MaxSchedP99), 100*results.MaxLateKeepAlives),
+		Header: append(slices.Clone(key), "client CPU", "scheduler p99", "GC pauses (max)", "timer late p99",
+			"heap peak (MiB)", "RSS peak (MiB)", "keep-alives late", "client-bound"),
+	}
+	measured := false
+	for _, c := range wc {
+		var cpu float64
+		var n int
+		var sched, gcMax, timer time.Duration
+		var gcs, late, kas int64
+		var heap, rss uint64
+		kaKind := ""
+		for _, r := range c.Results {
+			l := r.Load
+			if l == nil {
+				continue
+			}
+			n++
+			cpu += l.CPUFraction
+			sched, timer = max(sched, l.Sched.P99), max(timer, l.TimerLateness.P99)
+			gcs += l.GCPauses.Count
+			gcMax = max(gcMax, l.GCPauses.Max)
+			heap, rss = max(heap, l.HeapPeakBytes), max(rss, l.RSSPeakBytes)
+			if k := l.KeepAlives; k != nil {
+				late += k.Late
+				kas += k.Lateness.Count
+				kaKind = k.What
+			}
+		}
+		row := keyCells(c)
+		if n == 0 {
+			row = append(row, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured)
+			t.Rows = append(t.Rows, row)
+			continue
+		}
+		measured = true
+		mib := func(b uint64) string {
+			if b == 0 {
+				return NotMeasured
+			}
+			return Num(float64(b) / (1 << 20))
+		}
+		kaCell := NotMeasured
+		if kaKind != "" {
+			kaCell = fmt.Sprintf("%d of %d (%s)", late, kas, kaKind)
+		}
+		bound := "no"
+		if b := c.ClientBound(); b != nil {
+			bound = "CLIENT-BOUND: " + b.Detail
+		}
+		row = append(row, pct(cpu/float64(n)), results.FormatDuration(sched),
+			fmt.Sprintf("%d (%s)", gcs, results.FormatDuration(gcMax)), results.FormatDuration(timer),
+			mib(heap), mib(rss), kaCell, bound)
+		t.Rows = append(t.Rows, row)
+	}
+	return t, measured
 }
 
 // jainCell is the mean Jain index over c's repeats, or NotMeasured where

@@ -108,6 +108,8 @@ type Snapshot struct {
 	// Snapshot's Peaks cover the interval); KeepAlives the backend's
 	// keep-alive totals (HasKeepAlives: it reports them).
 	Runtime       selfstat.Runtime
+	RunQueue      time.Duration
+	HasRunQueue   bool
 	Peaks         selfstat.Peaks
 	KeepAlives    backends.KeepAliveCounts
 	HasKeepAlives bool
@@ -119,6 +121,7 @@ type Snapshot struct {
 // case still gets its closing snapshot.
 func (m *Meter) Snapshot(ctx context.Context, clients *Clients) Snapshot {
 	s := Snapshot{At: time.Now(), Runtime: selfstat.ReadRuntime()}
+	s.RunQueue, s.HasRunQueue = selfstat.RunQueueWait()
 	m.snaps++
 	switch {
 	case m.sampler == nil:
@@ -268,8 +271,14 @@ func (m *Meter) fillLoad(res *results.Result, before, after Snapshot) {
 		TimerLateness: after.Peaks.TimerLateness,
 		HeapPeakBytes: after.Peaks.HeapBytes, RSSPeakBytes: after.Peaks.RSSBytes,
 	}
+	if _, h := results.PrimaryLatency(res); h != nil {
+		l.LatencyP99 = time.Duration(h.P99)
+	}
 	if before.SelfErr == nil && after.SelfErr == nil && elapsed > 0 {
 		l.CPUFraction = (after.Self.CPUSeconds - before.Self.CPUSeconds) / (elapsed.Seconds() * float64(l.Cores))
+	}
+	if before.HasRunQueue && after.HasRunQueue && elapsed > 0 {
+		l.RunQueueShare = max(0, float64(after.RunQueue-before.RunQueue)/(float64(elapsed)*float64(l.Cores)))
 	}
 	if before.HasKeepAlives && after.HasKeepAlives {
 		d := after.KeepAlives.Sub(before.KeepAlives)

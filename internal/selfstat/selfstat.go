@@ -246,3 +246,35 @@ func selfRSS() uint64 {
 	}
 	return pages * pageSize
 }
+
+// RunQueueWait is how long this process's threads have waited, runnable,
+// for a CPU since they started: the second field of each
+// /proc/self/task/<tid>/schedstat, summed. It is the operating system's
+// side of CPU starvation (other processes on the machine, or more runnable
+// threads than cores), which the Go scheduler does not see. False where
+// /proc or schedstat is not available.
+func RunQueueWait() (time.Duration, bool) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0, false
+	}
+	var total int64
+	read := false
+	for _, t := range tasks {
+		raw, err := os.ReadFile("/proc/self/task/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue // the thread exited
+		}
+		f := strings.Fields(string(raw))
+		if len(f) < 2 {
+			continue
+		}
+		ns, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		total += ns
+		read = true
+	}
+	return time.Duration(total), read
+}
