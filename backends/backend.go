@@ -90,6 +90,15 @@ const (
 	// MetricRequests: all client requests received (ZooKeeper
 	// zk_packets_received, etcd grpc_server_handled_total over every method).
 	MetricRequests = "zkbench_server_requests"
+	// MetricBytesReceived: bytes the servers received from clients, whole
+	// messages (ZooKeeper zk_bytes_received_count, which also counts
+	// four-letter words such as zkbench's own mntr scrapes; etcd
+	// etcd_network_client_grpc_received_bytes_total).
+	MetricBytesReceived = "zkbench_server_bytes_received"
+	// MetricBytesSent: bytes the servers sent to clients, whole messages
+	// (ZooKeeper zk_response_bytes, replies and notifications; etcd
+	// etcd_network_client_grpc_sent_bytes_total).
+	MetricBytesSent = "zkbench_server_bytes_sent"
 	// MetricCPUSeconds: server process CPU time, where the server exports it.
 	MetricCPUSeconds = "zkbench_server_cpu_seconds"
 	// MetricResidentBytes: server resident memory (a gauge, not a counter).

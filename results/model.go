@@ -163,6 +163,12 @@ type ClientCounts struct {
 	// whose ctx had ended (ZooKeeper keeps such watches armed), not
 	// delivered to any waiter. The servers count WatchEvents + these.
 	LateWatchEvents int64 `json:"late_watch_events,omitempty"`
+	// BytesSent and BytesReceived are the calls' payload bytes: paths and
+	// data sent; data read, names listed and watch events' paths received
+	// (backends/instrument's package doc). Absent in files from before
+	// they were counted.
+	BytesSent     int64 `json:"bytes_sent,omitempty"`
+	BytesReceived int64 `json:"bytes_received,omitempty"`
 }
 
 // Fairness of grants.

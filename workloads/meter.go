@@ -179,6 +179,8 @@ func midpoint(a, b instrument.Counts) instrument.Counts {
 		LateWatchEvents:   half(a.LateWatchEvents, b.LateWatchEvents),
 		SessionLostEvents: half(a.SessionLostEvents, b.SessionLostEvents),
 		WastedWakeups:     half(a.WastedWakeups, b.WastedWakeups),
+		BytesSent:         half(a.BytesSent, b.BytesSent),
+		BytesReceived:     half(a.BytesReceived, b.BytesReceived),
 	}
 	for k, v := range b.Requests {
 		m.Requests[k] = half(a.Requests[k], v)
@@ -215,6 +217,8 @@ func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, ins
 			res.PerOp[figures.WatchEvents.Key] = per(float64(d.WatchEvents + d.LateWatchEvents))
 			res.PerOp[figures.WatchesArmed.Key] = per(float64(d.WatchesArmed))
 			res.PerOp[figures.Requests.Key] = per(float64(d.TotalRequests()))
+			res.PerOp[figures.BytesSent.Key] = per(float64(d.BytesSent))
+			res.PerOp[figures.BytesReceived.Key] = per(float64(d.BytesReceived))
 			for k, v := range d.Requests {
 				if v != 0 {
 					res.PerOp[figures.RequestsOf(k).Key] = per(float64(v))

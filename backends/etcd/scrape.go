@@ -37,6 +37,9 @@ import (
 //     counts once, when it ends) plus grpc_server_msg_received_total for the
 //     Watch and LeaseKeepAlive streams (each watch create/cancel request and
 //     each keepalive).
+//   - MetricBytesReceived = etcd_network_client_grpc_received_bytes_total
+//     and MetricBytesSent = etcd_network_client_grpc_sent_bytes_total: the
+//     gRPC messages' bytes from and to clients, every method and stream.
 //   - MetricCPUSeconds = process_cpu_seconds_total and MetricResidentBytes =
 //     process_resident_memory_bytes. With Config.Embedded these are zkbench's
 //     own process, and only the first member is read, since in-process
