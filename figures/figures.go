@@ -151,7 +151,7 @@ var (
 		Doc: "payload bytes the clients received: data read, names listed, watch events' paths (backends/instrument)"}
 	ServerBytesReceived = Figure{Key: "server_bytes_received", Label: "bytes received (server)", Side: Server,
 		Metric: backends.MetricBytesReceived,
-		Doc: "bytes of the messages the servers received from clients (headers and keep-alives included)"}
+		Doc:    "bytes of the messages the servers received from clients (headers and keep-alives included)"}
 	ServerBytesSent = Figure{Key: "server_bytes_sent", Label: "bytes sent (server)", Side: Server,
 		Metric: backends.MetricBytesSent, Tabled: true, Fitted: true,
 		Doc: "bytes of the messages the servers sent to clients (headers, stats, notifications and keep-alives included)"}
