@@ -24,7 +24,8 @@ const unmeasured = "-"
 // variant, clients, succeeded operations, throughput, p50/p99/p99.9 of the
 // primary latency, watch events per operation seen by the clients and by the
 // servers side by side, wasted wake-ups per operation, requests per operation
-// client | server, FIFO inversions, Jain's index ("-" where not every
+// client | server, payload bytes the clients received per operation beside
+// the message bytes the servers sent, FIFO inversions, Jain's index ("-" where not every
 // client could get a turn: JainUnmeaningful, with a note), safety
 // violations, errors, operations still waiting at the end (not errors:
 // results.Ops.StillWaiting), the load generator's CPU over its cores and
@@ -48,7 +49,7 @@ func WriteSummary(w io.Writer, run *results.Run) error {
 	}
 	head = append(head, "ops", "ops/s",
 		latName+" p50", "p99", "p99.9",
-		"watch ev/op cli|srv", "wasted/op", "req/op cli|srv",
+		"watch ev/op cli|srv", "wasted/op", "req/op cli|srv", "B/op rx cli|srv tx",
 		"FIFO inv", "Jain", "violations", "errors", "waiting at end", "client cpu", "client-bound", "stopped by")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for i := range run.Results {
@@ -65,6 +66,7 @@ func WriteSummary(w io.Writer, run *results.Run) error {
 			pairCell(res, figures.WatchEvents),
 			perOpCell(res, figures.WastedWakeups.Key),
 			pairCell(res, figures.Requests),
+			perOpCell(res, figures.BytesReceived.Key)+" | "+perOpCell(res, figures.ServerBytesSent.Key),
 			fifo(res), jain(res), violations(res),
 			fmt.Sprint(realErrors(res)),
 			stillWaiting(res),

@@ -203,7 +203,7 @@ func Build(runs []*results.Run) ([]*Figure, error) {
 		slices.Sort(b.clients)
 		b.order, b.series = analysis.Group(wc)
 		first := len(figs)
-		for _, f := range []func() (*Figure, error){b.fanout, b.throughput, b.requests} {
+		for _, f := range []func() (*Figure, error){b.fanout, b.bytes, b.throughput, b.requests} {
 			fig, err := f()
 			if err != nil {
 				return nil, err
@@ -405,6 +405,55 @@ func (b *builder) fanout() (*Figure, error) {
 				Title: fmt.Sprintf("%s — %s", kind, r.side),
 				X:     b.clientsAxis(),
 				Y:     Axis{Label: fmt.Sprintf("watch events per %s", b.unit), Scale: Log},
+				Lines: lines,
+			})
+		}
+		if found {
+			fig.Panels = append(fig.Panels, row...)
+			fig.Rows++
+			measured = true
+		}
+	}
+	if !measured {
+		return nil, nil
+	}
+	return fig, nil
+}
+
+// bytes draws payload bytes received per operation (client side) and the
+// servers' message bytes sent per operation against clients: a recipe that
+// lists every waiter on each wake-up is O(N) here even when its fan-out is
+// flat. Nil when no case measured bytes (older results files).
+func (b *builder) bytes() (*Figure, error) {
+	rows := []struct {
+		fig  figures.Figure
+		side string
+	}{
+		{figures.BytesReceived, "client side: payload received"},
+		{figures.ServerBytesSent, "server side: message bytes sent"},
+	}
+	fig := &Figure{
+		Name:  b.workload + "-bytes",
+		Title: fmt.Sprintf("%s: bytes per %s", b.workload, b.unit),
+		Caption: fmt.Sprintf("Bytes per %s against clients (log-log): the clients' payload (data read, names listed, "+
+			"watch events' paths) and the servers' message bytes (headers, stats and keep-alives included). Herd-free is a "+
+			"claim about notifications: a variant that lists every waiter on each wake-up rises here with a flat fan-out.", b.unit),
+		Cols: len(b.backends),
+	}
+	measured := false
+	for _, r := range rows {
+		var row []*Panel
+		found := false
+		for _, kind := range b.backends {
+			lines, err := b.sweepLines(kind, 0, "", value(r.fig))
+			if err != nil {
+				return nil, err
+			}
+			found = found || len(lines) > 0
+			row = append(row, &Panel{
+				Title: fmt.Sprintf("%s — %s", kind, r.side),
+				X:     b.clientsAxis(),
+				Y:     Axis{Label: fmt.Sprintf("bytes per %s", b.unit), Scale: Log},
 				Lines: lines,
 			})
 		}

@@ -157,6 +157,11 @@ func (d *Document) glance(cases []*analysis.Case, plan *analysis.Plan) {
 	for _, sp := range plan.Series {
 		items = append(items, fmt.Sprintf("%s, %s on %s sustains %s.", sp.Workload, sp.Variant, sp.Backend, sp.Sustain.Text))
 	}
+	for _, sp := range plan.Series {
+		if line := bytesLine(sp); line != "" {
+			items = append(items, line)
+		}
+	}
 	var checked, violations int64
 	for _, c := range cases {
 		for _, r := range c.Results {
@@ -251,6 +256,33 @@ func fanoutLine(s analysis.Series, cases []*analysis.Case) string {
 	}
 	return fmt.Sprintf("%s, %s on %s: watch events per %s %s: %s.", s.Workload, s.Variant, s.Backend,
 		figures.UnitOf(s.Workload), verdict, strings.Join(parts, "; "))
+}
+
+// bytesLine says when a series' bytes per operation grow with clients,
+// with the measured slope (the linear least-squares fit's, in bytes per
+// operation per client, whichever model fits better), client side
+// (payload) and server side (message bytes); "" when neither grows. For a
+// herd-free variant it adds that herd-free is a claim about notifications.
+func bytesLine(sp *analysis.SeriesPlan) string {
+	var parts []string
+	for _, f := range []figures.Figure{figures.BytesReceived, figures.ServerBytesSent} {
+		fit, ok := sp.Fits[f.ID()]
+		if !ok || !fit.Grows() || !fit.Linear.OK || fit.Linear.B <= 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s → %s from N=%s to N=%s, about %s bytes more per client (linear fit, R² %s; best fit %s)",
+			f.Label, Num(fit.At(fit.MinN)), Num(fit.At(fit.MaxN)), Num(fit.MinN), Num(fit.MaxN),
+			Num(fit.Linear.B), Num(fit.Linear.R2), fit.String()))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("%s, %s on %s: bytes per %s GROW with clients, O(N): %s.", sp.Workload, sp.Variant, sp.Backend,
+		figures.UnitOf(sp.Workload), strings.Join(parts, "; "))
+	if analysis.ClassOf(sp.Variant) == analysis.HerdFree {
+		line += " Herd-free is a claim about notifications, not bytes: this variant still reads a listing that grows with the waiters."
+	}
+	return line
 }
 
 // thin picks at most k indexes of n, first and last included.
@@ -469,9 +501,11 @@ func loadTable(wc []*analysis.Case, key []string, keyCells func(*analysis.Case) 
 		Caption: fmt.Sprintf("The load generator (the zkbench process): CPU over its cores (mean over repeats), Go scheduler latency p99, "+
 			"GC pauses, how late a 50 ms timer ran (p99), peak live heap and resident memory, keep-alives later than a tenth of their "+
 			"interval (ZooKeeper: pings sent late; etcd: responses late, which includes the server), and whether the case was client-bound: "+
-			"CPU ≥ %.0f%% of its cores, scheduler latency p99 ≥ %s, or %.0f%% of its keep-alives late. A client-bound case measured zkbench, "+
-			"not the servers, and is left out of capacity planning.",
-			100*results.MaxCPUFraction, results.FormatDuration(results.MaxSchedP99), 100*results.MaxLateKeepAlives),
+			"CPU ≥ %.0f%% of its cores, or waiting for a CPU ≥ %.0f%% of them (the machine oversubscribed), scheduler latency p99 ≥ %s and ≥ %.0f%% "+
+			"of the case's p99, or %.0f%% of its keep-alives late (docs/figures.md). A client-bound case measured zkbench, not the servers, and is "+
+			"left out of capacity planning.",
+			100*results.MaxCPUFraction, 100*results.MinStarvedShare, results.FormatDuration(results.MaxSchedP99), 100*results.SchedShare,
+			100*results.MaxLateKeepAlives),
 		Header: append(slices.Clone(key), "client CPU", "scheduler p99", "GC pauses (max)", "timer late p99",
 			"heap peak (MiB)", "RSS peak (MiB)", "keep-alives late", "client-bound"),
 	}

@@ -65,10 +65,12 @@ func TestLoadAgainstBusyLoop(t *testing.T) {
 	t.Logf("idle: cpu %.3f, sched %+v, timer %+v", idle.Load.CPUFraction, idle.Load.Sched, idle.Load.TimerLateness)
 
 	// On a machine shared with other processes the loop may not get its
-	// cores: it then waits for them in the run queue, and what it ran plus
-	// what it waited is still about all of them.
+	// cores: it then waits for them in the run queue, what it ran plus what
+	// it waited is still about all of them, and it is client-bound as
+	// starved rather than for cpu.
 	busy := measure(func() { spin(cores, time.Second) })
-	if l := busy.Load; l.CPUFraction+l.RunQueueShare < 0.85 || busy.ClientBound == nil || busy.ClientBound.Reasons[0] != results.BoundCPU {
+	if l := busy.Load; l.CPUFraction+l.RunQueueShare < 0.85 || busy.ClientBound == nil ||
+		!(hasReason(busy.ClientBound, results.BoundCPU) || hasReason(busy.ClientBound, results.BoundStarved)) {
 		t.Errorf("a busy loop on %d cores for 1s: cpu %.2f + run queue %.2f, bound %+v", cores, l.CPUFraction, l.RunQueueShare, busy.ClientBound)
 	}
 	t.Logf("busy: cpu %.3f, run queue %.3f, sched %+v, bound %v", busy.Load.CPUFraction, busy.Load.RunQueueShare, busy.Load.Sched, busy.ClientBound)
@@ -104,8 +106,8 @@ func TestForcedSaturationIsClientBound(t *testing.T) {
 	if l == nil || l.Cores != 1 {
 		t.Fatalf("load %+v, want measured on 1 core", l)
 	}
-	t.Logf("200 clients on 1 core: cpu %.2f, sched %+v, gc %+v, timer %+v, heap %d MiB, rss %d MiB, keep-alives %+v, bound %v",
-		l.CPUFraction, l.Sched, l.GCPauses, l.TimerLateness, l.HeapPeakBytes>>20, l.RSSPeakBytes>>20, l.KeepAlives, res.ClientBound)
+	t.Logf("200 clients on 1 core: cpu %.2f, run queue %.2f, sched %+v, gc %+v, timer %+v, heap %d MiB, rss %d MiB, keep-alives %+v, bound %v",
+		l.CPUFraction, l.RunQueueShare, l.Sched, l.GCPauses, l.TimerLateness, l.HeapPeakBytes>>20, l.RSSPeakBytes>>20, l.KeepAlives, res.ClientBound)
 	if res.ClientBound == nil || len(res.ClientBound.Reasons) == 0 {
 		t.Fatalf("200 naive clients on one core, server in process: not client-bound (cpu %.2f, sched p99 %v)", l.CPUFraction, l.Sched.P99)
 	}
