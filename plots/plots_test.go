@@ -389,3 +389,36 @@ func TestClientBoundPointsMarked(t *testing.T) {
 		}
 	}
 }
+
+// The bytes figure appears only where bytes were measured, client side and
+// server side, one line per variant.
+func TestBytesFigure(t *testing.T) {
+	runs := loadRuns(t, "lock-zookeeper.json")
+	figs, err := Build(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Find(figs, "lock-bytes") != nil {
+		t.Fatal("a bytes figure for results that measured no bytes")
+	}
+	for i := range runs[0].Results {
+		r := &runs[0].Results[i]
+		r.PerOp["bytes_received"] = 90 * float64(r.Clients)
+		r.PerOp["server_bytes_sent"] = 100 * float64(r.Clients)
+	}
+	if figs, err = Build(runs); err != nil {
+		t.Fatal(err)
+	}
+	f := Find(figs, "lock-bytes")
+	if f == nil || f.Rows != 2 || len(f.Panels) != 2 {
+		t.Fatalf("lock-bytes %+v, want a client and a server row", f)
+	}
+	for _, p := range f.Panels {
+		for _, l := range p.Lines {
+			last := l.Points[len(l.Points)-1]
+			if last.Y < 90*last.X || last.Y > 100*last.X {
+				t.Errorf("%s %s: point %+v is not the bytes given", p.Title, l.Label, last)
+			}
+		}
+	}
+}

@@ -157,8 +157,8 @@ func (d *Document) glance(cases []*analysis.Case, plan *analysis.Plan) {
 	for _, sp := range plan.Series {
 		items = append(items, fmt.Sprintf("%s, %s on %s sustains %s.", sp.Workload, sp.Variant, sp.Backend, sp.Sustain.Text))
 	}
-	for _, sp := range plan.Series {
-		if line := bytesLine(sp); line != "" {
+	for _, s := range order {
+		if line := bytesLine(s, bySeries[s]); line != "" {
 			items = append(items, line)
 		}
 	}
@@ -261,25 +261,33 @@ func fanoutLine(s analysis.Series, cases []*analysis.Case) string {
 // bytesLine says when a series' bytes per operation grow with clients,
 // with the measured slope (the linear least-squares fit's, in bytes per
 // operation per client, whichever model fits better), client side
-// (payload) and server side (message bytes); "" when neither grows. For a
+// (payload) and server side (message bytes); "" when neither grows. The
+// fit takes every measured case, client-bound ones too: what a recipe
+// reads per operation does not depend on who was the limit. For a
 // herd-free variant it adds that herd-free is a claim about notifications.
-func bytesLine(sp *analysis.SeriesPlan) string {
+func bytesLine(s analysis.Series, cases []*analysis.Case) string {
 	var parts []string
 	for _, f := range []figures.Figure{figures.BytesReceived, figures.ServerBytesSent} {
-		fit, ok := sp.Fits[f.ID()]
-		if !ok || !fit.Grows() || !fit.Linear.OK || fit.Linear.B <= 0 {
+		var ns, ys []float64
+		for _, c := range cases {
+			if v, ok := c.PerOp(f.Key); ok {
+				ns, ys = append(ns, float64(c.Clients)), append(ys, v)
+			}
+		}
+		fit, err := analysis.FitGrowth(ns, ys)
+		if err != nil || !fit.Grows() || !fit.Linear.OK || fit.Linear.B <= 0 {
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("%s %s → %s from N=%s to N=%s, about %s bytes more per client (linear fit, R² %s; best fit %s)",
-			f.Label, Num(fit.At(fit.MinN)), Num(fit.At(fit.MaxN)), Num(fit.MinN), Num(fit.MaxN),
+			f.Label, Num(ys[0]), Num(ys[len(ys)-1]), Num(ns[0]), Num(ns[len(ns)-1]),
 			Num(fit.Linear.B), Num(fit.Linear.R2), fit.String()))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	line := fmt.Sprintf("%s, %s on %s: bytes per %s GROW with clients, O(N): %s.", sp.Workload, sp.Variant, sp.Backend,
-		figures.UnitOf(sp.Workload), strings.Join(parts, "; "))
-	if analysis.ClassOf(sp.Variant) == analysis.HerdFree {
+	line := fmt.Sprintf("%s, %s on %s: bytes per %s GROW with clients, O(N): %s.", s.Workload, s.Variant, s.Backend,
+		figures.UnitOf(s.Workload), strings.Join(parts, "; "))
+	if analysis.ClassOf(s.Variant) == analysis.HerdFree {
 		line += " Herd-free is a claim about notifications, not bytes: this variant still reads a listing that grows with the waiters."
 	}
 	return line

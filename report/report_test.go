@@ -310,3 +310,39 @@ func TestReportMarksClientBound(t *testing.T) {
 		}
 	}
 }
+
+// A variant whose bytes per operation grow with clients is named at a
+// glance with the fitted slope, and a herd-free one is told apart: its
+// claim is about notifications.
+func TestReportBytesGrowth(t *testing.T) {
+	runs := loadRuns(t, "lock-zookeeper.json")
+	for i := range runs[0].Results {
+		r := &runs[0].Results[i]
+		if r.Variant == "fair" {
+			r.PerOp["bytes_received"] = 90*float64(r.Clients) + 20
+		} else {
+			r.PerOp["bytes_received"] = 300
+		}
+	}
+	d, err := Build(runs, Options{NoPlots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := d.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	for _, want := range []string{
+		"lock, fair on zookeeper: bytes per acquisition GROW with clients, O(N)",
+		"about 90 bytes more per client",
+		"Herd-free is a claim about notifications, not bytes",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "lock, naive on zookeeper: bytes per acquisition GROW") {
+		t.Error("a flat bytes figure reported as growing")
+	}
+}
