@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zkbench/zkbench/backends"
 )
 
 func sampleRun(t testing.TB) *Run {
@@ -234,5 +236,31 @@ func TestDecodeMovesStoppedWaiting(t *testing.T) {
 				t.Errorf("%s: %s/%d still has %s errors after Decode", path, res.Variant, res.Clients, ErrorKindStoppedWaiting)
 			}
 		}
+	}
+}
+
+// Older files kept the servers' byte counters under their raw names only;
+// reading them gives the canonical names the same deltas, so their server
+// bytes per operation are shown. docs/runs/lock-zookeeper holds them.
+func TestDecodeNamesRawByteCounters(t *testing.T) {
+	run, err := ReadFile("../docs/runs/lock-zookeeper/results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range run.Results {
+		raw, ok := res.Server["zk_response_bytes"]
+		if got := res.Server[backends.MetricBytesSent]; !ok || got != raw || raw <= 0 {
+			t.Errorf("%s/%d: canonical bytes sent %v, raw zk_response_bytes %v (%v)", res.Variant, res.Clients, got, raw, ok)
+		}
+	}
+	partial := `{"format":1,"id":"p","status":"complete","config":{"workload":"lock"},"results":[
+		{"workload":"lock","variant":"fair","backend":"etcd","clients":3,"stopped_by":"duration","ops":{"issued":1,"succeeded":1},
+		 "server_partial":true,"server":{"etcd_network_client_grpc_sent_bytes_total":100}}]}`
+	run, err = Decode(strings.NewReader(partial))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := run.Results[0].Server[backends.MetricBytesSent]; ok {
+		t.Error("a partial server count was given a canonical byte count")
 	}
 }
