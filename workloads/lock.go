@@ -226,7 +226,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		res.Notes = append(res.Notes, procNote(procs))
 	}
 	if lost > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d sessions were lost during the case%s", lost, results.LossCause(res.Load)))
+		res.Notes = append(res.Notes, fmt.Sprintf("%d sessions were lost during the case%s", lost, meter.LossCause(res.Load, clients.LostAt())))
 	}
 	if admin, ok := c.Backend.(backends.Admin); ok {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leftoverGrace+10*time.Second)

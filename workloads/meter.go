@@ -41,6 +41,8 @@ type Meter struct {
 	// lateness and memory peaks).
 	sampler *selfstat.Sampler
 	snaps   int
+	// last is what the sampler saw over the last interval (LossCause).
+	last selfstat.Peaks
 }
 
 // MeterOption configures a Meter.
@@ -128,6 +130,7 @@ func (m *Meter) Snapshot(ctx context.Context, clients *Clients) Snapshot {
 		m.sampler = selfstat.StartSampler()
 	case m.snaps%2 == 0:
 		s.Peaks = m.sampler.Take()
+		m.last = s.Peaks
 		m.sampler.Stop()
 		m.sampler = nil
 	}
@@ -297,6 +300,44 @@ func (m *Meter) fillLoad(res *results.Result, before, after Snapshot) {
 		}
 		res.Notes = append(res.Notes, why+"; left out of capacity answers")
 	}
+}
+
+// LossCause says which side was late around the sessions lost at lostAt
+// (Clients.LostAt): the meter's 50 ms timer over the session timeout
+// before each loss (three keep-alive intervals, 10 s where unknown) tells
+// a client that ran late from one that ran on time; load's case figures
+// (results.LossCause) tell the rest. It is appended to the "N sessions
+// were lost" note.
+func (m *Meter) LossCause(load *results.Load, lostAt []time.Time) string {
+	window := 10 * time.Second
+	if load != nil && load.KeepAlives != nil && load.KeepAlives.Interval > 0 {
+		window = 3 * load.KeepAlives.Interval
+	}
+	var late time.Duration
+	var at time.Time
+	seen := 0
+	for _, t := range lostAt {
+		l, n := m.last.MaxLate(t, window)
+		if n > 0 {
+			seen++
+			if l >= late {
+				late, at = l, t
+			}
+		}
+	}
+	switch {
+	case seen == 0:
+		return results.LossCause(load)
+	case late >= backends.KeepAliveLateBound(window/3):
+		return fmt.Sprintf(": the client was late (its 50 ms timer woke up to %s late in the %s before a loss, at %s)",
+			results.FormatDuration(late), results.FormatDuration(window), at.UTC().Format("15:04:05.000"))
+	}
+	cause := results.LossCause(load)
+	if strings.HasPrefix(cause, ": the client was late") {
+		return cause
+	}
+	return fmt.Sprintf(": the client ran on time (its 50 ms timer at most %s late in the %s before each of %d losses)%s",
+		results.FormatDuration(late), results.FormatDuration(window), seen, strings.Replace(cause, ": ", "; ", 1))
 }
 
 // bucketSpread summarises keep-alive buckets: quantiles and the maximum

@@ -132,6 +132,7 @@ const SamplePeriod = 50 * time.Millisecond
 type Sampler struct {
 	mu       sync.Mutex
 	lateness []time.Duration
+	wakes    []Wake
 	heapPeak uint64
 	rssPeak  uint64
 	stop     chan struct{}
@@ -139,10 +140,18 @@ type Sampler struct {
 	once     sync.Once
 }
 
+// Wake is one of the sampler's wake-ups: when, and how late.
+type Wake struct {
+	At   time.Time
+	Late time.Duration
+}
+
 // Peaks is what a Sampler saw between two Takes.
 type Peaks struct {
-	// TimerLateness is how late each wake-up was.
+	// TimerLateness is how late each wake-up was; Wakes the wake-ups in
+	// order, to look at the moments around an event (MaxLate).
 	TimerLateness results.Spread
+	Wakes         []Wake
 	HeapBytes     uint64
 	// RSSBytes is 0 where /proc cannot be read.
 	RSSBytes uint64
@@ -171,6 +180,7 @@ func (s *Sampler) loop() {
 		late := now.Sub(next)
 		s.mu.Lock()
 		s.lateness = append(s.lateness, max(late, 0))
+		s.wakes = append(s.wakes, Wake{At: now, Late: max(late, 0)})
 		s.mu.Unlock()
 		s.sample()
 		// Keep the schedule; skip ticks a long delay passed over.
@@ -201,9 +211,23 @@ func (s *Sampler) Take() Peaks {
 	s.sample()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := Peaks{TimerLateness: Durations(s.lateness), HeapBytes: s.heapPeak, RSSBytes: s.rssPeak}
-	s.lateness, s.heapPeak, s.rssPeak = nil, 0, 0
+	p := Peaks{TimerLateness: Durations(s.lateness), Wakes: s.wakes, HeapBytes: s.heapPeak, RSSBytes: s.rssPeak}
+	s.lateness, s.wakes, s.heapPeak, s.rssPeak = nil, nil, 0, 0
 	return p
+}
+
+// MaxLate is the latest wake-up in (t-window, t], and how many wake-ups
+// that window held (0: none, the sampler was not running then).
+func (p Peaks) MaxLate(t time.Time, window time.Duration) (time.Duration, int) {
+	var late time.Duration
+	n := 0
+	for _, w := range p.Wakes {
+		if w.At.After(t.Add(-window)) && !w.At.After(t) {
+			late = max(late, w.Late)
+			n++
+		}
+	}
+	return late, n
 }
 
 // Stop ends the sampler; it may be called more than once.
