@@ -34,6 +34,9 @@ type Meter struct {
 	// embedded: a server runs inside this process, so its cost is the
 	// client's too.
 	embedded bool
+	// isGauge names the scrapes' gauges, left out of a result's server
+	// differences (nil: the backend names none).
+	isGauge func(string) bool
 	// keepAlives times the sessions' keep-alives (nil: the backend
 	// cannot).
 	keepAlives backends.KeepAliveReporter
@@ -65,6 +68,9 @@ func NewMeter(b backends.Backend, info backends.ClusterInfo, opts ...MeterOption
 	m.scraper, _ = b.(backends.Scraper)
 	m.members, _ = b.(backends.MemberScraper)
 	m.keepAlives = keepAliveReporter(b)
+	if g := gaugeNamer(b); g != nil {
+		m.isGauge = g.IsGauge
+	}
 	self := os.Getpid()
 	static := map[string]int{}
 	for _, mem := range info.Members {
@@ -234,11 +240,11 @@ func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, ins
 		res.Notes = append(res.Notes, "server counters not measured: the backend has no scraper")
 	case before.ServerErr != nil || after.ServerErr != nil:
 		res.Notes = append(res.Notes, fmt.Sprintf("server counters not measured: %v", firstErr(before.ServerErr, after.ServerErr)))
-	case fillPartial(res, before, after):
+	case fillPartial(res, before, after, m.isGauge):
 		// Some member was down or restarted: res.Server sums the others,
 		// with no per-operation figure and no client|server comparison.
 	default:
-		res.Server = after.Server.Delta(before.Server)
+		res.Server = after.Server.CounterDelta(before.Server, m.isGauge)
 		if ops > 0 {
 			for _, f := range figures.ServerPerOp() {
 				if v, ok := res.Server[f.Metric]; ok {
@@ -369,6 +375,21 @@ func bucketSpread(b backends.DurationBuckets) results.Spread {
 		}
 	}
 	return sp
+}
+
+// gaugeNamer finds the GaugeNamer in b or the backends it wraps.
+func gaugeNamer(b backends.Backend) backends.GaugeNamer {
+	for b != nil {
+		if g, ok := b.(backends.GaugeNamer); ok {
+			return g
+		}
+		u, ok := b.(interface{ Unwrap() backends.Backend })
+		if !ok {
+			return nil
+		}
+		b = u.Unwrap()
+	}
+	return nil
 }
 
 // keepAliveReporter finds the KeepAliveReporter in b or the backends it

@@ -45,6 +45,7 @@ type Backend struct {
 	http     *http.Client // Scrape's, made on first use
 
 	keepAlives *backends.KeepAliveRecorder
+	gauges     map[string]bool // gauge families seen in scrapes (IsGauge), under mu
 }
 
 var _ backends.KeepAliveReporter = (*Backend)(nil)

@@ -65,7 +65,14 @@ var statsCounters = []string{
 	backends.MetricRequests,
 }
 
-var _ backends.MemberScraper = (*Backend)(nil)
+var (
+	_ backends.MemberScraper = (*Backend)(nil)
+	_ backends.GaugeNamer    = (*Backend)(nil)
+)
+
+// IsGauge is fourlw.MntrGauge. Scrapes leave those names out already; it
+// says so to readers of older scrapes and to the workloads' meter.
+func (b *Backend) IsGauge(name string) bool { return fourlw.MntrGauge(name) }
 
 // Scrape reads mntr on every endpoint in parallel and returns the numeric
 // values summed over servers, under mntr's names and the canonical ones
