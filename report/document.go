@@ -574,8 +574,11 @@ func loadTable(wc []*analysis.Case, key []string, keyCells func(*analysis.Case) 
 		if b := c.ClientBound(); b != nil {
 			bound = "CLIENT-BOUND: " + b.Detail
 		}
-		row = append(row, pct(cpu/float64(n)), results.FormatDuration(sched),
-			fmt.Sprintf("%d (%s)", gcs, results.FormatDuration(gcMax)), results.FormatDuration(timer),
+		gc := "0"
+		if gcs > 0 {
+			gc = fmt.Sprintf("%d (%s)", gcs, results.FormatDuration(gcMax))
+		}
+		row = append(row, pct(cpu/float64(n)), results.FormatDuration(sched), gc, results.FormatDuration(timer),
 			mib(heap), mib(rss), kaCell, bound)
 		t.Rows = append(t.Rows, row)
 	}
