@@ -188,7 +188,7 @@ func jain(res *results.Result) string {
 // ClientCPU is the load generator's CPU over its cores, "97%", or "-"
 // where not measured (results.Load).
 func ClientCPU(res *results.Result) string {
-	if res.Load == nil || res.Load.Cores == 0 {
+	if res.Load == nil || res.Load.Cores == 0 || res.Load.CPUNotMeasured {
 		return unmeasured
 	}
 	return fmt.Sprintf("%.0f%%", 100*res.Load.CPUFraction)

@@ -534,6 +534,7 @@ func loadTable(wc []*analysis.Case, key []string, keyCells func(*analysis.Case) 
 		var n int
 		var sched, gcMax, timer time.Duration
 		var gcs, late, kas int64
+		cpuMissing := false
 		var heap, rss uint64
 		kaKind := ""
 		for _, r := range c.Results {
@@ -542,6 +543,9 @@ func loadTable(wc []*analysis.Case, key []string, keyCells func(*analysis.Case) 
 				continue
 			}
 			n++
+			if l.CPUNotMeasured {
+				cpuMissing = true
+			}
 			cpu += l.CPUFraction
 			sched, timer = max(sched, l.Sched.P99), max(timer, l.TimerLateness.P99)
 			gcs += l.GCPauses.Count
@@ -578,7 +582,11 @@ func loadTable(wc []*analysis.Case, key []string, keyCells func(*analysis.Case) 
 		if gcs > 0 {
 			gc = fmt.Sprintf("%d (%s)", gcs, results.FormatDuration(gcMax))
 		}
-		row = append(row, pct(cpu/float64(n)), results.FormatDuration(sched), gc, results.FormatDuration(timer),
+		cpuCell := pct(cpu / float64(n))
+		if cpuMissing {
+			cpuCell = NotMeasured
+		}
+		row = append(row, cpuCell, results.FormatDuration(sched), gc, results.FormatDuration(timer),
 			mib(heap), mib(rss), kaCell, bound)
 		t.Rows = append(t.Rows, row)
 	}

@@ -266,7 +266,7 @@ func caseLine(res *results.Result) string {
 	if n := res.Ops.StillWaiting; n > 0 {
 		fmt.Fprintf(&b, ", %d still waiting at the end", n)
 	}
-	if l := res.Load; l != nil {
+	if l := res.Load; l != nil && !l.CPUNotMeasured {
 		fmt.Fprintf(&b, ", client cpu %.0f%% of %d cores", 100*l.CPUFraction, l.Cores)
 	}
 	if cb := res.ClientBound; cb != nil {

@@ -289,6 +289,8 @@ func (m *Meter) fillLoad(res *results.Result, before, after Snapshot) {
 	}
 	if before.SelfErr == nil && after.SelfErr == nil && elapsed > 0 {
 		l.CPUFraction = (after.Self.CPUSeconds - before.Self.CPUSeconds) / (elapsed.Seconds() * float64(l.Cores))
+	} else {
+		l.CPUNotMeasured = true
 	}
 	if before.HasRunQueue && after.HasRunQueue && elapsed > 0 {
 		l.RunQueueShare = max(0, float64(after.RunQueue-before.RunQueue)/(float64(elapsed)*float64(l.Cores)))
