@@ -349,5 +349,8 @@ func Notes(r *results.Result) []string {
 	for i, n := range r.Notes {
 		out[i] = figures.Explain(n, r.Backend, totals, r.Server)
 	}
+	if n := JainUnmeaningful(r); n != "" {
+		out = append(out, n)
+	}
 	return out
 }

@@ -43,6 +43,11 @@ func (r FigureChange) Ratio() (float64, bool) {
 type CaseChange struct {
 	Key
 	Rows []FigureChange `json:"rows"`
+	// BoundA and BoundB are the case's client-bound reasons in A and B
+	// ("" when it was not, or not measured): a change where either is set
+	// may be the load generator's, not the servers'.
+	BoundA string `json:"client_bound_a,omitempty"`
+	BoundB string `json:"client_bound_b,omitempty"`
 }
 
 // Comparison is what changed from A to B.
@@ -121,6 +126,12 @@ func compareCase(x, y *Case) (CaseChange, error) {
 	figures.SortLatencyNames(names)
 	figs := TableFigures(names)
 	cs := CaseChange{Key: x.Key}
+	if cb := x.ClientBound(); cb != nil {
+		cs.BoundA = cb.Detail
+	}
+	if cb := y.ClientBound(); cb != nil {
+		cs.BoundB = cb.Detail
+	}
 	if x.Backend != y.Backend {
 		cs.Backend = x.Backend + " vs " + y.Backend
 	}
@@ -189,6 +200,11 @@ func (c *Comparison) Write(w io.Writer) error {
 		len(c.Cases), len(c.OnlyA), len(c.OnlyB), strconv.Itoa(int(Threshold*100)))
 	for _, cs := range c.Cases {
 		fmt.Fprintf(&b, "\n%s / %s / %s / %d clients\n", cs.Workload, cs.Backend, cs.Variant, cs.Clients)
+		for _, x := range []struct{ run, why string }{{"A", cs.BoundA}, {"B", cs.BoundB}} {
+			if x.why != "" {
+				fmt.Fprintf(&b, "  CLIENT-BOUND in %s: %s\n", x.run, x.why)
+			}
+		}
 		table := [][]string{{"figure", "unit", "A", "B", "B/A", "change", ""}}
 		for _, r := range cs.Rows {
 			ratio, change, mark := "", "", ""

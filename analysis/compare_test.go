@@ -110,3 +110,31 @@ func TestCompareAcrossBackends(t *testing.T) {
 		t.Fatalf("lock vs barrier: %d cases", len(c.Cases))
 	}
 }
+
+// A case client-bound in either run says so above its figures.
+func TestCompareMarksClientBound(t *testing.T) {
+	a := load(t, "lock-zookeeper.json")
+	b := load(t, "lock-zookeeper.json")
+	b.ID = "b"
+	for i := range b.Results {
+		if r := &b.Results[i]; r.Variant == "fair" {
+			r.ClientBound = &results.ClientBound{Reasons: []results.BoundReason{results.BoundStarved}, Detail: "starved (ran 26% and waited for a CPU 83% of 2 cores)"}
+		}
+	}
+	c, err := Compare(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := c.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, cs := range c.Cases {
+		if (cs.BoundB != "") != (cs.Variant == "fair") || cs.BoundA != "" {
+			t.Errorf("%v: bound A %q, B %q", cs.Key, cs.BoundA, cs.BoundB)
+		}
+	}
+	if !strings.Contains(out.String(), "CLIENT-BOUND in B: starved (ran 26%") {
+		t.Errorf("comparison does not mark the client-bound cases:\n%s", out.String())
+	}
+}

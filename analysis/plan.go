@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
@@ -56,6 +57,17 @@ type SeriesPlan struct {
 	// Headroom per measured case against the calibrated server capacity;
 	// empty without a calibration.
 	Headroom []Headroom `json:"headroom,omitempty"`
+	// Excluded are the measured cases left out of Fits, Sustain and
+	// Demand because the load generator, not the servers, was their limit.
+	Excluded []Excluded `json:"excluded,omitempty"`
+}
+
+// Excluded is a case capacity planning left out, and why.
+type Excluded struct {
+	Clients int `json:"clients"`
+	// Reason is the case's client-bound reasons and numbers
+	// (results.ClientBound.Detail).
+	Reason string `json:"reason"`
 }
 
 // Sustain answers: how many clients does the variant sustain under the
@@ -65,7 +77,8 @@ type Sustain struct {
 	// next does not), "extrapolated" (every measured count meets it; the
 	// fit is projected), "beyond" (every measured count meets it and the
 	// fit does not say where it stops), "none" (the smallest measured count
-	// already fails), "not measured" (no latency recorded).
+	// already fails), "not measured" (no latency recorded), "client-bound"
+	// (every measured case was client-bound: SeriesPlan.Excluded).
 	Status string `json:"status"`
 	// Clients is the answer (fractional when interpolated or projected).
 	Clients float64 `json:"clients"`
@@ -142,8 +155,18 @@ func PlanCapacity(runs []*results.Run, target Target) (*Plan, error) {
 
 type point struct{ n, y float64 }
 
-func planSeries(s Series, cases []*Case, t Target, cal *results.Calibration) (*SeriesPlan, error) {
+func planSeries(s Series, all []*Case, t Target, cal *results.Calibration) (*SeriesPlan, error) {
 	sp := &SeriesPlan{Series: s, Latency: t.Latency, Fits: map[string]Fit{}}
+	// A client-bound case measured the load generator: it answers no
+	// capacity question.
+	var cases []*Case
+	for _, c := range all {
+		if b := c.ClientBound(); b != nil {
+			sp.Excluded = append(sp.Excluded, Excluded{Clients: c.Clients, Reason: b.Detail})
+			continue
+		}
+		cases = append(cases, c)
+	}
 	if sp.Latency == "" && len(cases) > 0 {
 		sp.Latency = cases[0].PrimaryLatency()
 	}
@@ -169,6 +192,18 @@ func planSeries(s Series, cases []*Case, t Target, cal *results.Calibration) (*S
 		}
 	}
 	sp.Sustain = sustain(points[figures.P99.ID()], points[figures.Throughput.ID()], sp.Fits, t)
+	if len(sp.Excluded) > 0 {
+		var ns []string
+		for _, e := range sp.Excluded {
+			ns = append(ns, fmt.Sprintf("N=%d", e.Clients))
+		}
+		left := fmt.Sprintf("%s left out: client-bound, the load generator was the limit (%s)", strings.Join(ns, ", "), sp.Excluded[0].Reason)
+		if len(cases) == 0 {
+			sp.Sustain = Sustain{Status: "client-bound", Text: "not answered: every measured case was client-bound; " + left}
+		} else {
+			sp.Sustain.Text += "; " + left
+		}
+	}
 	sp.Demand = demand(cases, sp.Fits, points, t, cal)
 	if cal != nil {
 		for _, c := range cases {

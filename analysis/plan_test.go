@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -197,6 +198,42 @@ func TestBuildOnLockSweep(t *testing.T) {
 			}
 		} else if len(sp.Headroom) != 0 {
 			t.Errorf("zookeeper run has no calibration but headroom %+v", sp.Headroom)
+		}
+	}
+}
+
+// A client-bound case measured the load generator: capacity planning
+// leaves it out of fits and answers, and says so with its reason.
+func TestPlanLeavesClientBoundOut(t *testing.T) {
+	run, err := results.ReadFile(testresults.Path("lock-zookeeper.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := PlanCapacity([]*results.Run{run}, Target{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	largest := testresults.LockClients[len(testresults.LockClients)-1]
+	bound := &results.ClientBound{Reasons: []results.BoundReason{results.BoundCPU}, Detail: "cpu (97% of 2 cores)"}
+	for i := range run.Results {
+		if run.Results[i].Clients == largest {
+			run.Results[i].ClientBound = bound
+		}
+	}
+	plan, err := PlanCapacity([]*results.Run{run}, Target{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, sp := range plan.Series {
+		if len(sp.Excluded) != 1 || sp.Excluded[0].Clients != largest || sp.Excluded[0].Reason != bound.Detail {
+			t.Fatalf("%v excluded %+v, want N=%d with its reason", sp.Series, sp.Excluded, largest)
+		}
+		if !strings.Contains(sp.Sustain.Text, fmt.Sprintf("N=%d left out: client-bound", largest)) {
+			t.Errorf("%v sustain %q does not say what was left out", sp.Series, sp.Sustain.Text)
+		}
+		fan, was := sp.Fits["watch_events/op"], full.Series[i].Fits["watch_events/op"]
+		if fan.Points != was.Points-1 {
+			t.Errorf("%v fan-out fit over %d points, the full plan's over %d: the client-bound case must be left out", sp.Series, fan.Points, was.Points)
 		}
 	}
 }

@@ -24,10 +24,15 @@ const unmeasured = "-"
 // variant, clients, succeeded operations, throughput, p50/p99/p99.9 of the
 // primary latency, watch events per operation seen by the clients and by the
 // servers side by side, wasted wake-ups per operation, requests per operation
-// client | server, FIFO inversions, Jain's index, safety violations and
-// errors. A figure that was not measured prints as "-". A run with faults
-// or a fenced register gets a second table, its safety (WriteSafety). Notes
-// and leftovers follow.
+// client | server, payload bytes the clients received per operation beside
+// the message bytes the servers sent, FIFO inversions, Jain's index ("-" where not every
+// client could get a turn: JainUnmeaningful, with a note), safety
+// violations, errors, operations still waiting at the end (not errors:
+// results.Ops.StillWaiting), the load generator's CPU over its cores and
+// whether the case was client-bound (results.Load.Bound; its note gives the
+// numbers). A figure that was not measured prints as "-".
+// A run with faults or a fenced register gets a second table, its safety
+// (WriteSafety). Notes and leftovers follow.
 func WriteSummary(w io.Writer, run *results.Run) error {
 	latName := "latency"
 	for i := range run.Results {
@@ -44,8 +49,8 @@ func WriteSummary(w io.Writer, run *results.Run) error {
 	}
 	head = append(head, "ops", "ops/s",
 		latName+" p50", "p99", "p99.9",
-		"watch ev/op cli|srv", "wasted/op", "req/op cli|srv",
-		"FIFO inv", "Jain", "violations", "errors", "stopped by")
+		"watch ev/op cli|srv", "wasted/op", "req/op cli|srv", "B/op rx cli|srv tx",
+		"FIFO inv", "Jain", "violations", "errors", "waiting at end", "client cpu", "client-bound", "stopped by")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for i := range run.Results {
 		res := &run.Results[i]
@@ -61,8 +66,11 @@ func WriteSummary(w io.Writer, run *results.Run) error {
 			pairCell(res, figures.WatchEvents),
 			perOpCell(res, figures.WastedWakeups.Key),
 			pairCell(res, figures.Requests),
+			perOpCell(res, figures.BytesReceived.Key)+" | "+perOpCell(res, figures.ServerBytesSent.Key),
 			fifo(res), jain(res), violations(res),
 			fmt.Sprint(realErrors(res)),
+			stillWaiting(res),
+			ClientCPU(res), ClientBoundCell(res),
 			string(res.StoppedBy),
 		)
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
@@ -167,11 +175,43 @@ func fifo(res *results.Result) string {
 	return fmt.Sprint(res.Fairness.FIFOInversions)
 }
 
+// jain prints "-" for an index not measured or not meaningful (Notes says
+// why: JainUnmeaningful).
 func jain(res *results.Result) string {
-	if res.Fairness.Jain == 0 {
+	j, ok := jainMeaningful(res)
+	if !ok {
 		return unmeasured
 	}
-	return fmt.Sprintf("%.3f", res.Fairness.Jain)
+	return fmt.Sprintf("%.3f", j)
+}
+
+// ClientCPU is the load generator's CPU over its cores, "97%", or "-"
+// where not measured (results.Load).
+func ClientCPU(res *results.Result) string {
+	if res.Load == nil || res.Load.Cores == 0 || res.Load.CPUNotMeasured {
+		return unmeasured
+	}
+	return fmt.Sprintf("%.0f%%", 100*res.Load.CPUFraction)
+}
+
+// ClientBoundCell is "no", the client-bound reasons ("cpu,scheduler"), or
+// "-" where the load generator was not measured.
+func ClientBoundCell(res *results.Result) string {
+	switch {
+	case res.ClientBound != nil:
+		rs := make([]string, len(res.ClientBound.Reasons))
+		for i, r := range res.ClientBound.Reasons {
+			rs[i] = string(r)
+		}
+		return strings.Join(rs, ",")
+	case res.Load == nil:
+		return unmeasured
+	}
+	return "no"
+}
+
+func stillWaiting(res *results.Result) string {
+	return fmt.Sprint(res.Ops.StillWaiting)
 }
 
 func violations(res *results.Result) string {

@@ -30,15 +30,19 @@ func summaryTestRun(t testing.TB) *results.Run {
 			{
 				Workload: "lock", Variant: "naive", Backend: "etcd", Clients: 10, StoppedBy: "duration",
 				Elapsed:    2 * time.Second,
-				Ops:        results.Ops{Issued: 1010, Succeeded: 1000, Failed: 10},
+				Ops:        results.Ops{Issued: 1010, Succeeded: 1000, Failed: 1, StillWaiting: 9},
 				Throughput: 500,
 				Latency:    map[string]*results.Histogram{"acquire": h},
-				PerOp:      map[string]float64{"watch_events": 9.02, "server_watch_events": 9.01, "wasted_wakeups": 8.1},
-				Fairness:   results.Fairness{FIFOInversions: 12, Jain: 0.97},
-				Safety:     results.Safety{Checked: 1000},
-				Errors:     map[string]int64{results.ErrorKindStoppedWaiting: 9, "session_lost": 1},
-				Series:     results.Series{Interval: 100 * time.Millisecond, Counts: []int64{50, 50}},
-				Notes:      []string{"client and server disagree"},
+				PerOp: map[string]float64{"watch_events": 9.02, "server_watch_events": 9.01, "wasted_wakeups": 8.1,
+					"bytes_received": 1234, "server_bytes_sent": 2600},
+				Fairness: results.Fairness{FIFOInversions: 12, Jain: 0.97},
+				Safety:   results.Safety{Checked: 1000},
+				Errors:   map[string]int64{"session_lost": 1},
+				Series:   results.Series{Interval: 100 * time.Millisecond, Counts: []int64{50, 50}},
+				Notes:    []string{"client and server disagree"},
+				Load:     &results.Load{Cores: 2, CPUFraction: 0.97},
+				ClientBound: &results.ClientBound{Reasons: []results.BoundReason{results.BoundCPU},
+					Detail: "cpu (97% of 2 cores)"},
 			},
 			{
 				Workload: "lock", Variant: "native", Backend: "etcd", Clients: 10, StoppedBy: "ops",
@@ -71,20 +75,25 @@ func TestSummary(t *testing.T) {
 	if naive == "" || native == "" {
 		t.Fatalf("summary lacks a row:\n%s", out)
 	}
-	for _, want := range []string{"9.02 | 9.01", "8.10", "0.970", " 12 ", "500.0"} {
+	for _, want := range []string{"9.02 | 9.01", "8.10", "0.970", " 12 ", "500.0", "1234 | 2600"} {
 		if !strings.Contains(naive, want) {
 			t.Errorf("naive row lacks %q: %q", want, naive)
 		}
 	}
-	// Errors leave out operations withdrawn at the bound: 1, not 10.
-	if f := strings.Fields(naive); f[len(f)-2] != "1" {
-		t.Errorf("naive errors = %q, want 1: %q", f[len(f)-2], naive)
+	// Errors leave out operations still waiting at the bound: 1 error, 9
+	// waiting at the end, apart.
+	if f := strings.Fields(naive); f[len(f)-5] != "1" || f[len(f)-4] != "9" {
+		t.Errorf("naive errors, waiting at end = %q, %q, want 1, 9: %q", f[len(f)-5], f[len(f)-4], naive)
+	}
+	// The naive case's load generator ran at 97% of its cores: client-bound.
+	if f := strings.Fields(naive); f[len(f)-3] != "97%" || f[len(f)-2] != "cpu" {
+		t.Errorf("naive client cpu, bound = %q, %q, want 97%%, cpu: %q", f[len(f)-3], f[len(f)-2], naive)
 	}
 	// The native row measured neither client-side counts, nor latency, nor
 	// fairness: dashes, never zeros.
 	f := strings.Fields(native)
-	// backend variant clients ops ops/s p50 p99 p99.9 cli | srv wasted cli | srv fifo jain viol errors stopped
-	want := []string{"etcd", "native", "10", "5", "5.00", "-", "-", "-", "-", "|", "1.00", "-", "-", "|", "-", "-", "-", "0", "0", "ops"}
+	// backend variant clients ops ops/s p50 p99 p99.9 cli | srv wasted cli | srv bytes cli | srv fifo jain viol errors waiting cpu bound stopped
+	want := []string{"etcd", "native", "10", "5", "5.00", "-", "-", "-", "-", "|", "1.00", "-", "-", "|", "-", "-", "|", "-", "-", "-", "0", "0", "0", "-", "-", "ops"}
 	if strings.Join(f, " ") != strings.Join(want, " ") {
 		t.Errorf("native row = %q\nwant         %q", strings.Join(f, " "), strings.Join(want, " "))
 	}

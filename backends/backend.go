@@ -90,23 +90,49 @@ const (
 	// MetricRequests: all client requests received (ZooKeeper
 	// zk_packets_received, etcd grpc_server_handled_total over every method).
 	MetricRequests = "zkbench_server_requests"
+	// MetricBytesReceived: bytes the servers received from clients, whole
+	// messages (ZooKeeper zk_bytes_received_count, which also counts
+	// four-letter words such as zkbench's own mntr scrapes; etcd
+	// etcd_network_client_grpc_received_bytes_total).
+	MetricBytesReceived = "zkbench_server_bytes_received"
+	// MetricBytesSent: bytes the servers sent to clients, whole messages
+	// (ZooKeeper zk_response_bytes, replies and notifications; etcd
+	// etcd_network_client_grpc_sent_bytes_total).
+	MetricBytesSent = "zkbench_server_bytes_sent"
 	// MetricCPUSeconds: server process CPU time, where the server exports it.
 	MetricCPUSeconds = "zkbench_server_cpu_seconds"
 	// MetricResidentBytes: server resident memory (a gauge, not a counter).
 	MetricResidentBytes = "zkbench_server_resident_bytes"
 )
 
+// GaugeNamer is a Scraper that knows which of its raw names are gauges
+// (values now: connections, watchers, averages, percentiles), whose
+// difference over an interval is no count of anything. Found by type
+// assertion; workloads leave gauges out of a result's server figures
+// (CounterDelta).
+type GaugeNamer interface {
+	IsGauge(name string) bool
+}
+
 // Delta returns after - before. Canonical names (prefix "zkbench_") are
 // always kept, so a measured zero stays distinguishable from "not measured";
 // raw server names are kept only where they moved, which keeps results files
-// small (an etcd member exports about a thousand series). Gauges such as
-// MetricResidentBytes keep after's value.
-func (after Metrics) Delta(before Metrics) Metrics {
+// small (an etcd member exports about a thousand series). The one gauge
+// among the canonical names, MetricResidentBytes, keeps after's value; a
+// raw gauge is differenced like a counter (a test may want the change in
+// the number of watchers): CounterDelta leaves raw gauges out.
+func (after Metrics) Delta(before Metrics) Metrics { return after.CounterDelta(before, nil) }
+
+// CounterDelta is Delta without the raw names isGauge reports as gauges
+// (nil: none): what a result keeps of the servers' figures, so that no
+// gauge, average or percentile becomes a difference.
+func (after Metrics) CounterDelta(before Metrics, isGauge func(string) bool) Metrics {
 	d := make(Metrics)
 	for k, v := range after {
 		switch {
 		case k == MetricResidentBytes:
 			d[k] = v
+		case isGauge != nil && !strings.HasPrefix(k, canonicalPrefix) && isGauge(k):
 		case strings.HasPrefix(k, canonicalPrefix):
 			d[k] = v - before[k]
 		case v != before[k]:

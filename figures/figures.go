@@ -145,6 +145,16 @@ var (
 	ServerReads = Figure{Key: "server_reads", Label: "reads (server)", Side: Server,
 		Metric: backends.MetricReads, Tabled: true,
 		Doc: "read requests the servers processed (ZooKeeper: below /zkbench, pings excluded)"}
+	BytesSent = Figure{Key: "bytes_sent", Label: "bytes sent (client)", Side: Client,
+		Doc: "payload bytes the clients sent: paths and data (backends/instrument)"}
+	BytesReceived = Figure{Key: "bytes_received", Label: "bytes received (client)", Side: Client, Tabled: true, Fitted: true,
+		Doc: "payload bytes the clients received: data read, names listed, watch events' paths (backends/instrument)"}
+	ServerBytesReceived = Figure{Key: "server_bytes_received", Label: "bytes received (server)", Side: Server,
+		Metric: backends.MetricBytesReceived,
+		Doc:    "bytes of the messages the servers received from clients (headers and keep-alives included)"}
+	ServerBytesSent = Figure{Key: "server_bytes_sent", Label: "bytes sent (server)", Side: Server,
+		Metric: backends.MetricBytesSent, Tabled: true, Fitted: true,
+		Doc: "bytes of the messages the servers sent to clients (headers, stats, notifications and keep-alives included)"}
 	ServerWatchesTriggeredDeleted = Figure{Key: "server_watches_triggered_deleted", Label: "watches triggered by deletes (server)",
 		Side: Server, Metric: backends.MetricWatchesTriggeredOnDelete,
 		Doc: "ZooKeeper watches triggered by deletes"}
@@ -159,6 +169,7 @@ var (
 var all = []Figure{
 	Throughput, P50, P99, P999,
 	WatchEvents, ServerWatchEvents, WastedWakeups, Requests, ServerRequests, ServerWrites, ServerReads,
+	BytesSent, BytesReceived, ServerBytesReceived, ServerBytesSent,
 	WatchesArmed, ServerWatchesTriggeredDeleted,
 }
 

@@ -61,7 +61,7 @@ func TestFittedOrder(t *testing.T) {
 	for _, f := range Fitted() {
 		ids = append(ids, f.ID())
 	}
-	want := "watch_events/op server_watch_events/op wasted_wakeups/op requests/op server_requests/op server_writes/op p99 throughput"
+	want := "watch_events/op server_watch_events/op wasted_wakeups/op requests/op server_requests/op server_writes/op bytes_received/op server_bytes_sent/op p99 throughput"
 	if got := strings.Join(ids, " "); got != want {
 		t.Errorf("fitted %s\nwant    %s", got, want)
 	}

@@ -203,7 +203,7 @@ func Build(runs []*results.Run) ([]*Figure, error) {
 		slices.Sort(b.clients)
 		b.order, b.series = analysis.Group(wc)
 		first := len(figs)
-		for _, f := range []func() (*Figure, error){b.fanout, b.throughput, b.requests} {
+		for _, f := range []func() (*Figure, error){b.fanout, b.bytes, b.throughput, b.requests} {
 			fig, err := f()
 			if err != nil {
 				return nil, err
@@ -326,7 +326,35 @@ func (b *builder) sweepLines(kind backends.Kind, dash int, extra string, y func(
 			lines = append(lines, l)
 		}
 	}
+	if bound := b.boundPoints(kind, y); len(bound.Points) > 0 {
+		lines = append(lines, bound)
+	}
 	return lines, nil
+}
+
+// ClientBoundLabel is the legend of the crosses drawn over client-bound
+// cases' points (results.Result.ClientBound).
+const ClientBoundLabel = "client-bound: the load generator was the limit"
+
+// boundPoints marks, with a black cross over its point, every case of
+// backend kind that was client-bound: what it shows is zkbench on that
+// machine, not the server.
+func (b *builder) boundPoints(kind backends.Kind, y func(*analysis.Case) (float64, bool, error)) Line {
+	l := Line{Label: ClientBoundLabel, Legend: ClientBoundLabel, Color: "#000000", Glyph: "cross", Scatter: true}
+	for _, s := range b.order {
+		if s.Backend != kind {
+			continue
+		}
+		for _, c := range b.series[s] {
+			if c.ClientBound() == nil {
+				continue
+			}
+			if v, ok, err := y(c); err == nil && ok {
+				l.Points = append(l.Points, Point{X: float64(c.Clients), Y: v})
+			}
+		}
+	}
+	return l
 }
 
 // value reads figure f of a case (analysis.Case.Value).
@@ -377,6 +405,55 @@ func (b *builder) fanout() (*Figure, error) {
 				Title: fmt.Sprintf("%s — %s", kind, r.side),
 				X:     b.clientsAxis(),
 				Y:     Axis{Label: fmt.Sprintf("watch events per %s", b.unit), Scale: Log},
+				Lines: lines,
+			})
+		}
+		if found {
+			fig.Panels = append(fig.Panels, row...)
+			fig.Rows++
+			measured = true
+		}
+	}
+	if !measured {
+		return nil, nil
+	}
+	return fig, nil
+}
+
+// bytes draws payload bytes received per operation (client side) and the
+// servers' message bytes sent per operation against clients: a recipe that
+// lists every waiter on each wake-up is O(N) here even when its fan-out is
+// flat. Nil when no case measured bytes (older results files).
+func (b *builder) bytes() (*Figure, error) {
+	rows := []struct {
+		fig  figures.Figure
+		side string
+	}{
+		{figures.BytesReceived, "client side: payload received"},
+		{figures.ServerBytesSent, "server side: message bytes sent"},
+	}
+	fig := &Figure{
+		Name:  b.workload + "-bytes",
+		Title: fmt.Sprintf("%s: bytes per %s", b.workload, b.unit),
+		Caption: fmt.Sprintf("Bytes per %s against clients (log-log): the clients' payload (data read, names listed, "+
+			"watch events' paths) and the servers' message bytes (headers, stats and keep-alives included). Herd-free is a "+
+			"claim about notifications: a variant that lists every waiter on each wake-up rises here with a flat fan-out.", b.unit),
+		Cols: len(b.backends),
+	}
+	measured := false
+	for _, r := range rows {
+		var row []*Panel
+		found := false
+		for _, kind := range b.backends {
+			lines, err := b.sweepLines(kind, 0, "", value(r.fig))
+			if err != nil {
+				return nil, err
+			}
+			found = found || len(lines) > 0
+			row = append(row, &Panel{
+				Title: fmt.Sprintf("%s — %s", kind, r.side),
+				X:     b.clientsAxis(),
+				Y:     Axis{Label: fmt.Sprintf("bytes per %s", b.unit), Scale: Log},
 				Lines: lines,
 			})
 		}

@@ -339,3 +339,86 @@ func TestFaultTimelineGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A client-bound case's points carry a cross in every sweep figure, at the
+// case's own value, and the figure still renders.
+func TestClientBoundPointsMarked(t *testing.T) {
+	runs := loadRuns(t, "lock-zookeeper.json")
+	largest := 0
+	for _, r := range runs[0].Results {
+		largest = max(largest, r.Clients)
+	}
+	for i := range runs[0].Results {
+		if r := &runs[0].Results[i]; r.Clients == largest && r.Variant == "naive" {
+			r.ClientBound = &results.ClientBound{Reasons: []results.BoundReason{results.BoundCPU}, Detail: "cpu (97% of 2 cores)"}
+		}
+	}
+	figs, err := Build(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"lock-fanout", "lock-throughput"} {
+		f := Find(figs, name)
+		if f == nil {
+			t.Fatalf("no %s figure", name)
+		}
+		marked := 0
+		for _, p := range f.Panels {
+			var naiveLast Point
+			for _, l := range p.Lines {
+				if l.Variant == "naive" && len(l.Points) > 0 {
+					naiveLast = l.Points[len(l.Points)-1]
+				}
+			}
+			for _, l := range p.Lines {
+				if l.Label != ClientBoundLabel {
+					continue
+				}
+				marked++
+				if len(l.Points) != 1 || l.Points[0] != naiveLast || !l.Scatter {
+					t.Errorf("%s %s: client-bound marks %+v, want the naive line's point at N=%d %+v", name, p.Title, l.Points, largest, naiveLast)
+				}
+			}
+		}
+		if marked == 0 {
+			t.Errorf("%s: no client-bound mark", name)
+		}
+		var buf bytes.Buffer
+		if err := Render(&buf, f, "png"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The bytes figure appears only where bytes were measured, client side and
+// server side, one line per variant.
+func TestBytesFigure(t *testing.T) {
+	runs := loadRuns(t, "lock-zookeeper.json")
+	figs, err := Build(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Find(figs, "lock-bytes") != nil {
+		t.Fatal("a bytes figure for results that measured no bytes")
+	}
+	for i := range runs[0].Results {
+		r := &runs[0].Results[i]
+		r.PerOp["bytes_received"] = 90 * float64(r.Clients)
+		r.PerOp["server_bytes_sent"] = 100 * float64(r.Clients)
+	}
+	if figs, err = Build(runs); err != nil {
+		t.Fatal(err)
+	}
+	f := Find(figs, "lock-bytes")
+	if f == nil || f.Rows != 2 || len(f.Panels) != 2 {
+		t.Fatalf("lock-bytes %+v, want a client and a server row", f)
+	}
+	for _, p := range f.Panels {
+		for _, l := range p.Lines {
+			last := l.Points[len(l.Points)-1]
+			if last.Y < 90*last.X || last.Y > 100*last.X {
+				t.Errorf("%s %s: point %+v is not the bytes given", p.Title, l.Label, last)
+			}
+		}
+	}
+}

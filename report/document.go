@@ -157,12 +157,27 @@ func (d *Document) glance(cases []*analysis.Case, plan *analysis.Plan) {
 	for _, sp := range plan.Series {
 		items = append(items, fmt.Sprintf("%s, %s on %s sustains %s.", sp.Workload, sp.Variant, sp.Backend, sp.Sustain.Text))
 	}
+	for _, s := range order {
+		if line := bytesLine(s, bySeries[s]); line != "" {
+			items = append(items, line)
+		}
+	}
 	var checked, violations int64
 	for _, c := range cases {
 		for _, r := range c.Results {
 			checked += r.Safety.Checked
 			violations += r.Safety.Violations
 		}
+	}
+	var bound []string
+	for _, c := range cases {
+		if b := c.ClientBound(); b != nil {
+			bound = append(bound, fmt.Sprintf("%s (%s)", c.Key, b.Detail))
+		}
+	}
+	if len(bound) > 0 {
+		items = append(items, fmt.Sprintf("CLIENT-BOUND: %d case(s) measured the load generator, not the servers, and are left out of capacity planning: %s.",
+			len(bound), strings.Join(bound, "; ")))
 	}
 	if checked > 0 {
 		if violations == 0 {
@@ -241,6 +256,52 @@ func fanoutLine(s analysis.Series, cases []*analysis.Case) string {
 	}
 	return fmt.Sprintf("%s, %s on %s: watch events per %s %s: %s.", s.Workload, s.Variant, s.Backend,
 		figures.UnitOf(s.Workload), verdict, strings.Join(parts, "; "))
+}
+
+// bytesLine says when a series' bytes per operation grow with clients,
+// with the measured slope (the linear least-squares fit's, in bytes per
+// operation per client, whichever model fits better), client side
+// (payload) and server side (message bytes); "" when neither grows. The
+// fit takes every measured case, client-bound ones too: what a recipe
+// reads per operation does not depend on who was the limit. For a
+// herd-free variant it adds that herd-free is a claim about notifications.
+func bytesLine(s analysis.Series, cases []*analysis.Case) string {
+	var parts []string
+	for _, f := range []figures.Figure{figures.BytesReceived, figures.ServerBytesSent} {
+		var ns, ys []float64
+		for _, c := range cases {
+			if v, ok := c.PerOp(f.Key); ok {
+				ns, ys = append(ns, float64(c.Clients)), append(ys, v)
+			}
+		}
+		fit, err := analysis.FitGrowth(ns, ys)
+		if err != nil || !fit.Grows() || !fit.Linear.OK || fit.Linear.B <= 0 {
+			continue
+		}
+		// Grows as the fan-out verdict says a figure grows: by N^0.6 or
+		// more from the smallest to the largest measured N (a bounded
+		// range that reads a few bytes more at 1,000 clients does not).
+		i, j := 0, len(ns)-1
+		if ys[i] <= 0 || ys[j] <= 0 {
+			continue
+		}
+		e := math.Log(ys[j]/ys[i]) / math.Log(ns[j]/ns[i])
+		if e < growsElasticity {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s → %s from N=%s to N=%s (≈N^%.2f), about %s bytes more per client (linear fit, R² %s; best fit %s)",
+			f.Label, Num(ys[i]), Num(ys[j]), Num(ns[i]), Num(ns[j]), e,
+			Num(fit.Linear.B), Num(fit.Linear.R2), fit.String()))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("%s, %s on %s: bytes per %s GROW with clients: %s.", s.Workload, s.Variant, s.Backend,
+		figures.UnitOf(s.Workload), strings.Join(parts, "; "))
+	if analysis.ClassOf(s.Variant) == analysis.HerdFree {
+		line += " Herd-free is a claim about notifications, not bytes: this variant still reads a listing that grows with the waiters."
+	}
+	return line
 }
 
 // thin picks at most k indexes of n, first and last included.
@@ -395,8 +456,11 @@ func (d *Document) summaries(cases []*analysis.Case) error {
 			cost.Header = append(cost.Header, f.Header(unit))
 		}
 		fair := Table{
-			Caption: "Fairness and safety. Violations must be 0 without injected faults.",
-			Header:  append(slices.Clone(key), "Jain index", "FIFO inversions", "safety checked", "safety violations", "stopped by", "errors"),
+			Caption: "Fairness and safety. Violations must be 0 without injected faults. Jain's index is " + NotMeasured +
+				" where not every client could get a turn (fewer grants than clients, or a case shorter than clients × the mean handoff; the notes say which). " +
+				"Operations still waiting at the end (queued behind the holder when the case stopped) are neither errors nor failures.",
+			Header: append(slices.Clone(key), "Jain index", "FIFO inversions", "safety checked", "safety violations", "stopped by", "errors",
+				"still waiting at the end"),
 		}
 		for _, c := range wc {
 			row := append(keyCells(c), strconv.FormatInt(c.Succeeded(), 10))
@@ -419,28 +483,124 @@ func (d *Document) summaries(cases []*analysis.Case) error {
 			}
 			cost.Rows = append(cost.Rows, row)
 
-			var jain float64
-			var inv, checked, viol, errs int64
+			var inv, checked, viol, errs, waiting int64
 			var stopped []string
 			for _, r := range c.Results {
-				jain += r.Fairness.Jain
 				inv += r.Fairness.FIFOInversions
 				checked += r.Safety.Checked
 				viol += r.Safety.Violations
-				for _, n := range r.Errors {
-					errs += n
+				for kind, n := range r.Errors {
+					if kind != results.ErrorKindStoppedWaiting {
+						errs += n
+					}
 				}
+				waiting += r.Ops.StillWaiting
 				if !slices.Contains(stopped, string(r.StoppedBy)) {
 					stopped = append(stopped, string(r.StoppedBy))
 				}
 			}
 			fair.Rows = append(fair.Rows, append(keyCells(c),
-				Num(jain/float64(c.Repeats())), strconv.FormatInt(inv, 10), strconv.FormatInt(checked, 10),
-				strconv.FormatInt(viol, 10), strings.Join(stopped, ", "), strconv.FormatInt(errs, 10)))
+				jainCell(c), strconv.FormatInt(inv, 10), strconv.FormatInt(checked, 10),
+				strconv.FormatInt(viol, 10), strings.Join(stopped, ", "), strconv.FormatInt(errs, 10),
+				strconv.FormatInt(waiting, 10)))
 		}
 		d.add(Heading{3, "Throughput and latency"}, perf, Heading{3, "Cost per " + string(unit)}, cost, Heading{3, "Fairness and safety"}, fair)
+		if load, ok := loadTable(wc, key, keyCells); ok {
+			d.add(Heading{3, "Load generator"}, load)
+		}
 	}
 	return nil
+}
+
+// loadTable is what the load generator spent and how late it ran in each
+// case (results.Load), and whether the case was client-bound; false when no
+// case measured it (older files).
+func loadTable(wc []*analysis.Case, key []string, keyCells func(*analysis.Case) []string) (Table, bool) {
+	t := Table{
+		Caption: fmt.Sprintf("The load generator (the zkbench process): CPU over its cores (mean over repeats), Go scheduler latency p99, "+
+			"GC pauses, how late a 50 ms timer ran (p99), peak live heap and resident memory, keep-alives later than a tenth of their "+
+			"interval (ZooKeeper: pings sent late; etcd: responses late, which includes the server), and whether the case was client-bound: "+
+			"CPU ≥ %.0f%% of its cores, or waiting for a CPU ≥ %.0f%% of them (the machine oversubscribed), scheduler latency p99 ≥ %s and ≥ %.0f%% "+
+			"of the case's p99, or %.0f%% of its keep-alives late (docs/figures.md). A client-bound case measured zkbench, not the servers, and is "+
+			"left out of capacity planning.",
+			100*results.MaxCPUFraction, 100*results.MinStarvedShare, results.FormatDuration(results.MaxSchedP99), 100*results.SchedShare,
+			100*results.MaxLateKeepAlives),
+		Header: append(slices.Clone(key), "client CPU", "scheduler p99", "GC pauses (max)", "timer late p99",
+			"heap peak (MiB)", "RSS peak (MiB)", "keep-alives late", "client-bound"),
+	}
+	measured := false
+	for _, c := range wc {
+		var cpu float64
+		var n int
+		var sched, gcMax, timer time.Duration
+		var gcs, late, kas int64
+		cpuMissing := false
+		var heap, rss uint64
+		kaKind := ""
+		for _, r := range c.Results {
+			l := r.Load
+			if l == nil {
+				continue
+			}
+			n++
+			if l.CPUNotMeasured {
+				cpuMissing = true
+			}
+			cpu += l.CPUFraction
+			sched, timer = max(sched, l.Sched.P99), max(timer, l.TimerLateness.P99)
+			gcs += l.GCPauses.Count
+			gcMax = max(gcMax, l.GCPauses.Max)
+			heap, rss = max(heap, l.HeapPeakBytes), max(rss, l.RSSPeakBytes)
+			if k := l.KeepAlives; k != nil {
+				late += k.Late
+				kas += k.Lateness.Count
+				kaKind = k.What
+			}
+		}
+		row := keyCells(c)
+		if n == 0 {
+			row = append(row, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured)
+			t.Rows = append(t.Rows, row)
+			continue
+		}
+		measured = true
+		mib := func(b uint64) string {
+			if b == 0 {
+				return NotMeasured
+			}
+			return Num(float64(b) / (1 << 20))
+		}
+		kaCell := NotMeasured
+		if kaKind != "" {
+			kaCell = fmt.Sprintf("%d of %d (%s)", late, kas, kaKind)
+		}
+		bound := "no"
+		if b := c.ClientBound(); b != nil {
+			bound = "CLIENT-BOUND: " + b.Detail
+		}
+		gc := "0"
+		if gcs > 0 {
+			gc = fmt.Sprintf("%d (%s)", gcs, results.FormatDuration(gcMax))
+		}
+		cpuCell := pct(cpu / float64(n))
+		if cpuMissing {
+			cpuCell = NotMeasured
+		}
+		row = append(row, cpuCell, results.FormatDuration(sched), gc, results.FormatDuration(timer),
+			mib(heap), mib(rss), kaCell, bound)
+		t.Rows = append(t.Rows, row)
+	}
+	return t, measured
+}
+
+// jainCell is the mean Jain index over c's repeats, or NotMeasured where
+// it was not measured or is not meaningful (analysis.JainUnmeaningful).
+func jainCell(c *analysis.Case) string {
+	j, ok := c.Jain()
+	if !ok {
+		return NotMeasured
+	}
+	return Num(j)
 }
 
 func (d *Document) plots(runs []*results.Run) error {

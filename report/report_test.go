@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkbench/zkbench/internal/testresults"
 	"github.com/zkbench/zkbench/results"
@@ -270,5 +271,79 @@ func TestMeasuredLockReport(t *testing.T) {
 	}
 	if bytes.Contains(md, []byte("SYNTHETIC")) {
 		t.Error("a measured report is marked synthetic")
+	}
+}
+
+// A client-bound case is marked at a glance, in the load generator table
+// with its reason, and left out of the capacity answers.
+func TestReportMarksClientBound(t *testing.T) {
+	runs := loadRuns(t, "lock-zookeeper.json")
+	largest := 0
+	for _, r := range runs[0].Results {
+		largest = max(largest, r.Clients)
+	}
+	for i := range runs[0].Results {
+		r := &runs[0].Results[i]
+		r.Load = &results.Load{Cores: 2, CPUFraction: 0.4, Sched: results.Spread{Count: 100, P99: time.Millisecond}}
+		if r.Clients == largest {
+			r.Load.CPUFraction = 0.97
+		}
+		r.ClientBound = r.Load.Bound()
+	}
+	d, err := Build(runs, Options{NoPlots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := d.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"CLIENT-BOUND: 3 case(s) measured the load generator",
+		"### Load generator",
+		"| 97% |",
+		"CLIENT-BOUND: cpu (97% of 2 cores)",
+		fmt.Sprintf("N=%d left out: client-bound", largest),
+	} {
+		if !bytes.Contains(md.Bytes(), []byte(want)) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+// A variant whose bytes per operation grow with clients is named at a
+// glance with the fitted slope, and a herd-free one is told apart: its
+// claim is about notifications.
+func TestReportBytesGrowth(t *testing.T) {
+	runs := loadRuns(t, "lock-zookeeper.json")
+	for i := range runs[0].Results {
+		r := &runs[0].Results[i]
+		if r.Variant == "fair" {
+			r.PerOp["bytes_received"] = 90*float64(r.Clients) + 20
+		} else {
+			r.PerOp["bytes_received"] = 300
+		}
+	}
+	d, err := Build(runs, Options{NoPlots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := d.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	for _, want := range []string{
+		"lock, fair on zookeeper: bytes per acquisition GROW with clients",
+		"(≈N^0.9",
+		"about 90 bytes more per client",
+		"Herd-free is a claim about notifications, not bytes",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "lock, naive on zookeeper: bytes per acquisition GROW") {
+		t.Error("a flat bytes figure reported as growing")
 	}
 }

@@ -7,10 +7,10 @@ import (
 	"github.com/zkbench/zkbench/figures"
 )
 
-// ErrorKindStoppedWaiting is the Errors kind of operations that were still
-// waiting when their case reached its bound and were withdrawn. They count as
-// failed (every issued operation is accounted for) but are not errors of the
-// system under test, so the summary's error column leaves them out.
+// ErrorKindStoppedWaiting is the Errors kind under which files written
+// before Ops.StillWaiting counted operations still waiting when their case
+// reached its bound (and counted them in Ops.Failed too). Decode moves such
+// counts to Ops.StillWaiting; no writer uses the kind any more.
 const ErrorKindStoppedWaiting = "stopped_waiting"
 
 // PrimaryLatency returns the name and histogram of the latency that best

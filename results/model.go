@@ -101,7 +101,8 @@ type Result struct {
 	// StoppedBy says why the measured interval ended.
 	StoppedBy StopReason `json:"stopped_by"`
 	// Ops counts the workload's unit operation (lock acquisitions, leader
-	// terms, failovers, barrier rounds). Issued = Succeeded + Failed + Unknown.
+	// terms, failovers, barrier rounds). Issued = Succeeded + Failed +
+	// Unknown + StillWaiting.
 	Ops Ops `json:"ops"`
 	// Throughput is Ops.Succeeded per second of Elapsed.
 	Throughput float64 `json:"throughput"`
@@ -132,6 +133,14 @@ type Result struct {
 	// "session.expired", "session.lost"). Absent without --fault.
 	Faults map[string]int64 `json:"faults,omitempty"`
 	Cost   Cost             `json:"cost"`
+	// Load is what the load generator spent and how late it ran; nil in
+	// files from before it was measured.
+	Load *Load `json:"load,omitempty"`
+	// ClientBound is set when the load generator, not the servers, was the
+	// limit of the case (Load.Bound: the rule and its reasons); such a
+	// case is left out of capacity answers. Nil: not client-bound, or not
+	// measured (Load nil).
+	ClientBound *ClientBound `json:"client_bound,omitempty"`
 	// Series is successful operations per interval over the case.
 	Series Series `json:"series"`
 	// Notes are findings a reader must see (disagreements, truncations).
@@ -142,8 +151,16 @@ type Result struct {
 type Ops struct {
 	Issued    int64 `json:"issued"`
 	Succeeded int64 `json:"succeeded"`
-	Failed    int64 `json:"failed"`
-	Unknown   int64 `json:"unknown"`
+	// Failed ended in an error inside the measured interval.
+	Failed  int64 `json:"failed"`
+	Unknown int64 `json:"unknown"`
+	// StillWaiting were issued before the end of the measured interval and
+	// still waiting at it (a lock waiter queued behind the holder, an open
+	// loop's scheduled acquisition no client was free to take). Neither
+	// succeeded nor failed: a healthy N-client lock case ends with about
+	// N-1 of them. Files written before this field counted them in Failed,
+	// under Errors[ErrorKindStoppedWaiting]; Decode moves them here.
+	StillWaiting int64 `json:"still_waiting,omitempty"`
 }
 
 // ClientCounts are the instrument decorator's totals over all clients.
@@ -158,6 +175,12 @@ type ClientCounts struct {
 	// whose ctx had ended (ZooKeeper keeps such watches armed), not
 	// delivered to any waiter. The servers count WatchEvents + these.
 	LateWatchEvents int64 `json:"late_watch_events,omitempty"`
+	// BytesSent and BytesReceived are the calls' payload bytes: paths and
+	// data sent; data read, names listed and watch events' paths received
+	// (backends/instrument's package doc). Absent in files from before
+	// they were counted.
+	BytesSent     int64 `json:"bytes_sent,omitempty"`
+	BytesReceived int64 `json:"bytes_received,omitempty"`
 }
 
 // Fairness of grants.

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/zkbench/zkbench/backends"
 )
 
 // Errors returned by Decode and ReadFile, checked with errors.Is.
@@ -86,6 +89,7 @@ func decode(raw []byte, name string) (*Run, error) {
 		if res.Clients < 0 {
 			return nil, fmt.Errorf("%w: %s: result %d has %d clients", ErrInvalid, name, i, res.Clients)
 		}
+		upgrade(&run.Results[i])
 		for hn, h := range res.Latency {
 			if h == nil {
 				return nil, fmt.Errorf("%w: %s: result %d: latency %q is null", ErrInvalid, name, i, hn)
@@ -96,4 +100,42 @@ func decode(raw []byte, name string) (*Run, error) {
 		}
 	}
 	return &run, nil
+}
+
+// rawBytes are the servers' own byte counters behind the canonical byte
+// metrics, as older files stored their deltas (raw names are kept where
+// they moved).
+var rawBytes = map[backends.Kind]map[string]string{
+	backends.ZooKeeper: {backends.MetricBytesSent: "zk_response_bytes", backends.MetricBytesReceived: "zk_bytes_received_count"},
+	backends.Etcd: {backends.MetricBytesSent: "etcd_network_client_grpc_sent_bytes_total",
+		backends.MetricBytesReceived: "etcd_network_client_grpc_received_bytes_total"},
+}
+
+// upgrade brings a result of an older format-1 file to the current model:
+// operations still waiting at the end, which older files counted as failed
+// under Errors[ErrorKindStoppedWaiting], move to Ops.StillWaiting; and the
+// servers' byte counters, which older files kept under their raw names
+// only, are given their canonical names (the same deltas the scrapers now
+// name so), unless the server count is partial.
+func upgrade(res *Result) {
+	if !res.ServerPartial && res.Server != nil {
+		for canonical, raw := range rawBytes[res.Backend] {
+			if v, ok := res.Server[raw]; ok {
+				if _, has := res.Server[canonical]; !has {
+					res.Server[canonical] = v
+				}
+			}
+		}
+	}
+	if n := res.Errors[ErrorKindStoppedWaiting]; n > 0 && res.Ops.StillWaiting == 0 && res.Ops.Failed >= n {
+		res.Ops.Failed -= n
+		res.Ops.StillWaiting = n
+		delete(res.Errors, ErrorKindStoppedWaiting)
+		if len(res.Errors) == 0 {
+			res.Errors = nil
+		}
+		for i, n := range res.Notes {
+			res.Notes[i] = strings.Replace(n, "counted as failed (stopped_waiting)", "counted as still waiting at the end", 1)
+		}
+	}
 }

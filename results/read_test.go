@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zkbench/zkbench/backends"
 )
 
 func sampleRun(t testing.TB) *Run {
@@ -192,5 +194,73 @@ func TestTimelineClient(t *testing.T) {
 	}
 	if c0, c1 := got.Timeline[0].Client, got.Timeline[1].Client; c0 != 0 || c1 != NoClient {
 		t.Fatalf("old file's clients read as %d, %d; want 0, %d", c0, c1, NoClient)
+	}
+}
+
+// An older file counted acquisitions still waiting at the end as failed,
+// under Errors["stopped_waiting"]; Decode moves them to Ops.StillWaiting, so
+// that the error count and Failed hold real errors only, and the file stays
+// valid. docs/runs/lock-etcd/results.json is such a file.
+func TestDecodeMovesStoppedWaiting(t *testing.T) {
+	old := `{"format":1,"id":"old","status":"complete","config":{"workload":"lock"},"results":[
+		{"workload":"lock","variant":"fair","clients":1000,"stopped_by":"duration",
+		 "ops":{"issued":1500,"succeeded":500,"failed":1000,"unknown":0},
+		 "errors":{"stopped_waiting":999,"session_lost":1}},
+		{"workload":"lock","variant":"naive","clients":10,"stopped_by":"duration",
+		 "ops":{"issued":19,"succeeded":10,"failed":9,"unknown":0},
+		 "errors":{"stopped_waiting":9}}]}`
+	run, err := Decode(strings.NewReader(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	a, b := run.Results[0], run.Results[1]
+	if want := (Ops{Issued: 1500, Succeeded: 500, Failed: 1, StillWaiting: 999}); a.Ops != want {
+		t.Errorf("ops %+v, want %+v", a.Ops, want)
+	}
+	if len(a.Errors) != 1 || a.Errors["session_lost"] != 1 {
+		t.Errorf("errors %v, want session_lost only", a.Errors)
+	}
+	if want := (Ops{Issued: 19, Succeeded: 10, StillWaiting: 9}); b.Ops != want || b.Errors != nil {
+		t.Errorf("ops %+v errors %v, want %+v and no errors", b.Ops, b.Errors, want)
+	}
+	for _, path := range []string{"../docs/runs/lock-etcd/results.json", "../docs/runs/lock-zookeeper/results.json"} {
+		run, err := ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, res := range run.Results {
+			if _, ok := res.Errors[ErrorKindStoppedWaiting]; ok {
+				t.Errorf("%s: %s/%d still has %s errors after Decode", path, res.Variant, res.Clients, ErrorKindStoppedWaiting)
+			}
+		}
+	}
+}
+
+// Older files kept the servers' byte counters under their raw names only;
+// reading them gives the canonical names the same deltas, so their server
+// bytes per operation are shown. docs/runs/lock-zookeeper holds them.
+func TestDecodeNamesRawByteCounters(t *testing.T) {
+	run, err := ReadFile("../docs/runs/lock-zookeeper/results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range run.Results {
+		raw, ok := res.Server["zk_response_bytes"]
+		if got := res.Server[backends.MetricBytesSent]; !ok || got != raw || raw <= 0 {
+			t.Errorf("%s/%d: canonical bytes sent %v, raw zk_response_bytes %v (%v)", res.Variant, res.Clients, got, raw, ok)
+		}
+	}
+	partial := `{"format":1,"id":"p","status":"complete","config":{"workload":"lock"},"results":[
+		{"workload":"lock","variant":"fair","backend":"etcd","clients":3,"stopped_by":"duration","ops":{"issued":1,"succeeded":1},
+		 "server_partial":true,"server":{"etcd_network_client_grpc_sent_bytes_total":100}}]}`
+	run, err = Decode(strings.NewReader(partial))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := run.Results[0].Server[backends.MetricBytesSent]; ok {
+		t.Error("a partial server count was given a canonical byte count")
 	}
 }

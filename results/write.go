@@ -20,8 +20,9 @@ var ErrUnwritable = errors.New("results: folder not writable")
 
 // Validate checks the invariants every results file must hold: a known format
 // and status, and for every result a workload, variant and positive client
-// count, Ops.Issued == Succeeded + Failed + Unknown with no negative count, a
-// known StoppedBy, and only finite numbers (JSON cannot hold NaN or Inf).
+// count, Ops.Issued == Succeeded + Failed + Unknown + StillWaiting with no
+// negative count, a known StoppedBy, and only finite numbers (JSON cannot
+// hold NaN or Inf).
 // It reports every problem it finds, joined, wrapping ErrInvalidRun.
 func (r *Run) Validate() error {
 	if r == nil {
@@ -48,11 +49,12 @@ func (r *Run) Validate() error {
 			add("%s: clients must be at least 1", where)
 		}
 		o := res.Ops
-		if o.Issued < 0 || o.Succeeded < 0 || o.Failed < 0 || o.Unknown < 0 {
+		if o.Issued < 0 || o.Succeeded < 0 || o.Failed < 0 || o.Unknown < 0 || o.StillWaiting < 0 {
 			add("%s: negative operation count %+v", where, o)
 		}
-		if o.Issued != o.Succeeded+o.Failed+o.Unknown {
-			add("%s: ops issued %d != succeeded %d + failed %d + unknown %d", where, o.Issued, o.Succeeded, o.Failed, o.Unknown)
+		if o.Issued != o.Succeeded+o.Failed+o.Unknown+o.StillWaiting {
+			add("%s: ops issued %d != succeeded %d + failed %d + unknown %d + still waiting %d",
+				where, o.Issued, o.Succeeded, o.Failed, o.Unknown, o.StillWaiting)
 		}
 		if !res.StoppedBy.Valid() {
 			add("%s: stopped_by %q is not one of %q", where, res.StoppedBy, StopReasons())

@@ -270,6 +270,15 @@ func caseLine(res *results.Result) string {
 		fmt.Fprintf(&b, ", watch events/op %s | %s", figure(cli, okc), figure(srv, oks))
 	}
 	fmt.Fprintf(&b, ", violations %d, stopped by %s", res.Safety.Violations, res.StoppedBy)
+	if n := res.Ops.StillWaiting; n > 0 {
+		fmt.Fprintf(&b, ", %d still waiting at the end", n)
+	}
+	if l := res.Load; l != nil && !l.CPUNotMeasured {
+		fmt.Fprintf(&b, ", client cpu %.0f%% of %d cores", 100*l.CPUFraction, l.Cores)
+	}
+	if cb := res.ClientBound; cb != nil {
+		fmt.Fprintf(&b, ", CLIENT-BOUND: %s", cb.Detail)
+	}
 	return b.String()
 }
 

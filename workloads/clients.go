@@ -25,6 +25,9 @@ type Clients struct {
 	lost    atomic.Int64
 	watch   sync.WaitGroup
 	once    sync.Once
+
+	lostMu sync.Mutex
+	lostAt []time.Time // when each lost session was seen lost
 }
 
 // OpenOption configures OpenClients.
@@ -159,6 +162,9 @@ loop:
 				case <-c.closing:
 				default:
 					c.lost.Add(1)
+					c.lostMu.Lock()
+					c.lostAt = append(c.lostAt, time.Now())
+					c.lostMu.Unlock()
 					if o.event != nil {
 						o.event("session", "lost", i)
 					}
@@ -178,6 +184,17 @@ func (c *Clients) Total() instrument.Counts { return c.reg.Total() }
 
 // Lost is how many sessions ended before Close.
 func (c *Clients) Lost() int64 { return c.lost.Load() }
+
+// LostAt is when each session that ended before Close was seen lost, in
+// that order.
+func (c *Clients) LostAt() []time.Time {
+	if c == nil {
+		return nil
+	}
+	c.lostMu.Lock()
+	defer c.lostMu.Unlock()
+	return append([]time.Time(nil), c.lostAt...)
+}
 
 // Close closes every session, 64 at a time, and returns once all are closed
 // or ctx ends (then with an error saying how many were still closing; they

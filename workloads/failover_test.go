@@ -42,7 +42,7 @@ func runRecipeCase(t *testing.T, w Workload, b backends.Backend, variant string,
 	if err := run.Validate(); err != nil {
 		t.Fatalf("%s %s: invalid result: %v", w.Name(), variant, err)
 	}
-	if res.Ops.Issued != res.Ops.Succeeded+res.Ops.Failed+res.Ops.Unknown {
+	if res.Ops.Issued != res.Ops.Succeeded+res.Ops.Failed+res.Ops.Unknown+res.Ops.StillWaiting {
 		t.Fatalf("%s: ops %+v do not add up", variant, res.Ops)
 	}
 	if left := log.LeftoverPaths(); len(left) > 0 {

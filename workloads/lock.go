@@ -117,6 +117,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	}
 	log := c.log()
 	meter := NewMeter(c.Backend, c.Cluster, WithServerPIDs(c.ServerPIDs))
+	defer meter.Stop()
 	base, _ := procstat.Self()
 
 	lockPath := c.Namespace + "/lock"
@@ -239,7 +240,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		res.Notes = append(res.Notes, procNote(procs))
 	}
 	if lost > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d sessions were lost during the case", lost))
+		res.Notes = append(res.Notes, fmt.Sprintf("%d sessions were lost during the case%s", lost, meter.LossCause(res.Load, clients.LostAt())))
 	}
 	if admin, ok := c.Backend.(backends.Admin); ok {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leftoverGrace+10*time.Second)
@@ -268,7 +269,6 @@ func (lw *LockWorkload) collect(res *results.Result, recs []*lockRecorder, check
 	perClient := make([]int64, len(recs))
 	var waited int64
 	var series []*SeriesRecorder
-	var stoppedWaiting int64
 	var longestStopped time.Duration
 	samples := map[string]string{}
 	for i, rec := range recs {
@@ -278,6 +278,7 @@ func (lw *LockWorkload) collect(res *results.Result, recs []*lockRecorder, check
 		res.Ops.Succeeded += rec.ops.Succeeded
 		res.Ops.Failed += rec.ops.Failed
 		res.Ops.Unknown += rec.ops.Unknown
+		res.Ops.StillWaiting += rec.ops.StillWaiting
 		perClient[i] = rec.ops.Succeeded
 		waited += rec.waited
 		for k, n := range rec.errs {
@@ -286,7 +287,6 @@ func (lw *LockWorkload) collect(res *results.Result, recs []*lockRecorder, check
 				samples[k] = rec.samples[k]
 			}
 		}
-		stoppedWaiting += rec.errs[results.ErrorKindStoppedWaiting]
 		longestStopped = max(longestStopped, rec.longestStopped)
 		if rec.note != "" {
 			res.Notes = append(res.Notes, rec.note)
@@ -297,9 +297,7 @@ func (lw *LockWorkload) collect(res *results.Result, recs []*lockRecorder, check
 		// to take were due and waiting, like any queued acquisition.
 		if n, oldest := pace.backlog(out.End); n > 0 {
 			res.Ops.Issued += n
-			res.Ops.Failed += n
-			res.Errors[results.ErrorKindStoppedWaiting] += n
-			stoppedWaiting += n
+			res.Ops.StillWaiting += n
 			longestStopped = max(longestStopped, out.End-oldest)
 			res.Notes = append(res.Notes, fmt.Sprintf(
 				"open loop: %d scheduled acquisitions were still queued for a free client at the end: the clients could not keep up with %.0f/s",
@@ -330,10 +328,10 @@ func (lw *LockWorkload) collect(res *results.Result, recs []*lockRecorder, check
 	}
 	// Withdrawn waits are not in the histogram; say so when they were
 	// longer than its tail, which then understates the wait.
-	if stoppedWaiting > 0 && (acquire.TotalCount() == 0 || int64(longestStopped) > acquire.ValueAtQuantile(99.9)) {
+	if n := res.Ops.StillWaiting; n > 0 && (acquire.TotalCount() == 0 || int64(longestStopped) > acquire.ValueAtQuantile(99.9)) {
 		res.Notes = append(res.Notes, fmt.Sprintf(
-			"%d acquisitions were still waiting when the case stopped (the longest had waited %v): counted as failed (%s), not in the acquire histogram",
-			stoppedWaiting, longestStopped.Round(time.Millisecond), results.ErrorKindStoppedWaiting))
+			"%d acquisitions were still waiting when the case stopped (the longest had waited %v): counted as still waiting at the end, not in the acquire histogram",
+			n, longestStopped.Round(time.Millisecond)))
 	}
 	for _, k := range sortedKinds(samples) {
 		res.Notes = append(res.Notes, fmt.Sprintf("first %s error: %s", k, samples[k]))

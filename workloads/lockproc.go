@@ -25,7 +25,7 @@ import (
 // The parent reads each worker's events and feeds them to the case's
 // checker, register, acquire histogram, series and operation counts as the
 // in-process clients do, so Ops still add up (issued = succeeded + failed
-// + unknown). Two differences: a worker's register writes reach the
+// + unknown + still waiting). Two differences: a worker's register writes reach the
 // register in this process when their lines are read, which is when such a
 // write "arrives at the resource" (a paused worker's late write arrives
 // when it wakes and prints it); and its requests and watch events are not

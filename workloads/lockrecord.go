@@ -150,8 +150,8 @@ func (r *lockRecorder) abandon(at time.Duration, err error) {
 // grant. An acquisition belongs to the window it ends in, whenever it was
 // issued. One that ended after the window — withdrawn by the stop, or
 // granted too late or past the budget — but was issued before the end was in
-// flight at the stop: it counts as failed, of kind stopped_waiting. One that
-// ended in the warm-up is not counted.
+// flight at the stop: it counts as still waiting at the end (neither a
+// success nor a failure). One that ended in the warm-up is not counted.
 func (r *lockRecorder) settle(issued, done time.Duration, err error) (measured bool) {
 	w := r.window
 	switch {
@@ -176,8 +176,7 @@ func (r *lockRecorder) settle(issued, done time.Duration, err error) (measured b
 		return false // issued after the end
 	}
 	r.ops.Issued++
-	r.ops.Failed++
-	r.errs[results.ErrorKindStoppedWaiting]++
+	r.ops.StillWaiting++
 	r.longestStopped = max(r.longestStopped, done-issued)
 	return false
 }

@@ -30,7 +30,8 @@ var restartCounters = []string{
 // the counters a member started again without restarting, such as a
 // ZooKeeper server's request statistics after a leader election), marks
 // res.ServerPartial, says in a note which member did what, and returns true.
-func fillPartial(res *results.Result, before, after Snapshot) bool {
+// Either way no gauge (isGauge) becomes a difference.
+func fillPartial(res *results.Result, before, after Snapshot, isGauge func(string) bool) bool {
 	if before.Members == nil && after.Members == nil {
 		return false
 	}
@@ -68,7 +69,7 @@ func fillPartial(res *results.Result, before, after Snapshot) bool {
 				ep, am.Started.Sub(before.At).Round(time.Millisecond)))
 			continue
 		}
-		d := am.Metrics.Delta(bm.Metrics)
+		d := am.Metrics.CounterDelta(bm.Metrics, isGauge)
 		var statsNote string
 		if later(am.StatsStarted, bm.StatsStarted) && len(am.Restartable) > 0 {
 			for _, k := range am.Restartable {

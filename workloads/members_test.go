@@ -58,7 +58,7 @@ func TestFillPartial(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var res results.Result
-			got := fillPartial(&res, before, tc.after)
+			got := fillPartial(&res, before, tc.after, nil)
 			if got != tc.partial || res.ServerPartial != tc.partial {
 				t.Fatalf("fillPartial = %v, ServerPartial %v; want %v (notes %q)", got, res.ServerPartial, tc.partial, res.Notes)
 			}
@@ -83,7 +83,7 @@ func TestFillPartial(t *testing.T) {
 	t.Run("no member ran through", func(t *testing.T) {
 		var res results.Result
 		down := backends.MemberMetrics{Endpoint: "a:1", Err: errors.New("refused")}
-		if !fillPartial(&res, snap(t0, nil, member("a:1", 1, 1)), snap(end, nil, down)) {
+		if !fillPartial(&res, snap(t0, nil, member("a:1", 1, 1)), snap(end, nil, down), nil) {
 			t.Fatal("not reported")
 		}
 		if res.Server != nil || res.ServerPartial || len(res.Notes) != 1 || !strings.HasPrefix(res.Notes[0], "server counters not measured: no member ran through") {

@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"github.com/zkbench/zkbench/backends/instrument"
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/internal/procstat"
+	"github.com/zkbench/zkbench/internal/selfstat"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -32,6 +34,18 @@ type Meter struct {
 	// embedded: a server runs inside this process, so its cost is the
 	// client's too.
 	embedded bool
+	// isGauge names the scrapes' gauges, left out of a result's server
+	// differences (nil: the backend names none).
+	isGauge func(string) bool
+	// keepAlives times the sessions' keep-alives (nil: the backend
+	// cannot).
+	keepAlives backends.KeepAliveReporter
+	// sampler runs from the first Snapshot to the second (Load's timer
+	// lateness and memory peaks).
+	sampler *selfstat.Sampler
+	snaps   int
+	// last is what the sampler saw over the last interval (LossCause).
+	last selfstat.Peaks
 }
 
 // MeterOption configures a Meter.
@@ -53,6 +67,10 @@ func NewMeter(b backends.Backend, info backends.ClusterInfo, opts ...MeterOption
 	m := &Meter{}
 	m.scraper, _ = b.(backends.Scraper)
 	m.members, _ = b.(backends.MemberScraper)
+	m.keepAlives = keepAliveReporter(b)
+	if g := gaugeNamer(b); g != nil {
+		m.isGauge = g.IsGauge
+	}
 	self := os.Getpid()
 	static := map[string]int{}
 	for _, mem := range info.Members {
@@ -93,6 +111,16 @@ type Snapshot struct {
 	PIDs       map[string]int
 	Servers    map[int]procstat.Stat
 	ServersErr error
+	// Runtime is this process's scheduler and GC histograms; Peaks what
+	// the meter's sampler saw since the previous Snapshot (the second
+	// Snapshot's Peaks cover the interval); KeepAlives the backend's
+	// keep-alive totals (HasKeepAlives: it reports them).
+	Runtime       selfstat.Runtime
+	RunQueue      time.Duration
+	HasRunQueue   bool
+	Peaks         selfstat.Peaks
+	KeepAlives    backends.KeepAliveCounts
+	HasKeepAlives bool
 }
 
 // Snapshot reads client counts first and the servers right after, so the
@@ -100,7 +128,21 @@ type Snapshot struct {
 // cancelled ctx is replaced by a fresh bounded one so that an interrupted
 // case still gets its closing snapshot.
 func (m *Meter) Snapshot(ctx context.Context, clients *Clients) Snapshot {
-	s := Snapshot{At: time.Now()}
+	s := Snapshot{At: time.Now(), Runtime: selfstat.ReadRuntime()}
+	s.RunQueue, s.HasRunQueue = selfstat.RunQueueWait()
+	m.snaps++
+	switch {
+	case m.sampler == nil:
+		m.sampler = selfstat.StartSampler()
+	case m.snaps%2 == 0:
+		s.Peaks = m.sampler.Take()
+		m.last = s.Peaks
+		m.sampler.Stop()
+		m.sampler = nil
+	}
+	if m.keepAlives != nil {
+		s.KeepAlives, s.HasKeepAlives = m.keepAlives.KeepAlives(), true
+	}
 	if clients != nil {
 		s.Client = clients.Total()
 	}
@@ -146,6 +188,8 @@ func midpoint(a, b instrument.Counts) instrument.Counts {
 		LateWatchEvents:   half(a.LateWatchEvents, b.LateWatchEvents),
 		SessionLostEvents: half(a.SessionLostEvents, b.SessionLostEvents),
 		WastedWakeups:     half(a.WastedWakeups, b.WastedWakeups),
+		BytesSent:         half(a.BytesSent, b.BytesSent),
+		BytesReceived:     half(a.BytesReceived, b.BytesReceived),
 	}
 	for k, v := range b.Requests {
 		m.Requests[k] = half(a.Requests[k], v)
@@ -182,6 +226,8 @@ func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, ins
 			res.PerOp[figures.WatchEvents.Key] = per(float64(d.WatchEvents + d.LateWatchEvents))
 			res.PerOp[figures.WatchesArmed.Key] = per(float64(d.WatchesArmed))
 			res.PerOp[figures.Requests.Key] = per(float64(d.TotalRequests()))
+			res.PerOp[figures.BytesSent.Key] = per(float64(d.BytesSent))
+			res.PerOp[figures.BytesReceived.Key] = per(float64(d.BytesReceived))
 			for k, v := range d.Requests {
 				if v != 0 {
 					res.PerOp[figures.RequestsOf(k).Key] = per(float64(v))
@@ -194,11 +240,11 @@ func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, ins
 		res.Notes = append(res.Notes, "server counters not measured: the backend has no scraper")
 	case before.ServerErr != nil || after.ServerErr != nil:
 		res.Notes = append(res.Notes, fmt.Sprintf("server counters not measured: %v", firstErr(before.ServerErr, after.ServerErr)))
-	case fillPartial(res, before, after):
+	case fillPartial(res, before, after, m.isGauge):
 		// Some member was down or restarted: res.Server sums the others,
 		// with no per-operation figure and no client|server comparison.
 	default:
-		res.Server = after.Server.Delta(before.Server)
+		res.Server = after.Server.CounterDelta(before.Server, m.isGauge)
 		if ops > 0 {
 			for _, f := range figures.ServerPerOp() {
 				if v, ok := res.Server[f.Metric]; ok {
@@ -216,6 +262,152 @@ func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, ins
 		}
 	}
 	m.fillCost(res, before, after, baseRSS)
+	m.fillLoad(res, before, after)
+}
+
+// Stop ends the meter's sampler, if a Snapshot started one and no second
+// Snapshot stopped it (a case that ended early). Safe to call twice.
+func (m *Meter) Stop() {
+	if m.sampler != nil {
+		m.sampler.Stop()
+		m.sampler = nil
+	}
+}
+
+// fillLoad records what this process spent and how late it ran between
+// the snapshots, and applies the client-bound rule (results.Load.Bound).
+func (m *Meter) fillLoad(res *results.Result, before, after Snapshot) {
+	elapsed := after.At.Sub(before.At)
+	l := &results.Load{Cores: runtime.GOMAXPROCS(0), ServerInProcess: m.embedded,
+		Sched:         after.Runtime.Sched.Sub(before.Runtime.Sched).Spread(),
+		GCPauses:      after.Runtime.GCPauses.Sub(before.Runtime.GCPauses).Spread(),
+		TimerLateness: after.Peaks.TimerLateness,
+		HeapPeakBytes: after.Peaks.HeapBytes, RSSPeakBytes: after.Peaks.RSSBytes,
+	}
+	if _, h := results.PrimaryLatency(res); h != nil {
+		l.LatencyP99 = time.Duration(h.P99)
+	}
+	if before.SelfErr == nil && after.SelfErr == nil && elapsed > 0 {
+		l.CPUFraction = (after.Self.CPUSeconds - before.Self.CPUSeconds) / (elapsed.Seconds() * float64(l.Cores))
+	} else {
+		l.CPUNotMeasured = true
+	}
+	if before.HasRunQueue && after.HasRunQueue && elapsed > 0 {
+		l.RunQueueShare = max(0, float64(after.RunQueue-before.RunQueue)/(float64(elapsed)*float64(l.Cores)))
+	}
+	if before.HasKeepAlives && after.HasKeepAlives {
+		d := after.KeepAlives.Sub(before.KeepAlives)
+		l.KeepAlives = &results.KeepAlives{What: d.What, Interval: d.Interval, Late: d.Late,
+			Lateness: bucketSpread(d.Lateness), Replies: bucketSpread(d.Replies)}
+	}
+	res.Load = l
+	if res.ClientBound = l.Bound(); res.ClientBound != nil {
+		why := "client-bound: the load generator, not the servers, was the limit of this case: " + res.ClientBound.Detail
+		if l.ServerInProcess {
+			why += " (the embedded server shares the process)"
+		}
+		res.Notes = append(res.Notes, why+"; left out of capacity answers")
+	}
+}
+
+// LossCause says which side was late around the sessions lost at lostAt
+// (Clients.LostAt): the meter's 50 ms timer over the session timeout
+// before each loss (three keep-alive intervals, 10 s where unknown) tells
+// a client that ran late from one that ran on time; load's case figures
+// (results.LossCause) tell the rest. It is appended to the "N sessions
+// were lost" note.
+func (m *Meter) LossCause(load *results.Load, lostAt []time.Time) string {
+	window := 10 * time.Second
+	if load != nil && load.KeepAlives != nil && load.KeepAlives.Interval > 0 {
+		window = 3 * load.KeepAlives.Interval
+	}
+	var late time.Duration
+	var at time.Time
+	seen := 0
+	for _, t := range lostAt {
+		l, n := m.last.MaxLate(t, window)
+		if n > 0 {
+			seen++
+			if l >= late {
+				late, at = l, t
+			}
+		}
+	}
+	switch {
+	case seen == 0:
+		return results.LossCause(load)
+	case late >= backends.KeepAliveLateBound(window/3):
+		return fmt.Sprintf(": the client was late (its 50 ms timer woke up to %s late in the %s before a loss, at %s)",
+			results.FormatDuration(late), results.FormatDuration(window), at.UTC().Format("15:04:05.000"))
+	}
+	cause := results.LossCause(load)
+	if strings.HasPrefix(cause, ": the client was late") {
+		return cause
+	}
+	return fmt.Sprintf(": the client ran on time (its 50 ms timer at most %s late in the %s before each of %d losses)%s",
+		results.FormatDuration(late), results.FormatDuration(window), seen, strings.Replace(cause, ": ", "; ", 1))
+}
+
+// bucketSpread summarises keep-alive buckets: quantiles and the maximum
+// as bucket upper bounds (the last bound for the open last bucket).
+func bucketSpread(b backends.DurationBuckets) results.Spread {
+	var n int64
+	for _, c := range b {
+		n += c
+	}
+	if n <= 0 {
+		return results.Spread{}
+	}
+	upper := func(i int) time.Duration { return backends.DurationBounds[min(i, len(backends.DurationBounds)-1)] }
+	at := func(q float64) time.Duration {
+		rank := int64(math.Ceil(q * float64(n)))
+		var seen int64
+		for i, c := range b {
+			seen += c
+			if seen >= rank && c > 0 {
+				return upper(i)
+			}
+		}
+		return 0
+	}
+	sp := results.Spread{Count: n, P50: at(0.5), P99: at(0.99)}
+	for i, c := range b {
+		if c > 0 {
+			sp.Max = upper(i)
+		}
+	}
+	return sp
+}
+
+// gaugeNamer finds the GaugeNamer in b or the backends it wraps.
+func gaugeNamer(b backends.Backend) backends.GaugeNamer {
+	for b != nil {
+		if g, ok := b.(backends.GaugeNamer); ok {
+			return g
+		}
+		u, ok := b.(interface{ Unwrap() backends.Backend })
+		if !ok {
+			return nil
+		}
+		b = u.Unwrap()
+	}
+	return nil
+}
+
+// keepAliveReporter finds the KeepAliveReporter in b or the backends it
+// wraps (Unwrap), nil if none reports keep-alives.
+func keepAliveReporter(b backends.Backend) backends.KeepAliveReporter {
+	for b != nil {
+		if r, ok := b.(backends.KeepAliveReporter); ok {
+			return r
+		}
+		u, ok := b.(interface{ Unwrap() backends.Backend })
+		if !ok {
+			return nil
+		}
+		b = u.Unwrap()
+	}
+	return nil
 }
 
 func (m *Meter) fillCost(res *results.Result, before, after Snapshot, baseRSS uint64) {

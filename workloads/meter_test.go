@@ -104,3 +104,16 @@ func TestEveryWorkloadDeclaresItsUnit(t *testing.T) {
 		}
 	}
 }
+
+// A result's server figures are counter differences: a gauge the backend
+// names is left out, whether the members are summed or compared one by one.
+func TestFillLeavesGaugesOut(t *testing.T) {
+	m := &Meter{scraper: noScrape{}, isGauge: func(k string) bool { return k == "zk_avg_latency" }}
+	before := Snapshot{Server: backends.Metrics{"zk_avg_latency": 60, "zk_packets_received": 100, backends.MetricWrites: 10}}
+	after := Snapshot{Server: backends.Metrics{"zk_avg_latency": 10.3, "zk_packets_received": 150, backends.MetricWrites: 20}}
+	res := results.Result{Clients: 1}
+	m.Fill(&res, before, after, 10, false, 0)
+	if _, ok := res.Server["zk_avg_latency"]; ok || res.Server["zk_packets_received"] != 50 || res.Server[backends.MetricWrites] != 10 {
+		t.Fatalf("server %v: want the counters' differences and no average", res.Server)
+	}
+}

@@ -82,7 +82,7 @@ func (rc *recipeCase) closeAll(ctx context.Context, cls ...*Clients) {
 // every session is closed; keep lists persistent directories to ignore.
 func (rc *recipeCase) finish(ctx context.Context, lost, expected int64, keep ...string) {
 	if lost > expected {
-		rc.res.Notes = append(rc.res.Notes, fmt.Sprintf("%d sessions were lost during the case", lost-expected))
+		rc.res.Notes = append(rc.res.Notes, fmt.Sprintf("%d sessions were lost during the case%s", lost-expected, results.LossCause(rc.res.Load)))
 	}
 	admin, ok := rc.c.Backend.(backends.Admin)
 	if !ok {
@@ -129,6 +129,9 @@ func (rc *recipeCase) count(kind string, err error) {
 
 // done finalises the result's bookkeeping.
 func (rc *recipeCase) done() results.Result {
+	if rc.meter != nil {
+		rc.meter.Stop()
+	}
 	if rc.res.Elapsed > 0 {
 		rc.res.Throughput = float64(rc.res.Ops.Succeeded) / rc.res.Elapsed.Seconds()
 	}

@@ -29,8 +29,8 @@ const (
 // describe the same activity. Each success in the window takes one unit of
 // the budget with Claim; the success that spends it ends the window. An
 // operation issued before the end that had not completed by then (or whose
-// Claim failed) was in flight at the stop: workers count it as withdrawn
-// (results.ErrorKindStoppedWaiting).
+// Claim failed) was in flight at the stop: workers count it as still
+// waiting at the end (results.Ops.StillWaiting).
 type Window struct {
 	Warmup   time.Duration
 	Duration time.Duration

@@ -161,6 +161,61 @@ func testServerCounts(t *testing.T, e *env) {
 		serverMatches(t, sc, m0, backends.MetricReads, float64(serverReads(e.kind, found, notFound)))
 	})
 
+	t.Run("Bytes", func(t *testing.T) {
+		// A listing of long names and reads of a large value: the
+		// instrument's payload is exactly what the test made, and the
+		// servers' message bytes hold at least that payload, plus their
+		// headers, keys and stats (see instrument's package doc: payload
+		// and message bytes are not the same count).
+		const kids, nameLen, listings, gets, valueLen = 20, 200, 10, 5, 1000
+		dir, value := e.p("bytes"), e.p("value")
+		ensure(t, owner, dir)
+		var names int64
+		for i := range kids {
+			name := fmt.Sprintf("%0*d", nameLen, i)
+			create(t, owner, dir+"/"+name, nil)
+			names += int64(len(name))
+		}
+		create(t, owner, value, make([]byte, valueLen))
+		c0, m0 := reg.Total(), scrape(t, sc)
+		for range listings {
+			if n := len(children(t, owner, dir)); n != kids {
+				t.Fatalf("listed %d children, made %d", n, kids)
+			}
+		}
+		for range gets {
+			if d, _, err := owner.Get(opCtx(t), value); err != nil || len(d) != valueLen {
+				t.Fatalf("Get: %d bytes, %v", len(d), err)
+			}
+		}
+		client := reg.Total().Sub(c0)
+		wantRecv := listings*names + gets*valueLen
+		wantSent := int64(listings*len(dir) + gets*len(value))
+		if client.BytesReceived != wantRecv || client.BytesSent != wantSent {
+			t.Fatalf("instrument bytes sent %d, received %d; want %d and %d", client.BytesSent, client.BytesReceived, wantSent, wantRecv)
+		}
+		for _, m := range []struct {
+			name    string
+			payload int64
+		}{{backends.MetricBytesSent, wantRecv}, {backends.MetricBytesReceived, wantSent}} {
+			if _, ok := m0[m.name]; !ok {
+				t.Fatalf("Scrape has no %s", m.name)
+			}
+			var got float64
+			eventually(t, eventBound, m.name+" holds the payload", func() (bool, string) {
+				got = scrape(t, sc).Delta(m0)[m.name]
+				return got >= float64(m.payload), fmt.Sprintf("server %s delta %v, payload %d", m.name, got, m.payload)
+			})
+			// Message overhead: full keys and stats per name (etcd keys
+			// carry the whole path), headers per call, and the other
+			// sessions' keep-alives meanwhile.
+			if bound := 3*float64(m.payload) + 8000; got > bound {
+				t.Errorf("server %s delta %v for a payload of %d: more than %v", m.name, got, m.payload, bound)
+			}
+			t.Logf("%s: server %v bytes for %d payload bytes (%.2fx)", m.name, got, m.payload, got/float64(m.payload))
+		}
+	})
+
 	t.Run("LateWatchEvents", func(t *testing.T) {
 		if _, ok := instrument.Unwrap(abandoner).(backends.LateWatchCounter); !ok {
 			t.Skipf("%s sessions count no late watch events (backends.LateWatchCounter): the backend cancels an abandoned watch on the server", e.kind)

@@ -43,7 +43,18 @@ type Backend struct {
 	next     int
 	admin    *clientv3.Client
 	http     *http.Client // Scrape's, made on first use
+
+	keepAlives *backends.KeepAliveRecorder
+	gauges     map[string]bool // gauge families seen in scrapes (IsGauge), under mu
 }
+
+var _ backends.KeepAliveReporter = (*Backend)(nil)
+
+// KeepAlives times the sessions' lease keep-alive responses: the gap
+// between two responses of one lease beyond TTL/3 and clientv3's 500 ms
+// keep-alive loop. The gap includes the server's answer, so it is late
+// when either side was; clientv3 offers no view of when it sent them.
+func (b *Backend) KeepAlives() backends.KeepAliveCounts { return b.keepAlives.Counts() }
 
 // New validates cfg and returns a Backend. It dials nothing: clientv3 does
 // not fail on unreachable endpoints, so call Preflight to check them.
@@ -60,7 +71,8 @@ func New(cfg Config, opts ...Option) (*Backend, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	return &Backend{cfg: cfg, opts: o, eps: eps, tls: t, sessions: make(map[*Session]struct{})}, nil
+	return &Backend{cfg: cfg, opts: o, eps: eps, tls: t, sessions: make(map[*Session]struct{}),
+		keepAlives: backends.NewKeepAliveRecorder(backends.KeepAliveResponse)}, nil
 }
 
 // Kind returns backends.Etcd.

@@ -29,6 +29,14 @@ func addCanonical(m backends.Metrics, fams map[string]*dto.MetricFamily) {
 	m[backends.MetricWrites] += sum(handled, writeMethods)
 	m[backends.MetricReads] += sum(handled, map[string]bool{"Range": true})
 	m[backends.MetricRequests] += sum(handled, nil) + sum(fams["grpc_server_msg_received_total"], streamMethods)
+	for name, fam := range map[string]string{
+		backends.MetricBytesReceived: "etcd_network_client_grpc_received_bytes_total",
+		backends.MetricBytesSent:     "etcd_network_client_grpc_sent_bytes_total",
+	} {
+		if f, ok := fams[fam]; ok {
+			m[name] += sum(f, nil)
+		}
+	}
 	m[backends.MetricCPUSeconds] += sum(fams["process_cpu_seconds_total"], nil)
 	m[backends.MetricResidentBytes] += sum(fams["process_resident_memory_bytes"], nil)
 }

@@ -41,6 +41,7 @@ func (b *Backend) ScrapeMembers(ctx context.Context) ([]backends.MemberMetrics, 
 				out[i] = mm
 				return
 			}
+			b.noteGauges(fams)
 			m := backends.Metrics{}
 			addFamilies(m, fams)
 			addCanonical(m, fams)

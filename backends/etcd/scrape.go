@@ -21,7 +21,9 @@ import (
 // format with expfmt, and returns every sample summed over members under its
 // raw name with sorted labels (`grpc_server_handled_total{grpc_code="OK",
 // grpc_method="Range",grpc_service="etcdserverpb.KV",grpc_type="unary"}`;
-// histograms and summaries as name_sum and name_count only), plus:
+// histograms and summaries as name_sum and name_count only). Gauges are
+// kept, and named by IsGauge, so that a result leaves them out
+// (backends.Metrics.CounterDelta). Canonical names are added:
 //
 //   - MetricWatchEvents = etcd_debugging_mvcc_events_total: events the
 //     members' watch streams took off their queues to send, one per event per
@@ -35,6 +37,9 @@ import (
 //     counts once, when it ends) plus grpc_server_msg_received_total for the
 //     Watch and LeaseKeepAlive streams (each watch create/cancel request and
 //     each keepalive).
+//   - MetricBytesReceived = etcd_network_client_grpc_received_bytes_total
+//     and MetricBytesSent = etcd_network_client_grpc_sent_bytes_total: the
+//     gRPC messages' bytes from and to clients, every method and stream.
 //   - MetricCPUSeconds = process_cpu_seconds_total and MetricResidentBytes =
 //     process_resident_memory_bytes. With Config.Embedded these are zkbench's
 //     own process, and only the first member is read, since in-process
@@ -59,6 +64,7 @@ func (b *Backend) Scrape(ctx context.Context) (backends.Metrics, error) {
 				errs[i] = err
 				return
 			}
+			b.noteGauges(fams)
 			mu.Lock()
 			addFamilies(m, fams)
 			addCanonical(m, fams)
@@ -131,6 +137,39 @@ func fetchMetrics(ctx context.Context, client *http.Client, url string) (map[str
 		return nil, fmt.Errorf("etcd: scrape %s: parse: %w", url, err)
 	}
 	return fams, nil
+}
+
+// noteGauges remembers the gauge families of a scrape (TYPE gauge or
+// gauge histogram), for IsGauge.
+func (b *Backend) noteGauges(fams map[string]*dto.MetricFamily) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.gauges == nil {
+		b.gauges = map[string]bool{}
+	}
+	for name, f := range fams {
+		switch f.GetType() {
+		case dto.MetricType_GAUGE:
+			b.gauges[name] = true
+		case dto.MetricType_GAUGE_HISTOGRAM:
+			b.gauges[name+"_sum"], b.gauges[name+"_count"] = true, true
+		}
+	}
+}
+
+var _ backends.GaugeNamer = (*Backend)(nil)
+
+// IsGauge reports whether the raw name (labels and all) belongs to a
+// family a scrape declared a gauge (etcd_debugging_mvcc_watcher_total,
+// etcd_server_has_leader, process_resident_memory_bytes, ...: etcd names
+// some gauges _total, so only the TYPE line tells).
+func (b *Backend) IsGauge(name string) bool {
+	if i := strings.IndexByte(name, '{'); i >= 0 {
+		name = name[:i]
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.gauges[name]
 }
 
 // addFamilies adds every sample to m under its raw name.

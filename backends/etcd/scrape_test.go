@@ -34,6 +34,39 @@ func settle(t *testing.T, b *etcd.Backend, before backends.Metrics, name string,
 	}
 }
 
+// TestScrapeNamesGauges: a scrape keeps gauges, the backend names them by
+// their TYPE (etcd calls some gauges _total), and the difference a result
+// keeps (CounterDelta) leaves them out; the canonical resident bytes stays,
+// as its value.
+func TestScrapeNamesGauges(t *testing.T) {
+	b, _ := open(t)
+	m0 := scrape(t, b)
+	session(t, b)
+	m1 := scrape(t, b)
+	for _, k := range []string{"etcd_server_has_leader", "etcd_debugging_mvcc_watcher_total", "go_goroutines", "process_resident_memory_bytes"} {
+		if _, ok := m1[k]; !ok {
+			t.Errorf("scrape lacks gauge %s", k)
+		}
+		if !b.IsGauge(k) {
+			t.Errorf("IsGauge(%s) = false", k)
+		}
+	}
+	for _, k := range []string{"process_cpu_seconds_total", `grpc_server_handled_total{grpc_code="OK",grpc_method="Range",grpc_service="etcdserverpb.KV",grpc_type="unary"}`} {
+		if b.IsGauge(k) {
+			t.Errorf("IsGauge(%s) = true for a counter", k)
+		}
+	}
+	d := m1.CounterDelta(m0, b.IsGauge)
+	for k := range d {
+		if b.IsGauge(k) {
+			t.Errorf("CounterDelta kept gauge %s = %v", k, d[k])
+		}
+	}
+	if d[backends.MetricResidentBytes] <= 0 {
+		t.Errorf("canonical resident bytes %v", d[backends.MetricResidentBytes])
+	}
+}
+
 // Writes, reads and watch events each move their canonical counter by
 // exactly what was done, and the raw names carry sorted labels.
 func TestScrapeCountsOperations(t *testing.T) {

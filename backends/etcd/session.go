@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -69,11 +70,32 @@ func openSession(ctx context.Context, b *Backend, cli *clientv3.Client, owns boo
 }
 
 // keepAlive drains the keepalive channel (clientv3 drops responses and logs
-// when it is full) and marks the session lost when it closes.
+// when it is full), times the responses (keepAliveLateness) and marks the
+// session lost when it closes.
 func (s *Session) keepAlive(ka <-chan *clientv3.LeaseKeepAliveResponse) {
-	for range ka {
+	var last time.Time
+	for resp := range ka {
+		now := time.Now()
+		if !last.IsZero() && resp.TTL > 0 {
+			interval := time.Duration(resp.TTL) * time.Second / 3
+			s.b.keepAlives.Lateness(interval, keepAliveLateness(now.Sub(last), interval))
+		}
+		last = now
 	}
 	s.lose()
+}
+
+// keepAliveSlack is clientv3's keep-alive loop period (lease.go
+// retryConnWait): it sends a lease's keep-alive at its first pass after
+// the lease's next keep-alive is due, TTL/3 after the last response.
+const keepAliveSlack = 500 * time.Millisecond
+
+// keepAliveLateness is how late a keep-alive response arrived, gap after
+// the previous one: beyond the lease's interval (TTL/3) and the loop's
+// period. It includes the server's and the network's time to answer, so it
+// is no measure of the client alone.
+func keepAliveLateness(gap, interval time.Duration) time.Duration {
+	return gap - interval - keepAliveSlack
 }
 
 // lose marks the session unusable: Done closes, calls and watches end.

@@ -167,3 +167,21 @@ func TestSharedConns(t *testing.T) {
 		t.Fatalf("children %v %v, want 4", kids, err)
 	}
 }
+
+// TestKeepAlivesTimed: an idle session's lease keep-alive responses arrive
+// TTL/3 apart (within clientv3's 500 ms loop), none late; the interval is
+// the lease's TTL/3 as the server granted it.
+func TestKeepAlivesTimed(t *testing.T) {
+	b, _ := openConfig(t, etcd.Config{LeaseTTL: 3 * time.Second})
+	before := b.KeepAlives()
+	session(t, b)
+	time.Sleep(3500 * time.Millisecond)
+	d := b.KeepAlives().Sub(before)
+	var n int64
+	for _, c := range d.Lateness {
+		n += c
+	}
+	if d.What != backends.KeepAliveResponse || d.Interval != time.Second || n < 2 || d.Late != 0 {
+		t.Fatalf("3.5 s of an idle 3 s lease: %+v (%d timed): want interval 1s, at least 2 timed, none late", d, n)
+	}
+}

@@ -51,6 +51,28 @@
 //     SessionLostEvents, not in WatchEvents.
 //   - WastedWakeups is recorded by the caller (AddWastedWakeups), which alone
 //     knows whether a wake-up led to progress.
+//
+// # Bytes
+//
+// BytesSent and BytesReceived count the payload of each call as the
+// Session seam sees it, the same on both backends, with no protocol
+// framing, headers, stat structures, revisions or lease ids:
+//
+//   - sent: the path of every call (Create, Get, Delete, Children,
+//     ChildrenW, ExistsW, EnsurePath once however many requests it makes;
+//     CreateSequential: parent + "/" + prefix) plus the data of Create and
+//     CreateSequential;
+//   - received: the data Get returns, the names (Node.Name) a listing
+//     (Children, ChildrenW) returns, and the path of each watch event
+//     delivered. Creates, deletes and ExistsW receive nothing counted: what
+//     they return (a name the client chose, a flag, a revision) is not a
+//     payload the server sends on etcd.
+//
+// A call that fails counts what it sent and receives nothing. These are
+// not the wire's bytes: ZooKeeper's zk_bytes_received_count and
+// zk_response_bytes and etcd's etcd_network_client_grpc_*_bytes_total count
+// whole messages (headers, stats, full keys and values, keep-alives), so
+// they are larger, and for small payloads by a large factor.
 package instrument
 
 import (
@@ -124,6 +146,8 @@ type Counters struct {
 	watchEvents       atomic.Int64
 	sessionLostEvents atomic.Int64
 	wastedWakeups     atomic.Int64
+	bytesSent         atomic.Int64
+	bytesReceived     atomic.Int64
 
 	// Late watch events live in the backend sessions: read from the open
 	// ones at each snapshot, folded into lateClosed when one closes.
@@ -184,6 +208,8 @@ func (c *Counters) Snapshot() Counts {
 		LateWatchEvents:   c.lateWatchEvents(),
 		SessionLostEvents: c.sessionLostEvents.Load(),
 		WastedWakeups:     c.wastedWakeups.Load(),
+		BytesSent:         c.bytesSent.Load(),
+		BytesReceived:     c.bytesReceived.Load(),
 	}
 	for op := range numOps {
 		s.Requests[op.String()] = c.requests[op].Load()
@@ -208,6 +234,10 @@ type Counts struct {
 	// SessionLostEvents: EventSessionLost delivered on those channels.
 	SessionLostEvents int64 `json:"session_lost_events"`
 	WastedWakeups     int64 `json:"wasted_wakeups"`
+	// BytesSent and BytesReceived are the payload bytes of the calls (see
+	// the package doc).
+	BytesSent     int64 `json:"bytes_sent"`
+	BytesReceived int64 `json:"bytes_received"`
 }
 
 // TotalRequests sums Requests over every type.
@@ -238,6 +268,8 @@ func (c Counts) combine(o Counts, sign int64) Counts {
 		LateWatchEvents:   c.LateWatchEvents + sign*o.LateWatchEvents,
 		SessionLostEvents: c.SessionLostEvents + sign*o.SessionLostEvents,
 		WastedWakeups:     c.WastedWakeups + sign*o.WastedWakeups,
+		BytesSent:         c.BytesSent + sign*o.BytesSent,
+		BytesReceived:     c.BytesReceived + sign*o.BytesReceived,
 	}
 	for op := range numOps {
 		k := op.String()
@@ -260,5 +292,7 @@ func (c Counts) ClientCounts() results.ClientCounts {
 		WatchEvents:     c.WatchEvents,
 		LateWatchEvents: c.LateWatchEvents,
 		WastedWakeups:   c.WastedWakeups,
+		BytesSent:       c.BytesSent,
+		BytesReceived:   c.BytesReceived,
 	}
 }

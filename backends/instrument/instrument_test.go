@@ -351,3 +351,59 @@ func TestLateWatchEventsFromTheSession(t *testing.T) {
 		t.Errorf("client 1 after Close: %d (%v), want 3", c1.Snapshot().LateWatchEvents, err)
 	}
 }
+
+// Payload bytes: paths and data sent, data read, names listed and watch
+// events' paths received, on the stub whose answers the test knows.
+func TestCountsPayloadBytes(t *testing.T) {
+	var c instrument.Counters
+	stub := &listingStub{stubSession: newStub(), kids: []backends.Node{{Name: "n-0001"}, {Name: "n-0002"}}, data: []byte("0123456789")}
+	s := instrument.Wrap(stub, &c)
+	ctx := context.Background()
+	s.Create(ctx, "/a/b", []byte("xyz"))            // 4 + 3 sent
+	s.CreateSequential(ctx, "/a", "n-", []byte("")) // 2 + 1 + 2 sent
+	s.Get(ctx, "/a/b")                              // 4 sent, 10 received
+	s.Children(ctx, "/a")                           // 2 sent, 12 received
+	s.Delete(ctx, "/a/b")                           // 4 sent
+	s.EnsurePath(ctx, "/a/c")                       // 4 sent
+	_, _, ch, _ := s.ExistsW(ctx, "/a/b")           // 4 sent; the event's path received
+	for range ch {
+	}
+	got := c.Snapshot()
+	if got.BytesSent != 7+5+4+2+4+4+4 || got.BytesReceived != 10+12+int64(len("/a/b")) {
+		t.Fatalf("bytes sent %d, received %d; want 30 and 26", got.BytesSent, got.BytesReceived)
+	}
+	stub.err = errStub
+	s.Get(ctx, "/a/b") // a failure sends its path and receives nothing
+	if d := c.Snapshot().Sub(got); d.BytesSent != 4 || d.BytesReceived != 0 {
+		t.Fatalf("failed Get: bytes %+v", d)
+	}
+}
+
+// listingStub answers Children with kids, Get with data and ExistsW with an
+// event on its path.
+type listingStub struct {
+	*stubSession
+	kids []backends.Node
+	data []byte
+}
+
+func (s *listingStub) Children(ctx context.Context, parent string) ([]backends.Node, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	return s.kids, nil
+}
+
+func (s *listingStub) Get(ctx context.Context, path string) ([]byte, backends.Node, error) {
+	if s.err != nil {
+		return nil, backends.Node{}, s.err
+	}
+	return s.data, backends.Node{Path: path}, nil
+}
+
+func (s *listingStub) ExistsW(ctx context.Context, path string) (bool, backends.Node, <-chan backends.Event, error) {
+	ch := make(chan backends.Event, 1)
+	ch <- backends.Event{Type: backends.EventDeleted, Path: path}
+	close(ch)
+	return true, backends.Node{Path: path}, ch, nil
+}

@@ -62,6 +62,8 @@ func (r *Registry) Total() Counts {
 		t.watchEvents.Add(c.watchEvents.Load())
 		t.sessionLostEvents.Add(c.sessionLostEvents.Load())
 		t.wastedWakeups.Add(c.wastedWakeups.Load())
+		t.bytesSent.Add(c.bytesSent.Load())
+		t.bytesReceived.Add(c.bytesReceived.Load())
 	}
 	t.lateClosed = late
 	return t.Snapshot()

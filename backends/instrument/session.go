@@ -77,6 +77,7 @@ func (s *Session) done(op Op, err error) {
 // Create counts OpCreate.
 func (s *Session) Create(ctx context.Context, path string, data []byte) (backends.Node, error) {
 	s.c.requests[OpCreate].Add(1)
+	s.c.bytesSent.Add(int64(len(path) + len(data)))
 	n, err := s.inner.Create(ctx, path, data)
 	s.done(OpCreate, err)
 	return n, err
@@ -85,6 +86,7 @@ func (s *Session) Create(ctx context.Context, path string, data []byte) (backend
 // CreateSequential counts OpCreateSeq.
 func (s *Session) CreateSequential(ctx context.Context, parent, prefix string, data []byte) (backends.Node, error) {
 	s.c.requests[OpCreateSeq].Add(1)
+	s.c.bytesSent.Add(int64(len(parent) + 1 + len(prefix) + len(data)))
 	n, err := s.inner.CreateSequential(ctx, parent, prefix, data)
 	s.done(OpCreateSeq, err)
 	return n, err
@@ -93,14 +95,17 @@ func (s *Session) CreateSequential(ctx context.Context, parent, prefix string, d
 // Get counts OpGet.
 func (s *Session) Get(ctx context.Context, path string) ([]byte, backends.Node, error) {
 	s.c.requests[OpGet].Add(1)
+	s.c.bytesSent.Add(int64(len(path)))
 	d, n, err := s.inner.Get(ctx, path)
 	s.done(OpGet, err)
+	s.c.bytesReceived.Add(int64(len(d)))
 	return d, n, err
 }
 
 // Delete counts OpDelete.
 func (s *Session) Delete(ctx context.Context, path string) error {
 	s.c.requests[OpDelete].Add(1)
+	s.c.bytesSent.Add(int64(len(path)))
 	err := s.inner.Delete(ctx, path)
 	s.done(OpDelete, err)
 	return err
@@ -109,8 +114,10 @@ func (s *Session) Delete(ctx context.Context, path string) error {
 // Children counts OpChildren.
 func (s *Session) Children(ctx context.Context, parent string) ([]backends.Node, error) {
 	s.c.requests[OpChildren].Add(1)
+	s.c.bytesSent.Add(int64(len(parent)))
 	ns, err := s.inner.Children(ctx, parent)
 	s.done(OpChildren, err)
+	s.c.bytesReceived.Add(names(ns))
 	return ns, err
 }
 
@@ -151,6 +158,7 @@ func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
 // requests the backend needs for it.
 func (s *Session) EnsurePath(ctx context.Context, path string) error {
 	s.c.requests[OpEnsurePath].Add(1)
+	s.c.bytesSent.Add(int64(len(path)))
 	err := s.inner.EnsurePath(ctx, path)
 	s.done(OpEnsurePath, err)
 	return err
@@ -160,6 +168,7 @@ func (s *Session) EnsurePath(ctx context.Context, path string) error {
 // the event it delivers.
 func (s *Session) ExistsW(ctx context.Context, path string) (bool, backends.Node, <-chan backends.Event, error) {
 	s.c.requests[OpExistsW].Add(1)
+	s.c.bytesSent.Add(int64(len(path)))
 	ok, n, ch, err := s.inner.ExistsW(ctx, path)
 	s.done(OpExistsW, err)
 	if err != nil {
@@ -172,8 +181,10 @@ func (s *Session) ExistsW(ctx context.Context, path string) (bool, backends.Node
 // and the event it delivers.
 func (s *Session) ChildrenW(ctx context.Context, parent string) ([]backends.Node, <-chan backends.Event, error) {
 	s.c.requests[OpChildrenW].Add(1)
+	s.c.bytesSent.Add(int64(len(parent)))
 	ns, ch, err := s.inner.ChildrenW(ctx, parent)
 	s.done(OpChildrenW, err)
+	s.c.bytesReceived.Add(names(ns))
 	if err != nil {
 		return ns, ch, err
 	}
@@ -199,11 +210,21 @@ func (s *Session) forward(in <-chan backends.Event) <-chan backends.Event {
 				s.c.sessionLostEvents.Add(1)
 			} else {
 				s.c.watchEvents.Add(1)
+				s.c.bytesReceived.Add(int64(len(ev.Path)))
 			}
 			out <- ev
 		}
 	}()
 	return out
+}
+
+// names is the payload of a listing: its names' bytes.
+func names(ns []backends.Node) int64 {
+	var n int64
+	for _, x := range ns {
+		n += int64(len(x.Name))
+	}
+	return n
 }
 
 // ID returns the inner session's ID.

@@ -55,7 +55,15 @@ var (
 	_ backends.Backend = (*Backend)(nil)
 	_ backends.Admin   = (*Backend)(nil)
 	_ backends.Scraper = (*Backend)(nil)
+
+	_ backends.KeepAliveReporter = (*Backend)(nil)
 )
+
+// KeepAlives times the sessions' pings: how long after its tick each ping
+// was sent (the client's lateness; go-zookeeper pings every negotiated
+// session timeout / 3, busy or idle), and each ping's round trip to its
+// reply (the server's and the network's). See pings.go.
+func (b *Backend) KeepAlives() backends.KeepAliveCounts { return b.opts.pings.Counts() }
 
 // New checks cfg and returns a Backend. It does not connect: Preflight
 // checks the servers, NewSession connects.
@@ -66,6 +74,7 @@ func New(cfg Config, opts ...Option) (*Backend, error) {
 	}
 	b := &Backend{cfg: cfg, sessions: make(map[*Session]struct{})}
 	b.opts.logger = log.New(io.Discard, "", 0)
+	b.opts.pings = backends.NewKeepAliveRecorder(backends.KeepAlivePingSent)
 	for _, o := range opts {
 		o(&b.opts)
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkbench/zkbench/backends"
 )
 
 // ErrClosed: the Backend was closed.
@@ -123,6 +125,8 @@ type options struct {
 	logger zk.Logger
 	dialer zk.Dialer
 	pids   func() map[string]int
+	// pings times every connection's pings (pings.go).
+	pings *backends.KeepAliveRecorder
 }
 
 // serverPIDs returns the local process of each endpoint now (nil: none).

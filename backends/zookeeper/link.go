@@ -77,6 +77,9 @@ func dial(cfg *Config, o *options, recvBuf int) (*link, error) {
 			return nil, errLinkLost
 		}
 		l.nc = nc
+		if o.pings != nil {
+			return newPingConn(nc, o.pings), nil
+		}
 		return nc, nil
 	}
 	conn, events, err := zk.Connect(cfg.Endpoints, cfg.SessionTimeout,

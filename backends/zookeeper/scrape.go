@@ -32,6 +32,9 @@ import (
 //     counted once, without pings. MetricPings is the difference.
 //   - zk_packets_received: every packet from clients, pings and session
 //     handshakes included. -> MetricRequests.
+//   - zk_bytes_received_count: bytes read from clients, four-letter words
+//     included -> MetricBytesReceived; zk_response_bytes: bytes of the
+//     replies and notifications sent -> MetricBytesSent.
 var watchSums = []string{
 	"zk_sum_node_created_watch_count",
 	"zk_sum_node_deleted_watch_count",
@@ -58,17 +61,25 @@ const MetricMembersScraped = "zkbench_server_members_scraped"
 // zk_uptime on the survivors, while ServerMetrics' zk_cnt_* and zk_sum_*
 // counters keep counting.
 var statsCounters = []string{
-	"zk_packets_received", "zk_packets_sent", "zk_fsync_threshold_exceed_count",
-	"zk_avg_latency", "zk_max_latency", "zk_min_latency", "zk_uptime",
+	"zk_packets_received", "zk_packets_sent", "zk_fsync_threshold_exceed_count", "zk_uptime",
 	backends.MetricRequests,
 }
 
-var _ backends.MemberScraper = (*Backend)(nil)
+var (
+	_ backends.MemberScraper = (*Backend)(nil)
+	_ backends.GaugeNamer    = (*Backend)(nil)
+)
+
+// IsGauge is fourlw.MntrGauge. Scrapes leave those names out already; it
+// says so to readers of older scrapes and to the workloads' meter.
+func (b *Backend) IsGauge(name string) bool { return fourlw.MntrGauge(name) }
 
 // Scrape reads mntr on every endpoint in parallel and returns the numeric
 // values summed over servers, under mntr's names and the canonical ones
-// (backends.Metric*). Averages, minima and maxima are summed too: use the
-// sum_ and cnt_ pairs. With WithServerPIDs it adds the servers' CPU
+// (backends.Metric*). Only counters are returned: mntr's gauges,
+// averages, minima, maxima and percentiles (fourlw.MntrGauge) are left out,
+// since neither their sum over servers nor a difference of two scrapes
+// means anything; the sum_ and cnt_ pairs give averages. With WithServerPIDs it adds the servers' CPU
 // seconds and resident bytes from /proc. If some server does not answer,
 // the others' sums are returned with an error naming it.
 func (b *Backend) Scrape(ctx context.Context) (backends.Metrics, error) {
@@ -116,6 +127,11 @@ func (b *Backend) scrapeMember(ctx context.Context, ep string, pid int) backends
 		return mm
 	}
 	m, _ := fourlw.ParseMntr(reply)
+	for k := range m {
+		if fourlw.MntrGauge(k) {
+			delete(m, k)
+		}
+	}
 	for _, k := range watchSums {
 		m[backends.MetricWatchEvents] += m[k]
 	}
@@ -124,6 +140,15 @@ func (b *Backend) scrapeMember(ctx context.Context, ep string, pid int) backends
 	m[backends.MetricReads] = m[namespaceReads]
 	m[MetricPings] = m["zk_cnt_readlatency"] - m[namespaceReads]
 	m[backends.MetricRequests] = m["zk_packets_received"]
+	// Byte counters, where the server has them (3.8 does; measured: 50
+	// listings of 20 names of 203 bytes moved zk_response_bytes by exactly
+	// 50 × 4,198, the reply's serialised size).
+	if v, ok := m["zk_bytes_received_count"]; ok {
+		m[backends.MetricBytesReceived] = v
+	}
+	if v, ok := m["zk_response_bytes"]; ok {
+		m[backends.MetricBytesSent] = v
+	}
 	if up, ok := m["zk_uptime"]; ok {
 		mm.StatsStarted = at.Add(-time.Duration(up) * time.Millisecond)
 		mm.Restartable = statsCounters

@@ -2,11 +2,14 @@ package zookeeper_test
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/zookeeper"
+	"github.com/zkbench/zkbench/internal/fourlw"
 	"github.com/zkbench/zkbench/internal/testcluster"
 )
 
@@ -129,8 +132,70 @@ func TestIdleSessionsMoveRequests(t *testing.T) {
 	}
 }
 
+// TestScrapeLeavesGaugesOut: a scrape holds mntr's counters only, so that
+// no average, percentile or gauge becomes a difference in a result (a
+// results file once held zk_avg_latency -49.7).
+func TestScrapeLeavesGaugesOut(t *testing.T) {
+	b := testcluster.ZooKeeperBackend(t)
+	newSession(t, b)
+	m := scrape(t, b)
+	for k := range m {
+		if fourlw.MntrGauge(k) {
+			t.Errorf("scrape holds gauge %s = %v", k, m[k])
+		}
+	}
+	for _, k := range []string{"zk_packets_received", "zk_cnt_updatelatency", "zk_sum_node_deleted_watch_count"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("scrape lacks counter %s", k)
+		}
+	}
+	for _, k := range []string{"zk_avg_latency", "zk_p50_propagation_latency", "zk_num_alive_connections"} {
+		if _, ok := m[k]; ok {
+			t.Errorf("scrape holds %s", k)
+		}
+	}
+}
+
 func show(m backends.Metrics) string {
 	return fmt.Sprintf("watch_events=%v deleted=%v writes=%v reads=%v pings=%v requests=%v cpu=%.2fs",
 		m[backends.MetricWatchEvents], m[backends.MetricWatchesTriggeredOnDelete], m[backends.MetricWrites],
 		m[backends.MetricReads], m[zookeeper.MetricPings], m[backends.MetricRequests], m[backends.MetricCPUSeconds])
+}
+
+// TestKeepAlivesTimed: an idle session pings every negotiated timeout / 3
+// on time, and each ping is answered. The interval is checked against the
+// session timeout the server reports for the connection (cons: to=).
+func TestKeepAlivesTimed(t *testing.T) {
+	b := testcluster.ZooKeeperBackend(t)
+	ka := b.(backends.KeepAliveReporter)
+	before := ka.KeepAlives()
+	s := newSession(t, b)
+	time.Sleep(3500 * time.Millisecond)
+	d := ka.KeepAlives().Sub(before)
+	cons, err := fourlw.Query(ctxT(t), testcluster.ZooKeeperEndpoints(t)[0], "cons")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var timeout time.Duration
+	for _, line := range strings.Split(cons, "\n") {
+		if !strings.Contains(line, fmt.Sprintf("sid=0x%x,", s.ID())) {
+			continue
+		}
+		_, rest, _ := strings.Cut(line, ",to=")
+		ms, _, _ := strings.Cut(rest, ",")
+		n, _ := strconv.Atoi(ms)
+		timeout = time.Duration(n) * time.Millisecond
+	}
+	if timeout == 0 {
+		t.Fatalf("session 0x%x not in cons:\n%s", s.ID(), cons)
+	}
+	var pings, replies int64
+	for i := range d.Lateness {
+		pings += d.Lateness[i]
+		replies += d.Replies[i]
+	}
+	if d.What != backends.KeepAlivePingSent || d.Interval != timeout/3 || pings < 2 || replies < pings-1 || d.Late != 0 {
+		t.Fatalf("3.5 s idle with a %v session: %+v (%d pings, %d replies): want interval %v, 2 or more pings answered, none late",
+			timeout, d, pings, replies, timeout/3)
+	}
 }

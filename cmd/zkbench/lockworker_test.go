@@ -49,8 +49,8 @@ func pauseRun(t *testing.T, backendArgs []string, fence, fault string) (results.
 	for _, e := range run.Timeline {
 		t.Logf("  %6.3fs %s %s (client %d)", e.At.Seconds(), e.Kind, e.What, e.Client)
 	}
-	if o := res.Ops; o.Issued != o.Succeeded+o.Failed+o.Unknown || o.Succeeded == 0 {
-		t.Errorf("ops %+v: want issued = succeeded + failed + unknown, and grants", o)
+	if o := res.Ops; o.Issued != o.Succeeded+o.Failed+o.Unknown+o.StillWaiting || o.Succeeded == 0 {
+		t.Errorf("ops %+v: want issued = succeeded + failed + unknown + still waiting, and grants", o)
 	}
 	if res.Faults["pause-client"] != 1 || res.Faults["failed"] != 0 || res.Faults["undone"] != 1 {
 		t.Errorf("faults %v: want the pause injected and undone, nothing failed", res.Faults)

@@ -153,3 +153,39 @@ func ParseMntr(reply string) (nums map[string]float64, text map[string]string) {
 	}
 	return nums, text
 }
+
+// mntrGaugePrefixes start mntr's summaries other than their counts and
+// sums: averages, minima, maxima and percentiles since the server started
+// (or its statistics were last reset). None of them is a counter.
+var mntrGaugePrefixes = []string{"zk_avg_", "zk_min_", "zk_max_", "zk_p50_", "zk_p95_", "zk_p99_", "zk_p999_"}
+
+// mntrGauges are mntr's instantaneous values: state now, not a count of
+// events (ZooKeeper 3.8.0, standalone and ensemble leader).
+var mntrGauges = map[string]bool{
+	"zk_ephemerals_count": true, "zk_num_alive_connections": true, "zk_outstanding_requests": true,
+	"zk_znode_count": true, "zk_watch_count": true, "zk_watch_bytes": true, "zk_approximate_data_size": true,
+	"zk_global_sessions": true, "zk_local_sessions": true,
+	"zk_non_mtls_remote_conn_count": true, "zk_non_mtls_local_conn_count": true,
+	"zk_last_client_response_size": true, "zk_connection_drop_probability": true,
+	"zk_open_file_descriptor_count": true, "zk_outstanding_tls_handshake": true,
+	"zk_followers": true, "zk_synced_followers": true, "zk_synced_non_voting_followers": true,
+	"zk_synced_observers": true, "zk_learners": true, "zk_pending_syncs": true, "zk_last_proposal_size": true,
+	"zk_quorum_size": true,
+}
+
+// MntrGauge reports whether the mntr figure name is a gauge, an average,
+// a minimum, a maximum or a percentile rather than a counter: a difference
+// of two readings of it means nothing. Everything else in mntr counts up
+// (zk_packets_received, zk_cnt_*, zk_sum_*, zk_bytes_received_count, ...);
+// zk_uptime counts milliseconds.
+func MntrGauge(name string) bool {
+	if mntrGauges[name] {
+		return true
+	}
+	for _, p := range mntrGaugePrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}

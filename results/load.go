@@ -1,0 +1,230 @@
+package results
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+)
+
+// Load is what the load generator, the zkbench process that ran the
+// clients, spent and how late it ran over a case's measured interval: the
+// figures that tell a limit of the clients from a limit of the servers.
+type Load struct {
+	// Cores is what the process could run on: GOMAXPROCS during the case.
+	Cores int `json:"cores"`
+	// CPUFraction is the process's CPU time over the interval divided by
+	// elapsed × Cores (Cost.ClientCPUSeconds / (Elapsed × Cores)): 1 means
+	// every core busy all the time.
+	CPUFraction float64 `json:"cpu_fraction"`
+	// CPUNotMeasured: the process's CPU time could not be read (no /proc);
+	// CPUFraction is then 0 and means nothing.
+	CPUNotMeasured bool `json:"cpu_not_measured,omitempty"`
+	// RunQueueShare is how long the process's threads waited, runnable,
+	// for a CPU (Linux schedstat) over elapsed × Cores: CPU the process
+	// wanted and did not get, because other processes held the machine's
+	// CPUs or it had more runnable threads than cores. CPUFraction +
+	// RunQueueShare is its demand for CPU.
+	RunQueueShare float64 `json:"run_queue_share,omitempty"`
+	// ServerInProcess: the server ran inside this process (embedded etcd),
+	// so CPUFraction and the latencies below include its work.
+	ServerInProcess bool `json:"server_in_process,omitempty"`
+	// Sched is the Go scheduler latency over the interval: how long
+	// goroutines waited, runnable, before they ran (runtime/metrics
+	// /sched/latencies:seconds, the difference of its histogram).
+	Sched Spread `json:"sched_latency"`
+	// GCPauses are the stop-the-world pauses of the garbage collector over
+	// the interval (/sched/pauses/total/gc:seconds).
+	GCPauses Spread `json:"gc_pauses"`
+	// TimerLateness is how late a 50 ms ticker of the meter's own ran: a
+	// timer-driven goroutine's delay, like that of a keep-alive's timer.
+	TimerLateness Spread `json:"timer_lateness"`
+	// HeapPeakBytes and RSSPeakBytes are the largest live heap
+	// (/memory/classes/heap/objects:bytes) and resident memory (/proc)
+	// sampled every 50 ms over the interval.
+	HeapPeakBytes uint64 `json:"heap_peak_bytes"`
+	RSSPeakBytes  uint64 `json:"rss_peak_bytes,omitempty"`
+	// KeepAlives is how late the sessions' keep-alives ran; nil where the
+	// backend does not report them.
+	KeepAlives *KeepAlives `json:"keep_alives,omitempty"`
+	// LatencyP99 is the p99 of the case's primary latency (0: none), which
+	// the scheduler latency is weighed against (Bound).
+	LatencyP99 time.Duration `json:"latency_p99_ns,omitempty"`
+}
+
+// Spread summarises a distribution of durations read from bucketed
+// histograms: quantiles and the maximum are bucket upper bounds (within a
+// factor of about 1.2 for runtime/metrics' buckets); Total is exact where
+// the source gives it, else the sum of bucket midpoints.
+type Spread struct {
+	Count int64         `json:"count"`
+	P50   time.Duration `json:"p50_ns"`
+	P99   time.Duration `json:"p99_ns"`
+	Max   time.Duration `json:"max_ns"`
+	Total time.Duration `json:"total_ns,omitempty"`
+}
+
+// KeepAlives is how late the sessions' keep-alives ran during the interval.
+type KeepAlives struct {
+	// What names what was timed: "ping sent" (ZooKeeper: how long after
+	// it was due each ping left the client) or "response" (etcd: the gap
+	// between keep-alive responses beyond the lease's TTL/3 and the
+	// client's 500 ms keep-alive loop, which includes the server's answer).
+	What string `json:"what"`
+	// Interval is the keep-alives' period (ZooKeeper: negotiated session
+	// timeout / 3; etcd: TTL / 3), the largest over the sessions.
+	Interval time.Duration `json:"interval_ns"`
+	// Lateness of each keep-alive; Late counts those later than LateBound.
+	Lateness Spread `json:"lateness"`
+	Late     int64  `json:"late"`
+	// Replies is the round trip of the keep-alives that were answered
+	// (ZooKeeper pings: send to reply); zero Count where not observable.
+	Replies Spread `json:"replies,omitzero"`
+}
+
+// LateBound is how late a keep-alive may run before it counts as late:
+// a tenth of its interval, at least 100 ms (backends.KeepAliveLateBound).
+func LateBound(interval time.Duration) time.Duration { return backends.KeepAliveLateBound(interval) }
+
+// BoundReason is one reason a case was client-bound (ClientBound).
+type BoundReason string
+
+// Reasons for a case to be client-bound.
+const (
+	// BoundCPU: the process used at least MaxCPUFraction of its cores, or
+	// used at least half of them and wanted MaxCPUFraction in all, what it
+	// waited for in the run queue included (on a shared machine a process
+	// that would use every core gets less).
+	BoundCPU BoundReason = "cpu"
+	// BoundStarved: the process waited, runnable, for a CPU at least
+	// MinStarvedShare of its cores (RunQueueShare), wanting at least
+	// MaxCPUFraction of them in all (CPUFraction + RunQueueShare): the
+	// machine was oversubscribed, by other processes or by servers on it,
+	// and the clients ran late.
+	BoundStarved BoundReason = "starved"
+	// BoundScheduler: goroutines waited at least MaxSchedP99 to run, at
+	// the 99th percentile, and that wait is at least SchedShare of the
+	// case's own p99 latency: the client's delay is a visible part of what
+	// it measured. (A herd makes every waiter runnable at once, so a naive
+	// lock's scheduler p99 passes 10 ms at 100 clients with the process
+	// half idle, beside acquire latencies of seconds.)
+	BoundScheduler BoundReason = "scheduler"
+	// BoundKeepAlive: at least MaxLateKeepAlives of the keep-alives the
+	// client sent left late (ZooKeeper pings; an etcd response gap, which
+	// includes the server, counts only with scheduler latency above half
+	// of MaxSchedP99).
+	BoundKeepAlive BoundReason = "keepalive"
+)
+
+// The client-bound rule's bounds.
+const (
+	MaxCPUFraction  = 0.90
+	MinStarvedShare = 0.50
+	MaxSchedP99     = 10 * time.Millisecond
+	SchedShare      = 0.10
+	// MaxLateKeepAlives is a fraction of the keep-alives.
+	MaxLateKeepAlives = 0.01
+)
+
+// ClientBound marks a case whose load generator, not the servers, was
+// the limit: its throughput, latency and fairness describe zkbench on this
+// machine. Capacity planning leaves such cases out.
+type ClientBound struct {
+	Reasons []BoundReason `json:"reasons"`
+	// Detail gives the numbers behind each reason.
+	Detail string `json:"detail"`
+}
+
+// String is the reasons and their numbers: "cpu (97% of 2 cores)".
+func (b *ClientBound) String() string { return b.Detail }
+
+// Bound applies the client-bound rule to l: the case was client-bound if
+// the process used at least MaxCPUFraction of its cores (or half of them,
+// wanting MaxCPUFraction with the run queue), or waited for a CPU at least
+// MinStarvedShare of them (wanting MaxCPUFraction in all), or its scheduler
+// latency p99 reached MaxSchedP99 and SchedShare of LatencyP99 (of
+// MaxSchedP99 alone where no latency was recorded), or at least
+// MaxLateKeepAlives of its keep-alives ran late (LateBound). It returns
+// nil for a case that was not, or for l nil (not measured).
+func (l *Load) Bound() *ClientBound {
+	if l == nil {
+		return nil
+	}
+	var b ClientBound
+	var parts []string
+	add := func(r BoundReason, format string, args ...any) {
+		b.Reasons = append(b.Reasons, r)
+		parts = append(parts, string(r)+" ("+fmt.Sprintf(format, args...)+")")
+	}
+	demand := l.CPUFraction + l.RunQueueShare
+	switch {
+	case l.CPUFraction >= MaxCPUFraction:
+		add(BoundCPU, "%.0f%% of %d cores", 100*l.CPUFraction, l.Cores)
+	case l.CPUFraction >= 0.5 && demand >= MaxCPUFraction:
+		add(BoundCPU, "%.0f%% of %d cores, %.0f%% with the run queue", 100*l.CPUFraction, l.Cores, 100*demand)
+	}
+	if l.RunQueueShare >= MinStarvedShare && demand >= MaxCPUFraction {
+		add(BoundStarved, "ran %.0f%% and waited for a CPU %.0f%% of %d cores: the machine was oversubscribed",
+			100*l.CPUFraction, 100*l.RunQueueShare, l.Cores)
+	}
+	if l.Sched.Count > 0 && l.Sched.P99 >= MaxSchedP99 && float64(l.Sched.P99) >= SchedShare*float64(l.LatencyP99) {
+		if l.LatencyP99 > 0 {
+			add(BoundScheduler, "scheduler latency p99 %s, %.0f%% of the case's p99 %s", FormatDuration(l.Sched.P99),
+				100*float64(l.Sched.P99)/float64(l.LatencyP99), FormatDuration(l.LatencyP99))
+		} else {
+			add(BoundScheduler, "scheduler latency p99 %s", FormatDuration(l.Sched.P99))
+		}
+	}
+	if k := l.KeepAlives; k != nil && k.Lateness.Count > 0 && float64(k.Late) >= MaxLateKeepAlives*float64(k.Lateness.Count) {
+		clientSide := k.What == KeepAlivePingSent || l.Sched.P99 >= MaxSchedP99/2
+		if clientSide {
+			add(BoundKeepAlive, "%d of %d keep-alives later than %s, max %s", k.Late, k.Lateness.Count,
+				FormatDuration(LateBound(k.Interval)), FormatDuration(k.Lateness.Max))
+		}
+	}
+	if len(b.Reasons) == 0 {
+		return nil
+	}
+	b.Detail = strings.Join(parts, ", ")
+	return &b
+}
+
+// What KeepAlives timed (KeepAlives.What).
+const (
+	KeepAlivePingSent = backends.KeepAlivePingSent
+	KeepAliveResponse = backends.KeepAliveResponse
+)
+
+// LossCause says which side was late around a case's lost sessions, from
+// l's figures over the whole case (the meter does not time each session on
+// its own): ": the client was late (...)" when the client-bound rule holds
+// or the client's own keep-alives left late, ": the server or the network
+// was late (...)" when the client was on time but keep-alive replies (or,
+// on etcd, responses) came late, and "" when l is nil or neither side was
+// measured late. It is appended to the "N sessions were lost" note.
+func LossCause(l *Load) string {
+	if l == nil {
+		return ""
+	}
+	if b := l.Bound(); b != nil {
+		return ": the client was late (" + b.Detail + ")"
+	}
+	k := l.KeepAlives
+	if k == nil {
+		return ""
+	}
+	bound := LateBound(k.Interval)
+	switch {
+	case k.What == KeepAlivePingSent && k.Late > 0:
+		return fmt.Sprintf(": the client was late (%d pings sent more than %s after they were due, max %s)",
+			k.Late, FormatDuration(bound), FormatDuration(k.Lateness.Max))
+	case k.What == KeepAlivePingSent && k.Replies.Count > 0 && k.Replies.Max > bound:
+		return fmt.Sprintf(": the server or the network was late (pings left on time; replies took up to %s)",
+			FormatDuration(k.Replies.Max))
+	case k.What == KeepAliveResponse && k.Late > 0:
+		return fmt.Sprintf(": the server or the network was late (%d keep-alive responses more than %s late, max %s, while the client's scheduler latency p99 was %s)",
+			k.Late, FormatDuration(bound), FormatDuration(k.Lateness.Max), FormatDuration(l.Sched.P99))
+	}
+	return ": neither the client's keep-alives nor the replies were measured late"
+}

@@ -1,0 +1,145 @@
+package workloads
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/internal/selfstat"
+	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/results"
+)
+
+// spin keeps n goroutines busy for d; each checks the clock now and then,
+// so the runtime preempts them as it would any busy client.
+func spin(n int, d time.Duration) {
+	var wg sync.WaitGroup
+	var sink atomic.Int64
+	end := time.Now().Add(d)
+	for range n {
+		wg.Go(func() {
+			x := int64(0)
+			for time.Now().Before(end) {
+				for i := range 10000 {
+					x += int64(i) ^ x
+				}
+			}
+			sink.Add(x)
+		})
+	}
+	wg.Wait()
+}
+
+// TestLoadAgainstBusyLoop checks the meter's view of its own process
+// against what the test made it do: idle, the process uses a sliver of
+// its cores and is not client-bound; with a busy loop on every core its
+// CPU fraction is near 1 and the case is client-bound for cpu; with eight
+// busy goroutines per core, goroutines wait to run and the case is
+// client-bound for the scheduler too.
+func TestLoadAgainstBusyLoop(t *testing.T) {
+	cores := runtime.GOMAXPROCS(0)
+	measure := func(work func()) results.Result {
+		m := NewMeter(nil, backends.ClusterInfo{})
+		defer m.Stop()
+		res := results.Result{Clients: 1, PerOp: map[string]float64{}}
+		before := m.Snapshot(context.Background(), nil)
+		work()
+		after := m.Snapshot(context.Background(), nil)
+		m.Fill(&res, before, after, 0, false, 0)
+		if res.Load == nil {
+			t.Fatal("no load measured")
+		}
+		return res
+	}
+	idle := measure(func() { time.Sleep(time.Second) })
+	if l := idle.Load; l.CPUFraction > 0.25 || l.RunQueueShare > 0.25 || l.Cores != cores || idle.ClientBound != nil {
+		t.Errorf("idle second: cpu %.2f, run queue %.2f of %d cores, bound %v", l.CPUFraction, l.RunQueueShare, l.Cores, idle.ClientBound)
+	}
+	if l := idle.Load; l.TimerLateness.Count < 15 || l.HeapPeakBytes == 0 || l.RSSPeakBytes == 0 {
+		t.Errorf("idle second: sampler %+v, heap %d, rss %d", l.TimerLateness, l.HeapPeakBytes, l.RSSPeakBytes)
+	}
+	t.Logf("idle: cpu %.3f, sched %+v, timer %+v", idle.Load.CPUFraction, idle.Load.Sched, idle.Load.TimerLateness)
+
+	// On a machine shared with other processes the loop may not get its
+	// cores: it then waits for them in the run queue, what it ran plus what
+	// it waited is still about all of them, and it is client-bound as
+	// starved rather than for cpu.
+	busy := measure(func() { spin(cores, time.Second) })
+	if l := busy.Load; l.CPUFraction+l.RunQueueShare < 0.85 || busy.ClientBound == nil ||
+		!(hasReason(busy.ClientBound, results.BoundCPU) || hasReason(busy.ClientBound, results.BoundStarved)) {
+		t.Errorf("a busy loop on %d cores for 1s: cpu %.2f + run queue %.2f, bound %+v", cores, l.CPUFraction, l.RunQueueShare, busy.ClientBound)
+	}
+	t.Logf("busy: cpu %.3f, run queue %.3f, sched %+v, bound %v", busy.Load.CPUFraction, busy.Load.RunQueueShare, busy.Load.Sched, busy.ClientBound)
+
+	crowded := measure(func() { spin(8*cores, time.Second) })
+	if crowded.ClientBound == nil || !hasReason(crowded.ClientBound, results.BoundScheduler) || crowded.Load.Sched.P99 < results.MaxSchedP99 {
+		t.Errorf("8 busy goroutines per core: sched %+v, bound %+v", crowded.Load.Sched, crowded.ClientBound)
+	}
+	t.Logf("crowded: cpu %.3f, sched %+v, timer %+v, bound %v", crowded.Load.CPUFraction, crowded.Load.Sched, crowded.Load.TimerLateness, crowded.ClientBound)
+}
+
+func hasReason(b *results.ClientBound, r results.BoundReason) bool {
+	for _, x := range b.Reasons {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+// TestForcedSaturationIsClientBound: 200 naive-lock clients on one core,
+// with the etcd server in the same process, saturate the load generator;
+// the case says so, with its reasons, in its result and its notes.
+func TestForcedSaturationIsClientBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 200-client case")
+	}
+	b := testcluster.EtcdBackend(t)
+	info := clusterInfo(t, b)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	res := runCase(t, context.Background(), b, info, "naive", 200, results.Config{Duration: 3 * time.Second})
+	l := res.Load
+	if l == nil || l.Cores != 1 {
+		t.Fatalf("load %+v, want measured on 1 core", l)
+	}
+	t.Logf("200 clients on 1 core: cpu %.2f, run queue %.2f, sched %+v, gc %+v, timer %+v, heap %d MiB, rss %d MiB, keep-alives %+v, bound %v",
+		l.CPUFraction, l.RunQueueShare, l.Sched, l.GCPauses, l.TimerLateness, l.HeapPeakBytes>>20, l.RSSPeakBytes>>20, l.KeepAlives, res.ClientBound)
+	if res.ClientBound == nil || len(res.ClientBound.Reasons) == 0 {
+		t.Fatalf("200 naive clients on one core, server in process: not client-bound (cpu %.2f, sched p99 %v)", l.CPUFraction, l.Sched.P99)
+	}
+	if !strings.Contains(strings.Join(res.Notes, "\n"), "client-bound: ") {
+		t.Errorf("notes %q lack the client-bound note", res.Notes)
+	}
+}
+
+// A lost session's note says which side was late from the meter's timer
+// over the session timeout before the loss.
+func TestLossCauseAroundTheLoss(t *testing.T) {
+	t0 := time.Now()
+	var wakes []selfstat.Wake
+	for i := range 200 { // 10 s of wake-ups, on time but for one 1.5 s stall at 6 s
+		w := selfstat.Wake{At: t0.Add(time.Duration(i) * selfstat.SamplePeriod)}
+		if i == 120 {
+			w.Late = 1500 * time.Millisecond
+		}
+		wakes = append(wakes, w)
+	}
+	m := &Meter{last: selfstat.Peaks{Wakes: wakes}}
+	load := &results.Load{Cores: 2, KeepAlives: &results.KeepAlives{What: results.KeepAlivePingSent, Interval: time.Second,
+		Lateness: results.Spread{Count: 100}, Replies: results.Spread{Count: 100, Max: 2 * time.Second}}}
+	if got := m.LossCause(load, []time.Time{t0.Add(7 * time.Second)}); !strings.Contains(got, "the client was late (its 50 ms timer woke up to 1.50s late in the 3.00s before a loss") {
+		t.Errorf("a loss 1 s after a 1.5 s stall: %q", got)
+	}
+	got := m.LossCause(load, []time.Time{t0.Add(9500 * time.Millisecond)})
+	if !strings.Contains(got, "the client ran on time") || !strings.Contains(got, "the server or the network was late") {
+		t.Errorf("a loss 3.5 s after the stall, the pings' replies slow: %q", got)
+	}
+	if got := m.LossCause(nil, []time.Time{t0.Add(time.Hour)}); got != "" {
+		t.Errorf("a loss outside the sampled interval, nothing measured: %q", got)
+	}
+}
