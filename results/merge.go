@@ -242,7 +242,7 @@ func mergeCase(parts []*Result) (Result, error) {
 		shardCases = append(shardCases, sc)
 		clients += sc.Clients
 		merged.Shards = append(merged.Shards, ShardClock{Index: sc.Index, Host: sc.Host, FirstClient: sc.FirstClient, Clients: sc.Clients,
-			Started: p.Started, Released: sc.Released, Ops: p.Ops.Succeeded})
+			Started: p.Started, Elapsed: p.Elapsed, Released: sc.Released, Ops: p.Ops.Succeeded})
 		if i == 0 || sc.Released.Before(earliest) {
 			earliest = sc.Released
 		}
@@ -392,6 +392,16 @@ func mergeCase(parts []*Result) (Result, error) {
 	}
 	res.Notes = append(res.Notes, fmt.Sprintf("merged from %d shards; barrier releases within %v; %d critical sections judged across shards in %s, %s",
 		len(parts), merged.Skew, cross.Sections, order, clock))
+	var spread time.Duration
+	for _, m := range merged.Shards {
+		spread = max(spread, m.Started.Add(m.Elapsed).Sub(end), latestStart.Sub(m.Started))
+	}
+	if res.Elapsed > 0 && spread > res.Elapsed/100 {
+		// A scraping shard's edges are the midpoints of its scrapes: a slow
+		// scrape moves them.
+		res.Notes = append(res.Notes, fmt.Sprintf("the shards' measured windows differ by up to %v (%.1f%% of the common %v): the servers' counters cover shard 0's window, the client counts each shard's own",
+			spread.Round(time.Millisecond), 100*float64(spread)/float64(res.Elapsed), res.Elapsed.Round(time.Millisecond)))
+	}
 	if cross.Violations > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("MUTUAL EXCLUSION VIOLATED ACROSS SHARDS %d times", cross.Violations))
 	}

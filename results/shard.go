@@ -100,7 +100,9 @@ type ShardClock struct {
 	Released    time.Time `json:"released"`
 	// Offset is this shard's barrier release minus the earliest one.
 	Offset time.Duration `json:"offset_ns"`
-	Ops    int64         `json:"ops"`
+	// Elapsed is the shard's own measured interval, from Started.
+	Elapsed time.Duration `json:"elapsed_ns"`
+	Ops     int64         `json:"ops"`
 }
 
 // ShareOf is shard index's share of n clients among count shards: clients

@@ -102,7 +102,14 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		return res, err
 	}
 	log := c.log()
-	meter := NewMeter(c.Backend, c.Cluster, WithServerPIDs(c.ServerPIDs))
+	mopts := []MeterOption{WithServerPIDs(c.ServerPIDs)}
+	if c.Shard != nil {
+		if c.Processes != nil || c.Config.Rate > 0 || c.Config.Ops > 0 {
+			return res, fmt.Errorf("%w: a shard of a case runs the closed loop bounded by time, every client in this process", ErrBadCase)
+		}
+		mopts = append(mopts, WithShardOf(c.Shard.Scrape))
+	}
+	meter := NewMeter(c.Backend, c.Cluster, mopts...)
 	base, _ := procstat.Self()
 
 	lockPath := c.Namespace + "/lock"
@@ -131,6 +138,18 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		}
 	}
 	defer closeClients()
+	var released time.Time
+	if c.Shard != nil {
+		// The shards' measured intervals start together: once every
+		// shard's sessions are open.
+		if err := c.Shard.Sync.Ready(ctx); err != nil {
+			if ctx.Err() != nil {
+				res.StoppedBy = StoppedByInterrupted
+			}
+			return res, err
+		}
+		released = time.Now()
+	}
 
 	window := NewWindow(c)
 	checker := NewLockChecker()
@@ -150,7 +169,10 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		if err != nil {
 			return res, fmt.Errorf("workloads: lock %s for client %d: %w", c.Variant, id, err)
 		}
-		recs[id] = newLockRecorder(id, window, checker, fence, interval, true)
+		recs[id] = newLockRecorder(c.firstClient()+id, window, checker, fence, interval, true)
+		if c.Shard != nil {
+			recs[id].sections = &results.Sections{}
+		}
 		loops[j] = &lockClient{lock: l, session: clients.Sessions[j], hold: c.Config.Hold, think: c.Config.Think,
 			pace: pace, now: window.Now}
 	}
@@ -212,6 +234,17 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	}
 	closeClients()
 	lw.collect(&res, recs, checker, fence, pace, out, interval, v.ClientCounts, meter, base.RSSBytes)
+	if c.Shard != nil {
+		res.Shard = shardRecord(c.Shard, released, out.Base, recs)
+		// Every shard's clients are gone before the namespace is looked at.
+		if err := c.Shard.Sync.Done(ctx); err != nil {
+			res.Shard.Incomplete = err.Error()
+			res.Notes = append(res.Notes, "case incomplete: "+err.Error())
+		}
+		if c.Shard.Index != 0 {
+			return res, nil // shard 0 checks the namespace for every shard
+		}
+	}
 	lost := clients.Lost()
 	for _, p := range procs {
 		if p.lost {
@@ -242,6 +275,26 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		res.Notes = append(res.Notes, "leftovers not checked: the backend has no Admin")
 	}
 	return res, nil
+}
+
+// shardRecord is what shard sh keeps of a case for the merge: its clients,
+// its clock, each client's grants and every critical section.
+func shardRecord(sh *CaseShard, released, base time.Time, recs []*lockRecorder) *results.ShardCase {
+	sc := &results.ShardCase{
+		Index: sh.Index, Count: sh.Count, FirstClient: sh.FirstClient, Clients: len(recs), Host: sh.Host,
+		Released: released.UTC(), Base: base.UTC(), Scraped: sh.Scrape,
+		PerClient: make([]int64, len(recs)), Sections: &results.Sections{},
+	}
+	for i, rec := range recs {
+		sc.PerClient[i] = rec.ops.Succeeded
+		if s := rec.sections; s != nil {
+			sc.Sections.Client = append(sc.Sections.Client, s.Client...)
+			sc.Sections.Token = append(sc.Sections.Token, s.Token...)
+			sc.Sections.Enter = append(sc.Sections.Enter, s.Enter...)
+			sc.Sections.Exit = append(sc.Sections.Exit, s.Exit...)
+		}
+	}
+	return sc
 }
 
 // collect merges the clients' recorders and the snapshots into res.
