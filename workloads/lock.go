@@ -152,6 +152,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	}
 
 	window := NewWindow(c)
+	window.Anchor = released // zero unless a shard
 	checker := NewLockChecker()
 	fence := safety.NewRegister(fenceMode == FenceOn, safety.WithRegisterDetails(maxViolationDetails))
 	interval := SeriesInterval(c.Config)
@@ -236,8 +237,9 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	lw.collect(&res, recs, checker, fence, pace, out, interval, v.ClientCounts, meter, base.RSSBytes)
 	if c.Shard != nil {
 		res.Shard = shardRecord(c.Shard, released, out.Base, recs)
-		// Every shard's clients are gone before the namespace is looked at.
-		if err := c.Shard.Sync.Done(ctx); err != nil {
+		// Every shard's clients are gone before the namespace is looked at;
+		// an interrupted case still lines up (the wait has its own bound).
+		if err := c.Shard.Sync.Done(context.WithoutCancel(ctx)); err != nil {
 			res.Shard.Incomplete = err.Error()
 			res.Notes = append(res.Notes, "case incomplete: "+err.Error())
 		}

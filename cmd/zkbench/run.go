@@ -49,6 +49,9 @@ type runFlags struct {
 	preflightTimeout  time.Duration
 	recipe            recipeFlags // election and barrier workloads, --preset
 	faults            []string
+	shards            int
+	shardIndex        int
+	shardTimeout      time.Duration
 
 	// etcd security.
 	cacert, cert, key, serverName string
@@ -124,6 +127,9 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl.BoolVar(&f.calibrate, "calibrate", false, "measure the server's raw capacity before the sweep")
 	fl.DurationVar(&f.preflightTimeout, "preflight-timeout", 10*time.Second, "bound on the check that the servers answer")
 	fl.StringArrayVar(&f.faults, "fault", nil, faultHelp)
+	fl.IntVar(&f.shards, "shards", 0, "split every case's clients over this many shards (lock workload); without --shard-index, runs them as processes on this machine and merges their results (docs/sharding.md)")
+	fl.IntVar(&f.shardIndex, "shard-index", -1, "with --shards: run only this shard (0 to S-1) on --endpoints, with --run-id; default: $"+jobIndexEnv+" when set (a Kubernetes Indexed Job)")
+	fl.DurationVar(&f.shardTimeout, "shard-timeout", runner.DefaultShardTimeout, "with --shards: bound on each wait for the other shards at a case's start and end barriers")
 	addRecipeFlags(fl, &f.recipe)
 	addAuthFlags(fl, f)
 	return cmd
@@ -161,6 +167,13 @@ func (f *runFlags) config(fl *pflag.FlagSet) (runner.Config, []runner.Option, er
 	}
 	if f.calibrate {
 		opts = append(opts, runner.WithCalibration())
+	}
+	shard, err := f.shardOption(fl)
+	if err != nil {
+		return runner.Config{}, nil, err
+	}
+	if shard != nil {
+		opts = append(opts, shard)
 	}
 	return cfg, opts, nil
 }
