@@ -168,9 +168,8 @@ func (sb *shardBarrier) arrived(path string) string {
 // caseShard is this shard's part in a case of n clients.
 func (r *Runner) caseShard(b backends.Backend, caseID string, n int) *workloads.CaseShard {
 	s := r.plan.shard
-	first, size := results.ShareOf(n, s.index, s.count)
+	first, _ := results.ShareOf(n, s.index, s.count)
 	host, _ := os.Hostname()
-	_ = size
 	return &workloads.CaseShard{
 		Index: s.index, Count: s.count, FirstClient: first, Total: n, Host: host,
 		Scrape: s.index == 0, Sync: r.shardBarrier(b, caseID),

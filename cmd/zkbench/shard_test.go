@@ -92,6 +92,16 @@ func TestRunLocalShards(t *testing.T) {
 			if !strings.Contains(mout, "merged from 2 shards") {
 				t.Errorf("merge output:\n%s", mout)
 			}
+			// The merged file reads like any other.
+			if backend == "etcd" {
+				rout, stderr, err := zkbench(t, "report", filepath.Join(mdir, "local2"), "-o", filepath.Join(t.TempDir(), "report"))
+				if err != nil || !strings.Contains(rout, "report.md") {
+					t.Errorf("report of the merged file: %v\n%s%s", err, rout, stderr)
+				}
+				if _, stderr, err := zkbench(t, "compare", filepath.Join(dir, "local2"), filepath.Join(mdir, "local2")); err != nil {
+					t.Errorf("compare of merged files: %v\n%s", err, stderr)
+				}
+			}
 			// Twice the same shard: refused.
 			if _, _, err := zkbench(t, "merge", "-o", mdir, shardFiles[0], shardFiles[0]); err == nil || !strings.Contains(err.Error(), "given twice") {
 				t.Errorf("merge of one shard twice: %v", err)
