@@ -200,6 +200,16 @@ func mergeRuns(shards []*Run) (*Run, error) {
 			incomplete = append(incomplete, fmt.Sprintf("case %s has no results from shard %s", k, strings.Join(absent, ", ")))
 			continue
 		}
+		var partial []string
+		for i, p := range parts {
+			if p.Shard == nil {
+				partial = append(partial, fmt.Sprint(shards[i].Shard.Index))
+			}
+		}
+		if len(partial) > 0 {
+			incomplete = append(incomplete, fmt.Sprintf("case %s failed in shard %s (its result there is partial)", k, strings.Join(partial, ", ")))
+			continue
+		}
 		res, err := mergeCase(parts)
 		if err != nil {
 			return nil, fmt.Errorf("results: case %s: %w", k, err)

@@ -244,13 +244,19 @@ func TestMergeIncomplete(t *testing.T) {
 	extra := shardRun(t, 0, 2, 8, base, [][3]int64{{0, 1, 1}}).Results[0]
 	s0.Results = append(s0.Results, extra)
 	s1.Results[0].Shard.Incomplete = "not every shard reached the end barrier"
+	// A case that failed in shard 1 (a partial result, with no shard record).
+	p0, p1 := shardRun(t, 0, 2, 6, base, [][3]int64{{0, 1, 1}}), shardRun(t, 1, 2, 6, base, [][3]int64{{2, 3, 2}})
+	p1.Results[0].Shard = nil
+	s0.Results = append(s0.Results, p0.Results[0])
+	s1.Results = append(s1.Results, p1.Results[0])
 	m, err := Merge([]*Run{s0, s1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.Status != StatusFailed || len(m.Results) != 1 ||
 		!strings.Contains(m.StatusDetail, "case lock fair, 8 clients, repeat 1 has no results from shard 1") ||
-		!strings.Contains(m.StatusDetail, "shard 1: not every shard reached the end barrier") {
+		!strings.Contains(m.StatusDetail, "shard 1: not every shard reached the end barrier") ||
+		!strings.Contains(m.StatusDetail, "case lock fair, 6 clients, repeat 1 failed in shard 1") {
 		t.Fatalf("status %s: %s; %d results", m.Status, m.StatusDetail, len(m.Results))
 	}
 }

@@ -52,6 +52,10 @@ func (r *Runner) runLocalShards(ctx context.Context, srv *server) error {
 		err   error
 	}
 	procs := make([]*shardProc, s.count)
+	// A shard that fails stops the others at once, rather than leaving
+	// them to wait out the shard timeout at the next barrier.
+	sctx, stopShards := context.WithCancel(ctx)
+	defer stopShards()
 	var wg sync.WaitGroup
 	for i := range s.count {
 		out := filepath.Join(dir, ShardsDir, strconv.Itoa(i))
@@ -71,8 +75,11 @@ func (r *Runner) runLocalShards(ctx context.Context, srv *server) error {
 			go func() { exited <- cmd.Wait() }()
 			select {
 			case sp.err = <-exited:
+				if sp.err != nil {
+					stopShards()
+				}
 				return
-			case <-ctx.Done():
+			case <-sctx.Done():
 			}
 			_ = cmd.Process.Signal(syscall.SIGINT)
 			t := time.NewTimer(shardStopGrace)
@@ -92,6 +99,9 @@ func (r *Runner) runLocalShards(ctx context.Context, srv *server) error {
 	for _, sp := range procs {
 		sp.tail.flush()
 		run, rerr := results.ReadFile(sp.path)
+		if rerr != nil && sp.err == nil && sctx.Err() != nil && ctx.Err() == nil {
+			continue // stopped because another shard failed: that one is the error
+		}
 		if rerr != nil {
 			why := "no results file"
 			if sp.err != nil {
@@ -107,6 +117,9 @@ func (r *Runner) runLocalShards(ctx context.Context, srv *server) error {
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
+	}
+	if len(files) < s.count {
+		return fmt.Errorf("shards: only %d of %d wrote results", len(files), s.count)
 	}
 	merged, err := results.Merge(files)
 	if err != nil {

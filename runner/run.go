@@ -137,7 +137,11 @@ func (r *Runner) Run(ctx context.Context) (run *results.Run, err error) {
 	}
 	r.res.Cluster = info
 	r.progress("  cluster: %s", describeCluster(info))
-	if err := workloads.CheckClientLimit(info, maxInt(p.cfg.Clients)); err != nil {
+	perIP := maxInt(p.cfg.Clients)
+	if s := p.shard; s != nil && !s.parent() {
+		_, perIP = results.ShareOf(perIP, s.count-1, s.count) // this shard's clients at most
+	}
+	if err := workloads.CheckClientLimit(info, perIP); err != nil {
 		return nil, err
 	}
 	if p.calibrate {

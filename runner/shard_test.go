@@ -248,3 +248,43 @@ func TestShardRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestShardGoneMidCase: a shard that does not reach a case's end barrier
+// (here: one still measuring long after the other) leaves the case marked
+// incomplete in the other's file, within the shard timeout; the merge says
+// which case.
+func TestShardGoneMidCase(t *testing.T) {
+	eps := testcluster.EtcdEndpoints(t)
+	short := shardSweep(backends.Etcd, eps, []string{"fair"}, 4)
+	long := short
+	long.Duration = 6 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	runs := make([]*results.Run, 2)
+	errs := make([]error, 2)
+	for i, cfg := range []Config{short, long} {
+		r, err := New(cfg, WithRunID("shards-gone"), WithShard(i, 2, 2*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runs[i], errs[i] = r.Run(ctx)
+		}()
+	}
+	start := time.Now()
+	wg.Wait()
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("took %v", took)
+	}
+	if errs[0] != nil || runs[0] == nil {
+		t.Fatalf("shard 0: %v", errs[0])
+	}
+	sc := runs[0].Results[0].Shard
+	if sc == nil || !strings.Contains(sc.Incomplete, "only 1 of the 2 shards reached the end barrier within 2s") ||
+		!strings.Contains(strings.Join(runs[0].Results[0].Notes, "\n"), "case incomplete: shard missing") {
+		t.Fatalf("shard 0's case: shard %+v, notes %q", sc, runs[0].Results[0].Notes)
+	}
+}
