@@ -95,7 +95,9 @@ workload, backend or servers would not read are refused, not ignored.`,
   zkbench run --workload failover --clients 200 --failovers 10
   zkbench run --workload barrier --preset zk-paper-barrier --scale 0.1 --backend zookeeper
   zkbench run --clients 100 --fault kill-leader@10s+5s --cluster local --nodes 3 --duration 30s
-  zkbench run --endpoints 10.0.0.1:2379,10.0.0.2:2379 --cacert ca.pem --user bench`,
+  zkbench run --endpoints 10.0.0.1:2379,10.0.0.2:2379 --cacert ca.pem --user bench
+  zkbench run --backend zookeeper --shards 4 --clients 2000 --variants naive,fair
+  zkbench run --endpoints zk-0:2181 --backend zookeeper --shards 8 --shard-index 3 --run-id lock-16k --clients 16000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRun(cmd, f)
