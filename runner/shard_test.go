@@ -123,17 +123,25 @@ func TestShardsHerdSpansShards(t *testing.T) {
 					res.Merged.Skew, res.Notes)
 			}
 			naive, fair := got["naive"], got["fair"]
-			// A release wakes every waiter of both shards: on the servers'
-			// count, about clients-1 per grant; far more than one shard's
-			// clients could make (clients/2-1).
-			// (etcd's count is higher still: it also counts events sent
-			// to watches being cancelled; see docs/figures.md.)
-			if herd := naive.PerOp["server_watch_events"]; herd < 0.8*float64(clients-1) {
-				t.Errorf("naive: %.2f server watch events per grant, want about %d (every client of both shards but the holder)", herd, clients-1)
+			// A release wakes every waiter of both shards: about clients-1
+			// per grant, where a herd confined to the releaser's shard
+			// could not pass clients/2-1. (Below clients-1 when waiters
+			// are still re-arming from the previous release on a loaded
+			// machine; above it on etcd's server count, which also counts
+			// events sent to watches being cancelled: docs/figures.md.)
+			herdSpans := func(what string, w float64) {
+				if w < 0.6*float64(clients-1) || w <= float64(clients/2) {
+					t.Errorf("naive: %.2f %s watch events per grant, want about %d (every client of both shards but the holder), above one shard's %d; notes %q",
+						w, what, clients-1, clients/2-1, naive.Notes)
+				}
 			}
+			herdSpans("server", naive.PerOp["server_watch_events"])
 			// ZooKeeper's clients see the whole herd too.
-			if w := naive.PerOp["watch_events"]; tc.kind == backends.ZooKeeper && (w < 0.8*float64(clients-1) || w > float64(clients)) {
-				t.Errorf("naive: %.2f client watch events per grant, want about %d", w, clients-1)
+			if w := naive.PerOp["watch_events"]; tc.kind == backends.ZooKeeper {
+				herdSpans("client", w)
+				if w > float64(clients) {
+					t.Errorf("naive: %.2f client watch events per grant, more than the %d clients", w, clients)
+				}
 			}
 			if w := fair.PerOp["watch_events"]; w < 0.9 || w > 1.1 {
 				t.Errorf("fair: %.2f watch events per grant, want 1.00", w)

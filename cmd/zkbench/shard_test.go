@@ -33,9 +33,9 @@ func TestRunLocalShards(t *testing.T) {
 				t.Skip("starts a ZooKeeper JVM")
 			}
 			dir := t.TempDir()
-			const clients = 10
-			out, stderr, err := zkbench(t, "run", "--backend", backend, "--shards", "2", "--clients", "10", "--variants", "naive,fair",
-				"--duration", "800ms", "--warmup", "100ms", "-o", dir, "--run-id", "local2", "--no-plots")
+			const clients = 16
+			out, stderr, err := zkbench(t, "run", "--backend", backend, "--shards", "2", "--clients", "16", "--variants", "naive,fair",
+				"--duration", "1500ms", "--warmup", "200ms", "-o", dir, "--run-id", "local2", "--no-plots")
 			if err != nil {
 				t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
 			}
@@ -67,8 +67,10 @@ func TestRunLocalShards(t *testing.T) {
 				t.Logf("%s: %d grants, watch events/op %.2f client | %.2f server, notes %q", res.Variant, res.Ops.Succeeded,
 					res.PerOp["watch_events"], res.PerOp["server_watch_events"], res.Notes)
 			}
-			if herd := run.Results[0].PerOp["server_watch_events"]; herd < 0.8*(clients-1) {
-				t.Errorf("naive: %.2f server watch events per grant: the herd should span both shards (about %d)", herd, clients-1)
+			// The herd spans both shards: above what one shard's clients
+			// could make (see runner's TestShardsHerdSpansShards).
+			if herd := run.Results[0].PerOp["server_watch_events"]; herd < 0.6*(clients-1) || herd <= clients/2 {
+				t.Errorf("naive: %.2f server watch events per grant: the herd should span both shards (about %d); notes %q", herd, clients-1, run.Results[0].Notes)
 			}
 
 			shardFiles, _ := filepath.Glob(filepath.Join(dir, "local2", "shards", "*", "local2", "results.json"))
