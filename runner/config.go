@@ -108,6 +108,8 @@ type options struct {
 	command   []string
 	workerEnv []string
 	shard     *shardOpts // nil: one process runs every client
+	// serverPIDs are the processes of remote servers on this machine.
+	serverPIDs map[string]int
 }
 
 // WithRunID names the run (its namespace /zkbench/<id> and results folder);

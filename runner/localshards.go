@@ -61,7 +61,11 @@ func (r *Runner) runLocalShards(ctx context.Context, srv *server) error {
 		out := filepath.Join(dir, ShardsDir, strconv.Itoa(i))
 		sp := &shardProc{index: i, path: filepath.Join(out, p.runID, "results.json"), tail: newTailWriter(r, i)}
 		procs[i] = sp
-		cmd := s.command(i, srv.endpoints, p.runID, out)
+		var pids map[string]int
+		if srv.livePIDs != nil {
+			pids = srv.livePIDs()
+		}
+		cmd := s.command(ShardSpec{Index: i, Endpoints: srv.endpoints, ServerPIDs: pids, RunID: p.runID, Output: out})
 		cmd.Env = append(append(os.Environ(), p.workerEnv...), cmd.Env...)
 		cmd.Stdout, cmd.Stderr = io.Discard, sp.tail
 		if err := spawn.Start(cmd); err != nil {

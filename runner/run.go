@@ -123,6 +123,9 @@ func (r *Runner) Run(ctx context.Context) (run *results.Run, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if pids := p.serverPIDs; len(pids) > 0 && srv.pids == nil {
+		srv.pids, srv.livePIDs = pids, func() map[string]int { return pids }
+	}
 	r.serverPIDs = srv.livePIDs
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), serverStopTimeout)

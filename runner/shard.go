@@ -27,11 +27,30 @@ const DefaultShardTimeout = 2 * time.Minute
 // MaxShards is the most shards a run may have.
 const MaxShards = 10000
 
-// ShardCommand returns the command that runs shard index of a local sharded
-// run (zkbench itself, as `zkbench run ... --shard-index I`): on the servers
-// at endpoints, writing its results under output (the file
-// <output>/<run-id>/results.json), with runID.
-type ShardCommand func(index int, endpoints []string, runID, output string) *exec.Cmd
+// ShardSpec is what the parent of local shards tells shard Index: the
+// servers' Endpoints and, where they run as processes on this machine,
+// their ServerPIDs by endpoint (for the servers' cost, see
+// WithServerProcesses); the RunID; the folder to write its results under
+// (the file <Output>/<RunID>/results.json).
+type ShardSpec struct {
+	Index      int
+	Endpoints  []string
+	ServerPIDs map[string]int
+	RunID      string
+	Output     string
+}
+
+// ShardCommand returns the command that runs one shard of a local sharded
+// run: zkbench itself, as `zkbench run ... --shard-index I`.
+type ShardCommand func(ShardSpec) *exec.Cmd
+
+// WithServerProcesses says that the servers at Servers.Endpoints run on
+// this machine as the processes pids (by endpoint), so that the run measures
+// their CPU and memory as it does for servers it starts itself. A local
+// shard is told them by its parent.
+func WithServerProcesses(pids map[string]int) Option {
+	return func(o *options) { o.serverPIDs = pids }
+}
 
 // WithShard makes the run shard index (0 <= index < count) of a run that
 // count processes share, each running its share of every case's clients on

@@ -52,6 +52,7 @@ type runFlags struct {
 	shards            int
 	shardIndex        int
 	shardTimeout      time.Duration
+	serverPIDs        string
 
 	// etcd security.
 	cacert, cert, key, serverName string
@@ -131,6 +132,8 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl.StringArrayVar(&f.faults, "fault", nil, faultHelp)
 	fl.IntVar(&f.shards, "shards", 0, "split every case's clients over this many shards (lock workload); without --shard-index, runs them as processes on this machine and merges their results (docs/sharding.md)")
 	fl.IntVar(&f.shardIndex, "shard-index", -1, "with --shards: run only this shard (0 to S-1) on --endpoints, with --run-id; default: $"+jobIndexEnv+" when set (a Kubernetes Indexed Job)")
+	fl.StringVar(&f.serverPIDs, "server-pids", "", "the --endpoints' server processes on this machine, endpoint=pid,... (set by zkbench run --shards for its shards)")
+	_ = fl.MarkHidden("server-pids")
 	fl.DurationVar(&f.shardTimeout, "shard-timeout", runner.DefaultShardTimeout, "with --shards: bound on each wait for the other shards at a case's start and end barriers")
 	addRecipeFlags(fl, &f.recipe)
 	addAuthFlags(fl, f)
@@ -169,6 +172,13 @@ func (f *runFlags) config(fl *pflag.FlagSet) (runner.Config, []runner.Option, er
 	}
 	if f.calibrate {
 		opts = append(opts, runner.WithCalibration())
+	}
+	if f.serverPIDs != "" {
+		pids, err := parsePIDs(f.serverPIDs)
+		if err != nil {
+			return runner.Config{}, nil, err
+		}
+		opts = append(opts, runner.WithServerProcesses(pids))
 	}
 	shard, err := f.shardOption(fl)
 	if err != nil {

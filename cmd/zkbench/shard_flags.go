@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,7 +52,7 @@ func (f *runFlags) shardOption(fl *pflag.FlagSet) (runner.Option, error) {
 // environment, out of the process list).
 var shardSkip = map[string]bool{
 	"shards": true, "shard-index": true, "endpoints": true, "cluster": true, "nodes": true,
-	"output": true, "run-id": true, "no-plots": true, "password": true,
+	"output": true, "run-id": true, "no-plots": true, "password": true, "server-pids": true,
 }
 
 // shardCommand returns how the parent of local shards starts shard i:
@@ -73,18 +74,45 @@ func (f *runFlags) shardCommand(fl *pflag.FlagSet) runner.ShardCommand {
 	})
 	password := f.password
 	shards := f.shards
-	return func(i int, endpoints []string, runID, output string) *exec.Cmd {
+	return func(spec runner.ShardSpec) *exec.Cmd {
 		exe, err := os.Executable()
 		if err != nil {
 			exe = os.Args[0]
 		}
 		args := append([]string{"run"}, given...)
-		args = append(args, "--shards="+strconv.Itoa(shards), "--shard-index="+strconv.Itoa(i),
-			"--endpoints="+strings.Join(endpoints, ","), "--run-id="+runID, "--output="+output, "--no-plots")
+		args = append(args, "--shards="+strconv.Itoa(shards), "--shard-index="+strconv.Itoa(spec.Index),
+			"--endpoints="+strings.Join(spec.Endpoints, ","), "--run-id="+spec.RunID, "--output="+spec.Output, "--no-plots")
+		if len(spec.ServerPIDs) > 0 {
+			args = append(args, "--server-pids="+formatPIDs(spec.ServerPIDs))
+		}
 		cmd := exec.Command(exe, args...)
 		if password != "" {
 			cmd.Env = []string{"ZKBENCH_ETCD_PASSWORD=" + password}
 		}
 		return cmd
 	}
+}
+
+// formatPIDs is --server-pids' form of pids: endpoint=pid,... in order.
+func formatPIDs(pids map[string]int) string {
+	parts := make([]string, 0, len(pids))
+	for ep, pid := range pids {
+		parts = append(parts, ep+"="+strconv.Itoa(pid))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ",")
+}
+
+// parsePIDs reads --server-pids.
+func parsePIDs(s string) (map[string]int, error) {
+	pids := map[string]int{}
+	for _, part := range splitList(s) {
+		ep, v, ok := strings.Cut(part, "=")
+		pid, err := strconv.Atoi(v)
+		if !ok || ep == "" || err != nil || pid <= 0 {
+			return nil, fmt.Errorf("--server-pids: %q: want endpoint=pid", part)
+		}
+		pids[ep] = pid
+	}
+	return pids, nil
 }

@@ -64,6 +64,11 @@ func TestRunLocalShards(t *testing.T) {
 					res.Safety.Violations != 0 || res.Latency["acquire"].Count != res.Ops.Succeeded {
 					t.Errorf("%s: clients %d, merged %+v, ops %+v, safety %+v", res.Variant, res.Clients, res.Merged, res.Ops, res.Safety)
 				}
+				// The servers' cost, from shard 0: the local ZooKeeper's
+				// process (its PID handed down), the embedded etcd's metrics.
+				if !res.Cost.ServerCostMeasured || res.Cost.ServerCPUSeconds <= 0 {
+					t.Errorf("%s: server cost not measured: %+v", res.Variant, res.Cost)
+				}
 				t.Logf("%s: %d grants, watch events/op %.2f client | %.2f server, notes %q", res.Variant, res.Ops.Succeeded,
 					res.PerOp["watch_events"], res.PerOp["server_watch_events"], res.Notes)
 			}
