@@ -234,6 +234,8 @@ func (r *Runner) sweep(ctx context.Context, b backends.Backend, info backends.Cl
 			c.Shard = r.caseShard(b, sc.id, sc.clients)
 			_, c.Clients = results.ShareOf(sc.clients, p.shard.index, p.shard.count)
 			c.Log = globalClients{Recorder: r.log, first: c.Shard.FirstClient}
+			// The open loop's rate is every shard's together.
+			c.Config.Rate = cfg.Rate / float64(p.shard.count)
 		}
 		res, err := r.runCase(ctx, c)
 		res.Clients = sc.clients

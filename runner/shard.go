@@ -98,8 +98,6 @@ func checkShards(p *plan, runIDGiven bool) error {
 		return fmt.Errorf("--shard-timeout %v: must be positive", s.timeout)
 	case p.workload.Name() != "lock":
 		return fmt.Errorf("--shards: only the lock workload runs sharded so far (this run's workload is %s)", p.workload.Name())
-	case p.cfg.Rate > 0:
-		return errors.New("--shards: the open loop (--rate) is not sharded yet: its schedule lives in one process; use the closed loop")
 	case p.cfg.Ops > 0:
 		return errors.New("--shards: --ops cannot end every shard's interval at one moment; bound the cases by --duration")
 	case len(p.faults) > 0:

@@ -237,7 +237,6 @@ func TestShardRefuses(t *testing.T) {
 		{"no endpoints", nil, []Option{WithShard(0, 2, 0), WithRunID("x")}, "give --endpoints"},
 		{"index", remote, []Option{WithShard(2, 2, 0), WithRunID("x")}, "has shards 0 to 1"},
 		{"workload", func(c *Config) { remote(c); c.Workload = "barrier" }, []Option{WithShard(0, 2, 0), WithRunID("x")}, "only the lock workload"},
-		{"rate", func(c *Config) { remote(c); c.Rate = 10 }, []Option{WithShard(0, 2, 0), WithRunID("x")}, "open loop"},
 		{"ops", func(c *Config) { remote(c); c.Ops = 10 }, []Option{WithShard(0, 2, 0), WithRunID("x")}, "--ops"},
 		{"few clients", func(c *Config) { remote(c); c.Clients = []int{1} }, []Option{WithShard(0, 2, 0), WithRunID("x")}, "every shard needs at least one"},
 		{"faults", remote, []Option{WithShard(0, 2, 0), WithRunID("x"), WithFaults(faultsOf(t, "latency:1ms@0s+1s")...)}, "faults"},
@@ -294,5 +293,36 @@ func TestShardGoneMidCase(t *testing.T) {
 	if sc == nil || !strings.Contains(sc.Incomplete, "only 1 of the 2 shards reached the end barrier within 2s") ||
 		!strings.Contains(strings.Join(runs[0].Results[0].Notes, "\n"), "case incomplete: shard missing") {
 		t.Fatalf("shard 0's case: shard %+v, notes %q", sc, runs[0].Results[0].Notes)
+	}
+}
+
+// TestShardsOpenLoop: in the open loop each shard paces its share of the
+// rate, their schedules interleaved: together they keep the whole rate,
+// and the merged latency (from each acquisition's scheduled time) holds
+// every shard's grants.
+func TestShardsOpenLoop(t *testing.T) {
+	const rate = 40.0
+	cfg := shardSweep(backends.Etcd, testcluster.EtcdEndpoints(t), []string{"fair"}, 8)
+	cfg.Rate, cfg.Duration = rate, 2*time.Second
+	runs, errs := runShards(t, cfg, "shards-open", 2, []int{0, 1}, 30*time.Second)
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	merged, err := results.Merge(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := merged.Results[0]
+	if res.Throughput < 0.75*rate || res.Throughput > 1.25*rate {
+		t.Errorf("open loop at %v/s over two shards: %.1f/s (shards: %.1f, %.1f); notes %q", rate, res.Throughput,
+			runs[0].Results[0].Throughput, runs[1].Results[0].Throughput, res.Notes)
+	}
+	for i, run := range runs {
+		if th := run.Results[0].Throughput; th < 0.75*rate/2 || th > 1.25*rate/2 {
+			t.Errorf("shard %d: %.1f/s, want its half of %v/s", i, th, rate)
+		}
+	}
+	if h := res.Latency["acquire"]; h == nil || h.Count != res.Ops.Succeeded || merged.Config.Rate != rate {
+		t.Errorf("acquire %+v for %d grants, config rate %v", h, res.Ops.Succeeded, merged.Config.Rate)
 	}
 }

@@ -104,8 +104,8 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	log := c.log()
 	mopts := []MeterOption{WithServerPIDs(c.ServerPIDs)}
 	if c.Shard != nil {
-		if c.Processes != nil || c.Config.Rate > 0 || c.Config.Ops > 0 {
-			return res, fmt.Errorf("%w: a shard of a case runs the closed loop bounded by time, every client in this process", ErrBadCase)
+		if c.Processes != nil || c.Config.Ops > 0 {
+			return res, fmt.Errorf("%w: a shard of a case is bounded by time, with every client in this process", ErrBadCase)
 		}
 		mopts = append(mopts, WithShardOf(c.Shard.Scrape))
 	}
@@ -159,6 +159,9 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	var pace *pacer
 	if c.Config.Rate > 0 {
 		pace = &pacer{interval: time.Duration(float64(time.Second) / c.Config.Rate)}
+		if sh := c.Shard; sh != nil {
+			pace.phase = pace.interval * time.Duration(sh.Index) / time.Duration(sh.Count)
+		}
 	}
 	// Every client's events go to its own recorder: an in-process
 	// client's loop records straight into it, a worker process's events
@@ -406,25 +409,31 @@ func addHistogram(res *results.Result, name string, h *hdrhistogram.Histogram) {
 }
 
 // pacer hands out the scheduled start times of the open loop: slot k starts
-// k intervals after the workers started, whoever takes it.
+// phase + k intervals after the workers started, whoever takes it. The
+// shards of a case each pace their share of the rate, their phases spread
+// over one interval so that together they keep the whole schedule.
 type pacer struct {
 	interval time.Duration
+	phase    time.Duration
 	next     atomic.Int64
 }
 
 func (p *pacer) slot() time.Duration {
-	return time.Duration(p.next.Add(1)-1) * p.interval
+	return p.phase + time.Duration(p.next.Add(1)-1)*p.interval
 }
 
 // backlog counts the slots due before end that no client took, and the
 // scheduled time of the oldest. Call it once the workers have returned.
 func (p *pacer) backlog(end time.Duration) (n int64, oldest time.Duration) {
+	if end <= p.phase {
+		return 0, 0
+	}
 	next := p.next.Load()
-	due := int64((end + p.interval - 1) / p.interval) // slots k with k*interval < end
+	due := int64((end - p.phase + p.interval - 1) / p.interval) // slots k with phase + k*interval < end
 	if due <= next {
 		return 0, 0
 	}
-	return due - next, time.Duration(next) * p.interval
+	return due - next, p.phase + time.Duration(next)*p.interval
 }
 
 // addFence adds what the register saw to s and returns how many writes were
