@@ -43,6 +43,12 @@ type Run struct {
 	// set none (they follow the client count), with why. Absent in files
 	// from before they were recorded.
 	Settings []Setting `json:"settings,omitempty"`
+	// Shard is set in a shard's file: this file holds shard Index of Count
+	// of the run (zkbench run --shards); absent in a whole run's file.
+	Shard *Shard `json:"shard,omitempty"`
+	// MergedShards is the number of shard files `zkbench merge` made this
+	// file from; 0 for a run of one process.
+	MergedShards int `json:"merged_shards,omitempty"`
 }
 
 // Setting is one setting a run chose itself: its flag's name, the value
@@ -145,6 +151,10 @@ type Result struct {
 	Series Series `json:"series"`
 	// Notes are findings a reader must see (disagreements, truncations).
 	Notes []string `json:"notes,omitempty"`
+	// Shard is what one shard recorded for the merge (a shard's file only).
+	Shard *ShardCase `json:"shard,omitempty"`
+	// Merged describes the shards a merged result was made from.
+	Merged *Merged `json:"merged,omitempty"`
 }
 
 // Ops accounts for every operation.

@@ -107,6 +107,9 @@ type options struct {
 	tool      string
 	command   []string
 	workerEnv []string
+	shard     *shardOpts // nil: one process runs every client
+	// serverPIDs are the processes of remote servers on this machine.
+	serverPIDs map[string]int
 }
 
 // WithRunID names the run (its namespace /zkbench/<id> and results folder);
@@ -224,6 +227,7 @@ func validate(cfg Config, o options) (*plan, error) {
 	if p.mode == Embedded && srv.Nodes != 1 {
 		return nil, fmt.Errorf("--nodes %d: the embedded etcd has one member; use --cluster local for more", srv.Nodes)
 	}
+	runIDGiven := p.runID != ""
 	if p.runID == "" {
 		p.runID = newRunID()
 	}
@@ -267,7 +271,14 @@ func validate(cfg Config, o options) (*plan, error) {
 	if err := checkPauseClients(p); err != nil {
 		return nil, err
 	}
-	if err := checkOpenFiles(slices.Max(p.cfg.Clients), p.kind, p.mode, srv.Conns); err != nil {
+	if err := checkShards(p, runIDGiven); err != nil {
+		return nil, err
+	}
+	clients := slices.Max(p.cfg.Clients)
+	if s := p.shard; s != nil && !s.parent() {
+		_, clients = results.ShareOf(clients, s.count-1, s.count) // the last shard's share is the largest
+	}
+	if err := checkOpenFiles(clients, p.kind, p.mode, srv.Conns); err != nil {
 		return nil, err
 	}
 	return p, nil

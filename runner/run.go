@@ -95,6 +95,9 @@ func (r *Runner) Run(ctx context.Context) (run *results.Run, err error) {
 		StartedAt: start.UTC(), Status: results.StatusComplete, Config: p.cfg,
 		Environment: environment(), ClusterMode: string(p.mode), Settings: p.settings,
 	}
+	if s := p.shard; s != nil && !s.parent() {
+		r.res.Shard = &results.Shard{Index: s.index, Count: s.count}
+	}
 	if p.dir != "" {
 		if err := results.CheckWritable(p.dir); err != nil {
 			return nil, fmt.Errorf("-o %s: %w", p.output, err)
@@ -121,6 +124,9 @@ func (r *Runner) Run(ctx context.Context) (run *results.Run, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if pids := p.serverPIDs; len(pids) > 0 && srv.pids == nil {
+		srv.pids, srv.livePIDs = pids, func() map[string]int { return pids }
+	}
 	r.serverPIDs = srv.livePIDs
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), serverStopTimeout)
@@ -135,7 +141,11 @@ func (r *Runner) Run(ctx context.Context) (run *results.Run, err error) {
 	}
 	r.res.Cluster = info
 	r.progress("  cluster: %s", describeCluster(info))
-	if err := workloads.CheckClientLimit(info, maxInt(p.cfg.Clients)); err != nil {
+	perIP := maxInt(p.cfg.Clients)
+	if s := p.shard; s != nil && !s.parent() {
+		_, perIP = results.ShareOf(perIP, s.count-1, s.count) // this shard's clients at most
+	}
+	if err := workloads.CheckClientLimit(info, perIP); err != nil {
 		return nil, err
 	}
 	if p.calibrate {
@@ -147,8 +157,17 @@ func (r *Runner) Run(ctx context.Context) (run *results.Run, err error) {
 		return nil, err
 	}
 	defer r.closeFaults()
-	runErr := r.sweep(ctx, r.caseBackend(srv), info)
-	r.cleanupRun(srv.backend)
+	var runErr error
+	if p.shard.parent() {
+		runErr = r.runLocalShards(ctx, srv)
+	} else {
+		runErr = r.sweep(ctx, r.caseBackend(srv), info)
+	}
+	if p.shard == nil || p.shard.index <= 0 {
+		// One process removes the run's namespace: shard 0 after its
+		// last case's end barrier, or the parent of local shards.
+		r.cleanupRun(srv.backend)
+	}
 	r.res.FinishedAt = time.Now().UTC()
 	switch {
 	case ctx.Err() != nil:
@@ -211,8 +230,19 @@ func (r *Runner) sweep(ctx context.Context, b backends.Backend, info backends.Cl
 			Backend: b, Cluster: info, Variant: sc.variant, Clients: sc.clients, Repeat: sc.repeat,
 			Namespace: ns, Config: cfg, Log: r.log, ServerPIDs: r.serverPIDs,
 		}
+		if p.shard != nil {
+			// This shard's share of the clients, numbered across shards.
+			c.Shard = r.caseShard(b, sc.id, sc.clients)
+			_, c.Clients = results.ShareOf(sc.clients, p.shard.index, p.shard.count)
+			c.Log = globalClients{Recorder: r.log, first: c.Shard.FirstClient}
+			// The open loop's rate is every shard's together.
+			c.Config.Rate = cfg.Rate / float64(p.shard.count)
+		}
 		res, err := r.runCase(ctx, c)
-		if cerr := r.removeNamespace(b, ns); cerr != nil {
+		res.Clients = sc.clients
+		if p.shard != nil && p.shard.index != 0 {
+			// Shard 0 removes the namespace, after every shard's end barrier.
+		} else if cerr := r.removeNamespace(b, ns); cerr != nil {
 			res.Notes = append(res.Notes, cerr.Error())
 			r.progress("  %v", cerr)
 		}

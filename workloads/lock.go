@@ -116,7 +116,14 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		return res, err
 	}
 	log := c.log()
-	meter := NewMeter(c.Backend, c.Cluster, WithServerPIDs(c.ServerPIDs))
+	mopts := []MeterOption{WithServerPIDs(c.ServerPIDs)}
+	if c.Shard != nil {
+		if c.Processes != nil || c.Config.Ops > 0 {
+			return res, fmt.Errorf("%w: a shard of a case is bounded by time, with every client in this process", ErrBadCase)
+		}
+		mopts = append(mopts, WithShardOf(c.Shard.Scrape))
+	}
+	meter := NewMeter(c.Backend, c.Cluster, mopts...)
 	defer meter.Stop()
 	base, _ := procstat.Self()
 
@@ -146,14 +153,30 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		}
 	}
 	defer closeClients()
+	var released time.Time
+	if c.Shard != nil {
+		// The shards' measured intervals start together: once every
+		// shard's sessions are open.
+		if err := c.Shard.Sync.Ready(ctx); err != nil {
+			if ctx.Err() != nil {
+				res.StoppedBy = StoppedByInterrupted
+			}
+			return res, err
+		}
+		released = time.Now()
+	}
 
 	window := NewWindow(c)
+	window.Anchor = released // zero unless a shard
 	checker := NewLockChecker()
 	fence := safety.NewRegister(fenceMode == FenceOn, safety.WithRegisterDetails(maxViolationDetails))
 	interval := SeriesInterval(c.Config)
 	var pace *pacer
 	if c.Config.Rate > 0 {
 		pace = &pacer{interval: time.Duration(float64(time.Second) / c.Config.Rate)}
+		if sh := c.Shard; sh != nil {
+			pace.phase = pace.interval * time.Duration(sh.Index) / time.Duration(sh.Count)
+		}
 	}
 	// Every client's events go to its own recorder: an in-process
 	// client's loop records straight into it, a worker process's events
@@ -165,7 +188,10 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		if err != nil {
 			return res, fmt.Errorf("workloads: lock %s for client %d: %w", c.Variant, id, err)
 		}
-		recs[id] = newLockRecorder(id, window, checker, fence, interval, true)
+		recs[id] = newLockRecorder(c.firstClient()+id, window, checker, fence, interval, true)
+		if c.Shard != nil {
+			recs[id].sections = &results.Sections{}
+		}
 		loops[j] = &lockClient{lock: l, session: clients.Sessions[j], hold: c.Config.Hold, think: c.Config.Think,
 			pace: pace, now: window.Now}
 	}
@@ -227,6 +253,18 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	}
 	closeClients()
 	lw.collect(&res, recs, checker, fence, pace, out, interval, v.ClientCounts, meter, base.RSSBytes)
+	if c.Shard != nil {
+		res.Shard = shardRecord(c.Shard, released, out.Base, recs)
+		// Every shard's clients are gone before the namespace is looked at;
+		// an interrupted case still lines up (the wait has its own bound).
+		if err := c.Shard.Sync.Done(context.WithoutCancel(ctx)); err != nil {
+			res.Shard.Incomplete = err.Error()
+			res.Notes = append(res.Notes, "case incomplete: "+err.Error())
+		}
+		if c.Shard.Index != 0 {
+			return res, nil // shard 0 checks the namespace for every shard
+		}
+	}
 	lost := clients.Lost()
 	for _, p := range procs {
 		if p.lost {
@@ -257,6 +295,26 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		res.Notes = append(res.Notes, "leftovers not checked: the backend has no Admin")
 	}
 	return res, nil
+}
+
+// shardRecord is what shard sh keeps of a case for the merge: its clients,
+// its clock, each client's grants and every critical section.
+func shardRecord(sh *CaseShard, released, base time.Time, recs []*lockRecorder) *results.ShardCase {
+	sc := &results.ShardCase{
+		Index: sh.Index, Count: sh.Count, FirstClient: sh.FirstClient, Clients: len(recs), Host: sh.Host,
+		Released: released.UTC(), Base: base.UTC(), Scraped: sh.Scrape,
+		PerClient: make([]int64, len(recs)), Sections: &results.Sections{},
+	}
+	for i, rec := range recs {
+		sc.PerClient[i] = rec.ops.Succeeded
+		if s := rec.sections; s != nil {
+			sc.Sections.Client = append(sc.Sections.Client, s.Client...)
+			sc.Sections.Token = append(sc.Sections.Token, s.Token...)
+			sc.Sections.Enter = append(sc.Sections.Enter, s.Enter...)
+			sc.Sections.Exit = append(sc.Sections.Exit, s.Exit...)
+		}
+	}
+	return sc
 }
 
 // collect merges the clients' recorders and the snapshots into res.
@@ -363,25 +421,31 @@ func addHistogram(res *results.Result, name string, h *hdrhistogram.Histogram) {
 }
 
 // pacer hands out the scheduled start times of the open loop: slot k starts
-// k intervals after the workers started, whoever takes it.
+// phase + k intervals after the workers started, whoever takes it. The
+// shards of a case each pace their share of the rate, their phases spread
+// over one interval so that together they keep the whole schedule.
 type pacer struct {
 	interval time.Duration
+	phase    time.Duration
 	next     atomic.Int64
 }
 
 func (p *pacer) slot() time.Duration {
-	return time.Duration(p.next.Add(1)-1) * p.interval
+	return p.phase + time.Duration(p.next.Add(1)-1)*p.interval
 }
 
 // backlog counts the slots due before end that no client took, and the
 // scheduled time of the oldest. Call it once the workers have returned.
 func (p *pacer) backlog(end time.Duration) (n int64, oldest time.Duration) {
+	if end <= p.phase {
+		return 0, 0
+	}
 	next := p.next.Load()
-	due := int64((end + p.interval - 1) / p.interval) // slots k with k*interval < end
+	due := int64((end - p.phase + p.interval - 1) / p.interval) // slots k with phase + k*interval < end
 	if due <= next {
 		return 0, 0
 	}
-	return due - next, time.Duration(next) * p.interval
+	return due - next, p.phase + time.Duration(next)*p.interval
 }
 
 // addFence adds what the register saw to s and returns how many writes were

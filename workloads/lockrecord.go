@@ -48,6 +48,11 @@ type lockRecorder struct {
 	samples        map[string]string
 	longestStopped time.Duration
 	note           string // why its client stopped early, if it did
+	// sections, when set (a shard of a case), records each grant's
+	// critical section for the check across shards; open is the index of
+	// the one held now (-1: none).
+	sections *results.Sections
+	open     int
 }
 
 // lockClientState is where a client is in its loop, as its events say.
@@ -71,7 +76,7 @@ func newLockRecorder(id int, window *Window, checker *LockChecker, fence *safety
 	return &lockRecorder{
 		id: id, window: window, checker: checker, fence: fence, waits: waits,
 		acquire: results.NewRecorder(), series: NewSeriesRecorder(interval),
-		errs: map[string]int64{}, samples: map[string]string{},
+		errs: map[string]int64{}, samples: map[string]string{}, open: -1,
 	}
 }
 
@@ -99,6 +104,9 @@ func (r *lockRecorder) event(ev lockEvent) error {
 		r.state = stateHolding
 		r.measured = r.settle(r.intended, ev.At, nil)
 		r.checker.Grant(r.id, r.ticket, ev.Token, ev.At, r.measured)
+		if r.sections != nil {
+			r.open = r.sections.Add(r.id, ev.Token, ev.At)
+		}
 		if ev.Token != 0 {
 			r.fence.Grant(ev.Token, r.id)
 		}
@@ -121,6 +129,7 @@ func (r *lockRecorder) event(ev lockEvent) error {
 	case evExit:
 		r.state = stateReleasing
 		r.checker.Release(r.id, ev.At)
+		r.closeSection(ev.At)
 	case evReleased:
 		r.state = stateIdle
 	case evReleaseFailed:
@@ -141,8 +150,17 @@ func (r *lockRecorder) abandon(at time.Duration, err error) {
 		r.settle(r.intended, at, err)
 	case stateHolding:
 		r.checker.Release(r.id, at)
+		r.closeSection(at)
 	}
 	r.state = stateIdle
+}
+
+// closeSection ends the critical section held now, if sections are kept.
+func (r *lockRecorder) closeSection(at time.Duration) {
+	if r.sections != nil && r.open >= 0 {
+		r.sections.Exit[r.open] = at
+		r.open = -1
+	}
 }
 
 // settle accounts for one acquisition issued at offset issued that ended at

@@ -46,6 +46,11 @@ type Meter struct {
 	snaps   int
 	// last is what the sampler saw over the last interval (LossCause).
 	last selfstat.Peaks
+	// sharded: the servers' counters count every shard's clients, not only
+	// this process's, so they are not compared with the client counts here
+	// (the merge compares them with every shard's). With scraper nil as
+	// well, another shard reads them.
+	sharded bool
 }
 
 // MeterOption configures a Meter.
@@ -58,6 +63,18 @@ func WithServerPIDs(pids func() map[string]int) MeterOption {
 	return func(m *Meter) {
 		if pids != nil {
 			m.pids = func() map[string]int { return byHostPort(pids()) }
+		}
+	}
+}
+
+// WithShardOf makes the meter one shard's (Case.Shard): with scrape it reads
+// the servers' counters for the whole case but does not compare them with
+// this shard's client counts; without, it does not read them at all.
+func WithShardOf(scrape bool) MeterOption {
+	return func(m *Meter) {
+		m.sharded = true
+		if !scrape {
+			m.scraper, m.members = nil, nil
 		}
 	}
 }
@@ -236,6 +253,8 @@ func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, ins
 		}
 	}
 	switch {
+	case m.scraper == nil && m.sharded:
+		// Another shard reads the servers for the whole case.
 	case m.scraper == nil:
 		res.Notes = append(res.Notes, "server counters not measured: the backend has no scraper")
 	case before.ServerErr != nil || after.ServerErr != nil:
@@ -252,7 +271,7 @@ func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, ins
 				}
 			}
 		}
-		if instrumented {
+		if instrumented && !m.sharded {
 			counts := figures.Totals{WatchEvents: d.WatchEvents, LateWatchEvents: d.LateWatchEvents, Requests: d.Requests}
 			for _, c := range figures.Checks() {
 				if n := c.Note(res.Backend, counts, res.Server); n != "" {

@@ -41,6 +41,12 @@ type Window struct {
 	// interval (default 20s); then the caller must unblock them (close
 	// their sessions) and call Wait again.
 	DrainTimeout time.Duration
+	// Anchor, if set, is a moment that several processes share (a shard
+	// barrier's release): the interval then ends Warmup+Duration after it,
+	// not Duration after the opening snapshot, so that processes whose
+	// snapshots take different times (one scrapes the servers, the others
+	// do not) end their intervals together, and all of equal length.
+	Anchor time.Time
 
 	base         time.Time
 	measureStart atomic.Int64 // offset in ns + 1; 0 = not measuring yet
@@ -187,7 +193,11 @@ func (w *Window) Run(ctx context.Context, start func(runCtx context.Context) <-c
 	o.Start, o.Base = w.MeasureStart(), w.base
 	var deadline <-chan time.Time
 	if w.Duration > 0 {
-		t := time.NewTimer(w.Duration - (w.Now() - o.Start))
+		left := w.Duration - (w.Now() - o.Start)
+		if !w.Anchor.IsZero() {
+			left = time.Until(w.Anchor.Add(w.Warmup + w.Duration))
+		}
+		t := time.NewTimer(left)
 		defer t.Stop()
 		deadline = t.C
 	}

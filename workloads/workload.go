@@ -99,6 +99,43 @@ type Case struct {
 	// Live, if set, is told of the case's operations as they complete (a
 	// status line's source). Nil: nobody watches.
 	Live *Live
+	// Shard, if set, makes this process one shard of the case: Clients are
+	// its share, and its measured interval is lined up with the other
+	// shards' (the lock workload only; see CaseShard). Nil: the case is
+	// this process's alone.
+	Shard *CaseShard
+}
+
+// CaseShard is one shard's part in a case that several processes run
+// together on one namespace, each with a share of the clients.
+type CaseShard struct {
+	// Index of Count shards; FirstClient is the global index of this
+	// shard's client 0 (clients are numbered across shards, so a lock's
+	// checker, details and results name every client once).
+	Index, Count, FirstClient int
+	// Total is the case's clients over every shard.
+	Total int
+	// Host names this machine in the results (shards on one host share
+	// its clock).
+	Host string
+	// Scrape: this shard reads the servers' counters for the whole case;
+	// the others do not read them at all.
+	Scrape bool
+	// Sync lines the shards up.
+	Sync ShardSync
+}
+
+// ShardSync lines up the shards of one case. Its calls block until every
+// shard has made the same call, until ctx ends or until a bound of its own
+// passes; the error then says that the case is incomplete.
+type ShardSync interface {
+	// Ready is called once this shard's sessions are open, before its
+	// measured interval (and warm-up) begins; the interval starts on every
+	// shard when it returns.
+	Ready(ctx context.Context) error
+	// Done is called once this shard's sessions are closed, before the
+	// namespace is checked for leftovers.
+	Done(ctx context.Context) error
 }
 
 // Validate reports what is wrong with c, wrapping ErrBadCase.
@@ -118,6 +155,14 @@ func (c Case) Validate() error {
 		return fmt.Errorf("%w: namespace %q is not inside %s/<run-id>", ErrBadCase, c.Namespace, backends.Root)
 	}
 	return nil
+}
+
+// firstClient is the global index of the case's client 0 in this process.
+func (c Case) firstClient() int {
+	if c.Shard == nil {
+		return 0
+	}
+	return c.Shard.FirstClient
 }
 
 func (c Case) log() Recorder {

@@ -36,6 +36,7 @@ With no endpoints, zkbench starts an embedded etcd in-process.`,
 		newPlotCmd(),
 		newReportCmd(),
 		newCompareCmd(),
+		newMergeCmd(),
 		newClusterCmd(),
 		newCleanCmd(),
 	)

@@ -49,6 +49,10 @@ type runFlags struct {
 	preflightTimeout  time.Duration
 	recipe            recipeFlags // election and barrier workloads, --preset
 	faults            []string
+	shards            int
+	shardIndex        int
+	shardTimeout      time.Duration
+	serverPIDs        string
 
 	// etcd security.
 	cacert, cert, key, serverName string
@@ -92,7 +96,9 @@ workload, backend or servers would not read are refused, not ignored.`,
   zkbench run --workload failover --clients 200 --failovers 10
   zkbench run --workload barrier --preset zk-paper-barrier --scale 0.1 --backend zookeeper
   zkbench run --clients 100 --fault kill-leader@10s+5s --cluster local --nodes 3 --duration 30s
-  zkbench run --endpoints 10.0.0.1:2379,10.0.0.2:2379 --cacert ca.pem --user bench`,
+  zkbench run --endpoints 10.0.0.1:2379,10.0.0.2:2379 --cacert ca.pem --user bench
+  zkbench run --backend zookeeper --shards 4 --clients 2000 --variants naive,fair
+  zkbench run --endpoints zk-0:2181 --backend zookeeper --shards 8 --shard-index 3 --run-id lock-16k --clients 16000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRun(cmd, f)
@@ -124,6 +130,11 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl.BoolVar(&f.calibrate, "calibrate", false, "measure the server's raw capacity before the sweep")
 	fl.DurationVar(&f.preflightTimeout, "preflight-timeout", 10*time.Second, "bound on the check that the servers answer")
 	fl.StringArrayVar(&f.faults, "fault", nil, faultHelp)
+	fl.IntVar(&f.shards, "shards", 0, "split every case's clients over this many shards (lock workload); without --shard-index, runs them as processes on this machine and merges their results (docs/sharding.md)")
+	fl.IntVar(&f.shardIndex, "shard-index", -1, "with --shards: run only this shard (0 to S-1) on --endpoints, with --run-id; default: $"+jobIndexEnv+" when set (a Kubernetes Indexed Job)")
+	fl.StringVar(&f.serverPIDs, "server-pids", "", "the --endpoints' server processes on this machine, endpoint=pid,... (set by zkbench run --shards for its shards)")
+	_ = fl.MarkHidden("server-pids")
+	fl.DurationVar(&f.shardTimeout, "shard-timeout", runner.DefaultShardTimeout, "with --shards: bound on each wait for the other shards at a case's start and end barriers")
 	addRecipeFlags(fl, &f.recipe)
 	addAuthFlags(fl, f)
 	return cmd
@@ -161,6 +172,20 @@ func (f *runFlags) config(fl *pflag.FlagSet) (runner.Config, []runner.Option, er
 	}
 	if f.calibrate {
 		opts = append(opts, runner.WithCalibration())
+	}
+	if f.serverPIDs != "" {
+		pids, err := parsePIDs(f.serverPIDs)
+		if err != nil {
+			return runner.Config{}, nil, err
+		}
+		opts = append(opts, runner.WithServerProcesses(pids))
+	}
+	shard, err := f.shardOption(fl)
+	if err != nil {
+		return runner.Config{}, nil, err
+	}
+	if shard != nil {
+		opts = append(opts, shard)
 	}
 	return cfg, opts, nil
 }
