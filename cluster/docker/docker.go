@@ -97,9 +97,14 @@ type Cluster struct {
 	net     *testcontainers.DockerNetwork
 	members []*Member
 
+	// creating is held while Start creates containers: Stop waits for a
+	// creation in flight, so that it finds that container too.
+	creating sync.Mutex
+	stopOnce sync.Once
+	stopErr  error
+
 	mu          sync.Mutex
 	partitioned map[int]bool
-	stopped     bool
 }
 
 // Start creates the network, starts opts.Nodes containers and waits, under
@@ -129,10 +134,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		_ = cli.Close()
 		return nil, err
 	}
-	disableReaperIfAbsent(ctx, cli)
+	configure(ctx, cli)
 
 	name := "zkbench-" + string(opts.Kind) + "-" + uuid.NewString()[:8]
 	c = &Cluster{kind: opts.Kind, name: name, cli: cli, partitioned: map[int]bool{}}
+	remember(c)
 	defer func() {
 		if err != nil {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -155,15 +161,29 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 		c.members = append(c.members, m)
 	}
+	if err := c.create(ctx, opts, image, labels); err != nil {
+		return c, err
+	}
+	if err := c.waitReady(ctx, allMembers(n), true); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// create creates and starts every member's container, in index order.
+func (c *Cluster) create(ctx context.Context, opts Options, image string, labels map[string]string) error {
+	c.creating.Lock()
+	defer c.creating.Unlock()
+	nw := c.net
 	for i, m := range c.members {
 		var custom []testcontainers.ContainerCustomizer
 		if opts.Kind == backends.ZooKeeper {
 			custom = zkMember(opts, c.members, i)
 		} else {
-			custom = etcdMember(opts, c.members, i, name)
+			custom = etcdMember(opts, c.members, i, c.name)
 		}
 		custom = append(custom,
-			testcontainers.WithName(name+"-"+m.Name),
+			testcontainers.WithName(c.name+"-"+m.Name),
 			testcontainers.WithLabels(labels),
 			testcontainers.WithLogger(tclog.NewNoopLogger()),
 			tcnetwork.WithNetwork([]string{m.Name}, nw),
@@ -178,13 +198,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			m.ctr = ctr
 		}
 		if err != nil {
-			return c, fmt.Errorf("cluster/docker: start %s: %w", m.Name, err)
+			return fmt.Errorf("cluster/docker: start %s: %w", m.Name, err)
 		}
 	}
-	if err := c.waitReady(ctx, allMembers(n), true); err != nil {
-		return c, err
-	}
-	return c, nil
+	return nil
 }
 
 func defaultImage(kind backends.Kind) string {
@@ -274,43 +291,77 @@ func (c *Cluster) Endpoints() []string {
 	return eps
 }
 
-// Stop removes every container (forced: a paused or partitioned one too)
-// and the network. It runs on a fresh context bounded by ctx's deadline or
-// 30 s, whichever is later, so that it also cleans up after a cancelled
-// run. Safe to call twice.
+// Stop removes every container of the cluster (forced: a paused or
+// partitioned one too; found by its label, so also one whose creation a
+// cancel interrupted) and its network. It runs on a fresh context bounded
+// by 30 s, so that it also cleans up after a cancelled run. Safe to call
+// twice, and concurrently: a second call waits for the first.
 func (c *Cluster) Stop(ctx context.Context) error {
-	c.mu.Lock()
-	if c.stopped {
-		c.mu.Unlock()
-		return nil
-	}
-	c.stopped = true
-	c.mu.Unlock()
+	c.stopOnce.Do(func() { c.stopErr = c.stop(ctx) })
+	return c.stopErr
+}
+
+func (c *Cluster) stop(ctx context.Context) error {
+	c.creating.Lock() // a creation in flight ends soon: its ctx is cancelled or bounded
+	c.creating.Unlock()
+	defer forget(c)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	f := client.Filters{}.Add("label", LabelCluster+"="+c.name)
 	var errs []error
+	cs, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("cluster/docker: list containers: %w", err))
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for _, m := range c.members {
-		if m.ctr == nil {
-			continue
-		}
+	for _, ctr := range cs.Items {
 		wg.Go(func() {
-			_, err := c.cli.ContainerRemove(ctx, m.ctr.GetContainerID(), client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			_, err := c.cli.ContainerRemove(ctx, ctr.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 			if err != nil && !isNotFound(err) {
 				mu.Lock()
-				errs = append(errs, fmt.Errorf("cluster/docker: remove %s: %w", m.Name, err))
+				errs = append(errs, fmt.Errorf("cluster/docker: remove %s: %w", strings.Join(ctr.Names, ","), err))
 				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
-	if c.net != nil {
-		if err := c.net.Remove(ctx); err != nil && !isNotFound(err) {
-			errs = append(errs, fmt.Errorf("cluster/docker: remove network %s: %w", c.net.Name, err))
+	ns, err := c.cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("cluster/docker: list networks: %w", err))
+	}
+	for _, n := range ns.Items {
+		if _, err := c.cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !isNotFound(err) {
+			errs = append(errs, fmt.Errorf("cluster/docker: remove network %s: %w", n.Name, err))
 		}
 	}
 	errs = append(errs, c.cli.Close())
+	return errors.Join(errs...)
+}
+
+// live are the clusters started and not yet stopped, for StopAll.
+var (
+	liveMu sync.Mutex
+	live   = map[*Cluster]bool{}
+)
+
+func remember(c *Cluster) { liveMu.Lock(); live[c] = true; liveMu.Unlock() }
+func forget(c *Cluster)   { liveMu.Lock(); delete(live, c); liveMu.Unlock() }
+
+// StopAll stops every cluster of this process not yet stopped: for a
+// process about to exit at once (a second Ctrl-C), whose containers would
+// otherwise outlive it.
+func StopAll(ctx context.Context) error {
+	liveMu.Lock()
+	cs := make([]*Cluster, 0, len(live))
+	for c := range live {
+		cs = append(cs, c)
+	}
+	liveMu.Unlock()
+	var errs []error
+	for _, c := range cs {
+		errs = append(errs, c.Stop(ctx))
+	}
 	return errors.Join(errs...)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 
 	"github.com/zkbench/zkbench/backends"
@@ -35,14 +36,17 @@ const reaperImage = "testcontainers/ryuk:0.14.0"
 // ryukEnv is testcontainers-go's switch for its reaper.
 const ryukEnv = "TESTCONTAINERS_RYUK_DISABLED"
 
-var reaperOnce sync.Once
+var configureOnce sync.Once
 
-// disableReaperIfAbsent turns testcontainers-go's reaper off when its
-// image is not on the engine (unless the user set ryukEnv). It must run
-// before testcontainers-go reads its configuration, which it does once per
-// process: so before the first container or network of the process.
-func disableReaperIfAbsent(ctx context.Context, cli *client.Client) {
-	reaperOnce.Do(func() {
+// configure sets testcontainers-go up for this process, once: its default
+// logger is silenced (it prints a banner to stderr on every new provider),
+// and its reaper turned off when the reaper's image is not on the engine
+// (unless the user set ryukEnv). It must run before testcontainers-go reads
+// its configuration, which it does once per process: so before the first
+// container or network of the process.
+func configure(ctx context.Context, cli *client.Client) {
+	configureOnce.Do(func() {
+		tclog.SetDefault(tclog.NewNoopLogger())
 		if _, set := os.LookupEnv(ryukEnv); set {
 			return
 		}

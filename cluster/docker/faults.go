@@ -8,6 +8,8 @@ import (
 
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
+
+	"github.com/zkbench/zkbench/faults"
 )
 
 // ErrNoMember: the member index is out of range.
@@ -167,3 +169,8 @@ func (c *Cluster) Heal(ctx context.Context, i int) error {
 	delete(c.partitioned, i)
 	return nil
 }
+
+var (
+	_ faults.Cluster     = (*Cluster)(nil)
+	_ faults.Partitioner = (*Cluster)(nil)
+)
