@@ -41,9 +41,20 @@ retag() {
 
 zookeeper() {
 	local name=zkbench/zookeeper
-	local pkgs hash id
+	local pkgs hash id tmp
 	pkgs=$(grep -v '^#' docker/zookeeper/packages | paste -sd, -)
-	hash=$(cat docker/images.sh docker/zookeeper/zk-run docker/zookeeper/packages <(echo "$suite $mirror $security") | sha256sum | cut -c1-16)
+	# Docs and locales are dropped (man pages stay: update-alternatives
+	# links into them); mmdebstrap removes apt's caches and lists itself.
+	local mmopts=(--variant=essential "--include=$pkgs"
+		'--dpkgopt=path-exclude=/usr/share/doc/*' '--dpkgopt=path-exclude=/usr/share/locale/*'
+		'--customize-hook=copy-in docker/zookeeper/zk-run /usr/local/bin'
+		'--customize-hook=chroot "$1" java -version')
+	local sources=("deb $mirror $suite main" "deb $security $suite-security main")
+	local importopts=(-c 'ENTRYPOINT ["/usr/local/bin/zk-run"]' -c 'EXPOSE 2181 2888 3888')
+	# The inputs: the entry point, the package list, the suite, the mirrors
+	# and the recipe (not this script's other lines).
+	hash=$(cat docker/zookeeper/zk-run docker/zookeeper/packages <(printf '%s\n' "$suite" "${mmopts[@]}" "${sources[@]}" "${importopts[@]}") |
+		sha256sum | cut -c1-16)
 	if id=$(existing $name "$hash") && [ -n "$id" ]; then
 		echo "images: $name inputs unchanged ($hash): not rebuilt"
 		retag $name "$id"
@@ -52,23 +63,12 @@ zookeeper() {
 	command -v mmdebstrap >/dev/null || fail "$name: mmdebstrap is not installed (apt-get install mmdebstrap): it builds the image's root file system from Debian's packages"
 	curl -fsS --max-time 20 -o /dev/null "$mirror/dists/$suite/Release" ||
 		fail "$name: Debian's mirror $mirror does not answer (no network?): the image is built from its packages (set DEBIAN_MIRROR to another)"
-	local tmp
 	tmp=$(mktemp -d /tmp/zkbench-images-XXXXXX)
 	trap 'rm -rf "$tmp"' RETURN
 	echo "images: $name: mmdebstrap $suite with $pkgs (about 70 s)"
-	# Docs and locales are dropped (man pages stay: update-alternatives
-	# links into them); mmdebstrap removes apt's
-	# caches and lists itself.
-	mmdebstrap --variant=essential --include="$pkgs" \
-		--dpkgopt='path-exclude=/usr/share/doc/*' \
-		--dpkgopt='path-exclude=/usr/share/locale/*' \
-		--customize-hook='copy-in docker/zookeeper/zk-run /usr/local/bin' \
-		--customize-hook='chroot "$1" java -version' \
-		"$suite" "$tmp/root.tar" "deb $mirror $suite main" "deb $security $suite-security main" </dev/null ||
+	mmdebstrap --quiet "${mmopts[@]}" "$suite" "$tmp/root.tar" "${sources[@]}" </dev/null ||
 		fail "$name: mmdebstrap failed (see above)"
-	docker import \
-		-c 'ENTRYPOINT ["/usr/local/bin/zk-run"]' -c 'EXPOSE 2181 2888 3888' \
-		-c "LABEL zkbench.inputs=$hash" -c "LABEL zkbench.version=$version" \
+	docker import "${importopts[@]}" -c "LABEL zkbench.inputs=$hash" -c "LABEL zkbench.version=$version" \
 		"$tmp/root.tar" "$name:$version" >/dev/null || fail "$name: docker import failed"
 	retag $name "$name:$version"
 }
@@ -81,7 +81,8 @@ zkbench() {
 	CGO_ENABLED=0 ${GO:-go} build -trimpath -ldflags "-s -w -X main.version=$version" -o "$tmp/zkbench" ./cmd/zkbench ||
 		fail "$name: the static zkbench binary did not build"
 	cp docker/zkbench/Dockerfile "$tmp/"
-	hash=$(cat docker/images.sh "$tmp/Dockerfile" "$tmp/zkbench" | sha256sum | cut -c1-16)
+	# The inputs: the Dockerfile and the binary.
+	hash=$(cat "$tmp/Dockerfile" "$tmp/zkbench" | sha256sum | cut -c1-16)
 	if id=$(existing $name "$hash") && [ -n "$id" ]; then
 		echo "images: $name inputs unchanged ($hash): not rebuilt"
 		retag $name "$id"
