@@ -108,7 +108,7 @@ func startServer(ctx context.Context, p *plan) (*server, error) {
 		}
 		var b backends.Backend
 		if p.kind == backends.ZooKeeper {
-			b, err = zkbackend.New(p.zkConfig(d.Endpoints()))
+			b, err = zkbackend.New(p.zkConfig(d.Endpoints()), zkbackend.WithServerPIDFunc(d.PIDs))
 		} else {
 			b, err = etcdbackend.New(etcdConfig(d.Endpoints(), srv))
 		}
@@ -116,7 +116,7 @@ func startServer(ctx context.Context, p *plan) (*server, error) {
 			_ = d.Stop(context.WithoutCancel(ctx))
 			return nil, err
 		}
-		return &server{backend: b, mode: p.mode, endpoints: d.Endpoints(), cluster: d, stop: func(ctx context.Context) error {
+		return &server{backend: b, mode: p.mode, pids: d.PIDs(), livePIDs: d.PIDs, endpoints: d.Endpoints(), cluster: d, stop: func(ctx context.Context) error {
 			return errors.Join(b.Close(), d.Stop(ctx))
 		}}, nil
 

@@ -174,3 +174,25 @@ var (
 	_ faults.Cluster     = (*Cluster)(nil)
 	_ faults.Partitioner = (*Cluster)(nil)
 )
+
+// PIDs maps each running member's endpoint to the host's process id of its
+// container's first process (the JVM, or zkbench as an etcd member: both
+// images exec their server), the shape backends/zookeeper's
+// WithServerPIDFunc takes: the host reads their CPU and memory in /proc as
+// it does a local server's. A restart gives a new process id. Each lookup
+// is bounded by 5 s.
+func (c *Cluster) PIDs() map[string]int {
+	pids := make(map[string]int)
+	for _, m := range c.members {
+		if m.ctr == nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		res, err := c.cli.ContainerInspect(ctx, m.ctr.GetContainerID(), client.ContainerInspectOptions{})
+		cancel()
+		if err == nil && res.Container.State != nil && res.Container.State.Running && res.Container.State.Pid > 0 {
+			pids[m.Endpoint] = res.Container.State.Pid
+		}
+	}
+	return pids
+}
