@@ -125,13 +125,20 @@ func TestClusterFaults(t *testing.T) {
 			}
 			waitFor(t, "healed member reachable at its address", 10*time.Second, func() bool { return reachable(eps[leader]) })
 
-			if err := c.Pause(1); err != nil {
+			// Freeze a follower: the leader goes on leading.
+			var lead int
+			waitFor(t, "a leader after the heal", 30*time.Second, func() bool {
+				lead, err = c.Leader(ctx)
+				return err == nil
+			})
+			follower := (lead + 1) % len(eps)
+			if err := c.Pause(follower); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := c.Leader(ctx); err != nil {
-				t.Fatalf("leader with one member paused: %v", err)
+			if l, err := c.Leader(ctx); err != nil || l != lead {
+				t.Fatalf("leader %d (%v) with follower %d paused: want %d still", l, err, follower, lead)
 			}
-			if err := c.Resume(1); err != nil {
+			if err := c.Resume(follower); err != nil {
 				t.Fatal(err)
 			}
 
