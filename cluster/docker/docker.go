@@ -100,8 +100,11 @@ type Cluster struct {
 	// creating is held while Start creates containers: Stop waits for a
 	// creation in flight, so that it finds that container too.
 	creating sync.Mutex
-	stopOnce sync.Once
-	stopErr  error
+	// interrupted: a creation was cut short by its ctx; the engine may
+	// still finish it after the client gave up (under creating).
+	interrupted bool
+	stopOnce    sync.Once
+	stopErr     error
 
 	mu          sync.Mutex
 	partitioned map[int]bool
@@ -147,7 +150,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 	}()
 	labels := map[string]string{LabelCluster: name}
+	c.creating.Lock()
 	nw, subnet, err := newNetwork(ctx, labels)
+	c.interrupted = err != nil && ctx.Err() != nil
+	c.creating.Unlock()
 	if err != nil {
 		return c, err
 	}
@@ -174,6 +180,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 func (c *Cluster) create(ctx context.Context, opts Options, image string, labels map[string]string) error {
 	c.creating.Lock()
 	defer c.creating.Unlock()
+	defer func() { c.interrupted = c.interrupted || ctx.Err() != nil }()
 	nw := c.net
 	for i, m := range c.members {
 		var custom []testcontainers.ContainerCustomizer
@@ -303,10 +310,27 @@ func (c *Cluster) Stop(ctx context.Context) error {
 
 func (c *Cluster) stop(ctx context.Context) error {
 	c.creating.Lock() // a creation in flight ends soon: its ctx is cancelled or bounded
+	interrupted := c.interrupted
 	c.creating.Unlock()
 	defer forget(c)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	err := c.removeAll(ctx)
+	if interrupted {
+		// A request whose client gave up may still complete on the
+		// engine: look again a moment later.
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+		}
+		err = errors.Join(err, c.removeAll(ctx))
+	}
+	return errors.Join(err, c.cli.Close())
+}
+
+// removeAll removes the containers, then the networks, labelled with the
+// cluster's name.
+func (c *Cluster) removeAll(ctx context.Context) error {
 	f := client.Filters{}.Add("label", LabelCluster+"="+c.name)
 	var errs []error
 	cs, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
@@ -335,7 +359,6 @@ func (c *Cluster) stop(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("cluster/docker: remove network %s: %w", n.Name, err))
 		}
 	}
-	errs = append(errs, c.cli.Close())
 	return errors.Join(errs...)
 }
 
