@@ -6,13 +6,15 @@ LDFLAGS   := -X main.version=$(VERSION)
 BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: build test bench bench-runs bench-scale lint deps clean
+.PHONY: build test bench bench-runs bench-scale lint deps images clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zkbench
 
-# Tests start their own servers: an embedded etcd in-process and a local
-# ZooKeeper from an installed distribution (Debian: apt-get install zookeeper).
+# Tests start their own servers: an embedded etcd in-process, a local
+# ZooKeeper from an installed distribution (Debian: apt-get install zookeeper),
+# and clusters in Docker containers from the images `make images` builds
+# (without them the Docker tests skip, saying why; with CI=true they fail).
 test:
 	$(GO) test $(TESTFLAGS) $(PKGS)
 
@@ -57,15 +59,24 @@ bench-scale: build
 	$(BIN) run --backend etcd --cluster local --workload lock --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-etcd
 	$(BIN) report $(RUNS)/scale-zookeeper $(RUNS)/scale-etcd $(RUNS)/scale-naive-zookeeper $(RUNS)/scale-naive-etcd -o $(RUNS)/scale-report
 
+# The Docker images, built without a registry (docs/docker.md): ZooKeeper from
+# Debian's packages (mmdebstrap + docker import), zkbench FROM scratch. Tagged
+# :$(VERSION) and :latest; an image whose inputs did not change is not rebuilt.
+images:
+	docker/images.sh $(VERSION)
+
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	@if command -v staticcheck >/dev/null 2>&1; then staticcheck $(PKGS); else echo "staticcheck not installed; skipped"; fi
 
-# Installs what the tests need on Debian: Java is assumed present, ZooKeeper is not.
+# Installs what the tests need on Debian: Java is assumed present, ZooKeeper
+# and mmdebstrap (for `make images`) are not.
 deps:
 	@if [ ! -e /usr/share/java/zookeeper.jar ] && [ -z "$$ZOOKEEPER_HOME" ]; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zookeeper; fi
+	@if ! command -v mmdebstrap >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap; fi
 	$(GO) mod download
 
 clean:

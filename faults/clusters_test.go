@@ -14,6 +14,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	etcdbackend "github.com/zkbench/zkbench/backends/etcd"
 	zkbackend "github.com/zkbench/zkbench/backends/zookeeper"
+	dockercluster "github.com/zkbench/zkbench/cluster/docker"
 	etcdcluster "github.com/zkbench/zkbench/cluster/etcd"
 	zkcluster "github.com/zkbench/zkbench/cluster/zookeeper"
 	"github.com/zkbench/zkbench/faults"
@@ -64,12 +65,20 @@ type cluster struct {
 	endpoints []string
 	handle    faults.Cluster
 	leader    faults.LeaderFunc
+	docker    *dockercluster.Cluster // nil: local processes
 	stop      func()
+}
+
+// clusterKey names a shared cluster: its backend, and whether its servers
+// run in Docker containers.
+type clusterKey struct {
+	kind   backends.Kind
+	docker bool
 }
 
 var (
 	clustersMu sync.Mutex
-	clusters   = map[backends.Kind]*cluster{}
+	clusters   = map[clusterKey]*cluster{}
 )
 
 // sharedCluster starts the 3-server cluster of kind on first use (a
@@ -80,7 +89,7 @@ func sharedCluster(t *testing.T, kind backends.Kind) *cluster {
 	t.Helper()
 	clustersMu.Lock()
 	defer clustersMu.Unlock()
-	if c, ok := clusters[kind]; ok {
+	if c, ok := clusters[clusterKey{kind, false}]; ok {
 		return c
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -112,7 +121,40 @@ func sharedCluster(t *testing.T, kind backends.Kind) *cluster {
 			_ = ec.Stop(ctx)
 		}
 	}
-	clusters[kind] = c
+	clusters[clusterKey{kind, false}] = c
+	return c
+}
+
+// sharedDockerCluster is sharedCluster's twin in Docker containers
+// (cluster/docker: the project's images, a network of its own), with the
+// same tick, started on first use and shared by the tests of this binary.
+func sharedDockerCluster(t *testing.T, kind backends.Kind) *cluster {
+	t.Helper()
+	testcluster.RequireDocker(t, kind)
+	clustersMu.Lock()
+	defer clustersMu.Unlock()
+	if c, ok := clusters[clusterKey{kind, true}]; ok {
+		return c
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dc, err := dockercluster.Start(ctx, dockercluster.Options{Kind: kind, Nodes: 3, TickTime: 500 * time.Millisecond, HeapMB: 256, UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatalf("start a 3-server %s in Docker: %v", kind, err)
+	}
+	c := &cluster{kind: kind, endpoints: dc.Endpoints(), handle: dc, docker: dc}
+	c.leader = faults.EtcdLeader(c.endpoints)
+	if kind == backends.ZooKeeper {
+		c.leader = faults.ZooKeeperLeader(c.endpoints)
+	}
+	c.stop = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := dc.Stop(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "stop the %s cluster in Docker: %v\n", kind, err)
+		}
+	}
+	clusters[clusterKey{kind, true}] = c
 	return c
 }
 
@@ -156,6 +198,22 @@ func bothBackends(t *testing.T, f func(t *testing.T, c *cluster)) {
 	for _, kind := range []backends.Kind{backends.ZooKeeper, backends.Etcd} {
 		t.Run(string(kind), func(t *testing.T) {
 			c := sharedCluster(t, kind)
+			waitHealthy(t, c)
+			f(t, c)
+		})
+	}
+}
+
+// everyCluster runs f as subtests "zookeeper" and "etcd" on the shared
+// 3-server clusters of local processes, then "docker-zookeeper" and
+// "docker-etcd" on their twins in Docker containers: the fault scenarios
+// hold on both, faults having real means on the second (a container
+// killed, frozen, cut off its network).
+func everyCluster(t *testing.T, f func(t *testing.T, c *cluster)) {
+	bothBackends(t, f)
+	for _, kind := range []backends.Kind{backends.ZooKeeper, backends.Etcd} {
+		t.Run("docker-"+string(kind), func(t *testing.T) {
+			c := sharedDockerCluster(t, kind)
 			waitHealthy(t, c)
 			f(t, c)
 		})

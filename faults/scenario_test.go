@@ -126,7 +126,7 @@ func waitGrant(t *testing.T, ch <-chan grant, within time.Duration, what string)
 // overlap; without fencing its late write is accepted (a violation), with
 // fencing it is rejected (prevented).
 func TestScenarioHolderPausedPastTimeout(t *testing.T) {
-	bothBackends(t, func(t *testing.T, c *cluster) {
+	everyCluster(t, func(t *testing.T, c *cluster) {
 		b := newBackend(t, c.kind, c.endpoints, nil)
 		path := namespace(t, b) + "/lock"
 		w := newLockWatch()
@@ -183,7 +183,7 @@ func TestScenarioHolderPausedPastTimeout(t *testing.T) {
 // Scenario 2: a pause of a third of the session timeout costs nothing: no
 // expiry, no handoff, no overlap, no stale write.
 func TestScenarioShortPauseIsHarmless(t *testing.T) {
-	bothBackends(t, func(t *testing.T, c *cluster) {
+	everyCluster(t, func(t *testing.T, c *cluster) {
 		b := newBackend(t, c.kind, c.endpoints, nil)
 		path := namespace(t, b) + "/lock"
 		w := newLockWatch()
@@ -230,7 +230,7 @@ func TestScenarioShortPauseIsHarmless(t *testing.T) {
 // herd-free lock wakes one waiter for it, the naive lock all of them.
 func TestScenarioHolderKilled(t *testing.T) {
 	const waiters = 4
-	bothBackends(t, func(t *testing.T, c *cluster) {
+	everyCluster(t, func(t *testing.T, c *cluster) {
 		for _, variant := range []string{variants.Fair, variants.Naive} {
 			t.Run(variant, func(t *testing.T) {
 				b := newBackend(t, c.kind, c.endpoints, nil)

@@ -263,7 +263,7 @@ func faultRun(t *testing.T, c *cluster, specs []string, total, opTimeout time.Du
 // fence), calls caught by the crash end in an outcome (failed or unknown)
 // within their deadline, and grants resume.
 func TestScenarioLeaderKilledAndRestarted(t *testing.T) {
-	bothBackends(t, func(t *testing.T, c *cluster) {
+	everyCluster(t, func(t *testing.T, c *cluster) {
 		const opTimeout = 3 * time.Second
 		w, st, tl, rep, _, _ := faultRun(t, c, []string{"kill-leader@2s+4s"}, 12*time.Second, opTimeout)
 		if rep.Injected[schedule.KillLeader] != 1 || rep.Undone != 1 || len(rep.Failures) != 0 {
@@ -296,7 +296,7 @@ func TestScenarioLeaderKilledAndRestarted(t *testing.T) {
 // Scenario 5: two of three servers are down for a while. Calls fail within
 // their deadlines, nothing hangs, and the run resumes once they are back.
 func TestScenarioQuorumLost(t *testing.T) {
-	bothBackends(t, func(t *testing.T, c *cluster) {
+	everyCluster(t, func(t *testing.T, c *cluster) {
 		const opTimeout = time.Second
 		w, st, tl, rep, _, _ := faultRun(t, c, []string{"kill-servers:2@2s+5s"}, 14*time.Second, opTimeout)
 		if rep.Injected[schedule.KillServers] != 1 || rep.Undone != 2 || len(rep.Failures) != 0 {
@@ -345,6 +345,41 @@ func TestScenarioQuorumLost(t *testing.T) {
 			t.Errorf("fenced register %+v", s)
 		}
 	})
+}
+
+// Scenario 6 (Docker only): the leader is cut off its peers and its
+// clients (its container disconnected from the network) and connected
+// again. The others elect a leader and serve; no client loses its lock
+// without being told; calls end within their deadlines; grants go on after
+// the heal.
+func TestScenarioLeaderPartitioned(t *testing.T) {
+	for _, kind := range []backends.Kind{backends.ZooKeeper, backends.Etcd} {
+		t.Run("docker-"+string(kind), func(t *testing.T) {
+			c := sharedDockerCluster(t, kind)
+			waitHealthy(t, c)
+			const opTimeout = 3 * time.Second
+			w, st, tl, rep, _, _ := faultRun(t, c, []string{"partition-leader@2s+4s"}, 14*time.Second, opTimeout)
+			if rep.Injected[schedule.PartitionLeader] != 1 || rep.Undone != 1 || len(rep.Failures) != 0 {
+				t.Fatalf("faults: %+v", rep)
+			}
+			healed, ok := tl.find("fault", "end partition-leader")
+			if !ok {
+				t.Fatalf("timeline lacks the heal:%s", tl)
+			}
+			if r := w.checker.Report(); r.Violations != 0 || r.TokenRegressions != 0 {
+				t.Errorf("checker %+v: a lock was lost without its holder being told", r)
+			}
+			if s := w.fenced.Stats(); s.Violations != 0 || s.Writes == 0 {
+				t.Errorf("fenced register %+v: want writes and no stale one accepted", s)
+			}
+			if bound := opTimeout + recipes.DefaultCleanupTimeout + time.Second; st.maxOp > bound {
+				t.Errorf("a call took %v, past its %v deadline plus the recipe's cleanup bound", st.maxOp, opTimeout)
+			}
+			if n := st.grantsBetween(tl.start.Add(healed.at), time.Now()); n == 0 {
+				t.Errorf("no grant after the heal at %v: progress did not resume", healed.at)
+			}
+		})
+	}
 }
 
 // TestTargetExpireSession forces a session to expire through the Target on

@@ -23,6 +23,14 @@ type Cluster interface {
 	Resume(i int) error
 }
 
+// Partitioner is a Cluster whose servers sit on a network it controls
+// (cluster/docker's containers): Partition cuts server i off its peers and
+// its clients, Heal connects it again at its address. Both wait under ctx.
+type Partitioner interface {
+	Partition(ctx context.Context, i int) error
+	Heal(ctx context.Context, i int) error
+}
+
 // LeaderFunc returns the index of the server that leads now.
 type LeaderFunc func(ctx context.Context) (int, error)
 
@@ -59,7 +67,10 @@ type Target struct {
 	cutClients map[int]bool
 }
 
-var _ schedule.Target = (*Target)(nil)
+var (
+	_ schedule.Target      = (*Target)(nil)
+	_ schedule.Partitioner = (*Target)(nil)
+)
 
 // TargetOption gives a Target something to act on.
 type TargetOption func(*Target)
@@ -133,12 +144,42 @@ func (t *Target) SetSession(client int, id int64) {
 // so the caller makes one proxy per client a fault names.
 func (t *Target) Limits() schedule.Limits {
 	return schedule.Limits{
-		Servers: t.servers,
-		Clients: t.clients,
-		Network: len(t.shared) > 0 || len(t.own) > 0,
-		Workers: t.workers != nil,
-		Expire:  t.expirer != nil,
+		Servers:   t.servers,
+		Clients:   t.clients,
+		Network:   len(t.shared) > 0 || len(t.own) > 0,
+		Workers:   t.workers != nil,
+		Expire:    t.expirer != nil,
+		Partition: t.partitioner() != nil,
 	}
+}
+
+func (t *Target) partitioner() Partitioner {
+	p, _ := t.cluster.(Partitioner)
+	return p
+}
+
+// PartitionServer implements schedule.Partitioner.
+func (t *Target) PartitionServer(ctx context.Context, i int) error {
+	if err := t.server(i); err != nil {
+		return err
+	}
+	p := t.partitioner()
+	if p == nil {
+		return unsupported("servers cannot be partitioned (not in containers)")
+	}
+	return p.Partition(ctx, i)
+}
+
+// HealServer implements schedule.Partitioner.
+func (t *Target) HealServer(ctx context.Context, i int) error {
+	if err := t.server(i); err != nil {
+		return err
+	}
+	p := t.partitioner()
+	if p == nil {
+		return unsupported("servers cannot be partitioned (not in containers)")
+	}
+	return p.Heal(ctx, i)
 }
 
 func unsupported(what string) error { return fmt.Errorf("%w: %s", schedule.ErrUnsupported, what) }

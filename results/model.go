@@ -28,7 +28,7 @@ type Run struct {
 	StatusDetail string      `json:"status_detail,omitempty"`
 	Config       Config      `json:"config"`
 	Environment  Environment `json:"environment"`
-	// ClusterMode: "embedded", "local" or "remote".
+	// ClusterMode: "embedded", "local", "docker" or "remote".
 	ClusterMode string               `json:"cluster_mode"`
 	Cluster     backends.ClusterInfo `json:"cluster"`
 	Results     []Result             `json:"results"`

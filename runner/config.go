@@ -44,6 +44,9 @@ const (
 	Local ClusterMode = "local"
 	// Remote: a running cluster at Servers.Endpoints.
 	Remote ClusterMode = "remote"
+	// Docker: servers zkbench starts as containers on a network of their
+	// own (cluster/docker), from the images `make images` builds.
+	Docker ClusterMode = "docker"
 )
 
 // Config is a sweep: what to run, and on which servers. Its zero values
@@ -71,7 +74,7 @@ type Config struct {
 
 // Servers says which servers a run uses and how its clients reach them.
 type Servers struct {
-	// Mode: Embedded (etcd only), Local or Remote. Empty: Remote when
+	// Mode: Embedded (etcd only), Local, Docker or Remote. Empty: Remote when
 	// Endpoints are given, else Embedded for etcd and Local for ZooKeeper.
 	Mode ClusterMode
 	// Nodes is the number of servers to start (Local: 1 or an odd count
@@ -224,6 +227,9 @@ func validate(cfg Config, o options) (*plan, error) {
 	if p.mode == Local && (srv.Nodes < 1 || srv.Nodes%2 == 0 || srv.Nodes > 7) {
 		return nil, fmt.Errorf("--nodes %d: want 1 or an odd ensemble size such as 3", srv.Nodes)
 	}
+	if p.mode == Docker && srv.Nodes != 1 && srv.Nodes != 3 {
+		return nil, fmt.Errorf("--nodes %d: --cluster docker starts 1 or 3 servers", srv.Nodes)
+	}
 	if p.mode == Embedded && srv.Nodes != 1 {
 		return nil, fmt.Errorf("--nodes %d: the embedded etcd has one member; use --cluster local for more", srv.Nodes)
 	}
@@ -301,8 +307,10 @@ func clusterMode(kind backends.Kind, srv Servers) (ClusterMode, error) {
 		return Embedded, nil
 	case srv.Mode == "" || srv.Mode == Local:
 		return Local, nil
+	case srv.Mode == Docker:
+		return Docker, nil
 	}
-	return "", fmt.Errorf("--cluster %q: want embedded or local (or give --endpoints)", srv.Mode)
+	return "", fmt.Errorf("--cluster %q: want embedded, local or docker (or give --endpoints)", srv.Mode)
 }
 
 // checkClients checks a sweep's client counts.

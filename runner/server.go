@@ -11,6 +11,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	etcdbackend "github.com/zkbench/zkbench/backends/etcd"
 	zkbackend "github.com/zkbench/zkbench/backends/zookeeper"
+	dockercluster "github.com/zkbench/zkbench/cluster/docker"
 	etcdcluster "github.com/zkbench/zkbench/cluster/etcd"
 	zkcluster "github.com/zkbench/zkbench/cluster/zookeeper"
 	"github.com/zkbench/zkbench/faults"
@@ -21,6 +22,7 @@ import (
 const (
 	embeddedStartTimeout = 30 * time.Second
 	localStartTimeout    = 90 * time.Second
+	dockerStartTimeout   = 2 * time.Minute
 	serverStopTimeout    = 30 * time.Second
 )
 
@@ -41,7 +43,7 @@ type server struct {
 	stop func(ctx context.Context) error
 }
 
-// startServer starts (embedded, local) or reaches (remote) the run's
+// startServer starts (embedded, local, docker) or reaches (remote) the run's
 // cluster and returns a backend on it. It does not preflight.
 func startServer(ctx context.Context, p *plan) (*server, error) {
 	srv := p.Servers
@@ -94,6 +96,29 @@ func startServer(ctx context.Context, p *plan) (*server, error) {
 		}
 		return &server{backend: b, mode: p.mode, pids: l.PIDs(), livePIDs: l.PIDs, endpoints: l.Endpoints(), cluster: l, stop: func(ctx context.Context) error {
 			return errors.Join(b.Close(), l.Stop(ctx))
+		}}, nil
+
+	case p.mode == Docker:
+		// Containers on a network of their own; clients reach them at
+		// their addresses there, as they would a remote cluster.
+		sctx, cancel := context.WithTimeout(ctx, dockerStartTimeout)
+		defer cancel()
+		d, err := dockercluster.Start(sctx, dockercluster.Options{Kind: p.kind, Nodes: srv.Nodes})
+		if err != nil {
+			return nil, fmt.Errorf("start %s in Docker: %w", p.kind, err)
+		}
+		var b backends.Backend
+		if p.kind == backends.ZooKeeper {
+			b, err = zkbackend.New(p.zkConfig(d.Endpoints()), zkbackend.WithServerPIDFunc(d.PIDs))
+		} else {
+			b, err = etcdbackend.New(etcdConfig(d.Endpoints(), srv))
+		}
+		if err != nil {
+			_ = d.Stop(context.WithoutCancel(ctx))
+			return nil, err
+		}
+		return &server{backend: b, mode: p.mode, pids: d.PIDs(), livePIDs: d.PIDs, endpoints: d.Endpoints(), cluster: d, stop: func(ctx context.Context) error {
+			return errors.Join(b.Close(), d.Stop(ctx))
 		}}, nil
 
 	case p.kind == backends.ZooKeeper:

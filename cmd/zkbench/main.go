@@ -31,6 +31,7 @@ With no endpoints, zkbench starts an embedded etcd in-process.`,
 	root.AddCommand(
 		newVersionCmd(),
 		newEtcdMemberCmd(),
+		newHealthcheckCmd(),
 		newLockWorkerCmd(),
 		newRunCmd(),
 		newPlotCmd(),

@@ -20,6 +20,7 @@ import (
 	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/backends"
 	etcdbackend "github.com/zkbench/zkbench/backends/etcd"
+	dockercluster "github.com/zkbench/zkbench/cluster/docker"
 	"github.com/zkbench/zkbench/faults/schedule"
 	"github.com/zkbench/zkbench/plots"
 	"github.com/zkbench/zkbench/results"
@@ -74,7 +75,9 @@ case, prints a summary table, and draws the plots next to the results file.
 
 Servers: with no --endpoints, --backend etcd starts an embedded etcd in this process
 (the default) and --backend zookeeper starts local ZooKeeper servers (--cluster
-local, --nodes 1 or 3); --cluster local with etcd starts etcd member processes.
+local, --nodes 1 or 3); --cluster local with etcd starts etcd member processes;
+--cluster docker starts either as containers (--nodes 1 or 3) from the images
+"make images" builds (docs/docker.md).
 With --endpoints zkbench uses that cluster and checks it answers before any client
 starts.
 
@@ -118,8 +121,8 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl.Float64Var(&f.rate, "rate", 0, "open loop: acquisitions per second over all clients (0: closed loop)")
 	fl.IntVar(&f.repeat, "repeat", 1, "run every case this many times")
 	fl.StringSliceVar(&f.endpoints, "endpoints", nil, "servers of a running cluster, host:port (comma-separated)")
-	fl.StringVar(&f.cluster, "cluster", "", "servers to start when no --endpoints: embedded (etcd only, the default for etcd) or local")
-	fl.IntVar(&f.nodes, "nodes", 1, "servers to start with --cluster local: 1 or 3")
+	fl.StringVar(&f.cluster, "cluster", "", "servers to start when no --endpoints: embedded (etcd only, the default for etcd), local or docker")
+	fl.IntVar(&f.nodes, "nodes", 1, "servers to start with --cluster local or docker: 1 or 3")
 	f.sessionTimeout, f.leaseTTL = runner.Auto, runner.Auto
 	fl.Var((*autoDuration)(&f.sessionTimeout), "session-timeout", "ZooKeeper session timeout; auto: 4s, or 3ms per client of the largest case when longer (at most 30s)")
 	fl.Var((*autoDuration)(&f.leaseTTL), "lease-ttl", "etcd session lease TTL (at least 2s); auto: 5s, or 3ms per client of the largest case when longer (at most 30s)")
@@ -365,6 +368,10 @@ func interruptible(parent context.Context, stderr interface{ Write([]byte) (int,
 		select {
 		case <-sigs:
 			fmt.Fprintln(stderr, "zkbench: interrupted twice: exiting now; the results file holds every case that finished")
+			// Containers do not die with zkbench as its processes do.
+			sctx, scancel := context.WithTimeout(context.Background(), 15*time.Second)
+			_ = dockercluster.StopAll(sctx)
+			scancel()
 			os.Exit(130)
 		case <-done:
 		}

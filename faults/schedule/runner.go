@@ -183,6 +183,7 @@ func (r *runner) isDown(i int) bool {
 
 func serverKey(i int) string       { return "server:" + strconv.Itoa(i) }
 func pausedServerKey(i int) string { return "pause-server:" + strconv.Itoa(i) }
+func partitionKey(i int) string    { return "partition-server:" + strconv.Itoa(i) }
 func cutKey(c int) string          { return "cut:" + strconv.Itoa(c) }
 func pausedClientKey(c int) string { return "pause-client:" + strconv.Itoa(c) }
 
@@ -208,7 +209,7 @@ func (r *runner) apply(ctx context.Context, id int, f Fault) (detail string, err
 		if err := t.RestartServer(ctx, f.Server); err != nil {
 			return "", err
 		}
-		r.drop(serverKey(f.Server), pausedServerKey(f.Server))
+		r.drop(serverKey(f.Server), pausedServerKey(f.Server), partitionKey(f.Server))
 		return "", nil
 	case KillLeader:
 		i, err := t.Leader(ctx)
@@ -238,6 +239,26 @@ func (r *runner) apply(ctx context.Context, id int, f Fault) (detail string, err
 			return t.ResumeServer(i)
 		}})
 		return "", nil
+	case PartitionServer, PartitionLeader:
+		pt, ok := t.(Partitioner)
+		if !ok {
+			return "", fmt.Errorf("%w: servers cannot be partitioned here", ErrUnsupported)
+		}
+		i, detail := f.Server, ""
+		if f.Action == PartitionLeader {
+			l, err := t.Leader(ctx)
+			if err != nil {
+				return "", fmt.Errorf("find the leader: %w", err)
+			}
+			i, detail = l, fmt.Sprintf("server %d", l)
+		}
+		if err := pt.PartitionServer(ctx, i); err != nil {
+			return detail, err
+		}
+		r.own(partitionKey(i), undo{owner: id, order: 1, what: "heal-server:" + strconv.Itoa(i), fn: func(ctx context.Context) error {
+			return pt.HealServer(ctx, i)
+		}})
+		return detail, nil
 	case Latency:
 		if err := t.SetLatency(f.Base, f.Jitter); err != nil {
 			return "", err

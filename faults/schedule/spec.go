@@ -23,6 +23,8 @@
 //	kill-leader     -              optional  SIGKILL the server leading at AT; restart it
 //	kill-servers    N (count)      optional  SIGKILL N servers, followers first in index order, then the leader; restart them
 //	pause-server    I (server)     required  SIGSTOP server I; SIGCONT
+//	partition-server I (server)    optional  cut server I off its peers and its clients (docker: network disconnect); reconnect
+//	partition-leader -             optional  partition the server leading at AT; reconnect
 //	latency         BASE[±JITTER]  optional  delay every chunk each way by BASE ± JITTER (JITTER <= BASE, "~" may replace "±"); no delay
 //	cut-client      C (client)     optional  blackhole client C's connections (its session expires on the server); restore
 //	cut-all         -              optional  blackhole every client; restore
@@ -63,12 +65,16 @@ const (
 	KillLeader    Action = "kill-leader"
 	KillServers   Action = "kill-servers"
 	PauseServer   Action = "pause-server"
-	Latency       Action = "latency"
-	CutClient     Action = "cut-client"
-	CutAll        Action = "cut-all"
-	ResetConns    Action = "reset-conns"
-	PauseClient   Action = "pause-client"
-	ExpireSession Action = "expire-session"
+	// PartitionServer and PartitionLeader need a Target that is a
+	// Partitioner (servers in containers: --cluster docker).
+	PartitionServer Action = "partition-server"
+	PartitionLeader Action = "partition-leader"
+	Latency         Action = "latency"
+	CutClient       Action = "cut-client"
+	CutAll          Action = "cut-all"
+	ResetConns      Action = "reset-conns"
+	PauseClient     Action = "pause-client"
+	ExpireSession   Action = "expire-session"
 )
 
 type argKind int
@@ -97,17 +103,19 @@ type actionRule struct {
 }
 
 var rules = map[Action]actionRule{
-	KillServer:    {argServer, durOptional, "kill-server:I@AT[+FOR]"},
-	RestartServer: {argServer, durNo, "restart-server:I@AT"},
-	KillLeader:    {argNone, durOptional, "kill-leader@AT[+FOR]"},
-	KillServers:   {argCount, durOptional, "kill-servers:N@AT[+FOR]"},
-	PauseServer:   {argServer, durRequired, "pause-server:I@AT+FOR"},
-	Latency:       {argLatency, durOptional, "latency:BASE[±JITTER]@AT[+FOR]"},
-	CutClient:     {argClient, durOptional, "cut-client:C@AT[+FOR]"},
-	CutAll:        {argNone, durOptional, "cut-all@AT[+FOR]"},
-	ResetConns:    {argOptClient, durNo, "reset-conns[:C]@AT"},
-	PauseClient:   {argClient, durRequired, "pause-client:C@AT+FOR"},
-	ExpireSession: {argClient, durNo, "expire-session:C@AT"},
+	KillServer:      {argServer, durOptional, "kill-server:I@AT[+FOR]"},
+	RestartServer:   {argServer, durNo, "restart-server:I@AT"},
+	KillLeader:      {argNone, durOptional, "kill-leader@AT[+FOR]"},
+	KillServers:     {argCount, durOptional, "kill-servers:N@AT[+FOR]"},
+	PauseServer:     {argServer, durRequired, "pause-server:I@AT+FOR"},
+	PartitionServer: {argServer, durOptional, "partition-server:I@AT[+FOR]"},
+	PartitionLeader: {argNone, durOptional, "partition-leader@AT[+FOR]"},
+	Latency:         {argLatency, durOptional, "latency:BASE[±JITTER]@AT[+FOR]"},
+	CutClient:       {argClient, durOptional, "cut-client:C@AT[+FOR]"},
+	CutAll:          {argNone, durOptional, "cut-all@AT[+FOR]"},
+	ResetConns:      {argOptClient, durNo, "reset-conns[:C]@AT"},
+	PauseClient:     {argClient, durRequired, "pause-client:C@AT+FOR"},
+	ExpireSession:   {argClient, durNo, "expire-session:C@AT"},
 }
 
 // Actions lists every action, sorted.

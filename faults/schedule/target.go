@@ -36,6 +36,17 @@ type Limits struct {
 	Workers bool
 	// Expire: sessions can be made to expire on demand.
 	Expire bool
+	// Partition: servers can be cut off the network (the Target is a
+	// Partitioner).
+	Partition bool
+}
+
+// Partitioner is the optional ability of a Target whose servers sit on a
+// network it controls (containers on a Docker network): to cut server i off
+// its peers and its clients, and to connect it again. Both wait under ctx.
+type Partitioner interface {
+	PartitionServer(ctx context.Context, i int) error
+	HealServer(ctx context.Context, i int) error
 }
 
 // ServerFaults act on local servers, by index from 0.
@@ -94,6 +105,13 @@ func Validate(faults []Fault, lim Limits) error {
 				bad(fmt.Sprint(f.Server), "no such server: the cluster has servers 0..%d", lim.Servers-1)
 			case f.Action == KillLeader && lim.Servers == 1:
 				// A standalone server leads itself: allowed.
+			}
+		case PartitionServer, PartitionLeader:
+			switch {
+			case !lim.Partition:
+				bad("", "needs servers on a network zkbench controls (--cluster docker)")
+			case f.Server >= lim.Servers:
+				bad(fmt.Sprint(f.Server), "no such server: the cluster has servers 0..%d", lim.Servers-1)
 			}
 		case Latency, CutClient, CutAll, ResetConns:
 			if !lim.Network {

@@ -1,0 +1,107 @@
+package runner
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/zkbench/zkbench/backends"
+	dockercluster "github.com/zkbench/zkbench/cluster/docker"
+	"github.com/zkbench/zkbench/internal/testcluster"
+)
+
+// TestDockerNodes: --cluster docker starts 1 or 3 servers of either
+// backend, and refuses other counts before anything starts.
+func TestDockerNodes(t *testing.T) {
+	for _, kind := range []backends.Kind{backends.ZooKeeper, backends.Etcd} {
+		for _, n := range []int{0, 2, 5} {
+			cfg := sweep()
+			cfg.Backend, cfg.Servers.Mode, cfg.Servers.Nodes = kind, Docker, n
+			if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "--cluster docker starts 1 or 3") {
+				t.Errorf("%s, --nodes %d: %v, want a refusal", kind, n, err)
+			}
+		}
+		cfg := sweep()
+		cfg.Backend, cfg.Servers.Mode, cfg.Servers.Nodes = kind, Docker, 3
+		if _, err := New(cfg); err != nil {
+			t.Errorf("%s, --nodes 3: %v", kind, err)
+		}
+	}
+}
+
+// TestRunDocker runs a short lock sweep on 3 servers in containers with
+// the leader partitioned mid-case, on both backends: the clients reach
+// the members at their container addresses, the fault fires and is undone,
+// and no container of the run is left when it returns.
+func TestRunDocker(t *testing.T) {
+	for _, kind := range []backends.Kind{backends.ZooKeeper, backends.Etcd} {
+		t.Run(string(kind), func(t *testing.T) {
+			testcluster.RequireDocker(t, kind)
+			cfg := sweep()
+			cfg.Backend, cfg.Servers.Mode, cfg.Servers.Nodes = kind, Docker, 3
+			cfg.Clients, cfg.Duration = []int{3}, 3*time.Second
+			r, err := New(cfg, WithFaults(faultsOf(t, "partition-leader@500ms+1s")...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			run, err := r.Run(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.ClusterMode != string(Docker) || len(run.Cluster.Members) != 3 {
+				t.Fatalf("cluster %s %+v: want 3 members in docker", run.ClusterMode, run.Cluster)
+			}
+			var addrs []string
+			for _, m := range run.Cluster.Members {
+				host := strings.TrimPrefix(m.Endpoint, "http://")
+				host = host[:strings.LastIndex(host, ":")]
+				if !strings.HasPrefix(host, "172.") {
+					t.Errorf("member %s: want a container address", m.Endpoint)
+				}
+				addrs = append(addrs, host)
+			}
+			res := run.Results[0]
+			if res.Faults["partition-leader"] != 1 || res.Faults["undone"] != 1 {
+				t.Errorf("faults %v: want the partition fired and undone", res.Faults)
+			}
+			if left := containersAt(t, addrs); len(left) > 0 {
+				t.Errorf("left behind by the run: %v", left)
+			}
+		})
+	}
+}
+
+// containersAt lists the zkbench containers still holding one of addrs.
+func containersAt(t *testing.T, addrs []string) []string {
+	t.Helper()
+	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: client.Filters{}.Add("label", dockercluster.LabelCluster)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, c := range cs.Items {
+		if c.NetworkSettings == nil {
+			continue
+		}
+		for _, n := range c.NetworkSettings.Networks {
+			for _, a := range addrs {
+				if n != nil && n.IPAddress.String() == a {
+					out = append(out, strings.Join(c.Names, ","))
+				}
+			}
+		}
+	}
+	return out
+}
