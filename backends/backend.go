@@ -114,6 +114,16 @@ type GaugeNamer interface {
 	IsGauge(name string) bool
 }
 
+// GaugeScraper reads the servers' gauges: values now (watches armed,
+// connections, nodes), summed over the members that answered, under the
+// servers' own names. Scrape returns counters for differences over a case;
+// this is for state at one instant (a test waiting until N waiters have
+// each armed a watch). If some member does not answer, the others' sums
+// come with an error naming it. Found by type assertion.
+type GaugeScraper interface {
+	ScrapeGauges(ctx context.Context) (Metrics, error)
+}
+
 // Delta returns after - before. Canonical names (prefix "zkbench_") are
 // always kept, so a measured zero stays distinguishable from "not measured";
 // raw server names are kept only where they moved, which keeps results files

@@ -163,6 +163,24 @@ var _ backends.GaugeNamer = (*Backend)(nil)
 // family a scrape declared a gauge (etcd_debugging_mvcc_watcher_total,
 // etcd_server_has_leader, process_resident_memory_bytes, ...: etcd names
 // some gauges _total, so only the TYPE line tells).
+// ScrapeGauges is Scrape's gauges (IsGauge) alone: values now, such as
+// etcd_debugging_mvcc_watcher_total, summed over the members.
+func (b *Backend) ScrapeGauges(ctx context.Context) (backends.Metrics, error) {
+	m, err := b.Scrape(ctx)
+	if m == nil {
+		return nil, err
+	}
+	out := backends.Metrics{}
+	for k, v := range m {
+		if b.IsGauge(k) {
+			out[k] = v
+		}
+	}
+	return out, err
+}
+
+var _ backends.GaugeScraper = (*Backend)(nil)
+
 func (b *Backend) IsGauge(name string) bool {
 	if i := strings.IndexByte(name, '{'); i >= 0 {
 		name = name[:i]

@@ -68,11 +68,39 @@ var statsCounters = []string{
 var (
 	_ backends.MemberScraper = (*Backend)(nil)
 	_ backends.GaugeNamer    = (*Backend)(nil)
+	_ backends.GaugeScraper  = (*Backend)(nil)
 )
 
 // IsGauge is fourlw.MntrGauge. Scrapes leave those names out already; it
 // says so to readers of older scrapes and to the workloads' meter.
 func (b *Backend) IsGauge(name string) bool { return fourlw.MntrGauge(name) }
+
+// ScrapeGauges reads mntr on every endpoint and returns its gauges
+// (fourlw.MntrGauge: zk_watch_count, zk_znode_count, connections, ...)
+// summed over the servers that answered: state now, which Scrape leaves
+// out. Sums of mntr's averages and percentiles, also gauges, mean nothing;
+// read the instantaneous ones.
+func (b *Backend) ScrapeGauges(ctx context.Context) (backends.Metrics, error) {
+	out := backends.Metrics{}
+	var errs []error
+	for _, ep := range b.cfg.Endpoints {
+		reply, err := fourlw.Query(ctx, ep, "mntr")
+		if err != nil {
+			errs = append(errs, fmt.Errorf("zookeeper: scrape %s: %w", ep, err))
+			continue
+		}
+		m, _ := fourlw.ParseMntr(reply)
+		for k, v := range m {
+			if fourlw.MntrGauge(k) {
+				out[k] += v
+			}
+		}
+	}
+	if len(errs) == len(b.cfg.Endpoints) {
+		return nil, errors.Join(errs...)
+	}
+	return out, errors.Join(errs...)
+}
 
 // Scrape reads mntr on every endpoint in parallel and returns the numeric
 // values summed over servers, under mntr's names and the canonical ones

@@ -8,8 +8,8 @@ import (
 	"github.com/zkbench/zkbench/backends"
 )
 
-// Names of the servers' gauge of watches armed now, as backends.Scraper
-// returns them (summed over servers).
+// Names of the servers' gauge of watches armed now, as
+// backends.GaugeScraper returns them (summed over servers).
 const (
 	// zkWatchesArmed is mntr's zk_watch_count: watches the server holds for
 	// its clients' sessions. A fired watch is removed at once.
@@ -38,6 +38,7 @@ const (
 type serverCounts struct {
 	t     *testing.T
 	sc    backends.Scraper
+	gs    backends.GaugeScraper
 	gauge string // the armed-watches gauge of b's kind
 }
 
@@ -46,14 +47,15 @@ type serverCounts struct {
 func newServerCounts(t *testing.T, b backends.Backend) *serverCounts {
 	t.Helper()
 	sc, ok := b.(backends.Scraper)
-	if !ok {
-		t.Fatalf("backend %s does not implement backends.Scraper: no server-side herd counts", b.Kind())
+	gs, gok := b.(backends.GaugeScraper)
+	if !ok || !gok {
+		t.Fatalf("backend %s does not implement backends.Scraper and backends.GaugeScraper: no server-side herd counts", b.Kind())
 	}
 	armed := zkWatchesArmed
 	if b.Kind() == backends.Etcd {
 		armed = etcdWatchersArmed
 	}
-	return &serverCounts{t: t, sc: sc, gauge: armed}
+	return &serverCounts{t: t, sc: sc, gs: gs, gauge: armed}
 }
 
 // read scrapes the servers once: watches armed now, notifications sent so far.
@@ -69,7 +71,15 @@ func (s *serverCounts) read() (armed, notified int64) {
 	if !ok {
 		s.t.Fatalf("server metrics lack %s", backends.MetricWatchEvents)
 	}
-	return int64(m[s.gauge]), int64(n)
+	g, err := s.gs.ScrapeGauges(ctx)
+	if err != nil {
+		s.t.Fatalf("reading the servers' gauges: %v", err)
+	}
+	a, ok := g[s.gauge]
+	if !ok {
+		s.t.Fatalf("server gauges lack %s", s.gauge)
+	}
+	return int64(a), int64(n)
 }
 
 // armedNow returns the watches the servers hold now.
