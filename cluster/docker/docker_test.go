@@ -125,11 +125,23 @@ func TestClusterFaults(t *testing.T) {
 			}
 			waitFor(t, "healed member reachable at its address", 10*time.Second, func() bool { return reachable(eps[leader]) })
 
-			// Freeze a follower: the leader goes on leading.
-			var lead int
-			waitFor(t, "a leader after the heal", 30*time.Second, func() bool {
-				lead, err = c.Leader(ctx)
-				return err == nil
+			// Freeze a follower: the leader goes on leading. The healed
+			// member may still call an election as it rejoins, so first
+			// wait until every member answers and one leader has held
+			// for a second.
+			lead := -1
+			waitFor(t, "a settled leader after the heal", 30*time.Second, func() bool {
+				l, err := c.Leader(ctx)
+				if err != nil || !allReachable(eps) {
+					lead = -1
+					return false
+				}
+				if l != lead {
+					lead = l
+					time.Sleep(time.Second)
+					return false
+				}
+				return true
 			})
 			follower := (lead + 1) % len(eps)
 			if err := c.Pause(follower); err != nil {
@@ -182,4 +194,14 @@ func TestMissingImage(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "make images") {
 		t.Fatalf("start with an absent image: %v: want ErrNoImage naming `make images`", err)
 	}
+}
+
+// allReachable reports whether every endpoint accepts a connection.
+func allReachable(eps []string) bool {
+	for _, ep := range eps {
+		if !reachable(ep) {
+			return false
+		}
+	}
+	return true
 }
