@@ -377,10 +377,7 @@ func ticksFor(clients []int) []float64 {
 }
 
 func (b *builder) fanout() (*Figure, error) {
-	rows := []struct {
-		fig  figures.Figure
-		side string
-	}{
+	rows := []sideRow{
 		{figures.WatchEvents, "client side: notifications delivered"},
 		{figures.ServerWatchEvents, "server side: notifications sent"},
 	}
@@ -391,33 +388,7 @@ func (b *builder) fanout() (*Figure, error) {
 			"clients is a herd: every waiter wakes on every change. A flat line is herd-free.", b.unit),
 		Cols: len(b.backends),
 	}
-	measured := false
-	for _, r := range rows {
-		var row []*Panel
-		found := false
-		for _, kind := range b.backends {
-			lines, err := b.sweepLines(kind, 0, "", value(r.fig))
-			if err != nil {
-				return nil, err
-			}
-			found = found || len(lines) > 0
-			row = append(row, &Panel{
-				Title: fmt.Sprintf("%s — %s", kind, r.side),
-				X:     b.clientsAxis(),
-				Y:     Axis{Label: fmt.Sprintf("watch events per %s", b.unit), Scale: Log},
-				Lines: lines,
-			})
-		}
-		if found {
-			fig.Panels = append(fig.Panels, row...)
-			fig.Rows++
-			measured = true
-		}
-	}
-	if !measured {
-		return nil, nil
-	}
-	return fig, nil
+	return b.sideRows(fig, rows, "watch events")
 }
 
 // bytes draws payload bytes received per operation (client side) and the
@@ -425,10 +396,7 @@ func (b *builder) fanout() (*Figure, error) {
 // lists every waiter on each wake-up is O(N) here even when its fan-out is
 // flat. Nil when no case measured bytes (older results files).
 func (b *builder) bytes() (*Figure, error) {
-	rows := []struct {
-		fig  figures.Figure
-		side string
-	}{
+	rows := []sideRow{
 		{figures.BytesReceived, "client side: payload received"},
 		{figures.ServerBytesSent, "server side: message bytes sent"},
 	}
@@ -440,6 +408,19 @@ func (b *builder) bytes() (*Figure, error) {
 			"claim about notifications: a variant that lists every waiter on each wake-up rises here with a flat fan-out.", b.unit),
 		Cols: len(b.backends),
 	}
+	return b.sideRows(fig, rows, "bytes")
+}
+
+// sideRow is one row of a figure by side: a figure, and the side it shows.
+type sideRow struct {
+	fig  figures.Figure
+	side string
+}
+
+// sideRows adds to fig one row a side, a log-log panel a backend of the
+// row's figure against clients (y: what per operation), leaving out rows
+// no case measured. Nil when none was.
+func (b *builder) sideRows(fig *Figure, rows []sideRow, what string) (*Figure, error) {
 	measured := false
 	for _, r := range rows {
 		var row []*Panel
@@ -453,7 +434,7 @@ func (b *builder) bytes() (*Figure, error) {
 			row = append(row, &Panel{
 				Title: fmt.Sprintf("%s — %s", kind, r.side),
 				X:     b.clientsAxis(),
-				Y:     Axis{Label: fmt.Sprintf("bytes per %s", b.unit), Scale: Log},
+				Y:     Axis{Label: fmt.Sprintf("%s per %s", what, b.unit), Scale: Log},
 				Lines: lines,
 			})
 		}
