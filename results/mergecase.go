@@ -165,7 +165,7 @@ func (m *caseMerge) window(parts []*Result) {
 	}
 	res.Series = mergeSeries(parts, m.latestStart, res.Elapsed)
 	if m.jainOK {
-		res.Fairness.Jain = jainIndex(m.perClient)
+		res.Fairness.Jain = JainIndex(m.perClient)
 	}
 	res.Merged = m.merged
 }
@@ -376,8 +376,9 @@ func mergeNotes(parts []*Result) []string {
 	return out
 }
 
-// jainIndex is Jain's fairness index over xs (0 when nothing succeeded).
-func jainIndex(xs []int64) float64 {
+// JainIndex is Jain's fairness index over xs: (Σx)² / (n Σx²), 1 when all
+// are equal, 1/n when one client got everything; 0 when nothing succeeded.
+func JainIndex(xs []int64) float64 {
 	var sum, sq float64
 	for _, x := range xs {
 		sum += float64(x)

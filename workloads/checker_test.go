@@ -111,13 +111,13 @@ func TestFenwickAgainstScan(t *testing.T) {
 }
 
 func TestJain(t *testing.T) {
-	if j := jain([]int64{5, 5, 5, 5}); j != 1 {
+	if j := results.JainIndex([]int64{5, 5, 5, 5}); j != 1 {
 		t.Errorf("equal shares: %v", j)
 	}
-	if j := jain([]int64{8, 0, 0, 0}); j != 0.25 {
+	if j := results.JainIndex([]int64{8, 0, 0, 0}); j != 0.25 {
 		t.Errorf("one client: %v", j)
 	}
-	if j := jain([]int64{0, 0}); j != 0 {
+	if j := results.JainIndex([]int64{0, 0}); j != 0 {
 		t.Errorf("nothing: %v", j)
 	}
 }

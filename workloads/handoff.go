@@ -120,7 +120,7 @@ func (hw *HandoffWorkload) Run(ctx context.Context, c Case) (results.Result, err
 	}
 	chk := checker.Result()
 	res.Safety = chk.Safety
-	res.Fairness = results.Fairness{FIFOInversions: chk.FIFOInversions, Jain: jain(perClient)}
+	res.Fairness = results.Fairness{FIFOInversions: chk.FIFOInversions, Jain: results.JainIndex(perClient)}
 	res.Series = MergeSeries(interval, res.Elapsed, series...)
 	addHistogram(res, "handoff", chk.Handoff)
 	addHistogram(res, "term_wait", wait)

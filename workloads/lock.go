@@ -370,7 +370,7 @@ func (lw *LockWorkload) collect(res *results.Result, recs []*lockRecorder, check
 	res.Safety = chk.Safety
 	overlaps := chk.Safety.Violations
 	stale := addFence(&res.Safety, fence)
-	res.Fairness = results.Fairness{FIFOInversions: chk.FIFOInversions, Jain: jain(perClient)}
+	res.Fairness = results.Fairness{FIFOInversions: chk.FIFOInversions, Jain: results.JainIndex(perClient)}
 	addHistogram(res, "acquire", acquire)
 	addHistogram(res, "handoff", chk.Handoff)
 

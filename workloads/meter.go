@@ -490,20 +490,6 @@ func sortedKinds[V any](m map[string]V) []string {
 	return keys
 }
 
-// jain is Jain's fairness index over xs: (Σx)² / (n Σx²), 1 when all are
-// equal, 1/n when one client got everything; 0 when nothing succeeded.
-func jain(xs []int64) float64 {
-	var sum, sq float64
-	for _, x := range xs {
-		sum += float64(x)
-		sq += float64(x) * float64(x)
-	}
-	if sq == 0 {
-		return 0
-	}
-	return sum * sum / (float64(len(xs)) * sq)
-}
-
 // errorSummary formats error kinds and counts in order: "a=1, b=2".
 func errorSummary(m map[string]int64) string {
 	var parts []string
