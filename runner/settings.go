@@ -8,6 +8,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	zkbackend "github.com/zkbench/zkbench/backends/zookeeper"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads"
 )
 
 // Auto, as Config.Warmup, Servers.SessionTimeout or Servers.LeaseTTL, lets
@@ -76,6 +77,12 @@ func (p *plan) chooseSettings() []results.Setting {
 	if pct, st, ok := gcSetting(n, os.Getenv("GOGC") != ""); ok {
 		p.gcPercent = pct
 		out = append(out, st)
+	}
+	if n > workloads.ReleaseMemoryFrom {
+		out = append(out, results.Setting{Name: "release-memory",
+			Value: fmt.Sprintf("every %d sessions opened, and before the case is measured", workloads.ReleaseMemoryEvery),
+			Why: fmt.Sprintf("auto: more than %d clients; garbage from opening sessions (go-zookeeper drops a 1.5 MiB "+
+				"buffer per connection) would stay resident through the measured interval", workloads.ReleaseMemoryFrom)})
 	}
 	if p.kind == backends.ZooKeeper {
 		buf := zkbackend.RecvBufferForChildren(n)
