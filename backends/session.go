@@ -52,11 +52,12 @@ type Node struct {
 	// return it without a read; Get reads it.
 	CreateRev int64 `json:"create_rev,omitempty"`
 	// Prev is the path the sibling made just before this node has, if the
-	// backend can name it without a request: Enqueue on ZooKeeper, where
-	// sequence numbers under a parent count only its creates, so the node
-	// before sequence k is k-1 while it lives. It may be gone already (or
-	// not be a queue node at all); Predecessor answers for sure. Empty
-	// where the backend cannot name it (etcd: revisions are cluster-wide).
+	// backend can name it without a request of its own: Enqueue on
+	// ZooKeeper, where sequence numbers under a parent count only its
+	// creates, so the node before sequence k is k-1 while it lives; Enqueue
+	// on etcd, whose create transaction also reads and moves the queue's
+	// tail key. It may be gone already (or not be a queue node at all);
+	// Predecessor answers for sure. Empty where the backend cannot name it.
 	Prev string `json:"prev,omitempty"`
 }
 
@@ -156,7 +157,8 @@ type Queues interface {
 	// on ZooKeeper the name is the bare 10-digit sequence number (14 bytes
 	// a waiter in a listing) and the tag, with a per-call suffix, is the
 	// node's data; on etcd the tag leads the key's name. Node.Prev names
-	// the sibling just before it where the backend can (see Node).
+	// the sibling just before it where the backend can (see Node): on both,
+	// at no extra request. A parent's nodes must all be made by Enqueue.
 	//
 	// Like CreateSequential it recovers from a lost reply: when the outcome
 	// is unknown it looks for the node by its per-call tag (ZooKeeper: one
@@ -182,8 +184,9 @@ type Queues interface {
 	// watcher of me that it left by Dequeue (not by Delete, nor with its
 	// session) where the backend can in the same write: ZooKeeper deletes
 	// it in a multi that first sets its data, so an ExistsW on me fires
-	// with EventDataChanged; etcd deletes it (EventDeleted). One write, as
-	// Delete; ErrNoNode if me is gone, ErrUnknownOutcome as for Delete.
+	// with EventDataChanged; etcd deletes it (EventDeleted: it cannot mark
+	// and delete one key in one write). One write, as Delete; ErrNoNode if
+	// me is gone, ErrUnknownOutcome as for Delete.
 	Dequeue(ctx context.Context, me Node) error
 }
 

@@ -73,10 +73,11 @@ func TestLockFence(t *testing.T) {
 
 			expired := make(chan int64, 1)
 			go func() {
-				// The holder is the lock key with the lowest create revision;
-				// expire its lease a second into its 3s hold.
+				// The holder is the lock key with the lowest create revision
+				// (the queue's keys: not its tail beside them); expire its
+				// lease a second into its 3s hold.
 				for ctx.Err() == nil {
-					resp, err := cli.Get(ctx, ns+"/", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))
+					resp, err := cli.Get(ctx, ns+"/lock/", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))
 					if err == nil {
 						for _, kv := range resp.Kvs {
 							if kv.Lease == 0 {

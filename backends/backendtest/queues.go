@@ -68,20 +68,24 @@ func testEnqueuePredecessor(t *testing.T, e *env) {
 	}
 }
 
-// testEnqueuePrev: where a backend sets Node.Prev, it names the node made
-// just before under the same parent, also after deletes under it (ZooKeeper
-// numbers a parent's children by its creates only).
+// testEnqueuePrev: Node.Prev names the node made just before under the same
+// parent, also after deletes under it (ZooKeeper numbers a parent's
+// children by its creates only; etcd's tail key names the last enqueued).
 func testEnqueuePrev(t *testing.T, e *env) {
 	s := e.session(t)
 	parent := e.p("prev")
 	ensure(t, s, parent)
 	first := enqueue(t, s, parent, "t")
-	second := enqueue(t, s, parent, "t")
-	if second.Prev == "" {
-		t.Skipf("%s names no Prev (Node.Prev)", e.kind)
+	if first.Prev != "" {
+		t.Errorf("Prev of the first node = %q, want none", first.Prev)
 	}
+	second := enqueue(t, s, parent, "t")
 	if second.Prev != first.Path {
 		t.Fatalf("Prev of the second node = %q, want %q", second.Prev, first.Path)
+	}
+	// Whatever names Prev is no child of parent (etcd's tail key).
+	if got, want := names(children(t, s, parent)), []string{first.Name, second.Name}; !slices.Equal(got, want) {
+		t.Errorf("Children = %v, want %v", got, want)
 	}
 	del(t, s, first.Path)
 	del(t, s, second.Path)

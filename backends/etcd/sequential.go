@@ -32,6 +32,14 @@ import (
 // queue of waiters until the session ends. If that cleanup fails too, the
 // error also matches backends.ErrUnknownOutcome.
 func (s *Session) CreateSequential(ctx context.Context, parent, prefix string, data []byte) (backends.Node, error) {
+	return s.createSequential(ctx, parent, prefix, data, s.putIfAbsent, s.sequentialResult)
+}
+
+// createSequential is CreateSequential with the create transaction and the
+// reading of its answer given (Enqueue's also moves the queue's tail).
+func (s *Session) createSequential(ctx context.Context, parent, prefix string, data []byte,
+	put func(ctx context.Context, key string, data []byte) (*clientv3.TxnResponse, error),
+	result func(key string, resp *clientv3.TxnResponse) (backends.Node, error)) (backends.Node, error) {
 	if err := checkPath(parent); err != nil {
 		return backends.Node{}, err
 	}
@@ -48,9 +56,9 @@ func (s *Session) CreateSequential(ctx context.Context, parent, prefix string, d
 	sent := false // a try may have reached the server
 	wait := 10 * time.Millisecond
 	for {
-		resp, err := s.putIfAbsent(c, key, data)
+		resp, err := put(c, key, data)
 		if err == nil {
-			return s.sequentialResult(key, resp)
+			return result(key, resp)
 		}
 		ferr := s.fail(ctx, "create-sequential", key, true, err)
 		if !errors.Is(ferr, backends.ErrUnknownOutcome) {

@@ -21,8 +21,9 @@ var ErrHeld = errors.New("fair: lock already held by this client")
 //
 // Algorithm: Acquire queues an ephemeral sequential node under <path>
 // (Session.Enqueue) and waits on the node just before its own: at start-up
-// on the one the backend names without a request (Node.Prev: ZooKeeper's
-// sequence number minus one), else on the one Session.Predecessor finds.
+// on the one the backend names without a request of its own (Node.Prev:
+// ZooKeeper's sequence number minus one, etcd's queue tail read in the
+// create's transaction), else on the one Session.Predecessor finds.
 // Release removes the holder's node with Session.Dequeue, which on
 // ZooKeeper the watcher sees as EventDataChanged (a multi: set data, then
 // delete): its predecessor was the holder, nothing can be left before a
@@ -38,13 +39,15 @@ var ErrHeld = errors.New("fair: lock already held by this client")
 // client: the next in line. A cancelled or expired waiter wakes only its own
 // successor, which asks again and watches the new predecessor. Grants are
 // FIFO in sequence order. Requests per acquisition: enqueue + exists (on
-// Prev, ZooKeeper) or enqueue + predecessor + exists (etcd); a handoff adds
-// nothing on ZooKeeper and predecessor on etcd; each other wake-up adds
-// predecessor + exists; release: one dequeue (one write).
+// Prev, both backends); a handoff adds nothing on ZooKeeper and
+// predecessor on etcd; each other wake-up adds predecessor + exists;
+// release: one dequeue (one write).
 //
 // Bytes: every request of an acquisition by handoff is O(1) bytes on both
 // backends (etcd's Predecessor is a range with limit 2), so neither the
-// wake-ups nor the start-up burst grow with the queue on the wire. Only a
+// wake-ups nor the start-up burst grow with the queue on the wire. Server
+// work: O(1) a waiter at start-up on both (no Predecessor); on etcd each
+// handoff's Predecessor range walks the queue's keys in the server's index. Only a
 // wake-up after a departure other than a release lists the queue on
 // ZooKeeper (Predecessor): 14 bytes a waiter with Enqueue's bare
 // sequence-number names, so each session's receive buffer still holds a
@@ -111,7 +114,7 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Grant, error) {
 
 // waitFirst sleeps on the node just before me until there is none, and
 // counts the notifications consumed. At start-up it watches me.Prev where
-// the backend names it (ZooKeeper); otherwise, and after every wake-up, it
+// the backend names it; otherwise, and after every wake-up, it
 // asks Session.Predecessor. A Lock that ever suspected a leftover first
 // deletes its own other nodes.
 func (l *Lock) waitFirst(ctx context.Context, me backends.Node) (wakeups int, err error) {

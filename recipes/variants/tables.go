@@ -27,9 +27,10 @@ type LockMaker func(s backends.Session, path string) (recipes.Lock, error)
 //	                a release (or an arrival) wakes all of them (herd)
 //	fair            sequential queue; each waiter watches its predecessor,
 //	                and a release wakes one; O(1) bytes a handoff on both
-//	                (ZooKeeper: Dequeue's data change, etcd: Predecessor);
-//	                ZooKeeper lists 14-byte names only after a waiter left
-//	                otherwise (cancelled, expired)
+//	                (ZooKeeper: Dequeue's data change, etcd: Predecessor)
+//	                and at start-up (Node.Prev on both); ZooKeeper lists
+//	                14-byte names only after a waiter left otherwise
+//	                (cancelled, expired)
 //	native          etcd concurrency.Mutex, go-zookeeper zk.Lock: queues that
 //	                watch the predecessor (a release wakes one), as baselines
 func Locks(opts ...recipes.Option) Family[LockMaker] {
