@@ -203,7 +203,7 @@ func Build(runs []*results.Run) ([]*Figure, error) {
 		slices.Sort(b.clients)
 		b.order, b.series = analysis.Group(wc)
 		first := len(figs)
-		for _, f := range []func() (*Figure, error){b.fanout, b.bytes, b.throughput, b.requests} {
+		for _, f := range []func() (*Figure, error){b.fanout, b.bytes, b.throughput, b.requests, b.loadgen} {
 			fig, err := f()
 			if err != nil {
 				return nil, err

@@ -422,3 +422,51 @@ func TestBytesFigure(t *testing.T) {
 		}
 	}
 }
+
+// The load generator figure appears only where the load generator was
+// measured, a row for its memory a client, its CPU and the sessions lost,
+// with the values of the results.
+func TestLoadgenFigure(t *testing.T) {
+	runs := loadRuns(t, "lock-zookeeper.json")
+	figs, err := Build(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Find(figs, "lock-loadgen") != nil {
+		t.Fatal("a load generator figure for results that did not measure it")
+	}
+	for i := range runs[0].Results {
+		r := &runs[0].Results[i]
+		r.Load = &results.Load{Cores: 2, CPUFraction: 0.25}
+		r.Cost.ClientCostPerClient = 1000 * float64(r.Clients)
+		r.SessionsLost = int64(r.Clients / 10)
+	}
+	if figs, err = Build(runs); err != nil {
+		t.Fatal(err)
+	}
+	f := Find(figs, "lock-loadgen")
+	if f == nil || f.Rows != 3 || len(f.Panels) != 3 {
+		t.Fatalf("lock-loadgen %+v, want rows for memory, CPU and sessions lost", f)
+	}
+	for i, want := range []func(x float64) float64{
+		func(x float64) float64 { return x },                    // KB a client
+		func(float64) float64 { return 25 },                     // % of the cores
+		func(x float64) float64 { return float64(int(x) / 10) }, // sessions lost
+	} {
+		p := f.Panels[i]
+		if len(p.Lines) == 0 {
+			t.Fatalf("%s: no lines", p.Title)
+		}
+		for _, l := range p.Lines {
+			for _, pt := range l.Points {
+				if w := want(pt.X); math.Abs(pt.Y-w) > 0.5 {
+					t.Errorf("%s %s: point %+v, want y %v", p.Title, l.Label, pt, w)
+				}
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, f, "png"); err != nil {
+		t.Fatal(err)
+	}
+}

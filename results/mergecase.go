@@ -108,6 +108,7 @@ func (m *caseMerge) add(i int, p *Result) error {
 	res.Cost.ClientHeapBytes += p.Cost.ClientHeapBytes
 	res.Cost.ClientCostPerClient += p.Cost.ClientCostPerClient * float64(sc.Clients)
 	res.Fairness.FIFOInversions += p.Fairness.FIFOInversions
+	res.SessionsLost += p.SessionsLost
 	addSafety(&res.Safety, p.Safety, sc.Index)
 	res.Errors = addCounts(res.Errors, p.Errors)
 	res.Faults = addCounts(res.Faults, p.Faults)

@@ -132,6 +132,11 @@ type Result struct {
 	Safety   Safety             `json:"safety"`
 	// Errors counts failures by kind.
 	Errors map[string]int64 `json:"errors,omitempty"`
+	// SessionsLost counts the clients' sessions that ended during the case
+	// other than as the workload or a fault meant (Notes say whether the
+	// client or the server was late). Zero in files from before it was
+	// recorded, where only the notes say.
+	SessionsLost int64 `json:"sessions_lost,omitempty"`
 	// Faults counts what fault injection (--fault) did during the case:
 	// faults started by action ("kill-server", "latency", ...), "undone",
 	// "failed" and "skipped" steps, and the session state changes clients

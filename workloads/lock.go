@@ -253,18 +253,6 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	}
 	closeClients()
 	lw.collect(&res, recs, checker, fence, pace, out, interval, v.ClientCounts, meter, base.RSSBytes)
-	if c.Shard != nil {
-		res.Shard = shardRecord(c.Shard, released, out.Base, recs)
-		// Every shard's clients are gone before the namespace is looked at;
-		// an interrupted case still lines up (the wait has its own bound).
-		if err := c.Shard.Sync.Done(context.WithoutCancel(ctx)); err != nil {
-			res.Shard.Incomplete = err.Error()
-			res.Notes = append(res.Notes, "case incomplete: "+err.Error())
-		}
-		if c.Shard.Index != 0 {
-			return res, nil // shard 0 checks the namespace for every shard
-		}
-	}
 	lost := clients.Lost()
 	for _, p := range procs {
 		if p.lost {
@@ -277,8 +265,21 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	if len(procs) > 0 {
 		res.Notes = append(res.Notes, procNote(procs))
 	}
+	res.SessionsLost = int64(lost)
 	if lost > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d sessions were lost during the case%s", lost, meter.LossCause(res.Load, clients.LostAt())))
+	}
+	if c.Shard != nil {
+		res.Shard = shardRecord(c.Shard, released, out.Base, recs)
+		// Every shard's clients are gone before the namespace is looked at;
+		// an interrupted case still lines up (the wait has its own bound).
+		if err := c.Shard.Sync.Done(context.WithoutCancel(ctx)); err != nil {
+			res.Shard.Incomplete = err.Error()
+			res.Notes = append(res.Notes, "case incomplete: "+err.Error())
+		}
+		if c.Shard.Index != 0 {
+			return res, nil // shard 0 checks the namespace for every shard
+		}
 	}
 	if admin, ok := c.Backend.(backends.Admin); ok {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leftoverGrace+10*time.Second)

@@ -82,6 +82,7 @@ func (rc *recipeCase) closeAll(ctx context.Context, cls ...*Clients) {
 // every session is closed; keep lists persistent directories to ignore.
 func (rc *recipeCase) finish(ctx context.Context, lost, expected int64, keep ...string) {
 	if lost > expected {
+		rc.res.SessionsLost = lost - expected
 		rc.res.Notes = append(rc.res.Notes, fmt.Sprintf("%d sessions were lost during the case%s", lost-expected, results.LossCause(rc.res.Load)))
 	}
 	admin, ok := rc.c.Backend.(backends.Admin)

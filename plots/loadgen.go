@@ -1,0 +1,87 @@
+package plots
+
+import (
+	"fmt"
+
+	"github.com/zkbench/zkbench/analysis"
+	"github.com/zkbench/zkbench/results"
+)
+
+// loadgenRow is one row of the load generator figure: what it shows, its
+// axis and how a case's value is read (mean over the repeats that
+// measured it).
+type loadgenRow struct {
+	side  string
+	label string
+	scale string
+	y     func(*results.Result) (float64, bool)
+}
+
+var loadgenRows = []loadgenRow{
+	{"resident memory a client", "KB of RSS a client", Log, func(r *results.Result) (float64, bool) {
+		return r.Cost.ClientCostPerClient / 1000, r.Cost.ClientCostPerClient > 0
+	}},
+	{"CPU used", "% of the cores it had", Linear, func(r *results.Result) (float64, bool) {
+		if r.Load == nil || r.Load.Cores == 0 {
+			return 0, false
+		}
+		return 100 * r.Load.CPUFraction, true
+	}},
+	{"sessions lost", "sessions lost in the case", Linear, func(r *results.Result) (float64, bool) {
+		return float64(r.SessionsLost), r.Load != nil
+	}},
+}
+
+// loadgen draws what the load generator itself spent against clients: its
+// resident memory a client, its CPU against the cores it had, and the
+// sessions lost. Client-bound cases carry a cross, as in every sweep
+// figure. Nil when no case measured the load generator (older files).
+func (b *builder) loadgen() (*Figure, error) {
+	fig := &Figure{
+		Name:  b.workload + "-loadgen",
+		Title: fmt.Sprintf("%s: the load generator against clients", b.workload),
+		Caption: "What zkbench itself spent in each case: resident memory a client (RSS at the end of the case " +
+			"above the process's before its sessions opened, over the clients), CPU as a share of the cores it had, " +
+			"and sessions lost. A cross marks a client-bound case: its figures show zkbench on that machine, not the servers.",
+		Cols: len(b.backends),
+	}
+	for _, row := range loadgenRows {
+		y := func(c *analysis.Case) (float64, bool, error) {
+			var sum float64
+			n := 0
+			for _, r := range c.Results {
+				if v, ok := row.y(r); ok {
+					sum += v
+					n++
+				}
+			}
+			if n == 0 {
+				return 0, false, nil
+			}
+			return sum / float64(n), true, nil
+		}
+		var panels []*Panel
+		found := false
+		for _, kind := range b.backends {
+			lines, err := b.sweepLines(kind, 0, "", y)
+			if err != nil {
+				return nil, err
+			}
+			found = found || len(lines) > 0
+			panels = append(panels, &Panel{
+				Title: fmt.Sprintf("%s — %s", kind, row.side),
+				X:     b.clientsAxis(),
+				Y:     Axis{Label: row.label, Scale: row.scale},
+				Lines: lines,
+			})
+		}
+		if found {
+			fig.Panels = append(fig.Panels, panels...)
+			fig.Rows++
+		}
+	}
+	if fig.Rows == 0 {
+		return nil, nil
+	}
+	return fig, nil
+}
