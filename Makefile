@@ -45,16 +45,16 @@ bench-runs: build
 	$(BIN) run --backend zookeeper --cluster local --workload barrier --preset zk-paper-barrier --scale 0.1 -o $(RUNS) --run-id paper-barrier-zookeeper | tee $(RUNS)/paper-barrier-zookeeper.log
 	$(BIN) report $(RUNS)/lock-zookeeper $(RUNS)/lock-etcd -o $(RUNS)/lock-report
 
-# The kept runs behind the scale section of docs/results.md: the fair lock at
-# 1,000 and 10,000 clients on a local ZooKeeper and a local etcd (servers on
+# The kept runs behind the scale section of docs/results.md: the fair lock from
+# 1,000 to 10,000 clients on a local ZooKeeper and a local etcd (servers on
 # this machine, as a new user runs them), and the naive lock at 10,000 with a
 # bounded duration (its herd makes it slow by nature). Run on a quiet machine:
 # at 10,000 clients zkbench and the server share the cores with nothing else.
 SCALEFLAGS ?= --duration 30s
 NAIVEFLAGS ?= --duration 10s
 bench-scale: build
-	$(BIN) run --backend zookeeper --cluster local --workload lock --variants fair --clients 1000,10000 $(SCALEFLAGS) -o $(RUNS) --run-id scale-zookeeper
-	$(BIN) run --backend etcd --cluster local --workload lock --variants fair --clients 1000,10000 $(SCALEFLAGS) -o $(RUNS) --run-id scale-etcd
+	$(BIN) run --backend zookeeper --cluster local --workload lock --variants fair --clients 1000,2500,5000,10000 $(SCALEFLAGS) -o $(RUNS) --run-id scale-zookeeper
+	$(BIN) run --backend etcd --cluster local --workload lock --variants fair --clients 1000,2500,5000,10000 $(SCALEFLAGS) -o $(RUNS) --run-id scale-etcd
 	$(BIN) run --backend zookeeper --cluster local --workload lock --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-zookeeper
 	$(BIN) run --backend etcd --cluster local --workload lock --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-etcd
 	$(BIN) report $(RUNS)/scale-zookeeper $(RUNS)/scale-etcd $(RUNS)/scale-naive-zookeeper $(RUNS)/scale-naive-etcd -o $(RUNS)/scale-report
