@@ -134,6 +134,7 @@ type configRun struct {
 type configClient struct {
 	reloads []reload
 	last    atomic.Int64 // newest version loaded
+	gone    atomic.Bool  // it stopped following before the case ended (its session was lost)
 	bad     int64        // reloads whose data was not what was written
 	back    int64        // reloads of a version older than one it had
 }
@@ -206,8 +207,12 @@ func (cw *ConfigWorkload) Run(ctx context.Context, c Case) (results.Result, erro
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			if err := r.follow(runCtx, all.Sessions[i], cl, c.Variant, poll); err != nil && runCtx.Err() == nil {
-				r.count(errorKind(err), err)
+			err := r.follow(runCtx, all.Sessions[i], cl, c.Variant, poll)
+			if runCtx.Err() == nil {
+				cl.gone.Store(true)
+				if err != nil {
+					r.count(errorKind(err), err)
+				}
 			}
 		}()
 	}
@@ -320,11 +325,13 @@ func (r *configRun) count(kind string, err error) {
 	r.rc.count(kind, err)
 }
 
-// allHave waits until every client has loaded version v or a newer one.
+// allHave waits until every client still following has loaded version v
+// or a newer one (a client whose session was lost is not waited for; the
+// case notes the lost sessions and the check counts it as gone).
 func (r *configRun) allHave(ctx context.Context, v int64, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for i, cl := range r.cls {
-		for cl.last.Load() < v {
+		for cl.last.Load() < v && !cl.gone.Load() {
 			if time.Now().After(deadline) {
 				return fmt.Errorf("%w: %w: client %d has version %d, not %d, after %v",
 					errStepTimeout, context.DeadlineExceeded, i, cl.last.Load(), v, limit)
