@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/instrument"
@@ -86,8 +87,17 @@ func testWatchData(t *testing.T, e *env) {
 	if c.WatchEvents != 7 || c.WatchesArmed != 1 {
 		t.Fatalf("instrument counted %d events and %d watches armed, want 7 and 1", c.WatchEvents, c.WatchesArmed)
 	}
-	cancel()
-	for range ch {
+	// The session ends: EventSessionLost, then the channel closes.
+	watcher.Close()
+	wantEvent(t, nextEvent(t, ch, "WatchData when the session ends"), backends.EventSessionLost, p)
+	select {
+	case _, ok := <-ch:
+		if ok {
+			t.Fatal("WatchData sent an event after EventSessionLost")
+		}
+	case <-time.After(eventBound):
+		t.Fatal("WatchData's channel not closed after EventSessionLost")
 	}
+	cancel()
 	del(t, writer, p)
 }

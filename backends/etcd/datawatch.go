@@ -118,7 +118,11 @@ func (s *Session) followData(ctx context.Context, p string, modRev, next int64, 
 		case ctx.Err() != nil:
 			return
 		case s.ctx.Err() != nil:
-			send(backends.Event{Type: backends.EventSessionLost, Path: p})
+			// base is done with the session: wait on the caller's ctx only.
+			select {
+			case out <- backends.Event{Type: backends.EventSessionLost, Path: p}:
+			case <-ctx.Done():
+			}
 			return
 		case compacted:
 			data, mr, rev, err := s.readKey(base, p)
