@@ -35,6 +35,7 @@ bench:
 # barrier sweep. Results, plots and the report land in docs/runs/.
 RUNS     ?= docs/runs
 RUNFLAGS ?= --duration 15s --warmup 2s
+CONFIGFLAGS ?= --duration 10s --warmup 1s --rate 2 --poll 1s
 bench-runs: build
 	$(BIN) run --backend zookeeper --cluster local --workload lock --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-zookeeper
 	$(BIN) run --backend etcd --workload lock --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-etcd
@@ -44,6 +45,14 @@ bench-runs: build
 	$(BIN) run --backend etcd --workload barrier --variants naive,fair --clients 10,25,50,100 --rounds 20 --work 10ms --jitter 200ms --duration 60s -o $(RUNS) --run-id barrier-etcd
 	$(BIN) run --backend zookeeper --cluster local --workload barrier --preset zk-paper-barrier --scale 0.1 -o $(RUNS) --run-id paper-barrier-zookeeper | tee $(RUNS)/paper-barrier-zookeeper.log
 	$(BIN) report $(RUNS)/lock-zookeeper $(RUNS)/lock-etcd -o $(RUNS)/lock-report
+	# config workload (issue 12): one writer at 2 updates/s, a size sweep on each backend
+	$(BIN) run --backend etcd --workload config --clients 10,100,500 --size 1KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-etcd-1kb
+	$(BIN) run --backend etcd --workload config --clients 10,100 --size 64KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-etcd-64kb
+	$(BIN) run --backend etcd --workload config --clients 10,100 --size 512KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-etcd-512kb
+	$(BIN) run --backend etcd --workload config --clients 10,100 --size 1MB $(CONFIGFLAGS) -o $(RUNS) --run-id config-etcd-1mb
+	$(BIN) run --backend zookeeper --cluster local --workload config --clients 10,100,500 --size 1KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-zookeeper-1kb
+	$(BIN) run --backend zookeeper --cluster local --workload config --clients 10,100 --size 64KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-zookeeper-64kb
+	$(BIN) run --backend zookeeper --cluster local --workload config --clients 10,100 --size 512KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-zookeeper-512kb
 
 # The kept runs behind the scale section of docs/results.md: the fair lock from
 # 1,000 to 10,000 clients on a local ZooKeeper and a local etcd (servers on

@@ -94,6 +94,10 @@ func (t EventType) String() string {
 type Event struct {
 	Type EventType
 	Path string
+	// Data is the node's data after the change, where the notification
+	// carries it (DataWatcher on etcd: the watch stream sends the new
+	// value); nil for one-shot watches, whose callers read it.
+	Data []byte
 }
 
 // Nodes are the plain reads and writes of a session.
@@ -122,6 +126,12 @@ type Nodes interface {
 	// EnsurePath makes path and its ancestors as persistent nodes if missing
 	// (no-op on etcd, which has no directories).
 	EnsurePath(ctx context.Context, path string) error
+	// Set writes data to the persistent node at path, whatever its version,
+	// creating it if absent (on ZooKeeper its parent must exist): one write
+	// when it exists. A watcher of path sees EventDataChanged (EventCreated
+	// if it was absent). The node outlives the session; Delete removes it.
+	// A connection loss mid-write returns ErrUnknownOutcome.
+	Set(ctx context.Context, path string, data []byte) error
 }
 
 // Watches arm one-shot watches. The read and the arming are atomic: no
@@ -189,6 +199,29 @@ type Queues interface {
 	// me is gone, ErrUnknownOutcome as for Delete.
 	Dequeue(ctx context.Context, me Node) error
 }
+
+// DataWatcher is an optional ability of a Session (found by type assertion;
+// decorators pass it through): a watch on one path that stays armed, every
+// change in order with the node's new data, the way a configuration
+// client follows its config. etcd has it natively (one watch stream from a
+// revision). ZooKeeper 3.6+ has persistent watches (the AddWatch request,
+// opcode 106, mode PERSISTENT), but go-zookeeper v1.0.4 cannot send it:
+// it has no AddWatch, no generic request call, and it deletes a watch
+// from its table on the first event; its ZooKeeper Session does not
+// implement this interface.
+type DataWatcher interface {
+	// WatchData returns the node's data now (nil and exists false if
+	// absent) and a channel that receives, in order, every change after
+	// that read: EventDataChanged and EventCreated with Data, EventDeleted
+	// without. A lost connection is not a change: the stream resumes
+	// where it was. The channel is closed when ctx ends, and gets
+	// EventSessionLost (then closes) when the session ends. The caller
+	// must keep reading until it cancels ctx.
+	WatchData(ctx context.Context, path string) (data []byte, exists bool, events <-chan Event, err error)
+}
+
+// ErrNoDataWatch: the session cannot keep a watch armed (see DataWatcher).
+var ErrNoDataWatch = errors.New("backends: no persistent watch on this backend (go-zookeeper v1.0.4 cannot send ZooKeeper's AddWatch)")
 
 // Session is one simulated client's session with the service: one zk.Conn
 // session, or one etcd lease kept alive. Ephemeral nodes live as long as it.

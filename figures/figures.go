@@ -261,6 +261,14 @@ var (
 		Doc: "observers: the candidates' notifications per failover"}
 )
 
+// Figures of the config workload.
+var (
+	// VersionsSkipped: per update, the clients that never loaded that
+	// version (they went from an older one to a newer one).
+	VersionsSkipped = Figure{Key: "versions_skipped", Label: "clients that skipped the version", Side: Client,
+		Doc: "config: per update, how many clients never loaded that version (a one-shot watch re-arming, a poll interval)"}
+)
+
 // PerParticipant is f divided by a barrier's participants: key
 // "<key>_per_participant".
 func PerParticipant(f Figure) Figure {

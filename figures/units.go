@@ -11,6 +11,7 @@ const (
 	Handoff     Unit = "handoff"     // a leader resigning and the next acting
 	Term        Unit = "term"        // a leader's term
 	Round       Unit = "round"       // a barrier round
+	Update      Unit = "update"      // a config write every client must load
 	Operation   Unit = "operation"   // a workload that declares no unit
 )
 
@@ -30,6 +31,8 @@ var workloadUnits = map[string]Unit{
 	"election":           Term,
 	"barrier":            Round,
 	"double-barrier":     Round,
+	// config workload
+	"config": Update,
 }
 
 // UnitOf is workload's unit operation; Operation for a workload that

@@ -108,6 +108,7 @@ func Build(runs []*results.Run, opts Options) (*Document, error) {
 		}
 	}
 	d.capacity(plan)
+	d.watchers(runs, plan.Target) // config workload (issue 12)
 	d.notes(runs, cases)
 	return d, nil
 }

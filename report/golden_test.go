@@ -57,6 +57,11 @@ func TestMarkdownGolden(t *testing.T) {
 	for _, p := range docsRuns(t) {
 		inputs = append(inputs, input{"docs-runs-" + filepath.Base(filepath.Dir(p)), []string{p}})
 	}
+	// The config workload's size sweep together: the watchers-within-target
+	// table answers per size (issue 12).
+	if cfg, _ := filepath.Glob(filepath.Join("..", "docs", "runs", "config-*", "results.json")); len(cfg) > 0 {
+		inputs = append(inputs, input{"docs-runs-config-sizes", cfg})
+	}
 	for _, in := range inputs {
 		t.Run(in.name, func(t *testing.T) {
 			d, err := Build(readRuns(t, in.paths...), Options{NoPlots: true})

@@ -186,6 +186,11 @@ func validate(cfg Config, o options) (*plan, error) {
 		return nil, fmt.Errorf("--workload: %w", err)
 	}
 	p.workload = w
+	if rc, ok := w.(workloads.RunChecker); ok {
+		if err := rc.CheckRun(p.kind, cfg.Variants, cfg.Params); err != nil {
+			return nil, err
+		}
+	}
 	known := w.Variants(p.kind)
 	p.Variants = nil
 	for _, v := range cfg.Variants {

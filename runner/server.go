@@ -173,7 +173,28 @@ func etcdConfig(endpoints []string, srv Servers) etcdbackend.Config {
 func (p *plan) zkConfig(endpoints []string) zkbackend.Config {
 	cfg := zkConfig(endpoints, p.Servers, slices.Max(p.cfg.Clients))
 	cfg.MaxChildName = p.listedName()
+	p.sizeForReplies(&cfg)
 	return cfg
+}
+
+// sizeForReplies grows cfg's buffers to hold the largest node data the
+// workload reads and writes (workloads.ReplySizer: the config workload's
+// --size), with room for the reply's header and stat.
+func (p *plan) sizeForReplies(cfg *zkbackend.Config) {
+	rs, ok := p.workload.(workloads.ReplySizer)
+	if !ok {
+		return
+	}
+	n := rs.LargestReply(p.cfg)
+	if n <= 0 {
+		return
+	}
+	listing := zkbackend.RecvBufferForChildren(cfg.MaxChildren)
+	if cfg.MaxChildName > 0 && cfg.MaxChildren > 0 {
+		listing = zkbackend.RecvBufferForNames(cfg.MaxChildren, cfg.MaxChildName)
+	}
+	cfg.RecvBufferSize = max(listing, n+4<<10)
+	cfg.SendBufferSize = max(zkbackend.DefaultSendBufferSize, n+4<<10)
 }
 
 // listedName is the longest child name the run's variants list on

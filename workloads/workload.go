@@ -46,6 +46,22 @@ type ListedNamer interface {
 	ListedName(variants []string) int
 }
 
+// ReplySizer is an optional ability of a Workload: the largest reply (a
+// node's data) a session reads in a case of cfg, so that each ZooKeeper
+// session's receive buffer, and the send buffer of the one that writes
+// it, hold it (0: nothing beyond listings).
+type ReplySizer interface {
+	LargestReply(cfg results.Config) int
+}
+
+// RunChecker is an optional ability of a Workload: it refuses a run's
+// variants or parameters on a backend before any server starts, with an
+// error that says what to give instead (the config workload's --size over
+// the server's request limit, its persistent variant on ZooKeeper).
+type RunChecker interface {
+	CheckRun(kind backends.Kind, variants []string, params map[string]string) error
+}
+
 // Workload runs one case of a benchmark.
 type Workload interface {
 	// Name is the workload's name on the command line ("lock").
@@ -247,7 +263,8 @@ func (l *RunLog) LeftoverPaths() []string {
 
 // Names lists the workloads New knows.
 func Names() []string {
-	names := []string{"lock", "failover", "handoff", "observers", "barrier"}
+	names := []string{"lock", "failover", "handoff", "observers", "barrier",
+		"config"}
 	sort.Strings(names)
 	return names
 }
@@ -266,6 +283,8 @@ func New(name string) (Workload, error) {
 		return NewObservers(), nil
 	case "barrier":
 		return NewBarrier(), nil
+	case "config":
+		return NewConfig(), nil
 	}
 	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownWorkload, name, strings.Join(Names(), ", "))
 }

@@ -82,6 +82,9 @@ var subtests = []subtest{
 	{"Admin", testAdmin},
 	{"DeleteTreeRefusesOutsideNamespace", testDeleteTreeRefuses},
 	{"ServerCounts", testServerCounts},
+	// Data writes and the watch that stays armed (config workload, exec).
+	{"Set", testSet},
+	{"WatchData", testWatchData},
 }
 
 // Run runs the conformance suite. open returns a fresh Backend for one

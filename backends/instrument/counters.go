@@ -16,7 +16,7 @@
 // the wire: compare with the servers only over intervals without those.
 //
 //   - Requests["create"] + ["create_seq"] + ["enqueue"] + ["dequeue"] +
-//     ["delete"] equal the servers' write requests over the same interval (backends.MetricWrites: ZooKeeper
+//     ["delete"] + ["set"] equal the servers' write requests over the same interval (backends.MetricWrites: ZooKeeper
 //     zk_cnt_updatelatency, which counts failed creates and deletes too; etcd
 //     Txn/Put/DeleteRange calls handled), provided nothing else wrote in the
 //     interval: opening a session (ZooKeeper createSession, etcd LeaseGrant),
@@ -28,7 +28,10 @@
 //     backends.MetricReads on etcd (one Range call each). On ZooKeeper
 //     MetricReads (the per-namespace read count of /zkbench; the raw
 //     zk_cnt_readlatency also counts pings) counts only reads that found
-//     their node. backends/backendtest checks both models. "tagged" is one
+//     their node. backends/backendtest checks both models. "watch_data"
+//     (etcd only) is one read and one watch stream, whose events are
+//     WatchEvents with the data they carry in BytesReceived. On ZooKeeper
+//     "set" of an absent node is a failed setData and a create. "tagged" is one
 //     read on etcd and, on ZooKeeper, a listing and a read per child.
 //   - WatchEvents + LateWatchEvents equals the watch notifications the
 //     servers sent (backends.MetricWatchEvents; on ZooKeeper also
@@ -102,6 +105,8 @@ const (
 	OpPredecessor
 	OpTagged
 	OpDequeue
+	OpSet
+	OpWatchData
 	numOps
 )
 
@@ -118,6 +123,8 @@ var opNames = [numOps]string{
 	OpPredecessor: "predecessor",
 	OpTagged:      "tagged",
 	OpDequeue:     "dequeue",
+	OpSet:         "set",
+	OpWatchData:   "watch_data",
 }
 
 // Ops lists every request type in a stable order.

@@ -14,7 +14,7 @@ import (
 )
 
 func TestOpNamesMatchResultsKeys(t *testing.T) {
-	want := []string{"create", "create_seq", "get", "delete", "children", "ensure_path", "exists_w", "children_w", "enqueue", "predecessor", "tagged", "dequeue"}
+	want := []string{"create", "create_seq", "get", "delete", "children", "ensure_path", "exists_w", "children_w", "enqueue", "predecessor", "tagged", "dequeue", "set", "watch_data"}
 	ops := instrument.Ops()
 	if len(ops) != len(want) {
 		t.Fatalf("Ops() has %d types, want %d", len(ops), len(want))
@@ -49,6 +49,11 @@ func TestCountsEveryRequestAndFailure(t *testing.T) {
 		s.Predecessor(ctx, "/p", backends.Node{Path: "/p/1", Seq: 1})
 		s.Tagged(ctx, "/p", "t")
 		s.Dequeue(ctx, backends.Node{Path: "/p/1", Seq: 1})
+		s.Set(ctx, "/c", []byte("v"))
+		// The stub is no DataWatcher: refused, nothing sent, nothing counted.
+		if _, _, _, err := s.WatchData(ctx, "/c"); !errors.Is(err, backends.ErrNoDataWatch) {
+			t.Errorf("WatchData on a session without the ability: %v", err)
+		}
 	}
 	call()
 	stub.err = errStub
@@ -56,9 +61,11 @@ func TestCountsEveryRequestAndFailure(t *testing.T) {
 
 	got := c.Snapshot()
 	want := map[string]int64{"create": 2, "create_seq": 4, "get": 2, "delete": 2, "children": 2,
-		"ensure_path": 2, "exists_w": 2, "children_w": 2, "enqueue": 2, "predecessor": 2, "tagged": 2, "dequeue": 2}
+		"ensure_path": 2, "exists_w": 2, "children_w": 2, "enqueue": 2, "predecessor": 2, "tagged": 2, "dequeue": 2,
+		"set": 2, "watch_data": 0}
 	wantFail := map[string]int64{"create": 1, "create_seq": 2, "get": 1, "delete": 1, "children": 1,
-		"ensure_path": 1, "exists_w": 1, "children_w": 1, "enqueue": 1, "predecessor": 1, "tagged": 1, "dequeue": 1}
+		"ensure_path": 1, "exists_w": 1, "children_w": 1, "enqueue": 1, "predecessor": 1, "tagged": 1, "dequeue": 1,
+		"set": 1, "watch_data": 0}
 	for k, v := range want {
 		if got.Requests[k] != v {
 			t.Errorf("Requests[%q] = %d, want %d", k, got.Requests[k], v)
@@ -70,8 +77,8 @@ func TestCountsEveryRequestAndFailure(t *testing.T) {
 	if len(got.Requests) != len(want) || len(got.Failures) != len(want) {
 		t.Errorf("snapshot has %d request and %d failure keys, want %d", len(got.Requests), len(got.Failures), len(want))
 	}
-	if got.TotalRequests() != 26 {
-		t.Errorf("TotalRequests = %d, want 26", got.TotalRequests())
+	if got.TotalRequests() != 28 {
+		t.Errorf("TotalRequests = %d, want 28", got.TotalRequests())
 	}
 	// Only the two successful watch calls armed a watch.
 	if got.WatchesArmed != 2 {

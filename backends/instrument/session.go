@@ -164,6 +164,52 @@ func (s *Session) EnsurePath(ctx context.Context, path string) error {
 	return err
 }
 
+// Set counts OpSet.
+func (s *Session) Set(ctx context.Context, path string, data []byte) error {
+	s.c.requests[OpSet].Add(1)
+	s.c.bytesSent.Add(int64(len(path) + len(data)))
+	err := s.inner.Set(ctx, path, data)
+	s.done(OpSet, err)
+	return err
+}
+
+// WatchData counts OpWatchData, one watch armed, the data it read and
+// each event with its data, if the inner session is a
+// backends.DataWatcher; else it returns backends.ErrNoDataWatch.
+func (s *Session) WatchData(ctx context.Context, path string) ([]byte, bool, <-chan backends.Event, error) {
+	dw, ok := s.inner.(backends.DataWatcher)
+	if !ok {
+		return nil, false, nil, backends.ErrNoDataWatch
+	}
+	s.c.requests[OpWatchData].Add(1)
+	s.c.bytesSent.Add(int64(len(path)))
+	data, exists, ch, err := dw.WatchData(ctx, path)
+	s.done(OpWatchData, err)
+	s.c.bytesReceived.Add(int64(len(data)))
+	if err != nil {
+		return data, exists, ch, err
+	}
+	s.c.watchesArmed.Add(1)
+	out := make(chan backends.Event, cap(ch))
+	go func() {
+		defer close(out)
+		for ev := range ch {
+			if ev.Type == backends.EventSessionLost {
+				s.c.sessionLostEvents.Add(1)
+			} else {
+				s.c.watchEvents.Add(1)
+				s.c.bytesReceived.Add(int64(len(ev.Path) + len(ev.Data)))
+			}
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				// The inner stream closes once ctx is done; drain it.
+			}
+		}
+	}()
+	return data, exists, out, nil
+}
+
 // ExistsW counts OpExistsW and, if it returns a channel, one watch armed and
 // the event it delivers.
 func (s *Session) ExistsW(ctx context.Context, path string) (bool, backends.Node, <-chan backends.Event, error) {

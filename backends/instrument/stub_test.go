@@ -34,7 +34,8 @@ func (s *stubSession) Delete(ctx context.Context, path string) error { return s.
 func (s *stubSession) Children(ctx context.Context, parent string) ([]backends.Node, error) {
 	return nil, s.err
 }
-func (s *stubSession) EnsurePath(ctx context.Context, path string) error { return s.err }
+func (s *stubSession) EnsurePath(ctx context.Context, path string) error       { return s.err }
+func (s *stubSession) Set(ctx context.Context, path string, data []byte) error { return s.err }
 func (s *stubSession) Enqueue(ctx context.Context, parent, tag string) (backends.Node, error) {
 	return backends.Node{Path: parent + "/" + tag}, s.err
 }

@@ -114,3 +114,24 @@ func node(p string) backends.Node {
 	name := path.Base(p)
 	return backends.Node{Path: p, Name: name, Seq: parseSeq(name)}
 }
+
+// Set writes data to the persistent node p, whatever its version: one
+// setData when p exists, else a persistent create (its parent must exist),
+// and setData again if another client created it meanwhile. A connection
+// loss mid-write returns backends.ErrUnknownOutcome.
+func (s *Session) Set(ctx context.Context, p string, data []byte) error {
+	for {
+		_, err := write(ctx, s, "set", p, func() (*zk.Stat, error) {
+			return s.l.conn.Set(p, data, -1)
+		})
+		if !errors.Is(err, backends.ErrNoNode) {
+			return err
+		}
+		_, err = write(ctx, s, "create", p, func() (string, error) {
+			return s.l.conn.Create(p, data, 0, acl)
+		})
+		if !errors.Is(err, backends.ErrNodeExists) {
+			return err
+		}
+	}
+}

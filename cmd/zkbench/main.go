@@ -40,6 +40,8 @@ With no endpoints, zkbench starts an embedded etcd in-process.`,
 		newMergeCmd(),
 		newClusterCmd(),
 		newCleanCmd(),
+		// zkbench exec (issue 12)
+		newExecCmd(),
 	)
 	return root
 }

@@ -163,6 +163,10 @@ func (f *runFlags) config(fl *pflag.FlagSet) (runner.Config, []runner.Option, er
 	if cfg.Params, err = f.recipe.params(f.workload); err != nil {
 		return runner.Config{}, nil, err
 	}
+	if f.workload == "config" && !fl.Changed("variants") {
+		// The lock's default variants are not the config workload's: run all of this backend's.
+		cfg.Variants = workloads.NewConfig().Variants(cfg.Backend)
+	}
 	fs, err := parseFaults(f.faults)
 	if err != nil {
 		return runner.Config{}, nil, err

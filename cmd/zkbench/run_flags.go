@@ -37,6 +37,9 @@ type recipeFlags struct {
 	preset      string
 	scale       float64
 	fence       string
+	// config workload
+	size string
+	poll time.Duration
 }
 
 func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
@@ -53,6 +56,9 @@ func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
 	fl.Float64Var(&f.scale, "scale", 0.1, "--preset: fraction of the paper's sizes, 0 < scale <= 1")
 	fl.StringVar(&f.fence, "fence", workloads.FenceOff, "lock: holders write to a shared register with their fencing token after each grant and before each release; "+
 		"off: it accepts stale writes (a holder's whose lock passed on) and counts them as violations; on: it rejects them (counted as prevented)")
+	// config workload
+	fl.StringVar(&f.size, "size", "1KB", "config: bytes of the config node's data (512, 64KB, 1MB; KB = 1024 bytes), at most the servers' request limit")
+	fl.DurationVar(&f.poll, "poll", 100*time.Millisecond, "config: the polling variant's re-read interval")
 }
 
 // params are the workload parameters of the flags workload reads.
@@ -78,6 +84,17 @@ func (f *recipeFlags) params(workload string) (map[string]string, error) {
 		params[workloads.ParamWork] = f.work.String()
 		params[workloads.ParamJitter] = f.jitter.String()
 		params[workloads.ParamRounds] = strconv.Itoa(f.rounds)
+	case "config":
+		n, err := workloads.ParseSize(f.size)
+		if err != nil {
+			return nil, fmt.Errorf("--size: %w", err)
+		}
+		if f.poll <= 0 {
+			return nil, fmt.Errorf("--poll %v: must be positive", f.poll)
+		}
+		params[workloads.ParamSize] = strconv.Itoa(n)
+		params[workloads.ParamPoll] = f.poll.String()
+		params[workloads.ParamStepTimeout] = f.stepTimeout.String()
 	}
 	return params, nil
 }
@@ -86,17 +103,20 @@ func (f *recipeFlags) params(workload string) (map[string]string, error) {
 var workloadFlags = map[string][]string{
 	"hold":         {"lock", "handoff"},
 	"think":        {"lock"},
-	"rate":         {"lock"},
+	"rate":         {"lock", "config"},
 	"fence":        {"lock"},
 	"failovers":    {"failover", "observers"},
 	"kill":         {"failover", "observers"},
 	"settle":       {"failover", "observers"},
-	"step-timeout": {"failover", "observers"},
+	"step-timeout": {"failover", "observers", "config"},
 	"candidates":   {"observers"},
 	"work":         {"barrier"},
 	"jitter":       {"barrier"},
 	"rounds":       {"barrier"},
 	"preset":       {"barrier"},
+	// config workload
+	"size": {"config"},
+	"poll": {"config"},
 }
 
 // backendFlags are the flags only one backend reads.

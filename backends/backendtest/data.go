@@ -1,0 +1,103 @@
+package backendtest
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/instrument"
+)
+
+// testSet: Set creates a persistent node that outlives its session,
+// overwrites it, and fires an armed ExistsW with a data change.
+func testSet(t *testing.T, e *env) {
+	writer, watcher := e.session(t), e.session(t)
+	ensure(t, writer, e.ns)
+	p := e.p("config")
+	if err := writer.Set(opCtx(t), p, []byte("v1")); err != nil {
+		t.Fatalf("Set(%s) of an absent node: %v", p, err)
+	}
+	visible(t, watcher, p)
+	ctx, _ := contextWithCancel(t)
+	ch := existsW(t, ctx, watcher, p, true)
+	if err := writer.Set(opCtx(t), p, []byte("v2")); err != nil {
+		t.Fatalf("Set(%s): %v", p, err)
+	}
+	wantEvent(t, nextEvent(t, ch, "ExistsW on Set"), backends.EventDataChanged, p)
+	if data, _, err := watcher.Get(opCtx(t), p); err != nil || string(data) != "v2" {
+		t.Fatalf("Get after Set = %q, %v; want v2", data, err)
+	}
+	writer.Close()
+	if data, _, err := watcher.Get(opCtx(t), p); err != nil || string(data) != "v2" {
+		t.Fatalf("Get after the writer's session closed = %q, %v; want v2 (Set makes a persistent node)", data, err)
+	}
+	del(t, watcher, p)
+}
+
+// testWatchData: a DataWatcher's stream delivers every change in order
+// with its data, deletion and re-creation included, and stays armed; a
+// backend without the ability says so through the instrument.
+func testWatchData(t *testing.T, e *env) {
+	writer, watcher := e.session(t), e.session(t)
+	ensure(t, writer, e.ns)
+	p := e.p("config")
+	if err := writer.Set(opCtx(t), p, []byte("v0")); err != nil {
+		t.Fatalf("Set(%s): %v", p, err)
+	}
+	visible(t, watcher, p)
+	w := instrument.Wrap(watcher, &instrument.Counters{})
+	ctx, cancel := contextWithCancel(t)
+	data, exists, ch, err := w.WatchData(ctx, p)
+	if _, ok := watcher.(backends.DataWatcher); !ok {
+		if !errors.Is(err, backends.ErrNoDataWatch) {
+			t.Fatalf("WatchData on a session without the ability: err = %v, want ErrNoDataWatch", err)
+		}
+		t.Logf("%s sessions have no persistent watch (documented: go-zookeeper v1.0.4 cannot send AddWatch)", e.kind)
+		return
+	}
+	if err != nil || !exists || string(data) != "v0" {
+		t.Fatalf("WatchData = %q, %v, %v; want v0, true, nil", data, exists, err)
+	}
+	for i := 1; i <= 5; i++ {
+		if err := writer.Set(opCtx(t), p, fmt.Appendf(nil, "v%d", i)); err != nil {
+			t.Fatalf("Set: %v", err)
+		}
+	}
+	for i := 1; i <= 5; i++ {
+		ev := nextEvent(t, ch, "WatchData")
+		wantEvent(t, ev, backends.EventDataChanged, p)
+		if want := fmt.Sprintf("v%d", i); string(ev.Data) != want {
+			t.Fatalf("event %d carries %q, want %q (every change, in order)", i, ev.Data, want)
+		}
+	}
+	del(t, writer, p)
+	wantEvent(t, nextEvent(t, ch, "WatchData on delete"), backends.EventDeleted, p)
+	if err := writer.Set(opCtx(t), p, []byte("again")); err != nil {
+		t.Fatalf("Set: %v", err)
+	}
+	ev := nextEvent(t, ch, "WatchData on re-create")
+	wantEvent(t, ev, backends.EventCreated, p)
+	if string(ev.Data) != "again" {
+		t.Fatalf("re-create carries %q, want again", ev.Data)
+	}
+	quiet(t, ch, "WatchData with no change")
+	c := w.Counters().Snapshot()
+	if c.WatchEvents != 7 || c.WatchesArmed != 1 {
+		t.Fatalf("instrument counted %d events and %d watches armed, want 7 and 1", c.WatchEvents, c.WatchesArmed)
+	}
+	// The session ends: EventSessionLost, then the channel closes.
+	watcher.Close()
+	wantEvent(t, nextEvent(t, ch, "WatchData when the session ends"), backends.EventSessionLost, p)
+	select {
+	case _, ok := <-ch:
+		if ok {
+			t.Fatal("WatchData sent an event after EventSessionLost")
+		}
+	case <-time.After(eventBound):
+		t.Fatal("WatchData's channel not closed after EventSessionLost")
+	}
+	cancel()
+	del(t, writer, p)
+}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestConfigBadInput: the config workload's refusals come from run
+// (before any server starts) and exec's from its arguments, within
+// seconds.
+func TestConfigBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"size over jute.maxbuffer", []string{"run", "--backend", "zookeeper", "--cluster", "local", "--workload", "config", "--size", "1MB"}, "jute.maxbuffer"},
+		{"size over etcd's limit", []string{"run", "--workload", "config", "--size", "2MB"}, "--max-request-bytes"},
+		{"persistent on zookeeper", []string{"run", "--backend", "zookeeper", "--cluster", "local", "--workload", "config", "--variants", "persistent"}, "AddWatch"},
+		{"size on a lock", []string{"run", "--size", "1KB"}, "--size: the lock workload does not read it"},
+		{"bad size", []string{"run", "--workload", "config", "--size", "big"}, "--size"},
+		{"relative node", []string{"exec", "app", "/tmp/f", "true"}, "want an absolute path"},
+		{"no program", []string{"exec", "/app", "/tmp/f"}, "requires at least 3 arg"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := execute(t, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one containing %q", err, tc.want)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("refused after %v, want within seconds (before any server starts)", d)
+			}
+		})
+	}
+}

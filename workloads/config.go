@@ -1,0 +1,465 @@
+package workloads
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/results"
+)
+
+// Config workload parameters (results.Config.Params).
+const (
+	// ParamSize: bytes of the config node's data. Default 1KB.
+	ParamSize = "size"
+	// ParamPoll: the polling variant's re-read interval. Default 100ms.
+	ParamPoll = "poll"
+)
+
+// Config variants.
+const (
+	// ConfigPolling: every client re-reads the node every ParamPoll, with
+	// no watch: the naive answer, whose cost grows with time, not changes.
+	ConfigPolling = "polling"
+	// ConfigOneShot: the seed's DataMonitor: exists with a watch, then
+	// getData; each event re-arms (two requests and the data a change).
+	ConfigOneShot = "one-shot"
+	// ConfigPersistent: a watch that stays armed and carries the data
+	// (backends.DataWatcher): etcd's watch stream. ZooKeeper 3.6+ has
+	// persistent watches, but go-zookeeper v1.0.4 cannot arm one.
+	ConfigPersistent = "persistent"
+)
+
+const (
+	versionBytes  = 8
+	minConfigSize = 16
+	defaultRate   = 10 // updates a second when --rate is 0
+)
+
+// ConfigWorkload is a configuration center: one writer updates a config
+// node at Config.Rate updates a second (default 10) with ParamSize bytes;
+// N clients, each on its own session, keep the current value and "hot
+// reload" (take the new value) on each change they learn of.
+//
+// Every client must hear every change, so N notifications an update is
+// the job, not a herd; the variants differ in what each costs: one-shot
+// watches pay a re-arm and a read (the data) an event and may skip
+// versions written while they re-arm; a persistent watch pays one
+// notification carrying the data; polling pays a read an interval whether
+// anything changed or not, and its latency is half the interval on
+// average.
+//
+// The unit is an update. "propagate" is each client's reload of a
+// version, from the write's commit (when Set returned in the writer: the
+// clients share its clock; a reload that beat the reply counts 0);
+// "propagate_last" is, per update, until the last client has it or a newer
+// one; "write" is the writer's Set. VersionsSkipped counts the versions a
+// client never loaded, per update over all clients. Safety checks every
+// client: its versions never go back, each data has the size and stamp
+// written, and it ends on the last version.
+type ConfigWorkload struct{}
+
+// NewConfig returns the config workload.
+func NewConfig() *ConfigWorkload { return &ConfigWorkload{} }
+
+// Name is "config".
+func (*ConfigWorkload) Name() string { return "config" }
+
+// Variants lists polling and one-shot everywhere, persistent on backends
+// whose sessions can keep a watch armed (etcd).
+func (*ConfigWorkload) Variants(k backends.Kind) []string {
+	if k == backends.ZooKeeper {
+		return []string{ConfigPolling, ConfigOneShot}
+	}
+	return []string{ConfigPolling, ConfigOneShot, ConfigPersistent}
+}
+
+// LargestReply is the largest reply a session reads (workloads.ReplySizer):
+// the config's data.
+func (*ConfigWorkload) LargestReply(cfg results.Config) int {
+	size, err := configSize(cfg)
+	if err != nil {
+		return 0
+	}
+	return size
+}
+
+// CheckRun refuses the persistent variant on ZooKeeper and a --size the
+// servers would refuse (workloads.RunChecker).
+func (*ConfigWorkload) CheckRun(kind backends.Kind, variants []string, params map[string]string) error {
+	if kind == backends.ZooKeeper && slices.Contains(variants, ConfigPersistent) {
+		return fmt.Errorf("--variants %s on zookeeper: %w; ZooKeeper 3.6+ could (AddWatch, mode PERSISTENT), "+
+			"see docs/config.md; use %s or %s, or --backend etcd", ConfigPersistent, backends.ErrNoDataWatch, ConfigOneShot, ConfigPolling)
+	}
+	size, err := configSize(results.Config{Params: params})
+	if err == nil {
+		err = CheckConfigSize(kind, size)
+	}
+	return err
+}
+
+func configSize(cfg results.Config) (int, error) {
+	s, ok := cfg.Params[ParamSize]
+	if !ok || s == "" {
+		return 1 << 10, nil
+	}
+	n, err := ParseSize(s)
+	if err != nil {
+		return 0, fmt.Errorf("%w: parameter %s: %v", ErrBadCase, ParamSize, err)
+	}
+	return n, nil
+}
+
+// configRun is one case: the writer's commits and every client's reloads.
+type configRun struct {
+	rc      *recipeCase
+	path    string
+	size    int
+	base    time.Time
+	commits []time.Duration // commits[v]: offset at which version v's Set returned
+	cls     []*configClient
+	wg      sync.WaitGroup
+	errMu   sync.Mutex
+}
+
+// configClient is what one client saw; only its goroutine writes it
+// until the case ends.
+type configClient struct {
+	reloads []reload
+	last    atomic.Int64 // newest version loaded
+	gone    atomic.Bool  // it stopped following before the case ended (its session was lost)
+	bad     int64        // reloads whose data was not what was written
+	back    int64        // reloads of a version older than one it had
+}
+
+type reload struct {
+	v  int64
+	at time.Duration
+}
+
+func (r *configRun) now() time.Duration { return time.Since(r.base) }
+
+// Run runs one config case. See Workload.Run.
+func (cw *ConfigWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
+	rc, err := newRecipeCase(cw.Name(), c, 1)
+	if err != nil {
+		return rc.res, err
+	}
+	size, err := configSize(c.Config)
+	if err == nil {
+		err = CheckConfigSize(c.Backend.Kind(), size)
+	}
+	if err != nil {
+		return rc.res, err
+	}
+	poll, err := paramDuration(c.Config, ParamPoll, 100*time.Millisecond)
+	if err != nil {
+		return rc.res, err
+	}
+	if poll <= 0 {
+		return rc.res, fmt.Errorf("%w: parameter %s: want a positive interval", ErrBadCase, ParamPoll)
+	}
+	switch c.Variant {
+	case ConfigPolling, ConfigOneShot:
+	case ConfigPersistent:
+		if c.Backend.Kind() == backends.ZooKeeper {
+			return rc.res, fmt.Errorf("%w %q on zookeeper: %w", ErrUnknownVariant, c.Variant, backends.ErrNoDataWatch)
+		}
+	default:
+		return rc.res, fmt.Errorf("%w %q (config: %v)", ErrUnknownVariant, c.Variant, cw.Variants(c.Backend.Kind()))
+	}
+	rate := c.Config.Rate
+	if rate <= 0 {
+		rate = defaultRate
+	}
+	stepTimeout, err := paramDuration(c.Config, ParamStepTimeout, 30*time.Second)
+	if err != nil {
+		return rc.res, err
+	}
+	all, err := rc.open(ctx, c.Clients+1)
+	if err != nil {
+		return rc.res, err
+	}
+	defer rc.closeAll(ctx, all)
+	writer := all.Sessions[c.Clients]
+	r := &configRun{rc: rc, path: c.Namespace + "/config", size: size, base: time.Now()}
+	res := &rc.res
+	if err := writer.EnsurePath(ctx, c.Namespace); err != nil {
+		return rc.res, fmt.Errorf("config: %w", err)
+	}
+	if err := writer.Set(ctx, r.path, stamp(0, size)); err != nil {
+		return rc.res, fmt.Errorf("config: first write: %w", err)
+	}
+	r.commits = append(r.commits, r.now())
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	for i := 0; i < c.Clients; i++ {
+		cl := &configClient{}
+		cl.last.Store(-1)
+		r.cls = append(r.cls, cl)
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			err := r.follow(runCtx, all.Sessions[i], cl, c.Variant, poll)
+			if runCtx.Err() == nil {
+				cl.gone.Store(true)
+				if err != nil {
+					r.count(errorKind(err), err)
+				}
+			}
+		}()
+	}
+	o := Outcome{StoppedBy: StoppedByError, Base: r.base}
+	if err := r.allHave(ctx, 0, stepTimeout); err != nil {
+		r.count(errorKind(err), fmt.Errorf("first read: %w", err))
+		stop()
+		r.wg.Wait()
+		return rc.done(), nil
+	}
+	writeLat := results.NewRecorder()
+	var measureFrom atomic.Int64
+	measureFrom.Store(-1)
+	writerDone := make(chan struct{})
+	stopWriting := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		interval := time.Duration(float64(time.Second) / rate)
+		next := r.now()
+		for v := int64(1); ; v++ {
+			next += interval
+			select {
+			case <-stopWriting:
+				return
+			case <-time.After(time.Until(r.base.Add(next))):
+			}
+			t0 := r.now()
+			if err := writer.Set(runCtx, r.path, stamp(v, size)); err != nil {
+				if runCtx.Err() == nil {
+					r.count("write_"+errorKind(err), err)
+				}
+				return
+			}
+			at := r.now()
+			r.commits = append(r.commits, at) // read only after writerDone
+			if measureFrom.Load() >= 0 {
+				results.Record(writeLat, at-t0)
+				c.Live.Op()
+			}
+		}
+	}()
+	o.StoppedBy = StoppedByDuration
+	if !sleepCtx(ctx, c.Config.Warmup) {
+		o.StoppedBy = StoppedByInterrupted
+	}
+	o.Before, o.Start = rc.meter.Snapshot(ctx, all), r.now()
+	measureFrom.Store(int64(o.Start))
+	c.Live.Start()
+	bound := c.Config.Duration
+	if bound <= 0 || (c.Config.Ops > 0 && time.Duration(float64(c.Config.Ops)/rate*float64(time.Second)) < bound) {
+		bound = time.Duration(float64(c.Config.Ops) / rate * float64(time.Second))
+		o.StoppedBy = StoppedByOps
+	}
+	if o.StoppedBy != StoppedByInterrupted && !sleepCtx(ctx, bound) {
+		o.StoppedBy = StoppedByInterrupted
+	}
+	close(stopWriting)
+	<-writerDone
+	o.End = r.now()
+	lastV := int64(len(r.commits) - 1)
+	if err := r.allHave(ctx, lastV, stepTimeout); err != nil {
+		r.count(errorKind(err), fmt.Errorf("last update: %w", err))
+		o.StoppedBy = StoppedByError
+	}
+	o.After = rc.meter.Snapshot(ctx, all)
+	stop()
+	r.wg.Wait()
+	if ctx.Err() != nil {
+		o.StoppedBy = StoppedByInterrupted
+	}
+
+	first := r.firstMeasured(o.Start)
+	res.Ops.Issued = lastV - first + 1
+	res.Ops.Succeeded = res.Ops.Issued
+	res.StoppedBy, res.Elapsed = o.StoppedBy, o.Elapsed()
+	r.collect(res, first, lastV)
+	addHistogram(res, "write", writeLat)
+	rc.fill(o, res.Ops.Succeeded, true, res.Ops.Succeeded*int64(c.Clients))
+	if c.Variant == ConfigPolling {
+		res.Client.WastedWakeups = 0 // polling has no watch: nothing woke
+	}
+	res.Notes = append(res.Notes, fmt.Sprintf("one writer at %.3g updates/s of %s besides the %d clients; client-side counts include its writes",
+		rate, FormatSize(size), c.Clients))
+	if c.Variant == ConfigPolling {
+		res.Notes = append(res.Notes, fmt.Sprintf("clients poll every %v", poll))
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+	if err := writer.Delete(dctx, r.path); err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("config node not removed: %v", err))
+	}
+	cancel()
+	rc.closeAll(ctx, all)
+	rc.finish(ctx, all.Lost(), 0, c.Namespace)
+	return rc.done(), nil
+}
+
+// firstMeasured is the first version committed at or after start.
+func (r *configRun) firstMeasured(start time.Duration) int64 {
+	for v, at := range r.commits {
+		if at >= start {
+			return int64(v)
+		}
+	}
+	return int64(len(r.commits))
+}
+
+func (r *configRun) count(kind string, err error) {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	r.rc.count(kind, err)
+}
+
+// allHave waits until every client still following has loaded version v
+// or a newer one (a client whose session was lost is not waited for; the
+// case notes the lost sessions and the check counts it as gone).
+func (r *configRun) allHave(ctx context.Context, v int64, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for i, cl := range r.cls {
+		for cl.last.Load() < v && !cl.gone.Load() {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%w: %w: client %d has version %d, not %d, after %v",
+					errStepTimeout, context.DeadlineExceeded, i, cl.last.Load(), v, limit)
+			}
+			if !sleepCtx(ctx, time.Millisecond) {
+				return ctx.Err()
+			}
+		}
+	}
+	return nil
+}
+
+// follow keeps client cl's copy of the config current by variant until ctx
+// ends or the session is lost.
+func (r *configRun) follow(ctx context.Context, s backends.Session, cl *configClient, variant string, poll time.Duration) error {
+	switch variant {
+	case ConfigPersistent:
+		dw, ok := s.(backends.DataWatcher)
+		if !ok {
+			return backends.ErrNoDataWatch
+		}
+		data, exists, ch, err := dw.WatchData(ctx, r.path)
+		if err != nil {
+			return err
+		}
+		if exists {
+			r.load(cl, data)
+		}
+		for ev := range ch {
+			switch ev.Type {
+			case backends.EventSessionLost:
+				return backends.ErrSessionLost
+			case backends.EventDataChanged, backends.EventCreated:
+				r.load(cl, ev.Data)
+			}
+		}
+		return nil
+	case ConfigOneShot:
+		for {
+			// The seed's DataMonitor: exists with a watch, then getData.
+			wctx, cancel := context.WithCancel(ctx)
+			exists, _, ch, err := s.ExistsW(wctx, r.path)
+			if err == nil && exists {
+				var data []byte
+				data, _, err = s.Get(ctx, r.path)
+				if err == nil {
+					r.load(cl, data)
+				} else if errors.Is(err, backends.ErrNoNode) {
+					err = nil
+				}
+			}
+			if err != nil {
+				cancel()
+				return err
+			}
+			ev, ok := <-ch
+			cancel()
+			if !ok {
+				return ctx.Err()
+			}
+			if ev.Type == backends.EventSessionLost {
+				return backends.ErrSessionLost
+			}
+		}
+	default:
+		// A random phase, so that the clients' polls do not come in bursts.
+		if !sleepCtx(ctx, rand.N(poll)) {
+			return nil
+		}
+		t := time.NewTicker(poll)
+		defer t.Stop()
+		for {
+			data, _, err := s.Get(ctx, r.path)
+			switch {
+			case err == nil:
+				r.load(cl, data)
+			case !errors.Is(err, backends.ErrNoNode):
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+			}
+		}
+	}
+}
+
+// load is client cl's hot reload of data, if it is news.
+func (r *configRun) load(cl *configClient, data []byte) {
+	at := r.now()
+	v, ok := unstamp(data, r.size)
+	if !ok {
+		cl.bad++
+		return
+	}
+	last := cl.last.Load()
+	switch {
+	case v == last:
+		return // a poll, or an event that another read already covered
+	case v < last:
+		cl.back++
+		return
+	}
+	cl.reloads = append(cl.reloads, reload{v, at})
+	cl.last.Store(v)
+}
+
+// stamp is version v's data: v in the first 8 bytes, then filler.
+func stamp(v int64, size int) []byte {
+	b := make([]byte, size)
+	binary.BigEndian.PutUint64(b, uint64(v))
+	for i := versionBytes; i < size; i++ {
+		b[i] = byte('a' + (int(v)+i)%26)
+	}
+	return b
+}
+
+// unstamp reads the version of data and checks it is what stamp wrote.
+func unstamp(data []byte, size int) (int64, bool) {
+	if len(data) != size {
+		return 0, false
+	}
+	v := int64(binary.BigEndian.Uint64(data))
+	for i := versionBytes; i < size; i += 997 {
+		if data[i] != byte('a'+(int(v)+i)%26) {
+			return v, false
+		}
+	}
+	return v, data[size-1] == byte('a'+(int(v)+size-1)%26)
+}

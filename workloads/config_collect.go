@@ -1,0 +1,71 @@
+package workloads
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/results"
+)
+
+// collect turns the writer's commits and the clients' reloads of the
+// measured versions first..last into the case's histograms, skipped
+// versions and safety check.
+func (r *configRun) collect(res *results.Result, first, last int64) {
+	propagate, lastHas := results.NewRecorder(), results.NewRecorder()
+	var skipped int64
+	if last >= first {
+		// until[v-first]: the latest, over clients, first load of v or newer.
+		until := make([]time.Duration, last-first+1)
+		for _, cl := range r.cls {
+			loaded := 0
+			for _, rl := range cl.reloads {
+				if rl.v >= first && rl.v <= last {
+					results.Record(propagate, max(0, rl.at-r.commits[rl.v]))
+					loaded++
+				}
+			}
+			skipped += (last - first + 1) - int64(loaded)
+			// The first reload of v or newer: reloads are in version order.
+			for v := first; v <= last; v++ {
+				i := sort.Search(len(cl.reloads), func(i int) bool { return cl.reloads[i].v >= v })
+				if i < len(cl.reloads) {
+					until[v-first] = max(until[v-first], cl.reloads[i].at)
+				}
+			}
+		}
+		for v := first; v <= last; v++ {
+			results.Record(lastHas, max(0, until[v-first]-r.commits[v]))
+		}
+	}
+	addHistogram(res, "propagate", propagate)
+	addHistogram(res, "propagate_last", lastHas)
+	if n := res.Ops.Succeeded; n > 0 {
+		res.PerOp[figures.VersionsSkipped.Key] = float64(skipped) / float64(n)
+	}
+	final := int64(len(r.commits) - 1)
+	for i, cl := range r.cls {
+		var what string
+		if cl.gone.Load() && cl.last.Load() != final && cl.bad == 0 && cl.back == 0 {
+			// Its session was lost: it is in the lost sessions, not a
+			// wrong copy of the config.
+			continue
+		}
+		res.Safety.Checked++
+		switch {
+		case cl.bad > 0:
+			what = fmt.Sprintf("client %d loaded %d configs whose data was not what was written", i, cl.bad)
+		case cl.back > 0:
+			what = fmt.Sprintf("client %d was offered an older version than it had %d times", i, cl.back)
+		case cl.last.Load() != final:
+			what = fmt.Sprintf("client %d ended on version %d, not the last, %d", i, cl.last.Load(), final)
+		default:
+			continue
+		}
+		res.Safety.Violations++
+		if len(res.Safety.Details) < 10 {
+			res.Safety.Details = append(res.Safety.Details, what)
+		}
+	}
+}
