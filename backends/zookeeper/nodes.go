@@ -114,3 +114,14 @@ func node(p string) backends.Node {
 	name := path.Base(p)
 	return backends.Node{Path: p, Name: name, Seq: parseSeq(name)}
 }
+
+var _ backends.Setter = (*Session)(nil)
+
+// Set writes data to p whatever its version (setData, version -1); the
+// node keeps its owner. ErrNoNode if absent.
+func (s *Session) Set(ctx context.Context, p string, data []byte) error {
+	_, err := write(ctx, s, "set", p, func() (*zk.Stat, error) {
+		return s.l.conn.Set(p, data, -1)
+	})
+	return err
+}
