@@ -12,6 +12,7 @@ const (
 	Term        Unit = "term"        // a leader's term
 	Round       Unit = "round"       // a barrier round
 	Operation   Unit = "operation"   // a workload that declares no unit
+	Revocation  Unit = "revocation"  // a lock holder asked to let go, and gone
 )
 
 // Plural is u with an s: "acquisitions".
@@ -30,6 +31,9 @@ var workloadUnits = map[string]Unit{
 	"election":           Term,
 	"barrier":            Round,
 	"double-barrier":     Round,
+	// The shared lock workloads.
+	"rwlock": Acquisition,
+	"revoke": Revocation,
 }
 
 // UnitOf is workload's unit operation; Operation for a workload that

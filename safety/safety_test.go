@@ -289,3 +289,37 @@ func BenchmarkRegisterWrite(b *testing.B) {
 		r.Write(tok, 1)
 	}
 }
+
+// TestRWChecker: readers share, a writer with anyone and a reader with a
+// writer are violations, and readers at once are measured.
+func TestRWChecker(t *testing.T) {
+	c := NewRWChecker()
+	if n := c.Enter(1, false, 1); n != 1 {
+		t.Fatalf("first reader sees %d readers, want 1", n)
+	}
+	if n := c.Enter(2, false, 2); n != 2 {
+		t.Fatalf("second reader sees %d readers, want 2", n)
+	}
+	if r := c.Report(); r.Violations != 0 || r.MaxReaders != 2 || r.MeanReaders != 1.5 {
+		t.Fatalf("two readers: %+v", r)
+	}
+	c.Enter(3, true, 3) // a writer while two read
+	if r := c.Report(); r.Violations != 1 {
+		t.Fatalf("writer among readers: %d violations, want 1", r.Violations)
+	}
+	c.Exit(1, 4)
+	c.Exit(2, 4)
+	c.Enter(4, false, 5) // a reader while the writer holds
+	if r := c.Report(); r.Violations != 2 || r.ReaderGrants != 3 {
+		t.Fatalf("reader with a writer: %+v, want 2 violations and 3 reader grants", r)
+	}
+	c.Exit(3, 6)
+	c.Exit(4, 6)
+	c.Enter(5, true, 7)
+	if c.Safety().Violations != 2 {
+		t.Fatalf("a lone writer added a violation: %+v", c.Safety())
+	}
+	if c.Exit(9, 8) {
+		t.Fatalf("Exit of a client that never entered reported it inside")
+	}
+}

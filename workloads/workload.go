@@ -248,6 +248,7 @@ func (l *RunLog) LeftoverPaths() []string {
 // Names lists the workloads New knows.
 func Names() []string {
 	names := []string{"lock", "failover", "handoff", "observers", "barrier"}
+	names = append(names, "rwlock", "revoke") // the shared lock workloads
 	sort.Strings(names)
 	return names
 }
@@ -266,6 +267,11 @@ func New(name string) (Workload, error) {
 		return NewObservers(), nil
 	case "barrier":
 		return NewBarrier(), nil
+	// The shared lock workloads.
+	case "rwlock":
+		return NewRWLock(), nil
+	case "revoke":
+		return NewRevoke(), nil
 	}
 	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownWorkload, name, strings.Join(Names(), ", "))
 }

@@ -92,11 +92,42 @@ func RunRWLockSuite(t *testing.T, b backends.Backend, v variants.Variant[variant
 		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
 	}
 	for _, st := range pick(t, subtests, only) {
-		t.Run(st.name, func(t *testing.T) {
-			ns := testcluster.TestNamespace(t, b)
-			st.f(&rwEnv{env: &env{t: t, b: b, admin: admin, v: WriteLock(v), path: ns + "/rwlock"}, rw: v})
-		})
+		t.Run(st.name, func(t *testing.T) { st.f(newRWEnv(t, b, admin, v)) })
 	}
+}
+
+// RunRWLockAsLockSuite runs the lock suite over v taken to write only
+// (WriteLock), with etcd's RWMutex's deeper keys counted as its nodes.
+func RunRWLockAsLockSuite(t *testing.T, b backends.Backend, v variants.Variant[variants.RWLockMaker], only ...string) {
+	runLockSuite(t, b, func(t *testing.T, admin backends.Admin) *env { return newRWEnv(t, b, admin, v).env }, only...)
+}
+
+// newRWEnv is the env of one shared lock subtest in a fresh namespace.
+func newRWEnv(t *testing.T, b backends.Backend, admin backends.Admin, v variants.Variant[variants.RWLockMaker]) *rwEnv {
+	e := &env{t: t, b: b, admin: admin, v: WriteLock(v), path: testcluster.TestNamespace(t, b) + "/rwlock"}
+	if v.Name == variants.Native {
+		e.list = func() []string { return rwMutexKeys(e) }
+	}
+	return &rwEnv{env: e, rw: v}
+}
+
+// rwMutexKeys names the keys of etcd's RWMutex at e.path, which keeps them
+// one level down: <path>/read/<n> and <path>/write/<n>.
+func rwMutexKeys(e *env) []string {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	var keys []string
+	for _, dir := range []string{"read", "write"} {
+		names, err := e.admin.List(ctx, e.path+"/"+dir)
+		if err != nil && !errors.Is(err, backends.ErrNoNode) {
+			e.t.Fatalf("List %s/%s: %v", e.path, dir, err)
+		}
+		for _, n := range names {
+			keys = append(keys, dir+"/"+n)
+		}
+	}
+	return keys
 }
 
 // testReadersShare: readers hold the lock together, each granted while the

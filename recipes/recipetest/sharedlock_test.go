@@ -27,7 +27,7 @@ func TestRWLocks(t *testing.T) {
 				if v.Name == variants.Native {
 					only = LockSubtestsWithoutTokens
 				}
-				t.Run("lock", func(t *testing.T) { RunLockSuite(t, b, WriteLock(v), only...) })
+				t.Run("lock", func(t *testing.T) { RunRWLockAsLockSuite(t, b, v, only...) })
 				RunRWLockSuite(t, b, v)
 			})
 		}

@@ -1,0 +1,137 @@
+package safety
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/zkbench/zkbench/results"
+)
+
+// RWChecker checks a shared (read/write) lock online: a writer never holds
+// with anyone, a reader never with a writer. It also measures how shared
+// the lock was (readers holding at once, seen at each reader's grant) and
+// counts reader grants, so that a workload can tell a writer's wait during
+// which readers were let in (writer starvation).
+//
+// Safe for concurrent use; Enter and Exit take one short lock.
+type RWChecker struct {
+	maxDetails int
+
+	mu           sync.Mutex
+	readers      map[int]time.Duration // client -> grant
+	writers      map[int]time.Duration
+	entered      int64
+	violations   int64
+	unbalanced   int64
+	readerGrants int64
+	readersSum   int64 // readers holding at each reader grant, itself included
+	maxReaders   int
+	details      []string
+}
+
+// NewRWChecker returns a checker with nobody inside.
+func NewRWChecker() *RWChecker {
+	return &RWChecker{maxDetails: DefaultMaxDetails, readers: map[int]time.Duration{}, writers: map[int]time.Duration{}}
+}
+
+// Enter records that client was granted the lock, to write or to read, at
+// offset at. It returns how many readers hold it now (itself included).
+func (c *RWChecker) Enter(client int, write bool, at time.Duration) (readers int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entered++
+	if _, ok := c.readers[client]; ok {
+		c.unbalanced++
+		delete(c.readers, client)
+	}
+	if _, ok := c.writers[client]; ok {
+		c.unbalanced++
+		delete(c.writers, client)
+	}
+	mode := "read"
+	if write {
+		mode = "write"
+	}
+	for w, since := range c.writers {
+		c.violations++
+		c.detailLocked("at %v client %d was granted the lock to %s while client %d held it to write since %v",
+			at.Round(time.Microsecond), client, mode, w, since.Round(time.Microsecond))
+	}
+	if write {
+		if n := len(c.readers); n > 0 {
+			c.violations++
+			c.detailLocked("at %v client %d was granted the lock to write while %d readers held it", at.Round(time.Microsecond), client, n)
+		}
+		c.writers[client] = at
+		return len(c.readers)
+	}
+	c.readers[client] = at
+	n := len(c.readers)
+	c.readerGrants++
+	c.readersSum += int64(n)
+	c.maxReaders = max(c.maxReaders, n)
+	return n
+}
+
+// Exit records that client let go at offset at; it reports whether client
+// held the lock.
+func (c *RWChecker) Exit(client int, at time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.readers[client]; ok {
+		delete(c.readers, client)
+		return true
+	}
+	if _, ok := c.writers[client]; ok {
+		delete(c.writers, client)
+		return true
+	}
+	c.unbalanced++
+	return false
+}
+
+// ReaderGrants counts reader grants so far.
+func (c *RWChecker) ReaderGrants() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.readerGrants
+}
+
+func (c *RWChecker) detailLocked(format string, args ...any) {
+	if len(c.details) < c.maxDetails {
+		c.details = append(c.details, fmt.Sprintf(format, args...))
+	}
+}
+
+// RWReport is what an RWChecker found.
+type RWReport struct {
+	Entered    int64 `json:"entered"`
+	Violations int64 `json:"violations"`
+	Unbalanced int64 `json:"unbalanced"`
+	// ReaderGrants counts reader grants; MeanReaders is the mean, over
+	// them, of the readers holding at the grant (itself included), and
+	// MaxReaders the most.
+	ReaderGrants int64    `json:"reader_grants"`
+	MeanReaders  float64  `json:"mean_readers"`
+	MaxReaders   int      `json:"max_readers"`
+	Details      []string `json:"details,omitempty"`
+}
+
+// Report returns the findings so far.
+func (c *RWChecker) Report() RWReport {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := RWReport{Entered: c.entered, Violations: c.violations, Unbalanced: c.unbalanced,
+		ReaderGrants: c.readerGrants, MaxReaders: c.maxReaders, Details: append([]string(nil), c.details...)}
+	if c.readerGrants > 0 {
+		r.MeanReaders = float64(c.readersSum) / float64(c.readerGrants)
+	}
+	return r
+}
+
+// Safety returns the findings as a results.Safety.
+func (c *RWChecker) Safety() results.Safety {
+	r := c.Report()
+	return results.Safety{Checked: r.Entered, Violations: r.Violations, Details: r.Details}
+}
