@@ -99,7 +99,8 @@ func (w *RevokeWorkload) Run(ctx context.Context, c Case) (results.Result, error
 	window := NewWindow(c)
 	st := &revokeState{window: window, checker: safety.NewRWChecker(),
 		fence:  safety.NewRegister(fenceMode == FenceOn, safety.WithRegisterDetails(maxViolationDetails)),
-		revoke: results.NewRecorder(), toGrant: results.NewRecorder(), errs: map[string]int64{}}
+		revoke: results.NewRecorder(), toGrant: results.NewRecorder(), errs: map[string]int64{},
+		series: NewSeriesRecorder(SeriesInterval(c.Config))}
 	holders := make([]*revokeHolder, c.Clients)
 	for i := range holders {
 		holders[i] = &revokeHolder{id: i, lock: v.New.Lock(clients.Sessions[i], path), s: clients.Sessions[i],
@@ -158,6 +159,7 @@ func (w *RevokeWorkload) collect(rc *recipeCase, holders []*revokeHolder, st *re
 		grants += h.grants
 	}
 	res.Ops = st.ops
+	res.Series = MergeSeries(SeriesInterval(rc.c.Config), res.Elapsed, st.series)
 	res.Ops.Issued = res.Ops.Succeeded + res.Ops.Failed + res.Ops.StillWaiting
 	for k, n := range st.errs {
 		res.Errors[k] += n
@@ -204,6 +206,7 @@ type revokeState struct {
 	revoke   *hdrhistogram.Histogram // revoker only
 	toGrant  *hdrhistogram.Histogram // under mu
 	ops      results.Ops             // revoker only
+	series   *SeriesRecorder         // revoker only
 	forced   int64
 	skipped  int64
 	errs     map[string]int64
@@ -270,6 +273,7 @@ func (st *revokeState) revokeLoop(ctx context.Context, rv recipes.Revoker, s bac
 		}
 		if st.window.Measured(done) && st.window.Claim() {
 			st.ops.Succeeded++
+			st.series.Add(done - st.window.MeasureStart())
 			results.Record(st.revoke, done-asked)
 			if forced {
 				st.forced++

@@ -89,7 +89,8 @@ func (w *RWLockWorkload) Run(ctx context.Context, c Case) (results.Result, error
 		}
 		rws[i] = &rwClient{id: i, lock: l, s: clients.Sessions[i], c: clients.Counters[i], window: window, checker: checker,
 			share: share, hold: c.Config.Hold, think: c.Config.Think, rng: rand.New(rand.NewPCG(uint64(c.Repeat), uint64(i))),
-			read: results.NewRecorder(), write: results.NewRecorder(), overtaken: results.NewRecorder(), errs: map[string]int64{}}
+			read: results.NewRecorder(), write: results.NewRecorder(), overtaken: results.NewRecorder(), errs: map[string]int64{},
+			series: NewSeriesRecorder(SeriesInterval(c.Config))}
 	}
 	c.log().Progress(fmt.Sprintf("  %d clients connected; %.0f%% reads; measuring", c.Clients, 100*share))
 	out := window.Run(ctx, func(runCtx context.Context) <-chan struct{} {
@@ -128,7 +129,9 @@ func (w *RWLockWorkload) collect(rc *recipeCase, rws []*rwClient, checker *safet
 	all, read, write, overtaken := results.NewRecorder(), results.NewRecorder(), results.NewRecorder(), results.NewRecorder()
 	perClient := make([]int64, len(rws))
 	var needed, reads int64
+	var series []*SeriesRecorder
 	for i, r := range rws {
+		series = append(series, r.series)
 		read.Merge(r.read)
 		write.Merge(r.write)
 		all.Merge(r.read)
@@ -148,6 +151,7 @@ func (w *RWLockWorkload) collect(rc *recipeCase, rws []*rwClient, checker *safet
 		}
 	}
 	res.Ops.Issued = res.Ops.Succeeded + res.Ops.Failed + res.Ops.StillWaiting
+	res.Series = MergeSeries(SeriesInterval(rc.c.Config), res.Elapsed, series...)
 	for name, h := range map[string]*hdrhistogram.Histogram{"acquire": all, "acquire_read": read, "acquire_write": write, "writer_overtaken": overtaken} {
 		addHistogram(res, name, h)
 	}
@@ -189,6 +193,7 @@ type rwClient struct {
 	rng     *rand.Rand
 
 	read, write, overtaken *hdrhistogram.Histogram
+	series                 *SeriesRecorder
 	ops                    results.Ops
 	needed, reads          int64
 	errs                   map[string]int64
@@ -229,6 +234,7 @@ func (r *rwClient) run(ctx context.Context) {
 		if r.window.Measured(done) {
 			if r.window.Claim() {
 				r.ops.Succeeded++
+				r.series.Add(done - r.window.MeasureStart())
 				wait := done - asked
 				if mode == recipes.Read {
 					r.reads++

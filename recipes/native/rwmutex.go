@@ -131,7 +131,7 @@ func (l *etcdRWLock) removeOwn(ctx context.Context) error {
 	fctx, cancel := recipe.Fresh(ctx, l.opt.CleanupTimeout)
 	defer cancel()
 	cli := l.cs.Client()
-	resp, err := cli.Get(fctx, l.path+"/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	resp, err := cli.Get(fctx, l.path+"/", clientv3.WithPrefix()) // not WithKeysOnly: etcd 3.7 then leaves out the lease
 	if err != nil {
 		return err
 	}
