@@ -347,6 +347,9 @@ func (h *revokeHolder) run(ctx context.Context) {
 		case <-t.C:
 		case <-g.Revoked:
 			revoked = true
+			if measured {
+				h.notified += h.c.Snapshot().WatchEvents - before // the ask's notification
+			}
 		case <-g.Lost:
 		case <-ctx.Done():
 		}
@@ -361,9 +364,6 @@ func (h *revokeHolder) run(ctx context.Context) {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 		err = h.lock.Release(rctx)
 		cancel()
-		if revoked && measured {
-			h.notified += h.c.Snapshot().WatchEvents - before
-		}
 		if err != nil && sessionEnded(h.s) {
 			return
 		}
