@@ -57,8 +57,14 @@ func TestRunFaultsRWLockExpireEtcd(t *testing.T) {
 		if res.Faults["expire-session"] != 1 || res.Faults["session.lost"] < 1 {
 			t.Errorf("%s: faults %v: want client 1's session expired and lost", res.Variant, res.Faults)
 		}
-		if res.Safety.Violations != 0 {
-			t.Errorf("%s: shared lock violated under an expiry: %+v", res.Variant, res.Safety)
+		// The expired client learns of it late (etcd: its next keep-alive
+		// reply) and may still be inside when the next client is granted:
+		// the checker counts that overlap. Every one must involve client
+		// 1; the others never overlap one another.
+		for _, d := range res.Safety.Details {
+			if !strings.Contains(d, "client 1 ") && !strings.HasSuffix(d, "client 1") {
+				t.Errorf("%s: a violation without the expired client: %s", res.Variant, d)
+			}
 		}
 		if res.Ops.Succeeded == 0 {
 			t.Errorf("%s: no grant", res.Variant)
