@@ -2,6 +2,7 @@ package safety
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -59,9 +60,14 @@ func (c *RWChecker) Enter(client int, write bool, at time.Duration) (readers int
 			at.Round(time.Microsecond), client, mode, w, since.Round(time.Microsecond))
 	}
 	if write {
-		if n := len(c.readers); n > 0 {
+		if len(c.readers) > 0 {
 			c.violations++
-			c.detailLocked("at %v client %d was granted the lock to write while %d readers held it", at.Round(time.Microsecond), client, n)
+			readers := make([]int, 0, len(c.readers))
+			for r := range c.readers {
+				readers = append(readers, r)
+			}
+			slices.Sort(readers)
+			c.detailLocked("at %v client %d was granted the lock to write while clients %v held it to read", at.Round(time.Microsecond), client, readers)
 		}
 		c.writers[client] = at
 		return len(c.readers)
