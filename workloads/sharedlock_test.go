@@ -85,8 +85,12 @@ func TestRWLockEveryVariant(t *testing.T) {
 				// ZooKeeper waiter left armed (late: nobody waited for them).
 				needed, wasted, all := res.PerOp["necessary_wakeups"], res.PerOp["wasted_wakeups"], res.PerOp["watch_events"]
 				late := float64(res.Client.LateWatchEvents) / float64(res.Ops.Succeeded)
-				if d := needed + wasted + late - all; d > 0.01 || d < -0.01 {
-					t.Errorf("needed %.3f + wasted %.3f + late %.3f != watch events %.3f per acquisition", needed, wasted, late, all)
+				// Wasted is what is left of the window's events after the
+				// needed ones, never below 0: the window's edges are
+				// snapshots, so at a boundary the two can differ by a few.
+				d := needed + wasted + late - all
+				if needed <= 0 || needed > 1 || (wasted > 0 && (d > 0.01 || d < -0.01)) || (wasted == 0 && d < -0.01) {
+					t.Errorf("needed %.3f + wasted %.3f + late %.3f do not split %.3f watch events per acquisition", needed, wasted, late, all)
 				}
 			})
 		}
