@@ -12,8 +12,9 @@ import (
 // RWChecker checks a shared (read/write) lock online: a writer never holds
 // with anyone, a reader never with a writer. It also measures how shared
 // the lock was (readers holding at once, seen at each reader's grant) and
-// counts reader grants, so that a workload can tell a writer's wait during
-// which readers were let in (writer starvation).
+// writer starvation: the readers that asked after a writer and were
+// granted before it (Entry.Overtaken). Readers granted during a writer's
+// wait that asked before it do not count: they were ahead in line.
 //
 // Safe for concurrent use; Enter and Exit take one short lock.
 type RWChecker struct {
@@ -26,7 +27,10 @@ type RWChecker struct {
 	violations   int64
 	unbalanced   int64
 	readerGrants int64
-	readersSum   int64 // readers holding at each reader grant, itself included
+	readersSum   int64   // readers holding at each reader grant, itself included
+	asks         int64   // tickets handed out by Ask
+	granted      []int64 // the tickets of the reader grants, in grant order
+	overtaken    int64   // reader grants that overtook a waiting writer, summed over writers
 	maxReaders   int
 	details      []string
 }
@@ -36,12 +40,47 @@ func NewRWChecker() *RWChecker {
 	return &RWChecker{maxDetails: DefaultMaxDetails, readers: map[int]time.Duration{}, writers: map[int]time.Duration{}}
 }
 
-// Enter records that client was granted the lock, to write or to read, at
-// offset at. It returns how many readers hold it now (itself included).
-func (c *RWChecker) Enter(client int, write bool, at time.Duration) (readers int) {
+// Ask is a client's place in line: taken when it asks, given back at its
+// grant.
+type Ask struct {
+	ticket int64 // asks before it
+	grants int   // reader grants before it
+}
+
+// Ask records that a client asks for the lock now.
+func (c *RWChecker) Ask() Ask {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.asks++
+	return Ask{ticket: c.asks, grants: len(c.granted)}
+}
+
+// Entry is what the checker saw at a grant.
+type Entry struct {
+	// Readers hold the lock now, the granted client included if a reader.
+	Readers int
+	// Overtaken (writers only) counts the readers that asked after this
+	// writer and were granted before it.
+	Overtaken int
+}
+
+// Enter records that client, which asked with ask, was granted the lock,
+// to write or to read, at offset at.
+func (c *RWChecker) Enter(client int, write bool, ask Ask, at time.Duration) Entry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.entered++
+	var e Entry
+	if write {
+		for _, t := range c.granted[min(ask.grants, len(c.granted)):] {
+			if t > ask.ticket {
+				e.Overtaken++
+			}
+		}
+		c.overtaken += int64(e.Overtaken)
+	} else {
+		c.granted = append(c.granted, ask.ticket)
+	}
 	if _, ok := c.readers[client]; ok {
 		c.unbalanced++
 		delete(c.readers, client)
@@ -70,14 +109,16 @@ func (c *RWChecker) Enter(client int, write bool, at time.Duration) (readers int
 			c.detailLocked("at %v client %d was granted the lock to write while clients %v held it to read", at.Round(time.Microsecond), client, readers)
 		}
 		c.writers[client] = at
-		return len(c.readers)
+		e.Readers = len(c.readers)
+		return e
 	}
 	c.readers[client] = at
 	n := len(c.readers)
 	c.readerGrants++
 	c.readersSum += int64(n)
 	c.maxReaders = max(c.maxReaders, n)
-	return n
+	e.Readers = n
+	return e
 }
 
 // Exit records that client let go at offset at; it reports whether client
@@ -97,13 +138,6 @@ func (c *RWChecker) Exit(client int, at time.Duration) bool {
 	return false
 }
 
-// ReaderGrants counts reader grants so far.
-func (c *RWChecker) ReaderGrants() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.readerGrants
-}
-
 func (c *RWChecker) detailLocked(format string, args ...any) {
 	if len(c.details) < c.maxDetails {
 		c.details = append(c.details, fmt.Sprintf(format, args...))
@@ -118,10 +152,13 @@ type RWReport struct {
 	// ReaderGrants counts reader grants; MeanReaders is the mean, over
 	// them, of the readers holding at the grant (itself included), and
 	// MaxReaders the most.
-	ReaderGrants int64    `json:"reader_grants"`
-	MeanReaders  float64  `json:"mean_readers"`
-	MaxReaders   int      `json:"max_readers"`
-	Details      []string `json:"details,omitempty"`
+	ReaderGrants int64   `json:"reader_grants"`
+	MeanReaders  float64 `json:"mean_readers"`
+	MaxReaders   int     `json:"max_readers"`
+	// Overtaken counts reader grants that overtook a waiting writer
+	// (asked after it, granted before it), summed over the writers.
+	Overtaken int64    `json:"overtaken"`
+	Details   []string `json:"details,omitempty"`
 }
 
 // Report returns the findings so far.
@@ -129,7 +166,7 @@ func (c *RWChecker) Report() RWReport {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := RWReport{Entered: c.entered, Violations: c.violations, Unbalanced: c.unbalanced,
-		ReaderGrants: c.readerGrants, MaxReaders: c.maxReaders, Details: append([]string(nil), c.details...)}
+		ReaderGrants: c.readerGrants, MaxReaders: c.maxReaders, Overtaken: c.overtaken, Details: append([]string(nil), c.details...)}
 	if c.readerGrants > 0 {
 		r.MeanReaders = float64(c.readersSum) / float64(c.readerGrants)
 	}

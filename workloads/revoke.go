@@ -313,6 +313,7 @@ func (h *revokeHolder) run(ctx context.Context) {
 		if h.rng.Float64() < h.share {
 			mode = recipes.Read
 		}
+		ask := h.st.checker.Ask()
 		asked := w.Now()
 		g, err := h.lock.Acquire(ctx, mode)
 		done := w.Now()
@@ -324,7 +325,7 @@ func (h *revokeHolder) run(ctx context.Context) {
 		}
 		write := mode == recipes.Write
 		h.st.granted(g.Node, done)
-		h.st.checker.Enter(h.id, write, done)
+		h.st.checker.Enter(h.id, write, ask, done)
 		measured := w.Measured(done)
 		if measured {
 			h.grants++

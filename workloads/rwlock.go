@@ -25,8 +25,9 @@ import (
 // releases, thinks for Think, and again.
 //
 // It records acquire latency over all acquisitions ("acquire") and by mode
-// ("acquire_read", "acquire_write"), the waits of writers during which
-// readers were granted ("writer_overtaken": writer starvation), readers
+// ("acquire_read", "acquire_write"), writer starvation (the waits of
+// writers overtaken by readers that asked after them, "writer_overtaken",
+// and those readers per acquisition, PerOp writer_overtaken), readers
 // holding at once at each reader grant (PerOp readers_at_once, the most
 // in a note), and the notifications split into needed (the one that ended
 // a wait: a writer's release wakes every reader it admits, each one
@@ -128,7 +129,7 @@ func (w *RWLockWorkload) collect(rc *recipeCase, rws []*rwClient, checker *safet
 	res.StoppedBy, res.Elapsed = out.StoppedBy, out.Elapsed()
 	all, read, write, overtaken := results.NewRecorder(), results.NewRecorder(), results.NewRecorder(), results.NewRecorder()
 	perClient := make([]int64, len(rws))
-	var needed, reads int64
+	var needed, reads, overtakers int64
 	var series []*SeriesRecorder
 	for i, r := range rws {
 		series = append(series, r.series)
@@ -143,6 +144,7 @@ func (w *RWLockWorkload) collect(rc *recipeCase, rws []*rwClient, checker *safet
 		perClient[i] = r.ops.Succeeded
 		needed += r.needed
 		reads += r.reads
+		overtakers += r.overtakers
 		for k, n := range r.errs {
 			if res.Errors[k] == 0 && r.firstErr != nil {
 				res.Notes = append(res.Notes, fmt.Sprintf("first %s error: %v", k, r.firstErr))
@@ -170,8 +172,14 @@ func (w *RWLockWorkload) collect(rc *recipeCase, rws []*rwClient, checker *safet
 		res.Notes = append(res.Notes, fmt.Sprintf("readers holding at once: %.1f on average at a reader's grant, %d at most", rep.MeanReaders, rep.MaxReaders))
 	}
 	if n := overtaken.TotalCount(); n > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("writer starvation: %d writer waits saw readers granted meanwhile, the longest %v",
-			n, time.Duration(overtaken.Max()).Round(time.Microsecond)))
+		res.Notes = append(res.Notes, fmt.Sprintf("writer starvation: %d writer waits were overtaken by %d readers that asked later, the longest such wait %v",
+			n, overtakers, time.Duration(overtaken.Max()).Round(time.Microsecond)))
+	} else if write.TotalCount() > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("writer starvation: no reader that asked after a waiting writer was granted before it (%d writer grants; the longest writer wait %v)",
+			write.TotalCount(), time.Duration(write.Max()).Round(time.Microsecond)))
+	}
+	if n := res.Ops.Succeeded; n > 0 {
+		res.PerOp[figures.WriterOvertaken.Key] = float64(overtakers) / float64(n)
 	}
 	if rep.Violations > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("SHARED LOCK VIOLATED %d times (a writer with anyone, or a reader with a writer)", rep.Violations))
@@ -196,6 +204,7 @@ type rwClient struct {
 	series                 *SeriesRecorder
 	ops                    results.Ops
 	needed, reads          int64
+	overtakers             int64 // readers that asked after a waiting writer and were granted first
 	errs                   map[string]int64
 	firstErr               error
 }
@@ -207,8 +216,8 @@ func (r *rwClient) run(ctx context.Context) {
 		if r.rng.Float64() < r.share {
 			mode = recipes.Read
 		}
+		ask := r.checker.Ask()
 		asked := r.window.Now()
-		readsBefore := r.checker.ReaderGrants()
 		g, err := r.lock.Acquire(ctx, mode)
 		done := r.window.Now()
 		if err != nil {
@@ -230,7 +239,7 @@ func (r *rwClient) run(ctx context.Context) {
 			}
 			continue
 		}
-		r.checker.Enter(r.id, mode == recipes.Write, done)
+		entry := r.checker.Enter(r.id, mode == recipes.Write, ask, done)
 		if r.window.Measured(done) {
 			if r.window.Claim() {
 				r.ops.Succeeded++
@@ -241,8 +250,9 @@ func (r *rwClient) run(ctx context.Context) {
 					results.Record(r.read, wait)
 				} else {
 					results.Record(r.write, wait)
-					if r.checker.ReaderGrants() > readsBefore {
+					if entry.Overtaken > 0 {
 						results.Record(r.overtaken, wait)
+						r.overtakers += int64(entry.Overtaken)
 					}
 				}
 				if g.Wakeups > 0 {
