@@ -54,7 +54,9 @@ func NewRevocable(s backends.Session, path string, opts ...recipes.Option) *Revo
 // attempt fails.
 func (r *Revocable) Acquire(ctx context.Context, mode recipes.Mode) (recipes.RevocableGrant, error) {
 	revoked := make(chan struct{})
+	started := false
 	g, err := r.l.acquire(ctx, mode, func(me backends.Node) {
+		started = true
 		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		r.cancel = cancel
 		r.wg.Add(1)
@@ -64,7 +66,9 @@ func (r *Revocable) Acquire(ctx context.Context, mode recipes.Mode) (recipes.Rev
 		}()
 	})
 	if err != nil {
-		r.stop()
+		if started { // not a call refused before it queued (ErrHeld): that would stop the held grant's watch
+			r.stop()
+		}
 		return recipes.RevocableGrant{}, err
 	}
 	me, _ := r.l.held()
