@@ -46,8 +46,10 @@ type modeLock struct {
 	mode recipes.Mode
 }
 
-func (m modeLock) Acquire(ctx context.Context) (recipes.Grant, error) { return m.l.Acquire(ctx, m.mode) }
-func (m modeLock) Release(ctx context.Context) error                  { return m.l.Release(ctx) }
+func (m modeLock) Acquire(ctx context.Context) (recipes.Grant, error) {
+	return m.l.Acquire(ctx, m.mode)
+}
+func (m modeLock) Release(ctx context.Context) error { return m.l.Release(ctx) }
 
 // rwEnv is one shared lock subtest's backend, namespace and variant.
 type rwEnv struct {
