@@ -280,7 +280,7 @@ var (
 	ReadersAtOnce = Figure{Key: "readers_at_once", Label: "readers at once", Side: Neither,
 		Doc: "rwlock: the mean, over reader grants, of the readers holding the lock at the grant, itself included (a mean, not a count per acquisition)"}
 	WriterOvertaken = Figure{Key: "writer_overtaken", Label: "readers overtaking a writer", Side: Neither,
-		Doc: "rwlock: reader grants that overtook a waiting writer (asked after it, granted before it), per acquisition: writer starvation"}
+		Doc: "rwlock: reader grants that overtook a waiting writer (queued behind it, granted while it waited), per acquisition: writer starvation"}
 	ReadShare = Figure{Key: "read_share", Label: "reads", Side: Neither,
 		Doc: "rwlock, revoke: the share of the acquisitions that were reads (0 to 1)"}
 	RevokeNotifications = Figure{Key: "revoke_notifications", Label: "notifications to revoked holders", Side: Client,

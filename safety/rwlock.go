@@ -12,9 +12,10 @@ import (
 // RWChecker checks a shared (read/write) lock online: a writer never holds
 // with anyone, a reader never with a writer. It also measures how shared
 // the lock was (readers holding at once, seen at each reader's grant) and
-// writer starvation: the readers that asked after a writer and were
-// granted before it (Entry.Overtaken). Readers granted during a writer's
-// wait that asked before it do not count: they were ahead in line.
+// writer starvation: the readers queued behind a writer (a larger token:
+// the lock's queue order) that were granted while it waited
+// (Entry.Overtaken). Readers granted during a writer's wait that were
+// queued ahead of it do not count.
 //
 // Safe for concurrent use; Enter and Exit take one short lock.
 type RWChecker struct {
@@ -28,8 +29,7 @@ type RWChecker struct {
 	unbalanced   int64
 	readerGrants int64
 	readersSum   int64   // readers holding at each reader grant, itself included
-	asks         int64   // tickets handed out by Ask
-	granted      []int64 // the tickets of the reader grants, in grant order
+	granted      []int64 // the tokens of the reader grants, in grant order
 	overtaken    int64   // reader grants that overtook a waiting writer, summed over writers
 	maxReaders   int
 	details      []string
@@ -40,46 +40,45 @@ func NewRWChecker() *RWChecker {
 	return &RWChecker{maxDetails: DefaultMaxDetails, readers: map[int]time.Duration{}, writers: map[int]time.Duration{}}
 }
 
-// Ask is a client's place in line: taken when it asks, given back at its
-// grant.
-type Ask struct {
-	ticket int64 // asks before it
-	grants int   // reader grants before it
-}
+// Ask is when a client asked, as the checker counts: the reader grants
+// before it.
+type Ask struct{ grants int }
 
 // Ask records that a client asks for the lock now.
 func (c *RWChecker) Ask() Ask {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.asks++
-	return Ask{ticket: c.asks, grants: len(c.granted)}
+	return Ask{grants: len(c.granted)}
 }
 
 // Entry is what the checker saw at a grant.
 type Entry struct {
 	// Readers hold the lock now, the granted client included if a reader.
 	Readers int
-	// Overtaken (writers only) counts the readers that asked after this
-	// writer and were granted before it.
+	// Overtaken (writers only) counts the readers queued behind this
+	// writer (token above its own) granted after it asked; 0 when the
+	// grant carries no token.
 	Overtaken int
 }
 
-// Enter records that client, which asked with ask, was granted the lock,
-// to write or to read, at offset at.
-func (c *RWChecker) Enter(client int, write bool, ask Ask, at time.Duration) Entry {
+// Enter records that client, which asked with ask, was granted the lock
+// with token (its place in the lock's queue; 0 if the grant has none), to
+// write or to read, at offset at.
+func (c *RWChecker) Enter(client int, write bool, ask Ask, token int64, at time.Duration) Entry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.entered++
 	var e Entry
-	if write {
+	switch {
+	case write && token != 0:
 		for _, t := range c.granted[min(ask.grants, len(c.granted)):] {
-			if t > ask.ticket {
+			if t > token {
 				e.Overtaken++
 			}
 		}
 		c.overtaken += int64(e.Overtaken)
-	} else {
-		c.granted = append(c.granted, ask.ticket)
+	case !write:
+		c.granted = append(c.granted, token)
 	}
 	if _, ok := c.readers[client]; ok {
 		c.unbalanced++
@@ -156,7 +155,7 @@ type RWReport struct {
 	MeanReaders  float64 `json:"mean_readers"`
 	MaxReaders   int     `json:"max_readers"`
 	// Overtaken counts reader grants that overtook a waiting writer
-	// (asked after it, granted before it), summed over the writers.
+	// (queued behind it, granted before it), summed over the writers.
 	Overtaken int64    `json:"overtaken"`
 	Details   []string `json:"details,omitempty"`
 }

@@ -330,7 +330,7 @@ func (h *revokeHolder) run(ctx context.Context) {
 		}
 		write := mode == recipes.Write
 		h.st.granted(g.Node, done)
-		h.st.checker.Enter(h.id, write, ask, done)
+		h.st.checker.Enter(h.id, write, ask, g.Token, done)
 		measured := w.Measured(done)
 		if measured {
 			h.grants++

@@ -130,6 +130,7 @@ func (w *RWLockWorkload) collect(rc *recipeCase, rws []*rwClient, checker *safet
 	all, read, write, overtaken := results.NewRecorder(), results.NewRecorder(), results.NewRecorder(), results.NewRecorder()
 	perClient := make([]int64, len(rws))
 	var needed, reads, overtakers int64
+	tokens := false // some grant carried a token: overtaking is measured
 	var series []*SeriesRecorder
 	for i, r := range rws {
 		series = append(series, r.series)
@@ -145,6 +146,7 @@ func (w *RWLockWorkload) collect(rc *recipeCase, rws []*rwClient, checker *safet
 		needed += r.needed
 		reads += r.reads
 		overtakers += r.overtakers
+		tokens = tokens || r.tokens
 		for k, n := range r.errs {
 			if res.Errors[k] == 0 && r.firstErr != nil {
 				res.Notes = append(res.Notes, fmt.Sprintf("first %s error: %v", k, r.firstErr))
@@ -171,14 +173,17 @@ func (w *RWLockWorkload) collect(rc *recipeCase, rws []*rwClient, checker *safet
 		res.PerOp[figures.ReadersAtOnce.Key] = rep.MeanReaders
 		res.Notes = append(res.Notes, fmt.Sprintf("readers holding at once: %.1f on average at a reader's grant, %d at most", rep.MeanReaders, rep.MaxReaders))
 	}
-	if n := overtaken.TotalCount(); n > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("writer starvation: %d writer waits were overtaken by %d readers that asked later, the longest such wait %v",
+	switch n := overtaken.TotalCount(); {
+	case !tokens:
+		res.Notes = append(res.Notes, "writer starvation not measured: this variant's grants carry no token (queue position)")
+	case n > 0:
+		res.Notes = append(res.Notes, fmt.Sprintf("writer starvation: %d writer waits were overtaken by %d readers queued behind them, the longest such wait %v",
 			n, overtakers, time.Duration(overtaken.Max()).Round(time.Microsecond)))
-	} else if write.TotalCount() > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("writer starvation: no reader that asked after a waiting writer was granted before it (%d writer grants; the longest writer wait %v)",
+	case write.TotalCount() > 0:
+		res.Notes = append(res.Notes, fmt.Sprintf("writer starvation: no reader queued behind a waiting writer was granted before it (%d writer grants; the longest writer wait %v)",
 			write.TotalCount(), time.Duration(write.Max()).Round(time.Microsecond)))
 	}
-	if n := res.Ops.Succeeded; n > 0 {
+	if n := res.Ops.Succeeded; n > 0 && tokens {
 		res.PerOp[figures.WriterOvertaken.Key] = float64(overtakers) / float64(n)
 	}
 	if rep.Violations > 0 {
@@ -204,7 +209,8 @@ type rwClient struct {
 	series                 *SeriesRecorder
 	ops                    results.Ops
 	needed, reads          int64
-	overtakers             int64 // readers that asked after a waiting writer and were granted first
+	overtakers             int64 // readers queued behind a waiting writer and granted first
+	tokens                 bool  // a grant carried a token
 	errs                   map[string]int64
 	firstErr               error
 }
@@ -239,10 +245,11 @@ func (r *rwClient) run(ctx context.Context) {
 			}
 			continue
 		}
-		entry := r.checker.Enter(r.id, mode == recipes.Write, ask, done)
+		entry := r.checker.Enter(r.id, mode == recipes.Write, ask, g.Token, done)
 		if r.window.Measured(done) {
 			if r.window.Claim() {
 				r.ops.Succeeded++
+				r.tokens = r.tokens || g.Token != 0
 				r.series.Add(done - r.window.MeasureStart())
 				wait := done - asked
 				if mode == recipes.Read {
