@@ -298,7 +298,7 @@ func TestRWChecker(t *testing.T) {
 	if e := c.Enter(1, false, c.Ask(), 10, 1); e.Readers != 1 {
 		t.Fatalf("first reader sees %d readers, want 1", e.Readers)
 	}
-	w := c.Ask() // a writer asks, queued with token 20
+	w := c.Ask()                                                // a writer asks, queued with token 20
 	if e := c.Enter(2, false, c.Ask(), 30, 2); e.Readers != 2 { // a reader queued behind it
 		t.Fatalf("second reader sees %d readers, want 2", e.Readers)
 	}
