@@ -284,7 +284,7 @@ var (
 	ReadShare = Figure{Key: "read_share", Label: "reads", Side: Neither,
 		Doc: "rwlock, revoke: the share of the acquisitions that were reads (0 to 1)"}
 	RevokeNotifications = Figure{Key: "revoke_notifications", Label: "notifications to revoked holders", Side: Client,
-		Doc: "revoke: notifications the revoked holders received while holding (the revocation's own), per revocation"}
+		Doc: "revoke: notifications a revoked holder received from its grant to the ask reaching it, per revoked holding (not per revocation: a holding revoked at the end of the window counts, its revocation may not)"}
 	ForcedRevocations = Figure{Key: "forced_revocations", Label: "forced revocations", Side: Neither,
 		Doc: "revoke: revocations in which the revoker deleted the holder's node after the grace period, per revocation"}
 )

@@ -33,8 +33,8 @@ import (
 // ask to the holder's release ("revoke": for forced, to the release or the
 // revoker's delete, whichever came first) and from the ask to the next
 // grant to another node ("revoke_to_grant"), the notifications the revoked
-// holders received while holding (PerOp revoke_notifications: one a
-// revocation, the ask), forced revocations (forced_revocations), and the
+// holders received while holding (PerOp revoke_notifications, per revoked
+// holding: one, the ask), forced revocations (forced_revocations), and the
 // acquisitions' latency ("acquire") beside the common figures.
 //
 // Safety: sections from grant to the end of the hold or to the revocation
@@ -149,12 +149,13 @@ func (w *RevokeWorkload) collect(rc *recipeCase, holders []*revokeHolder, st *re
 	res.StoppedBy, res.Elapsed = out.StoppedBy, out.Elapsed()
 	acquire := results.NewRecorder()
 	perClient := make([]int64, len(holders))
-	var needed, notified, reads, grants int64
+	var needed, notified, revoked, reads, grants int64
 	for i, h := range holders {
 		acquire.Merge(h.acquire)
 		perClient[i] = h.grants
 		needed += h.needed
 		notified += h.notified
+		revoked += h.revoked
 		reads += h.reads
 		grants += h.grants
 	}
@@ -178,7 +179,9 @@ func (w *RevokeWorkload) collect(rc *recipeCase, holders []*revokeHolder, st *re
 	if n := res.Ops.Succeeded; n > 0 {
 		res.PerOp[figures.ForcedRevocations.Key] = float64(st.forced) / float64(n)
 		if instrumented {
-			res.PerOp[figures.RevokeNotifications.Key] = float64(notified) / float64(n)
+			if revoked > 0 {
+				res.PerOp[figures.RevokeNotifications.Key] = float64(notified) / float64(revoked)
+			}
 			res.PerOp[figures.NecessaryWakeups.Key] = float64(needed) / float64(n)
 		}
 	}
@@ -307,6 +310,7 @@ type revokeHolder struct {
 	acquire               *hdrhistogram.Histogram
 	grants, reads, needed int64
 	notified              int64 // notifications received while holding, when revoked
+	revoked               int64 // measured holdings that were revoked
 }
 
 // run repeats: acquire, hold until the hold ends or a revocation comes
@@ -355,6 +359,7 @@ func (h *revokeHolder) run(ctx context.Context) {
 			revoked = true
 			if measured {
 				h.notified += h.c.Snapshot().WatchEvents - before // the ask's notification
+				h.revoked++
 			}
 		case <-g.Lost:
 		case <-ctx.Done():

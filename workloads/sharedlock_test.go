@@ -135,8 +135,12 @@ func TestRevokeVariants(t *testing.T) {
 					t.Fatalf("forced: no register writes")
 				case fence == FenceOff && res.Safety.Violations == 0:
 					t.Errorf("unfenced: the late holders' writes were not counted as violations: %+v", res.Safety)
-				case fence == FenceOn && (fc.Rejected == 0 || res.Safety.Violations != 0):
-					t.Errorf("fenced: rejected %d, violations %d; want some rejected and none accepted", fc.Rejected, res.Safety.Violations)
+				case fence == FenceOn && (fc.Rejected == 0 || fc.Stale != fc.Rejected):
+					// The checker may still count overlaps: a holder that had
+					// not heard the ask by the grace (a loaded machine) is
+					// inside when the next writer is granted. The fence's
+					// verdict is on the writes.
+					t.Errorf("fenced: %d stale writes, %d rejected; want some, all rejected", fc.Stale, fc.Rejected)
 				}
 			})
 		}
