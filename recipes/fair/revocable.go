@@ -20,8 +20,8 @@ import (
 // Algorithm: as RWLock's, and right after the create the client arms an
 // exists watch on its own node and reads its data (the recipes page's
 // getData with a watch; the read after the arming catches a revocation
-// written before it). Whenever the watch fires it arms it again and reads
-// again. Data recipes.UnlockData, or the node gone (a forced revocation
+// written before it). Whenever the watch fires it reads again, and arms
+// the watch again only if it was not asked to go. Data recipes.UnlockData, or the node gone (a forced revocation
 // deleted it), closes the grant's Revoked channel; the holder is expected
 // to clean up and Release. A waiter revoked before its grant learns it at
 // the grant (Revoked is already closed).
@@ -34,7 +34,7 @@ import (
 // (backends.LateWatchCounter counts it); etcd cancels it.
 //
 // Cost beyond RWLock: an exists and a get per acquisition, and per
-// revocation an exists and a get more.
+// revocation a get more.
 type Revocable struct {
 	l      *RWLock
 	cancel context.CancelFunc // stops the own-node watch
@@ -92,7 +92,10 @@ func (r *Revocable) stop() {
 }
 
 // watchOwn watches node path until it says recipes.UnlockData or is gone
-// (closing revoked), ctx ends or the session does.
+// (closing revoked), ctx ends or the session does. After a notification it
+// reads the data before it arms the watch again, so that the ask, which
+// ends the watch, leaves no watch armed (on ZooKeeper an abandoned watch
+// would still fire, at the holder's own release).
 func watchOwn(ctx context.Context, s backends.Session, path string, revoked chan struct{}) {
 	for ctx.Err() == nil {
 		exists, _, events, err := s.ExistsW(ctx, path)
@@ -102,18 +105,25 @@ func watchOwn(ctx context.Context, s backends.Session, path string, revoked chan
 			}
 			continue
 		}
-		data, _, err := s.Get(ctx, path)
-		switch {
-		case !exists || errors.Is(err, backends.ErrNoNode) || (err == nil && string(data) == recipes.UnlockData):
+		if !exists || askedToGo(ctx, s, path) {
 			close(revoked)
-			return
-		case err != nil && (ctx.Err() != nil || recipe.Ended(s)):
 			return
 		}
 		if _, err := recipe.Wait(ctx, s, events, nil); err != nil {
 			return
 		}
+		if askedToGo(ctx, s, path) {
+			close(revoked)
+			return
+		}
 	}
+}
+
+// askedToGo reads path once: true if it is gone or says recipes.UnlockData.
+// A read that fails otherwise says no: the watch that follows looks again.
+func askedToGo(ctx context.Context, s backends.Session, path string) bool {
+	data, _, err := s.Get(ctx, path)
+	return errors.Is(err, backends.ErrNoNode) || (err == nil && string(data) == recipes.UnlockData)
 }
 
 // pause sleeps d and reports false if ctx ended first.
