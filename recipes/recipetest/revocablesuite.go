@@ -161,6 +161,10 @@ func testRevokeNotifiesHolder(e *revEnv) {
 	// The waiter behind the holder watches the holder's node, and an
 	// exists watch fires on a data change: the ask wakes it too, for
 	// nothing (it lists, finds the holder still there, and watches again).
+	e.eventually(settleBound, "the waiter behind the holder was never notified of the ask", func() bool {
+		return waiter.c.Snapshot().WatchEvents > wBefore
+	})
+	time.Sleep(quietWindow)
 	if d := waiter.c.Snapshot().WatchEvents - wBefore; d != 1 {
 		e.t.Errorf("the ask notified the waiter behind the holder %d times, want 1 (its watch on the holder's node)", d)
 	}
