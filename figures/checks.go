@@ -67,7 +67,7 @@ var (
 		What: "writes (create+create_seq+delete)",
 		Client: func(c Totals) float64 {
 			return float64(c.Requests["create"] + c.Requests["create_seq"] + c.Requests["enqueue"] +
-				c.Requests["dequeue"] + c.Requests["delete"] + c.Requests["set"])
+				c.Requests["dequeue"] + c.Requests["delete"] + c.Requests["update"])
 		},
 		Metric: backends.MetricWrites,
 		Known: []Known{{

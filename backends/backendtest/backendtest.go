@@ -67,7 +67,7 @@ var subtests = []subtest{
 	{"EnqueuePrev", testEnqueuePrev},
 	{"Tagged", testTagged},
 	{"Dequeue", testDequeue},
-	{"Set", testSet},
+	{"Update", testUpdate},
 	{"EphemeralGoneAfterClose", testEphemeralGoneAfterClose},
 	{"DoneClosesOnClose", testDoneClosesOnClose},
 	{"ExistsWDelete", testExistsWDelete},

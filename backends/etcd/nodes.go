@@ -158,12 +158,12 @@ func (s *Session) EnsurePath(ctx context.Context, p string) error {
 	return nil
 }
 
-var _ backends.Setter = (*Session)(nil)
+var _ backends.Updater = (*Session)(nil)
 
-// Set writes data to p if it exists, keeping the key's lease whoever owns
+// Update writes data to p if it exists, keeping the key's lease whoever owns
 // it: Txn If(CreateRevision(p) > 0) Then Put(p, data, IgnoreLease).
 // ErrNoNode if absent.
-func (s *Session) Set(ctx context.Context, p string, data []byte) error {
+func (s *Session) Update(ctx context.Context, p string, data []byte) error {
 	if err := checkPath(p); err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func (s *Session) Set(ctx context.Context, p string, data []byte) error {
 		Then(clientv3.OpPut(p, string(data), clientv3.WithIgnoreLease())).
 		Commit()
 	if err != nil {
-		return s.fail(ctx, "set", p, true, err)
+		return s.fail(ctx, "update", p, true, err)
 	}
 	if !resp.Succeeded {
 		return fmt.Errorf("etcd: set %s: %w", p, backends.ErrNoNode)

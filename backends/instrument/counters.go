@@ -15,7 +15,7 @@
 // was already closed is counted too, although such a call may never reach
 // the wire: compare with the servers only over intervals without those.
 //
-//   - Requests["create"] + ["create_seq"] + ["enqueue"] + ["dequeue"] + ["set"] +
+//   - Requests["create"] + ["create_seq"] + ["enqueue"] + ["dequeue"] + ["update"] +
 //     ["delete"] equal the servers' write requests over the same interval (backends.MetricWrites: ZooKeeper
 //     zk_cnt_updatelatency, which counts failed creates and deletes too; etcd
 //     Txn/Put/DeleteRange calls handled), provided nothing else wrote in the
@@ -102,7 +102,7 @@ const (
 	OpPredecessor
 	OpTagged
 	OpDequeue
-	OpSet
+	OpUpdate
 	numOps
 )
 
@@ -119,7 +119,7 @@ var opNames = [numOps]string{
 	OpPredecessor: "predecessor",
 	OpTagged:      "tagged",
 	OpDequeue:     "dequeue",
-	OpSet:         "set",
+	OpUpdate:      "update",
 }
 
 // Ops lists every request type in a stable order.

@@ -14,7 +14,7 @@ import (
 )
 
 func TestOpNamesMatchResultsKeys(t *testing.T) {
-	want := []string{"create", "create_seq", "get", "delete", "children", "ensure_path", "exists_w", "children_w", "enqueue", "predecessor", "tagged", "dequeue", "set"}
+	want := []string{"create", "create_seq", "get", "delete", "children", "ensure_path", "exists_w", "children_w", "enqueue", "predecessor", "tagged", "dequeue", "update"}
 	ops := instrument.Ops()
 	if len(ops) != len(want) {
 		t.Fatalf("Ops() has %d types, want %d", len(ops), len(want))
@@ -49,7 +49,7 @@ func TestCountsEveryRequestAndFailure(t *testing.T) {
 		s.Predecessor(ctx, "/p", backends.Node{Path: "/p/1", Seq: 1})
 		s.Tagged(ctx, "/p", "t")
 		s.Dequeue(ctx, backends.Node{Path: "/p/1", Seq: 1})
-		s.Set(ctx, "/a", []byte("unlock"))
+		s.Update(ctx, "/a", []byte("unlock"))
 	}
 	call()
 	stub.err = errStub
@@ -57,9 +57,9 @@ func TestCountsEveryRequestAndFailure(t *testing.T) {
 
 	got := c.Snapshot()
 	want := map[string]int64{"create": 2, "create_seq": 4, "get": 2, "delete": 2, "children": 2,
-		"ensure_path": 2, "exists_w": 2, "children_w": 2, "enqueue": 2, "predecessor": 2, "tagged": 2, "dequeue": 2, "set": 2}
+		"ensure_path": 2, "exists_w": 2, "children_w": 2, "enqueue": 2, "predecessor": 2, "tagged": 2, "dequeue": 2, "update": 2}
 	wantFail := map[string]int64{"create": 1, "create_seq": 2, "get": 1, "delete": 1, "children": 1,
-		"ensure_path": 1, "exists_w": 1, "children_w": 1, "enqueue": 1, "predecessor": 1, "tagged": 1, "dequeue": 1, "set": 1}
+		"ensure_path": 1, "exists_w": 1, "children_w": 1, "enqueue": 1, "predecessor": 1, "tagged": 1, "dequeue": 1, "update": 1}
 	for k, v := range want {
 		if got.Requests[k] != v {
 			t.Errorf("Requests[%q] = %d, want %d", k, got.Requests[k], v)
@@ -409,15 +409,15 @@ func (s *listingStub) ExistsW(ctx context.Context, path string) (bool, backends.
 	return true, backends.Node{Path: path}, ch, nil
 }
 
-// TestSetWithoutSetter: Set through the instrument on a session that cannot
+// TestUpdateWithoutUpdater: Update through the instrument on a session that cannot
 // set data fails with errors.ErrUnsupported, counted as a failed set.
-func TestSetWithoutSetter(t *testing.T) {
+func TestUpdateWithoutUpdater(t *testing.T) {
 	var c instrument.Counters
 	s := instrument.Wrap(struct{ backends.Session }{newStub()}, &c)
-	if err := s.Set(context.Background(), "/a", nil); !errors.Is(err, errors.ErrUnsupported) {
-		t.Fatalf("Set = %v, want errors.ErrUnsupported", err)
+	if err := s.Update(context.Background(), "/a", nil); !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("Update = %v, want errors.ErrUnsupported", err)
 	}
-	if got := c.Snapshot(); got.Requests["set"] != 1 || got.Failures["set"] != 1 {
-		t.Fatalf("set counted %d requests, %d failures; want 1 and 1", got.Requests["set"], got.Failures["set"])
+	if got := c.Snapshot(); got.Requests["update"] != 1 || got.Failures["update"] != 1 {
+		t.Fatalf("set counted %d requests, %d failures; want 1 and 1", got.Requests["update"], got.Failures["update"])
 	}
 }

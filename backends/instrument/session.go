@@ -17,7 +17,7 @@ type Session struct {
 
 var (
 	_ backends.Session = (*Session)(nil)
-	_ backends.Setter  = (*Session)(nil)
+	_ backends.Updater = (*Session)(nil)
 )
 
 // Wrap returns s counting into c. Wrapping an already wrapped session counts
@@ -159,19 +159,19 @@ func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
 	return err
 }
 
-// Set counts OpSet (backends.Setter), forwarding to the wrapped session;
+// Update counts OpUpdate (backends.Updater), forwarding to the wrapped session;
 // one that cannot set data returns an error matching errors.ErrUnsupported,
 // counted as a failed request.
-func (s *Session) Set(ctx context.Context, path string, data []byte) error {
-	s.c.requests[OpSet].Add(1)
+func (s *Session) Update(ctx context.Context, path string, data []byte) error {
+	s.c.requests[OpUpdate].Add(1)
 	s.c.bytesSent.Add(int64(len(path) + len(data)))
 	var err error
-	if st, ok := s.inner.(backends.Setter); ok {
-		err = st.Set(ctx, path, data)
+	if st, ok := s.inner.(backends.Updater); ok {
+		err = st.Update(ctx, path, data)
 	} else {
 		err = fmt.Errorf("instrument: set %s: %T cannot set data: %w", path, s.inner, errors.ErrUnsupported)
 	}
-	s.done(OpSet, err)
+	s.done(OpUpdate, err)
 	return err
 }
 

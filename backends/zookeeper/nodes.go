@@ -115,12 +115,12 @@ func node(p string) backends.Node {
 	return backends.Node{Path: p, Name: name, Seq: parseSeq(name)}
 }
 
-var _ backends.Setter = (*Session)(nil)
+var _ backends.Updater = (*Session)(nil)
 
-// Set writes data to p whatever its version (setData, version -1); the
+// Update writes data to p whatever its version (setData, version -1); the
 // node keeps its owner. ErrNoNode if absent.
-func (s *Session) Set(ctx context.Context, p string, data []byte) error {
-	_, err := write(ctx, s, "set", p, func() (*zk.Stat, error) {
+func (s *Session) Update(ctx context.Context, p string, data []byte) error {
+	_, err := write(ctx, s, "update", p, func() (*zk.Stat, error) {
 		return s.l.conn.Set(p, data, -1)
 	})
 	return err

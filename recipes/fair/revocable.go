@@ -177,16 +177,16 @@ func (v *Revoker) Holders(ctx context.Context, path string) ([]string, error) {
 	return out, nil
 }
 
-// Revoke writes recipes.UnlockData to node (backends.Setter) and waits,
+// Revoke writes recipes.UnlockData to node (backends.Updater) and waits,
 // with an exists watch, until the node is gone: as long as ctx allows for
 // consent, at most the grace period before deleting it when forcing.
 // It returns recipes.ErrNotHolder if node is already gone.
 func (v *Revoker) Revoke(ctx context.Context, node string) (forced bool, err error) {
-	st, ok := v.s.(backends.Setter)
+	st, ok := v.s.(backends.Updater)
 	if !ok {
 		return false, fmt.Errorf("fair: revoke %s: %T cannot set data: %w", node, v.s, recipes.ErrUnsupported)
 	}
-	if err := st.Set(ctx, node, []byte(recipes.UnlockData)); errors.Is(err, backends.ErrNoNode) {
+	if err := st.Update(ctx, node, []byte(recipes.UnlockData)); errors.Is(err, backends.ErrNoNode) {
 		return false, fmt.Errorf("fair: revoke %s: %w", node, recipes.ErrNotHolder)
 	} else if err != nil {
 		return false, fmt.Errorf("fair: revoke %s: %w", node, err)

@@ -7,16 +7,16 @@ import (
 	"github.com/zkbench/zkbench/backends"
 )
 
-// testSet checks backends.Setter: another session's Set changes an
+// testUpdate checks backends.Updater: another session's Update changes an
 // ephemeral node's data, its watcher sees EventDataChanged, the node keeps
 // its owner (it goes when the owner's session closes, not the writer's),
-// and a Set of an absent node is ErrNoNode. The revocable lock
+// and an Update of an absent node is ErrNoNode. The revocable lock
 // (recipes/fair) is built on it.
-func testSet(t *testing.T, e *env) {
+func testUpdate(t *testing.T, e *env) {
 	owner, writer := e.session(t), e.session(t)
-	st, ok := writer.(backends.Setter)
+	st, ok := writer.(backends.Updater)
 	if !ok {
-		t.Fatalf("%T does not implement backends.Setter", writer)
+		t.Fatalf("%T does not implement backends.Updater", writer)
 	}
 	ensure(t, owner, e.ns)
 	p := e.p("held")
@@ -25,16 +25,16 @@ func testSet(t *testing.T, e *env) {
 
 	ctx, _ := contextWithCancel(t)
 	ch := existsW(t, ctx, owner, p, true)
-	if err := st.Set(opCtx(t), p, []byte("unlock")); err != nil {
-		t.Fatalf("Set(%s): %v", p, err)
+	if err := st.Update(opCtx(t), p, []byte("unlock")); err != nil {
+		t.Fatalf("Update(%s): %v", p, err)
 	}
-	wantEvent(t, nextEvent(t, ch, "ExistsW on Set"), backends.EventDataChanged, p)
+	wantEvent(t, nextEvent(t, ch, "ExistsW on Update"), backends.EventDataChanged, p)
 	got, _, err := owner.Get(opCtx(t), p)
 	if err != nil || string(got) != "unlock" {
-		t.Fatalf("Get(%s) after Set = %q, %v; want \"unlock\"", p, got, err)
+		t.Fatalf("Get(%s) after Update = %q, %v; want \"unlock\"", p, got, err)
 	}
-	if err := st.Set(opCtx(t), e.p("absent"), []byte("x")); !errors.Is(err, backends.ErrNoNode) {
-		t.Fatalf("Set of an absent node = %v, want ErrNoNode", err)
+	if err := st.Update(opCtx(t), e.p("absent"), []byte("x")); !errors.Is(err, backends.ErrNoNode) {
+		t.Fatalf("Update of an absent node = %v, want ErrNoNode", err)
 	}
 	if err := writer.Close(); err != nil {
 		t.Fatalf("closing the writer: %v", err)
