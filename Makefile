@@ -31,8 +31,8 @@ bench:
 	$(GO) test -run '^$$' -bench 'Lock(ZooKeeper|Etcd)' $(LOCKBENCH) -timeout 30m ./recipes/fair/
 
 # The kept runs behind docs/results.md: lock sweeps on a local ZooKeeper and
-# on the embedded etcd, leader failover at 200 candidates, and a double
-# barrier sweep. Results, plots and the report land in docs/runs/.
+# on the embedded etcd, leader failover at 200 candidates, a double
+# barrier sweep, and the shared and revocable lock sweeps. Results, plots and the report land in docs/runs/.
 RUNS     ?= docs/runs
 RUNFLAGS ?= --duration 15s --warmup 2s
 CONFIGFLAGS ?= --duration 10s --warmup 1s --rate 2 --poll 1s
@@ -53,6 +53,13 @@ bench-runs: build
 	$(BIN) run --backend zookeeper --cluster local --workload config --clients 10,100,500 --size 1KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-zookeeper-1kb
 	$(BIN) run --backend zookeeper --cluster local --workload config --clients 10,100 --size 64KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-zookeeper-64kb
 	$(BIN) run --backend zookeeper --cluster local --workload config --clients 10,100 --size 512KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-zookeeper-512kb
+	# The shared lock workloads (docs/results.md, shared locks and revocable locks).
+	$(BIN) run --backend zookeeper --cluster local --workload rwlock --variants naive,fair --clients 10,50,200 --duration 8s --warmup 2s --hold 5ms --read-share 0.9 -o $(RUNS) --run-id rwlock-zookeeper
+	$(BIN) run --backend etcd --workload rwlock --variants naive,fair,native --clients 10,50,200 --duration 8s --warmup 2s --hold 5ms --read-share 0.9 -o $(RUNS) --run-id rwlock-etcd
+	$(BIN) run --backend zookeeper --cluster local --workload revoke --variants consent,forced --clients 10,50 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms -o $(RUNS) --run-id revoke-zookeeper
+	$(BIN) run --backend etcd --workload revoke --variants consent,forced --clients 10,50 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms -o $(RUNS) --run-id revoke-etcd
+	$(BIN) run --backend zookeeper --cluster local --workload revoke --variants forced --clients 10 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms --fence on -o $(RUNS) --run-id revoke-fenced-zookeeper
+	$(BIN) run --backend etcd --workload revoke --variants forced --clients 10 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms --fence on -o $(RUNS) --run-id revoke-fenced-etcd
 
 # The kept runs behind the scale section of docs/results.md: the fair lock from
 # 1,000 to 10,000 clients on a local ZooKeeper and a local etcd (servers on

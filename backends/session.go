@@ -253,3 +253,19 @@ type LateWatchCounter interface {
 	// once Close has returned. Safe to call concurrently with anything.
 	LateWatchEvents() int64
 }
+
+// Updater is an optional ability of a Session, found by type assertion
+// (backends/instrument forwards it): writing a node's data in place, as a
+// revoker asks a lock holder to let go (the ZooKeeper recipes page's
+// revocable shared lock: setData "unlock" on the holder's node). Both
+// backends implement it; a decorator over a session without it returns an
+// error matching errors.ErrUnsupported.
+type Updater interface {
+	// Update replaces path's data, whatever its version, and keeps its
+	// owner: a ZooKeeper node stays ephemeral to the session that made it,
+	// an etcd key keeps its lease (so the writer need not own it). A
+	// watcher of path (ExistsW) sees EventDataChanged. ErrNoNode if path
+	// is absent; a write whose reply is lost matches ErrUnknownOutcome.
+	// Blocks as Nodes' methods do.
+	Update(ctx context.Context, path string, data []byte) error
+}

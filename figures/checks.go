@@ -62,11 +62,12 @@ var (
 	WritesCheck = Check{
 		// The label predates the queue calls and is kept, since notes in
 		// older results files are matched by it: enqueue is a sequential
-		// create and dequeue a delete, counted with them.
+		// create and dequeue a delete, counted with them; set (a
+		// revoker's setData) is a write too.
 		What: "writes (create+create_seq+delete)",
 		Client: func(c Totals) float64 {
 			return float64(c.Requests["create"] + c.Requests["create_seq"] + c.Requests["enqueue"] +
-				c.Requests["dequeue"] + c.Requests["delete"] + c.Requests["set"])
+				c.Requests["dequeue"] + c.Requests["delete"] + c.Requests["set"] + c.Requests["update"])
 		},
 		Metric: backends.MetricWrites,
 		Known: []Known{{

@@ -278,3 +278,21 @@ func PerParticipant(f Figure) Figure {
 	f.Doc += ", per participant"
 	return f
 }
+
+// Figures of the shared lock workloads (rwlock, revoke), recorded in PerOp
+// beside the common ones; docs/results.md tables them. No summary table
+// shows them.
+var (
+	NecessaryWakeups = Figure{Key: "necessary_wakeups", Label: "needed wake-ups", Side: Client,
+		Doc: "rwlock, revoke: notifications that let their waiter in (the last of a wait): a writer's release that admits a batch of readers wakes each of them, all needed"}
+	ReadersAtOnce = Figure{Key: "readers_at_once", Label: "readers at once", Side: Neither,
+		Doc: "rwlock: the mean, over reader grants, of the readers holding the lock at the grant, itself included (a mean, not a count per acquisition)"}
+	WriterOvertaken = Figure{Key: "writer_overtaken", Label: "readers overtaking a writer", Side: Neither,
+		Doc: "rwlock: reader grants that overtook a waiting writer (queued behind it, granted while it waited), per acquisition: writer starvation"}
+	ReadShare = Figure{Key: "read_share", Label: "reads", Side: Neither,
+		Doc: "rwlock, revoke: the share of the acquisitions that were reads (0 to 1)"}
+	RevokeNotifications = Figure{Key: "revoke_notifications", Label: "notifications to revoked holders", Side: Client,
+		Doc: "revoke: notifications a revoked holder received from its grant to the ask reaching it, per revoked holding (not per revocation: a holding revoked at the end of the window counts, its revocation may not)"}
+	ForcedRevocations = Figure{Key: "forced_revocations", Label: "forced revocations", Side: Neither,
+		Doc: "revoke: revocations in which the revoker deleted the holder's node after the grace period, per revocation"}
+)

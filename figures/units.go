@@ -13,6 +13,7 @@ const (
 	Round       Unit = "round"       // a barrier round
 	Update      Unit = "update"      // a config write every client must load
 	Operation   Unit = "operation"   // a workload that declares no unit
+	Revocation  Unit = "revocation"  // a lock holder asked to let go, and gone
 )
 
 // Plural is u with an s: "acquisitions".
@@ -33,6 +34,9 @@ var workloadUnits = map[string]Unit{
 	"double-barrier":     Round,
 	// config workload
 	"config": Update,
+	// The shared lock workloads.
+	"rwlock": Acquisition,
+	"revoke": Revocation,
 }
 
 // UnitOf is workload's unit operation; Operation for a workload that

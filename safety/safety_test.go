@@ -289,3 +289,43 @@ func BenchmarkRegisterWrite(b *testing.B) {
 		r.Write(tok, 1)
 	}
 }
+
+// TestRWChecker: readers share, a writer with anyone and a reader with a
+// writer are violations, readers at once are measured, and a reader queued
+// behind a waiting writer (a larger token) granted first overtook it.
+func TestRWChecker(t *testing.T) {
+	c := NewRWChecker()
+	if e := c.Enter(1, false, c.Ask(), 10, 1); e.Readers != 1 {
+		t.Fatalf("first reader sees %d readers, want 1", e.Readers)
+	}
+	w := c.Ask()                                                // a writer asks, queued with token 20
+	if e := c.Enter(2, false, c.Ask(), 30, 2); e.Readers != 2 { // a reader queued behind it
+		t.Fatalf("second reader sees %d readers, want 2", e.Readers)
+	}
+	if r := c.Report(); r.Violations != 0 || r.MaxReaders != 2 || r.MeanReaders != 1.5 {
+		t.Fatalf("two readers: %+v", r)
+	}
+	if e := c.Enter(3, true, w, 20, 3); e.Overtaken != 1 { // a writer while two read
+		t.Fatalf("writer overtaken by %d readers, want 1 (token 30, not 10)", e.Overtaken)
+	}
+	if r := c.Report(); r.Violations != 1 || r.Overtaken != 1 {
+		t.Fatalf("writer among readers: %+v, want 1 violation and 1 overtaking", r)
+	}
+	c.Exit(1, 4)
+	c.Exit(2, 4)
+	c.Enter(4, false, c.Ask(), 40, 5) // a reader while the writer holds
+	if r := c.Report(); r.Violations != 2 || r.ReaderGrants != 3 {
+		t.Fatalf("reader with a writer: %+v, want 2 violations and 3 reader grants", r)
+	}
+	c.Exit(3, 6)
+	c.Exit(4, 6)
+	if e := c.Enter(5, true, c.Ask(), 50, 7); e.Overtaken != 0 {
+		t.Fatalf("a writer asking after every reader overtaken by %d", e.Overtaken)
+	}
+	if c.Safety().Violations != 2 {
+		t.Fatalf("a lone writer added a violation: %+v", c.Safety())
+	}
+	if c.Exit(9, 8) {
+		t.Fatalf("Exit of a client that never entered reported it inside")
+	}
+}

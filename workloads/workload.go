@@ -265,6 +265,7 @@ func (l *RunLog) LeftoverPaths() []string {
 func Names() []string {
 	names := []string{"lock", "failover", "handoff", "observers", "barrier",
 		"config"}
+	names = append(names, "rwlock", "revoke") // the shared lock workloads
 	sort.Strings(names)
 	return names
 }
@@ -285,6 +286,11 @@ func New(name string) (Workload, error) {
 		return NewBarrier(), nil
 	case "config":
 		return NewConfig(), nil
+	// The shared lock workloads.
+	case "rwlock":
+		return NewRWLock(), nil
+	case "revoke":
+		return NewRevoke(), nil
 	}
 	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownWorkload, name, strings.Join(Names(), ", "))
 }

@@ -67,6 +67,7 @@ var subtests = []subtest{
 	{"EnqueuePrev", testEnqueuePrev},
 	{"Tagged", testTagged},
 	{"Dequeue", testDequeue},
+	{"Update", testUpdate},
 	{"EphemeralGoneAfterClose", testEphemeralGoneAfterClose},
 	{"DoneClosesOnClose", testDoneClosesOnClose},
 	{"ExistsWDelete", testExistsWDelete},

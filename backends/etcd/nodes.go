@@ -157,3 +157,30 @@ func (s *Session) EnsurePath(ctx context.Context, p string) error {
 	}
 	return nil
 }
+
+var _ backends.Updater = (*Session)(nil)
+
+// Update writes data to p if it exists, keeping the key's lease whoever owns
+// it: Txn If(CreateRevision(p) > 0) Then Put(p, data, IgnoreLease).
+// ErrNoNode if absent.
+func (s *Session) Update(ctx context.Context, p string, data []byte) error {
+	if err := checkPath(p); err != nil {
+		return err
+	}
+	c, stop, err := s.call(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	resp, err := s.cli.Txn(c).
+		If(clientv3.Compare(clientv3.CreateRevision(p), ">", 0)).
+		Then(clientv3.OpPut(p, string(data), clientv3.WithIgnoreLease())).
+		Commit()
+	if err != nil {
+		return s.fail(ctx, "update", p, true, err)
+	}
+	if !resp.Succeeded {
+		return fmt.Errorf("etcd: set %s: %w", p, backends.ErrNoNode)
+	}
+	return nil
+}

@@ -15,7 +15,7 @@
 // was already closed is counted too, although such a call may never reach
 // the wire: compare with the servers only over intervals without those.
 //
-//   - Requests["create"] + ["create_seq"] + ["enqueue"] + ["dequeue"] +
+//   - Requests["create"] + ["create_seq"] + ["enqueue"] + ["dequeue"] + ["update"] +
 //     ["delete"] + ["set"] equal the servers' write requests over the same interval (backends.MetricWrites: ZooKeeper
 //     zk_cnt_updatelatency, which counts failed creates and deletes too; etcd
 //     Txn/Put/DeleteRange calls handled), provided nothing else wrote in the
@@ -107,6 +107,7 @@ const (
 	OpDequeue
 	OpSet
 	OpWatchData
+	OpUpdate
 	numOps
 )
 
@@ -125,6 +126,7 @@ var opNames = [numOps]string{
 	OpDequeue:     "dequeue",
 	OpSet:         "set",
 	OpWatchData:   "watch_data",
+	OpUpdate:      "update",
 }
 
 // Ops lists every request type in a stable order.

@@ -14,7 +14,7 @@ import (
 )
 
 func TestOpNamesMatchResultsKeys(t *testing.T) {
-	want := []string{"create", "create_seq", "get", "delete", "children", "ensure_path", "exists_w", "children_w", "enqueue", "predecessor", "tagged", "dequeue", "set", "watch_data"}
+	want := []string{"create", "create_seq", "get", "delete", "children", "ensure_path", "exists_w", "children_w", "enqueue", "predecessor", "tagged", "dequeue", "set", "watch_data", "update"}
 	ops := instrument.Ops()
 	if len(ops) != len(want) {
 		t.Fatalf("Ops() has %d types, want %d", len(ops), len(want))
@@ -54,6 +54,7 @@ func TestCountsEveryRequestAndFailure(t *testing.T) {
 		if _, _, _, err := s.WatchData(ctx, "/c"); !errors.Is(err, backends.ErrNoDataWatch) {
 			t.Errorf("WatchData on a session without the ability: %v", err)
 		}
+		s.Update(ctx, "/a", []byte("unlock"))
 	}
 	call()
 	stub.err = errStub
@@ -62,10 +63,10 @@ func TestCountsEveryRequestAndFailure(t *testing.T) {
 	got := c.Snapshot()
 	want := map[string]int64{"create": 2, "create_seq": 4, "get": 2, "delete": 2, "children": 2,
 		"ensure_path": 2, "exists_w": 2, "children_w": 2, "enqueue": 2, "predecessor": 2, "tagged": 2, "dequeue": 2,
-		"set": 2, "watch_data": 0}
+		"update": 2, "set": 2, "watch_data": 0}
 	wantFail := map[string]int64{"create": 1, "create_seq": 2, "get": 1, "delete": 1, "children": 1,
 		"ensure_path": 1, "exists_w": 1, "children_w": 1, "enqueue": 1, "predecessor": 1, "tagged": 1, "dequeue": 1,
-		"set": 1, "watch_data": 0}
+		"update": 1, "set": 1, "watch_data": 0}
 	for k, v := range want {
 		if got.Requests[k] != v {
 			t.Errorf("Requests[%q] = %d, want %d", k, got.Requests[k], v)
@@ -77,8 +78,8 @@ func TestCountsEveryRequestAndFailure(t *testing.T) {
 	if len(got.Requests) != len(want) || len(got.Failures) != len(want) {
 		t.Errorf("snapshot has %d request and %d failure keys, want %d", len(got.Requests), len(got.Failures), len(want))
 	}
-	if got.TotalRequests() != 28 {
-		t.Errorf("TotalRequests = %d, want 28", got.TotalRequests())
+	if got.TotalRequests() != 30 {
+		t.Errorf("TotalRequests = %d, want 30", got.TotalRequests())
 	}
 	// Only the two successful watch calls armed a watch.
 	if got.WatchesArmed != 2 {
@@ -413,4 +414,17 @@ func (s *listingStub) ExistsW(ctx context.Context, path string) (bool, backends.
 	ch <- backends.Event{Type: backends.EventDeleted, Path: path}
 	close(ch)
 	return true, backends.Node{Path: path}, ch, nil
+}
+
+// TestUpdateWithoutUpdater: Update through the instrument on a session that cannot
+// set data fails with errors.ErrUnsupported, counted as a failed set.
+func TestUpdateWithoutUpdater(t *testing.T) {
+	var c instrument.Counters
+	s := instrument.Wrap(struct{ backends.Session }{newStub()}, &c)
+	if err := s.Update(context.Background(), "/a", nil); !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("Update = %v, want errors.ErrUnsupported", err)
+	}
+	if got := c.Snapshot(); got.Requests["update"] != 1 || got.Failures["update"] != 1 {
+		t.Fatalf("set counted %d requests, %d failures; want 1 and 1", got.Requests["update"], got.Failures["update"])
+	}
 }

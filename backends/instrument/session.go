@@ -2,6 +2,8 @@ package instrument
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/zkbench/zkbench/backends"
 )
@@ -13,7 +15,10 @@ type Session struct {
 	late  backends.LateWatchCounter // nil if the backend has no late events
 }
 
-var _ backends.Session = (*Session)(nil)
+var (
+	_ backends.Session = (*Session)(nil)
+	_ backends.Updater = (*Session)(nil)
+)
 
 // Wrap returns s counting into c. Wrapping an already wrapped session counts
 // into both Counters. If the innermost session is a
@@ -151,6 +156,22 @@ func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
 	s.c.requests[OpDequeue].Add(1)
 	err := s.inner.Dequeue(ctx, me)
 	s.done(OpDequeue, err)
+	return err
+}
+
+// Update counts OpUpdate (backends.Updater), forwarding to the wrapped session;
+// one that cannot set data returns an error matching errors.ErrUnsupported,
+// counted as a failed request.
+func (s *Session) Update(ctx context.Context, path string, data []byte) error {
+	s.c.requests[OpUpdate].Add(1)
+	s.c.bytesSent.Add(int64(len(path) + len(data)))
+	var err error
+	if st, ok := s.inner.(backends.Updater); ok {
+		err = st.Update(ctx, path, data)
+	} else {
+		err = fmt.Errorf("instrument: set %s: %T cannot set data: %w", path, s.inner, errors.ErrUnsupported)
+	}
+	s.done(OpUpdate, err)
 	return err
 }
 

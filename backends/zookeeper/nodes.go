@@ -135,3 +135,14 @@ func (s *Session) Set(ctx context.Context, p string, data []byte) error {
 		}
 	}
 }
+
+var _ backends.Updater = (*Session)(nil)
+
+// Update writes data to p whatever its version (setData, version -1); the
+// node keeps its owner. ErrNoNode if absent.
+func (s *Session) Update(ctx context.Context, p string, data []byte) error {
+	_, err := write(ctx, s, "update", p, func() (*zk.Stat, error) {
+		return s.l.conn.Set(p, data, -1)
+	})
+	return err
+}

@@ -110,7 +110,7 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.backend, "backend", "etcd", "coordination service: etcd or zookeeper")
 	fl.StringVar(&f.workload, "workload", "lock", "workload: "+strings.Join(workloads.Names(), ", "))
-	fl.StringVar(&f.variants, "variants", "naive,fair", "comma-separated variants (lock: naive, naive-children, fair, native)")
+	fl.StringVar(&f.variants, "variants", "naive,fair", "comma-separated variants (lock: naive, naive-children, fair, native; rwlock: naive, fair, native (etcd); revoke: consent, forced)")
 	fl.StringVar(&f.clients, "clients", "10,50,200", "comma-separated client counts, one case each")
 	fl.DurationVar(&f.duration, "duration", 5*time.Second, "measured time per case (after the warm-up)")
 	fl.Int64Var(&f.ops, "ops", 0, "stop a case after this many measured operations (0: duration only)")

@@ -40,6 +40,11 @@ type recipeFlags struct {
 	// config workload
 	size string
 	poll time.Duration
+	// The shared lock workloads (rwlock, revoke).
+	readShare   float64
+	grace       time.Duration
+	revokeEvery time.Duration
+	cleanup     time.Duration
 }
 
 func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
@@ -59,6 +64,11 @@ func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
 	// config workload
 	fl.StringVar(&f.size, "size", "1KB", "config: bytes of the config node's data (512, 64KB, 1MB; KB = 1024 bytes), at most the servers' request limit")
 	fl.DurationVar(&f.poll, "poll", 100*time.Millisecond, "config: the polling variant's re-read interval")
+	// The shared lock workloads.
+	fl.Float64Var(&f.readShare, "read-share", -1, "rwlock, revoke: share of acquisitions that are reads, 0 to 1 (-1: the workload's default, rwlock 0.9, revoke 0)")
+	fl.DurationVar(&f.grace, "grace", 100*time.Millisecond, "revoke, variant forced: how long after its ask the revoker deletes a holder's node that is still there")
+	fl.DurationVar(&f.revokeEvery, "revoke-every", 50*time.Millisecond, "revoke: the revoker's pause between one revocation's end and its next ask")
+	fl.DurationVar(&f.cleanup, "cleanup", 0, "revoke: how long a revoked holder works, writing at the end, before it releases (longer than --grace: forced revocations take the lock from a holder still writing)")
 }
 
 // params are the workload parameters of the flags workload reads.
@@ -69,9 +79,23 @@ func (f *recipeFlags) params(workload string) (map[string]string, error) {
 	default:
 		return nil, fmt.Errorf("--fence %q: want %s or %s", f.fence, workloads.FenceOff, workloads.FenceOn)
 	}
+	if f.readShare != -1 && (f.readShare < 0 || f.readShare > 1) {
+		return nil, fmt.Errorf("--read-share %v: want a share from 0 to 1 (0.9: nine reads in ten)", f.readShare)
+	}
 	switch workload {
 	case "lock":
 		params[workloads.ParamFence] = f.fence
+	// The shared lock workloads.
+	case "rwlock", "revoke":
+		if f.readShare != -1 {
+			params[workloads.ParamReadShare] = strconv.FormatFloat(f.readShare, 'g', -1, 64)
+		}
+		if workload == "revoke" {
+			params[workloads.ParamFence] = f.fence
+			params[workloads.ParamGrace] = f.grace.String()
+			params[workloads.ParamRevokeEvery] = f.revokeEvery.String()
+			params[workloads.ParamCleanup] = f.cleanup.String()
+		}
 	case "failover", "observers":
 		params[workloads.ParamFailovers] = strconv.Itoa(f.failovers)
 		params[workloads.ParamKill] = f.kill
@@ -101,10 +125,10 @@ func (f *recipeFlags) params(workload string) (map[string]string, error) {
 
 // workloadFlags are the flags only some workloads read, and which.
 var workloadFlags = map[string][]string{
-	"hold":         {"lock", "handoff"},
-	"think":        {"lock"},
+	"hold":         {"lock", "handoff", "rwlock", "revoke"},
+	"think":        {"lock", "rwlock", "revoke"},
 	"rate":         {"lock", "config"},
-	"fence":        {"lock"},
+	"fence":        {"lock", "revoke"},
 	"failovers":    {"failover", "observers"},
 	"kill":         {"failover", "observers"},
 	"settle":       {"failover", "observers"},
@@ -117,6 +141,11 @@ var workloadFlags = map[string][]string{
 	// config workload
 	"size": {"config"},
 	"poll": {"config"},
+	// The shared lock workloads.
+	"read-share":   {"rwlock", "revoke"},
+	"grace":        {"revoke"},
+	"revoke-every": {"revoke"},
+	"cleanup":      {"revoke"},
 }
 
 // backendFlags are the flags only one backend reads.
@@ -153,6 +182,8 @@ func checkFlagsRead(fl *pflag.FlagSet, f *runFlags) error {
 		return fmt.Errorf("--scale: it scales a --preset's grid; give --preset %s", workloads.PresetPaperBarrier)
 	case fl.Changed("nodes") && len(f.endpoints) > 0:
 		return errors.New("--nodes: zkbench starts no servers with --endpoints; your cluster has the members it has")
+	case fl.Changed("grace") && f.workload == "revoke" && !slices.Contains(splitList(f.variants), "forced"):
+		return errors.New("--grace: only the forced variant waits a grace period (add --variants forced)")
 	case fl.Changed("clients") && f.recipe.preset != "":
 		return fmt.Errorf("--clients: --preset %s sets the client counts of its grid (use --scale)", f.recipe.preset)
 	}

@@ -143,7 +143,7 @@ func TestRunBadInput(t *testing.T) {
 		{"malformed endpoint", []string{"--endpoints", "http://[::1"}, "--endpoints"},
 		{"zookeeper at an etcd", []string{"--backend", "zookeeper", "--endpoints", etcdHostPort(t)}, "preflight"},
 		{"unknown fence", []string{"--fence", "maybe"}, `--fence "maybe": want off or on`},
-		{"fence without a lock", []string{"--workload", "barrier", "--fence", "on"}, "only the lock workload"},
+		{"fence without a lock", []string{"--workload", "barrier", "--fence", "on"}, "only the lock, revoke workloads"},
 		{"think on a barrier", []string{"--workload", "barrier", "--think", "1ms"}, "--think: the barrier workload does not read it"},
 		{"rounds on a lock", []string{"--rounds", "5"}, "--rounds: the lock workload does not read it"},
 		{"lease on zookeeper", []string{"--backend", "zookeeper", "--lease-ttl", "3s"}, "--lease-ttl: only etcd reads it"},

@@ -137,7 +137,7 @@ func (l *Lock) waitFirst(ctx context.Context, me backends.Node) (wakeups int, er
 			}
 			pred = p.Path
 		}
-		ev, woke, err := l.waitGone(ctx, pred)
+		ev, woke, err := waitGone(ctx, l.q.S, pred)
 		if err != nil {
 			return wakeups, err
 		}
@@ -155,17 +155,16 @@ func (l *Lock) waitFirst(ctx context.Context, me backends.Node) (wakeups int, er
 	}
 }
 
-// waitGone watches the predecessor and returns once a notification arrives
-// (woke, and its type) or the predecessor turns out to be gone already
-// (not woke).
-func (l *Lock) waitGone(ctx context.Context, pred string) (backends.EventType, bool, error) {
+// waitGone watches the node pred and returns once a notification arrives
+// (woke, and its type) or pred turns out to be gone already (not woke).
+func waitGone(ctx context.Context, s backends.Session, pred string) (backends.EventType, bool, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	exists, _, events, err := l.q.S.ExistsW(wctx, pred)
+	exists, _, events, err := s.ExistsW(wctx, pred)
 	if err != nil || !exists {
 		return 0, false, err
 	}
-	return recipe.AwaitEvent(ctx, l.q.S, events)
+	return recipe.AwaitEvent(ctx, s, events)
 }
 
 // Release deletes this client's node, waking only the next in line. It

@@ -40,9 +40,20 @@ type etcdLock struct {
 var _ Lock = (*etcdLock)(nil)
 
 func newEtcdLock(s backends.Session, es EtcdSession, path string, o recipes.Options) (*etcdLock, error) {
+	cs, err := concurrencySession(s, es, "lock "+path)
+	if err != nil {
+		return nil, err
+	}
+	key := fmt.Sprintf("%s/%x", path, es.Lease())
+	return &etcdLock{s: s, cs: cs, path: path, key: key, opt: o}, nil
+}
+
+// concurrencySession is a concurrency.Session on the backend session's
+// client and lease, for the native recipe what.
+func concurrencySession(s backends.Session, es EtcdSession, what string) (*concurrency.Session, error) {
 	client, lease := es.Client(), es.Lease()
 	if client == nil || lease == clientv3.NoLease {
-		return nil, fmt.Errorf("native: lock %s: etcd session has no client or lease: %w", path, ErrUnsupported)
+		return nil, fmt.Errorf("native: %s: etcd session has no client or lease: %w", what, ErrUnsupported)
 	}
 	// WithLease: reuse the backend's lease, grant none. The concurrency
 	// session is never closed (Close would revoke the backend's lease). Its
@@ -60,10 +71,9 @@ func newEtcdLock(s backends.Session, es EtcdSession, path string, o recipes.Opti
 	cs, err := concurrency.NewSession(client, concurrency.WithLease(lease), concurrency.WithContext(ctx))
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("native: lock %s: concurrency session: %w", path, err)
+		return nil, fmt.Errorf("native: %s: concurrency session: %w", what, err)
 	}
-	key := fmt.Sprintf("%s/%x", path, lease)
-	return &etcdLock{s: s, cs: cs, path: path, key: key, opt: o}, nil
+	return cs, nil
 }
 
 func (l *etcdLock) ClientCountsVisible() bool { return false }

@@ -38,6 +38,9 @@ type env struct {
 	admin backends.Admin
 	v     variants.Variant[variants.LockMaker]
 	path  string
+	// list, if set, names the lock's nodes instead of the lock path's
+	// children (a library that keeps them deeper: etcd's RWMutex).
+	list func() []string
 }
 
 // client is one simulated client: its own session, counted by instrument,
@@ -102,6 +105,9 @@ func (e *env) release(c *client) {
 // (a path never made lists as empty).
 func (e *env) children() []string {
 	e.t.Helper()
+	if e.list != nil {
+		return e.list()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	names, err := e.admin.List(ctx, e.path)

@@ -34,6 +34,13 @@ const (
 // through b) removed when it ends. Subtests run one after the other. With
 // only, just the subtests so named run (see pick).
 func RunLockSuite(t *testing.T, b backends.Backend, v variants.Variant[variants.LockMaker], only ...string) {
+	runLockSuite(t, b, func(t *testing.T, admin backends.Admin) *env {
+		return &env{t: t, b: b, admin: admin, v: v, path: testcluster.TestNamespace(t, b) + "/lock"}
+	}, only...)
+}
+
+// runLockSuite is RunLockSuite with each subtest's env made by newEnv.
+func runLockSuite(t *testing.T, b backends.Backend, newEnv func(t *testing.T, admin backends.Admin) *env, only ...string) {
 	subtests := []subtest[*env]{
 		{"Exclusion", testExclusion},
 		{"TokenAndMisuse", testTokenAndMisuse},
@@ -53,10 +60,7 @@ func RunLockSuite(t *testing.T, b backends.Backend, v variants.Variant[variants.
 		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
 	}
 	for _, st := range pick(t, subtests, only) {
-		t.Run(st.name, func(t *testing.T) {
-			ns := testcluster.TestNamespace(t, b)
-			st.f(&env{t: t, b: b, admin: admin, v: v, path: ns + "/lock"})
-		})
+		t.Run(st.name, func(t *testing.T) { st.f(newEnv(t, admin)) })
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
@@ -88,5 +89,34 @@ func TestNativeUnsupportedSurfaces(t *testing.T) {
 	}
 	if err := l.Release(context.Background()); !errors.Is(err, recipes.ErrNotHeld) {
 		t.Errorf("Release of a lock that failed to build: %v, want ErrNotHeld", err)
+	}
+}
+
+// TestSharedLockTables: the shared lock and revocable tables name their
+// variants, native runs on etcd only, and a revocable variant builds both
+// its lock and its revoker.
+func TestSharedLockTables(t *testing.T) {
+	for _, tc := range []struct {
+		f    table
+		want []string
+	}{
+		{RWLocks(), []string{Fair, Naive, Native}},
+		{Revocables(time.Second), []string{Consent, Forced}},
+	} {
+		if got := tc.f.Names(); !slices.Equal(got, tc.want) {
+			t.Errorf("%T.Names() = %v, want %v", tc.f, got, tc.want)
+		}
+	}
+	v, err := RWLocks().Lookup(Native)
+	if err != nil || v.Supports(backends.ZooKeeper) || !v.Supports(backends.Etcd) || v.ClientCounts {
+		t.Errorf("native shared lock: %+v, %v: want etcd only, no client counts", v, err)
+	}
+	for _, v := range Revocables(time.Second).All() {
+		if v.New.Lock == nil || v.New.Revoker == nil || !v.HerdFree {
+			t.Errorf("revocable %s: %+v", v.Name, v)
+		}
+	}
+	if _, err := Revocables(time.Second).Lookup("naive"); !errors.Is(err, ErrUnknown) {
+		t.Errorf("Lookup(naive) in the revocable table: %v, want ErrUnknown", err)
 	}
 }

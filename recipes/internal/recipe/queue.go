@@ -64,6 +64,14 @@ func NewTaggedQueue(pkg string, errHeld error, s backends.Session, path string, 
 // first, and grants; see the locks' Acquire docs for what cancelling and a
 // lost session do.
 func (q *Queue) Acquire(ctx context.Context, wait WaitFirst) (recipes.Grant, error) {
+	return q.AcquireAs(ctx, "", wait)
+}
+
+// AcquireAs is Acquire for a queue whose nodes say what they wait for: kind
+// follows Prefix in the node's name (CreateSequential queues only), as a
+// shared lock's "read-" and "write-" do. Leftovers are found by Prefix, so
+// whatever kind they were made as.
+func (q *Queue) AcquireAs(ctx context.Context, kind string, wait WaitFirst) (recipes.Grant, error) {
 	if q.held {
 		return recipes.Grant{}, fmt.Errorf("%s: acquire %s: %w", q.pkg, q.Path, q.errHeld)
 	}
@@ -75,7 +83,7 @@ func (q *Queue) Acquire(ctx context.Context, wait WaitFirst) (recipes.Grant, err
 			if q.Tag != "" {
 				return q.S.Enqueue(c, q.Path, q.Tag)
 			}
-			return q.S.CreateSequential(c, q.Path, q.Prefix, nil)
+			return q.S.CreateSequential(c, q.Path, q.Prefix+kind, nil)
 		})
 	})
 	if err != nil {
@@ -96,6 +104,9 @@ func (q *Queue) Acquire(ctx context.Context, wait WaitFirst) (recipes.Grant, err
 	q.me, q.held = me, true
 	return recipes.Grant{Token: SeqToken(me), Wakeups: wakeups, Lost: q.S.Done()}, nil
 }
+
+// Held returns the node the lock is held by, if held.
+func (q *Queue) Held() (backends.Node, bool) { return q.me, q.held }
 
 // Release deletes the held node (Session.Dequeue in a tagged queue; retried on a fresh bounded context if ctx
 // ends first; left to the next call if that fails too). Not held, it removes

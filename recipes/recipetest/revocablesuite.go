@@ -1,0 +1,270 @@
+package recipetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/instrument"
+	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/variants"
+	"github.com/zkbench/zkbench/safety"
+)
+
+// The revocable shared lock suite. A revocable lock taken to write is a
+// lock: it first passes the lock suite in write mode (RevocableLock; all
+// but ReleaseWakes, whose count of armed watches the own-node watch
+// changes: RevokeNotifiesHolder counts instead). Then its own subtests:
+// the revoker asks, the holder alone is notified, consents and the next in
+// line is granted; the forcing revoker takes the lock from a holder that
+// does not let go, whose late writes only a fence rejects.
+
+// RevocableLock is v's revocable lock taken to write only, as a lock
+// variant for the lock suite.
+func RevocableLock(v variants.Variant[variants.RevocableMaker]) variants.Variant[variants.LockMaker] {
+	return variants.Variant[variants.LockMaker]{Name: v.Name, HerdFree: v.HerdFree, FIFO: true,
+		ClientCounts: v.ClientCounts, Backends: v.Backends,
+		New: func(s backends.Session, path string) (recipes.Lock, error) {
+			return revLock{l: v.New.Lock(s, path)}, nil
+		}}
+}
+
+// LockSubtestsOfRevocable are the lock suite's subtests a revocable lock
+// runs (see RevocableLock).
+var LockSubtestsOfRevocable = []string{"Exclusion", "TokenAndMisuse", "FIFO", "CancelCleansUp", "WaiterSessionLost",
+	"HolderSessionLost", "CancelCleanupFails", "ReleaseFails", "UnknownCreate", "LateCreate", "ParentOnce"}
+
+// revLock is a revocable lock taken to write, as a recipes.Lock.
+type revLock struct{ l recipes.Revocable }
+
+func (r revLock) Acquire(ctx context.Context) (recipes.Grant, error) {
+	g, err := r.l.Acquire(ctx, recipes.Write)
+	return g.Grant, err
+}
+func (r revLock) Release(ctx context.Context) error { return r.l.Release(ctx) }
+
+// revEnv is one revocable subtest's backend, namespace and variant.
+type revEnv struct {
+	*env
+	rv variants.Variant[variants.RevocableMaker]
+}
+
+type revClient struct {
+	*client
+	rev recipes.Revocable
+}
+
+func (e *revEnv) newRev() *revClient {
+	e.t.Helper()
+	c := e.newClient()
+	return &revClient{client: c, rev: c.lock.(revLock).l}
+}
+
+// revoker opens a session of its own, counted, for v's revoker.
+func (e *revEnv) revoker() (recipes.Revoker, *instrument.Counters) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	raw, err := e.b.NewSession(ctx)
+	if err != nil {
+		e.t.Fatalf("NewSession: %v", err)
+	}
+	e.t.Cleanup(func() { _ = raw.Close() })
+	c := &instrument.Counters{}
+	return e.rv.New.Revoker(instrument.Wrap(raw, c)), c
+}
+
+func (e *revEnv) acquire(c *revClient, mode recipes.Mode) recipes.RevocableGrant {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	g, err := c.rev.Acquire(ctx, mode)
+	if err != nil {
+		e.t.Fatalf("Acquire(%s): %v", mode, err)
+	}
+	return g
+}
+
+// RunRevocableSuite runs the revocable subtests for v on b (with only,
+// just those named). Run the lock suite over RevocableLock(v) beside it.
+func RunRevocableSuite(t *testing.T, b backends.Backend, v variants.Variant[variants.RevocableMaker], only ...string) {
+	subtests := []subtest[*revEnv]{
+		{"RevokeNotifiesHolder", testRevokeNotifiesHolder},
+		{"RevokeReaders", testRevokeReaders},
+		{"RevokeGone", testRevokeGone},
+	}
+	admin, ok := b.(backends.Admin)
+	if !ok {
+		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
+	}
+	for _, st := range pick(t, subtests, only) {
+		t.Run(st.name, func(t *testing.T) {
+			ns := testcluster.TestNamespace(t, b)
+			st.f(&revEnv{env: &env{t: t, b: b, admin: admin, v: RevocableLock(v), path: ns + "/revocable"}, rv: v})
+		})
+	}
+}
+
+// testRevokeNotifiesHolder: a writer holds, another waits. The revoker
+// finds the holder and asks; the holder is notified once and its Revoked
+// closes; the waiter, whose exists watch is on the holder's node, is
+// notified once too (a data change fires it: one wasted wake-up a
+// revocation) and stays out until the holder lets go. With consent the holder's release ends the revocation;
+// a forcing revoker whose grace passes first deletes the holder's node:
+// the waiter is granted while the late holder still acts, its write is
+// accepted by a plain register and rejected by a fenced one, and its
+// Release reports the lock lost.
+func testRevokeNotifiesHolder(e *revEnv) {
+	holder, waiter := e.newRev(), e.newRev()
+	held := e.acquire(holder, recipes.Write)
+	armed := waiter.c.Snapshot().WatchesArmed
+	p := &pending{done: make(chan struct{})}
+	wctx, wcancel := context.WithTimeout(context.Background(), opTimeout)
+	defer wcancel()
+	var next recipes.RevocableGrant
+	go func() {
+		defer close(p.done)
+		next, p.err = waiter.rev.Acquire(wctx, recipes.Write)
+	}()
+	e.eventually(settleBound, "waiter never armed both its watches", func() bool {
+		return waiter.c.Snapshot().WatchesArmed >= armed+2
+	})
+	time.Sleep(quietWindow)
+	rv, _ := e.revoker()
+	holders, err := rv.Holders(context.Background(), e.path)
+	if err != nil || len(holders) != 1 || holders[0] != held.Node {
+		e.t.Fatalf("Holders = %v, %v; want [%s]", holders, err, held.Node)
+	}
+	hBefore, wBefore := holder.c.Snapshot().WatchEvents, waiter.c.Snapshot().WatchEvents
+	type revoked struct {
+		forced bool
+		err    error
+	}
+	done := make(chan revoked, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		defer cancel()
+		f, err := rv.Revoke(ctx, held.Node)
+		done <- revoked{f, err}
+	}()
+	select {
+	case <-held.Revoked:
+	case <-time.After(settleBound):
+		e.t.Fatalf("the holder's Revoked still open %v after the ask", settleBound)
+	}
+	if d := holder.c.Snapshot().WatchEvents - hBefore; d != 1 {
+		e.t.Errorf("the ask notified the holder %d times, want 1", d)
+	}
+	// The waiter behind the holder watches the holder's node, and an
+	// exists watch fires on a data change: the ask wakes it too, for
+	// nothing (it lists, finds the holder still there, and watches again).
+	e.eventually(settleBound, "the waiter behind the holder was never notified of the ask", func() bool {
+		return waiter.c.Snapshot().WatchEvents > wBefore
+	}) // no quiet window here: a forcing revoker deletes the node revokeGrace after the ask
+	if d := waiter.c.Snapshot().WatchEvents - wBefore; d != 1 {
+		e.t.Errorf("the ask notified the waiter behind the holder %d times, want 1 (its watch on the holder's node)", d)
+	}
+	if e.rv.Name == variants.Consent {
+		e.mustBeWaiting(p, "a waiter while the holder cleans up")
+		time.Sleep(quietWindow) // the holder's clean-up
+		e.release(holder.client)
+		r := <-done
+		if r.err != nil || r.forced {
+			e.t.Fatalf("Revoke with consent = forced %v, %v; want not forced, nil", r.forced, r.err)
+		}
+		e.wait(p, opTimeout, "the waiter after the holder let go")
+		if p.err != nil {
+			e.t.Fatalf("waiter: %v", p.err)
+		}
+		e.release(waiter.client)
+		e.childrenBecome(0)
+		return
+	}
+	// Forced: the holder does not let go; the revoker's grace passes.
+	plain, fenced := safety.NewRegister(false), safety.NewRegister(true)
+	r := <-done
+	if r.err != nil || !r.forced {
+		e.t.Fatalf("Revoke by force = forced %v, %v; want forced, nil", r.forced, r.err)
+	}
+	e.wait(p, opTimeout, "the waiter after the forced revocation")
+	if p.err != nil {
+		e.t.Fatalf("waiter: %v", p.err)
+	}
+	for _, reg := range []*safety.Register{plain, fenced} {
+		reg.Grant(held.Token, 0)
+		reg.Write(held.Token, 0)
+		reg.Grant(next.Token, 1)
+		reg.Write(next.Token, 1)
+		reg.Write(held.Token, 0) // the late holder, still cleaning up
+	}
+	if st := plain.Stats(); st.Violations != 1 {
+		e.t.Errorf("plain register: %d late writes accepted as violations, want 1 (tokens %d then %d)", st.Violations, held.Token, next.Token)
+	}
+	if st := fenced.Stats(); st.Prevented != 1 || st.Violations != 0 {
+		e.t.Errorf("fenced register: prevented %d, violations %d; want 1 and 0", st.Prevented, st.Violations)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	if err := holder.rev.Release(ctx); !errors.Is(err, recipes.ErrLockLost) {
+		e.t.Errorf("Release after a forced revocation: %v, want ErrLockLost", err)
+	}
+	e.release(waiter.client)
+	e.childrenBecome(0)
+}
+
+// testRevokeReaders: two readers hold together and a writer waits; the
+// revoker lists both as holders, revokes each, each lets go when asked,
+// and the writer is granted.
+func testRevokeReaders(e *revEnv) {
+	r1, r2, w := e.newRev(), e.newRev(), e.newRev()
+	g1, g2 := e.acquire(r1, recipes.Read), e.acquire(r2, recipes.Read)
+	armed := w.c.Snapshot().WatchesArmed
+	p := &pending{done: make(chan struct{})}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	go func() {
+		defer close(p.done)
+		_, p.err = w.rev.Acquire(ctx, recipes.Write)
+	}()
+	e.eventually(settleBound, "the writer never armed both its watches", func() bool {
+		return w.c.Snapshot().WatchesArmed >= armed+2
+	})
+	rv, _ := e.revoker()
+	holders, err := rv.Holders(ctx, e.path)
+	if err != nil || len(holders) != 2 {
+		e.t.Fatalf("Holders = %v, %v; want the two readers", holders, err)
+	}
+	for _, rc := range []struct {
+		c *revClient
+		g recipes.RevocableGrant
+	}{{r1, g1}, {r2, g2}} {
+		go func() {
+			<-rc.g.Revoked
+			e.release(rc.c.client)
+		}()
+	}
+	for _, h := range holders {
+		if _, err := rv.Revoke(ctx, h); err != nil {
+			e.t.Fatalf("Revoke(%s): %v", h, err)
+		}
+	}
+	e.wait(p, opTimeout, "the writer once both readers were revoked")
+	if p.err != nil {
+		e.t.Fatalf("writer: %v", p.err)
+	}
+	e.release(w.client)
+	e.childrenBecome(0)
+}
+
+// testRevokeGone: revoking a node that is gone is ErrNotHolder.
+func testRevokeGone(e *revEnv) {
+	rv, _ := e.revoker()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	if _, err := rv.Revoke(ctx, e.path+"/nobody"); !errors.Is(err, recipes.ErrNotHolder) {
+		e.t.Errorf("Revoke of a gone node: %v, want ErrNotHolder", err)
+	}
+}

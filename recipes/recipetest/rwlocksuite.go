@@ -1,0 +1,376 @@
+package recipetest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/variants"
+)
+
+// The shared lock suite. A shared lock taken only to write is a lock, so
+// every shared lock variant first passes the lock suite in write mode
+// (WriteLock): exclusion, FIFO order, one wake-up a release where
+// herd-free, cleanup after a cancel, session loss of a waiter and of the
+// holder, and the leftovers of failed calls. Then its own subtests, mixing
+// readers and writers (RunRWLockSuite).
+
+// WriteLock is v taken to write only, as a lock variant for the lock
+// suite. Writers are granted in queue order in every shared lock variant.
+func WriteLock(v variants.Variant[variants.RWLockMaker]) variants.Variant[variants.LockMaker] {
+	return variants.Variant[variants.LockMaker]{Name: v.Name, HerdFree: v.HerdFree, FIFO: true,
+		ClientCounts: v.ClientCounts, Backends: v.Backends,
+		New: func(s backends.Session, path string) (recipes.Lock, error) {
+			l, err := v.New(s, path)
+			if err != nil {
+				return nil, err
+			}
+			return modeLock{l: l, mode: recipes.Write}, nil
+		}}
+}
+
+// LockSubtestsWithoutTokens are the lock suite's subtests that hold for a
+// variant whose grants carry no fencing token (etcd's RWMutex); its
+// cancellation and holder loss are checked by ReaderCancelCleansUp and
+// ReaderSessionLost, which need none.
+var LockSubtestsWithoutTokens = []string{"FIFO", "ReleaseWakes", "WaiterSessionLost"}
+
+// modeLock is a shared lock taken in one mode, as a recipes.Lock.
+type modeLock struct {
+	l    recipes.RWLock
+	mode recipes.Mode
+}
+
+func (m modeLock) Acquire(ctx context.Context) (recipes.Grant, error) {
+	return m.l.Acquire(ctx, m.mode)
+}
+func (m modeLock) Release(ctx context.Context) error { return m.l.Release(ctx) }
+
+// rwEnv is one shared lock subtest's backend, namespace and variant.
+type rwEnv struct {
+	*env
+	rw variants.Variant[variants.RWLockMaker]
+}
+
+// rwClient is one client with its own session and shared lock.
+type rwClient struct {
+	*client
+	rw recipes.RWLock
+}
+
+func (e *rwEnv) newRW() *rwClient {
+	e.t.Helper()
+	c := e.newClient() // the lock it builds is the write-mode one; rw is the same lock
+	return &rwClient{client: c, rw: c.lock.(modeLock).l}
+}
+
+// acquireAsyncIn starts c's Acquire in mode under opTimeout.
+func acquireAsyncIn(c *rwClient, mode recipes.Mode) *pending {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	p := &pending{done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(p.done)
+		p.grant, p.err = c.rw.Acquire(ctx, mode)
+		p.ended = time.Now()
+	}()
+	return p
+}
+
+// RunRWLockSuite runs the shared lock subtests for v on b (with only, just
+// those named). Run the lock suite over WriteLock(v) beside it.
+func RunRWLockSuite(t *testing.T, b backends.Backend, v variants.Variant[variants.RWLockMaker], only ...string) {
+	subtests := []subtest[*rwEnv]{
+		{"ReadersShare", testReadersShare},
+		{"WriterExcludes", testWriterExcludes},
+		{"WriterReleaseAdmitsReaders", testWriterReleaseAdmitsReaders},
+		{"ReaderCancelCleansUp", testReaderCancelCleansUp},
+		{"ReaderSessionLost", testReaderSessionLost},
+	}
+	admin, ok := b.(backends.Admin)
+	if !ok {
+		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
+	}
+	for _, st := range pick(t, subtests, only) {
+		t.Run(st.name, func(t *testing.T) { st.f(newRWEnv(t, b, admin, v)) })
+	}
+}
+
+// RunRWLockAsLockSuite runs the lock suite over v taken to write only
+// (WriteLock), with etcd's RWMutex's deeper keys counted as its nodes.
+func RunRWLockAsLockSuite(t *testing.T, b backends.Backend, v variants.Variant[variants.RWLockMaker], only ...string) {
+	runLockSuite(t, b, func(t *testing.T, admin backends.Admin) *env { return newRWEnv(t, b, admin, v).env }, only...)
+}
+
+// newRWEnv is the env of one shared lock subtest in a fresh namespace.
+func newRWEnv(t *testing.T, b backends.Backend, admin backends.Admin, v variants.Variant[variants.RWLockMaker]) *rwEnv {
+	e := &env{t: t, b: b, admin: admin, v: WriteLock(v), path: testcluster.TestNamespace(t, b) + "/rwlock"}
+	if v.Name == variants.Native {
+		e.list = func() []string { return rwMutexKeys(e) }
+	}
+	return &rwEnv{env: e, rw: v}
+}
+
+// rwMutexKeys names the keys of etcd's RWMutex at e.path, which keeps them
+// one level down: <path>/read/<n> and <path>/write/<n>.
+func rwMutexKeys(e *env) []string {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	var keys []string
+	for _, dir := range []string{"read", "write"} {
+		names, err := e.admin.List(ctx, e.path+"/"+dir)
+		if err != nil && !errors.Is(err, backends.ErrNoNode) {
+			e.t.Fatalf("List %s/%s: %v", e.path, dir, err)
+		}
+		for _, n := range names {
+			keys = append(keys, dir+"/"+n)
+		}
+	}
+	return keys
+}
+
+// testReadersShare: readers hold the lock together, each granted while the
+// others hold it; a writer then waits for every one of them.
+func testReadersShare(e *rwEnv) {
+	readers := make([]*rwClient, queueWaiters)
+	for i := range readers {
+		readers[i] = e.newRW()
+		p := acquireAsyncIn(readers[i], recipes.Read)
+		e.wait(p, opTimeout, "a reader while only readers hold the lock")
+		if p.err != nil {
+			e.t.Fatalf("reader %d: %v", i, p.err)
+		}
+	}
+	w := e.newRW()
+	armed := w.c.Snapshot().WatchesArmed
+	p := acquireAsyncIn(w, recipes.Write)
+	defer p.cancel()
+	e.waitQueued(w.client, armed, queueWaiters+1)
+	for _, r := range readers {
+		e.mustBeWaiting(p, "a writer behind readers")
+		e.release(r.client)
+	}
+	e.wait(p, opTimeout, "a writer once every reader released")
+	if p.err != nil {
+		e.t.Fatalf("writer: %v", p.err)
+	}
+	e.release(w.client)
+	e.childrenBecome(0)
+}
+
+// testWriterExcludes: readers and writers contend; a writer never holds
+// with anyone, and readers do hold together at times.
+func testWriterExcludes(e *rwEnv) {
+	var (
+		mu                 sync.Mutex
+		readers, writers   int
+		violations, shared int
+	)
+	enter := func(mode recipes.Mode) {
+		mu.Lock()
+		defer mu.Unlock()
+		if mode == recipes.Write {
+			if readers+writers > 0 {
+				violations++
+			}
+			writers++
+			return
+		}
+		if writers > 0 {
+			violations++
+		}
+		readers++
+		if readers > 1 {
+			shared++
+		}
+	}
+	exit := func(mode recipes.Mode) {
+		mu.Lock()
+		defer mu.Unlock()
+		if mode == recipes.Write {
+			writers--
+		} else {
+			readers--
+		}
+	}
+	clients := make([]*rwClient, exclusionClients+2)
+	for i := range clients {
+		clients[i] = e.newRW()
+	}
+	errs := make(chan error, len(clients))
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		mode := recipes.Read
+		if i%3 == 0 {
+			mode = recipes.Write
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range exclusionRounds {
+				ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+				if _, err := c.rw.Acquire(ctx, mode); err != nil {
+					cancel()
+					errs <- err
+					return
+				}
+				enter(mode)
+				time.Sleep(2 * time.Millisecond)
+				exit(mode)
+				err := c.rw.Release(ctx)
+				cancel()
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		e.t.Errorf("client: %v", err)
+	}
+	if violations != 0 {
+		e.t.Errorf("%d grants broke the shared lock (a writer with anyone, a reader with a writer)", violations)
+	}
+	e.t.Logf("%d reader grants shared the lock with another reader", shared)
+	e.childrenBecome(0)
+}
+
+// testWriterReleaseAdmitsReaders: behind a writer wait K readers, then a
+// writer, then a reader. The first writer's release admits the K readers
+// at once, and not the two behind the second writer. Where the instrument
+// sees the recipe, a herd-free lock wakes exactly the K readers it admits
+// (each once: every notification was needed), a herd-prone one every
+// waiter.
+func testWriterReleaseAdmitsReaders(e *rwEnv) {
+	holder := e.newRW()
+	if _, err := holder.rw.Acquire(context.Background(), recipes.Write); err != nil {
+		e.t.Fatalf("holder: %v", err)
+	}
+	type waiter struct {
+		c    *rwClient
+		mode recipes.Mode
+		p    *pending
+	}
+	modes := make([]recipes.Mode, 0, queueWaiters+2)
+	for range queueWaiters {
+		modes = append(modes, recipes.Read)
+	}
+	modes = append(modes, recipes.Write, recipes.Read)
+	waiters := make([]*waiter, len(modes))
+	for i, m := range modes {
+		w := &waiter{c: e.newRW(), mode: m}
+		armed := w.c.c.Snapshot().WatchesArmed
+		w.p = acquireAsyncIn(w.c, m)
+		defer w.p.cancel()
+		e.waitQueued(w.c.client, armed, i+2)
+		waiters[i] = w
+	}
+	if e.rw.ClientCounts {
+		e.eventually(settleBound, "waiters never settled on one armed watch each", func() bool {
+			for _, w := range waiters {
+				s := w.c.c.Snapshot()
+				if s.WatchesArmed != s.WatchEvents+1 {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	time.Sleep(quietWindow)
+	before := make([]int64, len(waiters))
+	for i, w := range waiters {
+		before[i] = w.c.c.Snapshot().WatchEvents
+	}
+	e.release(holder.client)
+	for i := range queueWaiters {
+		e.wait(waiters[i].p, opTimeout, "a reader behind the released writer")
+		if waiters[i].p.err != nil {
+			e.t.Fatalf("reader %d: %v", i, waiters[i].p.err)
+		}
+	}
+	time.Sleep(quietWindow)
+	e.mustBeWaiting(waiters[queueWaiters].p, "the second writer, behind the admitted readers")
+	e.mustBeWaiting(waiters[queueWaiters+1].p, "the reader behind the second writer")
+	if e.rw.ClientCounts {
+		var admitted, others int64
+		for i, w := range waiters {
+			d := w.c.c.Snapshot().WatchEvents - before[i]
+			if i < queueWaiters {
+				admitted += d
+			} else {
+				others += d
+			}
+		}
+		switch {
+		case e.rw.HerdFree && (admitted != queueWaiters || others != 0):
+			e.t.Errorf("the release notified %d admitted readers and %d others, want %d and 0", admitted, others, queueWaiters)
+		case !e.rw.HerdFree && admitted+others < int64(len(waiters)):
+			e.t.Errorf("the herd-prone release notified %d waiters, want all %d", admitted+others, len(waiters))
+		}
+		e.t.Logf("release notified %d admitted readers and %d waiters that stayed out", admitted, others)
+	}
+	for i := range queueWaiters {
+		e.release(waiters[i].c.client)
+	}
+	for _, w := range waiters[queueWaiters:] {
+		e.wait(w.p, opTimeout, "the waiters behind the second writer, in turn")
+		if w.p.err != nil {
+			e.t.Fatalf("%s waiter: %v", w.mode, w.p.err)
+		}
+		e.release(w.c.client)
+	}
+	e.childrenBecome(0)
+}
+
+// testReaderCancelCleansUp: a reader waiting behind a writer whose ctx is
+// cancelled returns promptly and leaves no node.
+func testReaderCancelCleansUp(e *rwEnv) {
+	holder, r := e.newRW(), e.newRW()
+	if _, err := holder.rw.Acquire(context.Background(), recipes.Write); err != nil {
+		e.t.Fatalf("holder: %v", err)
+	}
+	n := e.heldNodes()
+	armed := r.c.Snapshot().WatchesArmed
+	p := acquireAsyncIn(r, recipes.Read)
+	e.waitQueued(r.client, armed, n+1)
+	p.cancel()
+	e.wait(p, promptBound, "a reader after its ctx was cancelled")
+	if !errors.Is(p.err, context.Canceled) && !errors.Is(p.err, context.DeadlineExceeded) {
+		e.t.Fatalf("cancelled read Acquire returned %v, want the ctx's error", p.err)
+	}
+	e.childrenBecome(n)
+	e.release(holder.client)
+	e.childrenBecome(0)
+}
+
+// testReaderSessionLost: a reader holding the lock whose session ends
+// lets the writer behind it in.
+func testReaderSessionLost(e *rwEnv) {
+	r, w := e.newRW(), e.newRW()
+	rp := acquireAsyncIn(r, recipes.Read)
+	e.wait(rp, opTimeout, "a reader on a free lock")
+	if rp.err != nil {
+		e.t.Fatalf("reader: %v", rp.err)
+	}
+	armed := w.c.Snapshot().WatchesArmed
+	wp := acquireAsyncIn(w, recipes.Write)
+	defer wp.cancel()
+	e.waitQueued(w.client, armed, 2)
+	if err := r.s.Close(); err != nil {
+		e.t.Fatalf("closing the reader's session: %v", err)
+	}
+	e.wait(wp, opTimeout, "the writer after the reader's session closed")
+	if wp.err != nil {
+		e.t.Fatalf("writer: %v", wp.err)
+	}
+	e.release(w.client)
+	e.childrenBecome(0)
+}

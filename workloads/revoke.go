@@ -1,0 +1,385 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/instrument"
+	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/variants"
+	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/safety"
+)
+
+// RevokeWorkload is the revocable shared lock benchmark: N clients, each
+// on its own session with its own revocable lock (recipes/variants.
+// Revocables), contend for one lock at <namespace>/revocable in a closed
+// loop (mode drawn with ParamReadShare, default all writers; hold for
+// Hold, think for Think), and one revoker on a session of its own
+// repeatedly asks the lock's first holder to let go: it waits
+// ParamRevokeEvery, lists the holders, and revokes the first. A revoked
+// holder cleans up for ParamCleanup, writing once more to the shared
+// register at the end of it, and releases.
+//
+// Its unit is the revocation. It records per revocation the time from the
+// ask to the holder's release ("revoke": for forced, to the release or the
+// revoker's delete, whichever came first) and from the ask to the next
+// grant to another node ("revoke_to_grant"), the notifications the revoked
+// holders received while holding (PerOp revoke_notifications, per revoked
+// holding: one, the ask), forced revocations (forced_revocations), and the
+// acquisitions' latency ("acquire") beside the common figures.
+//
+// Safety: sections from grant to the end of the hold or to the revocation
+// are checked as a shared lock's (safety.RWChecker); writers write to one
+// register (safety.Register) with their token at the grant and at the end
+// of their hold or clean-up. With consent nothing is stale. Forced, a
+// holder whose clean-up outlasts the grace writes after the next writer
+// was granted: ParamFence off counts that write as a violation, on rejects
+// it (Safety.Prevented).
+type RevokeWorkload struct{}
+
+// NewRevoke returns the revocable lock workload.
+func NewRevoke() *RevokeWorkload { return &RevokeWorkload{} }
+
+// Name is "revoke".
+func (*RevokeWorkload) Name() string { return "revoke" }
+
+// Variants lists consent, then forced; both run on both backends.
+func (*RevokeWorkload) Variants(backends.Kind) []string {
+	return []string{variants.Consent, variants.Forced}
+}
+
+// Run runs one revocation case. See Workload.Run.
+func (w *RevokeWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
+	rc, err := newRecipeCase(w.Name(), c, 1)
+	if err != nil {
+		return rc.res, err
+	}
+	if c.Config.Rate > 0 {
+		return rc.res, fmt.Errorf("%w: the revoke workload runs a closed loop only (no --rate)", ErrBadCase)
+	}
+	grace, err := paramDuration(c.Config, ParamGrace, 100*time.Millisecond)
+	if err != nil {
+		return rc.res, err
+	}
+	v, err := variants.Revocables(grace).Lookup(c.Variant)
+	if err != nil {
+		return rc.res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+	}
+	share, err := paramShare(c.Config, ParamReadShare, 0)
+	if err != nil {
+		return rc.res, err
+	}
+	every, err := paramDuration(c.Config, ParamRevokeEvery, 50*time.Millisecond)
+	if err != nil {
+		return rc.res, err
+	}
+	cleanup, err := paramDuration(c.Config, ParamCleanup, 0)
+	if err != nil {
+		return rc.res, err
+	}
+	fenceMode, err := paramString(c.Config, ParamFence, FenceOff, FenceOn)
+	if err != nil {
+		return rc.res, err
+	}
+	clients, err := rc.open(ctx, c.Clients+1) // the last one is the revoker's
+	if err != nil {
+		return rc.res, err
+	}
+	defer rc.closeAll(ctx, clients)
+	path := c.Namespace + "/revocable"
+	window := NewWindow(c)
+	st := &revokeState{window: window, checker: safety.NewRWChecker(),
+		fence:  safety.NewRegister(fenceMode == FenceOn, safety.WithRegisterDetails(maxViolationDetails)),
+		revoke: results.NewRecorder(), toGrant: results.NewRecorder(), errs: map[string]int64{},
+		series: NewSeriesRecorder(SeriesInterval(c.Config))}
+	holders := make([]*revokeHolder, c.Clients)
+	for i := range holders {
+		holders[i] = &revokeHolder{id: i, lock: v.New.Lock(clients.Sessions[i], path), s: clients.Sessions[i],
+			c: clients.Counters[i], st: st, share: share, hold: c.Config.Hold, think: c.Config.Think, cleanup: cleanup,
+			rng: rand.New(rand.NewPCG(uint64(c.Repeat), uint64(i))), acquire: results.NewRecorder()}
+	}
+	rs := clients.Sessions[c.Clients]
+	revoker := v.New.Revoker(rs)
+	c.log().Progress(fmt.Sprintf("  %d clients and a revoker connected; a revocation every %v; measuring", c.Clients, every))
+	out := window.Run(ctx, func(runCtx context.Context) <-chan struct{} {
+		var wg sync.WaitGroup
+		for _, h := range holders {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				h.run(runCtx)
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st.revokeLoop(runCtx, revoker, rs, clients.Counters[c.Clients], path, every)
+		}()
+		done := make(chan struct{})
+		go func() {
+			wg.Wait()
+			close(done)
+		}()
+		return done
+	}, func() Snapshot { return rc.meter.Snapshot(ctx, clients) })
+	if !out.Drained {
+		rc.closeAll(ctx, clients)
+		if !window.Wait(closeTimeout) {
+			return rc.done(), fmt.Errorf("workloads: the revoke case's clients did not stop within %v of its end", window.DrainTimeout+closeTimeout)
+		}
+		rc.res.Notes = append(rc.res.Notes, "some clients did not stop within the drain timeout; their sessions were closed to stop them")
+	}
+	rc.closeAll(ctx, clients)
+	w.collect(rc, holders, st, out, v.ClientCounts)
+	rc.finish(ctx, clients.Lost(), 0, path)
+	return rc.done(), nil
+}
+
+func (w *RevokeWorkload) collect(rc *recipeCase, holders []*revokeHolder, st *revokeState, out Outcome, instrumented bool) {
+	res := &rc.res
+	res.StoppedBy, res.Elapsed = out.StoppedBy, out.Elapsed()
+	acquire := results.NewRecorder()
+	perClient := make([]int64, len(holders))
+	var needed, notified, revoked, reads, grants int64
+	for i, h := range holders {
+		acquire.Merge(h.acquire)
+		perClient[i] = h.grants
+		needed += h.needed
+		notified += h.notified
+		revoked += h.revoked
+		reads += h.reads
+		grants += h.grants
+	}
+	res.Ops = st.ops
+	res.Series = MergeSeries(SeriesInterval(rc.c.Config), res.Elapsed, st.series)
+	res.Ops.Issued = res.Ops.Succeeded + res.Ops.Failed + res.Ops.StillWaiting
+	for k, n := range st.errs {
+		res.Errors[k] += n
+	}
+	if st.firstErr != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("first revocation error: %v", st.firstErr))
+	}
+	for name, h := range map[string]*hdrhistogram.Histogram{"acquire": acquire, "revoke": st.revoke, "revoke_to_grant": st.toGrant} {
+		addHistogram(res, name, h)
+	}
+	res.Fairness = results.Fairness{Jain: results.JainIndex(perClient)}
+	res.Safety = st.checker.Safety()
+	stale := addFence(&res.Safety, st.fence)
+	needed += notified + st.noticed // the ask to the holder, the release to the revoker
+	rc.fill(out, res.Ops.Succeeded, instrumented, needed)
+	if n := res.Ops.Succeeded; n > 0 {
+		res.PerOp[figures.ForcedRevocations.Key] = float64(st.forced) / float64(n)
+		if instrumented {
+			if revoked > 0 {
+				res.PerOp[figures.RevokeNotifications.Key] = float64(notified) / float64(revoked)
+			}
+			res.PerOp[figures.NecessaryWakeups.Key] = float64(needed) / float64(n)
+		}
+	}
+	if grants > 0 {
+		res.PerOp[figures.ReadShare.Key] = float64(reads) / float64(grants)
+	}
+	res.Notes = append(res.Notes, fmt.Sprintf("%d revocations (%d forced, %d skipped: the holder had left before the ask), %d grants in the measured interval",
+		res.Ops.Succeeded, st.forced, st.skipped, grants))
+	if f := res.Safety.Fence; stale > 0 && f.Fenced {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d late writes of revoked holders: the fence rejected %d", stale, f.Rejected))
+	} else if stale > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("STALE WRITES ACCEPTED %d times: holders revoked by force wrote after the next holder was granted (--fence on would reject them)", stale))
+	}
+}
+
+// revokeState is what the holders and the revoker share.
+type revokeState struct {
+	window  *Window
+	checker *safety.RWChecker
+	fence   *safety.Register
+
+	mu       sync.Mutex
+	asked    time.Duration // the pending revocation's ask; -1 none
+	node     string        // the node it revokes
+	measured bool
+	revoke   *hdrhistogram.Histogram // revoker only
+	toGrant  *hdrhistogram.Histogram // under mu
+	ops      results.Ops             // revoker only
+	series   *SeriesRecorder         // revoker only
+	forced   int64
+	skipped  int64
+	noticed  int64 // the revoker's notifications of the releases it waited for
+	errs     map[string]int64
+	firstErr error
+}
+
+// ask records a revocation of node asked at offset at.
+func (st *revokeState) ask(node string, at time.Duration) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.asked, st.node, st.measured = at, node, st.window.Measured(at)
+}
+
+// granted tells of a grant to node at offset at: the first grant to
+// another node after an ask ends that revocation's wait for a new holder.
+func (st *revokeState) granted(node string, at time.Duration) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.node == "" || node == st.node || at < st.asked {
+		return
+	}
+	if st.measured {
+		results.Record(st.toGrant, at-st.asked)
+	}
+	st.node = ""
+}
+
+// revokeLoop asks the first holder to let go every every, until ctx ends.
+func (st *revokeState) revokeLoop(ctx context.Context, rv recipes.Revoker, s backends.Session, counts *instrument.Counters, path string, every time.Duration) {
+	for sleepCtx(ctx, every) {
+		holders, err := rv.Holders(ctx, path)
+		if err != nil {
+			if ctx.Err() != nil || sessionEnded(s) {
+				return
+			}
+			st.fail(err)
+			continue
+		}
+		if len(holders) == 0 {
+			continue
+		}
+		asked := st.window.Now()
+		st.ask(holders[0], asked)
+		before := counts.Snapshot().WatchEvents
+		forced, err := rv.Revoke(ctx, holders[0])
+		done := st.window.Now()
+		woke := counts.Snapshot().WatchEvents - before // the revoker's notice of the release
+		switch {
+		case err != nil && ctx.Err() != nil:
+			if st.window.BeforeEnd(asked) {
+				st.ops.StillWaiting++
+			}
+			return
+		case errors.Is(err, recipes.ErrNotHolder):
+			st.skipped++
+			continue
+		case err != nil:
+			if st.window.Measured(done) {
+				st.ops.Failed++
+				st.fail(err)
+			}
+			if sessionEnded(s) {
+				return
+			}
+			continue
+		}
+		if st.window.Measured(done) && st.window.Claim() {
+			st.ops.Succeeded++
+			st.noticed += woke
+			st.series.Add(done - st.window.MeasureStart())
+			results.Record(st.revoke, done-asked)
+			if forced {
+				st.forced++
+			}
+		}
+	}
+}
+
+func (st *revokeState) fail(err error) {
+	st.errs[errorKind(err)]++
+	if st.firstErr == nil {
+		st.firstErr = err
+	}
+}
+
+// revokeHolder is one client contending for the revocable lock.
+type revokeHolder struct {
+	id                    int
+	lock                  recipes.Revocable
+	s                     backends.Session
+	c                     *instrument.Counters
+	st                    *revokeState
+	share                 float64
+	hold, think, cleanup  time.Duration
+	rng                   *rand.Rand
+	acquire               *hdrhistogram.Histogram
+	grants, reads, needed int64
+	notified              int64 // notifications received while holding, when revoked
+	revoked               int64 // measured holdings that were revoked
+}
+
+// run repeats: acquire, hold until the hold ends or a revocation comes
+// (then clean up), release, think.
+func (h *revokeHolder) run(ctx context.Context) {
+	w := h.st.window
+	for ctx.Err() == nil {
+		mode := recipes.Write
+		if h.rng.Float64() < h.share {
+			mode = recipes.Read
+		}
+		ask := h.st.checker.Ask()
+		asked := w.Now()
+		g, err := h.lock.Acquire(ctx, mode)
+		done := w.Now()
+		if err != nil {
+			if ctx.Err() != nil || sessionEnded(h.s) || !sleepCtx(ctx, errorBackoff) {
+				return
+			}
+			continue
+		}
+		write := mode == recipes.Write
+		h.st.granted(g.Node, done)
+		h.st.checker.Enter(h.id, write, ask, g.Token, done)
+		measured := w.Measured(done)
+		if measured {
+			h.grants++
+			results.Record(h.acquire, done-asked)
+			if !write {
+				h.reads++
+			}
+			if g.Wakeups > 0 {
+				h.needed++
+			}
+		}
+		if write && g.Token != 0 {
+			h.st.fence.Grant(g.Token, h.id)
+			h.st.fence.Write(g.Token, h.id)
+		}
+		before := h.c.Snapshot().WatchEvents
+		revoked := false
+		t := time.NewTimer(max(h.hold, time.Nanosecond))
+		select {
+		case <-t.C:
+		case <-g.Revoked:
+			revoked = true
+			if measured {
+				h.notified += h.c.Snapshot().WatchEvents - before // the ask's notification
+				h.revoked++
+			}
+		case <-g.Lost:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		h.st.checker.Exit(h.id, w.Now())
+		if revoked && h.cleanup > 0 {
+			sleepCtx(ctx, h.cleanup)
+		}
+		if write && g.Token != 0 {
+			h.st.fence.Write(g.Token, h.id) // a revoked holder's last write, at the end of its clean-up
+		}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		err = h.lock.Release(rctx)
+		cancel()
+		if err != nil && sessionEnded(h.s) {
+			return
+		}
+		if h.think > 0 && !sleepCtx(ctx, h.think) {
+			return
+		}
+	}
+}
