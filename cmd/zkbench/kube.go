@@ -62,6 +62,7 @@ var kubeRefused = map[string]string{
 	"shard-index": "the Job gives each pod its index ($JOB_COMPLETION_INDEX): leave --shard-index out",
 	"server-pids": "the servers do not run in the shards' pods",
 	"password":    "a password in a manifest is readable by whoever reads the Job: keep it in a Secret and give --password-secret SECRET:KEY",
+	"digest":      "a ZooKeeper password in a manifest is readable by whoever reads the Job, and zkbench reads the digest from no Secret yet: run the Job against a ZooKeeper without digest authentication",
 }
 
 // kubeTLSFlags are the run flags that name files: inside the pods they

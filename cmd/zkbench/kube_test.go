@@ -102,6 +102,7 @@ func TestKubeJobRefuses(t *testing.T) {
 		{append(base, "--shards", "2", "--memory", "lots"), "--memory"},
 		{[]string{"kube", "job", "--endpoints", "e:2379", "--shards", "2", "--password", "x"}, "--password-secret"},
 		{[]string{"kube", "job", "--endpoints", "e:2379", "--shards", "2", "--cacert", "ca.pem"}, "--tls-secret"},
+		{append(base, "--shards", "2", "--digest", "u:p"), "--digest: a ZooKeeper password in a manifest"},
 	} {
 		start := time.Now()
 		out, err := execute(t, c.args...)
