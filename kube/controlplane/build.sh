@@ -8,9 +8,12 @@
 # and again only when a version changes. Prints the folder on its last line.
 #
 #   kube/controlplane/build.sh [CACHE_ROOT]
+#   kube/controlplane/build.sh --dir [CACHE_ROOT]   only print the folder
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
+only_dir=0
+if [ "${1:-}" = --dir ]; then only_dir=1; shift; fi
 cache="${1:-$root/.cache/kube-bin}"
 cd "$here"
 
@@ -19,6 +22,7 @@ etcd="$(go list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)"
 goversion="$(go env GOVERSION)"
 dir="$cache/kubernetes-$kube-etcd-$etcd-$goversion"
 bins=(kube-apiserver kube-controller-manager etcd)
+if [ "$only_dir" = 1 ]; then echo "$dir"; exit 0; fi
 
 have=1
 for b in "${bins[@]}"; do [ -x "$dir/$b" ] || have=0; done
