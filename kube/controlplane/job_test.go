@@ -150,6 +150,7 @@ func checkShardPod(t *testing.T, p corev1.Pod) int {
 	if out := expand(c.Args[len(c.Args)-2], env); out != fmt.Sprintf("--output=/results/%s/shards/%d", runID, i) {
 		t.Errorf("pod %s: %s", p.Name, out)
 	}
+	t.Logf("pod %s: index %d, JOB_COMPLETION_INDEX=%s, %s %s %s", p.Name, i, env["JOB_COMPLETION_INDEX"], c.Image, c.Command[0], strings.Join(c.Args, " "))
 	if p.Status.Phase != corev1.PodPending || p.Spec.NodeName != "" {
 		t.Errorf("pod %s: phase %s on node %q, want Pending on none (no scheduler runs here)", p.Name, p.Status.Phase, p.Spec.NodeName)
 	}
@@ -332,12 +333,15 @@ func startControlPlane(ctx context.Context, t *testing.T, bins string) *kubernet
 		"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,
 		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL, "--initial-cluster=it="+peerURL,
 		"--unsafe-no-fsync")
-	start(ctx, t, dir, filepath.Join(bins, "kube-apiserver"), "--etcd-servers="+etcdURL,
+	apiserver := start(ctx, t, dir, filepath.Join(bins, "kube-apiserver"), "--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port="+strconv.Itoa(apiPort),
 		"--tls-cert-file="+pki.serverCert, "--tls-private-key-file="+pki.serverKey, "--client-ca-file="+pki.caCert,
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file="+pki.saKey, "--service-account-signing-key-file="+pki.saKey,
-		"--service-cluster-ip-range=10.0.0.0/24", "--authorization-mode=RBAC")
+		"--service-cluster-ip-range=10.0.0.0/24", "--authorization-mode=RBAC",
+		// The endpoints of the kubernetes Service may not be loopback
+		// addresses; nothing here needs that Service.
+		"--endpoint-reconciler-type=none")
 
 	cfg := &rest.Config{
 		Host: fmt.Sprintf("https://127.0.0.1:%d", apiPort),
@@ -355,6 +359,8 @@ func startControlPlane(ctx context.Context, t *testing.T, bins string) *kubernet
 			break
 		}
 		select {
+		case <-apiserver:
+			t.Fatalf("kube-apiserver exited before it was ready (its output below)")
 		case <-ctx.Done():
 			t.Fatalf("kube-apiserver not ready: %v (%s)", err, body)
 		case <-time.After(250 * time.Millisecond):
@@ -368,8 +374,8 @@ func startControlPlane(ctx context.Context, t *testing.T, bins string) *kubernet
 }
 
 // start runs bin with args until the test ends; its output goes to a log
-// file that a failing test prints.
-func start(ctx context.Context, t *testing.T, dir, bin string, args ...string) {
+// file that a failing test prints. The channel is closed when it exits.
+func start(ctx context.Context, t *testing.T, dir, bin string, args ...string) <-chan struct{} {
 	t.Helper()
 	name := filepath.Base(bin)
 	logPath := filepath.Join(dir, name+".log")
@@ -383,9 +389,14 @@ func start(ctx context.Context, t *testing.T, dir, bin string, args ...string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		<-exited
 		_ = log.Close()
 		if t.Failed() {
 			b, _ := os.ReadFile(logPath)
@@ -395,6 +406,7 @@ func start(ctx context.Context, t *testing.T, dir, bin string, args ...string) {
 			t.Logf("%s's last output:\n%s", name, b)
 		}
 	})
+	return exited
 }
 
 func writeKubeconfig(t *testing.T, path string, cfg *rest.Config) {
