@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,7 +15,9 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 
+	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/kube"
+	"github.com/zkbench/zkbench/results"
 )
 
 func TestKubeJobWritesManifests(t *testing.T) {
@@ -135,5 +140,82 @@ func TestKubeJobSecrets(t *testing.T) {
 	}
 	if strings.Contains(s, "--password") || strings.Contains(s, "from --password-secret") {
 		t.Errorf("a password in the Job:\n%s", s)
+	}
+}
+
+// TestKubeJobCommandsRun runs what the Job's pods and the merge Job's pod
+// would run, as processes on this machine against a real etcd: each shard's
+// command and arguments as written in the manifests, with
+// JOB_COMPLETION_INDEX set and $(JOB_COMPLETION_INDEX) expanded as the
+// kubelet does and /results moved to a temporary folder; then the merge's.
+// The shards meet at their barriers and the merge finds every file.
+func TestKubeJobCommandsRun(t *testing.T) {
+	const shards = 2
+	dir := t.TempDir()
+	out, err := execute(t, "kube", "job", "--endpoints", strings.Join(testcluster.EtcdEndpoints(t), ","),
+		"--shards", fmt.Sprint(shards), "--clients", "8", "--variants", "naive,fair", "--duration", "1s", "--warmup", "200ms",
+		"--run-id", "kube-cmds", "-o", dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	jobs := map[string]*batchv1.Job{}
+	for _, f := range []string{"20-shards-job.yaml", "30-merge-job.yaml"} {
+		b, err := os.ReadFile(filepath.Join(dir, "zkbench-kube-cmds", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var job batchv1.Job
+		if err := yaml.UnmarshalStrict(b, &job); err != nil {
+			t.Fatal(err)
+		}
+		jobs[f] = &job
+	}
+	root := t.TempDir()
+	local := func(args []string, index string) []string {
+		out := make([]string, len(args))
+		for i, a := range args {
+			a = strings.ReplaceAll(a, "$("+kube.IndexEnv+")", index)
+			out[i] = strings.ReplaceAll(a, kube.ResultsMount+"/", root+"/")
+		}
+		return out
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	shard := jobs["20-shards-job.yaml"].Spec.Template.Spec.Containers[0]
+	if shard.Command[0] != kube.Binary {
+		t.Fatalf("shards run %q", shard.Command)
+	}
+	errs := make(chan error, shards)
+	for i := range shards {
+		// As the kubelet: $(JOB_COMPLETION_INDEX) expanded from the variable,
+		// which zkbench reads its --shard-index from.
+		cmd := exec.CommandContext(ctx, os.Args[0], local(shard.Args, fmt.Sprint(i))...)
+		cmd.WaitDelay = 10 * time.Second
+		cmd.Env = append(os.Environ(), "ZKBENCH_TEST_MAIN=1", kube.IndexEnv+"="+fmt.Sprint(i))
+		go func() {
+			b, err := cmd.CombinedOutput()
+			if err != nil {
+				err = fmt.Errorf("shard %d: %v\n%s", i, err, b)
+			}
+			errs <- err
+		}()
+	}
+	for range shards {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	merge := jobs["30-merge-job.yaml"].Spec.Template.Spec.Containers[0]
+	mout, stderr, err := zkbench(t, append(local(merge.Args, ""), "--no-plots")...)
+	if err != nil {
+		t.Fatalf("merge: %v\n%s%s", err, mout, stderr)
+	}
+	run, err := results.ReadFile(filepath.Join(root, "kube-cmds", "merged", "kube-cmds", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != results.StatusComplete || run.MergedShards != shards || len(run.Results) != 2 || run.Config.Params["shards"] != "2" {
+		t.Errorf("merged: status %s (%s), %d shards, %d results, params %v", run.Status, run.StatusDetail, run.MergedShards, len(run.Results), run.Config.Params)
 	}
 }
