@@ -76,7 +76,7 @@ images:
 # kube/controlplane/go.mod changes.
 KUBE_BIN_CACHE ?= .cache/kube-bin
 kube-bins:
-	kube/controlplane/build.sh $(abspath $(KUBE_BIN_CACHE))
+	GO=$(GO) kube/controlplane/build.sh $(abspath $(KUBE_BIN_CACHE))
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -16,10 +16,11 @@ only_dir=0
 if [ "${1:-}" = --dir ]; then only_dir=1; shift; fi
 cache="${1:-$root/.cache/kube-bin}"
 cd "$here"
+go="${GO:-go}"
 
-kube="$(go list -m -f '{{.Version}}' k8s.io/kubernetes)"
-etcd="$(go list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)"
-goversion="$(go env GOVERSION)"
+kube="$("$go" list -m -f '{{.Version}}' k8s.io/kubernetes)"
+etcd="$("$go" list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)"
+goversion="$("$go" env GOVERSION)"
 dir="$cache/kubernetes-$kube-etcd-$etcd-$goversion"
 bins=(kube-apiserver kube-controller-manager etcd)
 if [ "$only_dir" = 1 ]; then echo "$dir"; exit 0; fi
@@ -41,9 +42,9 @@ tmp="$(mktemp -d "${TMPDIR:-/tmp}/kube-bin.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 export CGO_ENABLED=0
 echo "kube-bins: building kubernetes $kube and etcd $etcd into $dir (about 11 minutes cold on 2 cores)" >&2
-go build -ldflags "$ldflags" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
-go build -ldflags "$ldflags" -o "$tmp/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager
-go build -ldflags "-s -w" -o "$tmp/etcd" ./cmd/etcd
+"$go" build -ldflags "$ldflags" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+"$go" build -ldflags "$ldflags" -o "$tmp/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager
+"$go" build -ldflags "-s -w" -o "$tmp/etcd" ./cmd/etcd
 mkdir -p "$dir"
 for b in "${bins[@]}"; do mv "$tmp/$b" "$dir/$b"; done
 echo "kube-bins: built in $dir" >&2
