@@ -223,11 +223,21 @@ func (s Spec) Check() error {
 	if s.TLSSecret != "" && len(validation.IsDNS1123Subdomain(s.TLSSecret)) > 0 {
 		return fmt.Errorf("--tls-secret %q: not a Secret's name", s.TLSSecret)
 	}
+	// The merge Job names every shard's file; an object the API server
+	// stores must stay under etcd's request limit (1.5 MiB by default).
+	if n := s.Shards * len(s.ShardFile(s.Shards-1)); n > maxMergeArgs {
+		return fmt.Errorf("--shards %d with --run-id %q: the merge Job would name %d bytes of shard files, more than the %d an object may hold here: use a shorter --run-id or fewer shards",
+			s.Shards, s.RunID, n, maxMergeArgs)
+	}
 	if s.Deadline < 0 || s.MergeDeadline < 0 {
 		return errors.New("--deadline: must be positive")
 	}
 	return nil
 }
+
+// maxMergeArgs bounds the merge's arguments, well under etcd's default
+// request limit of 1.5 MiB for the Job object that holds them.
+const maxMergeArgs = 1 << 20
 
 // Build returns the run's manifests, or why spec cannot be run.
 func Build(spec Spec) (*Manifests, error) {

@@ -238,6 +238,7 @@ func TestSpecRefuses(t *testing.T) {
 		{func(s *Spec) { s.Image = "" }, "--image"},
 		{func(s *Spec) { s.PasswordSecret = "etcd-auth" }, "want SECRET:KEY"},
 		{func(s *Spec) { s.Namespace = "Bench" }, "--namespace"},
+		{func(s *Spec) { s.Shards, s.RunID, s.Name = 10000, strings.Repeat("r", 64), "zk" }, "use a shorter --run-id"},
 	} {
 		s := testSpec()
 		c.edit(&s)
