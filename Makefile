@@ -7,6 +7,7 @@ BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: build test bench bench-runs bench-scale lint deps images clean
+.PHONY: kube-bins
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zkbench
@@ -15,8 +16,11 @@ build:
 # ZooKeeper from an installed distribution (Debian: apt-get install zookeeper),
 # and clusters in Docker containers from the images `make images` builds
 # (without them the Docker tests skip, saying why; with CI=true they fail).
-test:
+# The Kubernetes test (kube/controlplane, a module of its own) starts a real
+# kube-apiserver and Job controller that kube-bins builds once per machine.
+test: kube-bins
 	$(GO) test $(TESTFLAGS) $(PKGS)
+	cd kube/controlplane && $(GO) test $(TESTFLAGS) ./...
 
 # Benchmarks: memory per idle session (1,000 sessions from one process, against
 # real servers), the counting decorator's overhead per call, and the client
@@ -81,9 +85,19 @@ bench-scale: build
 images:
 	docker/images.sh $(VERSION)
 
+# The control plane of the Kubernetes test (docs/kubernetes.md): kube-apiserver
+# and kube-controller-manager from k8s.io/kubernetes, etcd from its server
+# module, built into $(KUBE_BIN_CACHE)/<versions>/ (gitignored): about 11
+# minutes cold on 2 cores, then nothing until a version in
+# kube/controlplane/go.mod changes.
+KUBE_BIN_CACHE ?= .cache/kube-bin
+kube-bins:
+	GO=$(GO) kube/controlplane/build.sh $(abspath $(KUBE_BIN_CACHE))
+
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	cd kube/controlplane && $(GO) vet ./...
 	@if command -v staticcheck >/dev/null 2>&1; then staticcheck $(PKGS); else echo "staticcheck not installed; skipped"; fi
 
 # Installs what the tests need on Debian: Java is assumed present, ZooKeeper

@@ -40,8 +40,9 @@ With no endpoints, zkbench starts an embedded etcd in-process.`,
 		newMergeCmd(),
 		newClusterCmd(),
 		newCleanCmd(),
-		// zkbench exec (issue 12)
+
 		newExecCmd(),
+		newKubeCmd(),
 	)
 	return root
 }

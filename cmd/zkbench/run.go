@@ -64,6 +64,13 @@ type runFlags struct {
 }
 
 func newRunCmd() *cobra.Command {
+	cmd, _ := newRunCmdFlags()
+	return cmd
+}
+
+// newRunCmdFlags is newRunCmd and the flags it binds, for a command that
+// takes a run's flags (zkbench kube job).
+func newRunCmdFlags() (*cobra.Command, *runFlags) {
 	f := &runFlags{}
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -140,7 +147,7 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl.DurationVar(&f.shardTimeout, "shard-timeout", runner.DefaultShardTimeout, "with --shards: bound on each wait for the other shards at a case's start and end barriers")
 	addRecipeFlags(fl, &f.recipe)
 	addAuthFlags(fl, f)
-	return cmd
+	return cmd, f
 }
 
 // config turns the flags into the runner's sweep and options, or says

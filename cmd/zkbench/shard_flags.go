@@ -59,19 +59,7 @@ var shardSkip = map[string]bool{
 // zkbench itself, `zkbench run` with the flags the user set, on the
 // parent's servers, as shard i, writing under the given folder.
 func (f *runFlags) shardCommand(fl *pflag.FlagSet) runner.ShardCommand {
-	var given []string
-	fl.Visit(func(flag *pflag.Flag) {
-		if shardSkip[flag.Name] {
-			return
-		}
-		if sv, ok := flag.Value.(pflag.SliceValue); ok {
-			for _, v := range sv.GetSlice() {
-				given = append(given, "--"+flag.Name+"="+v)
-			}
-			return
-		}
-		given = append(given, "--"+flag.Name+"="+flag.Value.String())
-	})
+	given := givenFlags(fl, shardSkip)
 	password := f.password
 	shards := f.shards
 	return func(spec runner.ShardSpec) *exec.Cmd {
@@ -91,6 +79,25 @@ func (f *runFlags) shardCommand(fl *pflag.FlagSet) runner.ShardCommand {
 		}
 		return cmd
 	}
+}
+
+// givenFlags are the flags the user set, but those in skip, as
+// --name=value (a list flag once per value), for a shard's command line.
+func givenFlags(fl *pflag.FlagSet, skip map[string]bool) []string {
+	var given []string
+	fl.Visit(func(flag *pflag.Flag) {
+		if skip[flag.Name] {
+			return
+		}
+		if sv, ok := flag.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				given = append(given, "--"+flag.Name+"="+v)
+			}
+			return
+		}
+		given = append(given, "--"+flag.Name+"="+flag.Value.String())
+	})
+	return given
 }
 
 // formatPIDs is --server-pids' form of pids: endpoint=pid,... in order.

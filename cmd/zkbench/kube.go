@@ -1,0 +1,285 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	dockercluster "github.com/zkbench/zkbench/cluster/docker"
+	"github.com/zkbench/zkbench/kube"
+	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/runner"
+)
+
+func newKubeCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "kube",
+		Short: "Run zkbench on Kubernetes: write the manifests of a sharded run",
+		Long: `kube writes the Kubernetes manifests that run a sharded zkbench run on a cluster:
+an Indexed Job whose pods are the run's shards, and the merge of their results
+(docs/kubernetes.md).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newKubeJobCmd())
+	return cmd
+}
+
+// kubeJobFlags are `zkbench kube job`'s own flags; the run's are
+// `zkbench run`'s.
+type kubeJobFlags struct {
+	output, image, name, namespace, pullPolicy  string
+	claim, storageSize, storageClass, accessMod string
+	cpu, memory                                 string
+	deadline                                    time.Duration
+	passwordSecret, tlsSecret, fetchImage       string
+	own                                         map[string]bool // the names of these flags
+}
+
+// defaultImage is the zkbench image `make images` builds (docker/images.sh)
+// at this zkbench's version: the pods must run the zkbench that wrote their
+// flags. A build without a version (go build) names :latest.
+func defaultImage() string {
+	if version == "dev" || version == "" {
+		return dockercluster.DefaultZkbenchImage
+	}
+	return strings.TrimSuffix(dockercluster.DefaultZkbenchImage, ":latest") + ":" + version
+}
+
+// kubeRefused are run flags a Job's pods cannot use, and why.
+var kubeRefused = map[string]string{
+	"cluster":     "a Job's pods cannot share servers started inside each pod (an embedded etcd, --cluster local or docker): run the cluster first and give its --endpoints",
+	"nodes":       "zkbench starts no servers in a Job: give the --endpoints of a running cluster",
+	"shard-index": "the Job gives each pod its index ($JOB_COMPLETION_INDEX): leave --shard-index out",
+	"server-pids": "the servers do not run in the shards' pods",
+	"password":    "a password in a manifest is readable by whoever reads the Job: keep it in a Secret and give --password-secret SECRET:KEY",
+	"digest":      "a ZooKeeper password in a manifest is readable by whoever reads the Job, and zkbench reads the digest from no Secret yet: run the Job against a ZooKeeper without digest authentication",
+}
+
+// kubeTLSFlags are the run flags that name files: inside the pods they
+// come from the --tls-secret volume.
+var kubeTLSFlags = []string{"cacert", "cert", "key"}
+
+func newKubeJobCmd() *cobra.Command {
+	run, f := newRunCmdFlags()
+	k := &kubeJobFlags{}
+	cmd := &cobra.Command{
+		Use:   "job [run flags] --shards S --endpoints HOST:PORT,... [-o DIR]",
+		Short: "Write an Indexed Job that runs a sharded zkbench run, and its merge",
+		Long: `job writes the manifests of a sharded run (docs/kubernetes.md) into
+<output>/<name>/, generated from Kubernetes' own API types:
+
+  00-config.yaml         a ConfigMap with the run's configuration: run id, shards,
+                         image, each shard's command and the merge's
+  10-results-claim.yaml  a PersistentVolumeClaim (ReadWriteMany) the shards write
+                         their results to (left out with --claim)
+  20-shards-job.yaml     the Indexed Job: completions = parallelism = S,
+                         backoffLimitPerIndex 0; pod I runs
+                         /zkbench run [run flags] --shards S --run-id ID
+                         --output /results/ID/shards/I, its --shard-index taken
+                         from JOB_COMPLETION_INDEX
+  30-merge-job.yaml      a Job running zkbench merge over the S shard files: apply
+                         it once the shards' Job is complete
+  40-fetch-pod.yaml      a pod holding the volume, to kubectl cp the results from
+
+It takes zkbench run's flags and checks them exactly as zkbench run does, so
+that a flag a shard would refuse is refused here, not in S pods. A Job's pods
+reach a running cluster: --endpoints is required and --cluster is refused.
+ZooKeeper counts maxClientCnxns per client IP, that is per pod (or per node
+behind SNAT): size --clients/S against it.`,
+		Example: `  zkbench kube job --backend zookeeper --endpoints zk-0.zk:2181,zk-1.zk:2181,zk-2.zk:2181 \
+    --shards 8 --clients 8000 --variants naive,fair --duration 30s --run-id lock-8k -o k8s
+  kubectl apply -f k8s/zkbench-lock-8k/00-config.yaml -f k8s/zkbench-lock-8k/10-results-claim.yaml \
+    -f k8s/zkbench-lock-8k/20-shards-job.yaml
+  kubectl wait --for=condition=complete --timeout=30m job/zkbench-lock-8k
+  kubectl apply -f k8s/zkbench-lock-8k/30-merge-job.yaml
+
+  zkbench kube job --endpoints etcd-0.etcd:2379 --shards 4 --clients 400 --run-id etcd-400 \
+    --cacert /etc/zkbench/tls/ca.pem --tls-secret etcd-client-tls --user bench --password-secret etcd-auth:password`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runKubeJob(cmd, f, k)
+		},
+	}
+	fl := cmd.Flags()
+	// The run's flags, but its --output: the shards write to the volume.
+	run.Flags().VisitAll(func(flag *pflag.Flag) {
+		if flag.Name != "output" {
+			fl.AddFlag(flag)
+		}
+	})
+	own := pflag.NewFlagSet("kube job", pflag.ContinueOnError)
+	own.StringVarP(&k.output, "output", "o", "k8s", "folder for the manifests; writes <output>/<name>/*.yaml")
+	own.StringVar(&k.image, "image", defaultImage(), "the zkbench image the pods run (make images builds it; docs/docker.md)")
+	own.StringVar(&k.name, "name", "", "the Job's name, prefix of the other objects' (default: zkbench-<run-id>)")
+	own.StringVar(&k.namespace, "namespace", "", "namespace of every object (default: kubectl's)")
+	own.StringVar(&k.pullPolicy, "pull-policy", string(corev1.PullIfNotPresent), "the pods' imagePullPolicy: IfNotPresent, Always or Never")
+	own.StringVar(&k.claim, "claim", "", "an existing PersistentVolumeClaim for the results (default: the manifests create <name>-results)")
+	own.StringVar(&k.storageSize, "storage-size", "1Gi", "size of the results claim")
+	own.StringVar(&k.storageClass, "storage-class", "", "storage class of the results claim (default: the cluster's)")
+	own.StringVar(&k.accessMod, "access-mode", string(corev1.ReadWriteMany), "access mode of the results claim: ReadWriteMany (shards on several nodes), or ReadWriteOnce on a one-node cluster")
+	own.StringVar(&k.cpu, "cpu", "1", "CPU each shard's pod requests")
+	own.StringVar(&k.memory, "memory", "auto", "memory each shard's pod requests; auto: 256Mi and 512Ki per client of the largest shard")
+	own.DurationVar(&k.deadline, "deadline", 0, "bound on the shards' Job (activeDeadlineSeconds); 0: every case's warm-up, duration and shard barriers, plus 10m to schedule the pods")
+	own.StringVar(&k.passwordSecret, "password-secret", "", "etcd: SECRET:KEY of a Secret holding the password (set as $ZKBENCH_ETCD_PASSWORD in the pods)")
+	own.StringVar(&k.tlsSecret, "tls-secret", "", "etcd: a Secret with the TLS files, mounted at "+kube.TLSMount+" (give --cacert etc. as paths there)")
+	own.StringVar(&k.fetchImage, "fetch-image", kube.DefaultFetchImage, "image of the fetch pod (needs tar, for kubectl cp)")
+	k.own = map[string]bool{}
+	own.VisitAll(func(flag *pflag.Flag) {
+		fl.AddFlag(flag)
+		k.own[flag.Name] = true
+	})
+	return cmd
+}
+
+func runKubeJob(cmd *cobra.Command, f *runFlags, k *kubeJobFlags) error {
+	fl := cmd.Flags()
+	for _, name := range slices.Sorted(maps.Keys(kubeRefused)) {
+		if fl.Changed(name) {
+			return fmt.Errorf("--%s: %s", name, kubeRefused[name])
+		}
+	}
+	switch {
+	case !fl.Changed("shards") || f.shards < 1:
+		return fmt.Errorf("--shards %d: give the number of shards (pods) the run's clients are split over, at least 1", f.shards)
+	case len(f.endpoints) == 0:
+		return errors.New("--endpoints: a Job's pods reach a running cluster (an embedded etcd or --cluster local would start one per pod, and the shards must share one): give its client endpoints as the pods see them, e.g. zk-0.zk:2181 or etcd-0.etcd:2379")
+	}
+	for _, name := range kubeTLSFlags {
+		if !fl.Changed(name) {
+			continue
+		}
+		v := fl.Lookup(name).Value.String()
+		if k.tlsSecret == "" || !strings.HasPrefix(v, kube.TLSMount+"/") {
+			return fmt.Errorf("--%s %s: the file must be in the pods: put the TLS files in a Secret, give --tls-secret SECRET and --%s %s/FILE", name, v, name, kube.TLSMount)
+		}
+	}
+	if f.runID == "" {
+		f.runID = "k8s-" + time.Now().UTC().Format("20060102-150405")
+	}
+	name := k.name
+	if name == "" {
+		name = "zkbench-" + strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(f.runID))
+	}
+
+	// The run's flags, checked as each shard will check them (as shard 0,
+	// on the --endpoints); nothing is reached.
+	saved := *f
+	f.output, f.shardIndex = kube.ResultsMount, 0
+	if k.passwordSecret != "" {
+		f.password = "from --password-secret" // only to check; never written
+	}
+	cfg, opts, err := f.config(fl)
+	if err == nil {
+		_, err = runner.New(cfg, opts...)
+	}
+	*f = saved
+	if err != nil {
+		return err
+	}
+	_, perShard := results.ShareOf(slices.Max(cfg.Clients), f.shards-1, f.shards)
+
+	res, err := kubeResources(k, perShard)
+	if err != nil {
+		return err
+	}
+	size, err := resource.ParseQuantity(k.storageSize)
+	if err != nil {
+		return fmt.Errorf("--storage-size %q: %v", k.storageSize, err)
+	}
+	pull := corev1.PullPolicy(k.pullPolicy)
+	if !slices.Contains([]corev1.PullPolicy{corev1.PullIfNotPresent, corev1.PullAlways, corev1.PullNever}, pull) {
+		return fmt.Errorf("--pull-policy %q: want IfNotPresent, Always or Never", k.pullPolicy)
+	}
+	mode := corev1.PersistentVolumeAccessMode(k.accessMod)
+	if !slices.Contains([]corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany, corev1.ReadWriteOnce, corev1.ReadWriteOncePod}, mode) {
+		return fmt.Errorf("--access-mode %q: want ReadWriteMany, ReadWriteOnce or ReadWriteOncePod", k.accessMod)
+	}
+	deadline := k.deadline
+	if deadline == 0 {
+		deadline = kubeDeadline(cfg, f.shardTimeout)
+	}
+	// Every shard is given the run flags the user set, but those the
+	// manifests set for it, and none of kube job's own.
+	skip := map[string]bool{"shards": true, "run-id": true, "no-plots": true}
+	for name := range k.own {
+		skip[name] = true
+	}
+	spec := kube.Spec{
+		Name: name, Namespace: k.namespace, Image: k.image, PullPolicy: pull,
+		Shards: f.shards, RunID: f.runID, RunFlags: givenFlags(fl, skip), NoPlots: f.noPlots,
+		Claim: k.claim, StorageSize: size, StorageClass: k.storageClass, AccessMode: mode,
+		Resources: res, Deadline: deadline,
+		PasswordSecret: k.passwordSecret, TLSSecret: k.tlsSecret, FetchImage: k.fetchImage,
+	}
+	m, err := kube.Build(spec)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(k.output, name)
+	paths, err := m.WriteDir(dir)
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", k.output, err)
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "kube job %s: run %s, %d shards of at most %d clients each, image %s, deadline %v\n",
+		name, f.runID, f.shards, perShard, k.image, deadline)
+	for _, p := range paths {
+		fmt.Fprintf(out, "  %s\n", p)
+	}
+	ns := ""
+	if k.namespace != "" {
+		ns = " -n " + k.namespace
+	}
+	fmt.Fprintf(out, "\nthen (docs/kubernetes.md):\n")
+	fmt.Fprintf(out, "  kubectl%s apply -f %s", ns, paths[0])
+	for _, p := range paths[1 : len(paths)-2] {
+		fmt.Fprintf(out, " -f %s", p)
+	}
+	fmt.Fprintf(out, "\n  kubectl%s wait --for=condition=complete --timeout=%v job/%s\n", ns, deadline, name)
+	fmt.Fprintf(out, "  kubectl%s apply -f %s && kubectl%s wait --for=condition=complete --timeout=10m job/%s && kubectl%s logs job/%s\n",
+		ns, paths[len(paths)-2], ns, spec.MergeName(), ns, spec.MergeName())
+	fmt.Fprintf(out, "  kubectl%s apply -f %s && kubectl%s wait --for=condition=ready pod/%s && kubectl%s cp %s:%s/%s results/%s\n",
+		ns, paths[len(paths)-1], ns, spec.FetchName(), ns, spec.FetchName(), spec.MergeOutput(), f.runID, f.runID)
+	fmt.Fprintf(out, "  kubectl%s delete -f %s\n", ns, dir)
+	return nil
+}
+
+// kubeResources are each shard's requests. The memory default follows
+// docs/results.md's measured resident memory per ZooKeeper client at
+// 10,000 clients (239 KB), doubled, over a base for the process.
+func kubeResources(k *kubeJobFlags, perShard int) (corev1.ResourceRequirements, error) {
+	cpu, err := resource.ParseQuantity(k.cpu)
+	if err != nil {
+		return corev1.ResourceRequirements{}, fmt.Errorf("--cpu %q: %v (e.g. 1 or 500m)", k.cpu, err)
+	}
+	var mem resource.Quantity
+	if k.memory == "auto" {
+		mem = *resource.NewQuantity(256<<20+int64(perShard)*512<<10, resource.BinarySI)
+	} else if mem, err = resource.ParseQuantity(k.memory); err != nil {
+		return corev1.ResourceRequirements{}, fmt.Errorf("--memory %q: %v (e.g. 512Mi, or auto)", k.memory, err)
+	}
+	return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: mem}}, nil
+}
+
+// kubeDeadline bounds a sharded run's Job: per case its warm-up, duration,
+// both shard barriers' bounds and a minute to open and close sessions,
+// plus 10 minutes to schedule the pods and pull the image.
+func kubeDeadline(cfg runner.Config, shardTimeout time.Duration) time.Duration {
+	warmup := cfg.Warmup
+	if warmup == runner.Auto {
+		warmup = max(500*time.Millisecond, time.Duration(slices.Max(cfg.Clients))*time.Millisecond)
+	}
+	cases := len(cfg.Variants) * len(cfg.Clients) * cfg.Repeat
+	perCase := warmup + cfg.Duration + 2*shardTimeout + time.Minute
+	return 10*time.Minute + time.Duration(cases)*perCase
+}

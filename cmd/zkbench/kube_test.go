@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	batchv1 "k8s.io/api/batch/v1"
+
+	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/kube"
+	"github.com/zkbench/zkbench/results"
+)
+
+func TestKubeJobWritesManifests(t *testing.T) {
+	dir := t.TempDir()
+	out, err := execute(t, "kube", "job", "--backend", "zookeeper", "--endpoints", "zk-0.zk:2181,zk-1.zk:2181",
+		"--shards", "3", "--clients", "300", "--variants", "naive,fair", "--duration", "20s", "--hold", "1ms",
+		"--run-id", "lock-300", "--namespace", "bench", "--image", "zkbench/zkbench:test", "-o", dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	jobDir := filepath.Join(dir, "zkbench-lock-300")
+	b, err := os.ReadFile(filepath.Join(jobDir, "20-shards-job.yaml"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict(b, &job); err != nil {
+		t.Fatal(err)
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	want := []string{"run", "--backend=zookeeper", "--clients=300", "--duration=20s",
+		"--endpoints=zk-0.zk:2181", "--endpoints=zk-1.zk:2181", "--hold=1ms", "--variants=naive,fair",
+		"--shards=3", "--run-id=lock-300", "--output=/results/lock-300/shards/$(JOB_COMPLETION_INDEX)", "--no-plots"}
+	if strings.Join(c.Args, " ") != strings.Join(want, " ") {
+		t.Errorf("args %q\nwant %q", c.Args, want)
+	}
+	if c.Image != "zkbench/zkbench:test" || *job.Spec.Completions != 3 || *job.Spec.Parallelism != 3 || job.Namespace != "bench" {
+		t.Errorf("job %s, image %s, completions %d, parallelism %d", job.Namespace, c.Image, *job.Spec.Completions, *job.Spec.Parallelism)
+	}
+	// 2 cases of 20 s, a 500 ms warm-up, two 2-minute barrier bounds and a
+	// minute each, and 10 minutes to schedule.
+	if got, want := *job.Spec.ActiveDeadlineSeconds, int64((10*time.Minute+2*(20*time.Second+500*time.Millisecond+5*time.Minute))/time.Second); got != want {
+		t.Errorf("activeDeadlineSeconds %d, want %d", got, want)
+	}
+	if mem := c.Resources.Requests.Memory().String(); mem != "306Mi" { // 256Mi + 100 clients x 512Ki
+		t.Errorf("memory request %s, want 306Mi", mem)
+	}
+	for _, f := range []string{"00-config.yaml", "10-results-claim.yaml", "30-merge-job.yaml", "40-fetch-pod.yaml"} {
+		if _, err := os.Stat(filepath.Join(jobDir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if !strings.Contains(out, "kubectl -n bench wait --for=condition=complete") {
+		t.Errorf("no next steps in the output:\n%s", out)
+	}
+}
+
+// The pods run the image `make images` builds: one name in
+// docker/images.sh, cluster/docker and here.
+func TestKubeJobDefaultImage(t *testing.T) {
+	script, err := os.ReadFile("../../docker/images.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^zkbench\(\) \{\n\tlocal name=(\S+)`).FindSubmatch(script)
+	if m == nil {
+		t.Fatal("docker/images.sh: no zkbench image name found")
+	}
+	name := string(m[1])
+	defer func(v string) { version = v }(version)
+	for v, want := range map[string]string{"dev": name + ":latest", "v1.4.0-3-gabc": name + ":v1.4.0-3-gabc"} {
+		version = v
+		if got := defaultImage(); got != want {
+			t.Errorf("version %s: image %s, want %s", v, got, want)
+		}
+	}
+}
+
+func TestKubeJobRefuses(t *testing.T) {
+	base := []string{"kube", "job", "--endpoints", "zk-0.zk:2181", "--backend", "zookeeper", "--clients", "100", "-o", t.TempDir()}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"kube", "job", "--shards", "2", "--clients", "100"}, "--endpoints: a Job's pods reach a running cluster"},
+		{append(base, "--shards", "0"), "--shards 0: give the number of shards"},
+		{base, "--shards 0: give the number of shards"},
+		{append(base, "--shards", "2", "--cluster", "local"), "--cluster: a Job's pods cannot share servers"},
+		{append(base, "--shards", "2", "--shard-index", "1"), "JOB_COMPLETION_INDEX"},
+		{append(base, "--shards", "2", "--variants", "bogus"), `unknown variant "bogus"`},
+		{append(base, "--shards", "2", "--fence", "on"), "--fence on"},
+		{append(base, "--shards", "2", "--workload", "barrier"), "only the lock workload runs sharded"},
+		{append(base, "--shards", "200"), "fewer clients than --shards"},
+		{append(base, "--shards", "2", "--lease-ttl", "5s"), "--lease-ttl: only etcd reads it"},
+		{append(base, "--shards", "2", "--run-id", "a/b"), "--run-id"},
+		{append(base, "--shards", "2", "--name", "Bad_Name"), "not a DNS label"},
+		{append(base, "--shards", "2", "--memory", "lots"), "--memory"},
+		{[]string{"kube", "job", "--endpoints", "e:2379", "--shards", "2", "--password", "x"}, "--password-secret"},
+		{[]string{"kube", "job", "--endpoints", "e:2379", "--shards", "2", "--cacert", "ca.pem"}, "--tls-secret"},
+		{append(base, "--shards", "2", "--digest", "u:p"), "--digest: a ZooKeeper password in a manifest"},
+	} {
+		start := time.Now()
+		out, err := execute(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q\n%s", c.args, err, c.want, out)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("%q: refused after %v", c.args, d)
+		}
+	}
+}
+
+func TestKubeJobSecrets(t *testing.T) {
+	dir := t.TempDir()
+	out, err := execute(t, "kube", "job", "--endpoints", "etcd-0.etcd:2379", "--shards", "2", "--clients", "20",
+		"--run-id", "etcd-20", "--user", "bench", "--password-secret", "etcd-auth:password",
+		"--cacert", kube.TLSMount+"/ca.pem", "--tls-secret", "etcd-tls", "-o", dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "zkbench-etcd-20", "20-shards-job.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for _, want := range []string{"--user=bench", "--cacert=/etc/zkbench/tls/ca.pem", "secretName: etcd-tls", "name: ZKBENCH_ETCD_PASSWORD"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("no %q in the Job:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "--password") || strings.Contains(s, "from --password-secret") {
+		t.Errorf("a password in the Job:\n%s", s)
+	}
+}
+
+// TestKubeJobCommandsRun runs what the Job's pods and the merge Job's pod
+// would run, as processes on this machine against a real etcd: each shard's
+// command and arguments as written in the manifests, with
+// JOB_COMPLETION_INDEX set and $(JOB_COMPLETION_INDEX) expanded as the
+// kubelet does and /results moved to a temporary folder; then the merge's.
+// The shards meet at their barriers and the merge finds every file.
+func TestKubeJobCommandsRun(t *testing.T) {
+	const shards = 2
+	dir := t.TempDir()
+	out, err := execute(t, "kube", "job", "--endpoints", strings.Join(testcluster.EtcdEndpoints(t), ","),
+		"--shards", fmt.Sprint(shards), "--clients", "8", "--variants", "naive,fair", "--duration", "1s", "--warmup", "200ms",
+		"--run-id", "kube-cmds", "-o", dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	jobs := map[string]*batchv1.Job{}
+	for _, f := range []string{"20-shards-job.yaml", "30-merge-job.yaml"} {
+		b, err := os.ReadFile(filepath.Join(dir, "zkbench-kube-cmds", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var job batchv1.Job
+		if err := yaml.UnmarshalStrict(b, &job); err != nil {
+			t.Fatal(err)
+		}
+		jobs[f] = &job
+	}
+	root := t.TempDir()
+	local := func(args []string, index string) []string {
+		out := make([]string, len(args))
+		for i, a := range args {
+			a = strings.ReplaceAll(a, "$("+kube.IndexEnv+")", index)
+			out[i] = strings.ReplaceAll(a, kube.ResultsMount+"/", root+"/")
+		}
+		return out
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	shard := jobs["20-shards-job.yaml"].Spec.Template.Spec.Containers[0]
+	if shard.Command[0] != kube.Binary {
+		t.Fatalf("shards run %q", shard.Command)
+	}
+	errs := make(chan error, shards)
+	for i := range shards {
+		// As the kubelet: $(JOB_COMPLETION_INDEX) expanded from the variable,
+		// which zkbench reads its --shard-index from.
+		cmd := exec.CommandContext(ctx, os.Args[0], local(shard.Args, fmt.Sprint(i))...)
+		cmd.WaitDelay = 10 * time.Second
+		cmd.Env = append(os.Environ(), "ZKBENCH_TEST_MAIN=1", kube.IndexEnv+"="+fmt.Sprint(i))
+		go func() {
+			b, err := cmd.CombinedOutput()
+			if err != nil {
+				err = fmt.Errorf("shard %d: %v\n%s", i, err, b)
+			}
+			errs <- err
+		}()
+	}
+	for range shards {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	merge := jobs["30-merge-job.yaml"].Spec.Template.Spec.Containers[0]
+	mout, stderr, err := zkbench(t, append(local(merge.Args, ""), "--no-plots")...)
+	if err != nil {
+		t.Fatalf("merge: %v\n%s%s", err, mout, stderr)
+	}
+	run, err := results.ReadFile(filepath.Join(root, "kube-cmds", "merged", "kube-cmds", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != results.StatusComplete || run.MergedShards != shards || len(run.Results) != 2 || run.Config.Params["shards"] != "2" {
+		t.Errorf("merged: status %s (%s), %d shards, %d results, params %v", run.Status, run.StatusDetail, run.MergedShards, len(run.Results), run.Config.Params)
+	}
+}

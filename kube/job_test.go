@@ -1,0 +1,257 @@
+package kube
+
+import (
+	"bufio"
+	"bytes"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// strictDecoder decodes core/v1 and batch/v1 objects and fails on a field
+// the API does not know, as kube-apiserver does with fieldValidation=Strict.
+func strictDecoder(t *testing.T) runtime.Decoder {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := batchv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	return serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer()
+}
+
+// documents splits a file into its YAML documents.
+func documents(t *testing.T, b []byte) [][]byte {
+	t.Helper()
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
+	var docs [][]byte
+	for {
+		d, err := r.Read()
+		if err != nil {
+			break
+		}
+		if len(bytes.TrimSpace(stripComments(d))) > 0 {
+			docs = append(docs, d)
+		}
+	}
+	return docs
+}
+
+func stripComments(b []byte) []byte {
+	return regexp.MustCompile(`(?m)^#.*$`).ReplaceAll(b, nil)
+}
+
+func testSpec() Spec {
+	return Spec{
+		Name: "zkbench-lock-16k", Namespace: "bench", Image: "zkbench/zkbench:v1.2.3", Shards: 4, RunID: "lock-16k",
+		RunFlags: []string{"--backend=zookeeper", "--endpoints=zk-0.zk:2181", "--endpoints=zk-1.zk:2181", "--clients=16000", "--duration=30s"},
+		Deadline: 20 * time.Minute,
+	}
+}
+
+// decodeAll builds spec's manifests, writes them as YAML and decodes every
+// document strictly back into its type.
+func decodeAll(t *testing.T, spec Spec) map[string]runtime.Object {
+	t.Helper()
+	m, err := Build(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := strictDecoder(t)
+	objs := map[string]runtime.Object{}
+	for _, f := range m.Files {
+		b, err := m.Bytes(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs := documents(t, b)
+		if len(docs) != len(f.Objects) {
+			t.Fatalf("%s: %d documents, want %d", f.Name, len(docs), len(f.Objects))
+		}
+		for _, d := range docs {
+			obj, gvk, err := dec.Decode(d, nil, nil)
+			if err != nil {
+				t.Fatalf("%s: strict decode: %v\n%s", f.Name, err, d)
+			}
+			objs[gvk.Kind+"/"+obj.(interface{ GetName() string }).GetName()] = obj
+		}
+	}
+	return objs
+}
+
+func TestManifestsDecodeStrictly(t *testing.T) {
+	spec := testSpec()
+	objs := decodeAll(t, spec)
+	for _, want := range []string{"ConfigMap/zkbench-lock-16k-config", "PersistentVolumeClaim/zkbench-lock-16k-results",
+		"Job/zkbench-lock-16k", "Job/zkbench-lock-16k-merge", "Pod/zkbench-lock-16k-fetch"} {
+		if objs[want] == nil {
+			t.Errorf("no %s among the manifests", want)
+		}
+	}
+
+	job := objs["Job/zkbench-lock-16k"].(*batchv1.Job)
+	js := job.Spec
+	switch {
+	case js.CompletionMode == nil || *js.CompletionMode != batchv1.IndexedCompletion:
+		t.Errorf("completionMode %v, want Indexed", js.CompletionMode)
+	case js.Completions == nil || *js.Completions != 4, js.Parallelism == nil || *js.Parallelism != 4:
+		t.Errorf("completions %v, parallelism %v: want both 4 (the shards)", js.Completions, js.Parallelism)
+	case js.BackoffLimitPerIndex == nil || *js.BackoffLimitPerIndex != 0:
+		t.Errorf("backoffLimitPerIndex %v, want 0", js.BackoffLimitPerIndex)
+	case js.ActiveDeadlineSeconds == nil || *js.ActiveDeadlineSeconds != 1200:
+		t.Errorf("activeDeadlineSeconds %v, want 1200", js.ActiveDeadlineSeconds)
+	case js.PodFailurePolicy == nil || len(js.PodFailurePolicy.Rules) == 0:
+		t.Error("no podFailurePolicy")
+	case js.Template.Spec.RestartPolicy != corev1.RestartPolicyNever:
+		t.Errorf("restartPolicy %s, want Never (required by podFailurePolicy)", js.Template.Spec.RestartPolicy)
+	}
+	for _, r := range js.PodFailurePolicy.Rules {
+		if r.Action == batchv1.PodFailurePolicyActionIgnore || r.Action == batchv1.PodFailurePolicyActionCount {
+			t.Errorf("pod failure rule %+v: a shard restarted late cannot rejoin its case", r)
+		}
+	}
+	c := js.Template.Spec.Containers[0]
+	if c.Image != "zkbench/zkbench:v1.2.3" || !slices.Equal(c.Command, []string{"/zkbench"}) {
+		t.Errorf("shard container runs %s %v", c.Image, c.Command)
+	}
+	wantArgs := []string{"run", "--backend=zookeeper", "--endpoints=zk-0.zk:2181", "--endpoints=zk-1.zk:2181", "--clients=16000", "--duration=30s",
+		"--shards=4", "--run-id=lock-16k", "--output=/results/lock-16k/shards/$(JOB_COMPLETION_INDEX)", "--no-plots"}
+	if !slices.Equal(c.Args, wantArgs) {
+		t.Errorf("shard args\n %q\nwant\n %q", c.Args, wantArgs)
+	}
+	if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == ResultsMount }) {
+		t.Errorf("shard mounts %+v: no %s", c.VolumeMounts, ResultsMount)
+	}
+	if !slices.ContainsFunc(js.Template.Spec.Volumes, func(v corev1.Volume) bool {
+		return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "zkbench-lock-16k-results"
+	}) {
+		t.Error("the shards do not mount the results claim")
+	}
+
+	merge := objs["Job/zkbench-lock-16k-merge"].(*batchv1.Job)
+	margs := merge.Spec.Template.Spec.Containers[0].Args
+	if margs[0] != "merge" || len(margs) != 1+4+1 || margs[4] != "/results/lock-16k/shards/3/lock-16k/results.json" ||
+		margs[5] != "--output=/results/lock-16k/merged" {
+		t.Errorf("merge args %q", margs)
+	}
+	// Each shard's --output, its index expanded, holds the file merge reads.
+	for i := range 4 {
+		out := strings.ReplaceAll(strings.TrimPrefix(wantArgs[8], "--output="), "$(JOB_COMPLETION_INDEX)", string(rune('0'+i)))
+		if margs[1+i] != out+"/lock-16k/results.json" {
+			t.Errorf("merge reads %s, shard %d writes under %s", margs[1+i], i, out)
+		}
+	}
+
+	cm := objs["ConfigMap/zkbench-lock-16k-config"].(*corev1.ConfigMap)
+	if cm.Data["shards"] != "4" || cm.Data["run-id"] != "lock-16k" || !strings.Contains(cm.Data["shard-command"], "'--output=/results/lock-16k/shards/$(JOB_COMPLETION_INDEX)'") {
+		t.Errorf("config map %v", cm.Data)
+	}
+	for k, o := range objs {
+		if o.(interface{ GetNamespace() string }).GetNamespace() != "bench" {
+			t.Errorf("%s is not in namespace bench", k)
+		}
+	}
+}
+
+// A misspelled or unknown field fails the strict decoder that the test
+// above reads the manifests with (so its passing means something).
+func TestStrictDecodeRefusesUnknownFields(t *testing.T) {
+	m, err := Build(testSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job File
+	for _, f := range m.Files {
+		if f.Name == "20-shards-job.yaml" {
+			job = f
+		}
+	}
+	b, err := m.Bytes(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := strictDecoder(t)
+	if _, _, err := dec.Decode(b, nil, nil); err != nil {
+		t.Fatalf("the Job as written: %v", err)
+	}
+	for _, c := range []struct{ from, to string }{
+		{"completionMode:", "completionMod:"},
+		{"backoffLimitPerIndex:", "backoffLimitPerIndx:"},
+		{"restartPolicy:", "restartpolicy:"},
+		{"  parallelism:", "  parallelism: 4\n  parallelismm:"},
+	} {
+		bad := bytes.Replace(b, []byte(c.from), []byte(c.to), 1)
+		if bytes.Equal(bad, b) {
+			t.Fatalf("%q is not in the Job", c.from)
+		}
+		if _, _, err := dec.Decode(bad, nil, nil); err == nil || !strings.Contains(err.Error(), "unknown field") {
+			t.Errorf("%s -> %s: decoded (err %v), want an unknown field error", c.from, c.to, err)
+		}
+	}
+}
+
+func TestManifestsExistingClaimAndSecrets(t *testing.T) {
+	spec := testSpec()
+	spec.Claim = "nfs-results"
+	spec.PasswordSecret = "etcd-auth:password"
+	spec.TLSSecret = "etcd-tls"
+	spec.NoPlots = true
+	objs := decodeAll(t, spec)
+	if objs["PersistentVolumeClaim/zkbench-lock-16k-results"] != nil {
+		t.Error("a claim was written though --claim names an existing one")
+	}
+	job := objs["Job/zkbench-lock-16k"].(*batchv1.Job)
+	ps := job.Spec.Template.Spec
+	if !slices.ContainsFunc(ps.Volumes, func(v corev1.Volume) bool {
+		return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "nfs-results"
+	}) || !slices.ContainsFunc(ps.Volumes, func(v corev1.Volume) bool { return v.Secret != nil && v.Secret.SecretName == "etcd-tls" }) {
+		t.Errorf("volumes %+v", ps.Volumes)
+	}
+	env := ps.Containers[0].Env
+	if len(env) != 1 || env[0].Name != PasswordEnv || env[0].ValueFrom.SecretKeyRef.Name != "etcd-auth" || env[0].ValueFrom.SecretKeyRef.Key != "password" {
+		t.Errorf("env %+v", env)
+	}
+	if args := objs["Job/zkbench-lock-16k-merge"].(*batchv1.Job).Spec.Template.Spec.Containers[0].Args; args[len(args)-1] != "--no-plots" {
+		t.Errorf("merge args %q: no --no-plots", args)
+	}
+}
+
+func TestSpecRefuses(t *testing.T) {
+	for _, c := range []struct {
+		edit func(*Spec)
+		want string
+	}{
+		{func(s *Spec) { s.Shards = 0 }, "--shards 0"},
+		{func(s *Spec) { s.Shards = 100001 }, "at most 100,000"},
+		{func(s *Spec) { s.Name = "Lock_16k" }, "not a DNS label"},
+		{func(s *Spec) { s.Name = strings.Repeat("a", 60) }, "give a shorter --name"},
+		{func(s *Spec) { s.Image = "" }, "--image"},
+		{func(s *Spec) { s.PasswordSecret = "etcd-auth" }, "want SECRET:KEY"},
+		{func(s *Spec) { s.Namespace = "Bench" }, "--namespace"},
+		{func(s *Spec) { s.Shards, s.RunID, s.Name = 10000, strings.Repeat("r", 64), "zk" }, "use a shorter --run-id"},
+	} {
+		s := testSpec()
+		c.edit(&s)
+		_, err := Build(s)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want %q", s, err, c.want)
+		}
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	got := ShellQuote([]string{"/zkbench", "run", "--output=/r/$(X)", "it's", ""})
+	if want := `/zkbench run '--output=/r/$(X)' 'it'\''s' ''`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
