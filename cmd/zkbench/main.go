@@ -40,7 +40,6 @@ With no endpoints, zkbench starts an embedded etcd in-process.`,
 		newMergeCmd(),
 		newClusterCmd(),
 		newCleanCmd(),
-
 		newExecCmd(),
 		newKubeCmd(),
 	)
