@@ -5,7 +5,6 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/testcluster"
-	"github.com/zkbench/zkbench/recipes/fair"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
 
@@ -22,6 +21,8 @@ func TestDoubleBarriers(t *testing.T) {
 // TestSimpleBarrier runs the simple barrier suite on every backend.
 func TestSimpleBarrier(t *testing.T) {
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
-		RunBarrierSuite(t, b, fair.NewBarrierFactory())
+		for _, v := range variants.SimpleBarriers(SuitePoll).All() {
+			t.Run(v.Name, func(t *testing.T) { RunBarrierSuite(t, b, v) })
+		}
 	})
 }

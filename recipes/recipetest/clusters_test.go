@@ -5,7 +5,6 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/testcluster"
-	"github.com/zkbench/zkbench/recipes/fair"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
 
@@ -49,6 +48,8 @@ func TestBarriersOnClusters(t *testing.T) {
 		for _, v := range variants.DoubleBarriers().All() {
 			t.Run(v.Name, func(t *testing.T) { RunDoubleBarrierSuite(t, b, v, barrierSubtestsOnClusters...) })
 		}
-		t.Run("simple", func(t *testing.T) { RunBarrierSuite(t, b, fair.NewBarrierFactory()) })
+		for _, v := range variants.SimpleBarriers(SuitePoll).All() {
+			t.Run("simple-"+v.Name, func(t *testing.T) { RunBarrierSuite(t, b, v) })
+		}
 	})
 }

@@ -3,6 +3,7 @@ package variants
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
@@ -101,4 +102,24 @@ func (b brokenLock) Acquire(context.Context) (recipes.Grant, error) { return rec
 
 func (b brokenLock) Release(context.Context) error {
 	return fmt.Errorf("variants: release: %w", recipes.ErrNotHeld)
+}
+
+// Simple barrier family (issue 12, item 4).
+
+// Polling is the simple barrier variant that re-reads the barrier node
+// instead of watching it.
+const Polling = "polling"
+
+// SimpleBarriers is the simple barrier family (the recipes page's barrier:
+// the barrier is up while its node exists):
+//
+//	fair     every waiter watches the barrier node (ExistsW): its removal
+//	         notifies every waiter once, which is the job, not a herd
+//	polling  every waiter re-reads the node every poll (<= 0: the default):
+//	         no notification, but requests a waiter that grow with the wait
+func SimpleBarriers(poll time.Duration, opts ...recipes.Option) Family[recipes.BarrierFactory] {
+	return newFamily("simple barrier",
+		Variant[recipes.BarrierFactory]{Name: Fair, New: fair.NewBarrierFactory(opts...), HerdFree: true, ClientCounts: true},
+		Variant[recipes.BarrierFactory]{Name: Polling, New: fair.NewPollingBarrierFactory(poll, opts...), HerdFree: true, ClientCounts: true},
+	)
 }
