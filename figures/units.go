@@ -30,6 +30,8 @@ var workloadUnits = map[string]Unit{
 	"election":           Term,
 	"barrier":            Round,
 	"double-barrier":     Round,
+	// issue 12
+	"simple-barrier": Round,
 }
 
 // UnitOf is workload's unit operation; Operation for a workload that

@@ -248,6 +248,7 @@ func (l *RunLog) LeftoverPaths() []string {
 // Names lists the workloads New knows.
 func Names() []string {
 	names := []string{"lock", "failover", "handoff", "observers", "barrier"}
+	names = append(names, "simple-barrier") // issue 12
 	sort.Strings(names)
 	return names
 }
@@ -266,6 +267,9 @@ func New(name string) (Workload, error) {
 		return NewObservers(), nil
 	case "barrier":
 		return NewBarrier(), nil
+	// issue 12
+	case "simple-barrier":
+		return NewSimpleBarrier(), nil
 	}
 	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownWorkload, name, strings.Join(Names(), ", "))
 }

@@ -37,6 +37,10 @@ type recipeFlags struct {
 	preset      string
 	scale       float64
 	fence       string
+
+	// simple-barrier (issue 12)
+	poll      time.Duration
+	barrierUp time.Duration
 }
 
 func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
@@ -53,6 +57,10 @@ func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
 	fl.Float64Var(&f.scale, "scale", 0.1, "--preset: fraction of the paper's sizes, 0 < scale <= 1")
 	fl.StringVar(&f.fence, "fence", workloads.FenceOff, "lock: holders write to a shared register with their fencing token after each grant and before each release; "+
 		"off: it accepts stale writes (a holder's whose lock passed on) and counts them as violations; on: it rejects them (counted as prevented)")
+
+	// simple-barrier (issue 12)
+	fl.DurationVar(&f.poll, "poll", 50*time.Millisecond, "simple-barrier: how often the polling variant re-reads the barrier node")
+	fl.DurationVar(&f.barrierUp, "barrier-up", 100*time.Millisecond, "simple-barrier: how long the barrier stays up once every waiter is waiting")
 }
 
 // params are the workload parameters of the flags workload reads.
@@ -78,6 +86,13 @@ func (f *recipeFlags) params(workload string) (map[string]string, error) {
 		params[workloads.ParamWork] = f.work.String()
 		params[workloads.ParamJitter] = f.jitter.String()
 		params[workloads.ParamRounds] = strconv.Itoa(f.rounds)
+	// simple-barrier (issue 12)
+	case "simple-barrier":
+		if f.poll <= 0 {
+			return nil, fmt.Errorf("--poll %v: want a positive interval such as 50ms", f.poll)
+		}
+		params[workloads.ParamPoll] = f.poll.String()
+		params[workloads.ParamBarrierUp] = f.barrierUp.String()
 	}
 	return params, nil
 }
@@ -97,6 +112,9 @@ var workloadFlags = map[string][]string{
 	"jitter":       {"barrier"},
 	"rounds":       {"barrier"},
 	"preset":       {"barrier"},
+	// simple-barrier (issue 12)
+	"poll":       {"simple-barrier"},
+	"barrier-up": {"simple-barrier"},
 }
 
 // backendFlags are the flags only one backend reads.
