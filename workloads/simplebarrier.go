@@ -17,6 +17,9 @@ import (
 	"github.com/zkbench/zkbench/results"
 )
 
+// simpleStepTimeout bounds a simple barrier's waiters once the barrier is down.
+const simpleStepTimeout = time.Minute
+
 // Parameters of the simple-barrier workload.
 const (
 	// ParamPoll: how often the polling variant re-reads the barrier node.
@@ -32,7 +35,9 @@ const (
 // barrier, N waiters wait on it, and once every waiter is waiting the
 // barrier stays up for ParamBarrierUp and the setter removes it. Each round
 // has its own path. The case's Ops count complete rounds (--ops, else as
-// many as --duration allows; a round cut by it counts as failed).
+// many as --duration allows). A round counts as issued once its removal
+// began; one cut by --duration before that is not counted, one whose
+// waiters do not all pass is failed.
 //
 // Removing the barrier must wake every waiter: the fair variant's watch
 // notifies each once (N notifications a round, which is the job), the
@@ -98,8 +103,7 @@ func (sw *SimpleBarrierWorkload) Run(ctx context.Context, c Case) (results.Resul
 	o.Before, o.Start, o.Base = rc.meter.Snapshot(ctx, clients), t.now(), start
 	c.Live.Start()
 	for r := 0; c.Config.Ops <= 0 || int64(r) < c.Config.Ops; r++ {
-		t.issued++
-		if !t.round(runCtx, fmt.Sprintf("%s/round-%d", base, r)) {
+		if !t.round(ctx, runCtx, fmt.Sprintf("%s/round-%d", base, r)) {
 			break
 		}
 		t.done++
@@ -142,18 +146,23 @@ type simpleRounds struct {
 	errs                map[string]int64
 }
 
-// round runs one round at path; false if it could not finish.
-func (t *simpleRounds) round(ctx context.Context, path string) bool {
+// round runs one round at path; false if it could not finish. runCtx
+// bounds the round until the setter begins to remove the barrier (a round
+// cut before that is not counted); from then on the round is issued and its
+// waiters pass under caseCtx and simpleStepTimeout, so that the notifications a
+// removal sent belong to a round that counts.
+func (t *simpleRounds) round(caseCtx, runCtx context.Context, path string) bool {
 	setter := t.v.New(t.s[t.n], path)
-	if err := setter.Set(ctx); err != nil {
-		return t.failed(ctx, "set", err)
+	if err := setter.Set(runCtx); err != nil {
+		return t.failed(runCtx, "set", err)
 	}
 	before := make([]instrument.Counts, t.n)
 	for i := range before {
 		before[i] = t.c[i].Snapshot()
 	}
-	wctx, cancel := context.WithCancel(ctx)
+	wctx, cancel := context.WithTimeout(caseCtx, t.up+simpleStepTimeout)
 	defer cancel()
+	ctx := caseCtx
 	began := t.now()
 	passed := make([]time.Duration, t.n)
 	errs := make([]error, t.n)
@@ -166,12 +175,13 @@ func (t *simpleRounds) round(ctx context.Context, path string) bool {
 			passed[i] = t.now()
 		}()
 	}
-	removing, ok := t.lower(ctx, setter, before)
+	removing, ok := t.lower(runCtx, setter, before)
 	if !ok {
 		cancel()
 		wg.Wait()
-		return t.failed(ctx, "remove", errors.New("the barrier could not be removed"))
+		return false
 	}
+	t.issued++
 	wg.Wait()
 	var last time.Duration
 	for i, err := range errs {
@@ -214,7 +224,9 @@ func (t *simpleRounds) lower(ctx context.Context, setter recipes.Barrier, before
 		return 0, false
 	}
 	removing := t.now()
-	if err := setter.Remove(ctx); err != nil {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), simpleStepTimeout)
+	defer cancel()
+	if err := setter.Remove(rctx); err != nil {
 		t.failed(ctx, "remove", err)
 		return 0, false
 	}
