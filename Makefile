@@ -44,6 +44,12 @@ bench-runs: build
 	$(BIN) run --backend etcd --workload barrier --variants naive,fair --clients 10,25,50,100 --rounds 20 --work 10ms --jitter 200ms --duration 60s -o $(RUNS) --run-id barrier-etcd
 	$(BIN) run --backend zookeeper --cluster local --workload barrier --preset zk-paper-barrier --scale 0.1 -o $(RUNS) --run-id paper-barrier-zookeeper | tee $(RUNS)/paper-barrier-zookeeper.log
 	$(BIN) report $(RUNS)/lock-zookeeper $(RUNS)/lock-etcd -o $(RUNS)/lock-report
+# issue 12: the simple barrier, watched (fair) against polled, at 10, 100 and 500 waiters, and at
+# 100 waiters with the barrier up 1s (a polling waiter's requests grow with the wait)
+	$(BIN) run --backend zookeeper --cluster local --workload simple-barrier --variants polling,fair --clients 10,100,500 --duration 10s -o $(RUNS) --run-id simple-barrier-zookeeper
+	$(BIN) run --backend etcd --workload simple-barrier --variants polling,fair --clients 10,100,500 --duration 10s -o $(RUNS) --run-id simple-barrier-etcd
+	$(BIN) run --backend zookeeper --cluster local --workload simple-barrier --variants polling,fair --clients 100 --barrier-up 1s --duration 10s -o $(RUNS) --run-id simple-barrier-wait-zookeeper
+	$(BIN) run --backend etcd --workload simple-barrier --variants polling,fair --clients 100 --barrier-up 1s --duration 10s -o $(RUNS) --run-id simple-barrier-wait-etcd
 
 # The kept runs behind the scale section of docs/results.md: the fair lock at
 # 1,000 and 10,000 clients on a local ZooKeeper and a local etcd (servers on
