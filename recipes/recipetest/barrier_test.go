@@ -26,3 +26,13 @@ func TestSimpleBarrier(t *testing.T) {
 		}
 	})
 }
+
+// TestTwoPhase runs the two-phase commit suite for every variant on every
+// backend (issue 12).
+func TestTwoPhase(t *testing.T) {
+	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
+		for _, v := range variants.TwoPhases().All() {
+			t.Run(v.Name, func(t *testing.T) { RunTwoPhaseSuite(t, b, v) })
+		}
+	})
+}

@@ -53,3 +53,13 @@ func TestBarriersOnClusters(t *testing.T) {
 		}
 	})
 }
+
+// TestTwoPhaseOnClusters runs the two-phase commit suite's decisions and
+// session loss for every variant on both 3-node clusters (issue 12).
+func TestTwoPhaseOnClusters(t *testing.T) {
+	testcluster.EachCluster(t, func(t *testing.T, b backends.Backend) {
+		for _, v := range variants.TwoPhases().All() {
+			t.Run(v.Name, func(t *testing.T) { RunTwoPhaseSuite(t, b, v, "AllCommit", "OneAbort", "SiteSessionLost") })
+		}
+	})
+}

@@ -123,3 +123,29 @@ func SimpleBarriers(poll time.Duration, opts ...recipes.Option) Family[recipes.B
 		Variant[recipes.BarrierFactory]{Name: Polling, New: fair.NewPollingBarrierFactory(poll, opts...), HerdFree: true, ClientCounts: true},
 	)
 }
+
+// Two-phase commit family (issue 12, item 3).
+
+// Two-phase commit variant names.
+const (
+	// AllWatch: every site watches every vote and decides for itself.
+	AllWatch = "all-watch"
+	// Coordinated: only the coordinator watches the votes; the sites
+	// watch its decision.
+	Coordinated = "coordinated"
+)
+
+// TwoPhases is the two-phase commit family (the recipes page's two-phased
+// commit; every site makes its own ephemeral nodes, so a failed site is
+// seen):
+//
+//	all-watch    every site watches the sites and votes and decides: each
+//	             vote notifies every site, O(n²) notifications a transaction
+//	coordinated  only the coordinator watches them and writes the decision
+//	             that each site watches: O(n)
+func TwoPhases() Family[recipes.TwoPhase] {
+	return newFamily("two-phase commit",
+		Variant[recipes.TwoPhase]{Name: AllWatch, New: naive.AllWatch{}, ClientCounts: true},
+		Variant[recipes.TwoPhase]{Name: Coordinated, New: fair.Coordinated{}, HerdFree: true, ClientCounts: true},
+	)
+}

@@ -25,6 +25,7 @@ func TestNames(t *testing.T) {
 		{Elections(), []string{Fair, Naive, Native}},
 		{DoubleBarriers(), []string{Fair, Naive}},
 		{SimpleBarriers(0), []string{Fair, Polling}},
+		{TwoPhases(), []string{AllWatch, Coordinated}},
 	} {
 		if got := tc.f.Names(); !slices.Equal(got, tc.want) {
 			t.Errorf("%T.Names() = %v, want %v", tc.f, got, tc.want)

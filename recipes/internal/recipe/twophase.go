@@ -1,0 +1,142 @@
+package recipe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/recipes"
+)
+
+// The steps both two-phase commit variants share: the nodes of a
+// transaction (recipes.TxSites, TxVotes, TxDecision), the rule that turns
+// listings into a decision, and the loop that watches both listings until
+// they decide.
+
+// TxBegin makes the transaction's persistent nodes (no-op on etcd).
+func TxBegin(ctx context.Context, s backends.Session, tx string) error {
+	for _, dir := range []string{recipes.TxSites, recipes.TxVotes} {
+		if err := s.EnsurePath(ctx, path.Join(tx, dir)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TxJoin makes site i's presence node.
+func TxJoin(ctx context.Context, s backends.Session, tx string, i int) error {
+	_, err := s.Create(ctx, path.Join(tx, recipes.TxSites, strconv.Itoa(i)), nil)
+	return err
+}
+
+// TxVote makes site i's vote node, the vote in its name.
+func TxVote(ctx context.Context, s backends.Session, tx string, i int, commit bool) error {
+	v := recipes.Abort
+	if commit {
+		v = recipes.Commit
+	}
+	_, err := s.Create(ctx, path.Join(tx, recipes.TxVotes, fmt.Sprintf("%d-%s", i, v)), nil)
+	return err
+}
+
+// TxEnd removes every node of the transaction, the sites' ephemeral ones
+// included; nodes already gone are fine.
+func TxEnd(ctx context.Context, s backends.Session, tx string) error {
+	var paths []string
+	for _, dir := range []string{recipes.TxSites, recipes.TxVotes} {
+		children, err := s.Children(ctx, path.Join(tx, dir))
+		if err != nil && !errors.Is(err, backends.ErrNoNode) {
+			return err
+		}
+		for _, c := range children {
+			paths = append(paths, c.Path)
+		}
+	}
+	paths = append(paths, path.Join(tx, recipes.TxDecision), path.Join(tx, recipes.TxSites), path.Join(tx, recipes.TxVotes), tx)
+	for _, p := range paths {
+		if err := s.Delete(ctx, p); err != nil && !errors.Is(err, backends.ErrNoNode) {
+			return err
+		}
+	}
+	return nil
+}
+
+// TxState is what one watcher of a transaction of n sites has seen.
+type TxState struct {
+	n                int
+	seenSites, votes map[string]bool
+}
+
+// NewTxState returns the state of a watcher that has seen nothing yet.
+func NewTxState(n int) *TxState {
+	return &TxState{n: n, seenSites: map[string]bool{}, votes: map[string]bool{}}
+}
+
+// Decide folds one pair of listings into the state and returns the
+// decision they make, "" while undecided: Abort for an abort vote, or for a
+// site or vote seen before and now gone (its session ended); Commit once n
+// sites are present and n votes, all commit, are in.
+func (st *TxState) Decide(sites, votes []backends.Node) recipes.Decision {
+	present := map[string]bool{}
+	for _, c := range sites {
+		present[c.Name] = true
+	}
+	in := map[string]bool{}
+	for _, c := range votes {
+		in[c.Name] = true
+		if strings.HasSuffix(c.Name, "-"+string(recipes.Abort)) {
+			return recipes.Abort
+		}
+	}
+	for name := range st.seenSites {
+		if !present[name] {
+			return recipes.Abort
+		}
+	}
+	for name := range st.votes {
+		if !in[name] {
+			return recipes.Abort
+		}
+	}
+	st.seenSites, st.votes = present, in
+	if len(present) >= st.n && len(in) >= st.n {
+		return recipes.Commit
+	}
+	return ""
+}
+
+// TxWatch lists the transaction's sites and votes with a children watch on
+// each until they decide (TxState.Decide): every change to either list
+// wakes the watcher, who lists both again. It returns the decision, ctx's
+// error, or backends.ErrSessionLost.
+func TxWatch(ctx context.Context, s backends.Session, tx string, n int) (recipes.Decision, error) {
+	st := NewTxState(n)
+	for {
+		d, err := txWatchOnce(ctx, s, tx, st)
+		if d != "" || err != nil {
+			return d, err
+		}
+	}
+}
+
+func txWatchOnce(ctx context.Context, s backends.Session, tx string, st *TxState) (recipes.Decision, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sites, sitesEv, err := s.ChildrenW(wctx, path.Join(tx, recipes.TxSites))
+	if err != nil {
+		return "", err
+	}
+	votes, votesEv, err := s.ChildrenW(wctx, path.Join(tx, recipes.TxVotes))
+	if err != nil {
+		return "", err
+	}
+	if d := st.Decide(sites, votes); d != "" {
+		return d, nil
+	}
+	_, err = Wait(ctx, s, sitesEv, votesEv)
+	return "", err
+}
