@@ -270,3 +270,10 @@ func PerParticipant(f Figure) Figure {
 	f.Doc += ", per participant"
 	return f
 }
+
+// Figures of the twophase workload (issue 12), recorded in PerOp beside the
+// common ones.
+var (
+	TxAborted = Figure{Key: "aborted_share", Label: "aborted share", Side: Neither,
+		Doc: "twophase: the share of decided transactions that aborted"}
+)

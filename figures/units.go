@@ -32,7 +32,12 @@ var workloadUnits = map[string]Unit{
 	"double-barrier":     Round,
 	// issue 12
 	"simple-barrier": Round,
+	"twophase":       Transaction,
 }
+
+// Transaction is the twophase workload's unit: a two-phase commit decided
+// (issue 12).
+const Transaction Unit = "transaction"
 
 // UnitOf is workload's unit operation; Operation for a workload that
 // declares none.

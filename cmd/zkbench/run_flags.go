@@ -41,6 +41,9 @@ type recipeFlags struct {
 	// simple-barrier (issue 12)
 	poll      time.Duration
 	barrierUp time.Duration
+	// twophase (issue 12)
+	abortShare float64
+	voteSpread time.Duration
 }
 
 func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
@@ -61,6 +64,9 @@ func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
 	// simple-barrier (issue 12)
 	fl.DurationVar(&f.poll, "poll", 50*time.Millisecond, "simple-barrier: how often the polling variant re-reads the barrier node")
 	fl.DurationVar(&f.barrierUp, "barrier-up", 100*time.Millisecond, "simple-barrier: how long the barrier stays up once every waiter is waiting")
+	// twophase (issue 12)
+	fl.Float64Var(&f.abortShare, "abort-share", 0, "twophase: the fraction of votes that are abort, 0 to 1")
+	fl.DurationVar(&f.voteSpread, "vote-spread", 0, "twophase: each site votes a random [0, spread) after joining (0: the votes come in one burst)")
 }
 
 // params are the workload parameters of the flags workload reads.
@@ -93,6 +99,13 @@ func (f *recipeFlags) params(workload string) (map[string]string, error) {
 		}
 		params[workloads.ParamPoll] = f.poll.String()
 		params[workloads.ParamBarrierUp] = f.barrierUp.String()
+	// twophase (issue 12)
+	case "twophase":
+		if f.abortShare < 0 || f.abortShare > 1 {
+			return nil, fmt.Errorf("--abort-share %v: want a fraction from 0 to 1", f.abortShare)
+		}
+		params[workloads.ParamAbortShare] = strconv.FormatFloat(f.abortShare, 'g', -1, 64)
+		params[workloads.ParamVoteSpread] = f.voteSpread.String()
 	}
 	return params, nil
 }
@@ -115,6 +128,9 @@ var workloadFlags = map[string][]string{
 	// simple-barrier (issue 12)
 	"poll":       {"simple-barrier"},
 	"barrier-up": {"simple-barrier"},
+	// twophase (issue 12)
+	"abort-share": {"twophase"},
+	"vote-spread": {"twophase"},
 }
 
 // backendFlags are the flags only one backend reads.

@@ -157,6 +157,8 @@ func TestRunBadInput(t *testing.T) {
 		{"poll on a lock", []string{"--poll", "10ms"}, "--poll: the lock workload does not read it"},
 		{"barrier-up on a barrier", []string{"--workload", "barrier", "--barrier-up", "1s"}, "--barrier-up: the barrier workload does not read it"},
 		{"zero poll", []string{"--workload", "simple-barrier", "--poll", "0s"}, "--poll 0s: want a positive interval"},
+		{"abort share on a lock", []string{"--abort-share", "0.1"}, "--abort-share: the lock workload does not read it"},
+		{"abort share above 1", []string{"--workload", "twophase", "--abort-share", "1.5"}, "--abort-share 1.5: want a fraction"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
