@@ -17,8 +17,9 @@ import (
 // Algorithm: site i joins with its presence node <tx>/sites/<i>, votes with
 // <tx>/votes/<i>-commit or -abort, then loops: ChildrenW on the sites and on
 // the votes; abort on an abort vote or on a site or vote it saw that is
-// gone; commit when all n sites and n commit votes are in; else sleep until
-// either list changes.
+// gone (and vote abort in the name of a site it saw go, so that a site that
+// listed only after it went aborts too); commit when all n sites and n
+// commit votes are in; else sleep until either list changes.
 //
 // Notifications: every vote (and every join) changes a list that every site
 // watches, so each of the n votes notifies up to n sites (a site re-arming

@@ -26,6 +26,9 @@ const txSites = 5
 //   - Notifications: the sites vote one after another; all-watch notifies
 //     each site once for every vote after its own (n(n-1)/2 in all), the
 //     coordinated variant each site at most once (the decision).
+//   - LateVoterAfterLoss: sites 0 and 1 vote and wait, site 2's session
+//     ends, then sites 3 and 4 vote: every site decides abort, the late
+//     ones too (they never listed site 2).
 func RunTwoPhaseSuite(t *testing.T, b backends.Backend, v variants.Variant[recipes.TwoPhase], only ...string) {
 	admin, ok := b.(backends.Admin)
 	if !ok {
@@ -39,6 +42,7 @@ func RunTwoPhaseSuite(t *testing.T, b backends.Backend, v variants.Variant[recip
 		{"OneAbort", func(e *txEnv) { e.run(map[int]bool{2: true}, -1, false) }},
 		{"SiteSessionLost", func(e *txEnv) { e.run(nil, txSites-1, false) }},
 		{"Notifications", func(e *txEnv) { e.run(nil, -1, true) }},
+		{"LateVoterAfterLoss", func(e *txEnv) { e.run(nil, 2, false) }},
 	}
 	for _, st := range subtests {
 		if len(only) > 0 && !slices.Contains(only, st.name) {
@@ -87,38 +91,45 @@ func (e *txEnv) run(aborts map[int]bool, lost int, sequential bool) {
 		coordDone <- outcome{d, err}
 	}()
 	done := make([]chan outcome, txSites)
-	for i := range sites {
+	vote := func(i int) {
 		done[i] = make(chan outcome, 1)
-		if i == lost {
-			continue
-		}
 		go func() {
 			d, err := sites[i].Vote(ctx, !aborts[i])
 			done[i] <- outcome{d, err}
 		}()
+	}
+	// Without a loss every site votes; with one, the sites before it vote
+	// first, and the sites after it only once it is lost.
+	early := txSites
+	if lost >= 0 {
+		early = lost
+	}
+	for i := range early {
+		vote(i)
 		if sequential {
 			e.listBecomes(e.path+"/"+recipes.TxVotes, i+1)
 			time.Sleep(quietWindow / 3) // every watcher re-armed
 		}
 	}
 	if lost >= 0 {
-		// Once every other site (and a deciding coordinator) has armed its
-		// watches, the lost site is one the deciders listed: all-watch sites
+		// Once the early sites (and a deciding coordinator) have armed
+		// their watches, the lost site is one they listed: all-watch sites
 		// watch the sites and the votes, coordinated ones the decision.
 		siteWatches := int64(2)
 		if e.v.HerdFree {
 			siteWatches = 1
 		}
-		for j := range sites {
-			if j != lost {
-				e.eventuallyArmed(ms[1+j], siteWatches)
-			}
+		for j := range early {
+			e.eventuallyArmed(ms[1+j], siteWatches)
 		}
 		if e.v.HerdFree {
 			e.eventuallyArmed(ms[0], 2)
 		}
 		if err := ms[1+lost].raw.Close(); err != nil {
 			t.Fatalf("closing site %d's session: %v", lost, err)
+		}
+		for i := lost + 1; i < txSites; i++ {
+			vote(i)
 		}
 	}
 	want := recipes.Commit

@@ -78,9 +78,10 @@ func NewTxState(n int) *TxState {
 
 // Decide folds one pair of listings into the state and returns the
 // decision they make, "" while undecided: Abort for an abort vote, or for a
-// site or vote seen before and now gone (its session ended); Commit once n
-// sites are present and n votes, all commit, are in.
-func (st *TxState) Decide(sites, votes []backends.Node) recipes.Decision {
+// site or vote seen before and now gone (its session ended; gone names the
+// sites whose presence went); Commit once n sites are present and n votes,
+// all commit, are in.
+func (st *TxState) Decide(sites, votes []backends.Node) (d recipes.Decision, gone []string) {
 	present := map[string]bool{}
 	for _, c := range sites {
 		present[c.Name] = true
@@ -89,29 +90,33 @@ func (st *TxState) Decide(sites, votes []backends.Node) recipes.Decision {
 	for _, c := range votes {
 		in[c.Name] = true
 		if strings.HasSuffix(c.Name, "-"+string(recipes.Abort)) {
-			return recipes.Abort
+			d = recipes.Abort
 		}
 	}
 	for name := range st.seenSites {
 		if !present[name] {
-			return recipes.Abort
+			gone = append(gone, name)
 		}
 	}
 	for name := range st.votes {
 		if !in[name] {
-			return recipes.Abort
+			d = recipes.Abort
 		}
+	}
+	if d != "" || len(gone) > 0 {
+		return recipes.Abort, gone
 	}
 	st.seenSites, st.votes = present, in
 	if len(present) >= st.n && len(in) >= st.n {
-		return recipes.Commit
+		return recipes.Commit, nil
 	}
-	return ""
+	return "", nil
 }
 
 // TxWatch lists the transaction's sites and votes with a children watch on
 // each until they decide (TxState.Decide): every change to either list
-// wakes the watcher, who lists both again. It returns the decision, ctx's
+// wakes the watcher, who lists both again. A site seen and then gone gets
+// an abort vote from the watcher who saw it go. It returns the decision, ctx's
 // error, or backends.ErrSessionLost.
 func TxWatch(ctx context.Context, s backends.Session, tx string, n int) (recipes.Decision, error) {
 	st := NewTxState(n)
@@ -134,7 +139,17 @@ func txWatchOnce(ctx context.Context, s backends.Session, tx string, st *TxState
 	if err != nil {
 		return "", err
 	}
-	if d := st.Decide(sites, votes); d != "" {
+	d, gone := st.Decide(sites, votes)
+	// A watcher that saw a site go votes abort in its name, so that the
+	// watchers that never saw that site (they listed after it was gone)
+	// decide abort too instead of waiting for its vote.
+	for _, name := range gone {
+		_, err := s.Create(ctx, path.Join(tx, recipes.TxVotes, name+"-"+string(recipes.Abort)), nil)
+		if err != nil && !errors.Is(err, backends.ErrNodeExists) {
+			return "", err
+		}
+	}
+	if d != "" {
 		return d, nil
 	}
 	_, err = Wait(ctx, s, sitesEv, votesEv)
