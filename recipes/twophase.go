@@ -44,6 +44,11 @@ type TxCoordinator interface {
 	// the decision; one that does not (all-watch, where every site decides
 	// for itself) returns "" and nil at once.
 	Decide(ctx context.Context) (Decision, error)
+	// AbortFor votes abort in site i's name: for a site the coordinator
+	// knows will not vote (its session ended before it joined, so no
+	// decider ever lists it; the recipes page's coordinator would learn it
+	// from its transport or a timeout). A vote already there is fine.
+	AbortFor(ctx context.Context, i int) error
 	// End removes the transaction's nodes, the sites' included; call it
 	// once every site has decided. A node already gone is fine.
 	End(ctx context.Context) error

@@ -41,7 +41,8 @@ const txStepTimeout = time.Minute
 // with probability ParamAbortShare), and each site waits for the decision. The case's Ops count decided transactions (--ops, else
 // as many as --duration allows; one in flight when it ends runs to its
 // decision). A site whose session is lost (--fault expire-session:C) takes
-// no part in later transactions.
+// no part in later transactions; if it is lost before it joined, the
+// coordinator votes abort in its name (TxCoordinator.AbortFor).
 //
 // It records each site's time from the transaction's beginning to its
 // decision ("decide") and the whole transaction ("transaction", to the last
@@ -151,10 +152,12 @@ type txRounds struct {
 
 // txSite is one site's part in one transaction.
 type txSite struct {
-	commit bool
-	d      recipes.Decision
-	err    error
-	at     time.Duration
+	// abortForErr: the coordinator's AbortFor for this site failed.
+	abortForErr error
+	commit      bool
+	d           recipes.Decision
+	err         error
+	at          time.Duration
 }
 
 // transaction runs one transaction at path among the sites whose sessions
@@ -180,6 +183,14 @@ func (t *txRounds) transaction(ctx context.Context, path string) bool {
 	if err := coord.Begin(tctx); err != nil {
 		return t.fail("begin", err)
 	}
+	ended := false
+	defer func() {
+		if !ended { // a failed transaction's nodes go too
+			ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), txStepTimeout)
+			defer cancel()
+			_ = coord.End(ectx)
+		}
+	}()
 	var coordD recipes.Decision
 	var coordErr error
 	sites := make([]txSite, m)
@@ -196,7 +207,12 @@ func (t *txRounds) transaction(ctx context.Context, path string) bool {
 			defer wg.Done()
 			st := &sites[j]
 			site := t.v.New.Site(t.clients.Sessions[i], path, j, m)
-			if st.err = site.Join(tctx); st.err == nil {
+			st.err = site.Join(tctx)
+			if st.err != nil {
+				// Nobody will ever list this site: the coordinator, which
+				// knows its sites, votes abort for it.
+				st.abortForErr = t.v.New.Coordinator(coordS, path, m).AbortFor(tctx, j)
+			} else {
 				if t.spread > 0 {
 					sleepCtx(tctx, rand.N(t.spread))
 				}
@@ -206,12 +222,18 @@ func (t *txRounds) transaction(ctx context.Context, path string) bool {
 		}()
 	}
 	wg.Wait()
+	for _, st := range sites {
+		if st.abortForErr != nil {
+			t.count("abort_for", st.abortForErr)
+		}
+	}
 	if coordErr != nil {
 		return t.fail("decide", coordErr)
 	}
 	t.check(path, sites, coordD, began)
 	ectx, ecancel := context.WithTimeout(context.WithoutCancel(ctx), txStepTimeout)
 	defer ecancel()
+	ended = true
 	if err := coord.End(ectx); err != nil {
 		return t.fail("end", err)
 	}

@@ -66,6 +66,10 @@ func (c *coordinator) Decide(ctx context.Context) (recipes.Decision, error) {
 	return d, nil
 }
 
+func (c *coordinator) AbortFor(ctx context.Context, i int) error {
+	return txFail("abort", c.tx, recipe.TxAbortFor(ctx, c.s, c.tx, i))
+}
+
 func (c *coordinator) End(ctx context.Context) error {
 	return txFail("end", c.tx, recipe.TxEnd(ctx, c.s, c.tx))
 }

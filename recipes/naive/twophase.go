@@ -54,6 +54,10 @@ func (c *allWatchCoordinator) Begin(ctx context.Context) error {
 // Decide returns at once: in this variant every site decides for itself.
 func (c *allWatchCoordinator) Decide(context.Context) (recipes.Decision, error) { return "", nil }
 
+func (c *allWatchCoordinator) AbortFor(ctx context.Context, i int) error {
+	return txFail("abort", c.tx, recipe.TxAbortFor(ctx, c.s, c.tx, i))
+}
+
 func (c *allWatchCoordinator) End(ctx context.Context) error {
 	return txFail("end", c.tx, recipe.TxEnd(ctx, c.s, c.tx))
 }

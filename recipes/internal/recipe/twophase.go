@@ -43,6 +43,15 @@ func TxVote(ctx context.Context, s backends.Session, tx string, i int, commit bo
 	return err
 }
 
+// TxAbortFor votes abort in site i's name; a vote already there is fine.
+func TxAbortFor(ctx context.Context, s backends.Session, tx string, i int) error {
+	err := TxVote(ctx, s, tx, i, false)
+	if errors.Is(err, backends.ErrNodeExists) {
+		return nil
+	}
+	return err
+}
+
 // TxEnd removes every node of the transaction, the sites' ephemeral ones
 // included; nodes already gone are fine.
 func TxEnd(ctx context.Context, s backends.Session, tx string) error {
