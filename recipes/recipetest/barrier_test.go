@@ -36,3 +36,13 @@ func TestTwoPhase(t *testing.T) {
 		}
 	})
 }
+
+// TestGroups runs the group membership suite for every variant on every
+// backend (issue 12): delta must refuse ZooKeeper.
+func TestGroups(t *testing.T) {
+	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
+		for _, v := range variants.Groups().All() {
+			t.Run(v.Name, func(t *testing.T) { RunGroupSuite(t, b, v) })
+		}
+	})
+}

@@ -63,3 +63,13 @@ func TestTwoPhaseOnClusters(t *testing.T) {
 		}
 	})
 }
+
+// TestGroupsOnClusters runs the group membership suite for every variant on
+// both 3-node clusters (issue 12).
+func TestGroupsOnClusters(t *testing.T) {
+	testcluster.EachCluster(t, func(t *testing.T, b backends.Backend) {
+		for _, v := range variants.Groups().All() {
+			t.Run(v.Name, func(t *testing.T) { RunGroupSuite(t, b, v) })
+		}
+	})
+}

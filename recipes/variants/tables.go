@@ -149,3 +149,28 @@ func TwoPhases() Family[recipes.TwoPhase] {
 		Variant[recipes.TwoPhase]{Name: Coordinated, New: fair.Coordinated{}, HerdFree: true, ClientCounts: true},
 	)
 }
+
+// Group membership family (issue 12, item 5).
+
+// Group membership variant names.
+const (
+	// Relist: a children watch and a full listing on every change.
+	Relist = "relist"
+	// Delta: a watch that delivers only the change.
+	Delta = "delta"
+)
+
+// Groups is the group membership family (the recipes page's group
+// membership):
+//
+//	relist  every member watches the group's children and lists it on
+//	        every change: O(N) bytes a member a change
+//	delta   etcd's prefix watch from a revision: each member gets only the
+//	        change, O(1) bytes; etcd only (go-zookeeper 1.0.4 has no
+//	        persistent recursive watch: native.ErrNoPersistentWatch)
+func Groups() Family[recipes.GroupFactory] {
+	return newFamily("group membership",
+		Variant[recipes.GroupFactory]{Name: Relist, New: fair.NewRelistGroup, ClientCounts: true},
+		Variant[recipes.GroupFactory]{Name: Delta, New: native.NewDeltaGroup, Backends: []backends.Kind{backends.Etcd}},
+	)
+}
