@@ -277,3 +277,11 @@ var (
 	TxAborted = Figure{Key: "aborted_share", Label: "aborted share", Side: Neither,
 		Doc: "twophase: the share of decided transactions that aborted"}
 )
+
+// Figures of the membership workload (issue 12).
+var (
+	ViewUpdatesPerMember = Figure{Key: "view_updates_per_participant", Label: "view updates per member", Side: Client,
+		Doc: "membership: the times a member's view changed, per change, per member"}
+	Superseded = Figure{Key: "superseded_share", Label: "superseded share", Side: Neither,
+		Doc: "membership: the share of changes followed by the next before every view agreed"}
+)

@@ -33,7 +33,12 @@ var workloadUnits = map[string]Unit{
 	// issue 12
 	"simple-barrier": Round,
 	"twophase":       Transaction,
+	"membership":     Change,
 }
+
+// Change is the membership workload's unit: a member joining or leaving
+// (issue 12).
+const Change Unit = "change"
 
 // Transaction is the twophase workload's unit: a two-phase commit decided
 // (issue 12).

@@ -248,7 +248,7 @@ func (l *RunLog) LeftoverPaths() []string {
 // Names lists the workloads New knows.
 func Names() []string {
 	names := []string{"lock", "failover", "handoff", "observers", "barrier"}
-	names = append(names, "simple-barrier", "twophase") // issue 12
+	names = append(names, "simple-barrier", "twophase", "membership") // issue 12
 	sort.Strings(names)
 	return names
 }
@@ -272,6 +272,8 @@ func New(name string) (Workload, error) {
 		return NewSimpleBarrier(), nil
 	case "twophase":
 		return NewTwoPhase(), nil
+	case "membership":
+		return NewMembership(), nil
 	}
 	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownWorkload, name, strings.Join(Names(), ", "))
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/recipes/native"
+	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/workloads"
 )
 
@@ -44,6 +46,8 @@ type recipeFlags struct {
 	// twophase (issue 12)
 	abortShare float64
 	voteSpread time.Duration
+	// membership (issue 12)
+	churn float64
 }
 
 func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
@@ -67,6 +71,8 @@ func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
 	// twophase (issue 12)
 	fl.Float64Var(&f.abortShare, "abort-share", 0, "twophase: the fraction of votes that are abort, 0 to 1")
 	fl.DurationVar(&f.voteSpread, "vote-spread", 0, "twophase: each site votes a random [0, spread) after joining (0: the votes come in one burst)")
+	// membership (issue 12)
+	fl.Float64Var(&f.churn, "churn", 10, "membership: changes (joins plus leaves) per second")
 }
 
 // params are the workload parameters of the flags workload reads.
@@ -106,6 +112,12 @@ func (f *recipeFlags) params(workload string) (map[string]string, error) {
 		}
 		params[workloads.ParamAbortShare] = strconv.FormatFloat(f.abortShare, 'g', -1, 64)
 		params[workloads.ParamVoteSpread] = f.voteSpread.String()
+	// membership (issue 12)
+	case "membership":
+		if f.churn <= 0 {
+			return nil, fmt.Errorf("--churn %v: want changes per second above 0", f.churn)
+		}
+		params[workloads.ParamChurn] = strconv.FormatFloat(f.churn, 'g', -1, 64)
 	}
 	return params, nil
 }
@@ -131,6 +143,8 @@ var workloadFlags = map[string][]string{
 	// twophase (issue 12)
 	"abort-share": {"twophase"},
 	"vote-spread": {"twophase"},
+	// membership (issue 12)
+	"churn": {"membership"},
 }
 
 // backendFlags are the flags only one backend reads.
@@ -161,6 +175,10 @@ func checkFlagsRead(fl *pflag.FlagSet, f *runFlags) error {
 	})
 	if len(errs) > 0 {
 		return errs[0]
+	}
+	// membership (issue 12): say why delta is not a ZooKeeper variant
+	if f.workload == "membership" && f.backend == string(backends.ZooKeeper) && slices.Contains(strings.Split(f.variants, ","), variants.Delta) {
+		return fmt.Errorf("--variants delta: %w", native.ErrNoPersistentWatch)
 	}
 	switch {
 	case fl.Changed("scale") && f.recipe.preset == "":

@@ -159,6 +159,8 @@ func TestRunBadInput(t *testing.T) {
 		{"zero poll", []string{"--workload", "simple-barrier", "--poll", "0s"}, "--poll 0s: want a positive interval"},
 		{"abort share on a lock", []string{"--abort-share", "0.1"}, "--abort-share: the lock workload does not read it"},
 		{"abort share above 1", []string{"--workload", "twophase", "--abort-share", "1.5"}, "--abort-share 1.5: want a fraction"},
+		{"churn on a lock", []string{"--churn", "5"}, "--churn: the lock workload does not read it"},
+		{"delta on zookeeper", []string{"--backend", "zookeeper", "--workload", "membership", "--variants", "relist,delta"}, "no persistent recursive watch"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -55,6 +55,9 @@ func RunGroupSuite(t *testing.T, b backends.Backend, v variants.Variant[recipes.
 		views[i] = &groupView{done: make(chan error, 1)}
 		go func() { views[i].done <- groups[i].Watch(wctx, views[i].set) }()
 	}
+	for i, view := range views { // every watcher has read the (empty) group
+		view.becomes(t, i, "the start", []string{})
+	}
 	a, bm := groups[groupWatchers], groups[groupWatchers+1]
 	steps := []struct {
 		what string
