@@ -50,6 +50,12 @@ bench-runs: build
 	$(BIN) run --backend etcd --workload simple-barrier --variants polling,fair --clients 10,100,500 --duration 10s -o $(RUNS) --run-id simple-barrier-etcd
 	$(BIN) run --backend zookeeper --cluster local --workload simple-barrier --variants polling,fair --clients 100 --barrier-up 1s --duration 10s -o $(RUNS) --run-id simple-barrier-wait-zookeeper
 	$(BIN) run --backend etcd --workload simple-barrier --variants polling,fair --clients 100 --barrier-up 1s --duration 10s -o $(RUNS) --run-id simple-barrier-wait-etcd
+# issue 12: two-phase commit, all-watch against coordinated, at 3, 10 and 30 sites; with aborts; with a
+# site's session expired mid-run
+	$(BIN) run --backend zookeeper --cluster local --workload twophase --variants all-watch,coordinated --clients 3,10,30 --vote-spread 500ms --duration 10s -o $(RUNS) --run-id twophase-zookeeper
+	$(BIN) run --backend etcd --workload twophase --variants all-watch,coordinated --clients 3,10,30 --vote-spread 500ms --duration 10s -o $(RUNS) --run-id twophase-etcd
+	$(BIN) run --backend zookeeper --cluster local --workload twophase --variants all-watch,coordinated --clients 10 --vote-spread 500ms --abort-share 0.1 --duration 10s -o $(RUNS) --run-id twophase-abort-zookeeper
+	$(BIN) run --backend zookeeper --cluster local --workload twophase --variants all-watch,coordinated --clients 10 --vote-spread 500ms --duration 10s --fault expire-session:2@3s -o $(RUNS) --run-id twophase-expire-zookeeper
 
 # The kept runs behind the scale section of docs/results.md: the fair lock at
 # 1,000 and 10,000 clients on a local ZooKeeper and a local etcd (servers on

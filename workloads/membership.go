@@ -34,7 +34,7 @@ const membershipSettle = 30 * time.Second
 // (if in) or joining again (if out), with that member's own session. The
 // case's Ops count changes; --duration (or --ops) bounds the churn.
 //
-// Convergence ("converge") is, for each change, the time from the change's
+// Convergence ("converge") is, for each change, the time from the start of the change's
 // write until every member's view equals the membership after it; a change
 // followed by the next one before every view agreed is counted as
 // superseded, not converged. Per change it records the notifications,
@@ -154,10 +154,15 @@ func (w *MembershipWorkload) Run(ctx context.Context, c Case) (results.Result, e
 		}
 		// A change runs to its end on a fresh bounded context: one cut by
 		// the case's end would leave the truth unknown.
+		// The truth changes as the write begins, so that no view can
+		// match it before convergence is timed from there.
 		i := rand.IntN(n)
+		leaving := g.in[i]
+		g.in[i] = !leaving
+		g.setTruth(time.Now())
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), membershipSettle)
 		var err error
-		if g.in[i] {
+		if leaving {
 			err = members[i].Leave(cctx, memberID(i))
 		} else {
 			err = members[i].Join(cctx, memberID(i))
@@ -167,8 +172,6 @@ func (w *MembershipWorkload) Run(ctx context.Context, c Case) (results.Result, e
 			changeErr = fmt.Errorf("member %d: %w", i, err)
 			break
 		}
-		g.in[i] = !g.in[i]
-		g.setTruth(time.Now())
 		c.Live.Op()
 	}
 	agreed := g.waitAgreed(ctx, membershipSettle)
@@ -231,7 +234,7 @@ func nameHash(name string) uint64 {
 	return h.Sum64()
 }
 
-// setTruth records a change made at `at` (the first call: the initial
+// setTruth records a change whose write begins at `at` (the first call: the initial
 // group, not counted as a change).
 func (g *groupRun) setTruth(at time.Time) {
 	var fp uint64
