@@ -56,6 +56,9 @@ bench-runs: build
 	$(BIN) run --backend etcd --workload twophase --variants all-watch,coordinated --clients 3,10,30 --vote-spread 500ms --duration 10s -o $(RUNS) --run-id twophase-etcd
 	$(BIN) run --backend zookeeper --cluster local --workload twophase --variants all-watch,coordinated --clients 10 --vote-spread 500ms --abort-share 0.1 --duration 10s -o $(RUNS) --run-id twophase-abort-zookeeper
 	$(BIN) run --backend zookeeper --cluster local --workload twophase --variants all-watch,coordinated --clients 10 --vote-spread 500ms --duration 10s --fault expire-session:2@3s -o $(RUNS) --run-id twophase-expire-zookeeper
+# issue 12: group membership, re-list on both backends and etcd's delta, at 10, 100 and 500 members
+	$(BIN) run --backend zookeeper --cluster local --workload membership --variants relist --clients 10,100,500 --churn 5 --duration 10s -o $(RUNS) --run-id membership-zookeeper
+	$(BIN) run --backend etcd --workload membership --variants relist,delta --clients 10,100,500 --churn 5 --duration 10s -o $(RUNS) --run-id membership-etcd
 
 # The kept runs behind the scale section of docs/results.md: the fair lock at
 # 1,000 and 10,000 clients on a local ZooKeeper and a local etcd (servers on
