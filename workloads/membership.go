@@ -2,7 +2,6 @@ package workloads
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -126,13 +125,8 @@ func (w *MembershipWorkload) Run(ctx context.Context, c Case) (results.Result, e
 		return rc.res, fmt.Errorf("membership: the %d views did not agree on the initial group within %v", n, membershipSettle)
 	}
 	c.log().Progress(fmt.Sprintf("  %d members joined and agree; churn %.3g changes/s", n, churn))
-	runCtx, stop := context.WithCancel(ctx)
+	runCtx, stop := rc.bound(ctx)
 	defer stop()
-	if c.Config.Duration > 0 {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(runCtx, c.Config.Duration)
-		defer cancel()
-	}
 	start := time.Now()
 	var o Outcome
 	o.Before, o.Start, o.Base = rc.meter.Snapshot(ctx, clients), 0, start
@@ -179,16 +173,7 @@ func (w *MembershipWorkload) Run(ctx context.Context, c Case) (results.Result, e
 	deliveredAfter := delivered(members)
 	stopWatch()
 	watchers.Wait()
-	switch {
-	case ctx.Err() != nil:
-		o.StoppedBy = StoppedByInterrupted
-	case changeErr != nil:
-		o.StoppedBy = StoppedByError
-	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
-		o.StoppedBy = StoppedByDuration
-	default:
-		o.StoppedBy = StoppedByOps
-	}
+	o.StoppedBy = stoppedBy(ctx, runCtx, changeErr != nil)
 	rc.closeAll(ctx, clients)
 	res := &rc.res
 	res.StoppedBy, res.Elapsed = o.StoppedBy, o.Elapsed()

@@ -2,7 +2,6 @@ package workloads
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -86,13 +85,8 @@ func (sw *SimpleBarrierWorkload) Run(ctx context.Context, c Case) (results.Resul
 	defer rc.closeAll(ctx, clients)
 	n := c.Clients
 	base := c.Namespace + "/simple-barrier"
-	runCtx, stop := context.WithCancel(ctx)
+	runCtx, stop := rc.bound(ctx)
 	defer stop()
-	if c.Config.Duration > 0 {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(runCtx, c.Config.Duration)
-		defer cancel()
-	}
 	c.log().Progress(fmt.Sprintf("  %d waiters and a setter connected; barrier up %v once all wait", n, up))
 	t := &simpleRounds{n: n, v: v, up: up, s: clients.Sessions, c: clients.Counters,
 		pass: results.NewRecorder(), release: results.NewRecorder(), wait: results.NewRecorder(), live: c.Live}
@@ -110,16 +104,7 @@ func (sw *SimpleBarrierWorkload) Run(ctx context.Context, c Case) (results.Resul
 		sr.Add(t.now() - o.Start)
 	}
 	o.End, o.After = t.now(), rc.meter.Snapshot(ctx, clients)
-	switch {
-	case ctx.Err() != nil:
-		o.StoppedBy = StoppedByInterrupted
-	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
-		o.StoppedBy = StoppedByDuration
-	case t.err != nil:
-		o.StoppedBy = StoppedByError
-	default:
-		o.StoppedBy = StoppedByOps
-	}
+	o.StoppedBy = stoppedBy(ctx, runCtx, t.err != nil)
 	rc.closeAll(ctx, clients)
 	sw.collect(rc, t, sr, o)
 	rc.finish(ctx, clients.Lost(), 0, base)

@@ -90,13 +90,8 @@ func (w *TwoPhaseWorkload) Run(ctx context.Context, c Case) (results.Result, err
 	}
 	defer rc.closeAll(ctx, clients)
 	base := c.Namespace + "/twophase"
-	runCtx, stop := context.WithCancel(ctx)
+	runCtx, stop := rc.bound(ctx)
 	defer stop()
-	if c.Config.Duration > 0 {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(runCtx, c.Config.Duration)
-		defer cancel()
-	}
 	c.log().Progress(fmt.Sprintf("  %d sites and a coordinator connected; %.0f%% of votes abort", c.Clients, 100*share))
 	start := time.Now()
 	t := &txRounds{v: v, share: share, spread: spread, clients: clients, n: c.Clients, live: c.Live,
@@ -113,16 +108,7 @@ func (w *TwoPhaseWorkload) Run(ctx context.Context, c Case) (results.Result, err
 		sr.Add(t.now() - o.Start)
 	}
 	o.End, o.After = t.now(), rc.meter.Snapshot(ctx, clients)
-	switch {
-	case ctx.Err() != nil:
-		o.StoppedBy = StoppedByInterrupted
-	case t.err != nil:
-		o.StoppedBy = StoppedByError
-	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
-		o.StoppedBy = StoppedByDuration
-	default:
-		o.StoppedBy = StoppedByOps
-	}
+	o.StoppedBy = stoppedBy(ctx, runCtx, t.err != nil)
 	rc.closeAll(ctx, clients)
 	w.collect(rc, t, sr, o)
 	rc.finish(ctx, clients.Lost(), 0, base)

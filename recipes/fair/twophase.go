@@ -37,61 +37,45 @@ var _ recipes.TwoPhase = Coordinated{}
 
 // Coordinator implements recipes.TwoPhase.
 func (Coordinated) Coordinator(s backends.Session, tx string, n int) recipes.TxCoordinator {
-	return &coordinator{s: s, tx: tx, n: n}
+	return &coordinator{TxParty: recipe.TxParty{S: s, Tx: tx, Pkg: "fair"}, n: n}
 }
 
 // Site implements recipes.TwoPhase.
 func (Coordinated) Site(s backends.Session, tx string, i, n int) recipes.TxSite {
-	return &site{s: s, tx: tx, i: i}
+	return &site{TxParty: recipe.TxParty{S: s, Tx: tx, Pkg: "fair"}, i: i}
 }
 
 type coordinator struct {
-	s  backends.Session
-	tx string
-	n  int
-}
-
-func (c *coordinator) Begin(ctx context.Context) error {
-	return txFail("begin", c.tx, recipe.TxBegin(ctx, c.s, c.tx))
+	recipe.TxParty
+	n int
 }
 
 func (c *coordinator) Decide(ctx context.Context) (recipes.Decision, error) {
-	d, err := recipe.TxWatch(ctx, c.s, c.tx, c.n)
+	d, err := recipe.TxWatch(ctx, c.S, c.Tx, c.n)
 	if err != nil {
-		return "", txFail("decide", c.tx, err)
+		return "", c.Fail("decide", err)
 	}
-	if _, err := c.s.Create(ctx, path.Join(c.tx, recipes.TxDecision), []byte(d)); err != nil {
-		return "", txFail("decide", c.tx, err)
+	if _, err := c.S.Create(ctx, path.Join(c.Tx, recipes.TxDecision), []byte(d)); err != nil {
+		return "", c.Fail("decide", err)
 	}
 	return d, nil
 }
 
-func (c *coordinator) AbortFor(ctx context.Context, i int) error {
-	return txFail("abort", c.tx, recipe.TxAbortFor(ctx, c.s, c.tx, i))
-}
-
-func (c *coordinator) End(ctx context.Context) error {
-	return txFail("end", c.tx, recipe.TxEnd(ctx, c.s, c.tx))
-}
-
 type site struct {
-	s  backends.Session
-	tx string
-	i  int
+	recipe.TxParty
+	i int
 }
 
-func (st *site) Join(ctx context.Context) error {
-	return txFail("join", st.tx, recipe.TxJoin(ctx, st.s, st.tx, st.i))
-}
+func (st *site) Join(ctx context.Context) error { return st.TxParty.Join(ctx, st.i) }
 
 func (st *site) Vote(ctx context.Context, commit bool) (recipes.Decision, error) {
-	if err := recipe.TxVote(ctx, st.s, st.tx, st.i, commit); err != nil {
-		return "", txFail("vote", st.tx, err)
+	if err := recipe.TxVote(ctx, st.S, st.Tx, st.i, commit); err != nil {
+		return "", st.Fail("vote", err)
 	}
 	for {
 		d, err := st.decisionOnce(ctx)
 		if d != "" || err != nil {
-			return d, txFail("vote", st.tx, err)
+			return d, st.Fail("vote", err)
 		}
 	}
 }
@@ -99,18 +83,18 @@ func (st *site) Vote(ctx context.Context, commit bool) (recipes.Decision, error)
 // decisionOnce reads the decision if it is there, else sleeps until its
 // node's watch fires ("" and nil: look again).
 func (st *site) decisionOnce(ctx context.Context) (recipes.Decision, error) {
-	p := path.Join(st.tx, recipes.TxDecision)
+	p := path.Join(st.Tx, recipes.TxDecision)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	exists, _, events, err := st.s.ExistsW(wctx, p)
+	exists, _, events, err := st.S.ExistsW(wctx, p)
 	if err != nil {
 		return "", err
 	}
 	if !exists {
-		_, err = recipe.Wait(ctx, st.s, events, nil)
+		_, err = recipe.Wait(ctx, st.S, events, nil)
 		return "", err
 	}
-	data, _, err := st.s.Get(ctx, p)
+	data, _, err := st.S.Get(ctx, p)
 	if errors.Is(err, backends.ErrNoNode) {
 		return "", nil // gone again (the coordinator's session ended): look again
 	}
@@ -122,11 +106,4 @@ func (st *site) decisionOnce(ctx context.Context) (recipes.Decision, error) {
 		return d, nil
 	}
 	return "", fmt.Errorf("decision %q is neither commit nor abort", data)
-}
-
-func txFail(op, tx string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("fair: %s transaction %s: %w", op, tx, recipe.WrapLost(recipes.ErrTxBroken, err))
 }

@@ -2,7 +2,6 @@ package naive
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
@@ -34,55 +33,30 @@ var _ recipes.TwoPhase = AllWatch{}
 
 // Coordinator implements recipes.TwoPhase.
 func (AllWatch) Coordinator(s backends.Session, tx string, n int) recipes.TxCoordinator {
-	return &allWatchCoordinator{s: s, tx: tx}
+	return &allWatchCoordinator{TxParty: recipe.TxParty{S: s, Tx: tx, Pkg: "naive"}}
 }
 
 // Site implements recipes.TwoPhase.
 func (AllWatch) Site(s backends.Session, tx string, i, n int) recipes.TxSite {
-	return &allWatchSite{s: s, tx: tx, i: i, n: n}
+	return &allWatchSite{TxParty: recipe.TxParty{S: s, Tx: tx, Pkg: "naive"}, i: i, n: n}
 }
 
-type allWatchCoordinator struct {
-	s  backends.Session
-	tx string
-}
-
-func (c *allWatchCoordinator) Begin(ctx context.Context) error {
-	return txFail("begin", c.tx, recipe.TxBegin(ctx, c.s, c.tx))
-}
+type allWatchCoordinator struct{ recipe.TxParty }
 
 // Decide returns at once: in this variant every site decides for itself.
 func (c *allWatchCoordinator) Decide(context.Context) (recipes.Decision, error) { return "", nil }
 
-func (c *allWatchCoordinator) AbortFor(ctx context.Context, i int) error {
-	return txFail("abort", c.tx, recipe.TxAbortFor(ctx, c.s, c.tx, i))
-}
-
-func (c *allWatchCoordinator) End(ctx context.Context) error {
-	return txFail("end", c.tx, recipe.TxEnd(ctx, c.s, c.tx))
-}
-
 type allWatchSite struct {
-	s    backends.Session
-	tx   string
+	recipe.TxParty
 	i, n int
 }
 
-func (st *allWatchSite) Join(ctx context.Context) error {
-	return txFail("join", st.tx, recipe.TxJoin(ctx, st.s, st.tx, st.i))
-}
+func (st *allWatchSite) Join(ctx context.Context) error { return st.TxParty.Join(ctx, st.i) }
 
 func (st *allWatchSite) Vote(ctx context.Context, commit bool) (recipes.Decision, error) {
-	if err := recipe.TxVote(ctx, st.s, st.tx, st.i, commit); err != nil {
-		return "", txFail("vote", st.tx, err)
+	if err := recipe.TxVote(ctx, st.S, st.Tx, st.i, commit); err != nil {
+		return "", st.Fail("vote", err)
 	}
-	d, err := recipe.TxWatch(ctx, st.s, st.tx, st.n)
-	return d, txFail("vote", st.tx, err)
-}
-
-func txFail(op, tx string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("naive: %s transaction %s: %w", op, tx, recipe.WrapLost(recipes.ErrTxBroken, err))
+	d, err := recipe.TxWatch(ctx, st.S, st.Tx, st.n)
+	return d, st.Fail("vote", err)
 }

@@ -164,3 +164,37 @@ func txWatchOnce(ctx context.Context, s backends.Session, tx string, st *TxState
 	_, err = Wait(ctx, s, sitesEv, votesEv)
 	return "", err
 }
+
+// TxParty is what a coordinator and a site of either variant share: the
+// session, the transaction's path, and the calls whose steps do not depend
+// on the variant, each error prefixed with the variant's package (pkg) and
+// a lost session wrapped as recipes.ErrTxBroken. Variants embed it.
+type TxParty struct {
+	S   backends.Session
+	Tx  string
+	Pkg string
+}
+
+// Begin implements recipes.TxCoordinator.Begin.
+func (p TxParty) Begin(ctx context.Context) error { return p.Fail("begin", TxBegin(ctx, p.S, p.Tx)) }
+
+// AbortFor implements recipes.TxCoordinator.AbortFor.
+func (p TxParty) AbortFor(ctx context.Context, i int) error {
+	return p.Fail("abort", TxAbortFor(ctx, p.S, p.Tx, i))
+}
+
+// End implements recipes.TxCoordinator.End.
+func (p TxParty) End(ctx context.Context) error { return p.Fail("end", TxEnd(ctx, p.S, p.Tx)) }
+
+// Join is site i's recipes.TxSite.Join.
+func (p TxParty) Join(ctx context.Context, i int) error {
+	return p.Fail("join", TxJoin(ctx, p.S, p.Tx, i))
+}
+
+// Fail wraps err from op (nil stays nil).
+func (p TxParty) Fail(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %s transaction %s: %w", p.Pkg, op, p.Tx, WrapLost(recipes.ErrTxBroken, err))
+}
