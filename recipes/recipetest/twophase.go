@@ -2,7 +2,6 @@ package recipetest
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
@@ -34,23 +33,17 @@ func RunTwoPhaseSuite(t *testing.T, b backends.Backend, v variants.Variant[recip
 	if !ok {
 		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
 	}
-	subtests := []struct {
-		name string
-		run  func(*txEnv)
-	}{
+	subtests := []subtest[*txEnv]{
 		{"AllCommit", func(e *txEnv) { e.run(nil, -1, false) }},
 		{"OneAbort", func(e *txEnv) { e.run(map[int]bool{2: true}, -1, false) }},
 		{"SiteSessionLost", func(e *txEnv) { e.run(nil, txSites-1, false) }},
 		{"Notifications", func(e *txEnv) { e.run(nil, -1, true) }},
 		{"LateVoterAfterLoss", func(e *txEnv) { e.run(nil, 2, false) }},
 	}
-	for _, st := range subtests {
-		if len(only) > 0 && !slices.Contains(only, st.name) {
-			continue
-		}
+	for _, st := range pick(t, subtests, only) {
 		t.Run(st.name, func(t *testing.T) {
 			ns := testcluster.TestNamespace(t, b)
-			st.run(&txEnv{barrierEnv: barrierEnv{t: t, b: b, admin: admin, path: ns + "/tx"}, v: v})
+			st.f(&txEnv{barrierEnv: barrierEnv{t: t, b: b, admin: admin, path: ns + "/tx"}, v: v})
 		})
 	}
 }
