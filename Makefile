@@ -64,6 +64,21 @@ bench-runs: build
 	$(BIN) run --backend etcd --workload revoke --variants consent,forced --clients 10,50 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms -o $(RUNS) --run-id revoke-etcd
 	$(BIN) run --backend zookeeper --cluster local --workload revoke --variants forced --clients 10 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms --fence on -o $(RUNS) --run-id revoke-fenced-zookeeper
 	$(BIN) run --backend etcd --workload revoke --variants forced --clients 10 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms --fence on -o $(RUNS) --run-id revoke-fenced-etcd
+# issue 12: the simple barrier, watched (fair) against polled, at 10, 100 and 500 waiters, and at
+# 100 waiters with the barrier up 1s (a polling waiter's requests grow with the wait)
+	$(BIN) run --backend zookeeper --cluster local --workload simple-barrier --variants polling,fair --clients 10,100,500 --duration 10s -o $(RUNS) --run-id simple-barrier-zookeeper
+	$(BIN) run --backend etcd --workload simple-barrier --variants polling,fair --clients 10,100,500 --duration 10s -o $(RUNS) --run-id simple-barrier-etcd
+	$(BIN) run --backend zookeeper --cluster local --workload simple-barrier --variants polling,fair --clients 100 --barrier-up 1s --duration 10s -o $(RUNS) --run-id simple-barrier-wait-zookeeper
+	$(BIN) run --backend etcd --workload simple-barrier --variants polling,fair --clients 100 --barrier-up 1s --duration 10s -o $(RUNS) --run-id simple-barrier-wait-etcd
+# issue 12: two-phase commit, all-watch against coordinated, at 3, 10 and 30 sites; with aborts; with a
+# site's session expired mid-run
+	$(BIN) run --backend zookeeper --cluster local --workload twophase --variants all-watch,coordinated --clients 3,10,30 --vote-spread 500ms --duration 10s -o $(RUNS) --run-id twophase-zookeeper
+	$(BIN) run --backend etcd --workload twophase --variants all-watch,coordinated --clients 3,10,30 --vote-spread 500ms --duration 10s -o $(RUNS) --run-id twophase-etcd
+	$(BIN) run --backend zookeeper --cluster local --workload twophase --variants all-watch,coordinated --clients 10 --vote-spread 500ms --abort-share 0.1 --duration 10s -o $(RUNS) --run-id twophase-abort-zookeeper
+	$(BIN) run --backend zookeeper --cluster local --workload twophase --variants all-watch,coordinated --clients 10 --vote-spread 500ms --duration 10s --fault expire-session:2@3s -o $(RUNS) --run-id twophase-expire-zookeeper
+# issue 12: group membership, re-list on both backends and etcd's delta, at 10, 100 and 500 members
+	$(BIN) run --backend zookeeper --cluster local --workload membership --variants relist --clients 10,100,500 --churn 5 --duration 10s -o $(RUNS) --run-id membership-zookeeper
+	$(BIN) run --backend etcd --workload membership --variants relist,delta --clients 10,100,500 --churn 5 --duration 10s -o $(RUNS) --run-id membership-etcd
 
 # The kept runs behind the scale section of docs/results.md: the fair lock from
 # 1,000 to 10,000 clients on a local ZooKeeper and a local etcd (servers on

@@ -296,3 +296,18 @@ var (
 	ForcedRevocations = Figure{Key: "forced_revocations", Label: "forced revocations", Side: Neither,
 		Doc: "revoke: revocations in which the revoker deleted the holder's node after the grace period, per revocation"}
 )
+
+// Figures of the twophase workload (issue 12), recorded in PerOp beside the
+// common ones.
+var (
+	TxAborted = Figure{Key: "aborted_share", Label: "aborted share", Side: Neither,
+		Doc: "twophase: the share of decided transactions that aborted"}
+)
+
+// Figures of the membership workload (issue 12).
+var (
+	ViewUpdatesPerMember = Figure{Key: "view_updates_per_participant", Label: "view updates per member", Side: Client,
+		Doc: "membership: the times a member's view changed, per change, per member"}
+	Superseded = Figure{Key: "superseded_share", Label: "superseded share", Side: Neither,
+		Doc: "membership: the share of changes followed by the next before every view agreed"}
+)

@@ -37,7 +37,19 @@ var workloadUnits = map[string]Unit{
 	// The shared lock workloads.
 	"rwlock": Acquisition,
 	"revoke": Revocation,
+	// issue 12
+	"simple-barrier": Round,
+	"twophase":       Transaction,
+	"membership":     Change,
 }
+
+// Change is the membership workload's unit: a member joining or leaving
+// (issue 12).
+const Change Unit = "change"
+
+// Transaction is the twophase workload's unit: a two-phase commit decided
+// (issue 12).
+const Transaction Unit = "transaction"
 
 // UnitOf is workload's unit operation; Operation for a workload that
 // declares none.

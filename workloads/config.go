@@ -19,7 +19,8 @@ import (
 const (
 	// ParamSize: bytes of the config node's data. Default 1KB.
 	ParamSize = "size"
-	// ParamPoll: the polling variant's re-read interval. Default 100ms.
+	// ParamPoll: the polling variant's re-read interval (config and
+	// simple-barrier). Default 100ms for config, 50ms for simple-barrier.
 	ParamPoll = "poll"
 )
 

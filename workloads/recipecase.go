@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -143,4 +144,28 @@ func (rc *recipeCase) done() results.Result {
 		rc.res.Errors = nil
 	}
 	return rc.res
+}
+
+// bound returns ctx bounded by the case's --duration, if it has one: the
+// loops of the simple-barrier, twophase and membership workloads start
+// their operations under it.
+func (rc *recipeCase) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if rc.c.Config.Duration > 0 {
+		return context.WithTimeout(ctx, rc.c.Config.Duration)
+	}
+	return context.WithCancel(ctx)
+}
+
+// stoppedBy says why a loop under runCtx (from bound) over the case's ctx
+// ended: interrupted, a failure, --duration, or its operation count.
+func stoppedBy(ctx, runCtx context.Context, failed bool) results.StopReason {
+	switch {
+	case ctx.Err() != nil:
+		return StoppedByInterrupted
+	case failed:
+		return StoppedByError
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
+		return StoppedByDuration
+	}
+	return StoppedByOps
 }

@@ -265,7 +265,8 @@ func (l *RunLog) LeftoverPaths() []string {
 func Names() []string {
 	names := []string{"lock", "failover", "handoff", "observers", "barrier",
 		"config"}
-	names = append(names, "rwlock", "revoke") // the shared lock workloads
+	names = append(names, "rwlock", "revoke")                         // the shared lock workloads
+	names = append(names, "simple-barrier", "twophase", "membership") // issue 12
 	sort.Strings(names)
 	return names
 }
@@ -291,6 +292,13 @@ func New(name string) (Workload, error) {
 		return NewRWLock(), nil
 	case "revoke":
 		return NewRevoke(), nil
+	// issue 12
+	case "simple-barrier":
+		return NewSimpleBarrier(), nil
+	case "twophase":
+		return NewTwoPhase(), nil
+	case "membership":
+		return NewMembership(), nil
 	}
 	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownWorkload, name, strings.Join(Names(), ", "))
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/recipes/native"
+	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/workloads"
 )
 
@@ -45,6 +47,13 @@ type recipeFlags struct {
 	grace       time.Duration
 	revokeEvery time.Duration
 	cleanup     time.Duration
+	// simple-barrier (issue 12); poll is config's too
+	barrierUp time.Duration
+	// twophase (issue 12)
+	abortShare float64
+	voteSpread time.Duration
+	// membership (issue 12)
+	churn float64
 }
 
 func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
@@ -63,12 +72,19 @@ func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
 		"off: it accepts stale writes (a holder's whose lock passed on) and counts them as violations; on: it rejects them (counted as prevented)")
 	// config workload
 	fl.StringVar(&f.size, "size", "1KB", "config: bytes of the config node's data (512, 64KB, 1MB; KB = 1024 bytes), at most the servers' request limit")
-	fl.DurationVar(&f.poll, "poll", 100*time.Millisecond, "config: the polling variant's re-read interval")
+	fl.DurationVar(&f.poll, "poll", 0, "config, simple-barrier: the polling variant's re-read interval (0: the workload's default, config 100ms, simple-barrier 50ms)")
 	// The shared lock workloads.
 	fl.Float64Var(&f.readShare, "read-share", -1, "rwlock, revoke: share of acquisitions that are reads, 0 to 1 (-1: the workload's default, rwlock 0.9, revoke 0)")
 	fl.DurationVar(&f.grace, "grace", 100*time.Millisecond, "revoke, variant forced: how long after its ask the revoker deletes a holder's node that is still there")
 	fl.DurationVar(&f.revokeEvery, "revoke-every", 50*time.Millisecond, "revoke: the revoker's pause between one revocation's end and its next ask")
 	fl.DurationVar(&f.cleanup, "cleanup", 0, "revoke: how long a revoked holder works, writing at the end, before it releases (longer than --grace: forced revocations take the lock from a holder still writing)")
+	// simple-barrier (issue 12)
+	fl.DurationVar(&f.barrierUp, "barrier-up", 100*time.Millisecond, "simple-barrier: how long the barrier stays up once every waiter is waiting")
+	// twophase (issue 12)
+	fl.Float64Var(&f.abortShare, "abort-share", 0, "twophase: the fraction of votes that are abort, 0 to 1")
+	fl.DurationVar(&f.voteSpread, "vote-spread", 0, "twophase: each site votes a random [0, spread) after joining (0: the votes come in one burst)")
+	// membership (issue 12)
+	fl.Float64Var(&f.churn, "churn", 10, "membership: changes (joins plus leaves) per second")
 }
 
 // params are the workload parameters of the flags workload reads.
@@ -113,12 +129,34 @@ func (f *recipeFlags) params(workload string) (map[string]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--size: %w", err)
 		}
-		if f.poll <= 0 {
-			return nil, fmt.Errorf("--poll %v: must be positive", f.poll)
+		poll, err := pollOr(f.poll, 100*time.Millisecond)
+		if err != nil {
+			return nil, err
 		}
 		params[workloads.ParamSize] = strconv.Itoa(n)
-		params[workloads.ParamPoll] = f.poll.String()
+		params[workloads.ParamPoll] = poll.String()
 		params[workloads.ParamStepTimeout] = f.stepTimeout.String()
+	// simple-barrier (issue 12)
+	case "simple-barrier":
+		poll, err := pollOr(f.poll, 50*time.Millisecond)
+		if err != nil {
+			return nil, err
+		}
+		params[workloads.ParamPoll] = poll.String()
+		params[workloads.ParamBarrierUp] = f.barrierUp.String()
+	// twophase (issue 12)
+	case "twophase":
+		if f.abortShare < 0 || f.abortShare > 1 {
+			return nil, fmt.Errorf("--abort-share %v: want a fraction from 0 to 1", f.abortShare)
+		}
+		params[workloads.ParamAbortShare] = strconv.FormatFloat(f.abortShare, 'g', -1, 64)
+		params[workloads.ParamVoteSpread] = f.voteSpread.String()
+	// membership (issue 12)
+	case "membership":
+		if f.churn <= 0 {
+			return nil, fmt.Errorf("--churn %v: want changes per second above 0", f.churn)
+		}
+		params[workloads.ParamChurn] = strconv.FormatFloat(f.churn, 'g', -1, 64)
 	}
 	return params, nil
 }
@@ -140,12 +178,19 @@ var workloadFlags = map[string][]string{
 	"preset":       {"barrier"},
 	// config workload
 	"size": {"config"},
-	"poll": {"config"},
+	"poll": {"config", "simple-barrier"},
 	// The shared lock workloads.
 	"read-share":   {"rwlock", "revoke"},
 	"grace":        {"revoke"},
 	"revoke-every": {"revoke"},
 	"cleanup":      {"revoke"},
+	// simple-barrier (issue 12)
+	"barrier-up": {"simple-barrier"},
+	// twophase (issue 12)
+	"abort-share": {"twophase"},
+	"vote-spread": {"twophase"},
+	// membership (issue 12)
+	"churn": {"membership"},
 }
 
 // backendFlags are the flags only one backend reads.
@@ -177,6 +222,10 @@ func checkFlagsRead(fl *pflag.FlagSet, f *runFlags) error {
 	if len(errs) > 0 {
 		return errs[0]
 	}
+	// membership (issue 12): say why delta is not a ZooKeeper variant
+	if f.workload == "membership" && f.backend == string(backends.ZooKeeper) && slices.Contains(strings.Split(f.variants, ","), variants.Delta) {
+		return fmt.Errorf("--variants delta: %w", native.ErrNoPersistentWatch)
+	}
 	switch {
 	case fl.Changed("scale") && f.recipe.preset == "":
 		return fmt.Errorf("--scale: it scales a --preset's grid; give --preset %s", workloads.PresetPaperBarrier)
@@ -188,4 +237,16 @@ func checkFlagsRead(fl *pflag.FlagSet, f *runFlags) error {
 		return fmt.Errorf("--clients: --preset %s sets the client counts of its grid (use --scale)", f.recipe.preset)
 	}
 	return nil
+}
+
+// pollOr is --poll, or def when it was left at 0; a negative interval is
+// refused.
+func pollOr(poll, def time.Duration) (time.Duration, error) {
+	switch {
+	case poll == 0:
+		return def, nil
+	case poll < 0:
+		return 0, fmt.Errorf("--poll %v: want a positive interval such as %v", poll, def)
+	}
+	return poll, nil
 }

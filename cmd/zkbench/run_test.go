@@ -153,6 +153,14 @@ func TestRunBadInput(t *testing.T) {
 		{"clients with a preset", []string{"--workload", "barrier", "--preset", "zk-paper-barrier"}, "--clients: --preset zk-paper-barrier sets"},
 		{"nodes with endpoints", []string{"--endpoints", "127.0.0.1:1", "--nodes", "3"}, "--nodes: zkbench starts no servers"},
 		{"preset on a lock", []string{"--preset", "zk-paper-barrier"}, "--preset: the lock workload does not read it"},
+		// issue 12
+		{"poll on a lock", []string{"--poll", "10ms"}, "--poll: the lock workload does not read it"},
+		{"barrier-up on a barrier", []string{"--workload", "barrier", "--barrier-up", "1s"}, "--barrier-up: the barrier workload does not read it"},
+		{"negative poll", []string{"--workload", "simple-barrier", "--poll", "-5ms"}, "--poll -5ms: want a positive interval"},
+		{"abort share on a lock", []string{"--abort-share", "0.1"}, "--abort-share: the lock workload does not read it"},
+		{"abort share above 1", []string{"--workload", "twophase", "--abort-share", "1.5"}, "--abort-share 1.5: want a fraction"},
+		{"churn on a lock", []string{"--churn", "5"}, "--churn: the lock workload does not read it"},
+		{"delta on zookeeper", []string{"--backend", "zookeeper", "--workload", "membership", "--variants", "relist,delta"}, "no persistent recursive watch"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

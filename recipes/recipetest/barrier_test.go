@@ -5,7 +5,6 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/testcluster"
-	"github.com/zkbench/zkbench/recipes/fair"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
 
@@ -22,6 +21,28 @@ func TestDoubleBarriers(t *testing.T) {
 // TestSimpleBarrier runs the simple barrier suite on every backend.
 func TestSimpleBarrier(t *testing.T) {
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
-		RunBarrierSuite(t, b, fair.NewBarrierFactory())
+		for _, v := range variants.SimpleBarriers(SuitePoll).All() {
+			t.Run(v.Name, func(t *testing.T) { RunBarrierSuite(t, b, v) })
+		}
+	})
+}
+
+// TestTwoPhase runs the two-phase commit suite for every variant on every
+// backend (issue 12).
+func TestTwoPhase(t *testing.T) {
+	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
+		for _, v := range variants.TwoPhases().All() {
+			t.Run(v.Name, func(t *testing.T) { RunTwoPhaseSuite(t, b, v) })
+		}
+	})
+}
+
+// TestGroups runs the group membership suite for every variant on every
+// backend (issue 12): delta must refuse ZooKeeper.
+func TestGroups(t *testing.T) {
+	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
+		for _, v := range variants.Groups().All() {
+			t.Run(v.Name, func(t *testing.T) { RunGroupSuite(t, b, v) })
+		}
 	})
 }

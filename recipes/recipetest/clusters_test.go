@@ -5,7 +5,6 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/testcluster"
-	"github.com/zkbench/zkbench/recipes/fair"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
 
@@ -49,6 +48,28 @@ func TestBarriersOnClusters(t *testing.T) {
 		for _, v := range variants.DoubleBarriers().All() {
 			t.Run(v.Name, func(t *testing.T) { RunDoubleBarrierSuite(t, b, v, barrierSubtestsOnClusters...) })
 		}
-		t.Run("simple", func(t *testing.T) { RunBarrierSuite(t, b, fair.NewBarrierFactory()) })
+		for _, v := range variants.SimpleBarriers(SuitePoll).All() {
+			t.Run("simple-"+v.Name, func(t *testing.T) { RunBarrierSuite(t, b, v) })
+		}
+	})
+}
+
+// TestTwoPhaseOnClusters runs the two-phase commit suite's decisions and
+// session loss for every variant on both 3-node clusters (issue 12).
+func TestTwoPhaseOnClusters(t *testing.T) {
+	testcluster.EachCluster(t, func(t *testing.T, b backends.Backend) {
+		for _, v := range variants.TwoPhases().All() {
+			t.Run(v.Name, func(t *testing.T) { RunTwoPhaseSuite(t, b, v, "AllCommit", "OneAbort", "SiteSessionLost") })
+		}
+	})
+}
+
+// TestGroupsOnClusters runs the group membership suite for every variant on
+// both 3-node clusters (issue 12).
+func TestGroupsOnClusters(t *testing.T) {
+	testcluster.EachCluster(t, func(t *testing.T, b backends.Backend) {
+		for _, v := range variants.Groups().All() {
+			t.Run(v.Name, func(t *testing.T) { RunGroupSuite(t, b, v) })
+		}
 	})
 }

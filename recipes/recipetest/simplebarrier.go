@@ -9,17 +9,23 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/variants"
 )
 
 // simpleWaiters is how many clients wait on the simple barrier.
 const simpleWaiters = 3
 
-// RunBarrierSuite runs the simple barrier subtests for the barriers newB
-// makes on backend b: Wait passes at once when the barrier is down, blocks
-// while it is up, and every waiter returns (notified once each) when it is
-// removed or when the setter's session ends; a second Set fails with
-// backends.ErrNodeExists.
-func RunBarrierSuite(t *testing.T, b backends.Backend, newB recipes.BarrierFactory) {
+// SuitePoll is the polling interval the suite gives the polling simple
+// barrier (variants.SimpleBarriers(SuitePoll)).
+const SuitePoll = 20 * time.Millisecond
+
+// RunBarrierSuite runs the simple barrier subtests for variant v on backend
+// b: Wait passes at once when the barrier is down, blocks while it is up,
+// and every waiter returns when it is removed or when the setter's session
+// ends; a second Set fails with backends.ErrNodeExists. A variant that
+// watches (fair) notifies each waiter exactly once; the polling variant
+// notifies nobody and reads more than once a waiter while it waits.
+func RunBarrierSuite(t *testing.T, b backends.Backend, v variants.Variant[recipes.BarrierFactory]) {
 	admin, ok := b.(backends.Admin)
 	if !ok {
 		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
@@ -28,12 +34,14 @@ func RunBarrierSuite(t *testing.T, b backends.Backend, newB recipes.BarrierFacto
 		t.Run(end, func(t *testing.T) {
 			ns := testcluster.TestNamespace(t, b)
 			e := &barrierEnv{t: t, b: b, admin: admin, path: ns + "/gate"}
-			testSimpleBarrier(e, newB, end == "Remove")
+			testSimpleBarrier(e, v, end == "Remove")
 		})
 	}
 }
 
-func testSimpleBarrier(e *barrierEnv, newB recipes.BarrierFactory, remove bool) {
+func testSimpleBarrier(e *barrierEnv, v variants.Variant[recipes.BarrierFactory], remove bool) {
+	newB := v.New
+	polls := v.Name == variants.Polling
 	ms := e.newParticipants(1 + simpleWaiters)
 	setter := newB(ms[0].s, e.path)
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
@@ -61,6 +69,11 @@ func testSimpleBarrier(e *barrierEnv, newB recipes.BarrierFactory, remove bool) 
 			e.t.Fatalf("waiter %d passed a barrier that is up: %v", i, ph.err)
 		}
 		before[i] = ms[1+i].events()
+		// quietWindow is many poll intervals: a poller has read again and
+		// again, a watcher once.
+		if gets := ms[1+i].c.Snapshot().Requests["get"]; polls && gets < 2 {
+			e.t.Errorf("polling waiter %d read the barrier %d times in %v, want at least 2", i, gets, quietWindow)
+		}
 	}
 	lowered := time.Now()
 	if remove {
@@ -79,8 +92,12 @@ func testSimpleBarrier(e *barrierEnv, newB recipes.BarrierFactory, remove bool) 
 		if ph.err != nil {
 			e.t.Errorf("waiter %d: %v", i, ph.err)
 		}
-		if woke := ms[1+i].events() - before[i]; woke != 1 {
-			e.t.Errorf("waiter %d was notified %d times, want 1", i, woke)
+		want := int64(1)
+		if polls {
+			want = 0
+		}
+		if woke := ms[1+i].events() - before[i]; woke != want {
+			e.t.Errorf("waiter %d was notified %d times, want %d", i, woke, want)
 		}
 	}
 	e.t.Logf("all %d waiters passed %v after the barrier fell", simpleWaiters, time.Since(lowered).Round(time.Millisecond))

@@ -3,6 +3,7 @@ package variants
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
@@ -102,4 +103,75 @@ func (b brokenLock) Acquire(context.Context) (recipes.Grant, error) { return rec
 
 func (b brokenLock) Release(context.Context) error {
 	return fmt.Errorf("variants: release: %w", recipes.ErrNotHeld)
+}
+
+// Simple barrier family (issue 12, item 4).
+
+// Polling is the simple barrier variant that re-reads the barrier node
+// instead of watching it.
+const Polling = "polling"
+
+// SimpleBarriers is the simple barrier family (the recipes page's barrier:
+// the barrier is up while its node exists):
+//
+//	fair     every waiter watches the barrier node (ExistsW): its removal
+//	         notifies every waiter once, which is the job, not a herd
+//	polling  every waiter re-reads the node every poll (<= 0: the default):
+//	         no notification, but requests a waiter that grow with the wait
+func SimpleBarriers(poll time.Duration, opts ...recipes.Option) Family[recipes.BarrierFactory] {
+	return newFamily("simple barrier",
+		Variant[recipes.BarrierFactory]{Name: Fair, New: fair.NewBarrierFactory(opts...), HerdFree: true, ClientCounts: true},
+		Variant[recipes.BarrierFactory]{Name: Polling, New: fair.NewPollingBarrierFactory(poll, opts...), HerdFree: true, ClientCounts: true},
+	)
+}
+
+// Two-phase commit family (issue 12, item 3).
+
+// Two-phase commit variant names.
+const (
+	// AllWatch: every site watches every vote and decides for itself.
+	AllWatch = "all-watch"
+	// Coordinated: only the coordinator watches the votes; the sites
+	// watch its decision.
+	Coordinated = "coordinated"
+)
+
+// TwoPhases is the two-phase commit family (the recipes page's two-phased
+// commit; every site makes its own ephemeral nodes, so a failed site is
+// seen):
+//
+//	all-watch    every site watches the sites and votes and decides: each
+//	             vote notifies every site, O(n²) notifications a transaction
+//	coordinated  only the coordinator watches them and writes the decision
+//	             that each site watches: O(n)
+func TwoPhases() Family[recipes.TwoPhase] {
+	return newFamily("two-phase commit",
+		Variant[recipes.TwoPhase]{Name: AllWatch, New: naive.AllWatch{}, ClientCounts: true},
+		Variant[recipes.TwoPhase]{Name: Coordinated, New: fair.Coordinated{}, HerdFree: true, ClientCounts: true},
+	)
+}
+
+// Group membership family (issue 12, item 5).
+
+// Group membership variant names.
+const (
+	// Relist: a children watch and a full listing on every change.
+	Relist = "relist"
+	// Delta: a watch that delivers only the change.
+	Delta = "delta"
+)
+
+// Groups is the group membership family (the recipes page's group
+// membership):
+//
+//	relist  every member watches the group's children and lists it on
+//	        every change: O(N) bytes a member a change
+//	delta   etcd's prefix watch from a revision: each member gets only the
+//	        change, O(1) bytes; etcd only (go-zookeeper 1.0.4 has no
+//	        persistent recursive watch: native.ErrNoPersistentWatch)
+func Groups() Family[recipes.GroupFactory] {
+	return newFamily("group membership",
+		Variant[recipes.GroupFactory]{Name: Relist, New: fair.NewRelistGroup, ClientCounts: true},
+		Variant[recipes.GroupFactory]{Name: Delta, New: native.NewDeltaGroup, Backends: []backends.Kind{backends.Etcd}},
+	)
 }

@@ -25,6 +25,9 @@ func TestNames(t *testing.T) {
 		{Locks(), []string{Fair, Naive, NaiveChildren, Native}},
 		{Elections(), []string{Fair, Naive, Native}},
 		{DoubleBarriers(), []string{Fair, Naive}},
+		{SimpleBarriers(0), []string{Fair, Polling}},
+		{TwoPhases(), []string{AllWatch, Coordinated}},
+		{Groups(), []string{Delta, Relist}},
 	} {
 		if got := tc.f.Names(); !slices.Equal(got, tc.want) {
 			t.Errorf("%T.Names() = %v, want %v", tc.f, got, tc.want)

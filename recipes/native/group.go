@@ -1,0 +1,147 @@
+package native
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/recipes"
+)
+
+// ErrNoPersistentWatch: the delta group needs a watch that stays armed and
+// delivers each change, which go-zookeeper v1.0.4 does not offer.
+var ErrNoPersistentWatch = fmt.Errorf("native: delta group on ZooKeeper: go-zookeeper v1.0.4 has no persistent recursive watch "+
+	"(ZooKeeper 3.6's AddWatch, opcode 106, mode PERSISTENT_RECURSIVE) and no exported way to send it; run the relist variant, "+
+	"or a client library that implements AddWatch: %w", recipes.ErrUnsupported)
+
+// NewDeltaGroup is a recipes.GroupFactory: group membership whose view is
+// kept by one watch stream that delivers only the change. etcd only: on
+// ZooKeeper it returns ErrNoPersistentWatch (see there).
+func NewDeltaGroup(s backends.Session, p string) (recipes.Group, error) {
+	inner := Underlying(s)
+	es, ok := inner.(EtcdSession)
+	if _, zk := inner.(ZooKeeperSession); zk {
+		return nil, ErrNoPersistentWatch
+	}
+	if !ok || es.Client() == nil {
+		return nil, fmt.Errorf("native: delta group %s on %T: %w", p, inner, ErrUnsupported)
+	}
+	return &DeltaGroup{s: s, c: es.Client(), lease: es.Lease(), path: p}, nil
+}
+
+// DeltaGroup is group membership on etcd with a prefix watch.
+//
+// Algorithm: Join puts <path>/<id> with the session's lease if absent;
+// Leave deletes it. Watch reads the prefix once (at revision R), reports
+// it, then watches the prefix from R+1 and applies each event (a put adds
+// a member, a delete removes one) to its view, reporting it after each
+// response.
+//
+// Cost: every change still notifies every watcher once (that is the job),
+// but with that one change only: O(1) bytes a watcher a change instead of
+// a listing of the group, and no request at all after the first read. Its
+// requests bypass backends/instrument (the raw client); Delivered counts
+// what the watch delivered.
+type DeltaGroup struct {
+	s              backends.Session
+	c              *clientv3.Client
+	lease          clientv3.LeaseID
+	path           string
+	events, nbytes atomic.Int64
+}
+
+var (
+	_ recipes.Group        = (*DeltaGroup)(nil)
+	_ recipes.GroupCounter = (*DeltaGroup)(nil)
+)
+
+// Join implements recipes.Group.
+func (g *DeltaGroup) Join(ctx context.Context, id string) error {
+	key := path.Join(g.path, id)
+	resp, err := g.c.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, "", clientv3.WithLease(g.lease))).Commit()
+	switch {
+	case err != nil:
+		return g.fail("join", err)
+	case !resp.Succeeded:
+		return g.fail("join", backends.ErrNodeExists)
+	}
+	return nil
+}
+
+// Leave implements recipes.Group.
+func (g *DeltaGroup) Leave(ctx context.Context, id string) error {
+	_, err := g.c.Delete(ctx, path.Join(g.path, id))
+	return g.fail("leave", err)
+}
+
+// Delivered implements recipes.GroupCounter.
+func (g *DeltaGroup) Delivered() (int64, int64) { return g.events.Load(), g.nbytes.Load() }
+
+// Watch implements recipes.Group.
+func (g *DeltaGroup) Watch(ctx context.Context, seen func([]string)) error {
+	prefix := g.path + "/"
+	resp, err := g.c.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return g.fail("watch", err)
+	}
+	view := map[string]bool{}
+	for _, kv := range resp.Kvs {
+		view[strings.TrimPrefix(string(kv.Key), prefix)] = true
+	}
+	seen(sorted(view))
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := g.c.Watch(clientv3.WithRequireLeader(wctx), prefix, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
+	for {
+		select {
+		case <-ctx.Done():
+			return g.fail("watch", ctx.Err())
+		case <-g.s.Done():
+			return g.fail("watch", backends.ErrSessionLost)
+		case wr, ok := <-ch:
+			if !ok {
+				return g.fail("watch", errors.Join(ctx.Err(), errors.New("watch closed")))
+			}
+			if err := wr.Err(); err != nil {
+				return g.fail("watch", err)
+			}
+			for _, ev := range wr.Events {
+				g.events.Add(1)
+				g.nbytes.Add(int64(len(ev.Kv.Key) + len(ev.Kv.Value)))
+				name := strings.TrimPrefix(string(ev.Kv.Key), prefix)
+				if ev.Type == clientv3.EventTypeDelete {
+					delete(view, name)
+				} else {
+					view[name] = true
+				}
+			}
+			if len(wr.Events) > 0 {
+				seen(sorted(view))
+			}
+		}
+	}
+}
+
+func sorted(view map[string]bool) []string {
+	names := make([]string, 0, len(view))
+	for n := range view {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (g *DeltaGroup) fail(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("native: %s group %s: %w", op, g.path, err)
+}

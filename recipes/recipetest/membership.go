@@ -1,0 +1,134 @@
+package recipetest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/variants"
+)
+
+// groupWatchers is how many clients keep a view in the membership suite.
+const groupWatchers = 3
+
+// RunGroupSuite runs the group membership subtest for variant v on backend
+// b. On a backend the variant does not support, making it must fail with
+// an error matching recipes.ErrUnsupported. Otherwise three clients keep
+// views while two members join, one leaves and the other's session ends:
+// every view follows the true membership, a second Join of a member fails
+// with backends.ErrNodeExists, a variant that counts its own deliveries
+// (recipes.GroupCounter) delivered exactly the four changes to each
+// watcher, and Watch returns promptly once its ctx ends.
+func RunGroupSuite(t *testing.T, b backends.Backend, v variants.Variant[recipes.GroupFactory]) {
+	ns := testcluster.TestNamespace(t, b)
+	admin, _ := b.(backends.Admin)
+	e := &barrierEnv{t: t, b: b, admin: admin, path: ns + "/group"}
+	ms := e.newParticipants(groupWatchers + 2)
+	if !v.Supports(b.Kind()) {
+		_, err := v.New(ms[0].s, e.path)
+		if !errors.Is(err, recipes.ErrUnsupported) {
+			t.Fatalf("%s on %s: err = %v, want one matching recipes.ErrUnsupported", v.Name, b.Kind(), err)
+		}
+		t.Logf("%s on %s refused: %v", v.Name, b.Kind(), err)
+		return
+	}
+	groups := make([]recipes.Group, len(ms))
+	for i, m := range ms {
+		g, err := v.New(m.s, e.path)
+		if err != nil {
+			t.Fatalf("%s: %v", v.Name, err)
+		}
+		groups[i] = g
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	views := make([]*groupView, groupWatchers)
+	wctx, stop := context.WithCancel(ctx)
+	for i := range views {
+		views[i] = &groupView{done: make(chan error, 1)}
+		go func() { views[i].done <- groups[i].Watch(wctx, views[i].set) }()
+	}
+	for i, view := range views { // every watcher has read the (empty) group
+		view.becomes(t, i, "the start", []string{})
+	}
+	a, bm := groups[groupWatchers], groups[groupWatchers+1]
+	steps := []struct {
+		what string
+		do   func() error
+		want []string
+	}{
+		{"a joins", func() error { return a.Join(ctx, "a") }, []string{"a"}},
+		{"b joins", func() error { return bm.Join(ctx, "b") }, []string{"a", "b"}},
+		{"a leaves", func() error { return a.Leave(ctx, "a") }, []string{"b"}},
+		{"b's session ends", func() error { return ms[groupWatchers+1].raw.Close() }, []string{}},
+	}
+	for _, st := range steps {
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.what, err)
+		}
+		if st.what == "b joins" {
+			if err := bm.Join(ctx, "b"); !errors.Is(err, backends.ErrNodeExists) {
+				t.Errorf("second Join of b: %v, want ErrNodeExists", err)
+			}
+		}
+		for i, view := range views {
+			view.becomes(t, i, st.what, st.want)
+		}
+	}
+	for i := range views {
+		if c, ok := groups[i].(recipes.GroupCounter); ok {
+			if n, _ := c.Delivered(); n != 4 {
+				t.Errorf("watcher %d: %d changes delivered, want 4", i, n)
+			}
+		}
+	}
+	stop()
+	for i, view := range views {
+		select {
+		case err := <-view.done:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("watcher %d: Watch returned %v after its ctx ended, want context.Canceled", i, err)
+			}
+		case <-time.After(promptBound):
+			t.Fatalf("watcher %d: Watch still running %v after its ctx ended", i, promptBound)
+		}
+	}
+}
+
+// groupView is one watcher's latest view.
+type groupView struct {
+	mu      sync.Mutex
+	members []string
+	done    chan error
+}
+
+func (g *groupView) set(members []string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.members = slices.Clone(members)
+}
+
+// becomes waits until the view is want.
+func (g *groupView) becomes(t *testing.T, i int, after string, want []string) {
+	t.Helper()
+	deadline := time.Now().Add(settleBound)
+	for {
+		g.mu.Lock()
+		got := slices.Clone(g.members)
+		g.mu.Unlock()
+		if slices.Equal(got, want) && got != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("watcher %d after %s: view [%s], want [%s]", i, after, strings.Join(got, " "), strings.Join(want, " "))
+		}
+		time.Sleep(pollEvery)
+	}
+}

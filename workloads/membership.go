@@ -1,0 +1,340 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/native"
+	"github.com/zkbench/zkbench/recipes/variants"
+	"github.com/zkbench/zkbench/results"
+)
+
+// ParamChurn: membership changes (joins plus leaves) per second
+// (membership). Default 10.
+const ParamChurn = "churn"
+
+// membershipSettle bounds how long the views may take to agree with the
+// final membership once the churn stops.
+const membershipSettle = 30 * time.Second
+
+// MembershipWorkload runs group membership among N members, each on its
+// own session and each keeping a view of the group: all join, then a
+// churner makes ParamChurn changes a second, each a random member leaving
+// (if in) or joining again (if out), with that member's own session. The
+// case's Ops count changes; --duration (or --ops) bounds the churn.
+//
+// Convergence ("converge") is, for each change, the time from the start of the change's
+// write until every member's view equals the membership after it; a change
+// followed by the next one before every view agreed is counted as
+// superseded, not converged. Per change it records the notifications,
+// requests and bytes of every member (and per member, PerOp
+// "*_per_participant"), and the view updates each member saw
+// ("view_updates_per_participant"). The delta variant's watch bypasses the
+// instrument: its notifications and bytes come from the group's own count
+// (recipes.GroupCounter). Safety: once the churn stops every view agrees
+// with the true membership within 30s; each member that does not is a
+// violation.
+type MembershipWorkload struct{}
+
+// NewMembership returns the membership workload.
+func NewMembership() *MembershipWorkload { return &MembershipWorkload{} }
+
+// Name is "membership".
+func (*MembershipWorkload) Name() string { return "membership" }
+
+// Variants lists relist, then delta where the backend has it (etcd).
+func (*MembershipWorkload) Variants(k backends.Kind) []string {
+	var out []string
+	for _, name := range []string{variants.Relist, variants.Delta} {
+		if v, err := variants.Groups().Lookup(name); err == nil && v.Supports(k) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Run runs one membership case. See Workload.Run.
+func (w *MembershipWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
+	rc, err := newRecipeCase(w.Name(), c, 0)
+	if err != nil {
+		return rc.res, err
+	}
+	v, err := variants.Groups().Lookup(c.Variant)
+	if err != nil {
+		return rc.res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+	}
+	if !v.Supports(c.Backend.Kind()) {
+		_, err := v.New(nil, "")
+		if c.Backend.Kind() == backends.ZooKeeper {
+			err = native.ErrNoPersistentWatch
+		}
+		return rc.res, fmt.Errorf("%w: %s on %s: %w", ErrUnknownVariant, v.Name, c.Backend.Kind(), err)
+	}
+	churn := 10.0
+	if s := c.Config.Params[ParamChurn]; s != "" {
+		if churn, err = strconv.ParseFloat(s, 64); err != nil || churn <= 0 {
+			return rc.res, fmt.Errorf("%w: parameter %s=%q: want changes per second above 0", ErrBadCase, ParamChurn, s)
+		}
+	}
+	clients, err := rc.open(ctx, c.Clients)
+	if err != nil {
+		return rc.res, err
+	}
+	defer rc.closeAll(ctx, clients)
+	n := c.Clients
+	group := c.Namespace + "/group"
+	g := newGroupRun(n)
+	members := make([]recipes.Group, n)
+	for i := range members {
+		if members[i], err = v.New(clients.Sessions[i], group); err != nil {
+			return rc.res, err
+		}
+		if err := members[i].Join(ctx, memberID(i)); err != nil {
+			return rc.res, fmt.Errorf("member %d join: %w", i, err)
+		}
+		g.in[i] = true
+	}
+	g.setTruth(time.Now())
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	var watchers sync.WaitGroup
+	watchErrs := make([]error, n)
+	for i := range members {
+		watchers.Add(1)
+		go func() {
+			defer watchers.Done()
+			err := members[i].Watch(wctx, func(m []string) { g.seen(i, m) })
+			if wctx.Err() == nil {
+				watchErrs[i] = err
+			}
+		}()
+	}
+	if !g.waitAgreed(ctx, membershipSettle) {
+		stopWatch()
+		watchers.Wait()
+		return rc.res, fmt.Errorf("membership: the %d views did not agree on the initial group within %v", n, membershipSettle)
+	}
+	c.log().Progress(fmt.Sprintf("  %d members joined and agree; churn %.3g changes/s", n, churn))
+	runCtx, stop := rc.bound(ctx)
+	defer stop()
+	start := time.Now()
+	var o Outcome
+	o.Before, o.Start, o.Base = rc.meter.Snapshot(ctx, clients), 0, start
+	deliveredBefore := delivered(members)
+	g.mu.Lock()
+	g.updates = 0 // count the churn's view updates only
+	g.mu.Unlock()
+	c.Live.Start()
+	tick := time.NewTicker(time.Duration(float64(time.Second) / churn))
+	defer tick.Stop()
+	var changeErr error
+	for changes := int64(0); c.Config.Ops <= 0 || changes < c.Config.Ops; changes++ {
+		select {
+		case <-runCtx.Done():
+		case <-tick.C:
+		}
+		if runCtx.Err() != nil {
+			break
+		}
+		// A change runs to its end on a fresh bounded context: one cut by
+		// the case's end would leave the truth unknown.
+		// The truth changes as the write begins, so that no view can
+		// match it before convergence is timed from there.
+		i := rand.IntN(n)
+		leaving := g.in[i]
+		g.in[i] = !leaving
+		g.setTruth(time.Now())
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), membershipSettle)
+		var err error
+		if leaving {
+			err = members[i].Leave(cctx, memberID(i))
+		} else {
+			err = members[i].Join(cctx, memberID(i))
+		}
+		cancel()
+		if err != nil {
+			changeErr = fmt.Errorf("member %d: %w", i, err)
+			break
+		}
+		c.Live.Op()
+	}
+	agreed := g.waitAgreed(ctx, membershipSettle)
+	o.End, o.After = time.Since(start), rc.meter.Snapshot(ctx, clients)
+	deliveredAfter := delivered(members)
+	stopWatch()
+	watchers.Wait()
+	o.StoppedBy = stoppedBy(ctx, runCtx, changeErr != nil)
+	rc.closeAll(ctx, clients)
+	res := &rc.res
+	res.StoppedBy, res.Elapsed = o.StoppedBy, o.Elapsed()
+	if changeErr != nil {
+		rc.count("change", changeErr)
+	}
+	for i, err := range watchErrs {
+		if err != nil {
+			rc.count("watch", fmt.Errorf("member %d: %w", i, err))
+		}
+	}
+	w.collect(rc, g, v, agreed, o, deliveredAfter.sub(deliveredBefore))
+	rc.finish(ctx, clients.Lost(), 0, group)
+	return rc.done(), nil
+}
+
+func memberID(i int) string { return fmt.Sprintf("m-%05d", i) }
+
+// groupRun is the truth and every member's view, as fingerprints: the XOR
+// of a hash of each member's name, so that a change costs O(1) and a view
+// O(its size).
+type groupRun struct {
+	mu       sync.Mutex
+	n        int
+	in       []bool // the churner's own copy of who is in
+	truth    uint64
+	changeAt time.Time
+	view     []uint64
+	agreed   int // views that equal truth
+	updates  int64
+
+	changes, converged, superseded int64
+	converge                       *hdrhistogram.Histogram
+}
+
+func newGroupRun(n int) *groupRun {
+	return &groupRun{n: n, in: make([]bool, n), view: make([]uint64, n), converge: results.NewRecorder()}
+}
+
+func nameHash(name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return h.Sum64()
+}
+
+// setTruth records a change whose write begins at `at` (the first call: the initial
+// group, not counted as a change).
+func (g *groupRun) setTruth(at time.Time) {
+	var fp uint64
+	for i, in := range g.in {
+		if in {
+			fp ^= nameHash(memberID(i))
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.changeAt.IsZero() {
+		g.changes++
+		if g.agreed < g.n {
+			g.superseded++
+		}
+	}
+	g.truth, g.changeAt = fp, at
+	g.agreed = 0
+	for _, v := range g.view {
+		if v == fp {
+			g.agreed++
+		}
+	}
+}
+
+// seen records member i's new view.
+func (g *groupRun) seen(i int, members []string) {
+	var fp uint64
+	for _, m := range members {
+		fp ^= nameHash(m)
+	}
+	now := time.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.updates++
+	was := g.view[i] == g.truth
+	g.view[i] = fp
+	switch is := fp == g.truth; {
+	case is && !was:
+		g.agreed++
+		if g.agreed == g.n && g.changes > 0 {
+			g.converged++
+			results.Record(g.converge, now.Sub(g.changeAt))
+		}
+	case was && !is:
+		g.agreed--
+	}
+}
+
+// waitAgreed waits until every view equals the truth, for at most bound.
+func (g *groupRun) waitAgreed(ctx context.Context, bound time.Duration) bool {
+	deadline := time.Now().Add(bound)
+	for {
+		g.mu.Lock()
+		all := g.agreed == g.n
+		g.mu.Unlock()
+		if all {
+			return true
+		}
+		if time.Now().After(deadline) || !sleepCtx(ctx, time.Millisecond) {
+			return false
+		}
+	}
+}
+
+// deliveries are the notifications and bytes the groups counted themselves.
+type deliveries struct{ events, bytes int64 }
+
+func (d deliveries) sub(o deliveries) deliveries {
+	return deliveries{d.events - o.events, d.bytes - o.bytes}
+}
+
+func delivered(members []recipes.Group) deliveries {
+	var d deliveries
+	for _, m := range members {
+		if c, ok := m.(recipes.GroupCounter); ok {
+			e, b := c.Delivered()
+			d.events += e
+			d.bytes += b
+		}
+	}
+	return d
+}
+
+// collect fills the case's result.
+func (w *MembershipWorkload) collect(rc *recipeCase, g *groupRun, v variants.Variant[recipes.GroupFactory], agreed bool, o Outcome, d deliveries) {
+	res := &rc.res
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	res.Ops = results.Ops{Issued: g.changes, Succeeded: g.changes}
+	res.Safety = results.Safety{Checked: int64(g.n)}
+	if !agreed {
+		res.Safety.Violations = int64(g.n - g.agreed)
+		res.Safety.Details = append(res.Safety.Details, fmt.Sprintf("%d of %d views did not agree with the membership within %v of the churn's end", g.n-g.agreed, g.n, membershipSettle))
+	}
+	addHistogram(res, "converge", g.converge)
+	// Every member must hear every change: no notification is wasted.
+	rc.fill(o, g.changes, v.ClientCounts, 1<<62)
+	if g.changes == 0 {
+		return
+	}
+	ch, n := float64(g.changes), float64(g.n)
+	if !v.ClientCounts {
+		res.PerOp[figures.WatchEvents.Key] = float64(d.events) / ch
+		res.PerOp[figures.BytesReceived.Key] = float64(d.bytes) / ch
+		res.Notes = append(res.Notes, "delta: client-side notifications and bytes received are the group's own count of what its etcd watch delivered (recipes.GroupCounter); its requests are not counted")
+	}
+	for _, f := range figures.Counts() {
+		if val, ok := res.PerOp[f.Key]; ok {
+			res.PerOp[figures.PerParticipant(f).Key] = val / n
+		}
+	}
+	res.PerOp[figures.ViewUpdatesPerMember.Key] = float64(g.updates) / ch / n
+	res.PerOp[figures.Superseded.Key] = float64(g.superseded) / ch
+	if g.superseded > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d of %d changes were superseded by the next before every view agreed (not in the converge histogram)", g.superseded, g.changes))
+	}
+}

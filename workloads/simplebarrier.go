@@ -1,0 +1,266 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/instrument"
+	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/variants"
+	"github.com/zkbench/zkbench/results"
+)
+
+// simpleStepTimeout bounds a simple barrier's waiters once the barrier is down.
+const simpleStepTimeout = time.Minute
+
+// Parameters of the simple-barrier workload.
+const (
+	// ParamPoll (declared with the config workload's parameters): how
+	// often the polling variant re-reads the barrier node. Default 50ms
+	// (fair.DefaultPoll).
+	// ParamBarrierUp: how long the barrier stays up once every waiter is
+	// waiting (has armed its watch or made its first read). Default 100ms.
+	ParamBarrierUp = "barrier_up"
+)
+
+// SimpleBarrierWorkload runs rounds of the recipes page's simple barrier:
+// one setter (a session of its own, beyond the N waiters) raises the
+// barrier, N waiters wait on it, and once every waiter is waiting the
+// barrier stays up for ParamBarrierUp and the setter removes it. Each round
+// has its own path. The case's Ops count complete rounds (--ops, else as
+// many as --duration allows). A round counts as issued once its removal
+// began; one cut by --duration before that is not counted, one whose
+// waiters do not all pass is failed.
+//
+// Removing the barrier must wake every waiter: the fair variant's watch
+// notifies each once (N notifications a round, which is the job), the
+// polling variant notifies nobody but reads every ParamPoll while it waits.
+// It records each waiter's pass after the removal ("pass": from the
+// setter's Remove to the waiter through), the last waiter's ("release")
+// and the whole wait ("wait"), and per waiter per round the notifications,
+// requests and bytes received (PerOp "*_per_participant", the waiters being
+// the participants; the setter's two requests a round are left out of
+// them). Safety: no waiter passes before the removal began.
+type SimpleBarrierWorkload struct{}
+
+// NewSimpleBarrier returns the simple-barrier workload.
+func NewSimpleBarrier() *SimpleBarrierWorkload { return &SimpleBarrierWorkload{} }
+
+// Name is "simple-barrier".
+func (*SimpleBarrierWorkload) Name() string { return "simple-barrier" }
+
+// Variants lists polling, then fair; both run on both backends.
+func (*SimpleBarrierWorkload) Variants(backends.Kind) []string {
+	return []string{variants.Polling, variants.Fair}
+}
+
+// Run runs one simple barrier case. See Workload.Run.
+func (sw *SimpleBarrierWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
+	rc, err := newRecipeCase(sw.Name(), c, 1)
+	if err != nil {
+		return rc.res, err
+	}
+	poll, err := paramDuration(c.Config, ParamPoll, 0)
+	if err != nil {
+		return rc.res, err
+	}
+	up, err := paramDuration(c.Config, ParamBarrierUp, 100*time.Millisecond)
+	if err != nil {
+		return rc.res, err
+	}
+	v, err := variants.SimpleBarriers(poll).Lookup(c.Variant)
+	if err != nil {
+		return rc.res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+	}
+	clients, err := rc.open(ctx, c.Clients+1)
+	if err != nil {
+		return rc.res, err
+	}
+	defer rc.closeAll(ctx, clients)
+	n := c.Clients
+	base := c.Namespace + "/simple-barrier"
+	runCtx, stop := rc.bound(ctx)
+	defer stop()
+	c.log().Progress(fmt.Sprintf("  %d waiters and a setter connected; barrier up %v once all wait", n, up))
+	t := &simpleRounds{n: n, v: v, up: up, s: clients.Sessions, c: clients.Counters,
+		pass: results.NewRecorder(), release: results.NewRecorder(), wait: results.NewRecorder(), live: c.Live}
+	start := time.Now()
+	t.now = func() time.Duration { return time.Since(start) }
+	sr := NewSeriesRecorder(SeriesInterval(c.Config))
+	var o Outcome
+	o.Before, o.Start, o.Base = rc.meter.Snapshot(ctx, clients), t.now(), start
+	c.Live.Start()
+	for r := 0; c.Config.Ops <= 0 || int64(r) < c.Config.Ops; r++ {
+		if !t.round(ctx, runCtx, fmt.Sprintf("%s/round-%d", base, r)) {
+			break
+		}
+		t.done++
+		sr.Add(t.now() - o.Start)
+	}
+	o.End, o.After = t.now(), rc.meter.Snapshot(ctx, clients)
+	o.StoppedBy = stoppedBy(ctx, runCtx, t.err != nil)
+	rc.closeAll(ctx, clients)
+	sw.collect(rc, t, sr, o)
+	rc.finish(ctx, clients.Lost(), 0, base)
+	return rc.done(), nil
+}
+
+// simpleRounds is the state of a case's rounds: the waiters are sessions
+// 0..n-1, the setter session n.
+type simpleRounds struct {
+	n    int
+	v    variants.Variant[recipes.BarrierFactory]
+	up   time.Duration
+	s    []backends.Session
+	c    []*instrument.Counters
+	now  func() time.Duration
+	live *Live
+
+	pass, release, wait *hdrhistogram.Histogram
+	issued, done        int64
+	waiterCounts        instrument.Counts // the waiters' counts over complete rounds
+	early               []string          // waiters that passed a barrier still up
+	earlyN              int64
+	err                 error // the first failure that was not the case ending
+	errs                map[string]int64
+}
+
+// round runs one round at path; false if it could not finish. runCtx
+// bounds the round until the setter begins to remove the barrier (a round
+// cut before that is not counted); from then on the round is issued and its
+// waiters pass under caseCtx and simpleStepTimeout, so that the notifications a
+// removal sent belong to a round that counts.
+func (t *simpleRounds) round(caseCtx, runCtx context.Context, path string) bool {
+	setter := t.v.New(t.s[t.n], path)
+	if err := setter.Set(runCtx); err != nil {
+		return t.failed(runCtx, "set", err)
+	}
+	before := make([]instrument.Counts, t.n)
+	for i := range before {
+		before[i] = t.c[i].Snapshot()
+	}
+	wctx, cancel := context.WithTimeout(caseCtx, t.up+simpleStepTimeout)
+	defer cancel()
+	ctx := caseCtx
+	began := t.now()
+	passed := make([]time.Duration, t.n)
+	errs := make([]error, t.n)
+	var wg sync.WaitGroup
+	for i := range t.n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = t.v.New(t.s[i], path).Wait(wctx)
+			passed[i] = t.now()
+		}()
+	}
+	removing, ok := t.lower(runCtx, setter, before)
+	if !ok {
+		cancel()
+		wg.Wait()
+		return false
+	}
+	t.issued++
+	wg.Wait()
+	var last time.Duration
+	for i, err := range errs {
+		if err != nil {
+			return t.failed(ctx, "wait", err)
+		}
+		if passed[i] < removing {
+			t.earlyN++
+			if len(t.early) < 5 {
+				t.early = append(t.early, fmt.Sprintf("%s: waiter %d passed %v before the barrier's removal began", path, i, removing-passed[i]))
+			}
+		}
+		results.Record(t.pass, max(0, passed[i]-removing))
+		results.Record(t.wait, passed[i]-began)
+		last = max(last, passed[i])
+	}
+	results.Record(t.release, max(0, last-removing))
+	for i := range t.n {
+		t.waiterCounts = t.waiterCounts.Add(t.c[i].Snapshot().Sub(before[i]))
+	}
+	t.live.Op()
+	return true
+}
+
+// lower waits until every waiter waits (a watch armed or a read made since
+// before), keeps the barrier up for t.up and removes it; it returns when
+// the removal began.
+func (t *simpleRounds) lower(ctx context.Context, setter recipes.Barrier, before []instrument.Counts) (time.Duration, bool) {
+	for i := 0; i < t.n; {
+		now := t.c[i].Snapshot()
+		if now.WatchesArmed > before[i].WatchesArmed || now.Requests["get"] > before[i].Requests["get"] {
+			i++
+			continue
+		}
+		if !sleepCtx(ctx, time.Millisecond) {
+			return 0, false
+		}
+	}
+	if !sleepCtx(ctx, t.up) {
+		return 0, false
+	}
+	removing := t.now()
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), simpleStepTimeout)
+	defer cancel()
+	if err := setter.Remove(rctx); err != nil {
+		t.failed(ctx, "remove", err)
+		return 0, false
+	}
+	return removing, true
+}
+
+func (t *simpleRounds) failed(ctx context.Context, phase string, err error) bool {
+	if ctx.Err() != nil {
+		return false // the case ended: the round is cut, not an error
+	}
+	if t.errs == nil {
+		t.errs = map[string]int64{}
+	}
+	t.errs[phase+"_"+errorKind(err)]++
+	if t.err == nil {
+		t.err = fmt.Errorf("%s: %w", phase, err)
+	}
+	return false
+}
+
+// collect fills the case's result from the rounds.
+func (sw *SimpleBarrierWorkload) collect(rc *recipeCase, t *simpleRounds, sr *SeriesRecorder, o Outcome) {
+	res := &rc.res
+	res.StoppedBy, res.Elapsed = o.StoppedBy, o.Elapsed()
+	res.Ops = results.Ops{Issued: t.issued, Succeeded: t.done, Failed: t.issued - t.done}
+	res.Safety = results.Safety{Checked: t.done * int64(t.n), Violations: t.earlyN, Details: t.early}
+	for k, v := range t.errs {
+		res.Errors[k] += v
+	}
+	if t.err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("first failure: %v", t.err))
+	}
+	addHistogram(res, "pass", t.pass)
+	addHistogram(res, "release", t.release)
+	addHistogram(res, "wait", t.wait)
+	res.Series = MergeSeries(sr.interval, res.Elapsed, sr)
+	// A watching waiter needs one notification a round; a polling one none.
+	needed := int64(0)
+	if t.v.Name != variants.Polling {
+		needed = t.done * int64(t.n)
+	}
+	rc.fill(o, res.Ops.Succeeded, true, needed)
+	if passes := float64(t.done) * float64(t.n); passes > 0 {
+		w := t.waiterCounts
+		res.PerOp[figures.PerParticipant(figures.WatchEvents).Key] = float64(w.WatchEvents) / passes
+		res.PerOp[figures.PerParticipant(figures.Requests).Key] = float64(w.TotalRequests()) / passes
+		res.PerOp[figures.PerParticipant(figures.BytesReceived).Key] = float64(w.BytesReceived) / passes
+	}
+	if res.Ops.Failed > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d of %d rounds did not finish (stopped by %s)", res.Ops.Failed, res.Ops.Issued, res.StoppedBy))
+	}
+}
