@@ -9,7 +9,7 @@ import (
 // that stand for a case: the unit operation's own latency first. Other
 // histograms a workload records ("round", "observe", "lost_notice", ...)
 // follow by name.
-var primaryLatencies = []string{"acquire", "failover", "handoff", "enter", "leave", "release"}
+var primaryLatencies = []string{"acquire", "failover", "handoff", "enter", "leave", "release", "delivery"}
 
 // SortLatencyNames sorts histogram names primary first: "acquire",
 // "failover", "handoff", "enter", "leave", "release", then the rest by name.

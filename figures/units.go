@@ -12,6 +12,7 @@ const (
 	Term        Unit = "term"        // a leader's term
 	Round       Unit = "round"       // a barrier round
 	Operation   Unit = "operation"   // a workload that declares no unit
+	Item        Unit = "item"        // a queue item taken
 )
 
 // Plural is u with an s: "acquisitions".
@@ -30,6 +31,7 @@ var workloadUnits = map[string]Unit{
 	"election":           Term,
 	"barrier":            Round,
 	"double-barrier":     Round,
+	"queue":              Item, // queue (issue 11)
 }
 
 // UnitOf is workload's unit operation; Operation for a workload that

@@ -247,7 +247,7 @@ func (l *RunLog) LeftoverPaths() []string {
 
 // Names lists the workloads New knows.
 func Names() []string {
-	names := []string{"lock", "failover", "handoff", "observers", "barrier"}
+	names := []string{"lock", "failover", "handoff", "observers", "barrier", "queue"}
 	sort.Strings(names)
 	return names
 }
@@ -266,6 +266,8 @@ func New(name string) (Workload, error) {
 		return NewObservers(), nil
 	case "barrier":
 		return NewBarrier(), nil
+	case "queue":
+		return NewQueue(), nil
 	}
 	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownWorkload, name, strings.Join(Names(), ", "))
 }

@@ -37,6 +37,10 @@ type recipeFlags struct {
 	preset      string
 	scale       float64
 	fence       string
+	// queue workload (issue 11)
+	producers  int
+	priorities int
+	itemSize   int
 }
 
 func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
@@ -53,6 +57,10 @@ func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
 	fl.Float64Var(&f.scale, "scale", 0.1, "--preset: fraction of the paper's sizes, 0 < scale <= 1")
 	fl.StringVar(&f.fence, "fence", workloads.FenceOff, "lock: holders write to a shared register with their fencing token after each grant and before each release; "+
 		"off: it accepts stale writes (a holder's whose lock passed on) and counts them as violations; on: it rejects them (counted as prevented)")
+	// queue workload (issue 11): --clients are the consumers, --rate the producers' items/s in all, --hold each item's processing
+	fl.IntVar(&f.producers, "producers", 1, "queue: producers, each on its own session, beside the --clients consumers")
+	fl.IntVar(&f.priorities, "priorities", 1, "queue: priority levels (items get one at random, 0 most urgent); 1: none")
+	fl.IntVar(&f.itemSize, "item-size", 32, "queue: bytes of each item's data")
 }
 
 // params are the workload parameters of the flags workload reads.
@@ -78,15 +86,19 @@ func (f *recipeFlags) params(workload string) (map[string]string, error) {
 		params[workloads.ParamWork] = f.work.String()
 		params[workloads.ParamJitter] = f.jitter.String()
 		params[workloads.ParamRounds] = strconv.Itoa(f.rounds)
+	case "queue":
+		params[workloads.ParamProducers] = strconv.Itoa(f.producers)
+		params[workloads.ParamPriorities] = strconv.Itoa(f.priorities)
+		params[workloads.ParamItemSize] = strconv.Itoa(f.itemSize)
 	}
 	return params, nil
 }
 
 // workloadFlags are the flags only some workloads read, and which.
 var workloadFlags = map[string][]string{
-	"hold":         {"lock", "handoff"},
+	"hold":         {"lock", "handoff", "queue"},
 	"think":        {"lock"},
-	"rate":         {"lock"},
+	"rate":         {"lock", "queue"},
 	"fence":        {"lock"},
 	"failovers":    {"failover", "observers"},
 	"kill":         {"failover", "observers"},
@@ -97,6 +109,10 @@ var workloadFlags = map[string][]string{
 	"jitter":       {"barrier"},
 	"rounds":       {"barrier"},
 	"preset":       {"barrier"},
+	// queue workload (issue 11)
+	"producers":  {"queue"},
+	"priorities": {"queue"},
+	"item-size":  {"queue"},
 }
 
 // backendFlags are the flags only one backend reads.

@@ -1,0 +1,380 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/variants"
+	"github.com/zkbench/zkbench/results"
+)
+
+// Parameters of the queue workload (results.Config.Params).
+const (
+	// ParamProducers: producers, each on its own session, beside the
+	// case's clients, who are the consumers. Default 1.
+	ParamProducers = "producers"
+	// ParamPriorities: priority levels; each item gets one uniformly at
+	// random (0 is the most urgent). Default 1 (no priorities).
+	ParamPriorities = "priorities"
+	// ParamItemSize: bytes of each item's data. Default 32.
+	ParamItemSize = "item_size"
+)
+
+// QueueWorkload runs a distributed queue: ParamProducers producers put
+// items in an open loop at Config.Rate items a second in all (each its
+// share, with scheduled times: the delivery latency counts from the
+// scheduled put, no coordinated omission), and the case's clients consume
+// them, each holding an item for Config.Hold (its processing) before Ack.
+// The unit operation is an item taken; --duration bounds the case, --ops
+// ends it once that many items were taken; --warmup does not apply.
+//
+// It records the delivery latency (scheduled put to Take's return,
+// "delivery"), put and take latency, notifications, requests and bytes per
+// item, failed claims and priority inversions per item, and checks the
+// variant's delivery (QueueChecker). Consumers are clients 0 to N-1, so
+// --fault expire-session:C ends a consumer's session; producers follow
+// them.
+type QueueWorkload struct{}
+
+// NewQueue returns the queue workload.
+func NewQueue() *QueueWorkload { return &QueueWorkload{} }
+
+// Name is "queue".
+func (*QueueWorkload) Name() string { return "queue" }
+
+// Variants lists naive, recipe, fair, and native on etcd.
+func (*QueueWorkload) Variants(k backends.Kind) []string {
+	var out []string
+	for _, name := range []string{variants.Naive, variants.Recipe, variants.Fair, variants.Native} {
+		if v, err := variants.Queues().Lookup(name); err == nil && v.Supports(k) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// queueRun is one case's shared state.
+type queueRun struct {
+	rc       *recipeCase
+	checker  *QueueChecker
+	start    time.Time
+	hold     time.Duration
+	taken    chan struct{} // one per first take, for --ops
+	mu       sync.Mutex
+	put      *hdrhistogram.Histogram
+	take     *hdrhistogram.Histogram
+	wakeups  int64
+	failed   int64
+	takes    int64
+	ackFails int64
+}
+
+func (q *queueRun) now() time.Duration { return time.Since(q.start) }
+
+// Run runs one queue case. See Workload.Run.
+func (qw *QueueWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
+	producers, err := paramInt(c.Config, ParamProducers, 1)
+	if err != nil {
+		return results.Result{}, err
+	}
+	rc, err := newRecipeCase(qw.Name(), c, producers)
+	if err != nil {
+		return rc.res, err
+	}
+	v, err := variants.Queues().Lookup(c.Variant)
+	if err != nil {
+		return rc.res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+	}
+	if !v.Supports(c.Backend.Kind()) {
+		return rc.res, fmt.Errorf("%w: queue variant %s does not run on %s", ErrUnknownVariant, v.Name, c.Backend.Kind())
+	}
+	prios, err := paramInt(c.Config, ParamPriorities, 1)
+	if err != nil {
+		return rc.res, err
+	}
+	size, err := paramInt(c.Config, ParamItemSize, 32)
+	if err != nil {
+		return rc.res, err
+	}
+	switch {
+	case c.Config.Rate <= 0:
+		return rc.res, fmt.Errorf("%w: the queue's producers run an open loop: give --rate (items per second in all)", ErrBadCase)
+	case prios > recipes.MaxPriority+1:
+		return rc.res, fmt.Errorf("%w: %d priorities: at most %d", ErrBadCase, prios, recipes.MaxPriority+1)
+	case prios > 1 && !v.New.Priorities:
+		return rc.res, fmt.Errorf("%w: the %s queue has no priorities (etcd's PriorityQueue writes a key outside the namespace)", ErrBadCase, v.Name)
+	}
+	cfg := recipes.QueueConfig{Priorities: prios}
+	clients, err := rc.open(ctx, c.Clients+producers)
+	if err != nil {
+		return rc.res, err
+	}
+	defer rc.closeAll(ctx, clients)
+	path := c.Namespace + "/queue"
+	q := &queueRun{rc: rc, checker: NewQueueChecker(v.New.Delivery), start: time.Now(), hold: c.Config.Hold,
+		taken: make(chan struct{}, 1024), put: results.NewRecorder(), take: results.NewRecorder()}
+	cons := make([]recipes.Consumer, c.Clients)
+	prods := make([]recipes.Producer, producers)
+	for i := range cons {
+		if cons[i], err = v.New.Consumer(clients.Sessions[i], path, cfg); err != nil {
+			return rc.res, err
+		}
+	}
+	for i := range prods {
+		if prods[i], err = v.New.Producer(clients.Sessions[c.Clients+i], path, cfg); err != nil {
+			return rc.res, err
+		}
+	}
+	c.log().Progress(fmt.Sprintf("  %d consumers, %d producers connected; %.0f items/s", c.Clients, producers, c.Config.Rate))
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var o Outcome
+	o.Before, o.Start, o.Base = rc.meter.Snapshot(ctx, clients), q.now(), q.start
+	c.Live.Start()
+	var wg sync.WaitGroup
+	for i, cn := range cons {
+		wg.Add(1)
+		go func() { defer wg.Done(); q.consume(runCtx, ctx, i, cn, clients.Sessions[i], c.Live) }()
+	}
+	interval := time.Duration(float64(time.Second) * float64(producers) / c.Config.Rate)
+	for i, p := range prods {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q.produce(runCtx, i, p, interval, time.Duration(i)*interval/time.Duration(producers), prios, size)
+		}()
+	}
+	o.StoppedBy = q.wait(ctx, runCtx, c.Config)
+	stop()
+	wg.Wait()
+	o.End, o.After = q.now(), rc.meter.Snapshot(ctx, clients)
+	q.drainQueue(ctx, clients.Sessions[c.Clients], path, v.Name == variants.Native)
+	rc.closeAll(ctx, clients)
+	for i, cn := range cons {
+		if st, ok := cn.(recipes.Strander); ok {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			if data, ok := st.Stranded(sctx); ok {
+				q.checker.Stranded(itemID(data), i, q.now())
+			}
+			cancel()
+		}
+	}
+	qw.collect(q, v, o, prios)
+	rc.finish(ctx, clients.Lost(), 0, path, path+"/"+recipes.QueueItemsDir, path+"/"+recipes.QueueClaimsDir, path+"/"+recipes.QueueIdleDir)
+	return rc.done(), nil
+}
+
+// wait blocks until the case's bound: the duration, --ops items taken, or
+// ctx's end.
+func (q *queueRun) wait(ctx, runCtx context.Context, cfg results.Config) results.StopReason {
+	var timeout <-chan time.Time
+	if cfg.Duration > 0 {
+		t := time.NewTimer(cfg.Duration)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var n int64
+	for {
+		select {
+		case <-ctx.Done():
+			return StoppedByInterrupted
+		case <-runCtx.Done():
+			return StoppedByError
+		case <-timeout:
+			return StoppedByDuration
+		case <-q.taken:
+			n++
+			if cfg.Ops > 0 && n >= cfg.Ops {
+				return StoppedByOps
+			}
+		}
+	}
+}
+
+// produce puts items at its scheduled times until ctx ends.
+func (q *queueRun) produce(ctx context.Context, id int, p recipes.Producer, interval, phase time.Duration, prios, size int) {
+	base := q.now() + phase
+	for k := 0; ; k++ {
+		at := base + time.Duration(k)*interval
+		if !sleepCtx(ctx, at-q.now()) {
+			return
+		}
+		item := fmt.Sprintf("%d-%d", id, k)
+		prio := 0
+		if prios > 1 {
+			prio = rand.N(prios)
+		}
+		err := p.Put(ctx, itemData(item, size), prio)
+		done := q.now()
+		switch {
+		case err == nil:
+			q.checker.Put(item, prio, at, done)
+			q.mu.Lock()
+			results.Record(q.put, done-at)
+			q.mu.Unlock()
+		case ctx.Err() != nil || errors.Is(err, backends.ErrUnknownOutcome):
+			q.checker.MaybePut(item)
+			if ctx.Err() != nil {
+				return
+			}
+			q.count("put_unknown_outcome", err)
+		default:
+			q.count("put_"+errorKind(err), err)
+			if isQueueLost(err) {
+				return
+			}
+		}
+	}
+}
+
+// consume takes, holds and acknowledges items until runCtx ends or the
+// session is lost. An item taken is acknowledged on a fresh bounded
+// context even if runCtx ends while it is held.
+func (q *queueRun) consume(runCtx, ctx context.Context, id int, cn recipes.Consumer, s backends.Session, live *Live) {
+	for {
+		begin := q.now()
+		t, err := cn.Take(runCtx)
+		if err != nil {
+			if runCtx.Err() != nil || isQueueLost(err) || errors.Is(err, recipes.ErrQueueLost) {
+				if runCtx.Err() == nil {
+					q.count("take_session_lost", err)
+				}
+				return
+			}
+			q.count("take_"+errorKind(err), err)
+			if !sleepCtx(runCtx, 10*time.Millisecond) {
+				return
+			}
+			continue
+		}
+		end := q.now()
+		k := q.checker.Taken(itemID(t.Data), id, begin, end)
+		q.mu.Lock()
+		results.Record(q.take, end-begin)
+		q.wakeups += int64(t.Wakeups)
+		q.failed += int64(t.FailedClaims)
+		q.takes++
+		q.mu.Unlock()
+		if k == 0 {
+			live.Op()
+			select {
+			case q.taken <- struct{}{}:
+			default:
+			}
+		}
+		sleepCtx(runCtx, q.hold)
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		err = cn.Ack(actx)
+		cancel()
+		lost := err != nil && (errors.Is(err, recipes.ErrQueueLost) || sessionEnded(s))
+		q.checker.Acked(itemID(t.Data), k, err == nil, lost)
+		if err != nil {
+			if !lost {
+				q.count("ack_"+errorKind(err), err)
+			}
+			return
+		}
+	}
+}
+
+// drainQueue lists the items still queued at the end for the checker and
+// removes them (the native queue's items have no lease).
+func (q *queueRun) drainQueue(ctx context.Context, s backends.Session, path string, persistent bool) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	items := path + "/" + recipes.QueueItemsDir
+	kids, err := s.Children(dctx, items)
+	if err != nil && !errors.Is(err, backends.ErrNoNode) {
+		q.rc.res.Notes = append(q.rc.res.Notes, fmt.Sprintf("items still queued not listed: %v", err))
+		return
+	}
+	for _, k := range kids {
+		data, _, err := s.Get(dctx, k.Path)
+		if err == nil {
+			q.checker.Queued(itemID(data))
+		}
+		if persistent {
+			_ = s.Delete(dctx, k.Path)
+		}
+	}
+}
+
+func (q *queueRun) count(kind string, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.rc.count(kind, err)
+}
+
+// itemData is item padded with '.' to size bytes (never cut).
+func itemData(item string, size int) []byte {
+	if len(item) >= size {
+		return []byte(item)
+	}
+	return []byte(item + " " + strings.Repeat(".", size-len(item)-1))
+}
+
+// itemID reads the item's name back from its data.
+func itemID(data []byte) string {
+	s := string(data)
+	if i := strings.IndexByte(s, ' '); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// collect turns the checker, the recorders and the snapshots into the
+// case's result.
+func (qw *QueueWorkload) collect(q *queueRun, v variants.Variant[variants.QueueVariant], o Outcome, prios int) {
+	rc := q.rc
+	res := &rc.res
+	chk := q.checker.Result()
+	res.StoppedBy, res.Elapsed = o.StoppedBy, o.Elapsed()
+	taken := int64(len(chk.TakenAt))
+	res.Ops = results.Ops{Issued: chk.Put, Succeeded: taken, Failed: chk.Lost}
+	res.Safety = chk.Safety
+	delivery := results.NewRecorder()
+	for _, d := range chk.Delivery {
+		results.Record(delivery, d)
+	}
+	addHistogram(res, "delivery", delivery)
+	addHistogram(res, "put", q.put)
+	addHistogram(res, "take", q.take)
+	sr := NewSeriesRecorder(SeriesInterval(rc.c.Config))
+	for _, at := range chk.TakenAt {
+		sr.Add(at - o.Start)
+	}
+	res.Series = MergeSeries(sr.interval, res.Elapsed, sr)
+	// The herd-free best case: one notification an item.
+	rc.fill(o, taken, v.ClientCounts, taken)
+	if taken > 0 {
+		res.PerOp[figures.FailedClaims.Key] = float64(q.failed) / float64(taken)
+		res.PerOp[figures.PriorityInversions.Key] = float64(chk.Inversions) / float64(taken)
+		res.PerOp[figures.Redeliveries.Key] = float64(chk.Redelivered) / float64(taken)
+	}
+	if v.ClientCounts {
+		res.Notes = append(res.Notes, fmt.Sprintf("queue: %.2f notifications and %.2f failed claims per item taken (client)",
+			res.PerOp[figures.WatchEvents.Key], res.PerOp[figures.FailedClaims.Key]))
+	}
+	res.Notes = append(res.Notes, fmt.Sprintf("queue (%s): %d put, %d taken, %d delivered, %d still queued, %d dropped with a lost consumer, %d redelivered, %d lost, %d duplicates",
+		v.New.Delivery, chk.Put, taken, chk.Delivered, chk.StillQueued, chk.Dropped, chk.Redelivered, chk.Lost, chk.Duplicates))
+	if prios > 1 {
+		res.Notes = append(res.Notes, fmt.Sprintf("queue: %d priority inversions in %d takes (%d priorities)", chk.Inversions, taken, prios))
+	}
+	if chk.Stranded > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("queue: %d items taken by the library's uncancellable Dequeue after its consumer stopped", chk.Stranded))
+	}
+}
+
+func isQueueLost(err error) bool {
+	return errors.Is(err, backends.ErrSessionLost) || errors.Is(err, recipes.ErrQueueLost)
+}
