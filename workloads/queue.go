@@ -214,16 +214,17 @@ func (q *queueRun) produce(ctx context.Context, id int, p recipes.Producer, inte
 		if prios > 1 {
 			prio = rand.N(prios)
 		}
+		q.checker.Putting(item, prio, at)
 		err := p.Put(ctx, itemData(item, size), prio)
 		done := q.now()
+		unknown := err != nil && (ctx.Err() != nil || errors.Is(err, backends.ErrUnknownOutcome))
+		q.checker.Put(item, done, err == nil, unknown)
 		switch {
 		case err == nil:
-			q.checker.Put(item, prio, at, done)
 			q.mu.Lock()
 			results.Record(q.put, done-at)
 			q.mu.Unlock()
-		case ctx.Err() != nil || errors.Is(err, backends.ErrUnknownOutcome):
-			q.checker.MaybePut(item)
+		case unknown:
 			if ctx.Err() != nil {
 				return
 			}
@@ -340,7 +341,7 @@ func (qw *QueueWorkload) collect(q *queueRun, v variants.Variant[variants.QueueV
 	chk := q.checker.Result()
 	res.StoppedBy, res.Elapsed = o.StoppedBy, o.Elapsed()
 	taken := int64(len(chk.TakenAt))
-	res.Ops = results.Ops{Issued: chk.Put, Succeeded: taken, Failed: chk.Lost}
+	res.Ops = results.Ops{Issued: taken + chk.LostUntaken + chk.QueuedUntaken, Succeeded: taken, Failed: chk.LostUntaken, StillWaiting: chk.QueuedUntaken}
 	res.Safety = chk.Safety
 	delivery := results.NewRecorder()
 	for _, d := range chk.Delivery {

@@ -30,7 +30,8 @@ type QueueChecker struct {
 	mu       sync.Mutex
 	delivery recipes.Delivery
 	items    map[string]*queueItem
-	maybe    map[string]bool // puts of unknown outcome
+	maybe    map[string]bool // puts of unknown outcome, or not yet answered
+	pending  map[string]*queueItem
 	unknown  []string        // taken, never put
 	queued   map[string]bool // still queued at the end
 }
@@ -53,22 +54,40 @@ type queueTake struct {
 
 // NewQueueChecker returns a checker for a queue that promises delivery.
 func NewQueueChecker(delivery recipes.Delivery) *QueueChecker {
-	return &QueueChecker{delivery: delivery, items: map[string]*queueItem{}, maybe: map[string]bool{}, queued: map[string]bool{}}
+	return &QueueChecker{delivery: delivery, items: map[string]*queueItem{}, maybe: map[string]bool{}, pending: map[string]*queueItem{}, queued: map[string]bool{}}
 }
 
-// Put records an item put with priority, scheduled at intended and
-// answered at done.
-func (c *QueueChecker) Put(id string, priority int, intended, done time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.items[id] = &queueItem{priority: priority, intended: intended, done: done}
-}
-
-// MaybePut records a put whose outcome is unknown: the item may be there.
-func (c *QueueChecker) MaybePut(id string) {
+// Putting records an item about to be put with priority, scheduled at
+// intended, before the put is sent (a consumer may take it before the
+// put's answer arrives). Until Put says otherwise its outcome is unknown.
+func (c *QueueChecker) Putting(id string, priority int, intended time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.maybe[id] = true
+	c.pending[id] = &queueItem{priority: priority, intended: intended, done: -1}
+}
+
+// Put records the answer to id's put at done: ok (the item is in the
+// queue), or failed for sure (!ok and !unknown: it is not); an unknown
+// outcome leaves it maybe put.
+func (c *QueueChecker) Put(id string, done time.Duration, ok, unknown bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.pending[id]
+	delete(c.pending, id)
+	if p == nil || unknown {
+		return
+	}
+	delete(c.maybe, id)
+	if !ok {
+		return
+	}
+	if it := c.items[id]; it != nil { // taken before the answer came
+		it.priority, it.intended, it.done = p.priority, p.intended, done
+		return
+	}
+	p.done = done
+	c.items[id] = p
 }
 
 // Taken records that consumer's Take, begun at begin, returned id at end;
@@ -127,9 +146,12 @@ type QueueCheckerResult struct {
 	// takes after a lost consumer's (at least once); Stranded: items a
 	// library call took after its consumer stopped.
 	Dropped, Redelivered, Stranded int64
-	// Lost: items put, never taken and not queued; Duplicates: takes beyond
-	// what the delivery allows.
-	Lost, Duplicates int64
+	// Lost: items put and then gone undelivered (LostUntaken of them were
+	// never taken at all); Duplicates: takes beyond what the delivery
+	// allows.
+	Lost, LostUntaken, Duplicates int64
+	// QueuedUntaken: items never taken and still queued at the end.
+	QueuedUntaken int64
 	// Inversions: takes of an item while a more urgent one waited.
 	Inversions int64
 	// TakenAt are the ends of the first takes, for the series.
@@ -191,8 +213,10 @@ func (c *QueueChecker) Result() QueueCheckerResult {
 		switch {
 		case len(it.takes) == 0 && c.queued[id]:
 			out.StillQueued++
+			out.QueuedUntaken++
 		case len(it.takes) == 0 && certain:
 			out.Lost++
+			out.LostUntaken++
 			violate("item %s put at %v was never taken and is not in the queue", id, it.done.Round(time.Microsecond))
 		case len(it.takes) == 0:
 		default:

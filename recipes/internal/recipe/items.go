@@ -100,11 +100,15 @@ func Taken(n backends.Node, data []byte, wakeups, failed int) recipes.Taken {
 // TakeByDelete reads item n's data and deletes it: the take of an
 // at-most-once queue (two requests; kazoo's Queue does the same). taken is
 // false, with a nil error, when another consumer removed it first (a
-// failed claim).
+// failed claim). Once the read succeeded, the delete runs on a fresh
+// context bounded by recipes.DefaultCleanupTimeout: a delete cut off by
+// ctx could have taken the item without anyone holding it.
 func TakeByDelete(ctx context.Context, s backends.Session, n backends.Node) (data []byte, taken bool, err error) {
 	data, _, err = s.Get(ctx, n.Path)
 	if err == nil {
-		err = s.Delete(ctx, n.Path)
+		fctx, cancel := Fresh(ctx, recipes.DefaultCleanupTimeout)
+		err = s.Delete(fctx, n.Path)
+		cancel()
 	}
 	switch {
 	case errors.Is(err, backends.ErrNoNode):
