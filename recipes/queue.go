@@ -60,6 +60,12 @@ type Taken struct {
 	// FailedClaims counts the items this Take tried to take and found
 	// taken by another consumer first.
 	FailedClaims int
+	// Uncertain is set on the item a Take returns together with an error
+	// matching ErrQueueLost when the session was lost while the take's
+	// write (the delete or the claim) was in flight: it may or may not
+	// have landed, so the item may be gone with this consumer or still
+	// queued for another.
+	Uncertain bool
 }
 
 // Producer puts items into one queue on one session. A Producer is used
@@ -79,7 +85,8 @@ type Producer interface {
 type Consumer interface {
 	// Take blocks until it has taken an item, ctx is done (ctx's error:
 	// nothing is taken, and whatever the wait made is removed on a fresh
-	// bounded context) or the session is lost (ErrQueueLost). Without
+	// bounded context) or the session is lost (ErrQueueLost; with the item
+	// and Taken.Uncertain when the take's write was in flight). Without
 	// priorities items come in put order; with them, most urgent first.
 	Take(ctx context.Context) (Taken, error)
 	// Ack says the consumer is done with the item Take returned last. An

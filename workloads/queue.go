@@ -245,6 +245,9 @@ func (q *queueRun) consume(runCtx, ctx context.Context, id int, cn recipes.Consu
 	for {
 		begin := q.now()
 		t, err := cn.Take(runCtx)
+		if err != nil && t.Uncertain {
+			q.checker.TakenUncertain(itemID(t.Data), id, begin, q.now())
+		}
 		if err != nil {
 			if runCtx.Err() != nil || isQueueLost(err) || errors.Is(err, recipes.ErrQueueLost) {
 				if runCtx.Err() == nil {
@@ -366,8 +369,12 @@ func (qw *QueueWorkload) collect(q *queueRun, v variants.Variant[variants.QueueV
 		res.Notes = append(res.Notes, fmt.Sprintf("queue: %.2f notifications and %.2f failed claims per item taken (client)",
 			res.PerOp[figures.WatchEvents.Key], res.PerOp[figures.FailedClaims.Key]))
 	}
-	res.Notes = append(res.Notes, fmt.Sprintf("queue (%s): %d put, %d taken, %d delivered, %d still queued, %d dropped with a lost consumer, %d redelivered, %d lost, %d duplicates",
-		v.New.Delivery, chk.Put, taken, chk.Delivered, chk.StillQueued, chk.Dropped, chk.Redelivered, chk.Lost, chk.Duplicates))
+	res.Notes = append(res.Notes, fmt.Sprintf("queue (%s): %d put, %d taken, %d delivered, %d still queued, %d lost, %d duplicates",
+		v.New.Delivery, chk.Put, taken, chk.Delivered, chk.StillQueued, chk.Lost, chk.Duplicates))
+	if chk.LostHolding > 0 || chk.Redelivered > 0 || chk.Dropped > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("queue: %d takes by consumers lost before Ack: %d items redelivered, %d dropped with their consumer, %d taken again after a take whose write had not landed",
+			chk.LostHolding, chk.Redelivered, chk.Dropped, chk.Retaken))
+	}
 	if prios > 1 {
 		res.Notes = append(res.Notes, fmt.Sprintf("queue: %d priority inversions in %d takes (%d priorities)", chk.Inversions, taken, prios))
 	}

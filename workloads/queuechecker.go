@@ -49,6 +49,7 @@ type queueTake struct {
 	begin, end time.Duration
 	acked      bool
 	lost       bool // the consumer was lost before Ack
+	uncertain  bool // lost while its take's write was in flight
 	stranded   bool // taken by a library call after its consumer stopped
 }
 
@@ -118,6 +119,18 @@ func (c *QueueChecker) Acked(id string, k int, acked, lost bool) {
 	}
 }
 
+// TakenUncertain records that consumer's Take was returning id when the
+// session was lost with the take's write in flight (recipes.Taken.Uncertain):
+// the item may be gone with the consumer or still queued.
+func (c *QueueChecker) TakenUncertain(id string, consumer int, begin, end time.Duration) {
+	k := c.Taken(id, consumer, begin, end)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if it := c.items[id]; it != nil && k >= 0 {
+		it.takes[k].lost, it.takes[k].uncertain = true, true
+	}
+}
+
 // Stranded records an item a consumer's uncancellable library call took
 // after the consumer stopped (recipes.Strander): gone with it.
 func (c *QueueChecker) Stranded(id string, consumer int, at time.Duration) {
@@ -146,6 +159,10 @@ type QueueCheckerResult struct {
 	// takes after a lost consumer's (at least once); Stranded: items a
 	// library call took after its consumer stopped.
 	Dropped, Redelivered, Stranded int64
+	// LostHolding: takes whose consumer was lost before Ack (or while
+	// taking: Uncertain ones too); Retaken: takes of an item after an
+	// uncertain take of it (whose write had not landed).
+	LostHolding, Retaken int64
 	// Lost: items put and then gone undelivered (LostUntaken of them were
 	// never taken at all); Duplicates: takes beyond what the delivery
 	// allows.
@@ -198,10 +215,17 @@ func (c *QueueChecker) Result() QueueCheckerResult {
 			if t.stranded {
 				out.Stranded++
 			}
+			if t.lost && !t.acked && !t.stranded {
+				out.LostHolding++
+			}
 			if k == 0 {
 				continue
 			}
 			prev := it.takes[k-1]
+			if prev.uncertain {
+				out.Retaken++
+				continue
+			}
 			if c.delivery == recipes.AtLeastOnce && prev.lost && !prev.acked {
 				out.Redelivered++
 				continue

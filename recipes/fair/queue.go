@@ -92,6 +92,9 @@ func (c *batchConsumer) Take(ctx context.Context) (recipes.Taken, error) {
 		n := c.batch[0]
 		c.batch = c.batch[1:]
 		data, ok, err := recipe.TakeByDelete(ctx, c.s, n)
+		if err != nil && data != nil {
+			return recipe.UncertainTake(n, data, wakeups, failed), err
+		}
 		if err != nil {
 			return recipes.Taken{}, err
 		}

@@ -88,6 +88,9 @@ func (c *consumer) Take(ctx context.Context) (recipes.Taken, error) {
 		cancel()
 		recipe.SortItems(kids)
 		data, ok, err := recipe.TakeByDelete(ctx, c.s, kids[0])
+		if err != nil && data != nil {
+			return recipe.UncertainTake(kids[0], data, wakeups, failed), err
+		}
 		if err != nil {
 			return recipes.Taken{}, err
 		}
