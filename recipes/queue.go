@@ -61,10 +61,10 @@ type Taken struct {
 	// taken by another consumer first.
 	FailedClaims int
 	// Uncertain is set on the item a Take returns together with an error
-	// matching ErrQueueLost when the session was lost while the take's
-	// write (the delete or the claim) was in flight: it may or may not
-	// have landed, so the item may be gone with this consumer or still
-	// queued for another.
+	// (ErrQueueLost, or backends.ErrUnknownOutcome) when the session was
+	// lost, or the connection, while the take's delete was in flight: it
+	// may or may not have landed, so the item may be gone (at most once:
+	// dropped) or still queued for another consumer.
 	Uncertain bool
 }
 

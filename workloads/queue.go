@@ -247,6 +247,7 @@ func (q *queueRun) consume(runCtx, ctx context.Context, id int, cn recipes.Consu
 		t, err := cn.Take(runCtx)
 		if err != nil && t.Uncertain {
 			q.checker.TakenUncertain(itemID(t.Data), id, begin, q.now())
+			q.count("take_uncertain", err)
 		}
 		if err != nil {
 			if runCtx.Err() != nil || isQueueLost(err) || errors.Is(err, recipes.ErrQueueLost) {

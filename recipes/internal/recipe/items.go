@@ -100,9 +100,10 @@ func Taken(n backends.Node, data []byte, wakeups, failed int) recipes.Taken {
 // TakeByDelete reads item n's data and deletes it: the take of an
 // at-most-once queue (two requests; kazoo's Queue does the same). taken is
 // false, with a nil error, when another consumer removed it first (a
-// failed claim). If the session is lost once the read succeeded, data is
-// returned with the error: the delete may have landed
-// (recipes.Taken.Uncertain). Once the read succeeded, the delete runs on a fresh
+// failed claim). If the session is lost, or the delete's outcome is
+// unknown, once the read succeeded, data is returned with the error: the
+// delete may have landed (recipes.Taken.Uncertain), and returning the item
+// as taken could deliver it twice, so at most once it is given up. Once the read succeeded, the delete runs on a fresh
 // context bounded by recipes.DefaultCleanupTimeout: a delete cut off by
 // ctx could have taken the item without anyone holding it.
 func TakeByDelete(ctx context.Context, s backends.Session, n backends.Node) (data []byte, taken bool, err error) {
@@ -115,7 +116,7 @@ func TakeByDelete(ctx context.Context, s backends.Session, n backends.Node) (dat
 	switch {
 	case errors.Is(err, backends.ErrNoNode):
 		return nil, false, nil
-	case err != nil && data != nil && IsLost(err):
+	case err != nil && data != nil && (IsLost(err) || errors.Is(err, backends.ErrUnknownOutcome)):
 		return data, false, QueueLost(err)
 	case err != nil:
 		return nil, false, QueueLost(err)
