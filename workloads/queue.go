@@ -246,8 +246,13 @@ func (q *queueRun) consume(runCtx, ctx context.Context, id int, cn recipes.Consu
 		begin := q.now()
 		t, err := cn.Take(runCtx)
 		if err != nil && t.Uncertain {
+			// The take's delete may have landed: given up (at most once).
 			q.checker.TakenUncertain(itemID(t.Data), id, begin, q.now())
 			q.count("take_uncertain", err)
+			if isQueueLost(err) || !sleepCtx(runCtx, 10*time.Millisecond) {
+				return
+			}
+			continue
 		}
 		if err != nil {
 			if runCtx.Err() != nil || isQueueLost(err) || errors.Is(err, recipes.ErrQueueLost) {
