@@ -35,6 +35,7 @@ bench:
 # barrier sweep. Results, plots and the report land in docs/runs/.
 RUNS     ?= docs/runs
 RUNFLAGS ?= --duration 15s --warmup 2s
+QUEUEFLAGS ?= --rate 100 --hold 20ms --duration 5s
 bench-runs: build
 	$(BIN) run --backend zookeeper --cluster local --workload lock --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-zookeeper
 	$(BIN) run --backend etcd --workload lock --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-etcd
@@ -44,6 +45,10 @@ bench-runs: build
 	$(BIN) run --backend etcd --workload barrier --variants naive,fair --clients 10,25,50,100 --rounds 20 --work 10ms --jitter 200ms --duration 60s -o $(RUNS) --run-id barrier-etcd
 	$(BIN) run --backend zookeeper --cluster local --workload barrier --preset zk-paper-barrier --scale 0.1 -o $(RUNS) --run-id paper-barrier-zookeeper | tee $(RUNS)/paper-barrier-zookeeper.log
 	$(BIN) report $(RUNS)/lock-zookeeper $(RUNS)/lock-etcd -o $(RUNS)/lock-report
+	# queue workload (issue 11): 10, 50 and 200 consumers, 1 producer at 100 items/s, 20ms a item
+	$(BIN) run --backend zookeeper --cluster local --workload queue --variants naive,recipe,fair --clients 10,50,200 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-zookeeper
+	$(BIN) run --backend etcd --workload queue --variants naive,recipe,fair,native --clients 10,50,200 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-etcd
+	$(BIN) run --backend zookeeper --cluster local --workload queue --variants naive,recipe,fair --clients 10,50 --priorities 4 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-priorities-zookeeper
 
 # The kept runs behind the scale section of docs/results.md: the fair lock at
 # 1,000 and 10,000 clients on a local ZooKeeper and a local etcd (servers on
