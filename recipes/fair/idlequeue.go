@@ -48,6 +48,13 @@ import (
 // lost after Ack deleted the item but before the claim went loses only
 // the claim.
 //
+// Leftovers: a claim whose removal failed (no quorum, say: after an Ack
+// whose deletes failed, or a claim create of unknown outcome) holds its
+// item back from every other consumer while the session lives; the
+// consumer's next Take removes it first. An Ack whose item delete failed
+// removes the claim, so the item is taken again. The idle line is the fair
+// Lock, with that Lock's own leftover handling.
+//
 // <path>/items and <path>/claims are made (EnsurePath) on first use.
 type Queue struct {
 	opts []recipes.Option
@@ -88,6 +95,10 @@ type idleConsumer struct {
 
 	held        bool
 	item, claim string
+	// strays are claims of this consumer a failed removal left behind
+	// (no quorum, say): each holds its item back from every other consumer
+	// while the session lives, so the next Take removes them first.
+	strays []string
 }
 
 // Take waits at the head of the idle line for an unclaimed item and claims
@@ -96,6 +107,9 @@ type idleConsumer struct {
 func (c *idleConsumer) Take(ctx context.Context) (recipes.Taken, error) {
 	if c.held {
 		return recipes.Taken{}, fmt.Errorf("fair: take: the last item was not acknowledged")
+	}
+	if err := c.removeStrays(ctx); err != nil {
+		return recipes.Taken{}, err
 	}
 	g, err := c.line.Acquire(ctx)
 	if err != nil {
@@ -188,14 +202,17 @@ func (c *idleConsumer) claimItem(ctx context.Context, n backends.Node) (data []b
 	if _, err := c.s.Create(ctx, claim, nil); errors.Is(err, backends.ErrNodeExists) {
 		return nil, false, nil
 	} else if err != nil {
-		if !recipe.IsLost(err) {
-			_ = recipe.Remove(ctx, c.s, claim, c.timeout) // an unknown outcome may have made it
+		if !recipe.IsLost(err) && recipe.Remove(ctx, c.s, claim, c.timeout) != nil {
+			c.strays = append(c.strays, claim) // an unknown outcome may have made it
 		}
 		return nil, false, recipe.QueueLost(err)
 	}
 	data, _, err = c.s.Get(ctx, n.Path)
 	if err != nil {
 		rerr := recipe.Remove(ctx, c.s, claim, c.timeout)
+		if rerr != nil {
+			c.strays = append(c.strays, claim)
+		}
 		if errors.Is(err, backends.ErrNoNode) && rerr == nil {
 			return nil, false, nil // acknowledged by its last claimant
 		}
@@ -207,7 +224,10 @@ func (c *idleConsumer) claimItem(ctx context.Context, n backends.Node) (data []b
 
 // Ack deletes the item, then its claim. If the session is lost first, the
 // claim goes with it and the item is taken again (ErrQueueLost). If ctx
-// ends first, the deletes are retried on a fresh bounded context.
+// ends first, the deletes are retried on a fresh bounded context. If the
+// item's delete fails otherwise, Ack removes the claim, so that the item
+// is taken again (at least once), and returns the error; a claim it cannot
+// remove is removed by the next Take.
 func (c *idleConsumer) Ack(ctx context.Context) error {
 	if !c.held {
 		return fmt.Errorf("fair: ack: %w", recipes.ErrNotTaken)
@@ -217,11 +237,28 @@ func (c *idleConsumer) Ack(ctx context.Context) error {
 		return recipe.QueueLost(nil)
 	}
 	err := recipe.ReleaseWith(ctx, c.s, c.timeout, func(ctx context.Context) error { return c.s.Delete(ctx, c.item) })
-	if err != nil {
+	if err != nil && recipe.Ended(c.s) {
 		return fmt.Errorf("fair: ack %s: %w", c.item, recipe.QueueLost(err))
 	}
-	if err := recipe.Remove(ctx, c.s, c.claim, c.timeout); err != nil {
-		return fmt.Errorf("fair: ack: removing claim %s: %w", c.claim, err)
+	if rerr := recipe.Remove(ctx, c.s, c.claim, c.timeout); rerr != nil {
+		c.strays = append(c.strays, c.claim)
+		if err == nil {
+			return fmt.Errorf("fair: ack: removing claim %s (left to the next Take): %w", c.claim, rerr)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("fair: ack %s: the item stays queued for another take: %w", c.item, err)
+	}
+	return nil
+}
+
+// removeStrays removes the claims a failed removal left behind.
+func (c *idleConsumer) removeStrays(ctx context.Context) error {
+	for len(c.strays) > 0 {
+		if err := recipe.Remove(ctx, c.s, c.strays[0], c.timeout); err != nil {
+			return fmt.Errorf("fair: take: removing claim %s left by a failed call: %w", c.strays[0], err)
+		}
+		c.strays = c.strays[1:]
 	}
 	return nil
 }

@@ -59,6 +59,7 @@ func RunQueueSuite(t *testing.T, b backends.Backend, v variants.Variant[variants
 		{"IdleWakes", testQueueIdleWakes},
 		{"CancelCleansUp", testQueueCancel},
 		{"SessionLostAfterTake", testQueueSessionLost},
+		{"FailedDeleteLeavesNoStuckItem", testQueueFailedDelete},
 	}
 	admin, ok := b.(backends.Admin)
 	if !ok {
@@ -93,6 +94,13 @@ func testQueueUnsupported(t *testing.T, b backends.Backend, v variants.Variant[v
 
 func (e *queueEnv) newClient() *queueClient {
 	e.t.Helper()
+	return e.newClientOn(func(s backends.Session) backends.Session { return s })
+}
+
+// newClientOn is newClient with wrap applied to the raw session, under the
+// instrument decorator.
+func (e *queueEnv) newClientOn(wrap func(backends.Session) backends.Session) *queueClient {
+	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	raw, err := e.b.NewSession(ctx)
@@ -101,7 +109,7 @@ func (e *queueEnv) newClient() *queueClient {
 	}
 	e.t.Cleanup(func() { _ = raw.Close() })
 	c := &instrument.Counters{}
-	s := instrument.Wrap(raw, c)
+	s := instrument.Wrap(wrap(raw), c)
 	p, err := e.v.New.Producer(s, e.path, e.cfg)
 	if err != nil {
 		e.t.Fatalf("%s: producer: %v", e.v.Name, err)
@@ -449,4 +457,74 @@ func testQueueSessionLost(e *queueEnv) {
 		e.t.Fatalf("variant %s declares no delivery", e.v.Name)
 	}
 	e.leftBecomes(0)
+}
+
+// testQueueFailedDelete: deletes that fail the way a cluster without a
+// quorum fails them leave no item stuck. At most once: a Take whose delete
+// failed returns the error and the item stays for the next Take. At least
+// once: an Ack whose item delete and claim removal failed leaves a stray
+// claim that holds the item back from other consumers until the same
+// consumer's next Take removes it and takes the item again. The native
+// queue's requests go past any decorator to the library's client, so no
+// failure can be injected: it refuses a session it cannot reach the
+// client of (recipes.ErrUnsupported).
+func testQueueFailedDelete(e *queueEnv) {
+	flaky := &flakySession{}
+	wrap := func(s backends.Session) backends.Session { flaky.Session = s; return flaky }
+	if e.v.Name == variants.Native {
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		defer cancel()
+		raw, err := e.b.NewSession(ctx)
+		if err != nil {
+			e.t.Fatalf("NewSession: %v", err)
+		}
+		defer raw.Close()
+		if _, err := e.v.New.Consumer(wrap(raw), e.path, e.cfg); !errors.Is(err, recipes.ErrUnsupported) {
+			e.t.Fatalf("native consumer on an undecorated wrapper: %v, want ErrUnsupported", err)
+		}
+		return
+	}
+	a, b := e.newClientOn(wrap), e.newClient()
+	e.put(b, "item", 0)
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	switch e.v.New.Delivery {
+	case recipes.AtMostOnce:
+		flaky.failDeletes.Store(1)
+		if _, err := a.q.Take(ctx); !errors.Is(err, errNoQuorum) {
+			e.t.Fatalf("Take whose delete failed: %v, want the injected failure", err)
+		}
+		if tk := e.take(b); string(tk.Data) != "item" {
+			e.t.Fatalf("after a failed delete the next take returned %s", tk.Data)
+		}
+	case recipes.AtLeastOnce:
+		tk, err := a.q.Take(ctx)
+		if err != nil || string(tk.Data) != "item" {
+			e.t.Fatalf("take: %q, %v", tk.Data, err)
+		}
+		flaky.failDeletes.Store(3) // the item's delete and its retry, then the claim's removal
+		if err := a.q.Ack(ctx); !errors.Is(err, errNoQuorum) {
+			e.t.Fatalf("Ack whose deletes failed: %v, want the injected failure", err)
+		}
+		if got := e.left(); !slices.Contains(got, recipes.QueueClaimsDir+"/"+tkName(e, tk)) {
+			e.t.Fatalf("after the failed Ack the queue holds %q, want the stray claim", got)
+		}
+		bctx, bcancel := context.WithTimeout(ctx, time.Second)
+		if tk, err := b.q.Take(bctx); err == nil {
+			e.t.Errorf("another consumer took %s while a stray claim held it", tk.Data)
+		}
+		bcancel()
+		if tk := e.take(a); string(tk.Data) != "item" {
+			e.t.Fatalf("the next Take of the consumer with the stray claim returned %s, want item again", tk.Data)
+		}
+	}
+	e.leftBecomes(0)
+}
+
+func tkName(e *queueEnv, tk recipes.Taken) string {
+	e.t.Helper()
+	if tk.Name == "" {
+		e.t.Fatalf("taken item has no name")
+	}
+	return tk.Name
 }
