@@ -10,8 +10,6 @@ import (
 	"github.com/zkbench/zkbench/results"
 )
 
-
-
 // qput records a put of id at t ms, answered 1 ms later.
 func qput(c *QueueChecker, id string, prio int, t time.Duration) {
 	c.Putting(id, prio, t*ms)
