@@ -367,7 +367,9 @@ func (qw *QueueWorkload) collect(q *queueRun, v variants.Variant[variants.QueueV
 	// The herd-free best case: one notification an item.
 	rc.fill(o, taken, v.ClientCounts, taken)
 	if taken > 0 {
-		res.PerOp[figures.FailedClaims.Key] = float64(q.failed) / float64(taken)
+		if v.ClientCounts { // native's library counts none: absent, not 0
+			res.PerOp[figures.FailedClaims.Key] = float64(q.failed) / float64(taken)
+		}
 		res.PerOp[figures.PriorityInversions.Key] = float64(chk.Inversions) / float64(taken)
 		res.PerOp[figures.Redeliveries.Key] = float64(chk.Redelivered) / float64(taken)
 	}

@@ -149,6 +149,8 @@ func checkFlagsRead(fl *pflag.FlagSet, f *runFlags) error {
 		return fmt.Errorf("--scale: it scales a --preset's grid; give --preset %s", workloads.PresetPaperBarrier)
 	case fl.Changed("nodes") && len(f.endpoints) > 0:
 		return errors.New("--nodes: zkbench starts no servers with --endpoints; your cluster has the members it has")
+	case f.workload == "queue" && fl.Changed("warmup"): // queue workload (issue 11)
+		return errors.New("--warmup: the queue workload measures from its first put (items put in a warm-up would still be taken in the interval); leave it out")
 	case f.workload == "queue" && f.rate <= 0: // queue workload (issue 11)
 		return errors.New("--rate: the queue workload's producers run an open loop: give --rate, the items per second they put in all")
 	case fl.Changed("clients") && f.recipe.preset != "":
