@@ -29,14 +29,15 @@ func queueNote(res results.Result, label string) int {
 
 // TestRunQueueExpireConsumer: on etcd, consumer 0's session is expired
 // (its lease revoked) while it holds an item: every consumer holds one for
-// 1s and the producer puts faster than they take, so it always does. The
+// 2s and the producer puts faster than they take, so it nearly always
+// does (a Take takes milliseconds of each 2s). The
 // herd-free queue (at least once) takes that item again; the naive one (at
 // most once) drops it; neither loses or duplicates an item otherwise.
 func TestRunQueueExpireConsumer(t *testing.T) {
 	dir := t.TempDir()
 	_, stderr, err := zkbench(t, "run", "--workload", "queue", "--variants", "naive,fair", "--clients", "3", "--rate", "5",
-		"--hold", "1s", "--duration", "4s", "--lease-ttl", "2s", "-o", dir, "--run-id", "qexp", "--no-plots",
-		"--fault", "expire-session:0@1500ms")
+		"--hold", "2s", "--duration", "5s", "--lease-ttl", "2s", "-o", dir, "--run-id", "qexp", "--no-plots",
+		"--fault", "expire-session:0@2500ms")
 	if err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
 	}
