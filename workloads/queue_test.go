@@ -160,3 +160,14 @@ func TestQueueWorkload(t *testing.T) {
 		}
 	})
 }
+
+// TestQueueOpsBound: --ops ends a queue case once that many items were
+// taken.
+func TestQueueOpsBound(t *testing.T) {
+	b := testcluster.EtcdBackend(t)
+	cfg := results.Config{Duration: time.Minute, Ops: 20, Rate: 200}
+	res := runRecipeCase(t, NewQueue(), b, "fair", 3, cfg)
+	if res.StoppedBy != StoppedByOps || res.Ops.Succeeded < 20 || res.Safety.Violations != 0 {
+		t.Fatalf("ops %+v, stopped by %s, safety %+v", res.Ops, res.StoppedBy, res.Safety)
+	}
+}
