@@ -384,7 +384,8 @@ func (qw *QueueWorkload) collect(q *queueRun, v variants.Variant[variants.QueueV
 			chk.LostHolding, chk.Redelivered, chk.Dropped, chk.Retaken))
 	}
 	if prios > 1 {
-		res.Notes = append(res.Notes, fmt.Sprintf("queue: %d priority inversions in %d takes (%d priorities)", chk.Inversions, taken, prios))
+		res.Notes = append(res.Notes, fmt.Sprintf("queue: %d priority inversions in %d takes (%d priorities); %d counting takes that raced a more urgent item's (an upper bound)",
+			chk.Inversions, taken, prios, chk.RacedInversions))
 	}
 	if chk.Stranded > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("queue: %d items taken by the library's uncancellable Dequeue after its consumer stopped", chk.Stranded))

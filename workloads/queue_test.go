@@ -120,8 +120,14 @@ func TestQueueChecker(t *testing.T) {
 		qput(c, "urgent2", 0, 11)
 		qtake(c, "urgent2", 0, 15, 16, true)
 		qtake(c, "low2", 1, 17, 18, true)
-		if r := c.Result(); r.Inversions != 1 {
-			t.Fatalf("%d inversions, want 1: %+v", r.Inversions, r)
+		// A take of low3 raced urgent3's, which ended later: only the
+		// upper bound counts it.
+		qput(c, "low3", 2, 20)
+		qput(c, "urgent3", 0, 21)
+		qtake(c, "urgent3", 0, 25, 29, true)
+		qtake(c, "low3", 1, 26, 27, true)
+		if r := c.Result(); r.Inversions != 1 || r.RacedInversions != 2 {
+			t.Fatalf("%d inversions (raced %d), want 1 (2): %+v", r.Inversions, r.RacedInversions, r)
 		}
 	})
 }

@@ -169,8 +169,12 @@ type QueueCheckerResult struct {
 	Lost, LostUntaken, Duplicates int64
 	// QueuedUntaken: items never taken and still queued at the end.
 	QueuedUntaken int64
-	// Inversions: takes of an item while a more urgent one waited.
-	Inversions int64
+	// Inversions: takes of an item while a more urgent one waited (put
+	// before this take began, no take of it begun before this one ended:
+	// a lower bound). RacedInversions also counts those whose more urgent
+	// item was being taken at the same time (its take ended later): an
+	// upper bound, since that take may have removed it first.
+	Inversions, RacedInversions int64
 	// TakenAt are the ends of the first takes, for the series.
 	TakenAt []time.Duration
 	// Delivery are the first takes' ends minus the puts' scheduled times.
@@ -260,18 +264,19 @@ func (c *QueueChecker) Result() QueueCheckerResult {
 			}
 		}
 	}
-	out.Inversions = c.inversions()
+	out.Inversions, out.RacedInversions = c.inversions(false), c.inversions(true)
 	slices.Sort(out.TakenAt)
 	return out
 }
 
 // inversions counts first takes of an item i for which some item j of a
 // more urgent priority had been put before i's take began and had no take
-// begun before i's take ended.
-func (c *QueueChecker) inversions() int64 {
+// begun (raced: ended) before i's take ended.
+func (c *QueueChecker) inversions(raced bool) int64 {
 	type rec struct {
 		prio            int
 		put, begin, end time.Duration
+		mark            time.Duration // begin, or end when raced
 		taken           bool
 	}
 	var recs []rec
@@ -283,6 +288,10 @@ func (c *QueueChecker) inversions() int64 {
 		r := rec{prio: it.priority, put: it.done, begin: 1<<62 - 1}
 		if len(it.takes) > 0 {
 			r.begin, r.end, r.taken = it.takes[0].begin, it.takes[0].end, true
+		}
+		r.mark = r.begin
+		if raced && r.taken {
+			r.mark = r.end
 		}
 		recs = append(recs, r)
 		levels = max(levels, it.priority+1)
@@ -299,7 +308,7 @@ func (c *QueueChecker) inversions() int64 {
 	slices.SortFunc(recs, func(a, b rec) int { return int(a.put - b.put) })
 	for _, r := range recs {
 		l := &byLevel[r.prio]
-		latest := r.begin
+		latest := r.mark
 		if n := len(l.latest); n > 0 {
 			latest = max(latest, l.latest[n-1])
 		}
