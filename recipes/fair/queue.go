@@ -114,13 +114,19 @@ func (c *batchConsumer) relist(ctx context.Context) (woke bool, err error) {
 		woke = true
 	}
 	c.drop()
+	// The watch outlives this Take (it marks the list stale), so it is
+	// armed on a context of its own; ctx still bounds the call itself.
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	bound := context.AfterFunc(ctx, cancel)
 	var kids []backends.Node
-	_, err = c.parent.Create(ctx, func(ctx context.Context) (backends.Node, error) {
+	_, err = c.parent.Create(wctx, func(wctx context.Context) (backends.Node, error) {
 		var err error
 		kids, c.changed, err = c.s.ChildrenW(wctx, c.items)
 		return backends.Node{}, err
 	})
+	if !bound() && err == nil {
+		err = ctx.Err() // ctx ended during the call: the watch went with it
+	}
 	c.stop = cancel
 	if err != nil {
 		c.drop()
