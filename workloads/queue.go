@@ -160,15 +160,15 @@ func (qw *QueueWorkload) Run(ctx context.Context, c Case) (results.Result, error
 	o.End, o.After = q.now(), rc.meter.Snapshot(ctx, clients)
 	q.drainQueue(ctx, clients.Sessions[c.Clients], path, v.Name == variants.Native)
 	rc.closeAll(ctx, clients)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second) // one bound for all
 	for i, cn := range cons {
 		if st, ok := cn.(recipes.Strander); ok {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			if data, ok := st.Stranded(sctx); ok {
 				q.checker.Stranded(itemID(data), i, q.now())
 			}
-			cancel()
 		}
 	}
+	cancel()
 	qw.collect(q, v, o, prios)
 	rc.finish(ctx, clients.Lost(), 0, path, path+"/"+recipes.QueueItemsDir, path+"/"+recipes.QueueClaimsDir, path+"/"+recipes.QueueIdleDir)
 	return rc.done(), nil
