@@ -39,7 +39,7 @@ const (
 // ends it once that many items were taken; --warmup does not apply.
 //
 // It records the delivery latency (scheduled put to Take's return,
-// "delivery"), put and take latency, notifications, requests and bytes per
+// "delivery"), put, take and ack latency, notifications, requests and bytes per
 // item, failed claims and priority inversions per item, and checks the
 // variant's delivery (QueueChecker). Consumers are clients 0 to N-1, so
 // --fault expire-session:C ends a consumer's session; producers follow
@@ -73,10 +73,15 @@ type queueRun struct {
 	mu       sync.Mutex
 	put      *hdrhistogram.Histogram
 	take     *hdrhistogram.Histogram
+	ack      *hdrhistogram.Histogram
 	wakeups  int64
 	failed   int64
 	takes    int64
 	ackFails int64
+	// lastTake[i] is when consumer i's last Take returned an item; -1:
+	// none yet.
+	lastTake []time.Duration
+	lost     []bool // consumer i stopped: its session was lost
 }
 
 func (q *queueRun) now() time.Duration { return time.Since(q.start) }
@@ -122,7 +127,11 @@ func (qw *QueueWorkload) Run(ctx context.Context, c Case) (results.Result, error
 	defer rc.closeAll(ctx, clients)
 	path := c.Namespace + "/queue"
 	q := &queueRun{rc: rc, checker: NewQueueChecker(v.New.Delivery), start: time.Now(), hold: c.Config.Hold,
-		taken: make(chan struct{}, 1024), put: results.NewRecorder(), take: results.NewRecorder()}
+		taken: make(chan struct{}, 1024), put: results.NewRecorder(), take: results.NewRecorder(), ack: results.NewRecorder()}
+	q.lastTake, q.lost = make([]time.Duration, c.Clients), make([]bool, c.Clients)
+	for i := range q.lastTake {
+		q.lastTake[i] = -1
+	}
 	cons := make([]recipes.Consumer, c.Clients)
 	prods := make([]recipes.Producer, producers)
 	for i := range cons {
@@ -242,6 +251,11 @@ func (q *queueRun) produce(ctx context.Context, id int, p recipes.Producer, inte
 // session is lost. An item taken is acknowledged on a fresh bounded
 // context even if runCtx ends while it is held.
 func (q *queueRun) consume(runCtx, ctx context.Context, id int, cn recipes.Consumer, s backends.Session, live *Live) {
+	defer func() {
+		q.mu.Lock()
+		q.lost[id] = sessionEnded(s) && runCtx.Err() == nil
+		q.mu.Unlock()
+	}()
 	for {
 		begin := q.now()
 		t, err := cn.Take(runCtx)
@@ -271,6 +285,7 @@ func (q *queueRun) consume(runCtx, ctx context.Context, id int, cn recipes.Consu
 		k := q.checker.Taken(itemID(t.Data), id, begin, end)
 		q.mu.Lock()
 		results.Record(q.take, end-begin)
+		q.lastTake[id] = end
 		q.wakeups += int64(t.Wakeups)
 		q.failed += int64(t.FailedClaims)
 		q.takes++
@@ -284,8 +299,14 @@ func (q *queueRun) consume(runCtx, ctx context.Context, id int, cn recipes.Consu
 		}
 		sleepCtx(runCtx, q.hold)
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		acked := q.now()
 		err = cn.Ack(actx)
 		cancel()
+		if err == nil {
+			q.mu.Lock()
+			results.Record(q.ack, q.now()-acked)
+			q.mu.Unlock()
+		}
 		lost := err != nil && (errors.Is(err, recipes.ErrQueueLost) || sessionEnded(s))
 		q.checker.Acked(itemID(t.Data), k, err == nil, lost)
 		if err != nil {
@@ -359,6 +380,7 @@ func (qw *QueueWorkload) collect(q *queueRun, v variants.Variant[variants.QueueV
 	addHistogram(res, "delivery", delivery)
 	addHistogram(res, "put", q.put)
 	addHistogram(res, "take", q.take)
+	addHistogram(res, "ack", q.ack)
 	sr := NewSeriesRecorder(SeriesInterval(rc.c.Config))
 	for _, at := range chk.TakenAt {
 		sr.Add(at - o.Start)
@@ -386,6 +408,20 @@ func (qw *QueueWorkload) collect(q *queueRun, v variants.Variant[variants.QueueV
 	if prios > 1 {
 		res.Notes = append(res.Notes, fmt.Sprintf("queue: %d priority inversions in %d takes (%d priorities); %d counting takes that raced a more urgent item's (an upper bound)",
 			chk.Inversions, taken, prios, chk.RacedInversions))
+	}
+	if chk.QueuedUntaken > 0 {
+		// Items waited at the end: a consumer that took none in the case's
+		// last second was stuck in a Take (or lost), not idle.
+		var stuck []int
+		for i, at := range q.lastTake {
+			if at < o.End-time.Second && !q.lost[i] {
+				stuck = append(stuck, i)
+			}
+		}
+		if len(stuck) > 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("queue: %d of %d consumers took no item in the case's last second while %d items waited (first: consumer %d)",
+				len(stuck), len(q.lastTake), chk.QueuedUntaken, stuck[0]))
+		}
 	}
 	if chk.Stranded > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("queue: %d items taken by the library's uncancellable Dequeue after its consumer stopped", chk.Stranded))

@@ -155,7 +155,7 @@ func TestQueueWorkload(t *testing.T) {
 			if res.Ops.Succeeded == 0 || res.StoppedBy != StoppedByDuration || res.Ops.Issued < res.Ops.Succeeded {
 				t.Errorf("%s: ops %+v, stopped by %s", v, res.Ops, res.StoppedBy)
 			}
-			for _, h := range []string{"delivery", "put", "take"} {
+			for _, h := range []string{"delivery", "put", "take", "ack"} {
 				if res.Latency[h] == nil {
 					t.Errorf("%s: no %s histogram", v, h)
 				}
