@@ -263,13 +263,15 @@ func (q *queueRun) consume(runCtx, ctx context.Context, id int, cn recipes.Consu
 			// The take's delete may have landed: given up (at most once).
 			q.checker.TakenUncertain(itemID(t.Data), id, begin, q.now())
 			q.count("take_uncertain", err)
-			if isQueueLost(err) || !sleepCtx(runCtx, 10*time.Millisecond) {
+			if sessionEnded(s) || !sleepCtx(runCtx, 10*time.Millisecond) {
 				return
 			}
 			continue
 		}
 		if err != nil {
-			if runCtx.Err() != nil || isQueueLost(err) || errors.Is(err, recipes.ErrQueueLost) {
+			// A consumer stops only with the case or its session; any
+			// other failure is counted and it takes again.
+			if runCtx.Err() != nil || sessionEnded(s) {
 				if runCtx.Err() == nil {
 					q.count("take_session_lost", err)
 				}
@@ -307,13 +309,18 @@ func (q *queueRun) consume(runCtx, ctx context.Context, id int, cn recipes.Consu
 			results.Record(q.ack, q.now()-acked)
 			q.mu.Unlock()
 		}
-		lost := err != nil && (errors.Is(err, recipes.ErrQueueLost) || sessionEnded(s))
+		lost := err != nil && sessionEnded(s)
 		q.checker.Acked(itemID(t.Data), k, err == nil, lost)
-		if err != nil {
-			if !lost {
-				q.count("ack_"+errorKind(err), err)
+		switch {
+		case lost:
+			return // the session is gone: this consumer is done
+		case err != nil:
+			// A failed Ack (no quorum, a lost reply) leaves the item to
+			// the variant's delivery; the consumer goes on taking.
+			q.count("ack_"+errorKind(err), err)
+			if !sleepCtx(runCtx, 10*time.Millisecond) {
+				return
 			}
-			return
 		}
 	}
 }
