@@ -40,6 +40,7 @@ bench:
 RUNS     ?= docs/runs
 RUNFLAGS ?= --duration 15s --warmup 2s
 CONFIGFLAGS ?= --duration 10s --warmup 1s --rate 2 --poll 1s
+QUEUEFLAGS ?= --rate 100 --hold 20ms --duration 5s
 bench-runs: build
 	$(BIN) run --backend zookeeper --cluster local --workload lock --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-zookeeper
 	$(BIN) run --backend etcd --workload lock --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-etcd
@@ -79,6 +80,10 @@ bench-runs: build
 # issue 12: group membership, re-list on both backends and etcd's delta, at 10, 100 and 500 members
 	$(BIN) run --backend zookeeper --cluster local --workload membership --variants relist --clients 10,100,500 --churn 5 --duration 10s -o $(RUNS) --run-id membership-zookeeper
 	$(BIN) run --backend etcd --workload membership --variants relist,delta --clients 10,100,500 --churn 5 --duration 10s -o $(RUNS) --run-id membership-etcd
+	# queue workload (issue 11): 10, 50 and 200 consumers, 1 producer at 100 items/s, 20ms a item
+	$(BIN) run --backend zookeeper --cluster local --workload queue --variants naive,recipe,fair --clients 10,50,200 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-zookeeper
+	$(BIN) run --backend etcd --workload queue --variants naive,recipe,fair,native --clients 10,50,200 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-etcd
+	$(BIN) run --backend zookeeper --cluster local --workload queue --variants naive,recipe,fair --clients 10,50 --priorities 4 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-priorities-zookeeper
 
 # The kept runs behind the scale section of docs/results.md: the fair lock from
 # 1,000 to 10,000 clients on a local ZooKeeper and a local etcd (servers on

@@ -97,7 +97,7 @@ func TestClassAndUnits(t *testing.T) {
 	// there (TestUnits, TestLatencyOrder); a case reads them from there.
 	for w, want := range map[string]figures.Unit{
 		"lock": "acquisition", "election-failover": "failover", "election-handoff": "handoff",
-		"election-observers": "term", "barrier": "round", "double-barrier": "round", "queue": "operation",
+		"election-observers": "term", "barrier": "round", "double-barrier": "round", "queue": "item", "bogus": "operation",
 	} {
 		if got := (&Case{Key: Key{Workload: w}}).Unit(); got != want {
 			t.Errorf("unit of %q = %q, want %q", w, got, want)

@@ -311,3 +311,15 @@ var (
 	Superseded = Figure{Key: "superseded_share", Label: "superseded share", Side: Neither,
 		Doc: "membership: the share of changes followed by the next before every view agreed"}
 )
+
+// Figures of the queue workload (issue 11, items 3 and 4), recorded in
+// PerOp per item taken; no summary table shows them (the results notes and
+// docs/results.md do).
+var (
+	FailedClaims = Figure{Key: "failed_claims", Label: "failed claims (client)", Side: Client,
+		Doc: "queue: items a consumer tried to take and found taken first, per item taken"}
+	PriorityInversions = Figure{Key: "priority_inversions", Label: "priority inversions", Side: Neither,
+		Doc: "queue: items taken while a more urgent one, put before the take began, had no take begun before it ended, per item taken"}
+	Redeliveries = Figure{Key: "redeliveries", Label: "redeliveries", Side: Neither,
+		Doc: "queue: takes of an item after its consumer was lost holding it (at-least-once variants), per item taken"}
+)

@@ -36,7 +36,7 @@ func TestUnits(t *testing.T) {
 	for w, want := range map[string]Unit{
 		"lock": Acquisition, "failover": Failover, "election-failover": Failover, "handoff": Handoff,
 		"election-handoff": Handoff, "observers": Term, "election-observers": Term, "barrier": Round,
-		"double-barrier": Round, "queue": Operation,
+		"double-barrier": Round, "queue": Item, "bogus": Operation,
 	} {
 		if got := UnitOf(w); got != want {
 			t.Errorf("UnitOf(%q) = %q, want %q", w, got, want)

@@ -10,7 +10,7 @@ import (
 // histograms a workload records ("round", "observe", "lost_notice", ...)
 // follow by name.
 var primaryLatencies = []string{"acquire", "failover", "handoff", "enter", "leave", "release",
-	"propagate"}
+	"propagate", "delivery"}
 
 // SortLatencyNames sorts histogram names primary first: "acquire",
 // "failover", "handoff", "enter", "leave", "release", then the rest by name.

@@ -14,6 +14,7 @@ const (
 	Update      Unit = "update"      // a config write every client must load
 	Operation   Unit = "operation"   // a workload that declares no unit
 	Revocation  Unit = "revocation"  // a lock holder asked to let go, and gone
+	Item        Unit = "item"        // a queue item taken
 )
 
 // Plural is u with an s: "acquisitions".
@@ -41,6 +42,7 @@ var workloadUnits = map[string]Unit{
 	"simple-barrier": Round,
 	"twophase":       Transaction,
 	"membership":     Change,
+	"queue":          Item, // queue (issue 11)
 }
 
 // Change is the membership workload's unit: a member joining or leaving

@@ -45,7 +45,7 @@ func TestNewRefuses(t *testing.T) {
 		want string
 	}{
 		{"unknown backend", func(c *Config) { c.Backend = "consul" }, nil, "want etcd or zookeeper"},
-		{"unknown workload", func(c *Config) { c.Workload = "queue" }, nil, `unknown workload "queue"`},
+		{"unknown workload", func(c *Config) { c.Workload = "bogus" }, nil, `unknown workload "bogus"`},
 		{"no variant", func(c *Config) { c.Variants = nil }, nil, "give at least one of"},
 		{"no clients", func(c *Config) { c.Clients = nil }, nil, "at least one client count"},
 		{"too many clients", func(c *Config) { c.Clients = []int{MaxClients + 1} }, nil, "at most 100000"},

@@ -264,7 +264,7 @@ func (l *RunLog) LeftoverPaths() []string {
 // Names lists the workloads New knows.
 func Names() []string {
 	names := []string{"lock", "failover", "handoff", "observers", "barrier",
-		"config"}
+		"config", "queue"}
 	names = append(names, "rwlock", "revoke")                         // the shared lock workloads
 	names = append(names, "simple-barrier", "twophase", "membership") // issue 12
 	sort.Strings(names)
@@ -299,6 +299,8 @@ func New(name string) (Workload, error) {
 		return NewTwoPhase(), nil
 	case "membership":
 		return NewMembership(), nil
+	case "queue":
+		return NewQueue(), nil
 	}
 	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownWorkload, name, strings.Join(Names(), ", "))
 }

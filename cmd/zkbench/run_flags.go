@@ -54,6 +54,10 @@ type recipeFlags struct {
 	voteSpread time.Duration
 	// membership (issue 12)
 	churn float64
+	// queue workload (issue 11)
+	producers  int
+	priorities int
+	itemSize   int
 }
 
 func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
@@ -85,6 +89,10 @@ func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
 	fl.DurationVar(&f.voteSpread, "vote-spread", 0, "twophase: each site votes a random [0, spread) after joining (0: the votes come in one burst)")
 	// membership (issue 12)
 	fl.Float64Var(&f.churn, "churn", 10, "membership: changes (joins plus leaves) per second")
+	// queue workload (issue 11): --clients are the consumers, --rate the producers' items/s in all, --hold each item's processing
+	fl.IntVar(&f.producers, "producers", 1, "queue: producers, each on its own session, beside the --clients consumers")
+	fl.IntVar(&f.priorities, "priorities", 1, "queue: priority levels (items get one at random, 0 most urgent); 1: none")
+	fl.IntVar(&f.itemSize, "item-size", 32, "queue: bytes of each item's data")
 }
 
 // params are the workload parameters of the flags workload reads.
@@ -157,15 +165,19 @@ func (f *recipeFlags) params(workload string) (map[string]string, error) {
 			return nil, fmt.Errorf("--churn %v: want changes per second above 0", f.churn)
 		}
 		params[workloads.ParamChurn] = strconv.FormatFloat(f.churn, 'g', -1, 64)
+	case "queue":
+		params[workloads.ParamProducers] = strconv.Itoa(f.producers)
+		params[workloads.ParamPriorities] = strconv.Itoa(f.priorities)
+		params[workloads.ParamItemSize] = strconv.Itoa(f.itemSize)
 	}
 	return params, nil
 }
 
 // workloadFlags are the flags only some workloads read, and which.
 var workloadFlags = map[string][]string{
-	"hold":         {"lock", "handoff", "rwlock", "revoke"},
+	"hold":         {"lock", "handoff", "rwlock", "revoke", "queue"},
 	"think":        {"lock", "rwlock", "revoke"},
-	"rate":         {"lock", "config"},
+	"rate":         {"lock", "config", "queue"},
 	"fence":        {"lock", "revoke"},
 	"failovers":    {"failover", "observers"},
 	"kill":         {"failover", "observers"},
@@ -191,6 +203,10 @@ var workloadFlags = map[string][]string{
 	"vote-spread": {"twophase"},
 	// membership (issue 12)
 	"churn": {"membership"},
+	// queue workload (issue 11)
+	"producers":  {"queue"},
+	"priorities": {"queue"},
+	"item-size":  {"queue"},
 }
 
 // backendFlags are the flags only one backend reads.
@@ -233,6 +249,10 @@ func checkFlagsRead(fl *pflag.FlagSet, f *runFlags) error {
 		return errors.New("--nodes: zkbench starts no servers with --endpoints; your cluster has the members it has")
 	case fl.Changed("grace") && f.workload == "revoke" && !slices.Contains(splitList(f.variants), "forced"):
 		return errors.New("--grace: only the forced variant waits a grace period (add --variants forced)")
+	case f.workload == "queue" && fl.Changed("warmup"): // queue workload (issue 11)
+		return errors.New("--warmup: the queue workload measures from its first put (items put in a warm-up would still be taken in the interval); leave it out")
+	case f.workload == "queue" && f.rate <= 0: // queue workload (issue 11)
+		return errors.New("--rate: the queue workload's producers run an open loop: give --rate, the items per second they put in all")
 	case fl.Changed("clients") && f.recipe.preset != "":
 		return fmt.Errorf("--clients: --preset %s sets the client counts of its grid (use --scale)", f.recipe.preset)
 	}

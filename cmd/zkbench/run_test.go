@@ -132,7 +132,7 @@ func TestRunBadInput(t *testing.T) {
 		{"not a number", []string{"--clients", "ten"}, `"ten" is not a whole number`},
 		{"zero duration", []string{"--duration", "0s"}, "--duration 0s: must be positive"},
 		{"unknown variant", []string{"--variants", "naive,bogus"}, `unknown variant "bogus"`},
-		{"unknown workload", []string{"--workload", "queue"}, `unknown workload "queue"`},
+		{"unknown workload", []string{"--workload", "bogus"}, `unknown workload "bogus"`},
 		{"unknown backend", []string{"--backend", "consul"}, "want etcd or zookeeper"},
 		{"embedded zookeeper", []string{"--backend", "zookeeper", "--cluster", "embedded"}, "only etcd can run embedded"},
 		{"even nodes", []string{"--cluster", "local", "--nodes", "2"}, "--nodes 2"},

@@ -175,3 +175,45 @@ func Groups() Family[recipes.GroupFactory] {
 		Variant[recipes.GroupFactory]{Name: Delta, New: native.NewDeltaGroup, Backends: []backends.Kind{backends.Etcd}},
 	)
 }
+
+// Queue variants (issue 11, item 3): the recipe page's queue and the
+// herd-free one, beside naive and native.
+
+// Recipe is the ZooKeeper recipes page's own algorithm where it is neither
+// the naive nor the herd-free variant (the queue's batch consumer).
+const Recipe = "recipe"
+
+// QueueVariant says what a queue variant promises beyond Variant's fields.
+type QueueVariant struct {
+	recipes.QueueFactory
+	// Delivery of an item whose consumer is lost between Take and Ack.
+	Delivery recipes.Delivery
+	// Priorities: the variant serves items by priority (--priorities).
+	Priorities bool
+}
+
+// Queues is the distributed queue family:
+//
+//	naive   every idle consumer watches the items and, on any change,
+//	        lists and races for the first: one item wakes every idle
+//	        consumer and all but one fail their claim; at most once
+//	recipe  the recipes page's: a consumer works through the list it got
+//	        before it lists again (with priorities it drops the list when
+//	        the queue changes); idle consumers still all wake; at most once
+//	fair    idle consumers queue like lock waiters and only the head of
+//	        the line watches the items: one item wakes one consumer (and
+//	        its successor in the line); at least once (ephemeral claims)
+//	native  etcd's experimental recipe Queue: every idle consumer watches
+//	        the prefix (herd); at most once; etcd only, no priorities
+func Queues(opts ...recipes.Option) Family[QueueVariant] {
+	return newFamily("queue",
+		Variant[QueueVariant]{Name: Naive, ClientCounts: true,
+			New: QueueVariant{QueueFactory: naive.Queue{}, Delivery: recipes.AtMostOnce, Priorities: true}},
+		Variant[QueueVariant]{Name: Recipe, ClientCounts: true,
+			New: QueueVariant{QueueFactory: fair.BatchQueue{}, Delivery: recipes.AtMostOnce, Priorities: true}},
+		Variant[QueueVariant]{Name: Fair, HerdFree: true, FIFO: true, ClientCounts: true,
+			New: QueueVariant{QueueFactory: fair.NewQueue(opts...), Delivery: recipes.AtLeastOnce, Priorities: true}},
+		Variant[QueueVariant]{Name: Native, Backends: []backends.Kind{backends.Etcd},
+			New: QueueVariant{QueueFactory: native.Queue{}, Delivery: recipes.AtMostOnce}},
+	)
+}

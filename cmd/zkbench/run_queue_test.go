@@ -1,0 +1,151 @@
+package main
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/results"
+)
+
+// queueNote returns the number before label in res's queue notes ("3
+// items redelivered"), -1 if no note says.
+func queueNote(res results.Result, label string) int {
+	re := regexp.MustCompile(`(\d+) ` + regexp.QuoteMeta(label))
+	for _, n := range res.Notes {
+		if m := re.FindStringSubmatch(n); m != nil && strings.HasPrefix(n, "queue") {
+			v, _ := strconv.Atoi(m[1])
+			return v
+		}
+	}
+	return -1
+}
+
+// TestRunQueueExpireConsumer: on etcd, consumer 0's session is expired
+// (its lease revoked) while it holds an item: every consumer holds one for
+// 2s and the producer puts faster than they take, so it nearly always
+// does (a Take takes milliseconds of each 2s). The
+// herd-free queue (at least once) takes that item again; the naive one (at
+// most once) drops it; neither loses or duplicates an item otherwise.
+func TestRunQueueExpireConsumer(t *testing.T) {
+	dir := t.TempDir()
+	_, stderr, err := zkbench(t, "run", "--workload", "queue", "--variants", "naive,fair", "--clients", "3", "--rate", "5",
+		"--hold", "2s", "--duration", "5s", "--lease-ttl", "2s", "-o", dir, "--run-id", "qexp", "--no-plots",
+		"--fault", "expire-session:0@2500ms")
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
+	}
+	run, err := results.ReadFile(filepath.Join(dir, "qexp", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Results) != 2 {
+		t.Fatalf("%d results", len(run.Results))
+	}
+	for _, res := range run.Results {
+		t.Logf("%s: ops %+v, faults %v, notes %q", res.Variant, res.Ops, res.Faults, res.Notes)
+		if res.Safety.Violations != 0 || res.Safety.Checked == 0 {
+			t.Errorf("%s: safety %+v", res.Variant, res.Safety)
+		}
+		if res.Faults["expire-session"] != 1 || res.Faults["session.lost"] < 1 {
+			t.Errorf("%s: faults %v: want consumer 0's session expired and lost", res.Variant, res.Faults)
+		}
+		if held := queueNote(res, "takes by consumers lost before Ack"); held != 1 {
+			t.Fatalf("%s: %d takes lost before Ack, want 1 (consumer 0 held an item)", res.Variant, held)
+		}
+		switch res.Variant {
+		case "fair":
+			if n := queueNote(res, "items redelivered"); n != 1 || res.PerOp["redeliveries"] <= 0 {
+				t.Errorf("fair (at least once): %d redelivered, redeliveries/op %v; want the lost consumer's item taken again", n, res.PerOp["redeliveries"])
+			}
+		case "naive":
+			if n := queueNote(res, "dropped with their consumer"); n != 1 {
+				t.Errorf("naive (at most once): %d dropped, want the lost consumer's item gone with it", n)
+			}
+		}
+	}
+	if len(run.Leftovers) != 0 {
+		t.Errorf("leftovers: %v", run.Leftovers)
+	}
+}
+
+// TestRunQueueKillLeaderZooKeeper: the ZooKeeper leader of a 3-server
+// ensemble is killed mid-run and restarted; every variant keeps its
+// delivery (no item lost, none taken twice) and goes on taking items.
+func TestRunQueueKillLeaderZooKeeper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three ZooKeeper JVMs")
+	}
+	dir := t.TempDir()
+	_, stderr, err := zkbench(t, "run", "--backend", "zookeeper", "--nodes", "3", "--workload", "queue",
+		"--variants", "naive,recipe,fair", "--clients", "4", "--rate", "50", "--hold", "10ms", "--duration", "5s",
+		"-o", dir, "--run-id", "qkill", "--no-plots", "--fault", "kill-leader@1500ms+1500ms")
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
+	}
+	run, err := results.ReadFile(filepath.Join(dir, "qkill", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range run.Results {
+		t.Logf("%s: ops %+v, errors %v, faults %v, notes %q", res.Variant, res.Ops, res.Errors, res.Faults, res.Notes)
+		if res.Safety.Violations != 0 || res.Safety.Checked == 0 {
+			t.Errorf("%s: safety %+v", res.Variant, res.Safety)
+		}
+		if res.Faults["kill-leader"] != 1 || res.Faults["undone"] != 1 || res.Faults["failed"] != 0 {
+			t.Errorf("%s: faults %v", res.Variant, res.Faults)
+		}
+		if res.Ops.Succeeded == 0 {
+			t.Errorf("%s: no item taken", res.Variant)
+		}
+		if res.Series.Counts == nil || res.Series.Counts[len(res.Series.Counts)-2]+res.Series.Counts[len(res.Series.Counts)-3] == 0 {
+			t.Errorf("%s: no item taken at the end of the case, after the leader came back: %v", res.Variant, res.Series.Counts)
+		}
+	}
+	if len(run.Leftovers) != 0 {
+		t.Errorf("leftovers: %v", run.Leftovers)
+	}
+}
+
+// TestRunQueueBadInput: the queue's flags are refused elsewhere, and its
+// impossible cases fail fast with what to do.
+func TestRunQueueBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"producers on a lock", []string{"--producers", "2"}, "--producers: the lock workload does not read it"},
+		{"priorities on a barrier", []string{"--workload", "barrier", "--priorities", "3"}, "--priorities: the barrier workload does not read it"},
+		{"item size on a lock", []string{"--item-size", "64"}, "--item-size: the lock workload does not read it"},
+		{"no rate", []string{"--workload", "queue"}, "give --rate"},
+		{"warm-up on a queue", []string{"--workload", "queue", "--rate", "10", "--warmup", "1s"}, "--warmup: the queue workload"},
+		{"native with priorities", []string{"--workload", "queue", "--rate", "10", "--variants", "native", "--priorities", "3"}, "has no priorities"},
+		{"native on zookeeper", []string{"--workload", "queue", "--rate", "10", "--backend", "zookeeper", "--variants", "native"}, "native"},
+		{"pause a consumer", []string{"--workload", "queue", "--rate", "10", "--fault", "pause-client:0@1s+1s"}, "only the lock workload runs clients in worker processes"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"run", "-o", out, "--run-id", "bad", "--no-plots", "--duration", "1s", "--clients", "2"}, tc.args...)
+			start := time.Now()
+			_, _, err := zkbench(t, args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one mentioning %q", err, tc.want)
+			}
+			if took := time.Since(start); took > 15*time.Second {
+				t.Errorf("took %v to fail", took)
+			}
+			if _, err := os.Stat(filepath.Join(out, "bad", "results.json")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("a results file was written: %v", err)
+			}
+			t.Logf("%v", err)
+		})
+	}
+}

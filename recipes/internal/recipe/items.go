@@ -1,0 +1,159 @@
+package recipe
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/recipes"
+)
+
+// The queue recipes' layout under a queue's path (recipes.QueueItemsDir...).
+const (
+	ItemsDir  = recipes.QueueItemsDir
+	ClaimsDir = recipes.QueueClaimsDir
+	IdleDir   = recipes.QueueIdleDir
+)
+
+// itemPrefix is the name prefix of an item of priority p: "q" and three
+// digits, so that names sort by priority before their sequence (the
+// recipes page's "queue-YY").
+func itemPrefix(p int) string { return fmt.Sprintf("q%03d-", p) }
+
+// ItemPriority reads the priority an item's name carries (0 for a name
+// that carries none).
+func ItemPriority(name string) int {
+	if len(name) < 5 || name[0] != 'q' || name[4] != '-' {
+		return 0
+	}
+	p, err := strconv.Atoi(name[1:4])
+	if err != nil {
+		return 0
+	}
+	return p
+}
+
+// SortItems orders items as consumers serve them: most urgent priority
+// first, then in put order (Seq).
+func SortItems(items []backends.Node) {
+	slices.SortFunc(items, func(a, b backends.Node) int {
+		return cmp.Or(cmp.Compare(ItemPriority(a.Name), ItemPriority(b.Name)), cmp.Compare(a.Seq, b.Seq))
+	})
+}
+
+// QueueLost reports the end of the session as a queue error (matching
+// recipes.ErrQueueLost and backends.ErrSessionLost); other errors are
+// returned as they are.
+func QueueLost(err error) error {
+	if err == nil {
+		return LostAs(recipes.ErrQueueLost)
+	}
+	if IsLost(err) && !errors.Is(err, recipes.ErrQueueLost) {
+		return fmt.Errorf("%w: %w", recipes.ErrQueueLost, err)
+	}
+	return err
+}
+
+// ItemProducer is the producer of the naive and fair queues: Put makes an
+// ephemeral sequential node <path>/items/q<PPP>-<tag>-<seq> holding the
+// item (CreateSequential's protected name, so a lost reply never makes a
+// duplicate item). Items live as long as the producer's session, as on the
+// recipes page. One create per item; <path>/items is made on the first Put.
+type ItemProducer struct {
+	s      backends.Session
+	parent *Parent
+	items  string
+}
+
+var _ recipes.Producer = (*ItemProducer)(nil)
+
+// NewItemProducer returns the producer of the queue at path on s. It makes
+// no request.
+func NewItemProducer(s backends.Session, path string) *ItemProducer {
+	items := path + "/" + ItemsDir
+	return &ItemProducer{s: s, parent: NewParent(s, items), items: items}
+}
+
+// Put adds data with priority p. See recipes.Producer.
+func (p *ItemProducer) Put(ctx context.Context, data []byte, priority int) error {
+	if priority < 0 || priority > recipes.MaxPriority {
+		return fmt.Errorf("recipe: put: priority %d outside 0..%d", priority, recipes.MaxPriority)
+	}
+	_, err := p.parent.Create(ctx, func(ctx context.Context) (backends.Node, error) {
+		return p.s.CreateSequential(ctx, p.items, itemPrefix(priority), data)
+	})
+	if err != nil {
+		return QueueLost(err)
+	}
+	return nil
+}
+
+// Taken builds the recipes.Taken of an item node and its data.
+func Taken(n backends.Node, data []byte, wakeups, failed int) recipes.Taken {
+	return recipes.Taken{Data: data, Priority: ItemPriority(n.Name), Name: n.Name, Wakeups: wakeups, FailedClaims: failed}
+}
+
+// TakeByDelete reads item n's data and deletes it: the take of an
+// at-most-once queue (two requests; kazoo's Queue does the same). taken is
+// false, with a nil error, when another consumer removed it first (a
+// failed claim). If the session is lost, or the delete's outcome is
+// unknown, once the read succeeded, data is returned with the error: the
+// delete may have landed (recipes.Taken.Uncertain), and returning the item
+// as taken could deliver it twice, so at most once it is given up. Once the read succeeded, the delete runs on a fresh
+// context bounded by recipes.DefaultCleanupTimeout: a delete cut off by
+// ctx could have taken the item without anyone holding it.
+func TakeByDelete(ctx context.Context, s backends.Session, n backends.Node) (data []byte, taken bool, err error) {
+	data, _, err = s.Get(ctx, n.Path)
+	if err == nil {
+		fctx, cancel := Fresh(ctx, recipes.DefaultCleanupTimeout)
+		err = s.Delete(fctx, n.Path)
+		cancel()
+	}
+	switch {
+	case errors.Is(err, backends.ErrNoNode):
+		return nil, false, nil
+	case err != nil && data != nil && (IsLost(err) || errors.Is(err, backends.ErrUnknownOutcome)):
+		return data, false, QueueLost(err)
+	case err != nil:
+		return nil, false, QueueLost(err)
+	}
+	return data, true, nil
+}
+
+// UncertainTake is the Taken a Take returns with a lost session's error
+// when its write on n may have landed (recipes.Taken.Uncertain).
+func UncertainTake(n backends.Node, data []byte, wakeups, failed int) recipes.Taken {
+	t := Taken(n, data, wakeups, failed)
+	t.Uncertain = true
+	return t
+}
+
+// AckRemoved is the Ack of a consumer whose Take already removed the item
+// (at most once): no request. held says whether a Take returned an item
+// since the last Ack.
+func AckRemoved(s backends.Session, held *bool) error {
+	if !*held {
+		return fmt.Errorf("recipe: ack: %w", recipes.ErrNotTaken)
+	}
+	*held = false
+	if Ended(s) {
+		return QueueLost(nil)
+	}
+	return nil
+}
+
+// AwaitChange waits for a queue listing's watch to fire. It returns
+// woke=true for a notification, QueueLost when the session ends, ctx's
+// error when ctx is done, and (false, nil) when the watch ended without an
+// event (list again).
+func AwaitChange(ctx context.Context, s backends.Session, events <-chan backends.Event) (bool, error) {
+	w, err := Wait(ctx, s, events, nil)
+	if errors.Is(err, backends.ErrSessionLost) {
+		return false, QueueLost(err)
+	}
+	return w == First, err
+}
