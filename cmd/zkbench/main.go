@@ -40,6 +40,7 @@ With no endpoints, zkbench starts an embedded etcd in-process.`,
 		newMergeCmd(),
 		newClusterCmd(),
 		newCleanCmd(),
+		newPlanCmd(),
 	)
 	return root
 }

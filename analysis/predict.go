@@ -1,0 +1,446 @@
+package analysis
+
+// Predict answers an operator's question about a lock workload — N workers,
+// each asking every T (or after a think time T), holding for H — from kept
+// closed-loop sweeps and a calibration: the wait distribution (the queue
+// model of queue.go, service = hold + the measured handoff distribution),
+// the server load by kind, its share of calibrated capacity, the first
+// resource to saturate, and every variant side by side at the same point.
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/results"
+)
+
+// MaxExtrapolation bounds a prediction: clients beyond this factor of the
+// largest measured (not client-bound) client count are refused.
+const MaxExtrapolation = 2.0
+
+// ErrNoData: the results hold nothing the workload can be predicted from.
+var ErrNoData = errors.New("analysis: no measured case for this workload")
+
+// Workload is an operator's lock workload for Predict.
+type Workload struct {
+	Workload string
+	// Backend may be empty when the results hold one backend.
+	Backend backends.Kind
+	// Variant to predict; every variant of the workload and backend is
+	// predicted beside it (Prediction.Others).
+	Variant string
+	Clients int
+	// Every is each client's period (open loop at Clients/Every per
+	// second in all); Think is the pause after each release (finite
+	// source). Exactly one is set.
+	Every time.Duration
+	Think time.Duration
+	Hold  time.Duration
+	// Percentile (0..100) and Bound: the target, wait at Percentile ≤ Bound.
+	Percentile float64
+	Bound      time.Duration
+	// Acquisitions and Seed of the simulation (defaults: 200,000, 1).
+	Acquisitions int
+	Seed         uint64
+}
+
+// Rate is the open-loop acquisition rate over all clients (0 for the
+// finite source).
+func (w Workload) Rate() float64 {
+	if w.Every <= 0 {
+		return 0
+	}
+	return float64(w.Clients) / w.Every.Seconds()
+}
+
+// Model names the arrival process the prediction simulates.
+func (w Workload) Model() string {
+	if w.Every > 0 {
+		return fmt.Sprintf("open loop: %d clients, %s acquisitions/s scheduled in all (one every %s per client), FIFO lock, service = hold %s + measured handoff",
+			w.Clients, num(w.Rate()), w.Every, w.Hold)
+	}
+	return fmt.Sprintf("finite source (M/G/1//N): %d clients, each asking %s after its release, FIFO lock, service = hold %s + measured handoff",
+		w.Clients, w.Think, w.Hold)
+}
+
+// Source says where a number came from.
+type Source struct {
+	// Kind: "measured" (a kept case), "model" (the simulation),
+	// "calibration" (a run's --calibrate), "derived" (arithmetic on the
+	// others, named in What).
+	Kind string `json:"kind"`
+	// Run is the results file's run ID, Case the case key.
+	Run  string `json:"run,omitempty"`
+	Case string `json:"case,omitempty"`
+	What string `json:"what,omitempty"`
+}
+
+func (s Source) String() string {
+	switch s.Kind {
+	case "measured":
+		return fmt.Sprintf("measured: run %s, case %s", s.Run, s.Case)
+	case "calibration":
+		return fmt.Sprintf("calibration: run %s", s.Run)
+	}
+	if s.What != "" {
+		return s.Kind + ": " + s.What
+	}
+	return s.Kind
+}
+
+// LoadFigure is one kind of server load.
+type LoadFigure struct {
+	Kind string `json:"kind"` // "requests", "writes", "reads", "notifications", "bytes"
+	// PerAcquisition is measured; PerSec = PerAcquisition × the predicted
+	// acquisition rate.
+	PerAcquisition float64 `json:"per_acquisition"`
+	PerSec         float64 `json:"per_sec"`
+	Side           string  `json:"side"` // "server" or "client"
+	Source         Source  `json:"source"`
+}
+
+// Resource is one thing that can saturate, with its capacity in
+// acquisitions per second.
+type Resource struct {
+	Name string `json:"name"`
+	// Capacity is the acquisition rate at which the resource is full.
+	Capacity float64 `json:"capacity_acq_per_sec"`
+	// Share is the predicted acquisition rate over Capacity.
+	Share  float64 `json:"share"`
+	Source Source  `json:"source"`
+}
+
+// Prediction answers Predict for one variant.
+type Prediction struct {
+	Workload Workload `json:"workload"`
+	Variant  string   `json:"variant"`
+	Backend  backends.Kind
+	// Basis is the measured case the handoff and per-acquisition figures
+	// come from: the one nearest in clients (log scale).
+	Basis Source `json:"basis"`
+	// BasisClients is its client count; Extrapolated is set when the
+	// workload's clients are outside the measured range, Range says so.
+	BasisClients int    `json:"basis_clients"`
+	Extrapolated bool   `json:"extrapolated"`
+	Range        string `json:"range"`
+	// Skipped are the client-bound cases left out, with their reasons.
+	Skipped []string `json:"skipped,omitempty"`
+	// Handoff mean of the basis case.
+	Handoff time.Duration `json:"handoff_mean_ns"`
+	Sim     *QueueResult  `json:"-"`
+	P50     time.Duration `json:"p50_ns"`
+	P99     time.Duration `json:"p99_ns"`
+	// AtTarget is the wait at the target's percentile; Meets compares it
+	// with the bound.
+	AtTarget time.Duration `json:"at_target_ns"`
+	// Overloaded: the open loop asks for more than the lock can serve
+	// (offered utilisation ≥ 1): waits grow for as long as the load
+	// lasts, and the percentiles above are only what the simulated
+	// length reached.
+	Overloaded bool `json:"overloaded,omitempty"`
+	Meets    bool          `json:"meets"`
+	Load     []LoadFigure  `json:"load"`
+	// Resources, the first to saturate first (lowest capacity).
+	Resources []Resource `json:"resources"`
+	// Headroom is 1 − the largest share.
+	Headroom float64 `json:"headroom"`
+	// Calibration is the run whose calibration the shares use ("" none).
+	Calibration string `json:"calibration,omitempty"`
+	// MaxClients is the most clients (same per-client demand) that meet
+	// the target, by bisection over the model within the allowed range
+	// (0: not even one; -1: not searched).
+	MaxClients int `json:"max_clients"`
+	// OneClient is the wait at the target percentile with one client, the
+	// nearest achievable when MaxClients is 0.
+	OneClient time.Duration `json:"one_client_ns,omitempty"`
+}
+
+// PlanAnswer is Predict's answer: the variant asked for and every other
+// variant of the workload and backend at the same point.
+type PlanAnswer struct {
+	Model  string        `json:"model"`
+	Asked  *Prediction   `json:"asked"`
+	Others []*Prediction `json:"others,omitempty"`
+}
+
+// basisCase is a measured case of one run.
+type basisCase struct {
+	run  *results.Run
+	c    *Case
+	cal  *results.Calibration
+	calr string
+}
+
+// Predict predicts w from runs.
+func Predict(runs []*results.Run, w Workload) (*PlanAnswer, error) {
+	if w.Workload == "" {
+		w.Workload = "lock"
+	}
+	if figures.UnitOf(w.Workload) != figures.Acquisition {
+		return nil, fmt.Errorf("analysis: plan models lock workloads (one holder, FIFO waiters); %q is not one", w.Workload)
+	}
+	if w.Clients < 1 {
+		return nil, fmt.Errorf("analysis: plan needs --clients ≥ 1 (got %d)", w.Clients)
+	}
+	if (w.Every > 0) == (w.Think > 0) && !(w.Every == 0 && w.Think == 0) {
+		return nil, errors.New("analysis: give either a period per client (--every) or a think time (--think), not both")
+	}
+	if w.Percentile <= 0 || w.Percentile >= 100 {
+		return nil, fmt.Errorf("analysis: target percentile %v: give one between 0 and 100", w.Percentile)
+	}
+	if w.Seed == 0 {
+		w.Seed = 1
+	}
+	cands, backendsSeen := basisCases(runs, w.Workload)
+	if w.Backend == "" {
+		if len(backendsSeen) > 1 {
+			return nil, fmt.Errorf("analysis: the results hold %v: say which with --backend", backendsSeen)
+		}
+		if len(backendsSeen) == 1 {
+			w.Backend = backendsSeen[0]
+		}
+	}
+	variants := map[string][]basisCase{}
+	var order []string
+	for _, b := range cands {
+		if b.c.Backend != w.Backend {
+			continue
+		}
+		if _, ok := variants[b.c.Variant]; !ok {
+			order = append(order, b.c.Variant)
+		}
+		variants[b.c.Variant] = append(variants[b.c.Variant], b)
+	}
+	if len(order) == 0 {
+		return nil, fmt.Errorf("%w: the results hold no closed-loop %s case on %q (run a sweep: zkbench run --workload %s --backend %s --clients 10,100)",
+			ErrNoData, w.Workload, w.Backend, w.Workload, cmp.Or(string(w.Backend), "zookeeper"))
+	}
+	slices.SortFunc(order, CompareVariants)
+	if _, ok := variants[w.Variant]; !ok {
+		return nil, fmt.Errorf("%w: variant %q of %s on %s is not in the results; they hold %v", ErrNoData, w.Variant, w.Workload, w.Backend, order)
+	}
+	ans := &PlanAnswer{Model: w.Model()}
+	for _, v := range order {
+		p, err := predictVariant(w, v, variants[v])
+		if err != nil {
+			if v == w.Variant {
+				return nil, err
+			}
+			continue // another variant without a usable case is left out of the comparison
+		}
+		if v == w.Variant {
+			ans.Asked = p
+		} else {
+			ans.Others = append(ans.Others, p)
+		}
+	}
+	return ans, nil
+}
+
+// basisCases lists the closed-loop cases of workload, one run at a time
+// (so each keeps its run), and the backends seen.
+func basisCases(runs []*results.Run, workload string) ([]basisCase, []backends.Kind) {
+	var out []basisCase
+	var kinds []backends.Kind
+	cals := map[backends.Kind]*results.Run{}
+	for _, r := range runs {
+		if r.Calibration != nil {
+			k := cmp.Or(r.Calibration.Backend, r.Config.Backend)
+			if _, ok := cals[k]; !ok {
+				cals[k] = r
+			}
+		}
+	}
+	for _, r := range runs {
+		if r.Config.Rate > 0 || r.Config.Workload != workload {
+			continue // open-loop runs are what --validate measures, not model inputs
+		}
+		for _, c := range Cases([]*results.Run{r}) {
+			b := basisCase{run: r, c: c}
+			if cr := cals[c.Backend]; r.Calibration != nil {
+				b.cal, b.calr = r.Calibration, r.ID
+			} else if cr != nil {
+				b.cal, b.calr = cr.Calibration, cr.ID
+			}
+			out = append(out, b)
+			if !slices.Contains(kinds, c.Backend) {
+				kinds = append(kinds, c.Backend)
+			}
+		}
+	}
+	return out, kinds
+}
+
+func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction, error) {
+	p := &Prediction{Workload: w, Variant: variant, Backend: w.Backend, MaxClients: -1}
+	var ok []basisCase
+	for _, b := range cands {
+		if cb := b.c.ClientBound(); cb != nil {
+			p.Skipped = append(p.Skipped, fmt.Sprintf("run %s case %s: client-bound, %s", b.run.ID, b.c.Key, cb.Detail))
+			continue
+		}
+		if h, err := b.c.Latency("handoff"); err != nil || h == nil || h.TotalCount() == 0 {
+			p.Skipped = append(p.Skipped, fmt.Sprintf("run %s case %s: no handoff recorded", b.run.ID, b.c.Key))
+			continue
+		}
+		ok = append(ok, b)
+	}
+	if len(ok) == 0 {
+		return nil, fmt.Errorf("%w: every %s case of %s on %s was left out: %v", ErrNoData, variant, w.Workload, w.Backend, p.Skipped)
+	}
+	minN, maxN := ok[0].c.Clients, ok[0].c.Clients
+	for _, b := range ok {
+		minN, maxN = min(minN, b.c.Clients), max(maxN, b.c.Clients)
+	}
+	limit := int(MaxExtrapolation * float64(maxN))
+	if w.Clients > limit {
+		return nil, fmt.Errorf("analysis: %d clients is more than %gx the largest measured %s case (N=%d on %s): the model is not extrapolated that far; measure it (zkbench run --clients %d) or ask for at most %d",
+			w.Clients, MaxExtrapolation, variant, maxN, w.Backend, w.Clients, limit)
+	}
+	basis := nearest(ok, w.Clients)
+	p.BasisClients = basis.c.Clients
+	p.Basis = Source{Kind: "measured", Run: basis.run.ID, Case: basis.c.Key.String()}
+	switch {
+	case w.Clients > maxN:
+		p.Extrapolated = true
+		p.Range = fmt.Sprintf("EXTRAPOLATED: %d clients is beyond the largest measured N=%d (allowed up to %d); handoff and per-acquisition figures are N=%d's", w.Clients, maxN, limit, maxN)
+	case w.Clients < minN:
+		p.Extrapolated = true
+		p.Range = fmt.Sprintf("EXTRAPOLATED: %d clients is below the smallest measured N=%d; its handoff and per-acquisition figures are used (an upper bound where they grow with waiters, as a naive lock's do)", w.Clients, minN)
+	default:
+		p.Range = fmt.Sprintf("within the measured range N=%d..%d; handoff and per-acquisition figures from the nearest measured N=%d", minN, maxN, basis.c.Clients)
+	}
+	h, _ := basis.c.Latency("handoff")
+	s, err := NewSampler(h)
+	if err != nil {
+		return nil, err
+	}
+	p.Handoff = s.Mean()
+	sim, err := w.queue(w.Clients, s).Simulate()
+	if err != nil {
+		return nil, err
+	}
+	p.Sim = sim
+	p.P50, p.P99, p.AtTarget = sim.P(50), sim.P(99), sim.P(w.Percentile)
+	p.Overloaded = w.Every > 0 && sim.Offered >= 1
+	p.Meets = p.AtTarget <= w.Bound && !p.Overloaded
+	p.load(basis)
+	if w.Bound > 0 {
+		p.MaxClients = maxClients(w, s, limit)
+	}
+	if p.MaxClients == 0 {
+		one, err := w.queue(1, s).Simulate()
+		if err != nil {
+			return nil, err
+		}
+		p.OneClient = one.P(w.Percentile)
+	}
+	return p, nil
+}
+
+func (w Workload) queue(clients int, s *Sampler) Queue {
+	q := Queue{Clients: clients, Think: w.Think, Hold: w.Hold, Handoff: s, Acquisitions: w.Acquisitions, Seed: w.Seed}
+	if w.Every > 0 {
+		q.Rate = float64(clients) / w.Every.Seconds()
+	}
+	return q
+}
+
+// maxClients bisects the client count (each with the same period or think
+// time) for the most that meet the target, up to limit.
+func maxClients(w Workload, s *Sampler, limit int) int {
+	meets := func(n int) bool {
+		q := w.queue(n, s)
+		q.Acquisitions = min(cmp.Or(w.Acquisitions, DefaultAcquisitions), 50_000)
+		r, err := q.Simulate()
+		return err == nil && r.P(w.Percentile) <= w.Bound
+	}
+	if !meets(1) {
+		return 0
+	}
+	if meets(limit) {
+		return limit
+	}
+	lo, hi := 1, limit // meets(lo), !meets(hi)
+	for hi-lo > 1 {
+		m := (lo + hi) / 2
+		if meets(m) {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// nearest is the case nearest in clients on a log scale (ties: more
+// acquisitions measured).
+func nearest(cs []basisCase, n int) basisCase {
+	best := cs[0]
+	dist := func(b basisCase) float64 { return math.Abs(math.Log(float64(b.c.Clients) / float64(n))) }
+	for _, b := range cs[1:] {
+		if d, bd := dist(b), dist(best); d < bd || (d == bd && b.c.Succeeded() > best.c.Succeeded()) {
+			best = b
+		}
+	}
+	return best
+}
+
+// load fills Load, Resources and Headroom from the basis case's
+// per-acquisition figures times the predicted acquisition rate.
+func (p *Prediction) load(b basisCase) {
+	rate := p.Sim.Throughput
+	add := func(kind string, keys ...string) (float64, bool) {
+		var v float64
+		side := ""
+		for _, k := range keys {
+			x, ok := b.c.PerOp(k)
+			if !ok {
+				continue
+			}
+			v += x
+			f, _ := figures.ByKey(k)
+			side = f.Side.String()
+		}
+		if side == "" {
+			return 0, false
+		}
+		p.Load = append(p.Load, LoadFigure{Kind: kind, PerAcquisition: v, PerSec: v * rate, Side: side, Source: p.Basis})
+		return v, true
+	}
+	if _, ok := add("requests", figures.ServerRequests.Key); !ok {
+		add("requests", figures.Requests.Key)
+	}
+	writes, wok := add("writes", figures.ServerWrites.Key)
+	reads, rok := add("reads", figures.ServerReads.Key)
+	if _, ok := add("notifications", figures.ServerWatchEvents.Key); !ok {
+		add("notifications", figures.WatchEvents.Key)
+	}
+	if _, ok := add("bytes", figures.ServerBytesSent.Key, figures.ServerBytesReceived.Key); !ok {
+		add("bytes", figures.BytesSent.Key, figures.BytesReceived.Key)
+	}
+	service := (p.Workload.Hold + p.Handoff).Seconds()
+	p.Resources = append(p.Resources, Resource{Name: "the lock (one holder at a time)", Capacity: 1 / service,
+		Source: Source{Kind: "derived", What: fmt.Sprintf("1 / (hold %s + mean handoff %s of %s)", p.Workload.Hold, p.Handoff.Round(time.Microsecond), p.Basis.Case)}})
+	if b.cal != nil {
+		p.Calibration = b.calr
+		cs := Source{Kind: "calibration", Run: b.calr}
+		if wok && writes > 0 && b.cal.WritesPerSec > 0 {
+			p.Resources = append(p.Resources, Resource{Name: "server writes", Capacity: b.cal.WritesPerSec / writes, Source: cs})
+		}
+		if rok && reads > 0 && b.cal.ReadsPerSec > 0 {
+			p.Resources = append(p.Resources, Resource{Name: "server reads", Capacity: b.cal.ReadsPerSec / reads, Source: cs})
+		}
+	}
+	for i := range p.Resources {
+		p.Resources[i].Share = rate / p.Resources[i].Capacity
+	}
+	slices.SortStableFunc(p.Resources, func(a, b Resource) int { return cmp.Compare(a.Capacity, b.Capacity) })
+	p.Headroom = 1 - p.Resources[0].Share
+}
