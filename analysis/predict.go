@@ -396,35 +396,21 @@ func nearest(cs []basisCase, n int) basisCase {
 // per-acquisition figures times the predicted acquisition rate.
 func (p *Prediction) load(b basisCase) {
 	rate := p.Sim.Throughput
-	add := func(kind string, keys ...string) (float64, bool) {
-		var v float64
-		side := ""
-		for _, k := range keys {
-			x, ok := b.c.PerOp(k)
-			if !ok {
-				continue
-			}
-			v += x
-			f, _ := figures.ByKey(k)
-			side = f.Side.String()
+	per := map[string]float64{}
+	for _, k := range CostKinds {
+		side := figures.Server.String()
+		v, ok := perOpSum(b.c, k.Server)
+		if !ok && k.Client != nil {
+			side = figures.Client.String()
+			v, ok = perOpSum(b.c, k.Client)
 		}
-		if side == "" {
-			return 0, false
+		if ok {
+			per[k.Kind] = v
+			p.Load = append(p.Load, LoadFigure{Kind: k.Kind, PerAcquisition: v, PerSec: v * rate, Side: side, Source: p.Basis})
 		}
-		p.Load = append(p.Load, LoadFigure{Kind: kind, PerAcquisition: v, PerSec: v * rate, Side: side, Source: p.Basis})
-		return v, true
 	}
-	if _, ok := add("requests", figures.ServerRequests.Key); !ok {
-		add("requests", figures.Requests.Key)
-	}
-	writes, wok := add("writes", figures.ServerWrites.Key)
-	reads, rok := add("reads", figures.ServerReads.Key)
-	if _, ok := add("notifications", figures.ServerWatchEvents.Key); !ok {
-		add("notifications", figures.WatchEvents.Key)
-	}
-	if _, ok := add("bytes", figures.ServerBytesSent.Key, figures.ServerBytesReceived.Key); !ok {
-		add("bytes", figures.BytesSent.Key, figures.BytesReceived.Key)
-	}
+	writes, wok := per["writes"]
+	reads, rok := per["reads"]
 	service := (p.Workload.Hold + p.Handoff).Seconds()
 	p.Resources = append(p.Resources, Resource{Name: "the lock (one holder at a time)", Capacity: 1 / service,
 		Source: Source{Kind: "derived", What: fmt.Sprintf("1 / (hold %s + mean handoff %s of %s)", p.Workload.Hold, p.Handoff.Round(time.Microsecond), p.Basis.Case)}})

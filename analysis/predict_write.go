@@ -180,25 +180,16 @@ func Validate(p *Prediction, run *results.Run) (*Validation, error) {
 	tput, _ := c.Throughput()
 	add("acquisitions/s", p.Sim.Throughput, tput)
 	for _, l := range p.Load {
-		keys := map[string][]string{
-			"requests":      {figures.ServerRequests.Key},
-			"writes":        {figures.ServerWrites.Key},
-			"reads":         {figures.ServerReads.Key},
-			"notifications": {figures.ServerWatchEvents.Key},
-			"bytes":         {figures.ServerBytesSent.Key, figures.ServerBytesReceived.Key},
-		}[l.Kind]
 		if l.Side != figures.Server.String() {
 			continue
 		}
-		var per float64
-		var any bool
-		for _, k := range keys {
-			if x, ok := c.PerOp(k); ok {
-				per, any = per+x, true
+		for _, k := range CostKinds {
+			if k.Kind != l.Kind {
+				continue
 			}
-		}
-		if any {
-			add(l.Kind+"/s (server)", l.PerSec, per*tput)
+			if per, ok := perOpSum(c, k.Server); ok {
+				add(l.Kind+"/s (server)", l.PerSec, per*tput)
+			}
 		}
 	}
 	return v, nil
