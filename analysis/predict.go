@@ -143,9 +143,9 @@ type Prediction struct {
 	// (offered utilisation ≥ 1): waits grow for as long as the load
 	// lasts, and the percentiles above are only what the simulated
 	// length reached.
-	Overloaded bool `json:"overloaded,omitempty"`
-	Meets    bool          `json:"meets"`
-	Load     []LoadFigure  `json:"load"`
+	Overloaded bool         `json:"overloaded,omitempty"`
+	Meets      bool         `json:"meets"`
+	Load       []LoadFigure `json:"load"`
 	// Resources, the first to saturate first (lowest capacity).
 	Resources []Resource `json:"resources"`
 	// Headroom is 1 − the largest share.
