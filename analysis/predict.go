@@ -48,6 +48,12 @@ type Workload struct {
 	// Acquisitions and Seed of the simulation (defaults: 200,000, 1).
 	Acquisitions int
 	Seed         uint64
+	// ServiceFrom, when set, is a run (open or closed loop) whose handoff
+	// distribution the simulation draws from instead of the sweep's, for
+	// every acquisition, queued or not: a run at the workload's own duty
+	// cycle, where processes that sleep between operations pay their
+	// wake-ups. Per-acquisition counts still come from the sweep.
+	ServiceFrom *results.Run `json:"-"`
 }
 
 // Rate is the open-loop acquisition rate over all clients (0 for the
@@ -131,6 +137,12 @@ type Prediction struct {
 	Range        string `json:"range"`
 	// Skipped are the client-bound cases left out, with their reasons.
 	Skipped []string `json:"skipped,omitempty"`
+	// Service is the case the handoff distribution came from: Basis, or
+	// the ServiceFrom run's.
+	Service Source `json:"service"`
+	// Free is the one-client case uncontended acquires and their counts
+	// come from; nil when the results have none.
+	Free *Source `json:"free,omitempty"`
 	// Handoff mean of the basis case.
 	Handoff time.Duration `json:"handoff_mean_ns"`
 	Sim     *QueueResult  `json:"-"`
@@ -280,9 +292,16 @@ func basisCases(runs []*results.Run, workload string) ([]basisCase, []backends.K
 func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction, error) {
 	p := &Prediction{Workload: w, Variant: variant, Backend: w.Backend, MaxClients: -1}
 	var ok []basisCase
+	var free *basisCase // a one-client case: every acquisition uncontended
 	for _, b := range cands {
 		if cb := b.c.ClientBound(); cb != nil {
 			p.Skipped = append(p.Skipped, fmt.Sprintf("run %s case %s: client-bound, %s", b.run.ID, b.c.Key, cb.Detail))
+			continue
+		}
+		if b.c.Clients == 1 {
+			if h, err := b.c.Latency(b.c.PrimaryLatency()); err == nil && h != nil && h.TotalCount() > 0 && (free == nil || b.c.Succeeded() > free.c.Succeeded()) {
+				free = &b
+			}
 			continue
 		}
 		if h, err := b.c.Latency("handoff"); err != nil || h == nil || h.TotalCount() == 0 {
@@ -303,39 +322,90 @@ func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction,
 		return nil, fmt.Errorf("analysis: %d clients is more than %gx the largest measured %s case (N=%d on %s): the model is not extrapolated that far; measure it (zkbench run --clients %d) or ask for at most %d",
 			w.Clients, MaxExtrapolation, variant, maxN, w.Backend, w.Clients, limit)
 	}
+	var fs *Sampler
+	if free != nil {
+		h, _ := free.c.Latency(free.c.PrimaryLatency())
+		var err error
+		if fs, err = NewSampler(h); err != nil {
+			return nil, err
+		}
+		p.Free = &Source{Kind: "measured", Run: free.run.ID, Case: free.c.Key.String()}
+	}
+	// The basis is the case whose contention matches the workload's: first
+	// the one nearest in clients, then the one nearest the simulated
+	// waiters at a handoff (a closed-loop case of N clients hands over to
+	// one of N−1 waiters), until the choice settles.
 	basis := nearest(ok, w.Clients)
+	var hs *Sampler
+	var sim *QueueResult
+	for range 4 {
+		h, _ := basis.c.Latency("handoff")
+		var err error
+		if hs, err = NewSampler(h); err != nil {
+			return nil, err
+		}
+		if sim, err = w.queue(w.Clients, hs, fs).Simulate(); err != nil {
+			return nil, err
+		}
+		level := max(2, int(math.Round(sim.WaitersAtHandoff+1)))
+		next := nearest(ok, level)
+		if sim.QueuedShare == 0 || next.c.Key == basis.c.Key {
+			break
+		}
+		basis = next
+	}
 	p.BasisClients = basis.c.Clients
 	p.Basis = Source{Kind: "measured", Run: basis.run.ID, Case: basis.c.Key.String()}
+	p.Service = p.Basis
+	if w.ServiceFrom != nil {
+		sc, err := serviceCase(w.ServiceFrom, w.Backend, variant, w.Clients)
+		if err != nil {
+			return nil, err
+		}
+		h, _ := sc.Latency("handoff")
+		if hs, err = NewSampler(h); err != nil {
+			return nil, err
+		}
+		p.Service = Source{Kind: "measured", Run: w.ServiceFrom.ID, Case: sc.Key.String()}
+		if sim, err = w.queue(w.Clients, hs, nil).Simulate(); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case w.Clients > maxN:
 		p.Extrapolated = true
-		p.Range = fmt.Sprintf("EXTRAPOLATED: %d clients is beyond the largest measured N=%d (allowed up to %d); handoff and per-acquisition figures are N=%d's", w.Clients, maxN, limit, maxN)
+		p.Range = fmt.Sprintf("EXTRAPOLATED: %d clients is beyond the largest measured N=%d (allowed up to %d)", w.Clients, maxN, limit)
 	case w.Clients < minN:
 		p.Extrapolated = true
-		p.Range = fmt.Sprintf("EXTRAPOLATED: %d clients is below the smallest measured N=%d; its handoff and per-acquisition figures are used (an upper bound where they grow with waiters, as a naive lock's do)", w.Clients, minN)
+		p.Range = fmt.Sprintf("EXTRAPOLATED: %d clients is below the smallest measured contended N=%d", w.Clients, minN)
 	default:
-		p.Range = fmt.Sprintf("within the measured range N=%d..%d; handoff and per-acquisition figures from the nearest measured N=%d", minN, maxN, basis.c.Clients)
+		p.Range = fmt.Sprintf("within the measured range N=%d..%d", minN, maxN)
 	}
-	h, _ := basis.c.Latency("handoff")
-	s, err := NewSampler(h)
-	if err != nil {
-		return nil, err
+	p.Range += fmt.Sprintf("; handoffs and contended counts from N=%d, the measured case nearest the simulated %s waiters at a handoff", basis.c.Clients, num(sim.WaitersAtHandoff))
+	if w.ServiceFrom != nil {
+		p.Range += fmt.Sprintf("; every acquire's service (queued or not) drawn from the handoffs of run %s, case %s (--service-from)", p.Service.Run, p.Service.Case)
+		if p.Free != nil {
+			p.Range += fmt.Sprintf("; uncontended counts from the one-client case (%s)", p.Free.Case)
+		}
+	} else if p.Free != nil {
+		p.Range += fmt.Sprintf("; uncontended acquires and counts from the one-client case (%s)", p.Free.Case)
+	} else {
+		p.Range += "; no one-client case: an acquire of a free lock is taken as one handoff, and every acquisition costs what a contended one does (an upper bound on notifications)"
 	}
-	p.Handoff = s.Mean()
-	sim, err := w.queue(w.Clients, s).Simulate()
-	if err != nil {
-		return nil, err
-	}
+	p.Handoff = hs.Mean()
 	p.Sim = sim
 	p.P50, p.P99, p.AtTarget = sim.P(50), sim.P(99), sim.P(w.Percentile)
 	p.Overloaded = w.Every > 0 && sim.Offered >= 1
 	p.Meets = p.AtTarget <= w.Bound && !p.Overloaded
-	p.load(basis)
+	p.load(basis, free)
+	if w.ServiceFrom != nil {
+		fs = nil // the service run's handoffs stand for every acquire
+	}
 	if w.Bound > 0 {
-		p.MaxClients = maxClients(w, s, limit)
+		p.MaxClients = maxClients(w, hs, fs, limit)
 	}
 	if p.MaxClients == 0 {
-		one, err := w.queue(1, s).Simulate()
+		one, err := w.queue(1, hs, fs).Simulate()
 		if err != nil {
 			return nil, err
 		}
@@ -344,19 +414,40 @@ func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction,
 	return p, nil
 }
 
-func (w Workload) queue(clients int, s *Sampler) Queue {
-	q := Queue{Clients: clients, Think: w.Think, Hold: w.Hold, Handoff: s, Acquisitions: w.Acquisitions, Seed: w.Seed}
+func (w Workload) queue(clients int, handoff, free *Sampler) Queue {
+	q := Queue{Clients: clients, Think: w.Think, Hold: w.Hold, Handoff: handoff, Uncontended: free, Acquisitions: w.Acquisitions, Seed: w.Seed}
 	if w.Every > 0 {
 		q.Rate = float64(clients) / w.Every.Seconds()
 	}
 	return q
 }
 
+// serviceCase is run's case of variant on backend nearest in clients that
+// recorded handoffs.
+func serviceCase(run *results.Run, backend backends.Kind, variant string, clients int) (*Case, error) {
+	var best *Case
+	for _, c := range Cases([]*results.Run{run}) {
+		if c.Backend != backend || c.Variant != variant {
+			continue
+		}
+		if h, err := c.Latency("handoff"); err != nil || h == nil || h.TotalCount() == 0 {
+			continue
+		}
+		if best == nil || math.Abs(math.Log(float64(c.Clients)/float64(clients))) < math.Abs(math.Log(float64(best.Clients)/float64(clients))) {
+			best = c
+		}
+	}
+	if best == nil {
+		return nil, fmt.Errorf("%w: run %s has no %s case on %s with handoffs recorded to draw the service from", ErrNoData, run.ID, variant, backend)
+	}
+	return best, nil
+}
+
 // maxClients bisects the client count (each with the same period or think
 // time) for the most that meet the target, up to limit.
-func maxClients(w Workload, s *Sampler, limit int) int {
+func maxClients(w Workload, handoff, free *Sampler, limit int) int {
 	meets := func(n int) bool {
-		q := w.queue(n, s)
+		q := w.queue(n, handoff, free)
 		q.Acquisitions = min(cmp.Or(w.Acquisitions, DefaultAcquisitions), 50_000)
 		r, err := q.Simulate()
 		return err == nil && r.P(w.Percentile) <= w.Bound
@@ -392,11 +483,20 @@ func nearest(cs []basisCase, n int) basisCase {
 	return best
 }
 
-// load fills Load, Resources and Headroom from the basis case's
-// per-acquisition figures times the predicted acquisition rate.
-func (p *Prediction) load(b basisCase) {
+// load fills Load, Resources and Headroom: per-acquisition figures times
+// the predicted acquisition rate, the basis case's for the acquisitions
+// that queued and the one-client case's (free, if any) for the others.
+func (p *Prediction) load(b basisCase, free *basisCase) {
 	rate := p.Sim.Throughput
 	per := map[string]float64{}
+	q := p.Sim.QueuedShare
+	src := p.Basis
+	if free != nil {
+		src.Case = fmt.Sprintf("%s for the %s that queued, %s for the rest", p.Basis.Case, pctStr(q), p.Free.Case)
+		if free.run.ID != p.Basis.Run {
+			src.Run += " and " + free.run.ID
+		}
+	}
 	for _, k := range CostKinds {
 		side := figures.Server.String()
 		v, ok := perOpSum(b.c, k.Server)
@@ -404,10 +504,20 @@ func (p *Prediction) load(b basisCase) {
 			side = figures.Client.String()
 			v, ok = perOpSum(b.c, k.Client)
 		}
-		if ok {
-			per[k.Kind] = v
-			p.Load = append(p.Load, LoadFigure{Kind: k.Kind, PerAcquisition: v, PerSec: v * rate, Side: side, Source: p.Basis})
+		if !ok {
+			continue
 		}
+		if free != nil {
+			keys := k.Server
+			if side == figures.Client.String() {
+				keys = k.Client
+			}
+			if f, fok := perOpSum(free.c, keys); fok {
+				v = q*v + (1-q)*f
+			}
+		}
+		per[k.Kind] = v
+		p.Load = append(p.Load, LoadFigure{Kind: k.Kind, PerAcquisition: v, PerSec: v * rate, Side: side, Source: src})
 	}
 	writes, wok := per["writes"]
 	reads, rok := per["reads"]

@@ -82,15 +82,15 @@ func (s *Sampler) Draw(r *rand.Rand) time.Duration {
 //
 // Service: a holder keeps the lock for Hold; the next waiter has it a
 // handoff later (a Handoff draw). A client that finds the lock free has it
-// a handoff draw after it asked too: the runs record no uncontended acquire
-// of its own, and an uncontended acquire is the same write, read and
-// round trips as a handoff without the notification.
+// an Uncontended draw after it asked (a one-client case's acquire
+// latency); without one, a Handoff draw.
 type Queue struct {
-	Clients int
-	Rate    float64
-	Think   time.Duration
-	Hold    time.Duration
-	Handoff *Sampler
+	Clients     int
+	Rate        float64
+	Think       time.Duration
+	Hold        time.Duration
+	Handoff     *Sampler
+	Uncontended *Sampler
 	// Acquisitions simulated (default 200,000), of which the first tenth
 	// are a warm-up left out of every figure; Seed makes the run
 	// deterministic.
@@ -115,6 +115,14 @@ type QueueResult struct {
 	Offered float64
 	// Acquisitions measured (after the warm-up).
 	Acquisitions int
+	// QueuedShare is the share of acquisitions that found the lock held
+	// and were handed it; WaitersAtHandoff is the mean number of clients
+	// waiting at those handoffs' releases, the one handed the lock
+	// included: a closed-loop case of N clients with no hold or think has
+	// N−1 at every handoff, which is how Predict picks the measured case
+	// whose handoff and counts stand for this contention.
+	QueuedShare      float64
+	WaitersAtHandoff float64
 }
 
 // P returns the wait at percentile q (0..100).
@@ -168,6 +176,9 @@ func (q Queue) Simulate() (*QueueResult, error) {
 	var release time.Duration // when the holder before releases
 	var start, end time.Duration
 	var busy, waiting float64
+	asks := make([]time.Duration, n)
+	queuedAt := make([]time.Duration, 0, n) // the releases queued acquisitions were handed the lock at
+	queuedK := make([]int, 0, n)
 	for k := range n {
 		free := heap.Pop(&ready).(time.Duration)
 		ask, from := free, free
@@ -175,12 +186,20 @@ func (q Queue) Simulate() (*QueueResult, error) {
 			slot := time.Duration(k) * interval
 			from, ask = slot, max(slot, free)
 		}
-		h := q.Handoff.Draw(r)
-		var grant time.Duration
+		asks[k] = ask
+		var h, grant time.Duration
 		if ask >= release {
+			h = q.Handoff.Draw(r)
+			if q.Uncontended != nil {
+				h = q.Uncontended.Draw(r)
+			}
 			grant = ask + h // the lock is free: an uncontended acquire
 		} else {
+			h = q.Handoff.Draw(r)
 			grant = release + h // queued: the handoff after the holder before
+			if k >= warm {
+				queuedAt, queuedK = append(queuedAt, release), append(queuedK, k)
+			}
 		}
 		release = grant + q.Hold
 		heap.Push(&ready, release+q.Think)
@@ -199,6 +218,21 @@ func (q Queue) Simulate() (*QueueResult, error) {
 		return nil, errors.New("analysis: simulate: no simulated time (hold and handoff are zero)")
 	}
 	res.Acquisitions = n - warm
+	// Waiters at each queued handoff: the acquisitions from k on that had
+	// asked by its release (asks and releases both come in order).
+	var waiters float64
+	j := 0
+	for i, k := range queuedK {
+		j = max(j, k)
+		for j < n && asks[j] <= queuedAt[i] {
+			j++
+		}
+		waiters += float64(j - k)
+	}
+	if len(queuedK) > 0 {
+		res.QueuedShare = float64(len(queuedK)) / float64(res.Acquisitions)
+		res.WaitersAtHandoff = waiters / float64(len(queuedK))
+	}
 	res.Throughput = float64(res.Acquisitions) / (span / 1e9)
 	res.Utilisation = min(busy/span, 1)
 	res.MeanWaiting = waiting / span

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -28,6 +29,10 @@ type planFlags struct {
 	output, runID    string
 	cluster          string
 	endpoints        []string
+	// --against
+	against string
+	// --service-from
+	serviceFrom string
 }
 
 func newPlanCmd() *cobra.Command {
@@ -91,6 +96,8 @@ wait p50 and p99, acquisitions per second and server load, with the errors.`,
 	fl.StringVar(&f.runID, "run-id", "", "with --validate: run id (default: plan-<variant>-<clients>-<time>)")
 	fl.StringVar(&f.cluster, "cluster", "", "with --validate: servers to start (embedded, local, docker); default: the basis run's")
 	fl.StringSliceVar(&f.endpoints, "endpoints", nil, "with --validate: servers of a running cluster instead")
+	fl.StringVar(&f.serviceFrom, "service-from", "", "draw every acquire's service from the handoffs of this run (a results file or run folder; open loop allowed) instead of the sweep's: a run at the workload's own duty cycle")
+	fl.StringVar(&f.against, "against", "", "print predicted against measured for a run already made (a results file or run folder) instead of running one")
 	return cmd
 }
 
@@ -118,13 +125,16 @@ func runPlan(cmd *cobra.Command, f *planFlags, args []string) error {
 	if f.clients < 1 {
 		return fmt.Errorf("give --clients, the number of workers sharing the lock")
 	}
+	if f.validate && f.against != "" {
+		return fmt.Errorf("give --validate (run the point now) or --against (a run already made), not both")
+	}
 	if f.every > 0 && f.think > 0 {
 		return fmt.Errorf("give --every (a period per worker) or --think (a pause after each release), not both")
 	}
 	if !f.validate {
 		for _, name := range []string{"duration", "warmup", "output", "run-id", "cluster", "endpoints"} {
 			if cmd.Flags().Changed(name) {
-				return fmt.Errorf("--%s is read only with --validate", name)
+				return fmt.Errorf("--%s is read only with --validate (running the point)", name)
 			}
 		}
 	}
@@ -138,14 +148,33 @@ func runPlan(cmd *cobra.Command, f *planFlags, args []string) error {
 	}
 	w := analysis.Workload{Workload: f.workload, Backend: backends.Kind(f.backend), Variant: f.variant, Clients: f.clients,
 		Every: f.every, Think: f.think, Hold: f.hold, Percentile: q, Bound: bound, Seed: f.seed}
+	if f.serviceFrom != "" {
+		rs, err := readResultsArgs([]string{f.serviceFrom})
+		if err != nil {
+			return err
+		}
+		w.ServiceFrom = rs[0]
+	}
 	ans, err := analysis.Predict(runs, w)
 	if err != nil {
 		return err
 	}
 	var val *analysis.Validation
-	if f.validate {
-		run, err := validateRun(cmd, f, ans.Asked, runs)
+	if f.validate || f.against != "" {
+		var run *results.Run
+		if f.validate {
+			run, err = validateRun(cmd, f, ans.Asked, runs)
+		} else {
+			var rs []*results.Run
+			rs, err = readResultsArgs([]string{f.against})
+			if err == nil {
+				run = rs[0]
+			}
+		}
 		if err != nil {
+			return err
+		}
+		if err := checkValidationRun(run, ans.Asked); err != nil {
 			return err
 		}
 		if val, err = analysis.Validate(ans.Asked, run); err != nil {
@@ -167,6 +196,24 @@ func runPlan(cmd *cobra.Command, f *planFlags, args []string) error {
 	if val != nil {
 		fmt.Fprintln(out)
 		return val.Write(out)
+	}
+	return nil
+}
+
+// checkValidationRun refuses a run that did not measure the predicted
+// point: another arrival process, rate, think or hold.
+func checkValidationRun(run *results.Run, p *analysis.Prediction) error {
+	w := p.Workload
+	c := run.Config
+	switch {
+	case w.Every > 0 && math.Abs(c.Rate-w.Rate()) > 1e-6*w.Rate():
+		return fmt.Errorf("run %s ran at --rate %v, the prediction is for %v acquisitions/s (%d clients every %s)", run.ID, c.Rate, w.Rate(), w.Clients, w.Every)
+	case w.Every == 0 && c.Rate > 0:
+		return fmt.Errorf("run %s is an open loop (--rate %v): the prediction is for the closed loop (--think %s)", run.ID, c.Rate, w.Think)
+	case w.Every == 0 && c.Think != w.Think:
+		return fmt.Errorf("run %s ran with --think %s, the prediction is for %s", run.ID, c.Think, w.Think)
+	case c.Hold != w.Hold:
+		return fmt.Errorf("run %s ran with --hold %s, the prediction is for %s", run.ID, c.Hold, w.Hold)
 	}
 	return nil
 }
