@@ -26,6 +26,96 @@ type Target struct {
 	// AtClients is the client count at which Demand is computed; 0 means
 	// the largest measured one.
 	AtClients int
+	// Handoff bounds the p99 of one release's handoff to the next waiter
+	// (default 10 ms): Waiters says how many waiters a lock can have
+	// before its releases take longer.
+	Handoff time.Duration
+}
+
+// DefaultHandoff is the default handoff target.
+const DefaultHandoff = 10 * time.Millisecond
+
+// Waiters answers, from closed-loop cases (where a case of N clients hands
+// every release to one of N−1 waiters): how many waiters can one lock have
+// before a release takes longer than Target.Handoff at p99?
+type Waiters struct {
+	// Points are the measured handoff percentiles by client count.
+	Points []HandoffPoint `json:"points,omitempty"`
+	// MaxWaiters is the answer in waiters (clients − 1), interpolated on
+	// log-log axes between the last count that met the bound and the
+	// first that did not; Status "interpolated", "all meet" (every
+	// measured count met it: at least the largest), "none" (the smallest
+	// measured count already fails) or "not measured".
+	Status     string  `json:"status"`
+	MaxWaiters float64 `json:"max_waiters"`
+	Text       string  `json:"text"`
+}
+
+// HandoffPoint is one case's handoff percentiles.
+type HandoffPoint struct {
+	Clients int           `json:"clients"`
+	P50     time.Duration `json:"p50_ns"`
+	P99     time.Duration `json:"p99_ns"`
+	Runs    []string      `json:"runs"`
+}
+
+// waiters answers Waiters over cases (client-bound ones already left out).
+func waiters(cases []*Case, bound time.Duration, runOf map[*results.Result]string) (Waiters, error) {
+	var w Waiters
+	for _, c := range cases {
+		if c.Clients < 2 {
+			continue // no waiter to hand to
+		}
+		p50, ok, err := c.Quantile("handoff", 50)
+		if err != nil {
+			return w, err
+		}
+		if !ok {
+			continue
+		}
+		p99, _, _ := c.Quantile("handoff", 99)
+		hp := HandoffPoint{Clients: c.Clients, P50: p50, P99: p99}
+		for _, r := range c.Results {
+			if id := runOf[r]; id != "" && !slices.Contains(hp.Runs, id) {
+				hp.Runs = append(hp.Runs, id)
+			}
+		}
+		w.Points = append(w.Points, hp)
+	}
+	want := fmt.Sprintf("handoff p99 ≤ %s ms", num(Millis(bound)))
+	if len(w.Points) == 0 {
+		w.Status, w.Text = "not measured", "not measured: no handoff recorded"
+		return w, nil
+	}
+	first := w.Points[0]
+	src := func(p HandoffPoint) string { return fmt.Sprintf("N=%d, run %s", p.Clients, strings.Join(p.Runs, ", ")) }
+	if first.P99 > bound {
+		w.Status = "none"
+		w.Text = fmt.Sprintf("none measured: %d waiter(s) already exceed %s (p99 %s ms; %s)", first.Clients-1, want, num(Millis(first.P99)), src(first))
+		return w, nil
+	}
+	for j := 1; j < len(w.Points); j++ {
+		a, b := w.Points[j-1], w.Points[j]
+		if b.P99 <= bound {
+			continue
+		}
+		// Interpolate the waiter count on log-log axes.
+		x0, x1 := math.Log(float64(a.Clients-1)), math.Log(float64(b.Clients-1))
+		y0, y1, y := math.Log(float64(a.P99)), math.Log(float64(b.P99)), math.Log(float64(bound))
+		n := float64(a.Clients - 1)
+		if y1 != y0 {
+			n = math.Exp(x0 + (y-y0)/(y1-y0)*(x1-x0))
+		}
+		w.Status, w.MaxWaiters = "interpolated", n
+		w.Text = fmt.Sprintf("about %s waiters (interpolated between %d waiters, p99 %s ms, %s, and %d, p99 %s ms, %s)",
+			num(math.Floor(n)), a.Clients-1, num(Millis(a.P99)), src(a), b.Clients-1, num(Millis(b.P99)), src(b))
+		return w, nil
+	}
+	last := w.Points[len(w.Points)-1]
+	w.Status, w.MaxWaiters = "all meet", float64(last.Clients-1)
+	w.Text = fmt.Sprintf("at least %d waiters (every measured count meets %s; largest %s, p99 %s ms); beyond that not measured",
+		last.Clients-1, want, src(last), num(Millis(last.P99)))
+	return w, nil
 }
 
 // NotProjectable is Demand.RateSource when no rate can be projected.
@@ -57,6 +147,8 @@ type SeriesPlan struct {
 	// figures measured at two or more client counts.
 	Fits       map[string]Fit `json:"fits"`
 	Saturation Saturation     `json:"saturation"`
+	// Waiters answers the waiters-per-lock question (lock workloads).
+	Waiters *Waiters `json:"waiters,omitempty"`
 	Demand     *Demand        `json:"demand,omitempty"`
 	// Headroom per measured case against the calibrated server capacity;
 	// empty without a calibration.
@@ -184,6 +276,9 @@ func PlanCapacity(runs []*results.Run, target Target) (*Plan, error) {
 	if target.P99 <= 0 {
 		target.P99 = DefaultP99
 	}
+	if target.Handoff <= 0 {
+		target.Handoff = DefaultHandoff
+	}
 	p := &Plan{Target: target, Calibrations: map[backends.Kind]*results.Calibration{}}
 	for _, r := range runs {
 		if r.Calibration != nil {
@@ -284,6 +379,13 @@ func planSeries(s Series, all []*Case, t Target, cal *results.Calibration, runOf
 		}
 	}
 	sp.Saturation = saturation(cases, runOf)
+	if figures.UnitOf(s.Workload) == figures.Acquisition {
+		w, err := waiters(cases, t.Handoff, runOf)
+		if err != nil {
+			return nil, err
+		}
+		sp.Waiters = &w
+	}
 	if len(sp.Excluded) > 0 {
 		var ns []string
 		for _, e := range sp.Excluded {

@@ -683,6 +683,25 @@ func (d *Document) capacity(plan *analysis.Plan) {
 		d.add(Heading{3, "How herd-prone: scalability fits"}, usl)
 	}
 
+	wt := Table{
+		Caption: fmt.Sprintf("How many waiters one lock can have before a release takes longer than %s ms at p99: each closed-loop "+
+			"case of N clients hands every release to one of N−1 waiters, so its handoff latency is a release's at N−1 waiters.", ms(t.Handoff)),
+		Header: []string{"workload", "backend", "variant", "handoff p50 / p99 (ms) by waiters", "answer"},
+	}
+	for _, sp := range plan.Series {
+		if sp.Waiters == nil || sp.Waiters.Status == "not measured" {
+			continue
+		}
+		var pts []string
+		for _, hp := range sp.Waiters.Points {
+			pts = append(pts, fmt.Sprintf("%d: %s / %s", hp.Clients-1, ms(hp.P50), ms(hp.P99)))
+		}
+		wt.Rows = append(wt.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, strings.Join(pts, "; "), sp.Waiters.Text})
+	}
+	if len(wt.Rows) > 0 {
+		d.add(Heading{3, "Waiters per lock"}, wt)
+	}
+
 	d.add(Heading{3, "Latency targets"})
 	if len(plan.OpenLoop) == 0 {
 		d.add(Para{Text: fmt.Sprintf("No open-loop run among these results: no latency target (p99 ≤ %s ms) is answered from them. "+
