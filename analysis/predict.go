@@ -335,15 +335,34 @@ func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction,
 	// the one nearest in clients, then the one nearest the simulated
 	// waiters at a handoff (a closed-loop case of N clients hands over to
 	// one of N−1 waiters), until the choice settles.
+	// With ServiceFrom, that run's handoffs are every acquire's service.
+	var service *Sampler
+	var serviceSrc Source
+	if w.ServiceFrom != nil {
+		sc, err := serviceCase(w.ServiceFrom, w.Backend, variant, w.Clients)
+		if err != nil {
+			return nil, err
+		}
+		h, _ := sc.Latency("handoff")
+		if service, err = NewSampler(h); err != nil {
+			return nil, err
+		}
+		serviceSrc = Source{Kind: "measured", Run: w.ServiceFrom.ID, Case: sc.Key.String()}
+		fs = nil
+	}
 	basis := nearest(ok, w.Clients)
 	var hs *Sampler
 	var sim *QueueResult
 	for range 4 {
-		h, _ := basis.c.Latency("handoff")
-		var err error
-		if hs, err = NewSampler(h); err != nil {
-			return nil, err
+		hs = service
+		if hs == nil {
+			h, _ := basis.c.Latency("handoff")
+			var err error
+			if hs, err = NewSampler(h); err != nil {
+				return nil, err
+			}
 		}
+		var err error
 		if sim, err = w.queue(w.Clients, hs, fs).Simulate(); err != nil {
 			return nil, err
 		}
@@ -357,19 +376,8 @@ func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction,
 	p.BasisClients = basis.c.Clients
 	p.Basis = Source{Kind: "measured", Run: basis.run.ID, Case: basis.c.Key.String()}
 	p.Service = p.Basis
-	if w.ServiceFrom != nil {
-		sc, err := serviceCase(w.ServiceFrom, w.Backend, variant, w.Clients)
-		if err != nil {
-			return nil, err
-		}
-		h, _ := sc.Latency("handoff")
-		if hs, err = NewSampler(h); err != nil {
-			return nil, err
-		}
-		p.Service = Source{Kind: "measured", Run: w.ServiceFrom.ID, Case: sc.Key.String()}
-		if sim, err = w.queue(w.Clients, hs, nil).Simulate(); err != nil {
-			return nil, err
-		}
+	if service != nil {
+		p.Service = serviceSrc
 	}
 	switch {
 	case w.Clients > maxN:
@@ -398,9 +406,6 @@ func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction,
 	p.Overloaded = w.Every > 0 && sim.Offered >= 1
 	p.Meets = p.AtTarget <= w.Bound && !p.Overloaded
 	p.load(basis, free)
-	if w.ServiceFrom != nil {
-		fs = nil // the service run's handoffs stand for every acquire
-	}
 	if w.Bound > 0 {
 		p.MaxClients = maxClients(w, hs, fs, limit)
 	}

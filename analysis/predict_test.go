@@ -37,6 +37,9 @@ func TestQueueConstantService(t *testing.T) {
 	if p := r.P(50); math.Abs(Millis(p)-10) > 0.05 || math.Abs(r.Throughput-1000) > 1 || r.Utilisation < 0.999 {
 		t.Errorf("closed loop: p50 %v, %v/s, utilisation %v; want 10ms, 1000/s, 1", p, r.Throughput, r.Utilisation)
 	}
+	if math.Abs(r.WaitersAtHandoff-9) > 0.01 || r.QueuedShare < 0.999 {
+		t.Errorf("closed loop: %v waiters at a handoff, %v queued; want 9 (N−1), all", r.WaitersAtHandoff, r.QueuedShare)
+	}
 	// Open loop at 200/s, 1 ms handoff and 1 ms hold: never queued, every
 	// wait one handoff, utilisation 40%.
 	r, err = Queue{Clients: 5, Rate: 200, Hold: ms, Handoff: constSampler(t, ms), Acquisitions: 20_000}.Simulate()

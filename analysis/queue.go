@@ -224,7 +224,7 @@ func (q Queue) Simulate() (*QueueResult, error) {
 	j := 0
 	for i, k := range queuedK {
 		j = max(j, k)
-		for j < n && asks[j] <= queuedAt[i] {
+		for j < n && asks[j] < queuedAt[i] {
 			j++
 		}
 		waiters += float64(j - k)
