@@ -149,7 +149,7 @@ type SeriesPlan struct {
 	Saturation Saturation     `json:"saturation"`
 	// Waiters answers the waiters-per-lock question (lock workloads).
 	Waiters *Waiters `json:"waiters,omitempty"`
-	Demand     *Demand        `json:"demand,omitempty"`
+	Demand  *Demand  `json:"demand,omitempty"`
 	// Headroom per measured case against the calibrated server capacity;
 	// empty without a calibration.
 	Headroom []Headroom `json:"headroom,omitempty"`
