@@ -14,10 +14,21 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/zkbench/zkbench/figures"
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/zkbench/zkbench/results"
 )
+
+// USLUnit reports whether throughput in unit u is clients contending for
+// one thing — lock acquisitions, leader terms and handoffs — which the USL
+// describes.
+// A barrier round takes every participant at once and a failover is one
+// per injected fault: neither is a throughput the clients scale.
+func USLUnit(u figures.Unit) bool {
+	return u == figures.Acquisition || u == figures.Term || u == figures.Handoff
+}
 
 // USL is a fitted Universal Scalability Law.
 type USL struct {
@@ -186,8 +197,8 @@ type USLFit struct {
 }
 
 // FitUSLs fits the throughput of every series (workload, backend, variant)
-// of the closed-loop runs, every repeat a point, leaving out client-bound
-// cases.
+// of the closed-loop runs whose clients contend for one thing (USLUnit),
+// every repeat a point, leaving out client-bound cases.
 func FitUSLs(runs []*results.Run) []*USLFit {
 	byS := map[Series]*USLFit{}
 	var order []Series
@@ -197,6 +208,9 @@ func FitUSLs(runs []*results.Run) []*USLFit {
 		}
 		for i := range r.Results {
 			res := &r.Results[i]
+			if !USLUnit(figures.UnitOf(res.Workload)) {
+				continue
+			}
 			s := Series{res.Workload, res.Backend, res.Variant}
 			f := byS[s]
 			if f == nil {

@@ -46,9 +46,9 @@ func (b *builder) usl() (*Figure, error) {
 				continue
 			}
 			u := f.USL
-			label := fmt.Sprintf("%s USL σ %.3g κ %.3g", f.Variant, u.Sigma, u.Kappa)
+			label := fmt.Sprintf("%s USL σ %s κ %s", f.Variant, param(u.Sigma), param(u.Kappa))
 			if !u.Exact {
-				label += fmt.Sprintf(" [%.2g, %.2g]", u.KappaCI[0], u.KappaCI[1])
+				label += fmt.Sprintf(" [%s, %s]", param(u.KappaCI[0]), param(u.KappaCI[1]))
 			}
 			curve := Line{Label: label, Variant: f.Variant, Backend: string(kind), Color: color, Dash: 1}
 			lo, hi := math.Log(u.MinN), math.Log(u.MaxN)
@@ -65,4 +65,13 @@ func (b *builder) usl() (*Figure, error) {
 		return nil, nil
 	}
 	return fig, nil
+}
+
+// param prints a fitted parameter with 2 significant digits, and one the
+// fit drove to its bound (below 1e-9) as 0.
+func param(v float64) string {
+	if math.Abs(v) < 1e-9 {
+		return "0"
+	}
+	return fmt.Sprintf("%.2g", v)
 }
