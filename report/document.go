@@ -143,7 +143,7 @@ func pct(v float64) string { return Num(100*v) + "%" }
 func ms(d time.Duration) string { return Num(analysis.Millis(d)) }
 
 // glance states the findings a reader needs first: whether each variant's
-// notification fan-out grows with clients, how many clients it sustains,
+// notification fan-out grows with clients, its saturation throughput,
 // and safety.
 func (d *Document) glance(cases []*analysis.Case, plan *analysis.Plan) {
 	d.add(Heading{2, "Findings at a glance"})
