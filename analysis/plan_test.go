@@ -134,6 +134,9 @@ func TestBuildOnLockSweep(t *testing.T) {
 		if sat := sp.Saturation; sat.Status != "measured" || sat.Throughput <= 0 || len(sat.Runs) != 1 || sat.Cost["requests"] <= 0 {
 			t.Errorf("%v saturation %+v: want the peak throughput, its run and its cost per operation", sp.Series, sat)
 		}
+		if w := sp.Waiters; w == nil || w.Status == "not measured" || len(w.Points) == 0 || w.Text == "" || len(w.Points[0].Runs) != 1 {
+			t.Errorf("%v waiters %+v: want the handoffs by waiters, an answer and its runs", sp.Series, w)
+		}
 		d := sp.Demand
 		if d == nil || d.Clients != 500 || !d.Extrapolated || d.RequestsSide != "server" {
 			t.Fatalf("%v demand %+v", sp.Series, d)

@@ -78,6 +78,11 @@ func (a *PlanAnswer) Write(out io.Writer) error {
 	default:
 		b.WriteString("\n")
 	}
+	if p.Service.Run == p.Basis.Run && p.Service.Case == p.Basis.Case && !p.Overloaded {
+		b.WriteString("note: the waits above come from a closed-loop sweep's handoffs, measured with clients and servers kept busy; " +
+			"a workload that sleeps between acquisitions pays wake-ups they did not, so on a loaded machine these waits are a floor " +
+			"(docs/results.md measured them 2 to 20 times low): pass --service-from a short open-loop run at this duty cycle, and check with --validate\n")
+	}
 	if len(a.Others) > 0 {
 		b.WriteString("\nevery variant at the same point (each from its own nearest measured case):\n")
 		tw = tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
