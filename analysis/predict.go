@@ -179,6 +179,8 @@ type PlanAnswer struct {
 	Model  string        `json:"model"`
 	Asked  *Prediction   `json:"asked"`
 	Others []*Prediction `json:"others,omitempty"`
+	// LeftOut are the other variants that could not be predicted, and why.
+	LeftOut []string `json:"left_out,omitempty"`
 }
 
 // basisCase is a measured case of one run.
@@ -244,7 +246,8 @@ func Predict(runs []*results.Run, w Workload) (*PlanAnswer, error) {
 			if v == w.Variant {
 				return nil, err
 			}
-			continue // another variant without a usable case is left out of the comparison
+			ans.LeftOut = append(ans.LeftOut, fmt.Sprintf("%s: %v", v, err))
+			continue
 		}
 		if v == w.Variant {
 			ans.Asked = p
@@ -389,7 +392,11 @@ func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction,
 	default:
 		p.Range = fmt.Sprintf("within the measured range N=%d..%d", minN, maxN)
 	}
-	p.Range += fmt.Sprintf("; handoffs and contended counts from N=%d, the measured case nearest the simulated %s waiters at a handoff", basis.c.Clients, num(sim.WaitersAtHandoff))
+	what := "handoffs and contended counts"
+	if service != nil {
+		what = "contended counts"
+	}
+	p.Range += fmt.Sprintf("; %s from N=%d, the measured case nearest the simulated %s waiters at a handoff", what, basis.c.Clients, num(sim.WaitersAtHandoff))
 	if w.ServiceFrom != nil {
 		p.Range += fmt.Sprintf("; every acquire's service (queued or not) drawn from the handoffs of run %s, case %s (--service-from)", p.Service.Run, p.Service.Case)
 		if p.Free != nil {
@@ -528,7 +535,7 @@ func (p *Prediction) load(b basisCase, free *basisCase) {
 	reads, rok := per["reads"]
 	service := (p.Workload.Hold + p.Handoff).Seconds()
 	p.Resources = append(p.Resources, Resource{Name: "the lock (one holder at a time)", Capacity: 1 / service,
-		Source: Source{Kind: "derived", What: fmt.Sprintf("1 / (hold %s + mean handoff %s of %s)", p.Workload.Hold, p.Handoff.Round(time.Microsecond), p.Basis.Case)}})
+		Source: Source{Kind: "derived", What: fmt.Sprintf("1 / (hold %s + mean handoff %s of run %s, case %s)", p.Workload.Hold, p.Handoff.Round(time.Microsecond), p.Service.Run, p.Service.Case)}})
 	if b.cal != nil {
 		p.Calibration = b.calr
 		cs := Source{Kind: "calibration", Run: b.calr}

@@ -97,6 +97,9 @@ func (a *PlanAnswer) Write(out io.Writer) error {
 		}
 		tw.Flush()
 	}
+	for _, l := range a.LeftOut {
+		fmt.Fprintf(&b, "not compared: %s\n", l)
+	}
 	_, err := io.WriteString(out, b.String())
 	return err
 }
