@@ -131,8 +131,8 @@ type Plan struct {
 	Series []*SeriesPlan `json:"series"`
 	// Calibrations by backend, from the runs that carry one.
 	Calibrations map[backends.Kind]*results.Calibration `json:"calibrations,omitempty"`
-	// OpenLoop are the open-loop cases, the measured answers to latency
-	// targets.
+	// OpenLoop are the open-loop and think-time cases, the measured
+	// answers to latency targets.
 	OpenLoop []OpenLoopCase `json:"open_loop,omitempty"`
 	// USL fits each series' closed-loop throughput (FitUSLs).
 	USL []*USLFit `json:"usl,omitempty"`
@@ -218,12 +218,16 @@ func perOpSum(c *Case, keys []string) (float64, bool) {
 
 // OpenLoopCase is a measured answer to a latency question: a case of an
 // open-loop run (zkbench run --rate), whose latency counts from the
-// scheduled start.
+// scheduled start, or of a closed loop with think time (--think: N
+// workers, each asking again a think time after its release), whose
+// latency counts from each ask.
 type OpenLoopCase struct {
 	Key
-	Run  string        `json:"run"`
-	Rate float64       `json:"rate"`
-	Hold time.Duration `json:"hold_ns"`
+	Run string `json:"run"`
+	// Rate is the open loop's scheduled rate; 0 for a think-time run.
+	Rate  float64       `json:"rate"`
+	Think time.Duration `json:"think_ns,omitempty"`
+	Hold  time.Duration `json:"hold_ns"`
 	// Latency is the primary latency's name; P50 and P99 its percentiles.
 	Latency string        `json:"latency"`
 	P50     time.Duration `json:"p50_ns"`
@@ -297,7 +301,9 @@ func PlanCapacity(runs []*results.Run, target Target) (*Plan, error) {
 		for i := range r.Results {
 			runOf[&r.Results[i]] = r.ID
 		}
-		if r.Config.Rate > 0 {
+		if r.Config.Rate > 0 || r.Config.Think > 0 {
+			// Their throughput is their schedule, not a capacity; their
+			// latency answers a latency question.
 			if err := p.openLoop(r); err != nil {
 				return nil, err
 			}
@@ -317,10 +323,10 @@ func PlanCapacity(runs []*results.Run, target Target) (*Plan, error) {
 	return p, nil
 }
 
-// openLoop adds the cases of open-loop run r.
+// openLoop adds the cases of open-loop or think-time run r.
 func (p *Plan) openLoop(r *results.Run) error {
 	for _, c := range Cases([]*results.Run{r}) {
-		o := OpenLoopCase{Key: c.Key, Run: r.ID, Rate: r.Config.Rate, Hold: r.Config.Hold, Latency: c.PrimaryLatency()}
+		o := OpenLoopCase{Key: c.Key, Run: r.ID, Rate: r.Config.Rate, Think: r.Config.Think, Hold: r.Config.Hold, Latency: c.PrimaryLatency()}
 		o.Throughput, _ = c.Throughput()
 		var err error
 		if o.P50, _, err = c.Quantile(o.Latency, 50); err != nil {

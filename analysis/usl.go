@@ -197,14 +197,14 @@ type USLFit struct {
 }
 
 // FitUSLs fits the throughput of every series (workload, backend, variant)
-// of the closed-loop runs whose clients contend for one thing (USLUnit),
+// of the closed-loop runs without think time whose clients contend for one thing (USLUnit),
 // every repeat a point, leaving out client-bound cases.
 func FitUSLs(runs []*results.Run) []*USLFit {
 	byS := map[Series]*USLFit{}
 	var order []Series
 	for _, r := range runs {
-		if r.Config.Rate > 0 {
-			continue // an open loop's throughput is its schedule, not its capacity
+		if r.Config.Rate > 0 || r.Config.Think > 0 {
+			continue // an open loop's or a think time's throughput is its schedule, not a capacity
 		}
 		for i := range r.Results {
 			res := &r.Results[i]

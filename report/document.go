@@ -652,7 +652,12 @@ func (d *Document) capacity(plan *analysis.Plan) {
 		}
 		sat.Rows = append(sat.Rows, append(row, strings.Join(st.Runs, ", ")))
 	}
-	d.add(Heading{3, "Saturation throughput and cost per operation"}, sat)
+	if len(sat.Rows) > 0 {
+		d.add(Heading{3, "Saturation throughput and cost per operation"}, sat)
+	} else {
+		d.add(Heading{3, "Saturation throughput and cost per operation"},
+			Para{Text: "No closed-loop sweep without think time among these results: nothing here measured a saturation."})
+	}
 
 	usl := Table{
 		Caption: "Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to each variant's closed-loop " +
@@ -704,19 +709,24 @@ func (d *Document) capacity(plan *analysis.Plan) {
 
 	d.add(Heading{3, "Latency targets"})
 	if len(plan.OpenLoop) == 0 {
-		d.add(Para{Text: fmt.Sprintf("No open-loop run among these results: no latency target (p99 ≤ %s ms) is answered from them. "+
+		d.add(Para{Text: fmt.Sprintf("No open-loop or think-time run among these results: no latency target (p99 ≤ %s ms) is answered from them. "+
 			"Run the workload's rate with zkbench run --rate, or predict it with zkbench plan (and check the prediction with --validate).", ms(t.P99))})
 	} else {
 		ol := Table{
-			Caption: fmt.Sprintf("Open-loop cases: latency counted from each scheduled start, against p99 ≤ %s ms.", ms(t.P99)),
-			Header:  []string{"workload", "backend", "variant", "clients", "rate (ops/s)", "hold (ms)", "achieved ops/s", "latency", "p50 (ms)", "p99 (ms)", "meets", "run"},
+			Caption: fmt.Sprintf("Open-loop cases (latency from each scheduled start) and closed-loop cases with think time (N workers "+
+				"asking again a think time after each release; latency from each ask), against p99 ≤ %s ms.", ms(t.P99)),
+			Header: []string{"workload", "backend", "variant", "clients", "loop", "hold (ms)", "achieved ops/s", "latency", "p50 (ms)", "p99 (ms)", "meets", "run"},
 		}
 		for _, o := range plan.OpenLoop {
 			meets := map[bool]string{true: "yes", false: "no"}[o.Meets]
 			if o.ClientBound != "" {
 				meets = "client-bound: " + o.ClientBound
 			}
-			ol.Rows = append(ol.Rows, []string{o.Workload, string(o.Backend), o.Variant, strconv.Itoa(o.Clients), Num(o.Rate), ms(o.Hold),
+			loop := "open, " + Num(o.Rate) + " ops/s"
+			if o.Rate == 0 {
+				loop = "think " + ms(o.Think) + " ms"
+			}
+			ol.Rows = append(ol.Rows, []string{o.Workload, string(o.Backend), o.Variant, strconv.Itoa(o.Clients), loop, ms(o.Hold),
 				Num(o.Throughput), o.Latency, ms(o.P50), ms(o.P99), meets, o.Run})
 		}
 		d.add(ol)
@@ -745,7 +755,9 @@ func (d *Document) capacity(plan *analysis.Plan) {
 				f.Model, f.Formula(), r2, strconv.Itoa(f.Points)})
 		}
 	}
-	d.add(Heading{3, "How each cost grows with clients"}, fits)
+	if len(fits.Rows) > 0 {
+		d.add(Heading{3, "How each cost grows with clients"}, fits)
+	}
 
 	dem := Table{
 		Caption: "Server request rate each variant needs: operations per second (the target rate if given, else the measured " +
@@ -778,7 +790,9 @@ func (d *Document) capacity(plan *analysis.Plan) {
 		dem.Rows = append(dem.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, strconv.Itoa(m.Clients),
 			rate, m.RateSource, Num(m.RequestsPerOp), m.RequestsSide, reqs, writes, share, basis})
 	}
-	d.add(Heading{3, "Server load"}, dem)
+	if len(dem.Rows) > 0 {
+		d.add(Heading{3, "Server load"}, dem)
+	}
 
 	d.add(Heading{3, "Server calibration"})
 	if len(plan.Calibrations) == 0 {
