@@ -202,8 +202,11 @@ func Predict(runs []*results.Run, w Workload) (*PlanAnswer, error) {
 	if w.Clients < 1 {
 		return nil, fmt.Errorf("analysis: plan needs --clients ≥ 1 (got %d)", w.Clients)
 	}
-	if (w.Every > 0) == (w.Think > 0) && !(w.Every == 0 && w.Think == 0) {
+	if w.Every > 0 && w.Think > 0 {
 		return nil, errors.New("analysis: give either a period per client (--every) or a think time (--think), not both")
+	}
+	if w.Every < 0 || w.Think < 0 || w.Hold < 0 {
+		return nil, errors.New("analysis: --every, --think and --hold must not be negative")
 	}
 	if w.Percentile <= 0 || w.Percentile >= 100 {
 		return nil, fmt.Errorf("analysis: target percentile %v: give one between 0 and 100", w.Percentile)
@@ -258,7 +261,8 @@ func Predict(runs []*results.Run, w Workload) (*PlanAnswer, error) {
 	return ans, nil
 }
 
-// basisCases lists the closed-loop cases of workload, one run at a time
+// basisCases lists the cases of workload's closed-loop runs without think
+// time, one run at a time
 // (so each keeps its run), and the backends seen.
 func basisCases(runs []*results.Run, workload string) ([]basisCase, []backends.Kind) {
 	var out []basisCase
@@ -273,8 +277,8 @@ func basisCases(runs []*results.Run, workload string) ([]basisCase, []backends.K
 		}
 	}
 	for _, r := range runs {
-		if r.Config.Rate > 0 || r.Config.Workload != workload {
-			continue // open-loop runs are what --validate measures, not model inputs
+		if r.Config.Rate > 0 || r.Config.Think > 0 || r.Config.Workload != workload {
+			continue // open-loop and think-time runs are what --validate measures (or --service-from), not the sweep
 		}
 		for _, c := range Cases([]*results.Run{r}) {
 			b := basisCase{run: r, c: c}
