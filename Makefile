@@ -78,11 +78,13 @@ bench-plan: build
 	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 7ms $(PLANVAL) --run-id plan-etcd-fair-u50
 	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 15ms $(PLANVAL) --run-id plan-etcd-fair-u90
 	$(BIN) plan $(RUNS)/usl-etcd --variant naive --clients 20 --every 400ms --hold 1ms $(PLANVAL) --run-id plan-etcd-naive-u80
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant naive --clients 20 --every 800ms --hold 1ms $(PLANVAL) --run-id plan-zk-naive-low
+	$(BIN) plan $(RUNS)/usl-etcd --variant naive --clients 20 --every 800ms --hold 1ms $(PLANVAL) --run-id plan-etcd-naive-low
 
 # The plan model against the kept validation runs, without servers: each
 # <run-id>.plan.txt predicts from the USL sweep alone, each
 # <run-id>.service.plan.txt draws the service from the lowest-utilisation
-# open-loop run of its backend (--service-from) (docs/results.md).
+# open-loop run of its backend and variant (--service-from) (docs/results.md).
 plan-check: build
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 2ms --against $(RUNS)/plan-zk-fair-u20 > $(RUNS)/plan-zk-fair-u20.plan.txt
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 2ms --service-from $(RUNS)/plan-zk-fair-u20 --against $(RUNS)/plan-zk-fair-u20 > $(RUNS)/plan-zk-fair-u20.service.plan.txt
@@ -100,6 +102,9 @@ plan-check: build
 	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 15ms --against $(RUNS)/plan-etcd-fair-u90 > $(RUNS)/plan-etcd-fair-u90.plan.txt
 	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 15ms --service-from $(RUNS)/plan-etcd-fair-u20 --against $(RUNS)/plan-etcd-fair-u90 > $(RUNS)/plan-etcd-fair-u90.service.plan.txt
 	$(BIN) plan $(RUNS)/usl-etcd --variant naive --clients 20 --every 400ms --hold 1ms --against $(RUNS)/plan-etcd-naive-u80 > $(RUNS)/plan-etcd-naive-u80.plan.txt
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant naive --clients 20 --every 800ms --hold 1ms --against $(RUNS)/plan-zk-naive-low > $(RUNS)/plan-zk-naive-low.plan.txt
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant naive --clients 20 --every 400ms --hold 2ms --service-from $(RUNS)/plan-zk-naive-low --against $(RUNS)/plan-zk-naive-u65 > $(RUNS)/plan-zk-naive-u65.service.plan.txt
+	$(BIN) plan $(RUNS)/usl-etcd --variant naive --clients 20 --every 800ms --hold 1ms --against $(RUNS)/plan-etcd-naive-low > $(RUNS)/plan-etcd-naive-low.plan.txt
 
 # The Docker images, built without a registry (docs/docker.md): ZooKeeper from
 # Debian's packages (mmdebstrap + docker import), zkbench FROM scratch. Tagged

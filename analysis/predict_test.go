@@ -173,3 +173,33 @@ func TestFitUSL(t *testing.T) {
 		t.Errorf("two counts: %v", err)
 	}
 }
+
+// A herd's handoff grows with the waiters it makes: on the kept ZooKeeper
+// sweep, 20 naive clients asking at 80/s in all settle either with a
+// couple of waiters or overloaded, depending on where the simulation
+// starts; the answer is the worse and names the other. The fair lock's
+// handoff does not grow with waiters: one state.
+func TestPredictTwoStates(t *testing.T) {
+	run, err := results.ReadFile("../docs/runs/usl-zookeeper/results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := Workload{Variant: "naive", Clients: 20, Every: 250 * time.Millisecond, Hold: 2 * time.Millisecond, Percentile: 99, Bound: 50 * time.Millisecond, Acquisitions: 50_000}
+	a, err := Predict([]*results.Run{run}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := a.Asked
+	if p.OtherState == nil || !p.Overloaded || p.OtherState.P99 >= 50*time.Millisecond || p.OtherState.WaitersAtHandoff >= p.Sim.WaitersAtHandoff {
+		t.Fatalf("naive at 80/s: overloaded %v, other state %+v; want overloaded with a better state beside it", p.Overloaded, p.OtherState)
+	}
+	var out strings.Builder
+	if err := a.Write(&out); err != nil || !strings.Contains(out.String(), "TWO STATES") {
+		t.Errorf("output does not say so (%v):\n%s", err, out.String())
+	}
+	for _, o := range a.Others {
+		if o.Variant == "fair" && (o.OtherState != nil || o.Overloaded) {
+			t.Errorf("fair at 80/s: overloaded %v, other state %+v; want one state that keeps up", o.Overloaded, o.OtherState)
+		}
+	}
+}
