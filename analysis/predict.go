@@ -20,6 +20,11 @@ import (
 	"github.com/zkbench/zkbench/results"
 )
 
+// TwoStates is the factor between the waiters at a handoff of two
+// self-consistent simulations above which they are two states of the lock
+// (Prediction.OtherState), not one read from neighbouring cases.
+const TwoStates = 2.0
+
 // MaxExtrapolation bounds a prediction: clients beyond this factor of the
 // largest measured (not client-bound) client count are refused.
 const MaxExtrapolation = 2.0
@@ -393,7 +398,7 @@ func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction,
 			}
 			level := max(2, int(math.Round(sim.WaitersAtHandoff+1)))
 			next := nearest(ok, level)
-			if sim.QueuedShare == 0 || next.c.Key == basis.c.Key {
+			if next.c.Key == basis.c.Key {
 				break
 			}
 			basis = next
@@ -416,7 +421,12 @@ func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction,
 				P50: sim.P(50), P99: sim.P(99), Throughput: sim.Throughput, WaitersAtHandoff: sim.WaitersAtHandoff}
 			basis, hs, sim = lb, lhs, lsim
 		}
-		p.OtherState = other
+		// Two neighbouring cases at about the same contention are one
+		// state read from two measurements; a state is another when its
+		// waiters differ by TwoStates or more.
+		if lo, hi := min(other.WaitersAtHandoff, sim.WaitersAtHandoff), max(other.WaitersAtHandoff, sim.WaitersAtHandoff); hi > 0 && hi >= TwoStates*lo {
+			p.OtherState = other
+		}
 	}
 	p.BasisClients = basis.c.Clients
 	p.Basis = Source{Kind: "measured", Run: basis.run.ID, Case: basis.c.Key.String()}

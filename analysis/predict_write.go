@@ -80,7 +80,7 @@ func (a *PlanAnswer) Write(out io.Writer) error {
 	}
 	if o := p.OtherState; o != nil {
 		fmt.Fprintf(&b, "TWO STATES: from the least contended case the simulation settles in a better one (%s waiters at a handoff, mean handoff %s of %s: wait p50 %s, p99 %s); "+
-			"a herd's handoff grows with the waiters it makes, so the lock can stay in either: the answer above is the worse\n",
+			"the measured handoff grows with the waiters (a herd's most of all), so the lock can stay in either: the answer above is the worse\n",
 			num(o.WaitersAtHandoff), msStr(o.Handoff), o.Basis, msStr(o.P50), msStr(o.P99))
 	}
 	if p.Service.Run == p.Basis.Run && p.Service.Case == p.Basis.Case && !p.Overloaded {
