@@ -149,6 +149,10 @@ type Prediction struct {
 	// in from the least contended case, better than this answer's; nil
 	// when both starts agree.
 	OtherState *State `json:"other_state,omitempty"`
+	// Cycled: the basis never settled (the measured handoff falls as
+	// clients grow, so more waiters pick a faster handoff, which makes
+	// fewer waiters); the answer is the worst state visited.
+	Cycled bool `json:"cycled,omitempty"`
 	// Free is the one-client case uncontended acquires and their counts
 	// come from; nil when the results have none.
 	Free *Source `json:"free,omitempty"`
@@ -378,55 +382,67 @@ func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction,
 		fs = nil
 	}
 	// settle iterates from start to a basis consistent with the contention
-	// it simulates (at most 6 steps; a cycle ends at its last step).
-	settle := func(start basisCase) (basisCase, *Sampler, *QueueResult, error) {
+	// it simulates. Where the measured handoff falls as clients grow, the
+	// iteration can cycle between cases without settling: it then stops
+	// after 6 steps at the worst state it visited (cycled).
+	type state struct {
+		basis basisCase
+		hs    *Sampler
+		sim   *QueueResult
+	}
+	settle := func(start basisCase) (state, bool, error) {
 		basis := start
-		var hs *Sampler
-		var sim *QueueResult
+		var visited []state
 		for range 6 {
-			hs = service
+			hs := service
 			if hs == nil {
 				h, _ := basis.c.Latency("handoff")
 				var err error
 				if hs, err = NewSampler(h); err != nil {
-					return basis, nil, nil, err
+					return state{}, false, err
 				}
 			}
-			var err error
-			if sim, err = w.queue(w.Clients, hs, fs).Simulate(); err != nil {
-				return basis, nil, nil, err
+			sim, err := w.queue(w.Clients, hs, fs).Simulate()
+			if err != nil {
+				return state{}, false, err
 			}
-			level := max(2, int(math.Round(sim.WaitersAtHandoff+1)))
-			next := nearest(ok, level)
+			visited = append(visited, state{basis, hs, sim})
+			next := nearest(ok, max(2, sim.WaitersAtHandoff+1))
 			if next.c.Key == basis.c.Key {
-				break
+				return visited[len(visited)-1], false, nil
 			}
 			basis = next
 		}
-		return basis, hs, sim, nil
+		worst := visited[0]
+		for _, v := range visited[1:] {
+			if v.sim.P(99) > worst.sim.P(99) {
+				worst = v
+			}
+		}
+		return worst, true, nil
 	}
 	// From the case nearest in clients (every client waiting) and from the
 	// least contended one: a herd's handoff grows with the waiters it
 	// makes, so a naive lock can have two self-consistent states; the
 	// answer is the worse, the other is shown beside it.
-	basis, hs, sim, err := settle(nearest(ok, w.Clients))
+	hi, hiCycled, err := settle(nearest(ok, float64(w.Clients)))
 	if err != nil {
 		return nil, err
 	}
-	if lb, lhs, lsim, err := settle(nearest(ok, 2)); err == nil && lb.c.Key != basis.c.Key {
-		other := &State{Basis: Source{Kind: "measured", Run: lb.run.ID, Case: lb.c.Key.String()}, Handoff: lhs.Mean(),
-			P50: lsim.P(50), P99: lsim.P(99), Throughput: lsim.Throughput, WaitersAtHandoff: lsim.WaitersAtHandoff}
-		if lsim.P(99) > sim.P(99) {
-			other = &State{Basis: Source{Kind: "measured", Run: basis.run.ID, Case: basis.c.Key.String()}, Handoff: hs.Mean(),
-				P50: sim.P(50), P99: sim.P(99), Throughput: sim.Throughput, WaitersAtHandoff: sim.WaitersAtHandoff}
-			basis, hs, sim = lb, lhs, lsim
-		}
-		// Two neighbouring cases at about the same contention are one
-		// state read from two measurements; a state is another when its
-		// waiters differ by TwoStates or more.
-		if lo, hi := min(other.WaitersAtHandoff, sim.WaitersAtHandoff), max(other.WaitersAtHandoff, sim.WaitersAtHandoff); hi > 0 && hi >= TwoStates*lo {
-			p.OtherState = other
-		}
+	lo, loCycled, err := settle(nearest(ok, 2))
+	if err != nil {
+		return nil, err
+	}
+	if lo.sim.P(99) > hi.sim.P(99) {
+		hi, lo = lo, hi
+		hiCycled, loCycled = loCycled, hiCycled
+	}
+	basis, hs, sim := hi.basis, hi.hs, hi.sim
+	p.Cycled = hiCycled || loCycled
+	if a, b := min(lo.sim.WaitersAtHandoff, sim.WaitersAtHandoff), max(lo.sim.WaitersAtHandoff, sim.WaitersAtHandoff); !p.Cycled &&
+		lo.basis.c.Key != basis.c.Key && b > 0 && b >= TwoStates*a {
+		p.OtherState = &State{Basis: Source{Kind: "measured", Run: lo.basis.run.ID, Case: lo.basis.c.Key.String()}, Handoff: lo.hs.Mean(),
+			P50: lo.sim.P(50), P99: lo.sim.P(99), Throughput: lo.sim.Throughput, WaitersAtHandoff: lo.sim.WaitersAtHandoff}
 	}
 	p.BasisClients = basis.c.Clients
 	p.Basis = Source{Kind: "measured", Run: basis.run.ID, Case: basis.c.Key.String()}
@@ -448,7 +464,11 @@ func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction,
 	if service != nil {
 		what = "contended counts"
 	}
-	p.Range += fmt.Sprintf("; %s from N=%d, the measured case nearest the simulated %s waiters at a handoff", what, basis.c.Clients, num(sim.WaitersAtHandoff))
+	if p.Cycled {
+		p.Range += fmt.Sprintf("; %s from N=%d, the worst state of a basis that did not settle (%s waiters at a handoff)", what, basis.c.Clients, num(sim.WaitersAtHandoff))
+	} else {
+		p.Range += fmt.Sprintf("; %s from N=%d, the measured case nearest the simulated %s waiters at a handoff", what, basis.c.Clients, num(sim.WaitersAtHandoff))
+	}
 	if w.ServiceFrom != nil {
 		p.Range += fmt.Sprintf("; every acquire's service (queued or not) drawn from the handoffs of run %s, case %s (--service-from)", p.Service.Run, p.Service.Case)
 		if p.Free != nil {
@@ -536,9 +556,9 @@ func maxClients(w Workload, handoff, free *Sampler, limit int) int {
 
 // nearest is the case nearest in clients on a log scale (ties: more
 // acquisitions measured).
-func nearest(cs []basisCase, n int) basisCase {
+func nearest(cs []basisCase, n float64) basisCase {
 	best := cs[0]
-	dist := func(b basisCase) float64 { return math.Abs(math.Log(float64(b.c.Clients) / float64(n))) }
+	dist := func(b basisCase) float64 { return math.Abs(math.Log(float64(b.c.Clients) / n)) }
 	for _, b := range cs[1:] {
 		if d, bd := dist(b), dist(best); d < bd || (d == bd && b.c.Succeeded() > best.c.Succeeded()) {
 			best = b

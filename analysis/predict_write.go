@@ -78,6 +78,10 @@ func (a *PlanAnswer) Write(out io.Writer) error {
 	default:
 		b.WriteString("\n")
 	}
+	if p.Cycled {
+		b.WriteString("NOT SETTLED: the sweep's handoffs fall as its clients grow, so the simulated contention picks a faster case, which makes less contention, " +
+			"and back: no measured case is consistent with the waits it gives; the answer is the worst state visited\n")
+	}
 	if o := p.OtherState; o != nil {
 		fmt.Fprintf(&b, "TWO STATES: from the least contended case the simulation settles in a better one (%s waiters at a handoff, mean handoff %s of %s: wait p50 %s, p99 %s); "+
 			"the measured handoff grows with the waiters (a herd's most of all), so the lock can stay in either: the answer above is the worse\n",
