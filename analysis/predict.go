@@ -34,25 +34,25 @@ var ErrNoData = errors.New("analysis: no measured case for this workload")
 
 // Workload is an operator's lock workload for Predict.
 type Workload struct {
-	Workload string
+	Workload string `json:"workload"`
 	// Backend may be empty when the results hold one backend.
-	Backend backends.Kind
+	Backend backends.Kind `json:"backend"`
 	// Variant to predict; every variant of the workload and backend is
 	// predicted beside it (Prediction.Others).
-	Variant string
-	Clients int
+	Variant string `json:"variant"`
+	Clients int    `json:"clients"`
 	// Every is each client's period (open loop at Clients/Every per
 	// second in all); Think is the pause after each release (finite
 	// source). Exactly one is set.
-	Every time.Duration
-	Think time.Duration
-	Hold  time.Duration
+	Every time.Duration `json:"every_ns"`
+	Think time.Duration `json:"think_ns"`
+	Hold  time.Duration `json:"hold_ns"`
 	// Percentile (0..100) and Bound: the target, wait at Percentile ≤ Bound.
-	Percentile float64
-	Bound      time.Duration
+	Percentile float64       `json:"percentile"`
+	Bound      time.Duration `json:"bound_ns"`
 	// Acquisitions and Seed of the simulation (defaults: 200,000, 1).
-	Acquisitions int
-	Seed         uint64
+	Acquisitions int    `json:"acquisitions"`
+	Seed         uint64 `json:"seed"`
 	// ServiceFrom, when set, is a run (open or closed loop) whose handoff
 	// distribution the simulation draws from instead of the sweep's, for
 	// every acquisition, queued or not: a run at the workload's own duty
