@@ -6,7 +6,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: build test bench bench-runs bench-scale lint deps images clean
+.PHONY: build test bench bench-runs bench-scale bench-plan plan-check lint deps images clean
 .PHONY: kube-bins
 
 build:
@@ -98,6 +98,53 @@ bench-scale: build
 	$(BIN) run --backend zookeeper --cluster local --workload lock --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-zookeeper
 	$(BIN) run --backend etcd --cluster local --workload lock --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-etcd
 	$(BIN) report $(RUNS)/scale-zookeeper $(RUNS)/scale-etcd $(RUNS)/scale-naive-zookeeper $(RUNS)/scale-naive-etcd -o $(RUNS)/scale-report
+
+# Capacity planning (issue 14): closed-loop sweeps at 1 to 64 clients with a
+# calibration (the USL fits and zkbench plan's basis), then the model's
+# validation grid: each zkbench plan --validate runs its predicted point
+# (open loop with --every, closed loop with --think) and prints predicted
+# against measured as it runs; make plan-check then writes the kept
+# comparisons (docs/results.md).
+PLANVAL = --duration 10s --warmup 2s --cluster local --validate -o $(RUNS)
+bench-plan: build
+	$(BIN) run --backend zookeeper --cluster local --workload lock --variants naive,fair --clients 1,2,4,8,16,32,64 --duration 5s --warmup 1s --calibrate -o $(RUNS) --run-id usl-zookeeper
+	$(BIN) run --backend etcd --cluster local --workload lock --variants naive,fair --clients 1,2,4,8,16,32,64 --duration 5s --warmup 1s --calibrate -o $(RUNS) --run-id usl-etcd
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 2ms $(PLANVAL) --run-id plan-zk-fair-u20
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 8ms $(PLANVAL) --run-id plan-zk-fair-u50
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 16ms $(PLANVAL) --run-id plan-zk-fair-u90
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant naive --clients 20 --every 400ms --hold 2ms $(PLANVAL) --run-id plan-zk-naive-u65
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --think 400ms --hold 8ms $(PLANVAL) --run-id plan-zk-fair-think
+	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 1ms $(PLANVAL) --run-id plan-etcd-fair-u20
+	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 7ms $(PLANVAL) --run-id plan-etcd-fair-u50
+	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 15ms $(PLANVAL) --run-id plan-etcd-fair-u90
+	$(BIN) plan $(RUNS)/usl-etcd --variant naive --clients 20 --every 400ms --hold 1ms $(PLANVAL) --run-id plan-etcd-naive-u80
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant naive --clients 20 --every 800ms --hold 1ms $(PLANVAL) --run-id plan-zk-naive-low
+	$(BIN) plan $(RUNS)/usl-etcd --variant naive --clients 20 --every 800ms --hold 1ms $(PLANVAL) --run-id plan-etcd-naive-low
+
+# The plan model against the kept validation runs, without servers: each
+# <run-id>.plan.txt predicts from the USL sweep alone, each
+# <run-id>.service.plan.txt draws the service from the lowest-utilisation
+# open-loop run of its backend and variant (--service-from) (docs/results.md).
+plan-check: build
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 2ms --against $(RUNS)/plan-zk-fair-u20 > $(RUNS)/plan-zk-fair-u20.plan.txt
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 2ms --service-from $(RUNS)/plan-zk-fair-u20 --against $(RUNS)/plan-zk-fair-u20 > $(RUNS)/plan-zk-fair-u20.service.plan.txt
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 8ms --against $(RUNS)/plan-zk-fair-u50 > $(RUNS)/plan-zk-fair-u50.plan.txt
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 8ms --service-from $(RUNS)/plan-zk-fair-u20 --against $(RUNS)/plan-zk-fair-u50 > $(RUNS)/plan-zk-fair-u50.service.plan.txt
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 16ms --against $(RUNS)/plan-zk-fair-u90 > $(RUNS)/plan-zk-fair-u90.plan.txt
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 16ms --service-from $(RUNS)/plan-zk-fair-u20 --against $(RUNS)/plan-zk-fair-u90 > $(RUNS)/plan-zk-fair-u90.service.plan.txt
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant naive --clients 20 --every 400ms --hold 2ms --against $(RUNS)/plan-zk-naive-u65 > $(RUNS)/plan-zk-naive-u65.plan.txt
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --think 400ms --hold 8ms --against $(RUNS)/plan-zk-fair-think > $(RUNS)/plan-zk-fair-think.plan.txt
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --think 400ms --hold 8ms --service-from $(RUNS)/plan-zk-fair-u20 --against $(RUNS)/plan-zk-fair-think > $(RUNS)/plan-zk-fair-think.service.plan.txt
+	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 1ms --against $(RUNS)/plan-etcd-fair-u20 > $(RUNS)/plan-etcd-fair-u20.plan.txt
+	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 1ms --service-from $(RUNS)/plan-etcd-fair-u20 --against $(RUNS)/plan-etcd-fair-u20 > $(RUNS)/plan-etcd-fair-u20.service.plan.txt
+	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 7ms --against $(RUNS)/plan-etcd-fair-u50 > $(RUNS)/plan-etcd-fair-u50.plan.txt
+	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 7ms --service-from $(RUNS)/plan-etcd-fair-u20 --against $(RUNS)/plan-etcd-fair-u50 > $(RUNS)/plan-etcd-fair-u50.service.plan.txt
+	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 15ms --against $(RUNS)/plan-etcd-fair-u90 > $(RUNS)/plan-etcd-fair-u90.plan.txt
+	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 15ms --service-from $(RUNS)/plan-etcd-fair-u20 --against $(RUNS)/plan-etcd-fair-u90 > $(RUNS)/plan-etcd-fair-u90.service.plan.txt
+	$(BIN) plan $(RUNS)/usl-etcd --variant naive --clients 20 --every 400ms --hold 1ms --against $(RUNS)/plan-etcd-naive-u80 > $(RUNS)/plan-etcd-naive-u80.plan.txt
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant naive --clients 20 --every 800ms --hold 1ms --against $(RUNS)/plan-zk-naive-low > $(RUNS)/plan-zk-naive-low.plan.txt
+	$(BIN) plan $(RUNS)/usl-zookeeper --variant naive --clients 20 --every 400ms --hold 2ms --service-from $(RUNS)/plan-zk-naive-low --against $(RUNS)/plan-zk-naive-u65 > $(RUNS)/plan-zk-naive-u65.service.plan.txt
+	$(BIN) plan $(RUNS)/usl-etcd --variant naive --clients 20 --every 800ms --hold 1ms --against $(RUNS)/plan-etcd-naive-low > $(RUNS)/plan-etcd-naive-low.plan.txt
 
 # The Docker images, built without a registry (docs/docker.md): ZooKeeper from
 # Debian's packages (mmdebstrap + docker import), zkbench FROM scratch. Tagged

@@ -3,7 +3,8 @@
 // workload, backend, variant and client count, over every repeat) and reads
 // each case's figures as package figures declares them (cases.go); it fits
 // how each figure grows with clients and answers capacity questions
-// (fit.go, plan.go); it compares two runs figure by figure (compare.go);
+// (fit.go, plan.go, usl.go; a lock workload's waits and load predicted by
+// a queue simulated from measured handoffs: queue.go, predict.go); it compares two runs figure by figure (compare.go);
 // and it prints the terminal summary of one run (runsummary.go). Plots, the
 // report and the commands print what it computes, so that all of them print
 // the same number for the same thing.

@@ -1,9 +1,9 @@
 package analysis
 
 // Capacity planning from a sweep: fit how each cost grows with clients,
-// find the largest client count each variant sustains under a latency (and
-// rate) target, say what request rate the servers must then carry, and set
-// it against the cluster's calibrated capacity (plan.go).
+// say what request rate the servers must carry at a client count, and set
+// it against the cluster's calibrated capacity (plan.go). The lock as a
+// queue is queue.go and predict.go; the USL fit usl.go.
 
 import (
 	"errors"

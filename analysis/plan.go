@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -13,10 +12,10 @@ import (
 	"github.com/zkbench/zkbench/results"
 )
 
-// Target is what a variant must meet to "sustain" a client count.
+// Target is what a capacity answer is held against.
 type Target struct {
-	// P99 bounds the 99th percentile of the latency histogram (default
-	// 50 ms).
+	// P99 bounds the 99th percentile of an open-loop case's latency
+	// (default 50 ms). Closed-loop latencies are never held against it.
 	P99 time.Duration
 	// Rate, if > 0, is the throughput (operations per second) the variant
 	// must keep up.
@@ -27,6 +26,96 @@ type Target struct {
 	// AtClients is the client count at which Demand is computed; 0 means
 	// the largest measured one.
 	AtClients int
+	// Handoff bounds the p99 of one release's handoff to the next waiter
+	// (default 10 ms): Waiters says how many waiters a lock can have
+	// before its releases take longer.
+	Handoff time.Duration
+}
+
+// DefaultHandoff is the default handoff target.
+const DefaultHandoff = 10 * time.Millisecond
+
+// Waiters answers, from closed-loop cases (where a case of N clients hands
+// every release to one of N−1 waiters): how many waiters can one lock have
+// before a release takes longer than Target.Handoff at p99?
+type Waiters struct {
+	// Points are the measured handoff percentiles by client count.
+	Points []HandoffPoint `json:"points,omitempty"`
+	// MaxWaiters is the answer in waiters (clients − 1), interpolated on
+	// log-log axes between the last count that met the bound and the
+	// first that did not; Status "interpolated", "all meet" (every
+	// measured count met it: at least the largest), "none" (the smallest
+	// measured count already fails) or "not measured".
+	Status     string  `json:"status"`
+	MaxWaiters float64 `json:"max_waiters"`
+	Text       string  `json:"text"`
+}
+
+// HandoffPoint is one case's handoff percentiles.
+type HandoffPoint struct {
+	Clients int           `json:"clients"`
+	P50     time.Duration `json:"p50_ns"`
+	P99     time.Duration `json:"p99_ns"`
+	Runs    []string      `json:"runs"`
+}
+
+// waiters answers Waiters over cases (client-bound ones already left out).
+func waiters(cases []*Case, bound time.Duration, runOf map[*results.Result]string) (Waiters, error) {
+	var w Waiters
+	for _, c := range cases {
+		if c.Clients < 2 {
+			continue // no waiter to hand to
+		}
+		p50, ok, err := c.Quantile("handoff", 50)
+		if err != nil {
+			return w, err
+		}
+		if !ok {
+			continue
+		}
+		p99, _, _ := c.Quantile("handoff", 99)
+		hp := HandoffPoint{Clients: c.Clients, P50: p50, P99: p99}
+		for _, r := range c.Results {
+			if id := runOf[r]; id != "" && !slices.Contains(hp.Runs, id) {
+				hp.Runs = append(hp.Runs, id)
+			}
+		}
+		w.Points = append(w.Points, hp)
+	}
+	want := fmt.Sprintf("handoff p99 ≤ %s ms", num(Millis(bound)))
+	if len(w.Points) == 0 {
+		w.Status, w.Text = "not measured", "not measured: no handoff recorded"
+		return w, nil
+	}
+	first := w.Points[0]
+	src := func(p HandoffPoint) string { return fmt.Sprintf("N=%d, run %s", p.Clients, strings.Join(p.Runs, ", ")) }
+	if first.P99 > bound {
+		w.Status = "none"
+		w.Text = fmt.Sprintf("none measured: %d waiter(s) already exceed %s (p99 %s ms; %s)", first.Clients-1, want, num(Millis(first.P99)), src(first))
+		return w, nil
+	}
+	for j := 1; j < len(w.Points); j++ {
+		a, b := w.Points[j-1], w.Points[j]
+		if b.P99 <= bound {
+			continue
+		}
+		// Interpolate the waiter count on log-log axes.
+		x0, x1 := math.Log(float64(a.Clients-1)), math.Log(float64(b.Clients-1))
+		y0, y1, y := math.Log(float64(a.P99)), math.Log(float64(b.P99)), math.Log(float64(bound))
+		n := float64(a.Clients - 1)
+		if y1 != y0 {
+			n = math.Exp(x0 + (y-y0)/(y1-y0)*(x1-x0))
+		}
+		w.Status, w.MaxWaiters = "interpolated", n
+		w.Text = fmt.Sprintf("about %s waiters (interpolated between %d waiters, p99 %s ms, %s, and %d, p99 %s ms, %s)",
+			num(math.Floor(n)), a.Clients-1, num(Millis(a.P99)), src(a), b.Clients-1, num(Millis(b.P99)), src(b))
+		return w, nil
+	}
+	last := w.Points[len(w.Points)-1]
+	w.Status, w.MaxWaiters = "all meet", float64(last.Clients-1)
+	w.Text = fmt.Sprintf("at least %d waiters (every measured count meets %s; largest %s, p99 %s ms); beyond that not measured",
+		last.Clients-1, want, src(last), num(Millis(last.P99)))
+	return w, nil
 }
 
 // NotProjectable is Demand.RateSource when no rate can be projected.
@@ -42,6 +131,11 @@ type Plan struct {
 	Series []*SeriesPlan `json:"series"`
 	// Calibrations by backend, from the runs that carry one.
 	Calibrations map[backends.Kind]*results.Calibration `json:"calibrations,omitempty"`
+	// OpenLoop are the open-loop and think-time cases, the measured
+	// answers to latency targets.
+	OpenLoop []OpenLoopCase `json:"open_loop,omitempty"`
+	// USL fits each series' closed-loop throughput (FitUSLs).
+	USL []*USLFit `json:"usl,omitempty"`
 }
 
 // SeriesPlan is the plan of one workload, backend and variant.
@@ -51,13 +145,15 @@ type SeriesPlan struct {
 	Latency string `json:"latency"`
 	// Fits by figure ID (figures.Figure.ID of figures.Fitted), only for
 	// figures measured at two or more client counts.
-	Fits    map[string]Fit `json:"fits"`
-	Sustain Sustain        `json:"sustain"`
-	Demand  *Demand        `json:"demand,omitempty"`
+	Fits       map[string]Fit `json:"fits"`
+	Saturation Saturation     `json:"saturation"`
+	// Waiters answers the waiters-per-lock question (lock workloads).
+	Waiters *Waiters `json:"waiters,omitempty"`
+	Demand  *Demand  `json:"demand,omitempty"`
 	// Headroom per measured case against the calibrated server capacity;
 	// empty without a calibration.
 	Headroom []Headroom `json:"headroom,omitempty"`
-	// Excluded are the measured cases left out of Fits, Sustain and
+	// Excluded are the measured cases left out of Fits, Saturation and
 	// Demand because the load generator, not the servers, was their limit.
 	Excluded []Excluded `json:"excluded,omitempty"`
 }
@@ -70,23 +166,77 @@ type Excluded struct {
 	Reason string `json:"reason"`
 }
 
-// Sustain answers: how many clients does the variant sustain under the
-// target?
-type Sustain struct {
-	// Status: "interpolated" (a measured count meets the target and the
-	// next does not), "extrapolated" (every measured count meets it; the
-	// fit is projected), "beyond" (every measured count meets it and the
-	// fit does not say where it stops), "none" (the smallest measured count
-	// already fails), "not measured" (no latency recorded), "client-bound"
-	// (every measured case was client-bound: SeriesPlan.Excluded).
+// Saturation answers, for a closed-loop sweep, how much the servers gave:
+// the highest throughput measured (a closed loop with no think time keeps
+// every client asking, so its throughput is the recipe's capacity on that
+// cluster; its latency is N × the handoff by construction and answers no
+// latency question: see OpenLoop and Predict for those), and what one
+// operation cost at that point.
+type Saturation struct {
+	// Status: "measured", "not measured" (no throughput) or "client-bound"
+	// (every case was: SeriesPlan.Excluded).
 	Status string `json:"status"`
-	// Clients is the answer (fractional when interpolated or projected).
-	Clients float64 `json:"clients"`
-	// MeasuredOK is the largest measured client count that met the target
-	// (0 if none).
-	MeasuredOK int `json:"measured_ok"`
+	// Throughput is the highest mean throughput over the cases, at Clients.
+	Throughput float64 `json:"throughput"`
+	Clients    int     `json:"clients"`
+	// Runs are the run IDs of that case's results.
+	Runs []string `json:"runs,omitempty"`
+	// Cost per operation at that case by kind ("requests", "writes",
+	// "reads", "notifications", "bytes"): server-side counts where the
+	// servers were scraped, else client-side; CostSide says which.
+	Cost     map[string]float64 `json:"cost,omitempty"`
+	CostSide map[string]string  `json:"cost_side,omitempty"`
 	// Text is the answer in words, for reports.
 	Text string `json:"text"`
+}
+
+// CostKinds are Saturation.Cost's kinds in the order reports print them,
+// each with its server-side figure keys and the client-side fallback.
+var CostKinds = []struct {
+	Kind           string
+	Server, Client []string
+}{
+	{"requests", []string{figures.ServerRequests.Key}, []string{figures.Requests.Key}},
+	{"writes", []string{figures.ServerWrites.Key}, nil},
+	{"reads", []string{figures.ServerReads.Key}, nil},
+	{"notifications", []string{figures.ServerWatchEvents.Key}, []string{figures.WatchEvents.Key}},
+	{"bytes", []string{figures.ServerBytesSent.Key, figures.ServerBytesReceived.Key}, []string{figures.BytesSent.Key, figures.BytesReceived.Key}},
+}
+
+// perOpSum is the sum of c's per-operation figures keys; false if none
+// was measured.
+func perOpSum(c *Case, keys []string) (float64, bool) {
+	var v float64
+	var ok bool
+	for _, k := range keys {
+		if x, has := c.PerOp(k); has {
+			v, ok = v+x, true
+		}
+	}
+	return v, ok
+}
+
+// OpenLoopCase is a measured answer to a latency question: a case of an
+// open-loop run (zkbench run --rate), whose latency counts from the
+// scheduled start, or of a closed loop with think time (--think: N
+// workers, each asking again a think time after its release), whose
+// latency counts from each ask.
+type OpenLoopCase struct {
+	Key
+	Run string `json:"run"`
+	// Rate is the open loop's scheduled rate; 0 for a think-time run.
+	Rate  float64       `json:"rate"`
+	Think time.Duration `json:"think_ns,omitempty"`
+	Hold  time.Duration `json:"hold_ns"`
+	// Latency is the primary latency's name; P50 and P99 its percentiles.
+	Latency string        `json:"latency"`
+	P50     time.Duration `json:"p50_ns"`
+	P99     time.Duration `json:"p99_ns"`
+	// Throughput achieved (below Rate when the servers could not keep up).
+	Throughput float64 `json:"throughput"`
+	Meets      bool    `json:"meets"`
+	// ClientBound is the case's client-bound detail ("" when it was not).
+	ClientBound string `json:"client_bound,omitempty"`
 }
 
 // Demand is the server load a variant needs at a client count.
@@ -130,6 +280,9 @@ func PlanCapacity(runs []*results.Run, target Target) (*Plan, error) {
 	if target.P99 <= 0 {
 		target.P99 = DefaultP99
 	}
+	if target.Handoff <= 0 {
+		target.Handoff = DefaultHandoff
+	}
 	p := &Plan{Target: target, Calibrations: map[backends.Kind]*results.Calibration{}}
 	for _, r := range runs {
 		if r.Calibration != nil {
@@ -142,20 +295,60 @@ func PlanCapacity(runs []*results.Run, target Target) (*Plan, error) {
 			}
 		}
 	}
-	order, bySeries := Group(Cases(runs))
+	runOf := map[*results.Result]string{}
+	var closed []*results.Run
+	for _, r := range runs {
+		for i := range r.Results {
+			runOf[&r.Results[i]] = r.ID
+		}
+		if r.Config.Rate > 0 || r.Config.Think > 0 {
+			// Their throughput is their schedule, not a capacity; their
+			// latency answers a latency question.
+			if err := p.openLoop(r); err != nil {
+				return nil, err
+			}
+		} else {
+			closed = append(closed, r)
+		}
+	}
+	order, bySeries := Group(Cases(closed))
 	for _, s := range order {
-		sp, err := planSeries(s, bySeries[s], target, p.Calibrations[s.Backend])
+		sp, err := planSeries(s, bySeries[s], target, p.Calibrations[s.Backend], runOf)
 		if err != nil {
 			return nil, err
 		}
 		p.Series = append(p.Series, sp)
 	}
+	p.USL = FitUSLs(closed)
 	return p, nil
+}
+
+// openLoop adds the cases of open-loop or think-time run r.
+func (p *Plan) openLoop(r *results.Run) error {
+	for _, c := range Cases([]*results.Run{r}) {
+		o := OpenLoopCase{Key: c.Key, Run: r.ID, Rate: r.Config.Rate, Think: r.Config.Think, Hold: r.Config.Hold, Latency: c.PrimaryLatency()}
+		o.Throughput, _ = c.Throughput()
+		var err error
+		if o.P50, _, err = c.Quantile(o.Latency, 50); err != nil {
+			return err
+		}
+		var ok bool
+		if o.P99, ok, err = c.Quantile(o.Latency, 99); err != nil {
+			return err
+		}
+		o.Meets = ok && o.P99 <= p.Target.P99
+		if b := c.ClientBound(); b != nil {
+			o.ClientBound = b.Detail
+			o.Meets = false
+		}
+		p.OpenLoop = append(p.OpenLoop, o)
+	}
+	return nil
 }
 
 type point struct{ n, y float64 }
 
-func planSeries(s Series, all []*Case, t Target, cal *results.Calibration) (*SeriesPlan, error) {
+func planSeries(s Series, all []*Case, t Target, cal *results.Calibration, runOf map[*results.Result]string) (*SeriesPlan, error) {
 	sp := &SeriesPlan{Series: s, Latency: t.Latency, Fits: map[string]Fit{}}
 	// A client-bound case measured the load generator: it answers no
 	// capacity question.
@@ -191,7 +384,14 @@ func planSeries(s Series, all []*Case, t Target, cal *results.Calibration) (*Ser
 			sp.Fits[g.ID()] = f
 		}
 	}
-	sp.Sustain = sustain(points[figures.P99.ID()], points[figures.Throughput.ID()], sp.Fits, t)
+	sp.Saturation = saturation(cases, runOf)
+	if figures.UnitOf(s.Workload) == figures.Acquisition {
+		w, err := waiters(cases, t.Handoff, runOf)
+		if err != nil {
+			return nil, err
+		}
+		sp.Waiters = &w
+	}
 	if len(sp.Excluded) > 0 {
 		var ns []string
 		for _, e := range sp.Excluded {
@@ -199,9 +399,9 @@ func planSeries(s Series, all []*Case, t Target, cal *results.Calibration) (*Ser
 		}
 		left := fmt.Sprintf("%s left out: client-bound, the load generator was the limit (%s)", strings.Join(ns, ", "), sp.Excluded[0].Reason)
 		if len(cases) == 0 {
-			sp.Sustain = Sustain{Status: "client-bound", Text: "not answered: every measured case was client-bound; " + left}
+			sp.Saturation = Saturation{Status: "client-bound", Text: "not answered: every measured case was client-bound; " + left}
 		} else {
-			sp.Sustain.Text += "; " + left
+			sp.Saturation.Text += "; " + left
 		}
 	}
 	sp.Demand = demand(cases, sp.Fits, points, t, cal)
@@ -230,83 +430,41 @@ func fitPoints(pts []point) (Fit, error) {
 	return FitGrowth(n, y)
 }
 
-// logInterp returns the x at which the segment (x0,y0)-(x1,y1) reaches y on
-// log-log axes, where both costs and client counts usually grow by factors.
-func logInterp(x0, y0, x1, y1, y float64) float64 {
-	if y0 <= 0 || y1 <= 0 || y <= 0 || y0 == y1 {
-		return x0 + (x1-x0)*(y-y0)/(y1-y0)
-	}
-	f := (math.Log(y) - math.Log(y0)) / (math.Log(y1) - math.Log(y0))
-	return math.Exp(math.Log(x0) + f*(math.Log(x1)-math.Log(x0)))
-}
-
-func sustain(p99, tput []point, fits map[string]Fit, t Target) Sustain {
-	target := Millis(t.P99)
-	want := fmt.Sprintf("p99 ≤ %s ms", num(target))
-	if t.Rate > 0 {
-		want += fmt.Sprintf(" at ≥ %s ops/s", num(t.Rate))
-	}
-	if len(p99) == 0 {
-		return Sustain{Status: "not measured", Text: "not measured: no latency recorded"}
-	}
-	slices.SortFunc(p99, func(a, b point) int { return cmp.Compare(a.n, b.n) })
-	rate := map[float64]float64{}
-	for _, p := range tput {
-		rate[p.n] = p.y
-	}
-	meets := func(p point) bool {
-		if p.y > target {
-			return false
-		}
-		r, ok := rate[p.n]
-		return t.Rate <= 0 || (ok && r >= t.Rate)
-	}
-	if !meets(p99[0]) {
-		return Sustain{Status: "none", Text: fmt.Sprintf("none measured: already fails %s at the smallest measured N=%s (p99 %s ms)",
-			want, num(p99[0].n), num(p99[0].y))}
-	}
-	for j := 1; j < len(p99); j++ {
-		if meets(p99[j]) {
-			continue
-		}
-		i := j - 1
-		n := p99[j].n
-		if p99[j].y > target {
-			n = min(n, logInterp(p99[i].n, p99[i].y, p99[j].n, p99[j].y, target))
-		}
-		if t.Rate > 0 && rate[p99[j].n] < t.Rate {
-			n = min(n, logInterp(p99[i].n, rate[p99[i].n], p99[j].n, rate[p99[j].n], t.Rate))
-		}
-		n = max(n, p99[i].n)
-		return Sustain{Status: "interpolated", Clients: n, MeasuredOK: int(p99[i].n),
-			Text: fmt.Sprintf("about %s clients (interpolated between measured N=%s, which meets %s, and N=%s, which does not)",
-				num(math.Floor(n)), num(p99[i].n), want, num(p99[j].n))}
-	}
-	last := p99[len(p99)-1]
-	s := Sustain{Status: "beyond", Clients: last.n, MeasuredOK: int(last.n)}
-	// Every measured count meets the target: project the fits.
-	n, ok := math.Inf(1), false
-	var why []string
-	if f, has := fits[figures.P99.ID()]; has && f.Grows() {
-		if x, solved := f.Solve(target); solved && x > last.n {
-			n, ok = x, true
-			why = append(why, "p99 "+f.String())
+// saturation is the case of highest throughput and its cost per operation.
+func saturation(cases []*Case, runOf map[*results.Result]string) Saturation {
+	var best *Case
+	var top float64
+	for _, c := range cases {
+		if v, ok := c.Throughput(); ok && (best == nil || v > top) {
+			best, top = c, v
 		}
 	}
-	if f, has := fits[figures.Throughput.ID()]; has && t.Rate > 0 && f.Model != Constant && f.B < 0 {
-		if x, solved := f.Solve(t.Rate); solved && x > last.n && x < n {
-			n, ok = x, true
-			why = []string{"throughput " + f.String()}
+	if best == nil {
+		return Saturation{Status: "not measured", Text: "not measured: no throughput recorded"}
+	}
+	s := Saturation{Status: "measured", Throughput: top, Clients: best.Clients, Cost: map[string]float64{}, CostSide: map[string]string{}}
+	for _, r := range best.Results {
+		if id := runOf[r]; id != "" && !slices.Contains(s.Runs, id) {
+			s.Runs = append(s.Runs, id)
 		}
 	}
-	if ok {
-		s.Status, s.Clients = "extrapolated", n
-		s.Text = fmt.Sprintf("at least %s clients (every measured N meets %s); about %s EXTRAPOLATED from the fit %s",
-			num(last.n), want, num(math.Floor(n)), why[0])
-		return s
+	var costs []string
+	for _, k := range CostKinds {
+		side := figures.Server.String()
+		v, ok := perOpSum(best, k.Server)
+		if !ok && k.Client != nil {
+			side = figures.Client.String()
+			v, ok = perOpSum(best, k.Client)
+		}
+		if ok {
+			s.Cost[k.Kind], s.CostSide[k.Kind] = v, side
+			costs = append(costs, fmt.Sprintf("%s %s", num(v), k.Kind))
+		}
 	}
-	s.Text = fmt.Sprintf("at least %s clients (every measured N meets %s); beyond that not measured",
-		num(last.n), want)
+	s.Text = fmt.Sprintf("peak %s %ss/s at N=%d (measured, run %s, case %s)", num(top), best.Unit(), best.Clients, strings.Join(s.Runs, ", "), best.Key)
+	if len(costs) > 0 {
+		s.Text += "; per " + string(best.Unit()) + " there: " + strings.Join(costs, ", ")
+	}
 	return s
 }
 

@@ -5,7 +5,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/zkbench/zkbench/internal/testresults"
 	"github.com/zkbench/zkbench/results"
@@ -97,51 +96,6 @@ func TestFitGrowthRejects(t *testing.T) {
 	}
 }
 
-func TestSustain(t *testing.T) {
-	pts := func(v ...float64) []point {
-		var out []point
-		for i := 0; i < len(v); i += 2 {
-			out = append(out, point{v[i], v[i+1]})
-		}
-		return out
-	}
-	target := Target{P99: 50 * time.Millisecond}
-	// p99 10ms at 10 clients, 100ms at 100: log-log crossing at sqrt(10)*10.
-	s := sustain(pts(10, 10, 100, 100), nil, nil, target)
-	if s.Status != "interpolated" || !near(s.Clients, 50, 1e-9) || s.MeasuredOK != 10 {
-		t.Fatalf("%+v", s)
-	}
-	if !strings.Contains(s.Text, "about 50 clients") {
-		t.Errorf("text %q", s.Text)
-	}
-	s = sustain(pts(10, 60, 100, 100), nil, nil, target)
-	if s.Status != "none" || !strings.Contains(s.Text, "N=10") {
-		t.Fatalf("%+v", s)
-	}
-	// All measured points meet it; a linear p99 fit 1 + 0.1·N crosses at 490.
-	p99 := pts(10, 2, 20, 3, 40, 5)
-	fit, err := fitPoints(p99)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s = sustain(p99, nil, map[string]Fit{"p99": fit}, target)
-	if s.Status != "extrapolated" || !near(s.Clients, 490, 1e-6) || !strings.Contains(s.Text, "EXTRAPOLATED") {
-		t.Fatalf("%+v (fit %v)", s, fit)
-	}
-	s = sustain(p99, nil, nil, target)
-	if s.Status != "beyond" || s.Clients != 40 || !strings.Contains(s.Text, "not measured") {
-		t.Fatalf("%+v", s)
-	}
-	// A rate target binds first: throughput 1000 at 10, 100 at 100.
-	s = sustain(pts(10, 1, 100, 2), pts(10, 1000, 100, 100), nil, Target{P99: 50 * time.Millisecond, Rate: 500})
-	if s.Status != "interpolated" || !near(s.Clients, logInterp(10, 1000, 100, 100, 500), 1e-9) {
-		t.Fatalf("%+v", s)
-	}
-	if s := sustain(nil, nil, nil, target); s.Status != "not measured" {
-		t.Fatalf("%+v", s)
-	}
-}
-
 func TestBuildOnLockSweep(t *testing.T) {
 	var runs []*results.Run
 	for _, n := range []string{"lock-zookeeper.json", "lock-etcd.json"} {
@@ -177,8 +131,11 @@ func TestBuildOnLockSweep(t *testing.T) {
 		if sp.Latency != "acquire" {
 			t.Errorf("latency %q", sp.Latency)
 		}
-		if sp.Sustain.Status == "" || sp.Sustain.Text == "" {
-			t.Errorf("no sustain answer: %+v", sp.Sustain)
+		if sat := sp.Saturation; sat.Status != "measured" || sat.Throughput <= 0 || len(sat.Runs) != 1 || sat.Cost["requests"] <= 0 {
+			t.Errorf("%v saturation %+v: want the peak throughput, its run and its cost per operation", sp.Series, sat)
+		}
+		if w := sp.Waiters; w == nil || w.Status == "not measured" || len(w.Points) == 0 || w.Text == "" || len(w.Points[0].Runs) != 1 {
+			t.Errorf("%v waiters %+v: want the handoffs by waiters, an answer and its runs", sp.Series, w)
 		}
 		d := sp.Demand
 		if d == nil || d.Clients != 500 || !d.Extrapolated || d.RequestsSide != "server" {
@@ -228,8 +185,11 @@ func TestPlanLeavesClientBoundOut(t *testing.T) {
 		if len(sp.Excluded) != 1 || sp.Excluded[0].Clients != largest || sp.Excluded[0].Reason != bound.Detail {
 			t.Fatalf("%v excluded %+v, want N=%d with its reason", sp.Series, sp.Excluded, largest)
 		}
-		if !strings.Contains(sp.Sustain.Text, fmt.Sprintf("N=%d left out: client-bound", largest)) {
-			t.Errorf("%v sustain %q does not say what was left out", sp.Series, sp.Sustain.Text)
+		if !strings.Contains(sp.Saturation.Text, fmt.Sprintf("N=%d left out: client-bound", largest)) {
+			t.Errorf("%v saturation %q does not say what was left out", sp.Series, sp.Saturation.Text)
+		}
+		if sp.Saturation.Clients == largest {
+			t.Errorf("%v saturation at the client-bound N=%d", sp.Series, largest)
 		}
 		fan, was := sp.Fits["watch_events/op"], full.Series[i].Fits["watch_events/op"]
 		if fan.Points != was.Points-1 {

@@ -197,13 +197,13 @@ func Build(runs []*results.Run) ([]*Figure, error) {
 	var figs []*Figure
 	for _, w := range analysis.Distinct(cases, func(c *analysis.Case) string { return c.Workload }) {
 		wc := slices.DeleteFunc(slices.Clone(cases), func(c *analysis.Case) bool { return c.Workload != w })
-		b := &builder{workload: w, unit: string(figures.UnitOf(w)), cases: wc, st: st, runOf: runOf}
+		b := &builder{workload: w, unit: string(figures.UnitOf(w)), cases: wc, st: st, runOf: runOf, runs: runsOf(runs, w)}
 		b.backends = analysis.Distinct(wc, func(c *analysis.Case) backends.Kind { return c.Backend })
 		b.clients = analysis.Distinct(wc, func(c *analysis.Case) int { return c.Clients })
 		slices.Sort(b.clients)
 		b.order, b.series = analysis.Group(wc)
 		first := len(figs)
-		for _, f := range []func() (*Figure, error){b.fanout, b.bytes, b.throughput, b.requests, b.loadgen} {
+		for _, f := range []func() (*Figure, error){b.fanout, b.bytes, b.throughput, b.usl, b.requests, b.loadgen} {
 			fig, err := f()
 			if err != nil {
 				return nil, err
@@ -299,6 +299,7 @@ type builder struct {
 	order    []analysis.Series
 	series   map[analysis.Series][]*analysis.Case
 	runOf    map[*results.Result]*results.Run
+	runs     []*results.Run // the runs of this workload
 }
 
 // sweepLines makes one line per variant of backend b, with y read from each

@@ -144,7 +144,7 @@ func pct(v float64) string { return Num(100*v) + "%" }
 func ms(d time.Duration) string { return Num(analysis.Millis(d)) }
 
 // glance states the findings a reader needs first: whether each variant's
-// notification fan-out grows with clients, how many clients it sustains,
+// notification fan-out grows with clients, its saturation throughput,
 // and safety.
 func (d *Document) glance(cases []*analysis.Case, plan *analysis.Plan) {
 	d.add(Heading{2, "Findings at a glance"})
@@ -156,7 +156,7 @@ func (d *Document) glance(cases []*analysis.Case, plan *analysis.Plan) {
 		}
 	}
 	for _, sp := range plan.Series {
-		items = append(items, fmt.Sprintf("%s, %s on %s sustains %s.", sp.Workload, sp.Variant, sp.Backend, sp.Sustain.Text))
+		items = append(items, fmt.Sprintf("%s, %s on %s: %s.", sp.Workload, sp.Variant, sp.Backend, sp.Saturation.Text))
 	}
 	for _, s := range order {
 		if line := bytesLine(s, bySeries[s]); line != "" {
@@ -623,19 +623,115 @@ func (d *Document) plots(runs []*results.Run) error {
 func (d *Document) capacity(plan *analysis.Plan) {
 	t := plan.Target
 	d.add(Heading{2, "Capacity planning"})
-	want := fmt.Sprintf("p99 latency ≤ %s ms", ms(t.P99))
-	if t.Rate > 0 {
-		want += fmt.Sprintf(" and throughput ≥ %s operations per second", Num(t.Rate))
-	}
-	d.add(Para{Text: fmt.Sprintf("Target: %s, on the cluster these runs measured. Answers come from measured points, "+
-		"interpolated on log-log axes between the last client count that met the target and the first that did not; "+
-		"where every measured count met it, a fitted model is projected and the answer is marked EXTRAPOLATED.", want)})
+	d.add(Para{Text: "A closed-loop sweep with no think time keeps every client asking, so its latency is N handoffs by " +
+		"construction and answers no latency question: from such sweeps this section gives saturation throughput and " +
+		"the cost of an operation there. Latency targets are answered only by open-loop runs (zkbench run --rate) or by " +
+		"the queueing model of zkbench plan (docs/results.md gives its measured error). Each answer names the runs behind it."})
 
-	sus := Table{Header: []string{"workload", "backend", "variant", "latency", "status", "clients sustained"}}
-	for _, sp := range plan.Series {
-		sus.Rows = append(sus.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, sp.Latency, sp.Sustain.Status, sp.Sustain.Text})
+	sat := Table{
+		Caption: "Closed-loop sweeps: the highest throughput measured (not client-bound), and what one operation cost there " +
+			"(server-side counts where the servers were scraped, else client-side).",
+		Header: []string{"workload", "backend", "variant", "peak ops/s", "at clients", "requests/op", "writes/op", "reads/op", "notifications/op", "bytes/op", "runs"},
 	}
-	d.add(Heading{3, "Clients each variant sustains"}, sus)
+	for _, sp := range plan.Series {
+		st := sp.Saturation
+		if st.Status != "measured" {
+			sat.Rows = append(sat.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, st.Text})
+			continue
+		}
+		row := []string{sp.Workload, string(sp.Backend), sp.Variant, Num(st.Throughput), strconv.Itoa(st.Clients)}
+		for _, k := range analysis.CostKinds {
+			v, ok := st.Cost[k.Kind]
+			cell := NotMeasured
+			if ok {
+				cell = Num(v)
+				if st.CostSide[k.Kind] != figures.Server.String() {
+					cell += " (client)"
+				}
+			}
+			row = append(row, cell)
+		}
+		sat.Rows = append(sat.Rows, append(row, strings.Join(st.Runs, ", ")))
+	}
+	if len(sat.Rows) > 0 {
+		d.add(Heading{3, "Saturation throughput and cost per operation"}, sat)
+	} else {
+		d.add(Heading{3, "Saturation throughput and cost per operation"},
+			Para{Text: "No closed-loop sweep without think time among these results: nothing here measured a saturation."})
+	}
+
+	usl := Table{
+		Caption: "Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to each variant's closed-loop " +
+			"throughput (least squares on log throughput, one point per repeat, client-bound cases left out); 95% " +
+			"intervals from the fit's covariance. σ is contention, κ coherency: a herd is crosstalk, so κ says how " +
+			"herd-prone a variant is. With three client counts the fit is exact and has no interval.",
+		Header: []string{"workload", "backend", "variant", "λ (ops/s)", "σ", "σ 95%", "κ", "κ 95%", "peak at N", "points", "runs"},
+	}
+	for _, f := range plan.USL {
+		if f.Err != "" {
+			usl.Rows = append(usl.Rows, []string{f.Workload, string(f.Backend), f.Variant, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, strconv.Itoa(len(f.N)), f.Err})
+			continue
+		}
+		u := f.USL
+		sci, kci := "exact fit: none", "exact fit: none"
+		if !u.Exact {
+			sci = fmt.Sprintf("%s to %s", Num(u.SigmaCI[0]), Num(u.SigmaCI[1]))
+			kci = fmt.Sprintf("%s to %s", Num(u.KappaCI[0]), Num(u.KappaCI[1]))
+		}
+		peak := "none (κ 0)"
+		if p := u.Peak(); !math.IsInf(p, 1) {
+			peak = Num(p)
+		}
+		usl.Rows = append(usl.Rows, []string{f.Workload, string(f.Backend), f.Variant, Num(u.Lambda), Num(u.Sigma), sci, Num(u.Kappa), kci, peak,
+			strconv.Itoa(u.Points), strings.Join(f.Runs, ", ")})
+	}
+	if len(usl.Rows) > 0 {
+		d.add(Heading{3, "How herd-prone: scalability fits"}, usl)
+	}
+
+	wt := Table{
+		Caption: fmt.Sprintf("How many waiters one lock can have before a release takes longer than %s ms at p99: each closed-loop "+
+			"case of N clients hands every release to one of N−1 waiters, so its handoff latency is a release's at N−1 waiters.", ms(t.Handoff)),
+		Header: []string{"workload", "backend", "variant", "handoff p50 / p99 (ms) by waiters", "answer"},
+	}
+	for _, sp := range plan.Series {
+		if sp.Waiters == nil || sp.Waiters.Status == "not measured" {
+			continue
+		}
+		var pts []string
+		for _, hp := range sp.Waiters.Points {
+			pts = append(pts, fmt.Sprintf("%d: %s / %s", hp.Clients-1, ms(hp.P50), ms(hp.P99)))
+		}
+		wt.Rows = append(wt.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, strings.Join(pts, "; "), sp.Waiters.Text})
+	}
+	if len(wt.Rows) > 0 {
+		d.add(Heading{3, "Waiters per lock"}, wt)
+	}
+
+	d.add(Heading{3, "Latency targets"})
+	if len(plan.OpenLoop) == 0 {
+		d.add(Para{Text: fmt.Sprintf("No open-loop or think-time run among these results: no latency target (p99 ≤ %s ms) is answered from them. "+
+			"Run the workload's rate with zkbench run --rate, or predict it with zkbench plan (and check the prediction with --validate).", ms(t.P99))})
+	} else {
+		ol := Table{
+			Caption: fmt.Sprintf("Open-loop cases (latency from each scheduled start) and closed-loop cases with think time (N workers "+
+				"asking again a think time after each release; latency from each ask), against p99 ≤ %s ms.", ms(t.P99)),
+			Header: []string{"workload", "backend", "variant", "clients", "loop", "hold (ms)", "achieved ops/s", "latency", "p50 (ms)", "p99 (ms)", "meets", "run"},
+		}
+		for _, o := range plan.OpenLoop {
+			meets := map[bool]string{true: "yes", false: "no"}[o.Meets]
+			if o.ClientBound != "" {
+				meets = "client-bound: " + o.ClientBound
+			}
+			loop := "open, " + Num(o.Rate) + " ops/s"
+			if o.Rate == 0 {
+				loop = "think " + ms(o.Think) + " ms"
+			}
+			ol.Rows = append(ol.Rows, []string{o.Workload, string(o.Backend), o.Variant, strconv.Itoa(o.Clients), loop, ms(o.Hold),
+				Num(o.Throughput), o.Latency, ms(o.P50), ms(o.P99), meets, o.Run})
+		}
+		d.add(ol)
+	}
 
 	fits := Table{
 		Caption: "Each figure fitted against clients N with a line (least squares) and a power law (least squares on " +
@@ -660,7 +756,9 @@ func (d *Document) capacity(plan *analysis.Plan) {
 				f.Model, f.Formula(), r2, strconv.Itoa(f.Points)})
 		}
 	}
-	d.add(Heading{3, "How each cost grows with clients"}, fits)
+	if len(fits.Rows) > 0 {
+		d.add(Heading{3, "How each cost grows with clients"}, fits)
+	}
 
 	dem := Table{
 		Caption: "Server request rate each variant needs: operations per second (the target rate if given, else the measured " +
@@ -693,7 +791,9 @@ func (d *Document) capacity(plan *analysis.Plan) {
 		dem.Rows = append(dem.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, strconv.Itoa(m.Clients),
 			rate, m.RateSource, Num(m.RequestsPerOp), m.RequestsSide, reqs, writes, share, basis})
 	}
-	d.add(Heading{3, "Server load"}, dem)
+	if len(dem.Rows) > 0 {
+		d.add(Heading{3, "Server load"}, dem)
+	}
 
 	d.add(Heading{3, "Server calibration"})
 	if len(plan.Calibrations) == 0 {

@@ -83,14 +83,14 @@ func TestReportCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := execute(t, "report", testresults.Path("lock-zookeeper.json"), runDir, "-o", dir,
-		"--target-p99", "20ms", "--target-rate", "100", "--at-clients", "500"); err != nil {
+		"--target-p99", "20ms", "--target-rate", "100", "--at-clients", "500", "--target-handoff", "5ms"); err != nil {
 		t.Fatal(err)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"p99 latency ≤ 20 ms and throughput ≥ 100 operations per second", "| lock | etcd | fair | 500 | 100 | target |"} {
+	for _, want := range []string{"no latency target (p99 ≤ 20 ms) is answered", "longer than 5 ms at p99", "| lock | etcd | fair | 500 | 100 | target |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
@@ -100,6 +100,9 @@ func TestReportCommand(t *testing.T) {
 	}
 	if _, err := execute(t, "report", testresults.Path("lock-etcd.json"), "--target-p99", "0s", "-o", dir); err == nil {
 		t.Error("report accepted --target-p99 0s")
+	}
+	if _, err := execute(t, "report", testresults.Path("lock-etcd.json"), "--target-handoff", "0s", "-o", dir); err == nil {
+		t.Error("report accepted --target-handoff 0s")
 	}
 	_, err = execute(t, "report", filepath.Join(dir, "missing.json"), "-o", dir)
 	if err == nil || !strings.Contains(err.Error(), "missing.json") {

@@ -42,6 +42,7 @@ With no endpoints, zkbench starts an embedded etcd in-process.`,
 		newCleanCmd(),
 		newExecCmd(),
 		newKubeCmd(),
+		newPlanCmd(),
 	)
 	return root
 }

@@ -1,0 +1,255 @@
+package analysis
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/results"
+)
+
+func msStr(d time.Duration) string { return num(Millis(d)) + " ms" }
+
+func pctStr(v float64) string { return num(100*v) + "%" }
+
+// TargetText is the target in words: "p99 ≤ 50 ms".
+func (w Workload) TargetText() string {
+	return fmt.Sprintf("p%s ≤ %s", num(w.Percentile), msStr(w.Bound))
+}
+
+// Write prints the answer, every number with where it came from.
+func (a *PlanAnswer) Write(out io.Writer) error {
+	p := a.Asked
+	w := p.Workload
+	model := Source{Kind: "model", What: fmt.Sprintf("simulation of %d acquisitions, seed %d", p.Sim.Acquisitions, w.Seed)}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s on %s: %s\n", w.Workload, p.Variant, p.Backend, a.Model)
+	fmt.Fprintf(&b, "target: %s\n", w.TargetText())
+	fmt.Fprintf(&b, "basis: %s, %s\n", p.Basis, p.Range)
+	for _, s := range p.Skipped {
+		fmt.Fprintf(&b, "left out: %s\n", s)
+	}
+	b.WriteString("\n")
+	tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "figure\tvalue\tfrom\n")
+	fmt.Fprintf(tw, "handoff (mean)\t%s\t%s\n", msStr(p.Handoff), p.Service)
+	fmt.Fprintf(tw, "wait p50\t%s\t%s\n", p.wait(p.P50), model)
+	fmt.Fprintf(tw, "wait p99\t%s\t%s\n", p.wait(p.P99), model)
+	if w.Percentile != 50 && w.Percentile != 99 {
+		fmt.Fprintf(tw, "wait p%s\t%s\t%s\n", num(w.Percentile), p.wait(p.AtTarget), model)
+	}
+	fmt.Fprintf(tw, "acquisitions/s\t%s\t%s\n", num(p.Sim.Throughput), model)
+	fmt.Fprintf(tw, "lock utilisation\t%s\t%s (offered %s)\n", pctStr(p.Sim.Utilisation), model, pctStr(p.Sim.Offered))
+	fmt.Fprintf(tw, "clients waiting (mean)\t%s\t%s\n", num(p.Sim.MeanWaiting), model)
+	for _, l := range p.Load {
+		fmt.Fprintf(tw, "%s/s (%s)\t%s\t%s/acquisition (%s) × acquisitions/s (model)\n", l.Kind, l.Side, num(l.PerSec), num(l.PerAcquisition), l.Source)
+	}
+	tw.Flush()
+	b.WriteString("\ncapacity, in acquisitions per second, first to saturate first:\n")
+	tw = tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "resource\tfull at acq/s\tshare now\tfrom\n")
+	for _, r := range p.Resources {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, num(r.Capacity), pctStr(r.Share), r.Source)
+	}
+	tw.Flush()
+	if p.Calibration == "" {
+		fmt.Fprintf(&b, "no calibration in these results: server writes and reads have no capacity to set the load against (run a sweep with --calibrate)\n")
+	}
+	first := p.Resources[0]
+	fmt.Fprintf(&b, "first to saturate: %s, at %s acquisitions/s; headroom %s\n", first.Name, num(first.Capacity), pctStr(p.Headroom))
+	if p.Overloaded {
+		fmt.Fprintf(&b, "OVERLOADED: the workload asks for %s of what the lock can serve (%s acquisitions/s scheduled, the lock passes at most %s/s): waits grow for as long as the load lasts\n",
+			pctStr(p.Sim.Offered), num(w.Rate()), num(p.Resources[0].Capacity))
+	}
+	if p.Meets {
+		fmt.Fprintf(&b, "answer: meets %s (p%s %s)", w.TargetText(), num(w.Percentile), msStr(p.AtTarget))
+	} else {
+		fmt.Fprintf(&b, "answer: does NOT meet %s (p%s %s)", w.TargetText(), num(w.Percentile), p.wait(p.AtTarget))
+	}
+	switch {
+	case p.MaxClients == 0:
+		fmt.Fprintf(&b, "; not even one client meets it at this hold and handoff: the nearest achievable is p%s %s with one client\n", num(w.Percentile), msStr(p.OneClient))
+	case p.MaxClients > 0:
+		fmt.Fprintf(&b, "; at most %d clients meet it at this per-client demand (model, searched up to %gx the largest measured N)\n", p.MaxClients, MaxExtrapolation)
+	default:
+		b.WriteString("\n")
+	}
+	if p.Cycled {
+		b.WriteString("NOT SETTLED: the sweep's handoffs fall as its clients grow, so the simulated contention picks a faster case, which makes less contention, " +
+			"and back: no measured case is consistent with the waits it gives; the answer is the worst state visited\n")
+	}
+	if o := p.OtherState; o != nil {
+		fmt.Fprintf(&b, "TWO STATES: from the least contended case the simulation settles in a better one (%s waiters at a handoff, mean handoff %s of %s: wait p50 %s, p99 %s); "+
+			"the measured handoff grows with the waiters (a herd's most of all), so the lock can stay in either: the answer above is the worse\n",
+			num(o.WaitersAtHandoff), msStr(o.Handoff), o.Basis, msStr(o.P50), msStr(o.P99))
+	}
+	if p.Service.Run == p.Basis.Run && p.Service.Case == p.Basis.Case && !p.Overloaded {
+		b.WriteString("note: the waits above come from a closed-loop sweep's handoffs, measured with clients and servers kept busy; " +
+			"a workload that sleeps between acquisitions pays wake-ups they did not, so on a loaded machine these waits are a floor " +
+			"(docs/results.md measured them 2 to 20 times low): pass --service-from a short open-loop run at this duty cycle, and check with --validate\n")
+	}
+	if len(a.Others) > 0 {
+		b.WriteString("\nevery variant at the same point (each from its own nearest measured case):\n")
+		tw = tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "variant\tclass\twait p50\twait p99\tmeets\tnotifications/s\twrites/s\tfirst to saturate\theadroom\tmax clients\tbasis\n")
+		for _, q := range append([]*Prediction{p}, a.Others...) {
+			meets := "no"
+			if q.Meets {
+				meets = "yes"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", q.Variant, className(ClassOf(q.Variant)), q.wait(q.P50), q.wait(q.P99), meets,
+				q.loadText("notifications"), q.loadText("writes"), q.Resources[0].Name, pctStr(q.Headroom), q.MaxClients, q.Basis)
+		}
+		tw.Flush()
+	}
+	for _, l := range a.LeftOut {
+		fmt.Fprintf(&b, "not compared: %s\n", l)
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+// wait prints a predicted wait, "unbounded" when overloaded.
+func (p *Prediction) wait(d time.Duration) string {
+	if p.Overloaded {
+		return "unbounded"
+	}
+	return msStr(d)
+}
+
+func (p *Prediction) loadText(kind string) string {
+	for _, l := range p.Load {
+		if l.Kind == kind {
+			return num(l.PerSec)
+		}
+	}
+	return "—"
+}
+
+func className(c Class) string {
+	switch c {
+	case Naive:
+		return "naive"
+	case HerdFree:
+		return "herd-free"
+	case Baseline:
+		return "baseline"
+	}
+	return "other"
+}
+
+// Check is one predicted figure against its measurement.
+type Check struct {
+	Figure    string  `json:"figure"`
+	Predicted float64 `json:"predicted"`
+	Measured  float64 `json:"measured"`
+	// Error is (predicted − measured) / measured; NaN when measured is 0.
+	Error float64 `json:"error"`
+}
+
+// Validation sets a prediction against the run that measured its point.
+type Validation struct {
+	Run    string  `json:"run"`
+	Case   string  `json:"case"`
+	Checks []Check `json:"checks"`
+	// ClientBound is the measured case's client-bound detail: its error
+	// then measures the load generator.
+	ClientBound string `json:"client_bound,omitempty"`
+	// Overloaded: the model says the lock cannot keep up (Prediction.
+	// Overloaded), so its waits grow with the length of the load and are
+	// not compared; MeasuredBehind says whether the run fell behind its
+	// schedule too (achieved below 95% of the scheduled rate).
+	Overloaded     bool `json:"overloaded,omitempty"`
+	MeasuredBehind bool `json:"measured_behind,omitempty"`
+}
+
+// Validate compares p with the case of run that measured it (same variant
+// and clients).
+func Validate(p *Prediction, run *results.Run) (*Validation, error) {
+	var c *Case
+	for _, x := range Cases([]*results.Run{run}) {
+		if x.Variant == p.Variant && x.Clients == p.Workload.Clients && x.Backend == p.Backend {
+			c = x
+		}
+	}
+	if c == nil {
+		return nil, fmt.Errorf("analysis: run %s has no case %s/%s/N=%d to validate against", run.ID, p.Backend, p.Variant, p.Workload.Clients)
+	}
+	v := &Validation{Run: run.ID, Case: c.Key.String()}
+	if b := c.ClientBound(); b != nil {
+		v.ClientBound = b.Detail
+	}
+	add := func(name string, pred, meas float64) {
+		e := math.NaN()
+		if meas != 0 {
+			e = (pred - meas) / meas
+		}
+		v.Checks = append(v.Checks, Check{Figure: name, Predicted: pred, Measured: meas, Error: e})
+	}
+	tput, _ := c.Throughput()
+	v.Overloaded = p.Overloaded
+	v.MeasuredBehind = p.Workload.Every > 0 && tput < 0.95*p.Workload.Rate()
+	lat := c.PrimaryLatency()
+	for _, q := range []float64{50, 99} {
+		if p.Overloaded {
+			break // the waits of an overloaded lock grow with the run: not comparable
+		}
+		d, ok, err := c.Quantile(lat, q)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			add(fmt.Sprintf("wait p%s (ms)", num(q)), Millis(p.Sim.P(q)), Millis(d))
+		}
+	}
+	if h, err := c.Latency("handoff"); err == nil && h != nil && h.TotalCount() > 0 {
+		add("handoff mean (ms)", Millis(p.Handoff), h.Mean()/1e6) // the model's input beside the run's
+	}
+	add("acquisitions/s", p.Sim.Throughput, tput)
+	for _, l := range p.Load {
+		if l.Side != figures.Server.String() {
+			continue
+		}
+		for _, k := range CostKinds {
+			if k.Kind != l.Kind {
+				continue
+			}
+			if per, ok := perOpSum(c, k.Server); ok {
+				add(l.Kind+"/s (server)", l.PerSec, per*tput)
+			}
+		}
+	}
+	return v, nil
+}
+
+// Write prints the validation.
+func (v *Validation) Write(out io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "validation against run %s, case %s (measured)\n", v.Run, v.Case)
+	if v.ClientBound != "" {
+		fmt.Fprintf(&b, "CLIENT-BOUND: the measured case was limited by the load generator (%s): the errors below measure zkbench, not the model\n", v.ClientBound)
+	}
+	if v.Overloaded {
+		behind := "but the run kept its schedule: the model is wrong here"
+		if v.MeasuredBehind {
+			behind = "and the run fell behind its schedule too: both overloaded"
+		}
+		fmt.Fprintf(&b, "OVERLOADED: the model says the lock cannot keep up, %s; waits grow with the run's length and are not compared\n", behind)
+	}
+	tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "figure\tpredicted\tmeasured\terror\n")
+	for _, c := range v.Checks {
+		e := "—"
+		if !math.IsNaN(c.Error) {
+			e = fmt.Sprintf("%+.0f%%", 100*c.Error)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Figure, num(c.Predicted), num(c.Measured), e)
+	}
+	tw.Flush()
+	_, err := io.WriteString(out, b.String())
+	return err
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func keptRun(name string) string { return filepath.Join("..", "..", "docs", "runs", name) }
+
+// TestPlanCommand predicts a kept validation point from the kept sweep and
+// compares it with the kept run: every number names its source.
+func TestPlanCommand(t *testing.T) {
+	out, err := execute(t, "plan", keptRun("usl-zookeeper"), "--variant", "fair", "--clients", "20", "--every", "400ms", "--hold", "2ms",
+		"--against", keptRun("plan-zk-fair-u20"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"measured: run usl-zookeeper, case lock/zookeeper/fair/N=", "model: simulation of", "calibration: run usl-zookeeper",
+		"first to saturate:", "every variant at the same point", "naive", "validation against run plan-zk-fair-u20",
+		"wait p99 (ms)", "writes/s (server)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	js, err := execute(t, "plan", keptRun("usl-etcd"), "--variant", "naive", "--clients", "8", "--think", "50ms", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ans struct {
+		Asked struct {
+			Variant string `json:"variant"`
+			P99     int64  `json:"p99_ns"`
+		} `json:"asked"`
+		Others []json.RawMessage `json:"others"`
+	}
+	if err := json.Unmarshal([]byte(js), &ans); err != nil || ans.Asked.Variant != "naive" || ans.Asked.P99 <= 0 || len(ans.Others) != 1 {
+		t.Errorf("--json: %+v %v\n%s", ans, err, js)
+	}
+}
+
+// Bad input gets an error that says what to do.
+func TestPlanCommandRefuses(t *testing.T) {
+	sweep := keptRun("usl-zookeeper")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{sweep, "--clients", "10"}, "give --variant"},
+		{[]string{sweep, "--variant", "fair"}, "give --clients"},
+		{[]string{sweep, "--variant", "fair", "--clients", "10", "--every", "1s", "--think", "1s"}, "not both"},
+		{[]string{sweep, "--variant", "fair", "--clients", "10", "--target", "99=5ms"}, "pQ=BOUND"},
+		{[]string{sweep, "--variant", "fair", "--clients", "10", "--target", "p100=5ms"}, "between 0 and 100"},
+		{[]string{sweep, "--variant", "fair", "--clients", "10", "--duration", "5s"}, "only with --validate"},
+		{[]string{sweep, "--variant", "fair", "--clients", "10", "--validate", "--against", sweep}, "not both"},
+		{[]string{sweep, "--variant", "native", "--clients", "10"}, "they hold [naive fair]"},
+		{[]string{sweep, "--variant", "fair", "--clients", "1000"}, "measure it"},
+		{[]string{sweep, sweep + "-nope", "--variant", "fair", "--clients", "10"}, "give a results file"},
+		{[]string{sweep, "--variant", "fair", "--clients", "20", "--every", "400ms", "--hold", "3ms", "--against", keptRun("plan-zk-fair-u20")}, "--hold 2ms"},
+		{[]string{sweep, keptRun("usl-etcd"), "--variant", "fair", "--clients", "10"}, "say which with --backend"},
+	} {
+		_, err := execute(t, append([]string{"plan"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("plan %v: error %v, want one saying %q", c.args, err, c.want)
+		}
+	}
+}
+
+// TestPlanValidate runs a predicted point against a real (embedded) etcd
+// and prints predicted against measured.
+func TestPlanValidate(t *testing.T) {
+	dir := t.TempDir()
+	out, err := execute(t, "plan", keptRun("usl-etcd"), "--variant", "fair", "--clients", "4", "--every", "100ms", "--hold", "1ms",
+		"--validate", "--cluster", "embedded", "--duration", "1s", "--warmup", "200ms", "-o", dir, "--run-id", "val")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"validation against run val, case lock/etcd/fair/N=4", "acquisitions/s", "writes/s (server)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
