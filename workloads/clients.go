@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/instrument"
+	"github.com/zkbench/zkbench/internal/procstat"
 )
 
 // Clients are the sessions of one case, one per simulated client, each
@@ -281,4 +282,18 @@ func CheckClientLimit(info backends.ClusterInfo, n int) error {
 			ErrBadCase, info.MaxClientCnxns, n, need, need)
 	}
 	return nil
+}
+
+// baseRSS is the process's resident memory before a case opens its
+// sessions, the base of the case's memory per client (Cost). Freed memory
+// is returned to the operating system first, so that what an earlier case
+// left resident (its sessions' buffers, garbage the scavenger has not yet
+// returned) is not counted as this case's base. 0 if it cannot be read.
+func baseRSS() uint64 {
+	debug.FreeOSMemory()
+	st, err := procstat.Self()
+	if err != nil {
+		return 0
+	}
+	return st.RSSBytes
 }

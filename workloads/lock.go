@@ -12,7 +12,6 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
-	"github.com/zkbench/zkbench/internal/procstat"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
@@ -125,7 +124,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	}
 	meter := NewMeter(c.Backend, c.Cluster, mopts...)
 	defer meter.Stop()
-	base, _ := procstat.Self()
+	base := baseRSS()
 
 	lockPath := c.Namespace + "/lock"
 	clients, ids, procs, err := lockClients(ctx, c, lockPath, log)
@@ -252,7 +251,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		res.Notes = append(res.Notes, "some clients did not stop within the drain timeout; their sessions were closed to stop them")
 	}
 	closeClients()
-	lw.collect(&res, recs, checker, fence, pace, out, interval, v.ClientCounts, meter, base.RSSBytes)
+	lw.collect(&res, recs, checker, fence, pace, out, interval, v.ClientCounts, meter, base)
 	lost := clients.Lost()
 	for _, p := range procs {
 		if p.lost {

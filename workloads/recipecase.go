@@ -8,7 +8,6 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
-	"github.com/zkbench/zkbench/internal/procstat"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -52,8 +51,7 @@ func newRecipeCase(workload string, c Case, extra int) (*recipeCase, error) {
 func (rc *recipeCase) open(ctx context.Context, n int) (*Clients, error) {
 	if rc.meter == nil {
 		rc.meter = NewMeter(rc.c.Backend, rc.c.Cluster, WithServerPIDs(rc.c.ServerPIDs))
-		base, _ := procstat.Self()
-		rc.baseRSS = base.RSSBytes
+		rc.baseRSS = baseRSS()
 	}
 	log := rc.c.log()
 	cl, err := OpenClients(ctx, rc.c.Backend, n, WithOpenProgress(log.Progress), WithSessionEvents(log.Event))
