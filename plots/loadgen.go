@@ -73,6 +73,7 @@ func (b *builder) loadgen() (*Figure, error) {
 				X:     b.clientsAxis(),
 				Y:     Axis{Label: row.label, Scale: row.scale},
 				Lines: lines,
+				Group: row.side, // each row its own y range
 			})
 		}
 		if found {
