@@ -115,6 +115,9 @@ func (f *recipeFlags) params(workload string) (map[string]string, error) {
 			params[workloads.ParamReadShare] = strconv.FormatFloat(f.readShare, 'g', -1, 64)
 		}
 		if workload == "revoke" {
+			if f.revokeEvery <= 0 {
+				return nil, fmt.Errorf("--revoke-every %v: want a positive pause such as 50ms (the revoker waits it before each listing; with none it would list the lock in a tight loop)", f.revokeEvery)
+			}
 			params[workloads.ParamFence] = f.fence
 			params[workloads.ParamGrace] = f.grace.String()
 			params[workloads.ParamRevokeEvery] = f.revokeEvery.String()
