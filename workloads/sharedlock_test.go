@@ -122,8 +122,8 @@ func TestRevokeVariants(t *testing.T) {
 				_, err := w.Run(ctx, Case{Backend: b, Cluster: clusterInfo(t, b), Variant: "consent", Clients: 2, Repeat: 1,
 					Namespace: testcluster.TestNamespace(t, b), Config: cfg, Log: NewRunLog(nil, time.Now())})
 				cancel()
-				if !errors.Is(err, ErrBadCase) || !strings.Contains(err.Error(), ParamRevokeEvery) {
-					t.Errorf("%s=%s: %v, want ErrBadCase naming the parameter", ParamRevokeEvery, every, err)
+				if !errors.Is(err, ErrBadCase) || !strings.Contains(err.Error(), ParamRevokeEvery+`="`+every+`": want a positive pause`) {
+					t.Errorf("%s=%s: %v, want ErrBadCase asking for a positive pause", ParamRevokeEvery, every, err)
 				}
 			}
 		})

@@ -45,8 +45,8 @@ func paramShare(cfg results.Config, key string, def float64) (float64, error) {
 // 50ms.
 func paramRevokeEvery(cfg results.Config) (time.Duration, error) {
 	d, err := paramDuration(cfg, ParamRevokeEvery, 50*time.Millisecond)
-	if err == nil && d <= 0 {
-		err = fmt.Errorf("%w: parameter %s=%q: want a positive pause such as 50ms (with none the revoker would list the lock without a break)", ErrBadCase, ParamRevokeEvery, cfg.Params[ParamRevokeEvery])
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%w: parameter %s=%q: want a positive pause such as 50ms (with none the revoker would list the lock without a break)", ErrBadCase, ParamRevokeEvery, cfg.Params[ParamRevokeEvery])
 	}
-	return d, err
+	return d, nil
 }
