@@ -3,6 +3,7 @@ package recipetest
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -250,13 +251,29 @@ func testRevokeReaders(e *revEnv) {
 	if err != nil || len(holders) != 2 {
 		e.t.Fatalf("Holders = %v, %v; want the two readers", holders, err)
 	}
+	// Each reader lets go when asked, on a goroutine of its own (so it
+	// reports with Errorf, not Fatalf); the goroutines end with ctx, and
+	// the test waits for them.
+	var readers sync.WaitGroup
+	defer func() {
+		cancel()
+		readers.Wait()
+	}()
 	for _, rc := range []struct {
 		c *revClient
 		g recipes.RevocableGrant
 	}{{r1, g1}, {r2, g2}} {
+		readers.Add(1)
 		go func() {
-			<-rc.g.Revoked
-			e.release(rc.c.client)
+			defer readers.Done()
+			select {
+			case <-rc.g.Revoked:
+			case <-ctx.Done():
+				return
+			}
+			if err := rc.rev.Release(ctx); err != nil {
+				e.t.Errorf("a reader's Release once asked to go: %v", err)
+			}
 		}()
 	}
 	for _, h := range holders {
