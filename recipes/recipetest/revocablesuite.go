@@ -271,7 +271,7 @@ func testRevokeReaders(e *revEnv) {
 			case <-ctx.Done():
 				return
 			}
-			if err := rc.rev.Release(ctx); err != nil {
+			if err := rc.c.rev.Release(ctx); err != nil {
 				e.t.Errorf("a reader's Release once asked to go: %v", err)
 			}
 		}()
