@@ -78,7 +78,7 @@ func (w *RevokeWorkload) Run(ctx context.Context, c Case) (results.Result, error
 	if err != nil {
 		return rc.res, err
 	}
-	every, err := paramDuration(c.Config, ParamRevokeEvery, 50*time.Millisecond)
+	every, err := paramRevokeEvery(c.Config)
 	if err != nil {
 		return rc.res, err
 	}
@@ -240,18 +240,24 @@ func (st *revokeState) granted(node string, at time.Duration) {
 }
 
 // revokeLoop asks the first holder to let go every every, until ctx ends.
+// Every attempt, one that found no holder or failed too, starts with the
+// pause every (positive: paramRevokeEvery), and one after a failure also
+// with errorBackoff, so that the revoker never lists the lock in a tight
+// loop.
 func (st *revokeState) revokeLoop(ctx context.Context, rv recipes.Revoker, s backends.Session, counts *instrument.Counters, path string, every time.Duration) {
-	for sleepCtx(ctx, every) {
+	for pause := every; sleepCtx(ctx, pause); {
+		pause = every
 		holders, err := rv.Holders(ctx, path)
 		if err != nil {
 			if ctx.Err() != nil || sessionEnded(s) {
 				return
 			}
 			st.fail(err)
+			pause = every + errorBackoff
 			continue
 		}
 		if len(holders) == 0 {
-			continue
+			continue // no holder now: look again after every
 		}
 		asked := st.window.Now()
 		st.ask(holders[0], asked)
@@ -276,6 +282,7 @@ func (st *revokeState) revokeLoop(ctx context.Context, rv recipes.Revoker, s bac
 			if sessionEnded(s) {
 				return
 			}
+			pause = every + errorBackoff
 			continue
 		}
 		if st.window.Measured(done) && st.window.Claim() {

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +112,21 @@ func TestRevokeVariants(t *testing.T) {
 	}
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
 		w := NewRevoke()
+		t.Run("no-pause", func(t *testing.T) {
+			// A revoker without a pause would list the lock in a tight loop
+			// whenever nobody holds it: refused before any session opens.
+			for _, every := range []string{"0s", "-5ms"} {
+				cfg := base("consent", FenceOff)
+				cfg.Params[ParamRevokeEvery] = every
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				_, err := w.Run(ctx, Case{Backend: b, Cluster: clusterInfo(t, b), Variant: "consent", Clients: 2, Repeat: 1,
+					Namespace: testcluster.TestNamespace(t, b), Config: cfg, Log: NewRunLog(nil, time.Now())})
+				cancel()
+				if !errors.Is(err, ErrBadCase) || !strings.Contains(err.Error(), ParamRevokeEvery+`="`+every+`": want a positive pause`) {
+					t.Errorf("%s=%s: %v, want ErrBadCase asking for a positive pause", ParamRevokeEvery, every, err)
+				}
+			}
+		})
 		t.Run("consent", func(t *testing.T) {
 			res := runShared(t, w, b, "consent", 4, base("consent", FenceOff))
 			if res.Safety.Violations != 0 || res.PerOp["forced_revocations"] != 0 {

@@ -80,7 +80,7 @@ func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
 	// The shared lock workloads.
 	fl.Float64Var(&f.readShare, "read-share", -1, "rwlock, revoke: share of acquisitions that are reads, 0 to 1 (-1: the workload's default, rwlock 0.9, revoke 0)")
 	fl.DurationVar(&f.grace, "grace", 100*time.Millisecond, "revoke, variant forced: how long after its ask the revoker deletes a holder's node that is still there")
-	fl.DurationVar(&f.revokeEvery, "revoke-every", 50*time.Millisecond, "revoke: the revoker's pause between one revocation's end and its next ask")
+	fl.DurationVar(&f.revokeEvery, "revoke-every", 50*time.Millisecond, "revoke: the revoker's pause between one revocation's end and its next ask, and after a listing that found no holder (positive)")
 	fl.DurationVar(&f.cleanup, "cleanup", 0, "revoke: how long a revoked holder works, writing at the end, before it releases (longer than --grace: forced revocations take the lock from a holder still writing)")
 	// simple-barrier (issue 12)
 	fl.DurationVar(&f.barrierUp, "barrier-up", 100*time.Millisecond, "simple-barrier: how long the barrier stays up once every waiter is waiting")
@@ -115,6 +115,9 @@ func (f *recipeFlags) params(workload string) (map[string]string, error) {
 			params[workloads.ParamReadShare] = strconv.FormatFloat(f.readShare, 'g', -1, 64)
 		}
 		if workload == "revoke" {
+			if f.revokeEvery <= 0 {
+				return nil, fmt.Errorf("--revoke-every %v: want a positive pause such as 50ms (the revoker waits it before each listing; with none it would list the lock in a tight loop)", f.revokeEvery)
+			}
 			params[workloads.ParamFence] = f.fence
 			params[workloads.ParamGrace] = f.grace.String()
 			params[workloads.ParamRevokeEvery] = f.revokeEvery.String()

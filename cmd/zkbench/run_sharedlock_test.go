@@ -23,6 +23,8 @@ func TestRunSharedLockFlags(t *testing.T) {
 		{[]string{"--workload", "rwlock", "--grace", "1s"}, "--grace: the rwlock workload does not read it"},
 		{[]string{"--workload", "revoke", "--variants", "consent", "--grace", "1s"}, "only the forced variant waits a grace period"},
 		{[]string{"--workload", "rwlock", "--rate", "10"}, "--rate: the rwlock workload does not read it"},
+		{[]string{"--workload", "revoke", "--variants", "consent", "--revoke-every", "0s"}, "--revoke-every 0s: want a positive pause"},
+		{[]string{"--workload", "revoke", "--variants", "consent", "--revoke-every", "-5ms"}, "--revoke-every -5ms: want a positive pause"},
 		{[]string{"--workload", "rwlock", "--fault", "pause-client:0@1s+1s"}, "only the lock workload runs clients in worker processes"},
 		{[]string{"--workload", "revoke", "--variants", "consent", "--fault", "pause-client:0@1s+1s"}, "only the lock workload runs clients in worker processes"},
 	} {

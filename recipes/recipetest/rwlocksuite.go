@@ -251,9 +251,7 @@ func testWriterExcludes(e *rwEnv) {
 // waiter.
 func testWriterReleaseAdmitsReaders(e *rwEnv) {
 	holder := e.newRW()
-	if _, err := holder.rw.Acquire(context.Background(), recipes.Write); err != nil {
-		e.t.Fatalf("holder: %v", err)
-	}
+	e.acquire(holder.client) // to write, under opTimeout
 	type waiter struct {
 		c    *rwClient
 		mode recipes.Mode
@@ -334,9 +332,7 @@ func testWriterReleaseAdmitsReaders(e *rwEnv) {
 // cancelled returns promptly and leaves no node.
 func testReaderCancelCleansUp(e *rwEnv) {
 	holder, r := e.newRW(), e.newRW()
-	if _, err := holder.rw.Acquire(context.Background(), recipes.Write); err != nil {
-		e.t.Fatalf("holder: %v", err)
-	}
+	e.acquire(holder.client) // to write, under opTimeout
 	n := e.heldNodes()
 	armed := r.c.Snapshot().WatchesArmed
 	p := acquireAsyncIn(r, recipes.Read)
