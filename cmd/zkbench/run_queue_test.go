@@ -28,15 +28,18 @@ func queueNote(res results.Result, label string) int {
 }
 
 // TestRunQueueExpireConsumer: on etcd, consumer 0's session is expired
-// (its lease revoked) while it holds an item: every consumer holds one for
-// 2s and the producer puts faster than they take, so it nearly always
-// does (a Take takes milliseconds of each 2s). The
+// (its lease revoked) while it holds an item: the producer puts an item
+// every 200ms from the start and every consumer holds its first for 4s, so
+// consumer 0 holds one from well before the expiry at 2.5s to well after
+// it, however slowly the idle line or the machine hands the first items
+// out (it took up to about a second under load; with a 2s hold consumer 0
+// was sometimes between items at 2.5s). The
 // herd-free queue (at least once) takes that item again; the naive one (at
 // most once) drops it; neither loses or duplicates an item otherwise.
 func TestRunQueueExpireConsumer(t *testing.T) {
 	dir := t.TempDir()
 	_, stderr, err := zkbench(t, "run", "--workload", "queue", "--variants", "naive,fair", "--clients", "3", "--rate", "5",
-		"--hold", "2s", "--duration", "5s", "--lease-ttl", "2s", "-o", dir, "--run-id", "qexp", "--no-plots",
+		"--hold", "4s", "--duration", "7s", "--lease-ttl", "2s", "-o", dir, "--run-id", "qexp", "--no-plots",
 		"--fault", "expire-session:0@2500ms")
 	if err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
