@@ -158,11 +158,6 @@ func (s Spec) ShardOutput(index string) string {
 	return ResultsMount + "/" + s.RunID + "/shards/" + index
 }
 
-// ShardFile is the results file shard i writes.
-func (s Spec) ShardFile(i int) string {
-	return s.ShardOutput(strconv.Itoa(i)) + "/" + s.RunID + "/results.json"
-}
-
 // ShardsDir holds every shard's --output folder, ShardOutput(I) being
 // ShardsDir/I: the merge's --shards-dir.
 func (s Spec) ShardsDir() string { return ResultsMount + "/" + s.RunID + "/shards" }
