@@ -10,6 +10,7 @@ package kube
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -157,10 +158,9 @@ func (s Spec) ShardOutput(index string) string {
 	return ResultsMount + "/" + s.RunID + "/shards/" + index
 }
 
-// ShardFile is the results file shard i writes, as the merge reads it.
-func (s Spec) ShardFile(i int) string {
-	return s.ShardOutput(strconv.Itoa(i)) + "/" + s.RunID + "/results.json"
-}
+// ShardsDir holds every shard's --output folder, ShardOutput(I) being
+// ShardsDir/I: the merge's --shards-dir.
+func (s Spec) ShardsDir() string { return ResultsMount + "/" + s.RunID + "/shards" }
 
 // MergeOutput is the merge's -o; the merged file is
 // <MergeOutput>/<run-id>/results.json.
@@ -174,14 +174,12 @@ func (s Spec) ShardArgs() []string {
 		"--output="+s.ShardOutput("$("+IndexEnv+")"), "--no-plots")
 }
 
-// MergeArgs are the arguments of the merge's container: every shard's file
-// by name, so that a missing shard is named by the merge.
+// MergeArgs are the arguments of the merge's container: the shards'
+// folder and their count (`zkbench merge --shards-dir` reads ShardsDir/0 to
+// ShardsDir/S-1 and names a missing shard), as short for 100,000 shards as
+// for 2.
 func (s Spec) MergeArgs() []string {
-	args := []string{"merge"}
-	for i := range s.Shards {
-		args = append(args, s.ShardFile(i))
-	}
-	args = append(args, "--output="+s.MergeOutput())
+	args := []string{"merge", "--shards-dir=" + s.ShardsDir(), "--shards=" + strconv.Itoa(s.Shards), "--output=" + s.MergeOutput()}
 	if s.NoPlots {
 		args = append(args, "--no-plots")
 	}
@@ -223,11 +221,14 @@ func (s Spec) Check() error {
 	if s.TLSSecret != "" && len(validation.IsDNS1123Subdomain(s.TLSSecret)) > 0 {
 		return fmt.Errorf("--tls-secret %q: not a Secret's name", s.TLSSecret)
 	}
-	// The merge Job names every shard's file; an object the API server
-	// stores must stay under etcd's request limit (1.5 MiB by default).
-	if n := s.Shards * len(s.ShardFile(s.Shards-1)); n > maxMergeArgs {
-		return fmt.Errorf("--shards %d with --run-id %q: the merge Job would name %d bytes of shard files, more than the %d an object may hold here: use a shorter --run-id or fewer shards",
-			s.Shards, s.RunID, n, maxMergeArgs)
+	switch s.AccessMode {
+	case "", corev1.ReadWriteMany, corev1.ReadWriteOnce, corev1.ReadWriteOncePod:
+	default:
+		return fmt.Errorf("--access-mode %q: want ReadWriteMany, ReadWriteOnce or ReadWriteOncePod", s.AccessMode)
+	}
+	if s.AccessMode == corev1.ReadWriteOncePod && s.Shards > 1 {
+		return fmt.Errorf("--access-mode ReadWriteOncePod with --shards %d: only one pod can mount the claim, and the %d shards run at once (the others would stay Pending and the run fail at the barrier): use ReadWriteMany (or --claim, an existing ReadWriteMany claim), or ReadWriteOnce, which puts every shard on one node",
+			s.Shards, s.Shards)
 	}
 	if s.Deadline < 0 || s.MergeDeadline < 0 {
 		return errors.New("--deadline: must be positive")
@@ -235,9 +236,26 @@ func (s Spec) Check() error {
 	return nil
 }
 
-// maxMergeArgs bounds the merge's arguments, well under etcd's default
-// request limit of 1.5 MiB for the Job object that holds them.
-const maxMergeArgs = 1 << 20
+// MaxObjectBytes bounds each object's JSON: `kubectl apply` stores the
+// whole object in its kubectl.kubernetes.io/last-applied-configuration
+// annotation, and the annotations of an object may hold at most 256 KiB.
+// Nothing in the manifests grows with the shards; the run's flags are the
+// one thing that can make an object large.
+const MaxObjectBytes = 200 << 10
+
+// checkSize refuses an object kubectl apply could not store.
+func checkSize(obj runtime.Object) error {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return fmt.Errorf("kube: %T: %w", obj, err)
+	}
+	if len(b) > MaxObjectBytes {
+		o := obj.(metav1.Object)
+		return fmt.Errorf("%s %s would be %d bytes, more than the %d that kubectl apply can keep in its last-applied annotation (256 KiB at most): shorten the run's flags (a long --clients or --endpoints list; they are in the shards' Job and the ConfigMap)",
+			obj.GetObjectKind().GroupVersionKind().Kind, o.GetName(), len(b), MaxObjectBytes)
+	}
+	return nil
+}
 
 // Build returns the run's manifests, or why spec cannot be run.
 func Build(spec Spec) (*Manifests, error) {
@@ -255,6 +273,13 @@ func Build(spec Spec) (*Manifests, error) {
 		File{Name: "30-merge-job.yaml", Objects: []runtime.Object{spec.MergeJob()}},
 		File{Name: "40-fetch-pod.yaml", Objects: []runtime.Object{spec.fetchPod()}},
 	)
+	for _, f := range m.Files {
+		for _, o := range f.Objects {
+			if err := checkSize(o); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return m, nil
 }
 
@@ -354,6 +379,55 @@ func (s Spec) env() []corev1.EnvVar {
 	}}}
 }
 
+// UID is the user and group every pod runs as, and the group that owns
+// the results volume (fsGroup): not root, so that the pods pass the
+// "restricted" Pod Security Standard. The zkbench image (FROM scratch, a
+// static binary readable and executable by all) runs as any uid.
+const UID = 65532
+
+// podSecurity is every pod's security context: the "restricted" Pod
+// Security Standard's (non-root, RuntimeDefault seccomp) and an fsGroup so
+// that the volume's files are the pods' group's, writable by them.
+func podSecurity() *corev1.PodSecurityContext {
+	id := int64(UID)
+	yes := true
+	onMismatch := corev1.FSGroupChangeOnRootMismatch
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot: &yes, RunAsUser: &id, RunAsGroup: &id, FSGroup: &id, FSGroupChangePolicy: &onMismatch,
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// containerSecurity is every container's: no privilege escalation, no
+// capabilities.
+func containerSecurity() *corev1.SecurityContext {
+	no := false
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: &no,
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+}
+
+// placement is where the shards' pods go. With a ReadWriteMany volume they
+// are spread over the nodes: each node's cores and (behind SNAT) its IP are
+// shared by its shards. A ReadWriteOnce volume is mounted by the pods of one
+// node only, so with it every shard is required on the node of the others
+// (the first goes anywhere, the scheduler puts the rest beside it): spread
+// over nodes they would hang in ContainerCreating (Multi-Attach).
+func (s Spec) placement() ([]corev1.TopologySpreadConstraint, *corev1.Affinity) {
+	shards := &metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: s.Name, LabelComponent: "shard"}}
+	if s.AccessMode == corev1.ReadWriteOnce {
+		return nil, &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector: shards, TopologyKey: corev1.LabelHostname,
+			}},
+		}}
+	}
+	return []corev1.TopologySpreadConstraint{{
+		MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: shards,
+	}}, nil
+}
+
 // shardGrace is how long a shard has after SIGTERM (a deleted Job, a
 // deadline): it stops its case, lines up at the end barrier and writes its
 // results, as `zkbench run` does on Ctrl-C.
@@ -371,6 +445,7 @@ func (s Spec) ShardsJob() *batchv1.Job {
 	grace := int64(shardGrace)
 	noLinks := false
 	meta := s.meta(s.Name, "shard")
+	spread, affinity := s.placement()
 	job := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: meta,
@@ -399,16 +474,14 @@ func (s Spec) ShardsJob() *batchv1.Job {
 					RestartPolicy:                 corev1.RestartPolicyNever,
 					TerminationGracePeriodSeconds: &grace,
 					EnableServiceLinks:            &noLinks,
-					// Spread the shards over the nodes: each node's cores and
-					// (behind SNAT) its IP are shared by its shards.
-					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
-						MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.ScheduleAnyway,
-						LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: s.Name, LabelComponent: "shard"}},
-					}},
+					TopologySpreadConstraints:     spread,
+					Affinity:                      affinity,
+					SecurityContext:               podSecurity(),
 					Containers: []corev1.Container{{
 						Name: "shard", Image: s.Image, ImagePullPolicy: s.PullPolicy,
 						Command: []string{Binary}, Args: s.ShardArgs(),
 						Env: s.env(), VolumeMounts: mounts, Resources: s.Resources,
+						SecurityContext: containerSecurity(),
 					}},
 					Volumes: vols,
 				},
@@ -442,9 +515,11 @@ func (s Spec) MergeJob() *batchv1.Job {
 				Spec: corev1.PodSpec{
 					RestartPolicy:      corev1.RestartPolicyNever,
 					EnableServiceLinks: &noLinks,
+					SecurityContext:    podSecurity(),
 					Containers: []corev1.Container{{
 						Name: "merge", Image: s.Image, ImagePullPolicy: s.PullPolicy,
 						Command: []string{Binary}, Args: s.MergeArgs(), VolumeMounts: mounts,
+						SecurityContext: containerSecurity(),
 					}},
 					Volumes: vols,
 				},
@@ -466,13 +541,33 @@ func (s Spec) fetchPod() *corev1.Pod {
 			RestartPolicy:         corev1.RestartPolicyNever,
 			ActiveDeadlineSeconds: &d,
 			EnableServiceLinks:    &noLinks,
+			SecurityContext:       podSecurity(),
 			Containers: []corev1.Container{{
 				Name: "fetch", Image: s.FetchImage, ImagePullPolicy: corev1.PullIfNotPresent,
 				Command: []string{"sleep", "3600"}, VolumeMounts: mounts,
+				SecurityContext: containerSecurity(),
 			}},
 			Volumes: vols,
 		},
 	}
+}
+
+// WaitCommand is a POSIX shell command that waits until job ends and says
+// how: it polls the Job's true conditions every `every` seconds until they
+// hold Complete or Failed (`kubectl wait --for=condition=complete` would
+// wait out its whole timeout on a Job that failed), prints them, and exits
+// 0 on Complete, 1 on Failed or when kubectl fails (no such Job, no
+// cluster). The Job's activeDeadlineSeconds bounds the wait. kubectl is
+// given "-n namespace" if namespace is not empty.
+func WaitCommand(namespace, job string, every int) string {
+	kubectl := "kubectl"
+	if namespace != "" {
+		kubectl += " -n " + namespace
+	}
+	return fmt.Sprintf(`(while s=$(%s get job/%s -o 'jsonpath={.status.conditions[?(@.status=="True")].type}') && `+
+		`case " $s " in *" Complete "*|*" Failed "*) false;; esac; do sleep %d; done; `+
+		`echo "job/%s: ${s:-not found}"; case " $s " in *" Complete "*) true;; *) false;; esac)`,
+		kubectl, job, every, job)
 }
 
 // Marshal writes objs as YAML documents separated by ---.

@@ -3,6 +3,11 @@ package kube
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -140,25 +145,177 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 
 	merge := objs["Job/zkbench-lock-16k-merge"].(*batchv1.Job)
 	margs := merge.Spec.Template.Spec.Containers[0].Args
-	if margs[0] != "merge" || len(margs) != 1+4+1 || margs[4] != "/results/lock-16k/shards/3/lock-16k/results.json" ||
-		margs[5] != "--output=/results/lock-16k/merged" {
-		t.Errorf("merge args %q", margs)
+	wantMerge := []string{"merge", "--shards-dir=/results/lock-16k/shards", "--shards=4", "--output=/results/lock-16k/merged"}
+	if !slices.Equal(margs, wantMerge) {
+		t.Errorf("merge args %q, want %q", margs, wantMerge)
 	}
-	// Each shard's --output, its index expanded, holds the file merge reads.
+	// Each shard's --output, its index expanded, is the folder the merge
+	// reads shard I from: <shards-dir>/I.
 	for i := range 4 {
 		out := strings.ReplaceAll(strings.TrimPrefix(wantArgs[8], "--output="), "$(JOB_COMPLETION_INDEX)", string(rune('0'+i)))
-		if margs[1+i] != out+"/lock-16k/results.json" {
-			t.Errorf("merge reads %s, shard %d writes under %s", margs[1+i], i, out)
+		if dir := strings.TrimPrefix(margs[1], "--shards-dir=") + "/" + string(rune('0'+i)); dir != out {
+			t.Errorf("merge reads shard %d from %s, it writes to %s", i, dir, out)
 		}
 	}
 
 	cm := objs["ConfigMap/zkbench-lock-16k-config"].(*corev1.ConfigMap)
-	if cm.Data["shards"] != "4" || cm.Data["run-id"] != "lock-16k" || !strings.Contains(cm.Data["shard-command"], "'--output=/results/lock-16k/shards/$(JOB_COMPLETION_INDEX)'") {
+	if cm.Data["shards"] != "4" || cm.Data["run-id"] != "lock-16k" || !strings.Contains(cm.Data["shard-command"], "'--output=/results/lock-16k/shards/$(JOB_COMPLETION_INDEX)'") ||
+		cm.Data["merge-command"] != "/zkbench "+strings.Join(wantMerge, " ")+"\n" {
 		t.Errorf("config map %v", cm.Data)
 	}
+
+	// The default ReadWriteMany claim: the shards spread over the nodes.
+	ps := js.Template.Spec
+	if len(ps.TopologySpreadConstraints) != 1 || ps.TopologySpreadConstraints[0].TopologyKey != corev1.LabelHostname || ps.Affinity != nil {
+		t.Errorf("placement: spread %+v, affinity %+v; want a spread over hostnames", ps.TopologySpreadConstraints, ps.Affinity)
+	}
+	checkSecurity(t, "shards", js.Template.Spec)
+	checkSecurity(t, "merge", merge.Spec.Template.Spec)
+	checkSecurity(t, "fetch", objs["Pod/zkbench-lock-16k-fetch"].(*corev1.Pod).Spec)
 	for k, o := range objs {
 		if o.(interface{ GetNamespace() string }).GetNamespace() != "bench" {
 			t.Errorf("%s is not in namespace bench", k)
+		}
+	}
+}
+
+// checkSecurity checks that pod spec ps (as decoded) meets the "restricted"
+// Pod Security Standard and can write the results volume: non-root with a
+// fixed uid and gid, fsGroup, RuntimeDefault seccomp, and every container
+// without privilege escalation or capabilities.
+func checkSecurity(t *testing.T, what string, ps corev1.PodSpec) {
+	t.Helper()
+	sc := ps.SecurityContext
+	switch {
+	case sc == nil:
+		t.Errorf("%s: no pod securityContext", what)
+		return
+	case sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot:
+		t.Errorf("%s: runAsNonRoot %v", what, sc.RunAsNonRoot)
+	case sc.RunAsUser == nil || *sc.RunAsUser != UID || sc.RunAsGroup == nil || *sc.RunAsGroup != UID:
+		t.Errorf("%s: runAsUser %v, runAsGroup %v, want %d", what, sc.RunAsUser, sc.RunAsGroup, UID)
+	case sc.FSGroup == nil || *sc.FSGroup != UID:
+		t.Errorf("%s: fsGroup %v, want %d (the pods write the results volume)", what, sc.FSGroup, UID)
+	case sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault:
+		t.Errorf("%s: seccompProfile %+v, want RuntimeDefault", what, sc.SeccompProfile)
+	}
+	if len(ps.Containers) == 0 {
+		t.Errorf("%s: no containers", what)
+	}
+	for _, c := range ps.Containers {
+		cs := c.SecurityContext
+		switch {
+		case cs == nil:
+			t.Errorf("%s: container %s has no securityContext", what, c.Name)
+		case cs.AllowPrivilegeEscalation == nil || *cs.AllowPrivilegeEscalation:
+			t.Errorf("%s: container %s: allowPrivilegeEscalation %v", what, c.Name, cs.AllowPrivilegeEscalation)
+		case cs.Capabilities == nil || !slices.Equal(cs.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(cs.Capabilities.Add) > 0:
+			t.Errorf("%s: container %s: capabilities %+v, want drop ALL", what, c.Name, cs.Capabilities)
+		case cs.Privileged != nil && *cs.Privileged, cs.RunAsUser != nil && *cs.RunAsUser == 0:
+			t.Errorf("%s: container %s: privileged or root: %+v", what, c.Name, cs)
+		}
+	}
+}
+
+// With a ReadWriteOnce claim (mounted on one node only) the shards are not
+// spread: each is required on the node of the others.
+func TestReadWriteOnceCoLocatesShards(t *testing.T) {
+	spec := testSpec()
+	spec.AccessMode = corev1.ReadWriteOnce
+	objs := decodeAll(t, spec)
+	if c := objs["PersistentVolumeClaim/zkbench-lock-16k-results"].(*corev1.PersistentVolumeClaim); !slices.Equal(c.Spec.AccessModes, []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}) {
+		t.Errorf("claim access modes %v", c.Spec.AccessModes)
+	}
+	ps := objs["Job/zkbench-lock-16k"].(*batchv1.Job).Spec.Template
+	if len(ps.Spec.TopologySpreadConstraints) > 0 {
+		t.Errorf("shards spread over nodes with a ReadWriteOnce claim: %+v", ps.Spec.TopologySpreadConstraints)
+	}
+	a := ps.Spec.Affinity
+	if a == nil || a.PodAffinity == nil || len(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution) != 1 {
+		t.Fatalf("affinity %+v: want one required pod affinity term", a)
+	}
+	term := a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0]
+	if term.TopologyKey != corev1.LabelHostname || term.LabelSelector == nil || len(term.LabelSelector.MatchLabels) == 0 {
+		t.Fatalf("affinity term %+v", term)
+	}
+	// The term selects the shards' own pods (and so their node).
+	for k, v := range term.LabelSelector.MatchLabels {
+		if ps.Labels[k] != v {
+			t.Errorf("affinity selects %s=%s, the shards' pods have %s=%q", k, v, k, ps.Labels[k])
+		}
+	}
+}
+
+// The merge names the shards' folder, not each file: the objects do not
+// grow with the shards, and each stays under what kubectl apply can store.
+func TestManifestsStaySmall(t *testing.T) {
+	spec := testSpec()
+	spec.Shards, spec.RunID, spec.Name = 100000, strings.Repeat("r", 64), "zk"
+	m, err := Build(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range m.Files {
+		b, err := m.Bytes(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > 8<<10 {
+			t.Errorf("%s: %d bytes at 100,000 shards", f.Name, len(b))
+		}
+	}
+	if args := spec.MergeArgs(); len(args) != 4 || args[2] != "--shards=100000" {
+		t.Errorf("merge args %q", args)
+	}
+}
+
+// WaitCommand's loop ends on Complete (exit 0) and on Failed or a kubectl
+// that fails (exit 1), and polls while the Job runs; run with a kubectl
+// that answers from a file.
+func TestWaitCommand(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Fatalf("no sh: %v", err)
+	}
+	for _, c := range []struct {
+		answers []string // conditions per call; "!" fails the call
+		ok      bool
+		calls   int
+		out     string
+	}{
+		{[]string{"SuccessCriteriaMet Complete"}, true, 1, "job/j: SuccessCriteriaMet Complete"},
+		{[]string{"FailureTarget Failed"}, false, 1, "job/j: FailureTarget Failed"},
+		{[]string{"", "FailureTarget", "SuccessCriteriaMet Complete"}, true, 3, "Complete"},
+		{[]string{"!"}, false, 1, "job/j: not found"},
+	} {
+		dir := t.TempDir()
+		for i, a := range c.answers {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprint("answer", i+1)), []byte(a), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fake := `#!/bin/sh
+d=` + dir + `
+echo "$*" >>$d/calls
+n=$(wc -l <$d/calls | tr -d ' ')
+a=$(cat $d/answer$n 2>/dev/null) || exit 1
+[ "$a" = "!" ] && { echo 'Error from server (NotFound)' >&2; exit 1; }
+printf '%s' "$a"
+`
+		if err := os.WriteFile(filepath.Join(dir, "kubectl"), []byte(fake), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, "sh", "-c", WaitCommand("bench", "j", 0))
+		cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		cancel()
+		calls, _ := os.ReadFile(filepath.Join(dir, "calls"))
+		lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
+		if (err == nil) != c.ok || !strings.Contains(string(out), c.out) || len(lines) != c.calls {
+			t.Errorf("answers %q: err %v, output %q, calls %q; want ok %v, %q, %d calls", c.answers, err, out, lines, c.ok, c.out, c.calls)
+		}
+		if want := `-n bench get job/j -o jsonpath={.status.conditions[?(@.status=="True")].type}`; lines[0] != want {
+			t.Errorf("kubectl %s, want kubectl %s", lines[0], want)
 		}
 	}
 }
@@ -238,7 +395,9 @@ func TestSpecRefuses(t *testing.T) {
 		{func(s *Spec) { s.Image = "" }, "--image"},
 		{func(s *Spec) { s.PasswordSecret = "etcd-auth" }, "want SECRET:KEY"},
 		{func(s *Spec) { s.Namespace = "Bench" }, "--namespace"},
-		{func(s *Spec) { s.Shards, s.RunID, s.Name = 10000, strings.Repeat("r", 64), "zk" }, "use a shorter --run-id"},
+		{func(s *Spec) { s.AccessMode = corev1.ReadWriteOncePod }, "--access-mode ReadWriteOncePod with --shards 4: only one pod can mount the claim"},
+		{func(s *Spec) { s.AccessMode = "ReadOnlyMany" }, `--access-mode "ReadOnlyMany"`},
+		{func(s *Spec) { s.RunFlags = append(s.RunFlags, "--clients="+strings.Repeat("1000,", 50000)+"1000") }, "kubectl apply can keep"},
 	} {
 		s := testSpec()
 		c.edit(&s)
@@ -247,6 +406,13 @@ func TestSpecRefuses(t *testing.T) {
 			t.Errorf("%+v: error %v, want %q", s, err, c.want)
 		}
 	}
+}
+
+// One shard may have the claim to itself.
+func TestReadWriteOncePodOneShard(t *testing.T) {
+	spec := testSpec()
+	spec.Shards, spec.AccessMode = 1, corev1.ReadWriteOncePod
+	decodeAll(t, spec)
 }
 
 func TestShellQuote(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -87,20 +88,26 @@ func newKubeJobCmd() *cobra.Command {
                          /zkbench run [run flags] --shards S --run-id ID
                          --output /results/ID/shards/I, its --shard-index taken
                          from JOB_COMPLETION_INDEX
-  30-merge-job.yaml      a Job running zkbench merge over the S shard files: apply
-                         it once the shards' Job is complete
+  30-merge-job.yaml      a Job running zkbench merge --shards-dir /results/ID/shards
+                         --shards S: apply it once the shards' Job has ended
   40-fetch-pod.yaml      a pod holding the volume, to kubectl cp the results from
 
 It takes zkbench run's flags and checks them exactly as zkbench run does, so
 that a flag a shard would refuse is refused here, not in S pods. A Job's pods
 reach a running cluster: --endpoints is required and --cluster is refused.
 ZooKeeper counts maxClientCnxns per client IP, that is per pod (or per node
-behind SNAT): size --clients/S against it.`,
+behind SNAT): size --clients/S against it.
+
+Every pod runs as uid and gid 65532, non-root, with fsGroup 65532, the
+RuntimeDefault seccomp profile, no privilege escalation and no capabilities
+(the "restricted" Pod Security Standard). With --access-mode ReadWriteOnce
+every shard is required on one node (a pod affinity) instead of spread over
+the nodes; ReadWriteOncePod is refused with more than one shard.`,
 		Example: `  zkbench kube job --backend zookeeper --endpoints zk-0.zk:2181,zk-1.zk:2181,zk-2.zk:2181 \
     --shards 8 --clients 8000 --variants naive,fair --duration 30s --run-id lock-8k -o k8s
   kubectl apply -f k8s/zkbench-lock-8k/00-config.yaml -f k8s/zkbench-lock-8k/10-results-claim.yaml \
     -f k8s/zkbench-lock-8k/20-shards-job.yaml
-  kubectl wait --for=condition=complete --timeout=30m job/zkbench-lock-8k
+  # it prints a wait that ends on Complete or Failed (kubectl wait --for=condition=complete would not end on Failed)
   kubectl apply -f k8s/zkbench-lock-8k/30-merge-job.yaml
 
   zkbench kube job --endpoints etcd-0.etcd:2379 --shards 4 --clients 400 --run-id etcd-400 \
@@ -126,7 +133,7 @@ behind SNAT): size --clients/S against it.`,
 	own.StringVar(&k.claim, "claim", "", "an existing PersistentVolumeClaim for the results (default: the manifests create <name>-results)")
 	own.StringVar(&k.storageSize, "storage-size", "1Gi", "size of the results claim")
 	own.StringVar(&k.storageClass, "storage-class", "", "storage class of the results claim (default: the cluster's)")
-	own.StringVar(&k.accessMod, "access-mode", string(corev1.ReadWriteMany), "access mode of the results claim: ReadWriteMany (shards on several nodes), or ReadWriteOnce on a one-node cluster")
+	own.StringVar(&k.accessMod, "access-mode", string(corev1.ReadWriteMany), "access mode of the results claim (made, or --claim's): ReadWriteMany (shards spread over the nodes), ReadWriteOnce (every shard on one node), ReadWriteOncePod (1 shard only)")
 	own.StringVar(&k.cpu, "cpu", "1", "CPU each shard's pod requests")
 	own.StringVar(&k.memory, "memory", "auto", "memory each shard's pod requests; auto: 256Mi and 512Ki per client of the largest shard")
 	own.DurationVar(&k.deadline, "deadline", 0, "bound on the shards' Job (activeDeadlineSeconds); 0: every case's warm-up, duration and shard barriers, plus 10m to schedule the pods")
@@ -200,10 +207,7 @@ func runKubeJob(cmd *cobra.Command, f *runFlags, k *kubeJobFlags) error {
 	if !slices.Contains([]corev1.PullPolicy{corev1.PullIfNotPresent, corev1.PullAlways, corev1.PullNever}, pull) {
 		return fmt.Errorf("--pull-policy %q: want IfNotPresent, Always or Never", k.pullPolicy)
 	}
-	mode := corev1.PersistentVolumeAccessMode(k.accessMod)
-	if !slices.Contains([]corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany, corev1.ReadWriteOnce, corev1.ReadWriteOncePod}, mode) {
-		return fmt.Errorf("--access-mode %q: want ReadWriteMany, ReadWriteOnce or ReadWriteOncePod", k.accessMod)
-	}
+	mode := corev1.PersistentVolumeAccessMode(k.accessMod) // kube.Spec.Check refuses a bad one
 	deadline := k.deadline
 	if deadline == 0 {
 		deadline = kubeDeadline(cfg, f.shardTimeout)
@@ -245,10 +249,15 @@ func runKubeJob(cmd *cobra.Command, f *runFlags, k *kubeJobFlags) error {
 	for _, p := range paths[1 : len(paths)-2] {
 		fmt.Fprintf(out, " -f %s", p)
 	}
-	fmt.Fprintf(out, "\n  kubectl%s wait --for=condition=complete --timeout=%v job/%s\n", ns, deadline, name)
-	fmt.Fprintf(out, "  kubectl%s apply -f %s && kubectl%s wait --for=condition=complete --timeout=10m job/%s && kubectl%s logs job/%s\n",
-		ns, paths[len(paths)-2], ns, spec.MergeName(), ns, spec.MergeName())
-	fmt.Fprintf(out, "  kubectl%s apply -f %s && kubectl%s wait --for=condition=ready pod/%s && kubectl%s cp %s:%s/%s results/%s\n",
+	fmt.Fprintf(out, "\n  # until the shards' Job is Complete or Failed (at most its deadline, %v):\n", deadline)
+	fmt.Fprintf(out, "  %s\n", kube.WaitCommand(k.namespace, name, 10))
+	fmt.Fprintf(out, "  # Failed: why, which shards, and their logs (I: each failed index):\n")
+	fmt.Fprintf(out, "  kubectl%s get job/%s -o 'jsonpath={.status.conditions[?(@.type==\"Failed\")].reason}: failed shards {.status.failedIndexes}{\"\\n\"}'\n", ns, name)
+	fmt.Fprintf(out, "  kubectl%s logs -l %s=%s,%s=I\n", ns, batchv1.JobNameLabel, name, batchv1.JobCompletionIndexAnnotation)
+	fmt.Fprintf(out, "  # then merge (after Failed too: it merges the cases every shard finished, or names a shard with no file):\n")
+	fmt.Fprintf(out, "  kubectl%s apply -f %s && %s && kubectl%s logs job/%s\n",
+		ns, paths[len(paths)-2], kube.WaitCommand(k.namespace, spec.MergeName(), 5), ns, spec.MergeName())
+	fmt.Fprintf(out, "  kubectl%s apply -f %s && kubectl%s wait --for=condition=ready --timeout=5m pod/%s && kubectl%s cp %s:%s/%s results/%s\n",
 		ns, paths[len(paths)-1], ns, spec.FetchName(), ns, spec.FetchName(), spec.MergeOutput(), f.runID, f.runID)
 	fmt.Fprintf(out, "  kubectl%s delete -f %s\n", ns, dir)
 	return nil

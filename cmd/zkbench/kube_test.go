@@ -60,8 +60,15 @@ func TestKubeJobWritesManifests(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if !strings.Contains(out, "kubectl -n bench wait --for=condition=complete") {
-		t.Errorf("no next steps in the output:\n%s", out)
+	// The printed waits end on Failed too, and say where to look then.
+	for _, want := range []string{kube.WaitCommand("bench", "zkbench-lock-300", 10), kube.WaitCommand("bench", "zkbench-lock-300-merge", 5),
+		"{.status.failedIndexes}", "kubectl -n bench logs -l batch.kubernetes.io/job-name=zkbench-lock-300,batch.kubernetes.io/job-completion-index=I"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in the next steps:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "--for=condition=complete") {
+		t.Errorf("a wait that does not end on Failed:\n%s", out)
 	}
 }
 
@@ -108,6 +115,8 @@ func TestKubeJobRefuses(t *testing.T) {
 		{[]string{"kube", "job", "--endpoints", "e:2379", "--shards", "2", "--password", "x"}, "--password-secret"},
 		{[]string{"kube", "job", "--endpoints", "e:2379", "--shards", "2", "--cacert", "ca.pem"}, "--tls-secret"},
 		{append(base, "--shards", "2", "--digest", "u:p"), "--digest: a ZooKeeper password in a manifest"},
+		{append(base, "--shards", "2", "--access-mode", "ReadWriteOncePod"), "only one pod can mount the claim"},
+		{append(base, "--shards", "2", "--access-mode", "rwx"), `--access-mode "rwx": want ReadWriteMany`},
 	} {
 		start := time.Now()
 		out, err := execute(t, c.args...)
@@ -217,5 +226,31 @@ func TestKubeJobCommandsRun(t *testing.T) {
 	}
 	if run.Status != results.StatusComplete || run.MergedShards != shards || len(run.Results) != 2 || run.Config.Params["shards"] != "2" {
 		t.Errorf("merged: status %s (%s), %d shards, %d results, params %v", run.Status, run.StatusDetail, run.MergedShards, len(run.Results), run.Config.Params)
+	}
+
+	// merge --shards-dir refuses a wrong count, a missing shard, and files
+	// given beside it.
+	shardsDir := filepath.Join(root, "kube-cmds", "shards")
+	mdir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--shards-dir", shardsDir, "--shards", "3"}, "shard 0 of 2, want shard 0 of 3"},
+		{[]string{"--shards-dir", shardsDir, "--shards", "1"}, "shard 0 of 2, want shard 0 of 1"},
+		{[]string{"--shards-dir", shardsDir}, "give --shards S"},
+		{[]string{"--shards-dir", shardsDir, "--shards", "2", filepath.Join(shardsDir, "0")}, "not both"},
+		{[]string{"--shards", "2", filepath.Join(shardsDir, "0", "kube-cmds")}, "--shards: only with --shards-dir"},
+		{[]string{"--shards-dir", filepath.Join(root, "nowhere"), "--shards", "2"}, "not a folder"},
+	} {
+		if _, _, err := zkbench(t, append([]string{"merge", "--no-plots", "-o", mdir}, c.args...)...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("merge %q: error %v, want %q", c.args, err, c.want)
+		}
+	}
+	if err := os.Remove(filepath.Join(shardsDir, "1", "kube-cmds", "results.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := zkbench(t, "merge", "--no-plots", "-o", mdir, "--shards-dir", shardsDir, "--shards", "2"); err == nil || !strings.Contains(err.Error(), "shard 1 of 2: no "+filepath.Join(shardsDir, "1")+"/<run-id>/results.json") {
+		t.Errorf("merge without shard 1's file: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -12,11 +13,13 @@ import (
 
 func newMergeCmd() *cobra.Command {
 	var (
-		out     string
-		noPlots bool
+		out       string
+		noPlots   bool
+		shardsDir string
+		shards    int
 	)
 	cmd := &cobra.Command{
-		Use:   "merge SHARD_RESULTS...",
+		Use:   "merge SHARD_RESULTS... | --shards-dir DIR --shards S",
 		Short: "Merge the results files of a sharded run's shards into one results file",
 		Long: `merge joins the results files that the shards of one run wrote (zkbench run
 --shards S --shard-index I, one file per shard) into one results file of the
@@ -32,16 +35,38 @@ shards' clocks and their skew. See docs/sharding.md.
 
 It refuses files that are not shards, of different runs or configurations,
 and a shard index missing or given twice; a case that some shard has no
-results for is left out and the merged run is marked failed, naming it.`,
+results for is left out and the merged run is marked failed, naming it.
+
+--shards-dir DIR --shards S reads shard I from DIR/I, the folder that shard's
+--output named (zkbench run --shards S --output DIR/I writes
+DIR/I/<run-id>/results.json), for I from 0 to S-1, and refuses a missing one:
+a command line as short for 10,000 shards as for 2 (the Kubernetes merge Job
+runs it, docs/kubernetes.md).`,
 		Example: `  zkbench merge shard-*/lock-2k/results.json -o results
-  zkbench merge results/lock-2k/shards/*/lock-2k -o merged`,
-		Args: cobra.MinimumNArgs(1),
+  zkbench merge results/lock-2k/shards/*/lock-2k -o merged
+  zkbench merge --shards-dir results/lock-2k/shards --shards 8 -o merged`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			shards, err := readResultsArgs(args)
+			var shardRuns []*results.Run
+			var err error
+			switch {
+			case shardsDir != "" && len(args) > 0:
+				return fmt.Errorf("--shards-dir %s and %d files: give the shards' files or --shards-dir, not both", shardsDir, len(args))
+			case shardsDir != "":
+				if !cmd.Flags().Changed("shards") || shards < 1 {
+					return fmt.Errorf("--shards-dir %s: give --shards S, the run's shard count (the merge reads %s/0 to %s/S-1)", shardsDir, shardsDir, shardsDir)
+				}
+				shardRuns, err = readShardsDir(shardsDir, shards)
+			case cmd.Flags().Changed("shards"):
+				return errors.New("--shards: only with --shards-dir DIR (the files given by name say their shard count)")
+			case len(args) == 0:
+				return errors.New("give the shards' results files, or --shards-dir DIR --shards S")
+			default:
+				shardRuns, err = readResultsArgs(args)
+			}
 			if err != nil {
 				return err
 			}
-			run, err := results.Merge(shards)
+			run, err := results.Merge(shardRuns)
 			if err != nil {
 				return err
 			}
@@ -70,5 +95,7 @@ results for is left out and the merged run is marked failed, naming it.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&out, "output", "o", "results", "folder for the merged results; writes <output>/<run-id>/results.json")
 	fl.BoolVar(&noPlots, "no-plots", false, "do not draw plots")
+	fl.StringVar(&shardsDir, "shards-dir", "", "read shard I from DIR/I (its --output folder), I from 0 to --shards - 1, instead of files given by name")
+	fl.IntVar(&shards, "shards", 0, "with --shards-dir: the run's shard count")
 	return cmd
 }

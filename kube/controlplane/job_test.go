@@ -51,8 +51,10 @@ var runFlags = []string{"--backend=zookeeper", "--clients=30", "--duration=10s",
 // real kube-apiserver (strict field validation) and checks the pods the
 // real Job controller makes of the shards' Job: one per index, each with its
 // completion index, JOB_COMPLETION_INDEX resolving to it, the image, and the
-// command and arguments zkbench expects; the merge Job's pod reads every
-// shard's file. No scheduler or kubelet runs: the pods stay Pending.
+// command and arguments zkbench expects; the merge Job's pod reads the
+// shards' folder. The namespace enforces the "restricted" Pod Security
+// Standard, so every pod was admitted under it. No scheduler or kubelet
+// runs: the pods stay Pending.
 func TestIndexedJobPods(t *testing.T) {
 	bins := binaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -66,7 +68,13 @@ func TestIndexedJobPods(t *testing.T) {
 	if err != nil {
 		t.Fatalf("zkbench %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+	// The namespace enforces the "restricted" Pod Security Standard: the
+	// API server's PodSecurity admission refuses the fetch pod, and the
+	// shards' and merge's pods the Job controller makes, unless each meets it.
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace, Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest",
+	}}}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	files, err := filepath.Glob(filepath.Join(dir, jobName, "*.yaml"))
@@ -79,6 +87,14 @@ func TestIndexedJobPods(t *testing.T) {
 		for _, doc := range documents(t, f) {
 			create(ctx, t, rc, doc)
 		}
+	}
+
+	// PodSecurity admission is on: a pod without the manifests' security
+	// contexts is refused in that namespace.
+	bare := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: namespace},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: image}}}}
+	if _, err := cs.CoreV1().Pods(namespace).Create(ctx, bare, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "violates PodSecurity") {
+		t.Errorf("a pod without security contexts: %v, want a PodSecurity refusal", err)
 	}
 
 	// The server's strict validation is what accepted the files: a
@@ -109,11 +125,7 @@ func TestIndexedJobPods(t *testing.T) {
 
 	merge := waitPods(ctx, t, cs, "app.kubernetes.io/instance="+jobName+",app.kubernetes.io/component=merge", 1)[0]
 	c := merge.Spec.Containers[0]
-	want := []string{"merge"}
-	for i := range shards {
-		want = append(want, fmt.Sprintf("/results/%s/shards/%d/%s/results.json", runID, i, runID))
-	}
-	want = append(want, "--output=/results/"+runID+"/merged")
+	want := []string{"merge", "--shards-dir=/results/" + runID + "/shards", "--shards=" + strconv.Itoa(shards), "--output=/results/" + runID + "/merged"}
 	if c.Image != image || !slices.Equal(c.Command, []string{"/zkbench"}) || !slices.Equal(c.Args, want) {
 		t.Errorf("merge pod runs %s %q %q, want %s /zkbench %q", c.Image, c.Command, c.Args, image, want)
 	}
