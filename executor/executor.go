@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/internal/ctxsleep"
 	"github.com/zkbench/zkbench/internal/spawn"
 )
 
@@ -117,7 +118,7 @@ func (e *Executor) Run(ctx context.Context) error {
 			return fmt.Errorf("%w: %s: the program was stopped; run zkbench exec again for a new session", ErrSessionExpired, e.cfg.Node)
 		case err != nil:
 			fmt.Fprintf(e.cfg.Log, "zkbench exec: %v (retrying)\n", err)
-			if !sleep(ctx, backoff) {
+			if !ctxsleep.Sleep(ctx, backoff) {
 				return nil
 			}
 			backoff = min(2*backoff, 2*time.Second)
@@ -192,15 +193,4 @@ func (e *Executor) stop(why string) {
 	}
 	e.child.Terminate(context.Background(), e.cfg.Grace)
 	e.child = nil
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
