@@ -67,6 +67,12 @@ func runExec(cmd *cobra.Command, f *execFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	// run's refusals of a flag it would not read (the other backend's,
+	// --nodes with --endpoints); exec has no workload, so no workload's
+	// rule applies.
+	if err := checkFlagsRead(cmd.Flags(), &f.conn); err != nil {
+		return err
+	}
 	node, file, program := args[0], args[1], args[2:]
 	if !strings.HasPrefix(node, "/") || strings.HasSuffix(node, "/") || strings.Contains(node, "//") {
 		return fmt.Errorf("NODE %q: want an absolute path such as /app/config", node)
@@ -101,6 +107,9 @@ func runExec(cmd *cobra.Command, f *execFlags, args []string) error {
 		return fmt.Errorf("open a session: %w", err)
 	}
 	defer s.Close()
+	// The session's ID (etcd: its lease) names it on the servers, for an
+	// operator to find, and for the tests to expire it alone.
+	fmt.Fprintf(logw, "zkbench exec: %s session %#x\n", kind, s.ID())
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
