@@ -6,7 +6,12 @@
 // waits for the node to come back. A lost connection is not a change (the
 // backends retry their reads, and a ZooKeeper watch survives a reconnect);
 // an expired session stops the program and ends Run with
-// ErrSessionExpired.
+// ErrSessionExpired. A program that exits by itself is logged with its
+// status and started again on the next change.
+//
+// The program runs in a process group of its own, and stopping it stops
+// the group: a shell's commands and the program's own children stop with
+// it (spawn.WatchGroup).
 //
 // The monitor is the seed's DataMonitor: an exists with a watch, then a
 // read of the data, and the program is told of the data only when it
@@ -26,6 +31,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/internal/ctxsleep"
 	"github.com/zkbench/zkbench/internal/spawn"
 )
 
@@ -58,6 +64,8 @@ type Executor struct {
 	cfg   Config
 	s     backends.Session
 	child *spawn.Proc
+	cmd   *exec.Cmd       // the child's, for its exit status
+	exit  <-chan struct{} // the child's Exited until its exit is logged, then nil
 }
 
 // New returns an executor of cfg on s.
@@ -117,7 +125,7 @@ func (e *Executor) Run(ctx context.Context) error {
 			return fmt.Errorf("%w: %s: the program was stopped; run zkbench exec again for a new session", ErrSessionExpired, e.cfg.Node)
 		case err != nil:
 			fmt.Fprintf(e.cfg.Log, "zkbench exec: %v (retrying)\n", err)
-			if !sleep(ctx, backoff) {
+			if !ctxsleep.Sleep(ctx, backoff) {
 				return nil
 			}
 			backoff = min(2*backoff, 2*time.Second)
@@ -139,7 +147,9 @@ func (e *Executor) monitor(ctx context.Context) (bool, []byte, <-chan backends.E
 	return err == nil, data, events, err
 }
 
-// wait waits for the watch to fire, forwarding signals meanwhile.
+// wait waits for the watch to fire, forwarding signals meanwhile (to the
+// program, not its group) and logging the program's exit if it ends by
+// itself.
 func (e *Executor) wait(ctx context.Context, events <-chan backends.Event) error {
 	for {
 		select {
@@ -151,6 +161,10 @@ func (e *Executor) wait(ctx context.Context, events <-chan backends.Event) error
 				return backends.ErrSessionLost
 			}
 			return nil
+		case <-e.exit:
+			e.exit = nil
+			fmt.Fprintf(e.cfg.Log, "zkbench exec: %s exited (%s) without being stopped; it starts again on the next change of %s\n",
+				e.cfg.Program[0], e.cmd.ProcessState, e.cfg.Node)
 		case sig := <-e.cfg.Signals:
 			if e.child != nil {
 				if s, ok := sig.(syscall.Signal); ok {
@@ -174,15 +188,22 @@ func (e *Executor) restart(data []byte) error {
 	}
 	cmd := exec.Command(e.cfg.Program[0], e.cfg.Program[1:]...)
 	cmd.Stdout, cmd.Stderr = e.cfg.Stdout, e.cfg.Stderr
+	// Output to a writer that is not a file goes through a pipe, which a
+	// child of the program may hold open after the program has exited (or
+	// one that left its process group, after the group was killed): give
+	// the copy Grace, not forever.
+	cmd.WaitDelay = e.cfg.Grace
 	fmt.Fprintf(e.cfg.Log, "zkbench exec: starting %s (%d bytes in %s)\n", e.cfg.Program[0], len(data), e.cfg.File)
 	if err := spawn.Start(cmd); err != nil {
 		return fmt.Errorf("executor: start %s: %w", e.cfg.Program[0], err)
 	}
-	e.child = spawn.Watch(cmd, nil)
+	e.child, e.cmd = spawn.WatchGroup(cmd, nil), cmd
+	e.exit = e.child.Exited()
 	return nil
 }
 
-// stop stops the program if it runs (SIGTERM, SIGKILL after Grace).
+// stop stops the program and its process group, if it runs or left
+// children behind (SIGTERM, SIGKILL after Grace).
 func (e *Executor) stop(why string) {
 	if e.child == nil {
 		return
@@ -191,16 +212,5 @@ func (e *Executor) stop(why string) {
 		fmt.Fprintf(e.cfg.Log, "zkbench exec: %s: stopping %s\n", why, e.cfg.Program[0])
 	}
 	e.child.Terminate(context.Background(), e.cfg.Grace)
-	e.child = nil
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	e.child, e.cmd, e.exit = nil, nil, nil
 }

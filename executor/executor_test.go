@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/zkbench/zkbench/executor"
 	"github.com/zkbench/zkbench/faults"
 	"github.com/zkbench/zkbench/faults/proxy"
+	"github.com/zkbench/zkbench/internal/spawn"
 	"github.com/zkbench/zkbench/internal/testcluster"
 )
 
@@ -85,17 +88,24 @@ type harness struct {
 	t         *testing.T
 	node, out string
 	stdout    *syncBuf
+	log       *syncBuf // the executor's own lines
 	done      chan error
 	cancel    context.CancelFunc
 }
 
 func start(t *testing.T, s backends.Session, node string) *harness {
+	return startProgram(t, s, node, program)
+}
+
+// startProgram is start with another program, made of FILE and the log
+// path.
+func startProgram(t *testing.T, s backends.Session, node string, prog func(file, out string) []string) *harness {
 	dir := t.TempDir()
-	h := &harness{t: t, node: node, out: filepath.Join(dir, "log"), stdout: &syncBuf{}, done: make(chan error, 1)}
+	h := &harness{t: t, node: node, out: filepath.Join(dir, "log"), stdout: &syncBuf{}, log: &syncBuf{}, done: make(chan error, 1)}
 	file := filepath.Join(dir, "config")
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
-	e := executor.New(s, executor.Config{Node: node, File: file, Program: program(file, h.out), Stdout: h.stdout, Grace: 2 * time.Second})
+	e := executor.New(s, executor.Config{Node: node, File: file, Program: prog(file, h.out), Stdout: h.stdout, Log: h.log, Grace: 2 * time.Second})
 	go func() { h.done <- e.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
@@ -279,4 +289,116 @@ func TestExecEtcd(t *testing.T) {
 	}
 	expired(t, h, 4)
 	del(t, writer, h.node)
+}
+
+// etcdSessions are a writer's and a watcher's sessions on the shared test
+// etcd, and a node in the test's namespace.
+func etcdSessions(ctx context.Context, t *testing.T) (writer, watcher backends.Session, node string) {
+	b, err := etcd.New(etcd.Config{Endpoints: testcluster.EtcdEndpoints(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() }) // after the namespace's removal
+	if writer, err = b.NewSession(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if watcher, err = b.NewSession(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return writer, watcher, testcluster.TestNamespace(t, b) + "/config"
+}
+
+// exited waits until process pid is gone.
+func exited(t *testing.T, what string, pid string) {
+	t.Helper()
+	n, err := strconv.Atoi(pid)
+	if err != nil {
+		t.Fatalf("%s: pid %q", what, pid)
+	}
+	deadline := time.Now().Add(bound)
+	for spawn.Alive(n) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(n, syscall.SIGKILL)
+			t.Fatalf("%s: the program's child %d still runs %v later", what, n, bound)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestExecStopsProgramGroup: a program that starts a child of its own (as
+// sh -c 'cat FILE; sleep 1000' does) is stopped with that child, on a
+// change and when exec ends.
+func TestExecStopsProgramGroup(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	writer, watcher, node := etcdSessions(ctx, t)
+	h := startProgram(t, watcher, node, func(file, out string) []string {
+		script := fmt.Sprintf(`echo "start $$ $(cat %[1]s)" >> %[2]s; sleep 1000 & echo "child $!" >> %[2]s; `+
+			`trap 'echo "stop $$" >> %[2]s; exit 0' TERM; while :; do sleep 0.05; done`, file, out)
+		return []string{"/bin/sh", "-c", script}
+	})
+	children := func(l string) []string {
+		var pids []string
+		for _, line := range strings.Split(l, "\n") {
+			if pid, ok := strings.CutPrefix(line, "child "); ok {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
+	set(t, writer, node, "one")
+	l := waitLog(t, h.out, "start and a child", func(l string) bool { return len(children(l)) == 1 })
+	first := children(l)[0]
+	set(t, writer, node, "two")
+	l = waitLog(t, h.out, "restart and a new child", func(l string) bool { return len(children(l)) == 2 && count(l, "stop") == 1 })
+	exited(t, "after a change", first)
+	h.cancel()
+	select {
+	case err := <-h.done:
+		h.done <- err
+		if err != nil {
+			t.Fatalf("Run after cancel = %v", err)
+		}
+	case <-time.After(bound):
+		t.Fatalf("exec still running %v after its context ended", bound)
+	}
+	exited(t, "after exec ended", children(l)[1])
+	del(t, writer, node)
+}
+
+// TestExecProgramExits: a program that exits by itself is logged with its
+// status and not started again until the next change, which starts it.
+func TestExecProgramExits(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	writer, watcher, node := etcdSessions(ctx, t)
+	h := startProgram(t, watcher, node, func(file, out string) []string {
+		return []string{"/bin/sh", "-c", fmt.Sprintf(`echo "start $$ $(cat %[1]s)" >> %[2]s; exit 3`, file, out)}
+	})
+	exitLog := func(what string, n int) {
+		t.Helper()
+		deadline := time.Now().Add(bound)
+		for strings.Count(h.log.String(), "exited (exit status 3) without being stopped") != n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: want %d exits logged with their status, exec logged:\n%s", what, n, h.log.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	set(t, writer, node, "one")
+	waitLog(t, h.out, "start", func(l string) bool { return strings.Contains(l, " one\n") })
+	exitLog("first exit", 1)
+	time.Sleep(500 * time.Millisecond)
+	if l := string(must(os.ReadFile(h.out))); count(l, "start") != 1 {
+		t.Fatalf("a program that exited was started again without a change:\n%s", l)
+	}
+	select {
+	case err := <-h.done:
+		t.Fatalf("exec ended when its program exited: %v", err)
+	default:
+	}
+	set(t, writer, node, "two")
+	waitLog(t, h.out, "start on the next change", func(l string) bool { return strings.Contains(l, " two\n") && count(l, "start") == 2 })
+	exitLog("second exit", 2)
+	del(t, writer, node)
 }

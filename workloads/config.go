@@ -125,6 +125,7 @@ type configRun struct {
 	size    int
 	base    time.Time
 	commits []time.Duration // commits[v]: offset at which version v's Set returned
+	inDoubt int64           // the version whose Set failed, which may have committed; -1 if none
 	cls     []*configClient
 	wg      sync.WaitGroup
 	errMu   sync.Mutex
@@ -190,7 +191,7 @@ func (cw *ConfigWorkload) Run(ctx context.Context, c Case) (results.Result, erro
 	}
 	defer rc.closeAll(ctx, all)
 	writer := all.Sessions[c.Clients]
-	r := &configRun{rc: rc, path: c.Namespace + "/config", size: size, base: time.Now()}
+	r := &configRun{rc: rc, path: c.Namespace + "/config", size: size, base: time.Now(), inDoubt: -1}
 	res := &rc.res
 	if err := writer.EnsurePath(ctx, c.Namespace); err != nil {
 		return rc.res, fmt.Errorf("config: %w", err)
@@ -229,6 +230,11 @@ func (cw *ConfigWorkload) Run(ctx context.Context, c Case) (results.Result, erro
 	measureFrom.Store(-1)
 	writerDone := make(chan struct{})
 	stopWriting := make(chan struct{})
+	// The writer's context is ctx's, so that Ctrl-C (or the run's end)
+	// cuts an in-flight Set short; once the case stops writing, a Set still
+	// in flight has a step's time to return.
+	wctx, wstop := context.WithCancel(ctx)
+	defer wstop()
 	go func() {
 		defer close(writerDone)
 		interval := time.Duration(float64(time.Second) / rate)
@@ -241,10 +247,15 @@ func (cw *ConfigWorkload) Run(ctx context.Context, c Case) (results.Result, erro
 			case <-time.After(time.Until(r.base.Add(next))):
 			}
 			t0 := r.now()
-			if err := writer.Set(runCtx, r.path, stamp(v, size)); err != nil {
-				if runCtx.Err() == nil {
+			if err := writer.Set(wctx, r.path, stamp(v, size)); err != nil {
+				if ctx.Err() == nil {
+					if wctx.Err() != nil {
+						err = fmt.Errorf("%w: %w: the write of version %d was still in flight %v after the case stopped writing",
+							errStepTimeout, context.DeadlineExceeded, v, stepTimeout)
+					}
 					r.count("write_"+errorKind(err), err)
 				}
+				r.inDoubt = v // it may have committed all the same
 				return
 			}
 			at := r.now()
@@ -271,10 +282,12 @@ func (cw *ConfigWorkload) Run(ctx context.Context, c Case) (results.Result, erro
 		o.StoppedBy = StoppedByInterrupted
 	}
 	close(stopWriting)
+	bounded := time.AfterFunc(stepTimeout, wstop)
 	<-writerDone
+	bounded.Stop()
 	o.End = r.now()
 	lastV := int64(len(r.commits) - 1)
-	if err := r.allHave(ctx, lastV, stepTimeout); err != nil {
+	if err := r.allHave(ctx, lastV, stepTimeout); err != nil && ctx.Err() == nil {
 		r.count(errorKind(err), fmt.Errorf("last update: %w", err))
 		o.StoppedBy = StoppedByError
 	}

@@ -1,8 +1,11 @@
 package workloads
 
 import (
+	"context"
 	"errors"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,4 +85,121 @@ func TestConfigRefusals(t *testing.T) {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
+}
+
+// heldSets is a backend whose sessions' Set, after the first `after` Sets,
+// does not return until its context ends: a server that took the writer's
+// update and never answers. Everything else reaches the real servers.
+type heldSets struct {
+	backends.Backend
+	after int64
+	sets  atomic.Int64
+	held  chan struct{} // closed at the first held Set
+	once  sync.Once
+}
+
+func (h *heldSets) Unwrap() backends.Backend { return h.Backend }
+
+func (h *heldSets) List(ctx context.Context, p string) ([]string, error) {
+	return h.Backend.(backends.Admin).List(ctx, p)
+}
+
+func (h *heldSets) DeleteTree(ctx context.Context, p string) error {
+	return h.Backend.(backends.Admin).DeleteTree(ctx, p)
+}
+
+func (h *heldSets) NewSession(ctx context.Context) (backends.Session, error) {
+	s, err := h.Backend.NewSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &heldSession{Session: s, h: h}, nil
+}
+
+type heldSession struct {
+	backends.Session
+	h *heldSets
+}
+
+func (s *heldSession) Unwrap() backends.Session { return s.Session }
+
+func (s *heldSession) Set(ctx context.Context, p string, data []byte) error {
+	if s.h.sets.Add(1) <= s.h.after {
+		return s.Session.Set(ctx, p, data)
+	}
+	s.h.once.Do(func() { close(s.h.held) })
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestConfigWriteInFlight: a writer's Set that gets no answer does not
+// hold the case: cancelling the case cuts it short, and at the case's end
+// it has --step-timeout to return, then counts as a write timeout (not a
+// safety violation).
+func TestConfigWriteInFlight(t *testing.T) {
+	type outcome struct {
+		res results.Result
+		err error
+	}
+	b := testcluster.EtcdBackend(t)
+	// start runs a polling case of two clients on a backend whose Sets
+	// after the first write and two updates (at 20 a second: within the
+	// first second) get no answer, and waits until one is held.
+	start := func(t *testing.T, ctx context.Context, d time.Duration) <-chan outcome {
+		h := &heldSets{Backend: b, after: 3, held: make(chan struct{})}
+		c := Case{
+			Backend: h, Cluster: preflight(t, b), Variant: ConfigPolling, Clients: 2, Repeat: 1,
+			Namespace: testcluster.TestNamespace(t, b), Log: NewRunLog(nil, time.Now()),
+			Config: results.Config{Duration: d, Rate: 20, Params: map[string]string{ParamPoll: "50ms", ParamStepTimeout: "2s"}},
+		}
+		done := make(chan outcome, 1)
+		go func() {
+			res, err := NewConfig().Run(ctx, c)
+			done <- outcome{res, err}
+		}()
+		select {
+		case <-h.held:
+		case o := <-done:
+			t.Fatalf("the case ended before a Set was held: %v, errors %v", o.err, o.res.Errors)
+		case <-time.After(time.Minute):
+			t.Fatal("no Set held within a minute")
+		}
+		return done
+	}
+	// Closing the sessions and checking leftovers take moments; a Set
+	// bound only by its session (which stays alive) would take forever.
+	const bound = time.Minute
+
+	t.Run("cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := start(t, ctx, time.Hour)
+		cancel()
+		select {
+		case o := <-done:
+			if o.err != nil || o.res.StoppedBy != StoppedByInterrupted || len(o.res.Errors) != 0 {
+				t.Fatalf("cancelled case: %v, stopped by %q, errors %v", o.err, o.res.StoppedBy, o.res.Errors)
+			}
+		case <-time.After(bound):
+			t.Fatalf("a cancelled config case still waits on its writer's Set %v later", bound)
+		}
+	})
+
+	t.Run("stopped writing", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		done := start(t, ctx, time.Second)
+		select {
+		case o := <-done:
+			if o.err != nil {
+				t.Fatal(o.err)
+			}
+			if o.res.Errors["write_timeout"] != 1 || o.res.Safety.Violations != 0 {
+				t.Fatalf("errors %v, safety %+v; want one write_timeout and no violation", o.res.Errors, o.res.Safety)
+			}
+			t.Logf("stopped by %s, errors %v", o.res.StoppedBy, o.res.Errors)
+		case <-time.After(bound + 2*time.Second):
+			t.Fatalf("the case still waits on its writer's Set %v after it stopped writing (step timeout 2s)", bound)
+		}
+	})
 }

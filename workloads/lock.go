@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/internal/ctxsleep"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
@@ -498,17 +499,6 @@ func sessionEnded(s backends.Session) bool {
 	}
 }
 
-// sleepCtx sleeps for d and reports false if ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+// sleepCtx sleeps for d and reports false if ctx ended first: the shared
+// ctxsleep.Sleep, under the name the workloads' many callers use.
+var sleepCtx = ctxsleep.Sleep

@@ -37,7 +37,9 @@ const (
 	// ParamRounds: barrier rounds per case when --ops is 0. Default 20.
 	ParamRounds = "rounds"
 	// ParamStepTimeout: bound on one failover, one observation or one
-	// barrier phase before the case gives up. Default 60s.
+	// barrier phase before the case gives up. Default 60s. Config: bound on
+	// the clients' first read, their catch-up to the last version and a
+	// write still in flight when the writer stops; default 30s.
 	ParamStepTimeout = "step_timeout"
 	// ParamFence: the shared register lock holders write to (lock):
 	// FenceOff (default) or FenceOn.

@@ -22,6 +22,11 @@ func TestConfigBadInput(t *testing.T) {
 		{"bad size", []string{"run", "--workload", "config", "--size", "big"}, "--size"},
 		{"relative node", []string{"exec", "app", "/tmp/f", "true"}, "want an absolute path"},
 		{"no program", []string{"exec", "/app", "/tmp/f"}, "requires at least 3 arg"},
+		// run's refusals, in exec
+		{"exec: session timeout on etcd", []string{"exec", "--session-timeout", "3s", "/app", "/tmp/f", "true"}, "--session-timeout: only zookeeper reads it"},
+		{"exec: lease on zookeeper", []string{"exec", "--backend", "zookeeper", "--lease-ttl", "3s", "/app", "/tmp/f", "true"}, "--lease-ttl: only etcd reads it"},
+		{"exec: digest on etcd", []string{"exec", "--digest", "a:b", "/app", "/tmp/f", "true"}, "--digest: only zookeeper reads it"},
+		{"exec: nodes with endpoints", []string{"exec", "--nodes", "3", "--endpoints", "127.0.0.1:1", "/app", "/tmp/f", "true"}, "--nodes: zkbench starts no servers"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -31,7 +31,9 @@ func newExecCmd() *cobra.Command {
 NODE's data, writes it to FILE and starts PROGRAM with ARGS. When the data changes it
 stops PROGRAM (SIGTERM, SIGKILL after --grace), rewrites FILE and starts PROGRAM
 again; when NODE is deleted it stops PROGRAM and waits for NODE to come back. A write
-that leaves the data as it was restarts nothing.
+that leaves the data as it was restarts nothing. Stopping PROGRAM stops its process
+group: its own children (a shell's commands) stop with it. A PROGRAM that exits by
+itself is logged with its status and started again on the next change.
 
 A lost connection is not a change: PROGRAM keeps running while the client
 reconnects. An expired session (ZooKeeper) or a lost lease (etcd) stops PROGRAM, and
@@ -40,7 +42,8 @@ and SIGUSR2 are forwarded to it; Ctrl-C (or SIGTERM) stops PROGRAM, then exec.
 
 The servers are reached or started as by zkbench run: --endpoints for a running
 cluster, else an embedded etcd or --cluster local (whose endpoints are printed, so
-that something can write NODE).`,
+that something can write NODE). Flags run would refuse (the other backend's, --nodes
+with --endpoints) exec refuses too.`,
 		Example: `  zkbench exec --backend zookeeper --endpoints 127.0.0.1:2181 /app/config /tmp/app.conf ./app --config /tmp/app.conf
   zkbench exec --backend etcd --endpoints 127.0.0.1:2379 /app/config /tmp/app.conf sh -c 'cat /tmp/app.conf; sleep 1000'`,
 		Args: cobra.MinimumNArgs(3),
@@ -65,6 +68,12 @@ that something can write NODE).`,
 func runExec(cmd *cobra.Command, f *execFlags, args []string) error {
 	kind, err := parseKind(f.conn.backend, false)
 	if err != nil {
+		return err
+	}
+	// run's refusals of a flag it would not read (the other backend's,
+	// --nodes with --endpoints); exec has no workload, so no workload's
+	// rule applies.
+	if err := checkFlagsRead(cmd.Flags(), &f.conn); err != nil {
 		return err
 	}
 	node, file, program := args[0], args[1], args[2:]
@@ -101,6 +110,9 @@ func runExec(cmd *cobra.Command, f *execFlags, args []string) error {
 		return fmt.Errorf("open a session: %w", err)
 	}
 	defer s.Close()
+	// The session's ID (etcd: its lease) names it on the servers, for an
+	// operator to find, and for the tests to expire it alone.
+	fmt.Fprintf(logw, "zkbench exec: %s session %#x\n", kind, s.ID())
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -14,6 +16,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/internal/spawn"
 	"github.com/zkbench/zkbench/internal/testcluster"
 )
 
@@ -46,10 +49,32 @@ func waitFor(t *testing.T, what string, out *lockedBuf, want string) {
 	}
 }
 
+// childrenGone checks that the children PROGRAM started ("child PID" in
+// its output) are gone once exec has ended.
+func childrenGone(t *testing.T, what string, out *lockedBuf) {
+	t.Helper()
+	pids := regexp.MustCompile(`child (\d+)`).FindAllStringSubmatch(out.String(), -1)
+	if len(pids) == 0 {
+		t.Fatalf("%s: PROGRAM named no child:\n%s", what, out)
+	}
+	for _, m := range pids {
+		pid, _ := strconv.Atoi(m[1])
+		deadline := time.Now().Add(20 * time.Second)
+		for spawn.Alive(pid) {
+			if time.Now().After(deadline) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("%s: PROGRAM's child %d outlived exec", what, pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
 // TestExecCommand runs zkbench exec as a process on etcd: PROGRAM's
-// output passes through, a change restarts it, an expired session (the
+// output passes through, a change restarts it, an expired session (its
 // lease revoked on the server) stops it and exits non-zero with a message;
-// a second exec stops on SIGINT with exit 0.
+// a second exec stops on SIGINT with exit 0. PROGRAM is the help's shape
+// (a shell with a sleep of its own), and its sleeps end with exec.
 func TestExecCommand(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -68,7 +93,7 @@ func TestExecCommand(t *testing.T) {
 	start := func() (*exec.Cmd, *lockedBuf, <-chan error) {
 		out := &lockedBuf{}
 		cmd := child(t, "", "exec", "--backend", "etcd", "--endpoints", etcdHostPort(t), "--grace", "2s",
-			node, file, "sh", "-c", `echo "got $(cat `+file+`)"; exec sleep 1000`)
+			node, file, "sh", "-c", `echo "got $(cat `+file+`)"; sleep 1000 & echo "child $!"; wait`)
 		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -86,12 +111,18 @@ func TestExecCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "restart on a change", out, "got beta")
-	leases, err := cli.Leases(ctx)
+	// exec's own lease, named by its log line: the other tests' sessions
+	// on this shared etcd keep theirs.
+	m := regexp.MustCompile(`zkbench exec: etcd session (0x[0-9a-f]+)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("exec did not log its session:\n%s", out)
+	}
+	lease, err := strconv.ParseInt(m[1], 0, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range leases.Leases {
-		_, _ = cli.Revoke(ctx, l.ID) // this test binary's etcd; exec's is among them
+	if _, err := cli.Revoke(ctx, clientv3.LeaseID(lease)); err != nil {
+		t.Fatalf("revoke exec's lease %s: %v", m[1], err)
 	}
 	select {
 	case err := <-done:
@@ -102,6 +133,7 @@ func TestExecCommand(t *testing.T) {
 		if !strings.Contains(out.String(), "session expired") {
 			t.Fatalf("no message saying the session expired:\n%s", out)
 		}
+		childrenGone(t, "after an expiry", out)
 	case <-time.After(30 * time.Second):
 		t.Fatalf("exec still running after its lease was revoked:\n%s", out)
 	}
@@ -117,6 +149,7 @@ func TestExecCommand(t *testing.T) {
 		if !strings.Contains(out.String(), "stopping sh") {
 			t.Fatalf("Ctrl-C did not stop PROGRAM first:\n%s", out)
 		}
+		childrenGone(t, "after Ctrl-C", out)
 	case <-time.After(30 * time.Second):
 		t.Fatalf("exec still running after SIGINT:\n%s", out)
 	}

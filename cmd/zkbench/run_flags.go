@@ -65,7 +65,7 @@ func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
 	fl.StringVar(&f.kill, "kill", workloads.KillClose, "failover, observers: how the leader's session ends: close (by its client), or expire (on the server: etcd revokes the lease, ZooKeeper closes the session from a second connection)")
 	fl.DurationVar(&f.settle, "settle", 100*time.Millisecond, "failover, observers: quiet time before each kill, so every waiter is asleep")
 	fl.IntVar(&f.candidates, "candidates", 3, "observers: candidates besides the observers (at least failovers+1)")
-	fl.DurationVar(&f.stepTimeout, "step-timeout", time.Minute, "failover, observers: bound on one failover")
+	fl.DurationVar(&f.stepTimeout, "step-timeout", time.Minute, "failover, observers: bound on one failover; config: on the clients' first read, their catch-up and a write in flight when the writer stops")
 	fl.DurationVar(&f.work, "work", 0, "barrier: computation between Enter and Leave")
 	fl.DurationVar(&f.jitter, "jitter", 0, "barrier: spread arrivals and computations by a random [0, jitter)")
 	fl.IntVar(&f.rounds, "rounds", 20, "barrier: rounds per case when --ops is 0")

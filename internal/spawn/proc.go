@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -15,6 +16,7 @@ import (
 type Proc struct {
 	pid    int
 	cmd    *exec.Cmd // nil when adopted
+	group  bool      // Terminate and Kill stop its process group (WatchGroup)
 	exited chan struct{}
 }
 
@@ -30,6 +32,22 @@ func Watch(cmd *exec.Cmd, after func()) *Proc {
 		}
 		close(p.exited)
 	}()
+	return p
+}
+
+// WatchGroup is Watch for a child that Start made the leader of its own
+// process group: its Terminate and Kill stop the whole group (SIGTERM,
+// SIGKILL to -pid), so that the child's own children (a shell's commands, a
+// program's workers) stop with it, and Terminate waits, within its grace,
+// until the group is empty, not only the child. Signal still signals the
+// child alone.
+//
+// The parent-death signal is the child's only: if zkbench is SIGKILLed, the
+// child dies but its own children do not (the kernel clears the signal at
+// each fork).
+func WatchGroup(cmd *exec.Cmd, after func()) *Proc {
+	p := Watch(cmd, after)
+	p.group = true
 	return p
 }
 
@@ -96,28 +114,79 @@ func (p *Proc) Signal(sig syscall.Signal) error {
 	return syscall.Kill(p.pid, sig)
 }
 
-// Kill sends SIGKILL and waits until the process has exited: a crash.
+// stopSignal sends sig to the process, or to its group (WatchGroup).
+func (p *Proc) stopSignal(sig syscall.Signal) error {
+	if p.group {
+		// The group's ID stays allocated while any member lives, so it
+		// names no other process even once the leader has been waited for.
+		return syscall.Kill(-p.pid, sig)
+	}
+	return p.Signal(sig)
+}
+
+// groupEmpty reports whether no process of p's group is left (a member
+// that has exited counts until its new parent, init, has reaped it).
+func (p *Proc) groupEmpty() bool {
+	return syscall.Kill(-p.pid, 0) == syscall.ESRCH
+}
+
+// Kill sends SIGKILL (to the group, with WatchGroup) and waits until the
+// process has exited: a crash.
 func (p *Proc) Kill() {
-	_ = p.Signal(syscall.SIGKILL)
+	_ = p.stopSignal(syscall.SIGKILL)
 	<-p.exited
 }
 
 // Terminate sends SIGCONT (in case it is paused) and SIGTERM, waits up to
 // grace or until ctx ends, then SIGKILLs and waits for the exit. Cancelling
 // ctx only cuts the grace short; Terminate still waits for the process to
-// die after SIGKILL.
+// die after SIGKILL. With WatchGroup the signals go to the whole group, and
+// the grace lasts until every member has gone: members still there when it
+// ends are SIGKILLed too.
 func (p *Proc) Terminate(ctx context.Context, grace time.Duration) {
-	_ = p.Signal(syscall.SIGCONT)
-	_ = p.Signal(syscall.SIGTERM)
+	_ = p.stopSignal(syscall.SIGCONT)
+	_ = p.stopSignal(syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-p.exited:
+		if !p.group {
+			return
+		}
+		// The leader is gone; the rest of its group has the rest of the
+		// grace.
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for !p.groupEmpty() {
+			select {
+			case <-ctx.Done():
+				p.Kill()
+				return
+			case <-t.C:
+				p.Kill()
+				return
+			case <-tick.C:
+			}
+		}
 		return
 	case <-ctx.Done():
 	case <-t.C:
 	}
 	p.Kill()
+}
+
+// Alive reports whether process pid exists and has not exited: a zombie
+// (exited, not yet reaped: an orphan in a container whose init does not
+// reap) is not alive.
+func Alive(pid int) bool {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which may hold ") ".
+	s := string(raw)
+	i := strings.LastIndex(s, ") ")
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
 }
 
 // LogTail returns up to n last lines of a file (read from its last 64 KiB),

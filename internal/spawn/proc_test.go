@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -47,6 +48,85 @@ func TestProcTerminate(t *testing.T) {
 	}
 	if Adopt(ignores.PID()) != nil {
 		t.Fatal("Adopt of an exited process is not nil")
+	}
+}
+
+// TestProcTerminateGroup: with WatchGroup, Terminate stops the child's own
+// children too: a grandchild that obeys SIGTERM, one left behind by a
+// child that exited by itself, and one that ignores SIGTERM (SIGKILLed
+// once the grace is over). Plain Watch leaves a grandchild running, which
+// is why exec needs the group.
+func TestProcTerminateGroup(t *testing.T) {
+	// start runs script as a group leader; the script prints its
+	// grandchild's pid first.
+	start := func(script string, group bool) (*Proc, int) {
+		t.Helper()
+		cmd := exec.Command("sh", "-c", script)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Start(cmd); err != nil {
+			t.Fatal(err)
+		}
+		var line []byte
+		buf := make([]byte, 1)
+		for {
+			if _, err := out.Read(buf); err != nil || buf[0] == '\n' {
+				break
+			}
+			line = append(line, buf[0])
+		}
+		pid, err := strconv.Atoi(string(line))
+		if err != nil {
+			t.Fatalf("no grandchild pid: %q", line)
+		}
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+		if group {
+			return WatchGroup(cmd, nil), pid
+		}
+		return Watch(cmd, nil), pid
+	}
+	gone := func(what string, pid int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for Alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: grandchild %d still alive 10s after Terminate returned", what, pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	p, pid := start("sleep 60 & echo $!; exec sleep 60", true)
+	if !Alive(pid) {
+		t.Fatalf("grandchild %d not running", pid)
+	}
+	p.Terminate(context.Background(), 10*time.Second)
+	gone("SIGTERM to the group", pid)
+
+	p, pid = start("sleep 60 & echo $!; exit 3", true)
+	<-p.Exited()
+	if !Alive(pid) {
+		t.Fatalf("the grandchild %d did not outlive its parent", pid)
+	}
+	p.Terminate(context.Background(), 10*time.Second)
+	gone("a group whose leader had exited", pid)
+
+	p, pid = start("sh -c 'trap \"\" TERM; while :; do sleep 0.05; done' & echo $!; exec sleep 60", true)
+	time.Sleep(200 * time.Millisecond) // let the trap be set
+	t0 := time.Now()
+	p.Terminate(context.Background(), 300*time.Millisecond)
+	if took := time.Since(t0); took < 300*time.Millisecond {
+		t.Fatalf("a grandchild ignores SIGTERM, yet Terminate returned after %v (grace 300ms)", took)
+	}
+	gone("a grandchild that ignores SIGTERM", pid)
+
+	p, pid = start("sleep 60 & echo $!; exec sleep 60", false)
+	p.Terminate(context.Background(), 10*time.Second)
+	time.Sleep(200 * time.Millisecond)
+	if !Alive(pid) {
+		t.Fatal("plain Watch: the grandchild was stopped too; WatchGroup is not needed, or the test is wrong")
 	}
 }
 

@@ -48,9 +48,8 @@ func TestChildDiesWithParent(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		// The child is reparented and reaped by init (or left a zombie in a
-		// container without one): check its state, not just its existence.
-		raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil || strings.Contains(string(raw), ") Z ") {
+		// container without one): Alive checks its state.
+		if !Alive(pid) {
 			return
 		}
 		if time.Now().After(deadline) {

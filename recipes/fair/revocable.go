@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/internal/ctxsleep"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
@@ -100,7 +101,7 @@ func watchOwn(ctx context.Context, s backends.Session, path string, revoked chan
 	for ctx.Err() == nil {
 		exists, _, events, err := s.ExistsW(ctx, path)
 		if err != nil {
-			if recipe.Ended(s) || !pause(ctx, 50*time.Millisecond) {
+			if recipe.Ended(s) || !ctxsleep.Sleep(ctx, 50*time.Millisecond) {
 				return
 			}
 			continue
@@ -124,18 +125,6 @@ func watchOwn(ctx context.Context, s backends.Session, path string, revoked chan
 func askedToGo(ctx context.Context, s backends.Session, path string) bool {
 	data, _, err := s.Get(ctx, path)
 	return errors.Is(err, backends.ErrNoNode) || (err == nil && string(data) == recipes.UnlockData)
-}
-
-// pause sleeps d and reports false if ctx ended first.
-func pause(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // Revoker is recipes.Revoker for the revocable shared lock, on its own
