@@ -110,6 +110,17 @@ func TestQueueChecker(t *testing.T) {
 			t.Fatalf("%+v", r)
 		}
 	})
+	t.Run("uncertain take after a take", func(t *testing.T) {
+		for _, d := range []recipes.Delivery{recipes.AtMostOnce, recipes.AtLeastOnce} {
+			c := NewQueueChecker(d)
+			qput(c, "a", 0, 0)
+			qtake(c, "a", 0, 1, 2, true)
+			c.TakenUncertain("a", 3, 1*ms, 3*ms)
+			if r := c.Result(); r.Safety.Violations != 0 || r.Duplicates != 0 || r.Delivered != 1 {
+				t.Fatalf("%s: %+v", d, r)
+			}
+		}
+	})
 	t.Run("priority inversion", func(t *testing.T) {
 		c := NewQueueChecker(recipes.AtMostOnce)
 		qput(c, "low", 2, 0)

@@ -215,6 +215,7 @@ func (c *QueueChecker) Result() QueueCheckerResult {
 				out.Delivery = append(out.Delivery, first.end-it.intended)
 			}
 		}
+		last := 0 // the take that decides how the item ended
 		for k, t := range it.takes {
 			if t.stranded {
 				out.Stranded++
@@ -225,9 +226,19 @@ func (c *QueueChecker) Result() QueueCheckerResult {
 			if k == 0 {
 				continue
 			}
-			prev := it.takes[k-1]
+			prev := it.takes[last]
+			if !t.uncertain || prev.uncertain {
+				last = k
+			}
 			if prev.uncertain {
 				out.Retaken++
+				continue
+			}
+			if t.uncertain {
+				// A take that gave the item up after another consumer's
+				// take of it (ended earlier): its write did not remove the
+				// item, since the other's succeeded, and it delivered
+				// nothing. Seen when a leader kill cut a delete off.
 				continue
 			}
 			if c.delivery == recipes.AtLeastOnce && prev.lost && !prev.acked {
@@ -248,7 +259,7 @@ func (c *QueueChecker) Result() QueueCheckerResult {
 			violate("item %s put at %v was never taken and is not in the queue", id, it.done.Round(time.Microsecond))
 		case len(it.takes) == 0:
 		default:
-			last := it.takes[len(it.takes)-1]
+			last := it.takes[last]
 			switch {
 			case last.acked:
 				out.Delivered++
