@@ -1,15 +1,11 @@
 package main
 
 import (
-	"errors"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/zkbench/zkbench/results"
 )
@@ -119,11 +115,7 @@ func TestRunQueueKillLeaderZooKeeper(t *testing.T) {
 // TestRunQueueBadInput: the queue's flags are refused elsewhere, and its
 // impossible cases fail fast with what to do.
 func TestRunQueueBadInput(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
+	tests := []badInput{
 		{"producers on a lock", []string{"--producers", "2"}, "--producers: the lock workload does not read it"},
 		{"priorities on a barrier", []string{"--workload", "barrier", "--priorities", "3"}, "--priorities: the barrier workload does not read it"},
 		{"item size on a lock", []string{"--item-size", "64"}, "--item-size: the lock workload does not read it"},
@@ -133,22 +125,5 @@ func TestRunQueueBadInput(t *testing.T) {
 		{"native on zookeeper", []string{"--workload", "queue", "--rate", "10", "--backend", "zookeeper", "--variants", "native"}, "native"},
 		{"pause a consumer", []string{"--workload", "queue", "--rate", "10", "--fault", "pause-client:0@1s+1s"}, "only the lock workload runs clients in worker processes"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), "out")
-			args := append([]string{"run", "-o", out, "--run-id", "bad", "--no-plots", "--duration", "1s", "--clients", "2"}, tc.args...)
-			start := time.Now()
-			_, _, err := zkbench(t, args...)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want one mentioning %q", err, tc.want)
-			}
-			if took := time.Since(start); took > 15*time.Second {
-				t.Errorf("took %v to fail", took)
-			}
-			if _, err := os.Stat(filepath.Join(out, "bad", "results.json")); !errors.Is(err, fs.ErrNotExist) {
-				t.Errorf("a results file was written: %v", err)
-			}
-			t.Logf("%v", err)
-		})
-	}
+	runBadInput(t, tests)
 }

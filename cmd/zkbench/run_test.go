@@ -121,11 +121,7 @@ func TestRunBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	unreachable := freePort(t)
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
+	tests := []badInput{
 		{"zero clients", []string{"--clients", "0"}, "at least 1 client"},
 		{"negative clients", []string{"--clients=10,-5"}, "at least 1 client"},
 		{"absurd clients", []string{"--clients", "200000"}, "at most 100000"},
@@ -162,6 +158,21 @@ func TestRunBadInput(t *testing.T) {
 		{"churn on a lock", []string{"--churn", "5"}, "--churn: the lock workload does not read it"},
 		{"delta on zookeeper", []string{"--backend", "zookeeper", "--workload", "membership", "--variants", "relist,delta"}, "no persistent recursive watch"},
 	}
+	runBadInput(t, tests)
+}
+
+// badInput is one `zkbench run` that must be refused: its flags (beside a
+// small case's) and what the error must mention.
+type badInput struct {
+	name string
+	args []string
+	want string
+}
+
+// runBadInput runs each case and checks that it fails within seconds, with
+// an error mentioning its want, and writes no results file.
+func runBadInput(t *testing.T, tests []badInput) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
