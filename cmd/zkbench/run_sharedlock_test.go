@@ -3,7 +3,6 @@ package main
 import (
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,27 +12,17 @@ import (
 // TestRunSharedLockFlags: the shared lock workloads' flags are refused by
 // the workloads that do not read them, and bad values say what to do.
 func TestRunSharedLockFlags(t *testing.T) {
-	dir := t.TempDir()
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--read-share", "0.5"}, "--read-share: the lock workload does not read it"},
-		{[]string{"--workload", "rwlock", "--read-share", "1.5"}, "want a share from 0 to 1"},
-		{[]string{"--workload", "rwlock", "--grace", "1s"}, "--grace: the rwlock workload does not read it"},
-		{[]string{"--workload", "revoke", "--variants", "consent", "--grace", "1s"}, "only the forced variant waits a grace period"},
-		{[]string{"--workload", "rwlock", "--rate", "10"}, "--rate: the rwlock workload does not read it"},
-		{[]string{"--workload", "revoke", "--variants", "consent", "--revoke-every", "0s"}, "--revoke-every 0s: want a positive pause"},
-		{[]string{"--workload", "revoke", "--variants", "consent", "--revoke-every", "-5ms"}, "--revoke-every -5ms: want a positive pause"},
-		{[]string{"--workload", "rwlock", "--fault", "pause-client:0@1s+1s"}, "only the lock workload runs clients in worker processes"},
-		{[]string{"--workload", "revoke", "--variants", "consent", "--fault", "pause-client:0@1s+1s"}, "only the lock workload runs clients in worker processes"},
-	} {
-		args := append([]string{"run", "--clients", "3", "--duration", "200ms", "-o", dir, "--no-plots"}, tc.args...)
-		_, _, err := zkbench(t, args...)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: error %v, want one that says %q", tc.args, err, tc.want)
-		}
-	}
+	runBadInput(t, []badInput{
+		{"read share on a lock", []string{"--read-share", "0.5"}, "--read-share: the lock workload does not read it"},
+		{"read share above 1", []string{"--workload", "rwlock", "--read-share", "1.5"}, "want a share from 0 to 1"},
+		{"grace on rwlock", []string{"--workload", "rwlock", "--grace", "1s"}, "--grace: the rwlock workload does not read it"},
+		{"grace with consent only", []string{"--workload", "revoke", "--variants", "consent", "--grace", "1s"}, "only the forced variant waits a grace period"},
+		{"rate on rwlock", []string{"--workload", "rwlock", "--rate", "10"}, "--rate: the rwlock workload does not read it"},
+		{"zero revoke-every", []string{"--workload", "revoke", "--variants", "consent", "--revoke-every", "0s"}, "--revoke-every 0s: want a positive pause"},
+		{"negative revoke-every", []string{"--workload", "revoke", "--variants", "consent", "--revoke-every", "-5ms"}, "--revoke-every -5ms: want a positive pause"},
+		{"pause a rwlock client", []string{"--workload", "rwlock", "--fault", "pause-client:0@1s+1s"}, "only the lock workload runs clients in worker processes"},
+		{"pause a revoke client", []string{"--workload", "revoke", "--variants", "consent", "--fault", "pause-client:0@1s+1s"}, "only the lock workload runs clients in worker processes"},
+	})
 }
 
 // TestRunFaultsRWLockExpireEtcd: the fault grammar drives the rwlock
