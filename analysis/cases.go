@@ -168,6 +168,9 @@ func (c *Case) mean(f func(*results.Result) (float64, bool)) (float64, bool) {
 	return sum / float64(n), true
 }
 
+// Mean averages f over the repeats that measured it (false when none did).
+func (c *Case) Mean(f func(*results.Result) (float64, bool)) (float64, bool) { return c.mean(f) }
+
 // Repeats is the number of results in the case.
 func (c *Case) Repeats() int { return len(c.Results) }
 

@@ -422,12 +422,31 @@ type sideRow struct {
 // row's figure against clients (y: what per operation), leaving out rows
 // no case measured. Nil when none was.
 func (b *builder) sideRows(fig *Figure, rows []sideRow, what string) (*Figure, error) {
+	prows := make([]panelRow, len(rows))
+	for i, r := range rows {
+		prows[i] = panelRow{side: r.side, y: value(r.fig), axis: Axis{Label: fmt.Sprintf("%s per %s", what, b.unit), Scale: Log}}
+	}
+	return b.panelRows(fig, prows)
+}
+
+// panelRow is one row of a figure against clients: a panel a backend, its
+// y read from each case, on axis y; panels of one group share a y range.
+type panelRow struct {
+	side  string
+	y     func(*analysis.Case) (float64, bool, error)
+	axis  Axis
+	group string
+}
+
+// panelRows adds to fig one row of panels a backend per row, leaving out
+// rows no case measured. Nil when none was.
+func (b *builder) panelRows(fig *Figure, rows []panelRow) (*Figure, error) {
 	measured := false
 	for _, r := range rows {
 		var row []*Panel
 		found := false
 		for _, kind := range b.backends {
-			lines, err := b.sweepLines(kind, 0, "", value(r.fig))
+			lines, err := b.sweepLines(kind, 0, "", r.y)
 			if err != nil {
 				return nil, err
 			}
@@ -435,8 +454,9 @@ func (b *builder) sideRows(fig *Figure, rows []sideRow, what string) (*Figure, e
 			row = append(row, &Panel{
 				Title: fmt.Sprintf("%s — %s", kind, r.side),
 				X:     b.clientsAxis(),
-				Y:     Axis{Label: fmt.Sprintf("%s per %s", what, b.unit), Scale: Log},
+				Y:     r.axis,
 				Lines: lines,
+				Group: r.group,
 			})
 		}
 		if found {

@@ -8,8 +8,7 @@ import (
 )
 
 // loadgenRow is one row of the load generator figure: what it shows, its
-// axis and how a case's value is read (mean over the repeats that
-// measured it).
+// axis and how one result's value is read.
 type loadgenRow struct {
 	side  string
 	label string
@@ -34,8 +33,9 @@ var loadgenRows = []loadgenRow{
 
 // loadgen draws what the load generator itself spent against clients: its
 // resident memory a client, its CPU against the cores it had, and the
-// sessions lost. Client-bound cases carry a cross, as in every sweep
-// figure. Nil when no case measured the load generator (older files).
+// sessions lost (each the mean over a case's repeats). Client-bound cases
+// carry a cross, as in every sweep figure. Nil when no case measured the
+// load generator (older files).
 func (b *builder) loadgen() (*Figure, error) {
 	fig := &Figure{
 		Name:  b.workload + "-loadgen",
@@ -45,44 +45,17 @@ func (b *builder) loadgen() (*Figure, error) {
 			"and sessions lost. A cross marks a client-bound case: its figures show zkbench on that machine, not the servers.",
 		Cols: len(b.backends),
 	}
-	for _, row := range loadgenRows {
-		y := func(c *analysis.Case) (float64, bool, error) {
-			var sum float64
-			n := 0
-			for _, r := range c.Results {
-				if v, ok := row.y(r); ok {
-					sum += v
-					n++
-				}
-			}
-			if n == 0 {
-				return 0, false, nil
-			}
-			return sum / float64(n), true, nil
-		}
-		var panels []*Panel
-		found := false
-		for _, kind := range b.backends {
-			lines, err := b.sweepLines(kind, 0, "", y)
-			if err != nil {
-				return nil, err
-			}
-			found = found || len(lines) > 0
-			panels = append(panels, &Panel{
-				Title: fmt.Sprintf("%s — %s", kind, row.side),
-				X:     b.clientsAxis(),
-				Y:     Axis{Label: row.label, Scale: row.scale},
-				Lines: lines,
-				Group: row.side, // each row its own y range
-			})
-		}
-		if found {
-			fig.Panels = append(fig.Panels, panels...)
-			fig.Rows++
+	rows := make([]panelRow, len(loadgenRows))
+	for i, row := range loadgenRows {
+		rows[i] = panelRow{
+			side: row.side,
+			y: func(c *analysis.Case) (float64, bool, error) {
+				v, ok := c.Mean(row.y)
+				return v, ok, nil
+			},
+			axis:  Axis{Label: row.label, Scale: row.scale},
+			group: row.side, // each row its own y range
 		}
 	}
-	if fig.Rows == 0 {
-		return nil, nil
-	}
-	return fig, nil
+	return b.panelRows(fig, rows)
 }
