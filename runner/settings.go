@@ -66,7 +66,7 @@ func (p *plan) chooseSettings() []results.Setting {
 			"the clients' lease renewals run late while thousands of sessions start and queue")
 	}
 	if p.cfg.Warmup == Auto {
-		w := max(defaultWarmup, time.Duration(n)*warmupPerClient)
+		w := AutoWarmup(n)
 		p.cfg.Warmup = w
 		why := fmt.Sprintf("auto: the default %v up to %d clients", defaultWarmup, int(defaultWarmup/warmupPerClient))
 		if w > defaultWarmup {
@@ -105,3 +105,7 @@ func capNote(v time.Duration) string {
 	}
 	return ""
 }
+
+// AutoWarmup is what an Auto warm-up becomes for a run whose largest case
+// has n clients: the default, or warmupPerClient a client when longer.
+func AutoWarmup(n int) time.Duration { return max(defaultWarmup, time.Duration(n)*warmupPerClient) }

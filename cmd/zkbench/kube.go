@@ -286,7 +286,7 @@ func kubeResources(k *kubeJobFlags, perShard int) (corev1.ResourceRequirements, 
 func kubeDeadline(cfg runner.Config, shardTimeout time.Duration) time.Duration {
 	warmup := cfg.Warmup
 	if warmup == runner.Auto {
-		warmup = max(500*time.Millisecond, time.Duration(slices.Max(cfg.Clients))*time.Millisecond)
+		warmup = runner.AutoWarmup(slices.Max(cfg.Clients))
 	}
 	cases := len(cfg.Variants) * len(cfg.Clients) * cfg.Repeat
 	perCase := warmup + cfg.Duration + 2*shardTimeout + time.Minute
