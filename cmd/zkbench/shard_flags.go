@@ -11,12 +11,13 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/zkbench/zkbench/kube"
 	"github.com/zkbench/zkbench/runner"
 )
 
 // jobIndexEnv is the variable a Kubernetes Indexed Job sets to each pod's
-// completion index: the pod's --shard-index.
-const jobIndexEnv = "JOB_COMPLETION_INDEX"
+// completion index: the pod's --shard-index (the one kube's Job uses).
+const jobIndexEnv = kube.IndexEnv
 
 // shardOption turns --shards, --shard-index (or $JOB_COMPLETION_INDEX) and
 // --shard-timeout into the runner's option: one shard of a run, or the
