@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -69,20 +68,7 @@ func (hw *HandoffWorkload) Run(ctx context.Context, c Case) (results.Result, err
 	}
 	c.log().Progress(fmt.Sprintf("  %d candidates connected; measuring", c.Clients))
 	start := func(runCtx context.Context) <-chan struct{} {
-		var wg sync.WaitGroup
-		for _, wk := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				wk.run(runCtx)
-			}()
-		}
-		done := make(chan struct{})
-		go func() {
-			wg.Wait()
-			close(done)
-		}()
-		return done
+		return runEach(runCtx, workers, (*handoffWorker).run)
 	}
 	out := window.Run(ctx, start, func() Snapshot { return rc.meter.Snapshot(ctx, clients) })
 	if !out.Drained {

@@ -111,25 +111,14 @@ func (w *RevokeWorkload) Run(ctx context.Context, c Case) (results.Result, error
 	revoker := v.New.Revoker(rs)
 	c.log().Progress(fmt.Sprintf("  %d clients and a revoker connected; a revocation every %v; measuring", c.Clients, every))
 	out := window.Run(ctx, func(runCtx context.Context) <-chan struct{} {
-		var wg sync.WaitGroup
+		loops := make([]func(context.Context), 0, len(holders)+1)
 		for _, h := range holders {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				h.run(runCtx)
-			}()
+			loops = append(loops, h.run)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		loops = append(loops, func(runCtx context.Context) {
 			st.revokeLoop(runCtx, revoker, rs, clients.Counters[c.Clients], path, every)
-		}()
-		done := make(chan struct{})
-		go func() {
-			wg.Wait()
-			close(done)
-		}()
-		return done
+		})
+		return runEach(runCtx, loops, func(loop func(context.Context), ctx context.Context) { loop(ctx) })
 	}, func() Snapshot { return rc.meter.Snapshot(ctx, clients) })
 	if !out.Drained {
 		rc.closeAll(ctx, clients)

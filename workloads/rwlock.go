@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -95,20 +94,7 @@ func (w *RWLockWorkload) Run(ctx context.Context, c Case) (results.Result, error
 	}
 	c.log().Progress(fmt.Sprintf("  %d clients connected; %.0f%% reads; measuring", c.Clients, 100*share))
 	out := window.Run(ctx, func(runCtx context.Context) <-chan struct{} {
-		var wg sync.WaitGroup
-		for _, r := range rws {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r.run(runCtx)
-			}()
-		}
-		done := make(chan struct{})
-		go func() {
-			wg.Wait()
-			close(done)
-		}()
-		return done
+		return runEach(runCtx, rws, (*rwClient).run)
 	}, func() Snapshot { return rc.meter.Snapshot(ctx, clients) })
 	if !out.Drained {
 		rc.closeAll(ctx, clients)

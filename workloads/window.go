@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -306,4 +307,24 @@ func MergeSeries(interval, elapsed time.Duration, recs ...*SeriesRecorder) resul
 		}
 	}
 	return out
+}
+
+// runEach runs run(ctx, item) for every item on a goroutine of its own and
+// returns a channel closed once every one has returned: the start function
+// of a Window.Run whose clients each loop until ctx ends.
+func runEach[T any](ctx context.Context, items []T, run func(T, context.Context)) <-chan struct{} {
+	var wg sync.WaitGroup
+	for _, it := range items {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(it, ctx)
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	return done
 }
