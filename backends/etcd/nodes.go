@@ -180,7 +180,7 @@ func (s *Session) Update(ctx context.Context, p string, data []byte) error {
 		return s.fail(ctx, "update", p, true, err)
 	}
 	if !resp.Succeeded {
-		return fmt.Errorf("etcd: set %s: %w", p, backends.ErrNoNode)
+		return fmt.Errorf("etcd: update %s: %w", p, backends.ErrNoNode)
 	}
 	return nil
 }
