@@ -31,6 +31,15 @@ type tlEvent struct {
 
 func newTimeline() *timeline { return &timeline{start: time.Now()} }
 
+// restart moves the timeline's zero to now, dropping earlier events, and
+// returns it for schedule.Run.
+func (l *timeline) restart() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.start, l.ev = time.Now(), nil
+	return l.start
+}
+
 func (l *timeline) Event(kind, what string, client int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
