@@ -182,7 +182,16 @@ type Queues interface {
 	// 1: O(1) bytes); ZooKeeper has no such query and lists parent (O(N)
 	// bytes, 14 a waiter with Enqueue's names). ErrNoNode if me is gone
 	// (so a waiter whose node went never takes itself for the first).
-	Predecessor(ctx context.Context, parent string, me Node) (Node, bool, error)
+	//
+	// gone, when not empty, is the node me waited on (its predecessor
+	// until now), which has just left. If it left by Dequeue, which only
+	// a holder calls, nothing was before it nor is between it and me, and
+	// a backend that can tell answers false without looking further: etcd
+	// compares the queue's last-dequeued key with gone in the same request
+	// and ranges only when they differ, so a handoff costs the server O(1)
+	// work, not a walk of the queue (ZooKeeper's watcher already learns it
+	// from the event and ignores gone).
+	Predecessor(ctx context.Context, parent string, me Node, gone string) (Node, bool, error)
 	// Tagged returns the children of parent that this session made with
 	// Enqueue and tag, ordered by Seq: how a queue finds nodes it may have
 	// left behind after a failure. etcd reads the tag's key range (O(own)
@@ -194,9 +203,11 @@ type Queues interface {
 	// watcher of me that it left by Dequeue (not by Delete, nor with its
 	// session) where the backend can in the same write: ZooKeeper deletes
 	// it in a multi that first sets its data, so an ExistsW on me fires
-	// with EventDataChanged; etcd deletes it (EventDeleted: it cannot mark
-	// and delete one key in one write). One write, as Delete; ErrNoNode if
-	// me is gone, ErrUnknownOutcome as for Delete.
+	// with EventDataChanged; etcd deletes it and, in the same transaction,
+	// records it as the queue's last-dequeued key (a watcher sees
+	// EventDeleted: etcd cannot mark and delete one key in one write, and
+	// Predecessor with gone reads the record). One write, as Delete;
+	// ErrNoNode if me is gone, ErrUnknownOutcome as for Delete.
 	Dequeue(ctx context.Context, me Node) error
 }
 

@@ -67,6 +67,7 @@ var subtests = []subtest{
 	{"EnqueuePrev", testEnqueuePrev},
 	{"Tagged", testTagged},
 	{"Dequeue", testDequeue},
+	{"PredecessorGone", testPredecessorGone},
 	{"Update", testUpdate},
 	{"EphemeralGoneAfterClose", testEphemeralGoneAfterClose},
 	{"DoneClosesOnClose", testDoneClosesOnClose},

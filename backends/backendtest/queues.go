@@ -19,7 +19,12 @@ func enqueue(t *testing.T, s backends.Session, parent, tag string) backends.Node
 
 func predecessor(t *testing.T, s backends.Session, parent string, me backends.Node) (backends.Node, bool) {
 	t.Helper()
-	p, ok, err := s.Predecessor(opCtx(t), parent, me)
+	return predecessorAfter(t, s, parent, me, "")
+}
+
+func predecessorAfter(t *testing.T, s backends.Session, parent string, me backends.Node, gone string) (backends.Node, bool) {
+	t.Helper()
+	p, ok, err := s.Predecessor(opCtx(t), parent, me, gone)
 	if err != nil {
 		t.Fatalf("Predecessor(%s, %s): %v", parent, me.Name, err)
 	}
@@ -63,7 +68,7 @@ func testEnqueuePredecessor(t *testing.T, e *env) {
 	if p, ok := predecessor(t, a, parent, q[4]); !ok || p.Path != q[1].Path {
 		t.Errorf("after deleting the two before it, Predecessor(%s) = %s %v, want %s", q[4].Name, p.Path, ok, q[1].Path)
 	}
-	if _, _, err := a.Predecessor(opCtx(t), parent, q[2]); !errors.Is(err, backends.ErrNoNode) {
+	if _, _, err := a.Predecessor(opCtx(t), parent, q[2], ""); !errors.Is(err, backends.ErrNoNode) {
 		t.Errorf("Predecessor of a deleted node: %v, want ErrNoNode", err)
 	}
 }
@@ -153,5 +158,38 @@ func testDequeue(t *testing.T, e *env) {
 	}
 	if err := owner.Dequeue(opCtx(t), me); !errors.Is(err, backends.ErrNoNode) {
 		t.Errorf("second Dequeue: %v, want ErrNoNode", err)
+	}
+}
+
+// testPredecessorGone: Predecessor told which node just went answers as
+// without it: after a plain Delete of that node it finds the live node
+// before it, after a holder's Dequeue it finds none (etcd from the
+// queue's last-dequeued record, ZooKeeper by listing), and a me that is
+// gone is ErrNoNode either way. The record is no child of the queue.
+func testPredecessorGone(t *testing.T, e *env) {
+	a, b := e.session(t), e.session(t)
+	parent := e.p("gone")
+	ensure(t, a, parent)
+	q := []backends.Node{enqueue(t, a, parent, "ta"), enqueue(t, b, parent, "tb"),
+		enqueue(t, a, parent, "ta"), enqueue(t, b, parent, "tb")}
+	del(t, b, q[2].Path)
+	if p, ok := predecessorAfter(t, b, parent, q[3], q[2].Path); !ok || p.Path != q[1].Path {
+		t.Errorf("after a Delete of %s, Predecessor(%s, gone) = %s %v, want %s", q[2].Name, q[3].Name, p.Path, ok, q[1].Path)
+	}
+	if err := a.Dequeue(opCtx(t), q[0]); err != nil {
+		t.Fatalf("Dequeue(%s): %v", q[0].Name, err)
+	}
+	if p, ok := predecessorAfter(t, a, parent, q[1], q[0].Path); ok {
+		t.Errorf("after the holder's Dequeue, Predecessor(%s, gone) = %s, want none", q[1].Name, p.Path)
+	}
+	if got := children(t, a, parent); !slices.Equal(names(got), names([]backends.Node{q[1], q[3]})) {
+		t.Errorf("Children = %v, want %v: the queue's own records are no children", names(got), names([]backends.Node{q[1], q[3]}))
+	}
+	del(t, a, q[1].Path)
+	if _, _, err := a.Predecessor(opCtx(t), parent, q[1], q[0].Path); !errors.Is(err, backends.ErrNoNode) {
+		t.Errorf("Predecessor with gone of a node deleted since: %v, want ErrNoNode", err)
+	}
+	if p, ok := predecessorAfter(t, a, parent, q[3], q[1].Path); ok {
+		t.Errorf("with every node before it gone, Predecessor(%s, gone) = %s, want none", q[3].Name, p.Path)
 	}
 }

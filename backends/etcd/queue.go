@@ -3,8 +3,10 @@ package etcd
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zkbench/zkbench/backends"
@@ -60,12 +62,23 @@ const tailSuffix = "\x00/tail"
 // under parent+"/" created at or below me.Seq, newest first, limit 2, keys
 // only, which are me and the key just before me. The reply holds two keys
 // whatever the queue's length (O(1) bytes and one request), though the
-// server still walks the whole range to filter and sort it (in its
-// in-memory index: etcd 3.7 answers a keys-only range without reading
-// values). If the newest
-// is not me, me is gone (ErrNoNode). A key deeper than a direct child is
-// skipped by asking again below it (queues have none).
-func (s *Session) Predecessor(ctx context.Context, parent string, me backends.Node) (backends.Node, bool, error) {
+// server walks the whole range to filter and sort it (in its in-memory
+// index: etcd 3.7 answers a keys-only range without reading values). If
+// the newest is not me, me is gone (ErrNoNode). A key deeper than a direct
+// child is skipped by asking again below it (queues have none).
+//
+// With gone, the request is one read-only transaction that skips the walk
+// when gone left by Dequeue:
+//
+//	If(Value(parent + "\x00/dequeued") == gone)
+//	Then(Get(me, keys only))
+//	Else(the range above)
+//
+// Dequeue writes that key in the transaction that deletes its node, so a
+// handoff costs the server O(1) work whatever the queue's length; any
+// other departure (a waiter cancelled or expired, the record's writer's
+// session ended) takes the range.
+func (s *Session) Predecessor(ctx context.Context, parent string, me backends.Node, gone string) (backends.Node, bool, error) {
 	if err := checkPath(parent); err != nil {
 		return backends.Node{}, false, err
 	}
@@ -74,18 +87,40 @@ func (s *Session) Predecessor(ctx context.Context, parent string, me backends.No
 		return backends.Node{}, false, err
 	}
 	defer stop()
+	lostMe := fmt.Errorf("etcd: predecessor of %s: %w", me.Path, backends.ErrNoNode)
 	below, limit := me.Seq, int64(2)
 	for below > 0 {
 		opts := append([]clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly(),
 			clientv3.WithMaxCreateRev(below)}, clientv3.WithLastCreate()...)
-		resp, err := s.cli.Get(c, parent+"/", append(opts, clientv3.WithLimit(limit))...)
-		if err != nil {
-			return backends.Node{}, false, s.fail(ctx, "predecessor", parent, false, err)
+		opts = append(opts, clientv3.WithLimit(limit))
+		var kvs []*mvccpb.KeyValue
+		if gone != "" {
+			resp, err := s.cli.Txn(c).
+				If(clientv3.Compare(clientv3.Value(parent+dequeuedSuffix), "=", gone)).
+				Then(clientv3.OpGet(me.Path, clientv3.WithKeysOnly())).
+				Else(clientv3.OpGet(parent+"/", opts...)).
+				Commit()
+			if err != nil {
+				return backends.Node{}, false, s.fail(ctx, "predecessor", parent, false, err)
+			}
+			kvs = resp.Responses[0].GetResponseRange().GetKvs()
+			if resp.Succeeded {
+				if len(kvs) == 0 {
+					return backends.Node{}, false, lostMe
+				}
+				return backends.Node{}, false, nil
+			}
+			gone = ""
+		} else {
+			resp, err := s.cli.Get(c, parent+"/", opts...)
+			if err != nil {
+				return backends.Node{}, false, s.fail(ctx, "predecessor", parent, false, err)
+			}
+			kvs = resp.Kvs
 		}
-		kvs := resp.Kvs
 		if limit == 2 {
 			if len(kvs) == 0 || string(kvs[0].Key) != me.Path {
-				return backends.Node{}, false, fmt.Errorf("etcd: predecessor of %s: %w", me.Path, backends.ErrNoNode)
+				return backends.Node{}, false, lostMe
 			}
 			kvs = kvs[1:]
 		}
@@ -127,13 +162,43 @@ func (s *Session) Tagged(ctx context.Context, parent, tag string) ([]backends.No
 	return nodes, nil
 }
 
-// Dequeue is Delete. Unlike ZooKeeper's multi, etcd cannot mark and delete
-// one key in one write (it refuses a put and a delete of one key in one
-// transaction), and a mark followed by the delete sends two events to a
-// watcher whose cancel has not reached the server yet (measured: 2 server
-// notifications a release in the herd test, against 1). So a watcher sees
-// EventDeleted and the fair lock's successor asks Predecessor: O(1) bytes,
-// one range whose server cost grows with the queue.
+// Dequeue deletes me and records it as the queue's last-dequeued key,
+// parent + "\x00/dequeued" (beside the tail, outside the parent's prefix,
+// on this session's lease), in one transaction:
+//
+//	If(CreateRevision(me) > 0)
+//	Then(Delete(me), Put(parent + "\x00/dequeued", me, my lease))
+//
+// One write and one event to me's watcher (EventDeleted), which learns
+// that me left by Dequeue from Predecessor with gone. etcd cannot mark and
+// delete one key in one transaction (it refuses a put and a delete of one
+// key), and a mark followed by the delete sends two events to a watcher
+// whose cancel has not reached the server yet (measured: 2 server
+// notifications a release in the herd test, against 1), so the record is
+// a key of its own.
 func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
-	return s.Delete(ctx, me.Path)
+	if err := checkPath(me.Path); err != nil {
+		return err
+	}
+	c, stop, err := s.call(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	resp, err := s.cli.Txn(c).
+		If(clientv3.Compare(clientv3.CreateRevision(me.Path), ">", 0)).
+		Then(clientv3.OpDelete(me.Path),
+			clientv3.OpPut(path.Dir(me.Path)+dequeuedSuffix, me.Path, clientv3.WithLease(s.lease))).
+		Commit()
+	if err != nil {
+		return s.fail(ctx, "dequeue", me.Path, true, err)
+	}
+	if !resp.Succeeded {
+		return fmt.Errorf("etcd: dequeue %s: %w", me.Path, backends.ErrNoNode)
+	}
+	return nil
 }
+
+// dequeuedSuffix names a queue's last-dequeued key after its parent's path
+// (see Dequeue).
+const dequeuedSuffix = "\x00/dequeued"

@@ -46,7 +46,7 @@ func TestCountsEveryRequestAndFailure(t *testing.T) {
 		s.ExistsW(ctx, "/a")
 		s.ChildrenW(ctx, "/p")
 		s.Enqueue(ctx, "/p", "t")
-		s.Predecessor(ctx, "/p", backends.Node{Path: "/p/1", Seq: 1})
+		s.Predecessor(ctx, "/p", backends.Node{Path: "/p/1", Seq: 1}, "")
 		s.Tagged(ctx, "/p", "t")
 		s.Dequeue(ctx, backends.Node{Path: "/p/1", Seq: 1})
 		s.Set(ctx, "/c", []byte("v"))

@@ -135,9 +135,9 @@ func (s *Session) Enqueue(ctx context.Context, parent, tag string) (backends.Nod
 }
 
 // Predecessor counts OpPredecessor.
-func (s *Session) Predecessor(ctx context.Context, parent string, me backends.Node) (backends.Node, bool, error) {
+func (s *Session) Predecessor(ctx context.Context, parent string, me backends.Node, gone string) (backends.Node, bool, error) {
 	s.c.requests[OpPredecessor].Add(1)
-	n, ok, err := s.inner.Predecessor(ctx, parent, me)
+	n, ok, err := s.inner.Predecessor(ctx, parent, me, gone)
 	s.done(OpPredecessor, err)
 	return n, ok, err
 }

@@ -39,7 +39,7 @@ func (s *stubSession) Set(ctx context.Context, path string, data []byte) error {
 func (s *stubSession) Enqueue(ctx context.Context, parent, tag string) (backends.Node, error) {
 	return backends.Node{Path: parent + "/" + tag}, s.err
 }
-func (s *stubSession) Predecessor(ctx context.Context, parent string, me backends.Node) (backends.Node, bool, error) {
+func (s *stubSession) Predecessor(ctx context.Context, parent string, me backends.Node, gone string) (backends.Node, bool, error) {
 	return backends.Node{}, false, s.err
 }
 func (s *stubSession) Dequeue(ctx context.Context, me backends.Node) error        { return s.err }

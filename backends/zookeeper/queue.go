@@ -67,8 +67,9 @@ func (s *Session) enqueued(p string) backends.Node {
 // returns the child with the largest sequence number below me.Seq, or
 // ErrNoNode if me is not in the listing (or parent is gone). It
 // keeps only that child of the listing, so a wake-up leaves no garbage
-// that grows with the queue beyond the listing go-zookeeper decodes.
-func (s *Session) Predecessor(ctx context.Context, parent string, me backends.Node) (backends.Node, bool, error) {
+// that grows with the queue beyond the listing go-zookeeper decodes. gone
+// is ignored: a watcher learns of a Dequeue from its event.
+func (s *Session) Predecessor(ctx context.Context, parent string, me backends.Node, _ string) (backends.Node, bool, error) {
 	names, err := read(ctx, s, "predecessor", parent, func() ([]string, error) {
 		names, _, err := s.l.conn.Children(parent)
 		return names, err

@@ -30,9 +30,12 @@ var ErrHeld = errors.New("fair: lock already held by this client")
 // holder, and nothing is made later between the two, so the watcher holds
 // the lock at once. Any other departure (a cancelled or expired waiter, a
 // leftover removed, and every release on etcd) is EventDeleted: the
-// watcher asks Predecessor again (a predecessor that left the queue is not
-// necessarily the holder) and holds the lock when there is none. If the
-// predecessor is already gone when ExistsW runs, it asks again at once.
+// watcher asks Predecessor again, naming the node that went (a predecessor
+// that left the queue is not necessarily the holder), and holds the lock
+// when there is none. On etcd that request first compares the node that
+// went with the queue's last-dequeued key, which Release's transaction
+// wrote, and is O(1) server work after a release. If the predecessor is
+// already gone when ExistsW runs, it asks again at once.
 //
 // Herd behaviour: each waiter watches only its immediate predecessor, and
 // each node is watched by at most one waiter, so a release wakes exactly one
@@ -46,10 +49,11 @@ var ErrHeld = errors.New("fair: lock already held by this client")
 // Bytes: every request of an acquisition by handoff is O(1) bytes on both
 // backends (etcd's Predecessor is a range with limit 2), so neither the
 // wake-ups nor the start-up burst grow with the queue on the wire. Server
-// work: O(1) a waiter at start-up on both (no Predecessor); on etcd each
-// handoff's Predecessor range walks the queue's keys in the server's index. Only a
-// wake-up after a departure other than a release lists the queue on
-// ZooKeeper (Predecessor): 14 bytes a waiter with Enqueue's bare
+// work: O(1) a waiter at start-up and a handoff on both (no range: a
+// handoff's Predecessor on etcd finds the release recorded); on etcd only
+// a wake-up after another departure walks the queue's keys in the
+// server's index. Only a wake-up after a departure other than a release
+// lists the queue on ZooKeeper (Predecessor): 14 bytes a waiter with Enqueue's bare
 // sequence-number names, so each session's receive buffer still holds a
 // whole listing. <path> is made (EnsurePath) on the Lock's first Acquire
 // only, and again if a create finds it gone.
@@ -118,7 +122,7 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Grant, error) {
 // asks Session.Predecessor. A Lock that ever suspected a leftover first
 // deletes its own other nodes.
 func (l *Lock) waitFirst(ctx context.Context, me backends.Node) (wakeups int, err error) {
-	pred := me.Prev
+	pred, gone := me.Prev, ""
 	for {
 		if deleted, err := l.q.DeleteStrays(ctx, me); err != nil {
 			return wakeups, err
@@ -126,7 +130,7 @@ func (l *Lock) waitFirst(ctx context.Context, me backends.Node) (wakeups int, er
 			pred = ""
 		}
 		if pred == "" {
-			p, ok, err := l.q.S.Predecessor(ctx, l.q.Path, me)
+			p, ok, err := l.q.S.Predecessor(ctx, l.q.Path, me, gone)
 			switch {
 			case errors.Is(err, backends.ErrNoNode):
 				return wakeups, recipe.LockLost(fmt.Errorf("own node %s is gone", me.Path))
@@ -151,7 +155,7 @@ func (l *Lock) waitFirst(ctx context.Context, me backends.Node) (wakeups int, er
 			_, err := l.q.DeleteStrays(ctx, me)
 			return wakeups, err
 		}
-		pred = ""
+		pred, gone = "", pred
 	}
 }
 
