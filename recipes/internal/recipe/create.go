@@ -9,15 +9,16 @@ import (
 	"github.com/zkbench/zkbench/backends"
 )
 
-// Create runs create on a fresh context bounded by timeout, so that a caller
-// who gives up mid-request still learns which node was made and can remove
-// it. If ctx ended meanwhile, the node is removed and ctx's error returned.
+// Create runs create on a context that outlives ctx by at most timeout
+// (Outlive), so that a caller who gives up mid-request still learns which
+// node was made and can remove it. If ctx ended meanwhile, the node is
+// removed and ctx's error returned.
 func Create(ctx context.Context, s backends.Session, timeout time.Duration,
 	create func(context.Context) (backends.Node, error)) (backends.Node, error) {
 	if err := ctx.Err(); err != nil {
 		return backends.Node{}, err
 	}
-	fctx, cancel := Fresh(ctx, timeout)
+	fctx, cancel := Outlive(ctx, timeout)
 	n, err := create(fctx)
 	cancel()
 	if err != nil {

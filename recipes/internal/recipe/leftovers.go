@@ -175,9 +175,9 @@ func (l *Leftovers) Delete(ctx context.Context, paths []string) error {
 	return nil
 }
 
-// Create runs create on a fresh context bounded by the cleanup timeout, so
-// that a caller who gives up mid-request still learns which node was made
-// and can remove it. If ctx ended meanwhile, the node is removed (Remove)
+// Create runs create on a context that outlives ctx by at most the cleanup
+// timeout (Outlive), so that a caller who gives up mid-request still learns
+// which node was made and can remove it. If ctx ended meanwhile, the node is removed (Remove)
 // and ctx's error returned. A create error that does not prove that nothing
 // was made (anything but ErrNodeExists, ErrNoNode or a lost session) is
 // suspected: the node may exist, or appear later.
@@ -185,7 +185,7 @@ func (l *Leftovers) Create(ctx context.Context, create func(context.Context) (ba
 	if err := ctx.Err(); err != nil {
 		return backends.Node{}, err
 	}
-	fctx, cancel := Fresh(ctx, l.timeout)
+	fctx, cancel := Outlive(ctx, l.timeout)
 	n, err := create(fctx)
 	cancel()
 	switch {

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
@@ -23,6 +24,53 @@ import (
 // happens after the caller gave up.
 func Fresh(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), timeout)
+}
+
+// Outlive returns a context that carries ctx's values and ends timeout
+// after ctx does (with context.DeadlineExceeded), not with it: a create
+// runs on it, so that a caller who gives up mid-request still learns
+// which node was made, while a create that merely waits its turn on a
+// loaded server (ten thousand clients queueing at once) is not cut short
+// as long as its caller waits. A ctx that is done already, or can never
+// be, gives Fresh's timeout from now.
+func Outlive(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if ctx.Err() != nil || ctx.Done() == nil {
+		return Fresh(ctx, timeout)
+	}
+	fctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	var (
+		mu      sync.Mutex
+		timer   *time.Timer
+		stopped bool
+	)
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			timer = time.AfterFunc(timeout, func() { cancel(context.DeadlineExceeded) })
+		}
+	})
+	return causeContext{fctx}, func() {
+		stop()
+		mu.Lock()
+		stopped = true
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		cancel(context.Canceled)
+	}
+}
+
+// causeContext reports its cancellation cause as Err, so that Outlive's
+// context ends with context.DeadlineExceeded like Fresh's.
+type causeContext struct{ context.Context }
+
+func (c causeContext) Err() error {
+	if c.Context.Err() == nil {
+		return nil
+	}
+	return context.Cause(c.Context)
 }
 
 // Ended reports whether the session's Done channel is closed.

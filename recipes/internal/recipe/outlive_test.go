@@ -1,0 +1,54 @@
+package recipe
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestOutlive: the context lives as long as ctx, past the timeout, and
+// ends the timeout after ctx does with DeadlineExceeded; its cancel ends
+// it with Canceled; a ctx already done gives the timeout from now.
+func TestOutlive(t *testing.T) {
+	const timeout = 50 * time.Millisecond
+	type key struct{}
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	octx, ocancel := Outlive(ctx, timeout)
+	if octx.Value(key{}) != "v" {
+		t.Fatal("ctx's values are not carried")
+	}
+	defer ocancel()
+	select {
+	case <-octx.Done():
+		t.Fatalf("ended while ctx lives: %v", octx.Err())
+	case <-time.After(3 * timeout):
+	}
+	cancel()
+	if err := octx.Err(); err != nil {
+		t.Fatalf("ended with ctx, not after it: %v", err)
+	}
+	select {
+	case <-octx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("still alive long after ctx ended")
+	}
+	if err := octx.Err(); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Err() = %v, want DeadlineExceeded", err)
+	}
+
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	octx2, ocancel2 := Outlive(ctx2, time.Hour)
+	ocancel2()
+	if err := octx2.Err(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("after cancel, Err() = %v, want Canceled", err)
+	}
+	cancel2() // ctx ending after cancel starts no timer that fires later
+
+	octx3, ocancel3 := Outlive(ctx, timeout) // ctx is done
+	defer ocancel3()
+	if _, ok := octx3.Deadline(); !ok || octx3.Err() != nil {
+		t.Fatalf("for a done ctx: deadline %v, err %v; want a live context with a deadline", ok, octx3.Err())
+	}
+}
