@@ -170,6 +170,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	window.Anchor = released // zero unless a shard
 	checker := NewLockChecker()
 	fence := safety.NewRegister(fenceMode == FenceOn, safety.WithRegisterDetails(maxViolationDetails))
+	acquire := results.NewStripes(results.DefaultStripes)
 	interval := SeriesInterval(c.Config)
 	var pace *pacer
 	if c.Config.Rate > 0 {
@@ -188,7 +189,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		if err != nil {
 			return res, fmt.Errorf("workloads: lock %s for client %d: %w", c.Variant, id, err)
 		}
-		recs[id] = newLockRecorder(c.firstClient()+id, window, checker, fence, interval, true)
+		recs[id] = newLockRecorder(c.firstClient()+id, window, checker, fence, acquire, interval, true)
 		if c.Shard != nil {
 			recs[id].sections = &results.Sections{}
 		}
@@ -196,7 +197,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 			pace: pace, now: window.Now}
 	}
 	for _, p := range procs {
-		recs[p.client] = newLockRecorder(p.client, window, checker, fence, interval, false)
+		recs[p.client] = newLockRecorder(p.client, window, checker, fence, acquire, interval, false)
 	}
 	log.Progress(fmt.Sprintf("  %d clients connected; measuring", c.Clients))
 	start := func(runCtx context.Context) <-chan struct{} {
@@ -252,7 +253,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		res.Notes = append(res.Notes, "some clients did not stop within the drain timeout; their sessions were closed to stop them")
 	}
 	closeClients()
-	lw.collect(&res, recs, checker, fence, pace, out, interval, v.ClientCounts, meter, base)
+	lw.collect(&res, recs, acquire, checker, fence, pace, out, interval, v.ClientCounts, meter, base)
 	lost := clients.Lost()
 	for _, p := range procs {
 		if p.lost {
@@ -319,19 +320,19 @@ func shardRecord(sh *CaseShard, released, base time.Time, recs []*lockRecorder) 
 }
 
 // collect merges the clients' recorders and the snapshots into res.
-func (lw *LockWorkload) collect(res *results.Result, recs []*lockRecorder, checker *LockChecker, fence *safety.Register, pace *pacer, out Outcome,
+func (lw *LockWorkload) collect(res *results.Result, recs []*lockRecorder, stripes *results.Stripes, checker *LockChecker, fence *safety.Register, pace *pacer, out Outcome,
 	interval time.Duration, instrumented bool, meter *Meter, baseRSS uint64) {
 	res.StoppedBy = out.StoppedBy
 	res.Elapsed = out.Elapsed()
 	res.Started = out.Started()
 	acquire := results.NewRecorder()
+	stripes.MergeInto(acquire)
 	perClient := make([]int64, len(recs))
 	var waited int64
 	var series []*SeriesRecorder
 	var longestStopped time.Duration
 	samples := map[string]string{}
 	for i, rec := range recs {
-		acquire.Merge(rec.acquire)
 		series = append(series, rec.series)
 		res.Ops.Issued += rec.ops.Issued
 		res.Ops.Succeeded += rec.ops.Succeeded

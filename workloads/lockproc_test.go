@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/safety"
 )
 
@@ -22,7 +23,7 @@ func scriptWorker(t *testing.T, script string) (*lockProc, *lockRecorder, time.D
 		t.Fatal(err)
 	}
 	p := procs[0]
-	rec := newLockRecorder(0, measuringWindow(), NewLockChecker(), safety.NewRegister(false), 100*time.Millisecond, false)
+	rec := newLockRecorder(0, measuringWindow(), NewLockChecker(), safety.NewRegister(false), results.NewStripes(1), 100*time.Millisecond, false)
 	start := time.Now()
 	p.run(ctx, rec, NewRunLog(nil, time.Now()))
 	return p, rec, time.Since(start)

@@ -5,20 +5,18 @@ import (
 	"fmt"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/safety"
 )
 
 // lockRecorder turns one lock client's events into the case's accounting:
-// the shared checker and register, and the client's own acquire histogram,
-// series, operation counts and errors. It is the sink of an in-process
+// the shared checker, register and acquire histogram (a stripe of it), and
+// the client's own series, operation counts and errors. It is the sink of an in-process
 // client's loop, and the parent's for a worker process's (lockProc), so that
 // both are counted by the same code. Only the client's loop (or its lockProc)
 // calls it; nothing in it is shared except the window, the checker, the
-// register.
+// register and the acquire histogram.
 //
 // It follows the client through idle → asking → holding → releasing → idle
 // and refuses an event that does not fit (errLockProtocol): each ask ends
@@ -40,7 +38,7 @@ type lockRecorder struct {
 	intended time.Duration // asking: when the acquisition was scheduled
 	measured bool          // the last grant is the window's
 
-	acquire        *hdrhistogram.Histogram
+	acquire        *results.Stripes // shared; this client records into stripe id
 	series         *SeriesRecorder
 	ops            results.Ops
 	waited         int64 // measured grants whose acquirer had to wait
@@ -72,10 +70,11 @@ func (s lockClientState) String() string { return lockClientStateNames[s] }
 // errLostWhileHolding is counted as lock_lost when a holder's session ends.
 var errLostWhileHolding = errors.New("session ended while holding the lock")
 
-func newLockRecorder(id int, window *Window, checker *LockChecker, fence *safety.Register, interval time.Duration, waits bool) *lockRecorder {
+func newLockRecorder(id int, window *Window, checker *LockChecker, fence *safety.Register, acquire *results.Stripes,
+	interval time.Duration, waits bool) *lockRecorder {
 	return &lockRecorder{
 		id: id, window: window, checker: checker, fence: fence, waits: waits,
-		acquire: results.NewRecorder(), series: NewSeriesRecorder(interval),
+		acquire: acquire, series: NewSeriesRecorder(interval),
 		errs: map[string]int64{}, samples: map[string]string{}, open: -1,
 	}
 }
@@ -111,7 +110,7 @@ func (r *lockRecorder) event(ev lockEvent) error {
 			r.fence.Grant(ev.Token, r.id)
 		}
 		if r.measured {
-			results.Record(r.acquire, ev.At-r.intended)
+			r.acquire.Record(r.id, ev.At-r.intended)
 			r.series.Add(ev.At - r.window.MeasureStart())
 			if r.waits && ev.Wakeups > 0 {
 				r.waited++

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/safety"
 )
 
@@ -38,8 +39,8 @@ func TestLockRecorderReleased(t *testing.T) {
 	w := measuringWindow()
 	checker := NewLockChecker()
 	fence := safety.NewRegister(true)
-	worker := newLockRecorder(0, w, checker, fence, 100*ms, false)
-	other := newLockRecorder(1, w, checker, fence, 100*ms, true)
+	worker := newLockRecorder(0, w, checker, fence, results.NewStripes(1), 100*ms, false)
+	other := newLockRecorder(1, w, checker, fence, results.NewStripes(1), 100*ms, true)
 
 	feed(t, worker,
 		lockEvent{Kind: evAsked, At: 1 * ms, Intended: 1 * ms},
@@ -92,7 +93,7 @@ func TestLockRecorderRefuses(t *testing.T) {
 		"unknown kind":           {{Kind: evError + 7}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := newLockRecorder(0, measuringWindow(), NewLockChecker(), safety.NewRegister(false), 100*ms, true)
+			r := newLockRecorder(0, measuringWindow(), NewLockChecker(), safety.NewRegister(false), results.NewStripes(1), 100*ms, true)
 			var err error
 			for _, ev := range evs {
 				if err = r.event(ev); err != nil {
@@ -111,8 +112,8 @@ func TestLockRecorderRefuses(t *testing.T) {
 func TestLockRecorderAbandon(t *testing.T) {
 	w := measuringWindow()
 	checker := NewLockChecker()
-	asking := newLockRecorder(0, w, checker, safety.NewRegister(false), 100*ms, false)
-	holding := newLockRecorder(1, w, checker, safety.NewRegister(false), 100*ms, false)
+	asking := newLockRecorder(0, w, checker, safety.NewRegister(false), results.NewStripes(1), 100*ms, false)
+	holding := newLockRecorder(1, w, checker, safety.NewRegister(false), results.NewStripes(1), 100*ms, false)
 	feed(t, holding, lockEvent{Kind: evAsked, At: ms}, lockEvent{Kind: evGranted, At: 2 * ms})
 	feed(t, asking, lockEvent{Kind: evAsked, At: 3 * ms})
 	asking.abandon(5*ms, errWorkerExited)
@@ -121,7 +122,7 @@ func TestLockRecorderAbandon(t *testing.T) {
 		t.Errorf("abandoned wait: ops %+v errors %v", asking.ops, asking.errs)
 	}
 	// Nobody is inside any more: a new grant overlaps nobody.
-	next := newLockRecorder(2, w, checker, safety.NewRegister(false), 100*ms, false)
+	next := newLockRecorder(2, w, checker, safety.NewRegister(false), results.NewStripes(1), 100*ms, false)
 	feed(t, next, lockEvent{Kind: evAsked, At: 6 * ms}, lockEvent{Kind: evGranted, At: 7 * ms})
 	if v := checker.Result().Safety.Violations; v != 0 {
 		t.Errorf("%d violations after the holder was abandoned", v)
