@@ -71,6 +71,12 @@ var (
 		},
 		Metric: backends.MetricWrites,
 		Known: []Known{{
+			Backend: backends.Etcd,
+			Request: "predecessor",
+			Reason: "etcd's gRPC counters, which the server side reads, count every Txn call as a write, and a " +
+				"Predecessor told which node went (the fair lock's wake-up) is a read-only Txn: it compares the " +
+				"queue's last-dequeued record before it ranges",
+		}, {
 			Backend: backends.ZooKeeper,
 			Request: "ensure_path",
 			Reason: "EnsurePath of a missing path sends one create per path component, ancestors that exist " +
