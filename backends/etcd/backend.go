@@ -44,8 +44,9 @@ type Backend struct {
 	admin    *clientv3.Client
 	http     *http.Client // Scrape's, made on first use
 
-	keepAlives *backends.KeepAliveRecorder
-	gauges     map[string]bool // gauge families seen in scrapes (IsGauge), under mu
+	keepAlives   *backends.KeepAliveRecorder
+	keepAliveMux keepAliveMux
+	gauges       map[string]bool // gauge families seen in scrapes (IsGauge), under mu
 }
 
 var _ backends.KeepAliveReporter = (*Backend)(nil)
@@ -71,8 +72,10 @@ func New(cfg Config, opts ...Option) (*Backend, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	return &Backend{cfg: cfg, opts: o, eps: eps, tls: t, sessions: make(map[*Session]struct{}),
-		keepAlives: backends.NewKeepAliveRecorder(backends.KeepAliveResponse)}, nil
+	b := &Backend{cfg: cfg, opts: o, eps: eps, tls: t, sessions: make(map[*Session]struct{}),
+		keepAlives: backends.NewKeepAliveRecorder(backends.KeepAliveResponse)}
+	b.keepAliveMux.rec = b.keepAlives.Lateness
+	return b, nil
 }
 
 // Kind returns backends.Etcd.

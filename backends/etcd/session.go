@@ -65,24 +65,8 @@ func openSession(ctx context.Context, b *Backend, cli *clientv3.Client, owns boo
 		tag: fmt.Sprintf("%016x", int64(g.ID)),
 		ctx: sctx, cancel: cancel, done: make(chan struct{}),
 	}
-	go s.keepAlive(ka)
+	b.keepAliveMux.watch(s, ka)
 	return s, nil
-}
-
-// keepAlive drains the keepalive channel (clientv3 drops responses and logs
-// when it is full), times the responses (keepAliveLateness) and marks the
-// session lost when it closes.
-func (s *Session) keepAlive(ka <-chan *clientv3.LeaseKeepAliveResponse) {
-	var last time.Time
-	for resp := range ka {
-		now := time.Now()
-		if !last.IsZero() && resp.TTL > 0 {
-			interval := time.Duration(resp.TTL) * time.Second / 3
-			s.b.keepAlives.Lateness(interval, keepAliveLateness(now.Sub(last), interval))
-		}
-		last = now
-	}
-	s.lose()
 }
 
 // keepAliveSlack is clientv3's keep-alive loop period (lease.go
