@@ -17,10 +17,12 @@ type KeepAliveReporter interface {
 // What a KeepAliveRecorder times (KeepAliveCounts.What).
 const (
 	// KeepAlivePingSent: how long after it was due each keep-alive left
-	// the client (ZooKeeper pings): the client's own lateness.
+	// the client (ZooKeeper pings, etcd lease keep-alives): the client's
+	// own lateness, with each answer's round trip.
 	KeepAlivePingSent = "ping sent"
 	// KeepAliveResponse: the gap between keep-alive responses beyond their
-	// period (etcd leases), which includes the server's answer.
+	// period, which includes the server's answer (etcd leases kept alive
+	// by clientv3, in results files written before zkbench sent them).
 	KeepAliveResponse = "response"
 )
 

@@ -67,10 +67,12 @@ type Spread struct {
 
 // KeepAlives is how late the sessions' keep-alives ran during the interval.
 type KeepAlives struct {
-	// What names what was timed: "ping sent" (ZooKeeper: how long after
-	// it was due each ping left the client) or "response" (etcd: the gap
-	// between keep-alive responses beyond the lease's TTL/3 and the
-	// client's 500 ms keep-alive loop, which includes the server's answer).
+	// What names what was timed: "ping sent" (how long after it was due
+	// each keep-alive left the client: ZooKeeper's pings, etcd's lease
+	// keep-alives) or "response" (etcd in files written before zkbench
+	// sent its own keep-alives: the gap between keep-alive responses
+	// beyond the lease's TTL/3 and clientv3's 500 ms keep-alive loop,
+	// which includes the server's answer).
 	What string `json:"what"`
 	// Interval is the keep-alives' period (ZooKeeper: negotiated session
 	// timeout / 3; etcd: TTL / 3), the largest over the sessions.
@@ -217,10 +219,10 @@ func LossCause(l *Load) string {
 	bound := LateBound(k.Interval)
 	switch {
 	case k.What == KeepAlivePingSent && k.Late > 0:
-		return fmt.Sprintf(": the client was late (%d pings sent more than %s after they were due, max %s)",
+		return fmt.Sprintf(": the client was late (%d keep-alives sent more than %s after they were due, max %s)",
 			k.Late, FormatDuration(bound), FormatDuration(k.Lateness.Max))
 	case k.What == KeepAlivePingSent && k.Replies.Count > 0 && k.Replies.Max > bound:
-		return fmt.Sprintf(": the server or the network was late (pings left on time; replies took up to %s)",
+		return fmt.Sprintf(": the server or the network was late (keep-alives left on time; replies took up to %s)",
 			FormatDuration(k.Replies.Max))
 	case k.What == KeepAliveResponse && k.Late > 0:
 		return fmt.Sprintf(": the server or the network was late (%d keep-alive responses more than %s late, max %s, while the client's scheduler latency p99 was %s)",

@@ -80,7 +80,7 @@ func TestLossCause(t *testing.T) {
 	}{
 		{"not measured", nil, ""},
 		{"client saturated", &Load{Cores: 2, CPUFraction: 0.95, Sched: quiet}, "the client was late (cpu"},
-		{"a few late pings", ka(KeepAlivePingSent, 2, time.Millisecond), "the client was late (2 pings sent"},
+		{"a few late pings", ka(KeepAlivePingSent, 2, time.Millisecond), "the client was late (2 keep-alives sent"},
 		{"pings on time, replies slow", ka(KeepAlivePingSent, 0, 2*time.Second), "the server or the network was late"},
 		{"etcd responses late", ka(KeepAliveResponse, 3, 0), "the server or the network was late (3 keep-alive responses"},
 		{"nothing late", ka(KeepAlivePingSent, 0, time.Millisecond), "neither"},

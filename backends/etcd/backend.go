@@ -44,17 +44,15 @@ type Backend struct {
 	admin    *clientv3.Client
 	http     *http.Client // Scrape's, made on first use
 
-	keepAlives   *backends.KeepAliveRecorder
-	keepAliveMux keepAliveMux
-	gauges       map[string]bool // gauge families seen in scrapes (IsGauge), under mu
+	keepAlives *backends.KeepAliveRecorder
+	gauges     map[string]bool // gauge families seen in scrapes (IsGauge), under mu
 }
 
 var _ backends.KeepAliveReporter = (*Backend)(nil)
 
-// KeepAlives times the sessions' lease keep-alive responses: the gap
-// between two responses of one lease beyond TTL/3 and clientv3's 500 ms
-// keep-alive loop. The gap includes the server's answer, so it is late
-// when either side was; clientv3 offers no view of when it sent them.
+// KeepAlives times the sessions' lease keep-alives, which zkbench sends
+// itself (keeper): how long after it was due each left the client, and
+// each answer's round trip.
 func (b *Backend) KeepAlives() backends.KeepAliveCounts { return b.keepAlives.Counts() }
 
 // New validates cfg and returns a Backend. It dials nothing: clientv3 does
@@ -72,10 +70,8 @@ func New(cfg Config, opts ...Option) (*Backend, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	b := &Backend{cfg: cfg, opts: o, eps: eps, tls: t, sessions: make(map[*Session]struct{}),
-		keepAlives: backends.NewKeepAliveRecorder(backends.KeepAliveResponse)}
-	b.keepAliveMux.rec = b.keepAlives.Lateness
-	return b, nil
+	return &Backend{cfg: cfg, opts: o, eps: eps, tls: t, sessions: make(map[*Session]struct{}),
+		keepAlives: backends.NewKeepAliveRecorder(backends.KeepAlivePingSent)}, nil
 }
 
 // Kind returns backends.Etcd.

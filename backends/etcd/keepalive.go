@@ -1,105 +1,147 @@
 package etcd
 
 import (
-	"reflect"
 	"sync"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/internal/ctxsleep"
 )
 
-// keepAliveChunk is how many sessions' keep-alive channels one goroutine
-// of a keepAliveMux drains.
-const keepAliveChunk = 256
+// keeper keeps one session's lease alive, as clientv3's lessor would, on
+// a LeaseKeepAlive stream of the session's own connection (so a client
+// cut off from the cluster loses its lease as a real process would), at
+// one goroutine a session, the stream's receiver, and two runtime timers:
+// the next keep-alive, sent TTL/3 after the last response (and again half
+// an interval later while unanswered), and the expiry, a whole TTL
+// without a response. clientv3's lessor takes four goroutines
+// a client and wakes each client's send loop every 500 ms; at ten thousand
+// sessions those goroutines' stacks were a sixth of zkbench's memory a
+// client and the wake-ups a fifth of its CPU, and the collector scanned
+// the stacks at every cycle.
+//
+// It times each keep-alive as ZooKeeper's pings are timed: how long after
+// it was due it left the client, and its round trip.
+type keeper struct {
+	s   *Session
+	ls  pb.LeaseClient
+	rec *backends.KeepAliveRecorder
 
-// keepAliveMux drains the sessions' clientv3 keep-alive channels (clientv3
-// drops responses and logs when one is full), times the responses
-// (keepAliveLateness) and marks a session lost when its channel closes,
-// with one goroutine per keepAliveChunk sessions selecting on all of their
-// channels at once (reflect.Select) rather than a goroutine a session: at
-// ten thousand sessions a goroutine's stack each is a few percent of
-// zkbench's memory per client. A response costs its goroutine one select
-// over its chunk, once a TTL/3 a session.
-type keepAliveMux struct {
-	rec func(interval, late time.Duration)
-
-	mu     sync.Mutex
-	chunks []*keepAliveGroup // with room, or being filled
+	mu       sync.Mutex // serialises sends; guards the fields below
+	stream   pb.Lease_LeaseKeepAliveClient
+	due      time.Time // when the next keep-alive is due
+	sent     time.Time // when the last one left, zero once answered
+	interval time.Duration
+	next     *time.Timer
+	expire   *time.Timer
 }
 
-// keepAliveGroup is one goroutine's sessions; n counts those added or
-// being added, under the mux's lock.
-type keepAliveGroup struct {
-	add chan keepAliveEntry
-	n   int
-}
+// keepAliveRetry is how long the keeper waits before it opens a new
+// stream after one broke (clientv3's lessor waits the same).
+const keepAliveRetry = 500 * time.Millisecond
 
-type keepAliveEntry struct {
-	s  *Session
-	ka <-chan *clientv3.LeaseKeepAliveResponse
-}
-
-// watch drains ka for s until it closes, then marks s lost.
-func (m *keepAliveMux) watch(s *Session, ka <-chan *clientv3.LeaseKeepAliveResponse) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var g *keepAliveGroup
-	for _, c := range m.chunks {
-		if c.n < keepAliveChunk {
-			g = c
-			break
-		}
+// startKeeper opens s's keep-alive stream and sends the first keep-alive
+// at once. ttl is the granted TTL: the lease is taken for lost when no
+// response comes within it.
+func startKeeper(s *Session, rec *backends.KeepAliveRecorder, ttl time.Duration) error {
+	k := &keeper{s: s, ls: pb.NewLeaseClient(s.cli.ActiveConnection()), rec: rec, interval: ttl / 3}
+	stream, err := k.open()
+	if err != nil {
+		return err
 	}
-	if g == nil {
-		g = &keepAliveGroup{add: make(chan keepAliveEntry, keepAliveChunk)}
-		m.chunks = append(m.chunks, g)
-		go m.run(g)
-	}
-	g.n++
-	g.add <- keepAliveEntry{s, ka} // never blocks: n ≤ its capacity
+	k.expire = time.AfterFunc(ttl, s.lose)
+	k.mu.Lock() // send, on the timer's goroutine, takes it: k.next is set first
+	k.stream, k.due = stream, time.Now()
+	k.next = time.AfterFunc(0, k.send)
+	k.mu.Unlock()
+	go k.receive(stream)
+	return nil
 }
 
-// run is g's goroutine: case 0 takes new sessions, case i > 0 is
-// entries[i-1]'s channel. It returns when its last session's channel has
-// closed and no session is on its way.
-func (m *keepAliveMux) run(g *keepAliveGroup) {
-	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(g.add)}}
-	var entries []keepAliveEntry
-	var last []time.Time
+// open starts a stream that ends with the session and, like the lessor's,
+// when its member loses the leader (a keep-alive there would not renew).
+func (k *keeper) open() (pb.Lease_LeaseKeepAliveClient, error) {
+	return k.ls.LeaseKeepAlive(clientv3.WithRequireLeader(k.s.ctx))
+}
+
+// send sends one keep-alive on the current stream. A failed send breaks
+// the stream, which receive sees and replaces.
+func (k *keeper) send() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.stream == nil || k.s.ctx.Err() != nil {
+		return
+	}
+	now := time.Now()
+	k.rec.Lateness(k.interval, now.Sub(k.due))
+	k.sent = now
+	// Sent again if unanswered (a request lost in a cut that did not
+	// break the stream): half an interval on, at least keepAliveRetry.
+	again := max(k.interval/2, keepAliveRetry)
+	k.due = now.Add(again)
+	k.next.Reset(again)
+	_ = k.stream.Send(&pb.LeaseKeepAliveRequest{ID: int64(k.s.lease)})
+}
+
+// receive reads the responses until the session ends: each renews the
+// expiry and schedules the next keep-alive; a TTL of 0 (the server no
+// longer has the lease) loses the session; a broken stream is replaced
+// after keepAliveRetry while the expiry runs on.
+func (k *keeper) receive(stream pb.Lease_LeaseKeepAliveClient) {
+	defer k.stop()
 	for {
-		k, v, ok := reflect.Select(cases)
-		if k == 0 {
-			e := v.Interface().(keepAliveEntry)
-			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(e.ka)})
-			entries, last = append(entries, e), append(last, time.Time{})
+		resp, err := stream.Recv()
+		if err != nil {
+			if stream = k.reopen(); stream == nil {
+				return
+			}
 			continue
 		}
-		i := k - 1
-		if ok {
-			now := time.Now()
-			if resp := v.Interface().(*clientv3.LeaseKeepAliveResponse); !last[i].IsZero() && resp.TTL > 0 {
-				interval := time.Duration(resp.TTL) * time.Second / 3
-				m.rec(interval, keepAliveLateness(now.Sub(last[i]), interval))
-			}
-			last[i] = now
-			continue
-		}
-		entries[i].s.lose()
-		end := len(entries) - 1
-		cases[k], entries[i], last[i] = cases[end+1], entries[end], last[end]
-		cases, entries, last = cases[:end+1], entries[:end], last[:end]
-		m.mu.Lock()
-		g.n--
-		if g.n == 0 {
-			for j, c := range m.chunks {
-				if c == g {
-					m.chunks = append(m.chunks[:j], m.chunks[j+1:]...)
-					break
-				}
-			}
-			m.mu.Unlock()
+		if resp.TTL <= 0 {
+			k.s.lose()
 			return
 		}
-		m.mu.Unlock()
+		now := time.Now()
+		ttl := time.Duration(resp.TTL) * time.Second
+		k.mu.Lock()
+		if !k.sent.IsZero() {
+			k.rec.Reply(now.Sub(k.sent))
+			k.sent = time.Time{}
+		}
+		k.interval, k.due = ttl/3, now.Add(ttl/3)
+		k.next.Reset(ttl / 3)
+		k.mu.Unlock()
+		k.expire.Reset(ttl)
 	}
+}
+
+// reopen replaces a broken stream, trying every keepAliveRetry until it
+// has one or the session ended (nil), and sends a keep-alive on it at once.
+func (k *keeper) reopen() pb.Lease_LeaseKeepAliveClient {
+	k.mu.Lock()
+	k.stream = nil
+	k.mu.Unlock()
+	for ctxsleep.Sleep(k.s.ctx, keepAliveRetry) {
+		stream, err := k.open()
+		if err != nil {
+			continue
+		}
+		k.mu.Lock()
+		k.stream, k.due = stream, time.Now()
+		k.next.Reset(0)
+		k.mu.Unlock()
+		return stream
+	}
+	return nil
+}
+
+// stop ends the timers once the session has ended.
+func (k *keeper) stop() {
+	k.mu.Lock()
+	k.next.Stop()
+	k.mu.Unlock()
+	k.expire.Stop()
 }

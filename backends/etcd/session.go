@@ -19,9 +19,9 @@ import (
 // Session is one lease kept alive: zkbench's etcd session. Every key it
 // creates carries the lease, so the server deletes them when the lease ends.
 //
-// Done closes when the keepalive channel closes: the server answered a
-// keepalive with "lease not found" (revoked, or expired), or no keepalive was
-// answered for a whole TTL, or Close was called. Like
+// Done closes when the server answered a keep-alive with "lease not found"
+// (revoked, or expired), or no keep-alive was answered for a whole TTL (see
+// keeper), or Close was called. Like
 // concurrency.Session.Done, it therefore closes after the lease is already
 // gone or about to go — up to TTL/3 after a revoke by someone else, up to a
 // TTL plus a second after the cluster became unreachable — never before: a
@@ -52,34 +52,19 @@ func openSession(ctx context.Context, b *Backend, cli *clientv3.Client, owns boo
 		return nil, fmt.Errorf("etcd: grant lease: %w", clientv3.ContextError(ctx, err))
 	}
 	sctx, cancel := context.WithCancel(context.Background())
-	ka, err := cli.KeepAlive(sctx, g.ID)
-	if err != nil {
+	s := &Session{
+		b: b, cli: cli, owns: owns, lease: g.ID,
+		tag: fmt.Sprintf("%016x", int64(g.ID)),
+		ctx: sctx, cancel: cancel, done: make(chan struct{}),
+	}
+	if err := startKeeper(s, b.keepAlives, time.Duration(g.TTL)*time.Second); err != nil {
 		cancel()
 		rctx, rcancel := context.WithTimeout(context.Background(), b.opts.closeTimeout)
 		cli.Revoke(rctx, g.ID)
 		rcancel()
 		return nil, fmt.Errorf("etcd: keep lease %x alive: %w", int64(g.ID), err)
 	}
-	s := &Session{
-		b: b, cli: cli, owns: owns, lease: g.ID,
-		tag: fmt.Sprintf("%016x", int64(g.ID)),
-		ctx: sctx, cancel: cancel, done: make(chan struct{}),
-	}
-	b.keepAliveMux.watch(s, ka)
 	return s, nil
-}
-
-// keepAliveSlack is clientv3's keep-alive loop period (lease.go
-// retryConnWait): it sends a lease's keep-alive at its first pass after
-// the lease's next keep-alive is due, TTL/3 after the last response.
-const keepAliveSlack = 500 * time.Millisecond
-
-// keepAliveLateness is how late a keep-alive response arrived, gap after
-// the previous one: beyond the lease's interval (TTL/3) and the loop's
-// period. It includes the server's and the network's time to answer, so it
-// is no measure of the client alone.
-func keepAliveLateness(gap, interval time.Duration) time.Duration {
-	return gap - interval - keepAliveSlack
 }
 
 // lose marks the session unusable: Done closes, calls and watches end.
