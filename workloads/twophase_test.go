@@ -13,7 +13,7 @@ import (
 // TestTwoPhaseNotifications: transactions at two sizes, votes spread over
 // 100ms, every vote commit, then every vote abort. Every transaction is decided the same by every
 // site and safely, with the share of aborts asked for; the coordinated
-// variant's notifications stay within 3N+2 a transaction.
+// variant's notifications stay within 4N+2 a transaction.
 func TestTwoPhaseNotifications(t *testing.T) {
 	const txs = 5
 	sizes := []int{3, 9}
@@ -49,13 +49,18 @@ func TestTwoPhaseNotifications(t *testing.T) {
 			}
 		}
 		// Coordinated: the coordinator wakes at most once a join or vote,
-		// and once more when End removes what it watched (ZooKeeper cannot
-		// remove a watch), and each site once: at most 3N+2. How many
-		// all-watch's sites hear depends on how the votes interleave with
-		// their re-arming, which a loaded machine changes; the recipe suite
-		// counts its n(n-1)/2 with the votes in a fixed order.
-		if co := per[variants.Coordinated]; co[1] > 3*9+2 {
-			t.Errorf("coordinated: %v notifications a transaction at N=%v, want at most 3N+2", co, sizes)
+		// and once more a list when End removes what it watched; a site
+		// wakes once when the decision appears, and once more when End
+		// removes it if the site's last ExistsW found it there (ZooKeeper
+		// cannot remove a watch: those late ones are counted too, as the
+		// server counts them): at most 4N+2. (3N+2, the bound this test
+		// had, left out the sites' late ones; quiet runs measured 27.8 to
+		// 29.2 at N=9.) How many all-watch's sites hear depends on how
+		// the votes interleave with their re-arming, which a loaded
+		// machine changes; the recipe suite counts its n(n-1)/2 with the
+		// votes in a fixed order.
+		if co := per[variants.Coordinated]; co[0] > 4*3+2 || co[1] > 4*9+2 {
+			t.Errorf("coordinated: %v notifications a transaction at N=%v, want at most 4N+2", co, sizes)
 		}
 		t.Logf("notifications a transaction at N=%v: all-watch %v, coordinated %v", sizes, per[variants.AllWatch], per[variants.Coordinated])
 	})

@@ -26,6 +26,10 @@ import (
 // Notifications: the coordinator wakes at most once a vote or join (O(n)
 // in all, each wake-up listing O(n) bytes), and the decision wakes each
 // site once: O(n) notifications a transaction, against all-watch's O(n²).
+// On ZooKeeper, which cannot remove a watch, the watches still armed when
+// the transaction is removed fire once more, for nobody: the
+// coordinator's two lists and each site whose last ExistsW found the
+// decision (at most 4n+2 in all).
 // Every decision goes through the coordinator, which is one more hop: a
 // site decides one notification later than with all-watch. If the
 // coordinator's session ends before the decision, the sites wait until
