@@ -164,6 +164,13 @@ var _ backends.Updater = (*Session)(nil)
 // it: Txn If(CreateRevision(p) > 0) Then Put(p, data, IgnoreLease).
 // ErrNoNode if absent.
 func (s *Session) Update(ctx context.Context, p string, data []byte) error {
+	return s.ifExists(ctx, "update", p, clientv3.OpPut(p, string(data), clientv3.WithIgnoreLease()))
+}
+
+// ifExists is one write, the transaction If(CreateRevision(p) > 0)
+// Then(then...): ErrNoNode if p is absent, ErrUnknownOutcome as for any
+// write whose reply was lost. op names it in errors.
+func (s *Session) ifExists(ctx context.Context, op, p string, then ...clientv3.Op) error {
 	if err := checkPath(p); err != nil {
 		return err
 	}
@@ -172,15 +179,12 @@ func (s *Session) Update(ctx context.Context, p string, data []byte) error {
 		return err
 	}
 	defer stop()
-	resp, err := s.cli.Txn(c).
-		If(clientv3.Compare(clientv3.CreateRevision(p), ">", 0)).
-		Then(clientv3.OpPut(p, string(data), clientv3.WithIgnoreLease())).
-		Commit()
+	resp, err := s.cli.Txn(c).If(clientv3.Compare(clientv3.CreateRevision(p), ">", 0)).Then(then...).Commit()
 	if err != nil {
-		return s.fail(ctx, "update", p, true, err)
+		return s.fail(ctx, op, p, true, err)
 	}
 	if !resp.Succeeded {
-		return fmt.Errorf("etcd: update %s: %w", p, backends.ErrNoNode)
+		return fmt.Errorf("etcd: %s %s: %w", op, p, backends.ErrNoNode)
 	}
 	return nil
 }

@@ -177,26 +177,8 @@ func (s *Session) Tagged(ctx context.Context, parent, tag string) ([]backends.No
 // notifications a release in the herd test, against 1), so the record is
 // a key of its own.
 func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
-	if err := checkPath(me.Path); err != nil {
-		return err
-	}
-	c, stop, err := s.call(ctx)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	resp, err := s.cli.Txn(c).
-		If(clientv3.Compare(clientv3.CreateRevision(me.Path), ">", 0)).
-		Then(clientv3.OpDelete(me.Path),
-			clientv3.OpPut(path.Dir(me.Path)+dequeuedSuffix, me.Path, clientv3.WithLease(s.lease))).
-		Commit()
-	if err != nil {
-		return s.fail(ctx, "dequeue", me.Path, true, err)
-	}
-	if !resp.Succeeded {
-		return fmt.Errorf("etcd: dequeue %s: %w", me.Path, backends.ErrNoNode)
-	}
-	return nil
+	return s.ifExists(ctx, "dequeue", me.Path, clientv3.OpDelete(me.Path),
+		clientv3.OpPut(path.Dir(me.Path)+dequeuedSuffix, me.Path, clientv3.WithLease(s.lease)))
 }
 
 // dequeuedSuffix names a queue's last-dequeued key after its parent's path
