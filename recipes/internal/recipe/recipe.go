@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
@@ -38,26 +37,14 @@ func Outlive(ctx context.Context, timeout time.Duration) (context.Context, conte
 		return Fresh(ctx, timeout)
 	}
 	fctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	var (
-		mu      sync.Mutex
-		timer   *time.Timer
-		stopped bool
-	)
+	// Once ctx ends, a timer ends fctx; fctx ending any other way (cancel)
+	// stops the timer.
 	stop := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !stopped {
-			timer = time.AfterFunc(timeout, func() { cancel(context.DeadlineExceeded) })
-		}
+		t := time.AfterFunc(timeout, func() { cancel(context.DeadlineExceeded) })
+		context.AfterFunc(fctx, func() { t.Stop() })
 	})
 	return causeContext{fctx}, func() {
 		stop()
-		mu.Lock()
-		stopped = true
-		if timer != nil {
-			timer.Stop()
-		}
-		mu.Unlock()
 		cancel(context.Canceled)
 	}
 }
