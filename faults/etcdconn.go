@@ -67,25 +67,40 @@ func WatchEtcdConn(s backends.Session, report func(SessionState)) (done <-chan s
 		defer close(finished)
 		defer stop()
 		defer cancel()
-		cur := conn.GetState()
-		ready := cur == connectivity.Ready
-		down := false // a disconnect was reported and not yet undone
-		for conn.WaitForStateChange(ctx, cur) {
-			cur = conn.GetState()
-			switch {
-			case cur == connectivity.Shutdown:
-				return
-			case cur == connectivity.Ready && !ready:
-				ready = true
-				if down {
-					down = false
-					report(SessionReconnected)
-				}
-			case cur != connectivity.Ready && ready:
-				ready, down = false, true
-				report(SessionDisconnected)
-			}
-		}
+		watchConnStates(ctx, conn, report)
 	}()
 	return finished
+}
+
+// connStates is the part of a *grpc.ClientConn that watchConnStates reads.
+type connStates interface {
+	GetState() connectivity.State
+	WaitForStateChange(ctx context.Context, source connectivity.State) bool
+}
+
+// watchConnStates reports conn's disconnects and reconnects until ctx ends
+// or conn shuts down.
+func watchConnStates(ctx context.Context, conn connStates, report func(SessionState)) {
+	cur := conn.GetState()
+	down := false // a disconnect was reported and not yet undone
+	for conn.WaitForStateChange(ctx, cur) {
+		// WaitForStateChange returned: the state left cur. If cur was
+		// Ready the connection went down, even when the state read now is
+		// Ready again: on a loaded machine this goroutine may run only
+		// after the client has reconnected (a reset through a local proxy
+		// comes back within a millisecond).
+		left := cur
+		cur = conn.GetState()
+		if cur == connectivity.Shutdown {
+			return
+		}
+		if left == connectivity.Ready && !down {
+			down = true
+			report(SessionDisconnected)
+		}
+		if cur == connectivity.Ready && down {
+			down = false
+			report(SessionReconnected)
+		}
+	}
 }
