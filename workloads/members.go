@@ -55,6 +55,16 @@ func fillPartial(res *results.Result, before, after Snapshot, isGauge func(strin
 		am, aok := a[ep]
 		pb, pa := before.PIDs[ep], after.PIDs[ep]
 		switch {
+		case pb != 0 && pa != 0 && pb != pa:
+			// A restart is the fact that matters, whether or not the new
+			// process answered yet: a JVM restarted late in a case on a
+			// loaded machine may still be starting at the last scrape.
+			p := fmt.Sprintf("%s restarted (process %d, then %d)", ep, pb, pa)
+			if !aok || am.Err != nil {
+				p += " and did not answer at the end"
+			}
+			problems = append(problems, p)
+			continue
 		case !bok || bm.Err != nil:
 			problems = append(problems, fmt.Sprintf("%s did not answer at the start", ep))
 			continue

@@ -40,6 +40,9 @@ func TestFillPartial(t *testing.T) {
 		{"restarted process", snap(end, map[string]int{"a:1": 10, "b:1": 21, "c:1": 30},
 			member("a:1", 150, 1100), member("b:1", 3, 9), member("c:1", 101, 1001)),
 			true, 51, true, "b:1 restarted (process 20, then 21)"},
+		{"restarted, not answering yet", snap(end, map[string]int{"a:1": 10, "b:1": 21, "c:1": 30},
+			member("a:1", 150, 1100), backends.MemberMetrics{Endpoint: "b:1", Err: errors.New("refused")}, member("c:1", 101, 1001)),
+			true, 51, true, "b:1 restarted (process 20, then 21) and did not answer at the end"},
 		{"reported start moved", func() Snapshot {
 			s := snap(end, pids, member("a:1", 150, 1100), member("b:1", 3, 9), member("c:1", 101, 1001))
 			s.Members[1].Started = t0.Add(5 * time.Second)
