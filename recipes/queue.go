@@ -101,8 +101,10 @@ type Consumer interface {
 type QueueConfig struct {
 	// Priorities is the number of priority levels items use (0 and 1:
 	// none). With more than one, consumers drop any list of items they
-	// hold once the queue changes (the recipes page's priority queue), so
-	// that an item put later but more urgent is served first.
+	// hold once they are notified that the queue changed (the recipes
+	// page's priority queue), so that an item put later but more urgent is
+	// served first by every Take that starts after that notification
+	// arrived (see fair.BatchQueue).
 	Priorities int
 }
 

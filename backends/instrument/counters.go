@@ -152,6 +152,7 @@ type Counters struct {
 	requests          [numOps]atomic.Int64
 	failures          [numOps]atomic.Int64
 	watchesArmed      atomic.Int64
+	watchesOpen       atomic.Int64
 	watchEvents       atomic.Int64
 	sessionLostEvents atomic.Int64
 	wastedWakeups     atomic.Int64
@@ -202,6 +203,12 @@ func (c *Counters) lateWatchEvents() int64 {
 	}
 	return n
 }
+
+// OpenWatches returns how many armed watches have not ended yet: the
+// backend has neither delivered their event (and closed their channel) nor
+// ended them with their ctx. A caller that needs every notification already
+// sent to have reached this client waits for it to be 0.
+func (c *Counters) OpenWatches() int64 { return c.watchesOpen.Load() }
 
 // Requests returns how many requests of type op were sent.
 func (c *Counters) Requests(op Op) int64 { return c.requests[op].Load() }

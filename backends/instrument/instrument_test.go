@@ -117,20 +117,27 @@ func TestWatchForwarding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Snapshot(); got.WatchesArmed != 3 || got.WatchEvents != 0 {
-		t.Fatalf("after arming: %+v", got)
+	if got := c.Snapshot(); got.WatchesArmed != 3 || got.WatchEvents != 0 || c.OpenWatches() != 3 {
+		t.Fatalf("after arming: %+v, %d open", got, c.OpenWatches())
 	}
 
 	chs[0] <- backends.Event{Type: backends.EventDeleted, Path: "/a"}
 	close(chs[0])
-	// Counted on arrival, before anyone reads w1.
+	// Counted on arrival, before anyone reads w1, and once it is in w1:
+	// whoever sees the count (or the watch ended) receives it at once.
 	waitFor(t, func() bool { return c.Snapshot().WatchEvents == 1 })
-	ev, ok := <-w1
-	if !ok || ev.Type != backends.EventDeleted || ev.Path != "/a" {
-		t.Fatalf("w1 gave %+v, %v", ev, ok)
+	select {
+	case ev := <-w1:
+		if ev.Type != backends.EventDeleted || ev.Path != "/a" {
+			t.Fatalf("w1 gave %+v", ev)
+		}
+	default:
+		t.Fatal("the event was counted before it could be received")
 	}
-	if _, ok := <-w1; ok {
-		t.Fatal("w1 not closed after its event")
+	waitFor(t, func() bool { return c.OpenWatches() == 2 })
+	ev, ok := <-w1
+	if ok {
+		t.Fatalf("w1 gave %+v after its event, want closed", ev)
 	}
 
 	chs[1] <- backends.Event{Type: backends.EventSessionLost}
@@ -148,6 +155,9 @@ func TestWatchForwarding(t *testing.T) {
 		t.Errorf("counts = %+v", got)
 	}
 	waitFor(t, func() bool { return runtime.NumGoroutine() <= before })
+	if n := c.OpenWatches(); n != 0 {
+		t.Errorf("%d watches open after every channel closed", n)
+	}
 }
 
 // TestUnreadWatchDoesNotLeak: a caller that never reads its watch channel

@@ -211,8 +211,10 @@ func (s *Session) WatchData(ctx context.Context, path string) ([]byte, bool, <-c
 		return data, exists, ch, err
 	}
 	s.c.watchesArmed.Add(1)
+	s.c.watchesOpen.Add(1)
 	out := make(chan backends.Event, cap(ch))
 	go func() {
+		defer s.c.watchesOpen.Add(-1)
 		defer close(out)
 		for ev := range ch {
 			if ev.Type == backends.EventSessionLost {
@@ -260,26 +262,29 @@ func (s *Session) ChildrenW(ctx context.Context, parent string) ([]backends.Node
 
 // forward counts the watch and relays in's events to the returned channel,
 // counting each when it arrives from the backend (not when the caller reads
-// it). The goroutine ends when in closes; the contract closes in after its
-// event or when the watch's ctx ends. The relay channel has room for the one
-// event the contract allows, so the goroutine never waits for a reader that
-// stopped listening.
+// it), once it is in the channel: whoever sees the count can receive the
+// event without waiting. The goroutine ends when in closes; the contract
+// closes in after its event or when the watch's ctx ends. The relay channel
+// has room for the one event the contract allows, so the goroutine never
+// waits for a reader that stopped listening.
 func (s *Session) forward(in <-chan backends.Event) <-chan backends.Event {
 	s.c.watchesArmed.Add(1)
 	if in == nil {
 		return nil
 	}
+	s.c.watchesOpen.Add(1)
 	out := make(chan backends.Event, 1)
 	go func() {
+		defer s.c.watchesOpen.Add(-1)
 		defer close(out)
 		for ev := range in {
+			out <- ev
 			if ev.Type == backends.EventSessionLost {
 				s.c.sessionLostEvents.Add(1)
 			} else {
 				s.c.watchEvents.Add(1)
 				s.c.bytesReceived.Add(int64(len(ev.Path)))
 			}
-			out <- ev
 		}
 	}()
 	return out

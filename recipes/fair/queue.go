@@ -23,6 +23,15 @@ import (
 // list's watch fired, the page's priority queue: a more urgent item put
 // since the listing is then served first.
 //
+// What it promises about an item put while a consumer holds a list: the
+// item is served before the list's less urgent items by every Take that
+// starts after the list's watch notification reached the consumer. A Take
+// that starts while the notification is still on its way takes the next
+// item of the old list. On ZooKeeper a session receives a notification
+// before the replies the server sends after it, so an item put on the
+// consumer's own session always counts; etcd sends watch events on a stream
+// of their own, which may trail the put's reply on the same client.
+//
 // Herd behaviour: every idle consumer watches the items' children, so one
 // new item still wakes every idle consumer (C notifications for C idle),
 // and every consumer that listed the same queue works down the same list:
