@@ -6,6 +6,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"slices"
@@ -52,12 +53,14 @@ type Table struct {
 	Rows    [][]string
 }
 
-// Image is a rendered figure.
+// Image is a figure of the report. Its PNG is drawn when a renderer needs
+// it (Document.RenderImages): the Markdown twin only names the file.
 type Image struct {
 	Name    string // file name without extension
 	Title   string
 	Caption string
-	PNG     []byte
+	Figure  *plots.Figure
+	PNG     []byte // nil until rendered
 }
 
 func (Heading) block() {}
@@ -611,11 +614,24 @@ func (d *Document) plots(runs []*results.Run) error {
 	}
 	d.add(Heading{2, "Plots"})
 	for _, f := range figs {
-		var buf strings.Builder
-		if err := plots.Render(&buf, f, "png"); err != nil {
+		d.add(Image{Name: f.Name, Title: f.Title, Caption: f.Caption, Figure: f})
+	}
+	return nil
+}
+
+// RenderImages draws the PNG of every image not drawn yet.
+func (d *Document) RenderImages() error {
+	for i, bl := range d.Blocks {
+		img, ok := bl.(Image)
+		if !ok || img.PNG != nil {
+			continue
+		}
+		var buf bytes.Buffer
+		if err := plots.Render(&buf, img.Figure, "png"); err != nil {
 			return err
 		}
-		d.add(Image{Name: f.Name, Title: f.Title, Caption: f.Caption, PNG: []byte(buf.String())})
+		img.PNG = buf.Bytes()
+		d.Blocks[i] = img
 	}
 	return nil
 }

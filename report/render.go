@@ -80,8 +80,11 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 figure{margin:1em 0 2em}figure img{max-width:100%;border:1px solid #eee}figcaption{color:#555;font-size:13px}`
 
 // HTML writes d as one self-contained HTML page: styles inline, plots
-// inlined as base64 PNG.
+// inlined as base64 PNG (drawn now if they were not yet).
 func (d *Document) HTML(w io.Writer) error {
+	if err := d.RenderImages(); err != nil {
+		return err
+	}
 	var b strings.Builder
 	e := html.EscapeString
 	fmt.Fprintf(&b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>%s</title>\n<style>%s</style></head>\n<body>\n<h1>%s</h1>\n",
@@ -162,6 +165,9 @@ func Write(runs []*results.Run, dir string, opts Options) ([]string, error) {
 	}
 	if err := os.MkdirAll(filepath.Join(dir, PlotsDir), 0o755); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
+	}
+	if err := d.RenderImages(); err != nil {
+		return nil, err
 	}
 	var paths []string
 	for _, bl := range d.Blocks {
