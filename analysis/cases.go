@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -25,11 +24,13 @@ import (
 	"github.com/zkbench/zkbench/results"
 )
 
-// Key identifies a case across runs.
+// Key identifies a case across runs. Class is the variant's herd class as
+// its results record it (a function of the workload and the variant).
 type Key struct {
 	Workload string        `json:"workload"`
 	Backend  backends.Kind `json:"backend"`
 	Variant  string        `json:"variant"`
+	Class    figures.Class `json:"class,omitempty"`
 	Clients  int           `json:"clients"`
 }
 
@@ -42,10 +43,19 @@ type Series struct {
 	Workload string
 	Backend  backends.Kind
 	Variant  string
+	Class    figures.Class
 }
 
 // Series returns k without its client count.
-func (k Key) Series() Series { return Series{k.Workload, k.Backend, k.Variant} }
+func (k Key) Series() Series { return Series{k.Workload, k.Backend, k.Variant, k.Class} }
+
+// Key returns the key of s at clients.
+func (s Series) Key(clients int) Key { return Key{s.Workload, s.Backend, s.Variant, s.Class, clients} }
+
+// KeyOf is the key of result r.
+func KeyOf(r *results.Result) Key {
+	return Key{Workload: r.Workload, Backend: r.Backend, Variant: r.Variant, Class: r.ClassOf(), Clients: r.Clients}
+}
 
 // Case is every result of one Key: the repeats of one run, and results of
 // the same key from other runs given together, which count as more repeats.
@@ -53,7 +63,7 @@ type Case struct {
 	Key
 	// Results in input order (run order, then file order).
 	Results []*results.Result
-	merged  map[string]*hdrhistogram.Histogram
+	merged  map[figures.Latency]*hdrhistogram.Histogram
 }
 
 // Cases groups the results of runs by Key, sorted by workload, backend,
@@ -65,7 +75,7 @@ func Cases(runs []*results.Run) []*Case {
 	for _, run := range runs {
 		for i := range run.Results {
 			r := &run.Results[i]
-			k := Key{Workload: r.Workload, Backend: r.Backend, Variant: r.Variant, Clients: r.Clients}
+			k := KeyOf(r)
 			c := byKey[k]
 			if c == nil {
 				c = &Case{Key: k}
@@ -84,45 +94,15 @@ func CompareKeys(a, b Key) int {
 	return cmp.Or(
 		cmp.Compare(a.Workload, b.Workload),
 		cmp.Compare(a.Backend, b.Backend),
-		CompareVariants(a.Variant, b.Variant),
+		CompareVariants(a.Class, a.Variant, b.Class, b.Variant),
 		cmp.Compare(a.Clients, b.Clients),
 	)
 }
 
 // CompareVariants orders naive variants first, then herd-free ones, then
-// baselines, then any other by name.
-func CompareVariants(a, b string) int {
-	return cmp.Or(cmp.Compare(ClassOf(a), ClassOf(b)), cmp.Compare(a, b))
-}
-
-// Class is what a variant is, for ordering and colouring.
-type Class int
-
-// Variant classes.
-const (
-	Naive    Class = iota // every waiter watches one node: the herd
-	HerdFree              // each waiter watches only its predecessor
-	Baseline              // a client library's own recipe
-	Other
-)
-
-// ClassOf guesses a variant's class from its name: "naive..." is Naive;
-// "fair", "herd-free", "herdfree", "queue", "sequential" are HerdFree;
-// "native", "baseline", "curator", "zk-lock", "etcd-mutex" are Baseline.
-func ClassOf(variant string) Class {
-	v := strings.ToLower(variant)
-	switch {
-	case strings.Contains(v, "naive") || strings.Contains(v, "herd-prone"):
-		return Naive
-	case strings.Contains(v, "fair") || strings.Contains(v, "herd-free") || strings.Contains(v, "herdfree") ||
-		strings.Contains(v, "queue") || strings.Contains(v, "sequential"):
-		return HerdFree
-	case strings.Contains(v, "native") || strings.Contains(v, "baseline") || strings.Contains(v, "curator") ||
-		strings.Contains(v, "zk-lock") || strings.Contains(v, "zklock") || strings.Contains(v, "mutex") ||
-		strings.Contains(v, "concurrency"):
-		return Baseline
-	}
-	return Other
+// baselines, then any other, by name within a class.
+func CompareVariants(ac figures.Class, a string, bc figures.Class, b string) int {
+	return cmp.Or(cmp.Compare(ac.Rank(), bc.Rank()), cmp.Compare(a, b))
 }
 
 // Group returns the cases of each series, in the order of cases.
@@ -214,8 +194,14 @@ func ResultPerOp(r *results.Result, key string) (float64, bool) {
 	return v / float64(r.Ops.Succeeded), ok
 }
 
-// Unit is the case's unit operation, as its workload declares it.
-func (c *Case) Unit() figures.Unit { return figures.UnitOf(c.Workload) }
+// Unit is the case's unit operation, as its workload declares it (and its
+// results record).
+func (c *Case) Unit() figures.Unit {
+	if len(c.Results) == 0 {
+		return figures.Operation
+	}
+	return c.Results[0].UnitOf()
+}
 
 // Value reads figure f of the case: the mean over repeats of a rate or a
 // per-operation count, or a percentile of the latency histogram merged over
@@ -241,7 +227,7 @@ func (c *Case) Value(f figures.Figure) (float64, bool, error) {
 // TableFigures lists the figures of a summary table over cases whose latency
 // histograms are latencies: throughput, p50, p99 and p99.9 of each latency,
 // then the per-operation counts tables show.
-func TableFigures(latencies []string) []figures.Figure {
+func TableFigures(latencies []figures.Latency) []figures.Figure {
 	out := []figures.Figure{figures.Throughput}
 	for _, n := range latencies {
 		for _, q := range figures.Latencies() {
@@ -278,24 +264,26 @@ func (c *Case) RequestTypes() []string {
 	return out
 }
 
-// LatencyNames lists the case's latency histograms, the primary one first
-// (see figures.SortLatencyNames), then by name.
-func (c *Case) LatencyNames() []string {
-	var out []string
+// LatencyNames lists the case's latency histograms in the order its
+// workload declares them (the primary one first), then any others by name.
+func (c *Case) LatencyNames() []figures.Latency {
+	var out []figures.Latency
 	for _, r := range c.Results {
-		for k, h := range r.Latency {
-			if h != nil && !slices.Contains(out, k) {
+		for _, k := range r.LatencyNames() {
+			if !slices.Contains(out, k) {
 				out = append(out, k)
 			}
 		}
 	}
-	figures.SortLatencyNames(out)
+	if len(c.Results) > 0 {
+		c.Results[0].SortLatencies(out)
+	}
 	return out
 }
 
 // PrimaryLatency is the latency that stands for a case in summaries and
 // capacity planning: the first of LatencyNames, "" if none.
-func (c *Case) PrimaryLatency() string {
+func (c *Case) PrimaryLatency() figures.Latency {
 	if n := c.LatencyNames(); len(n) > 0 {
 		return n[0]
 	}
@@ -304,7 +292,7 @@ func (c *Case) PrimaryLatency() string {
 
 // Latency returns the histogram name merged over every repeat; nil if no
 // repeat recorded it. The merge is computed once.
-func (c *Case) Latency(name string) (*hdrhistogram.Histogram, error) {
+func (c *Case) Latency(name figures.Latency) (*hdrhistogram.Histogram, error) {
 	if h, ok := c.merged[name]; ok {
 		return h, nil
 	}
@@ -324,7 +312,7 @@ func (c *Case) Latency(name string) (*hdrhistogram.Histogram, error) {
 		merged.Merge(h)
 	}
 	if c.merged == nil {
-		c.merged = map[string]*hdrhistogram.Histogram{}
+		c.merged = map[figures.Latency]*hdrhistogram.Histogram{}
 	}
 	c.merged[name] = merged
 	return merged, nil
@@ -332,7 +320,7 @@ func (c *Case) Latency(name string) (*hdrhistogram.Histogram, error) {
 
 // Quantile returns the latency at percentile q (0 to 100) of histogram name
 // merged over repeats; false if not recorded or empty.
-func (c *Case) Quantile(name string, q float64) (time.Duration, bool, error) {
+func (c *Case) Quantile(name figures.Latency, q float64) (time.Duration, bool, error) {
 	h, err := c.Latency(name)
 	if err != nil || h == nil || h.TotalCount() == 0 {
 		return 0, false, err

@@ -30,14 +30,14 @@ func TestCasesMergeRepeatsAcrossRuns(t *testing.T) {
 	a := &results.Run{Results: []results.Result{
 		{Workload: "lock", Backend: backends.Etcd, Variant: "fair", Clients: 8, Repeat: 0, Elapsed: time.Second, Throughput: 100,
 			Ops: results.Ops{Succeeded: 100}, PerOp: map[string]float64{"watch_events": 1},
-			Server: backends.Metrics{backends.MetricWrites: 300}, Latency: map[string]*results.Histogram{"acquire": hist(t, ms, 2*ms)}},
+			Server: backends.Metrics{backends.MetricWrites: 300}, Latency: map[figures.Latency]*results.Histogram{"acquire": hist(t, ms, 2*ms)}},
 		{Workload: "lock", Backend: backends.Etcd, Variant: "naive", Clients: 8, Elapsed: time.Second, Throughput: 50},
 		{Workload: "lock", Backend: backends.Etcd, Variant: "fair", Clients: 2, Elapsed: time.Second, Throughput: 10},
 	}}
 	b := &results.Run{Results: []results.Result{
 		{Workload: "lock", Backend: backends.Etcd, Variant: "fair", Clients: 8, Repeat: 1, Elapsed: time.Second, Throughput: 200,
 			Ops: results.Ops{Succeeded: 200}, PerOp: map[string]float64{"watch_events": 3, "server_writes": 5},
-			Latency: map[string]*results.Histogram{"acquire": hist(t, 3*ms, 4*ms), "handoff": hist(t, ms)}},
+			Latency: map[figures.Latency]*results.Histogram{"acquire": hist(t, 3*ms, 4*ms), "handoff": hist(t, ms)}},
 		{Workload: "barrier", Backend: backends.ZooKeeper, Variant: "native", Clients: 4},
 	}}
 	cases := Cases([]*results.Run{a, b})
@@ -70,7 +70,7 @@ func TestCasesMergeRepeatsAcrossRuns(t *testing.T) {
 	if v, ok := c.ServerRate(backends.MetricWrites); !ok || v != 300 {
 		t.Errorf("server write rate %v", v)
 	}
-	if names := c.LatencyNames(); !slices.Equal(names, []string{"acquire", "handoff"}) {
+	if names := c.LatencyNames(); !slices.Equal(names, []figures.Latency{"acquire", "handoff"}) {
 		t.Errorf("latency names %v", names)
 	}
 	h, err := c.Latency("acquire")
@@ -85,28 +85,30 @@ func TestCasesMergeRepeatsAcrossRuns(t *testing.T) {
 	}
 }
 
-func TestClassAndUnits(t *testing.T) {
-	for v, want := range map[string]Class{
-		"naive": Naive, "naive-children": Naive, "fair": HerdFree, "native": Baseline, "curator": Baseline, "x": Other,
+// TestCaseDeclarations: a case reads its unit, class and latency order from
+// its results: what the workload recorded, or, for a result that recorded
+// none (older files), what its names meant then.
+func TestCaseDeclarations(t *testing.T) {
+	h := &results.Histogram{}
+	recorded := &results.Result{Workload: "semaphore", Variant: "ticket", Unit: "permit", Class: figures.HerdFree,
+		Latencies: []figures.Latency{"wait", "acquire"}, Latency: map[figures.Latency]*results.Histogram{"acquire": h, "wait": h, "zeta": h}}
+	old := &results.Result{Workload: "election-failover", Variant: "curator",
+		Latency: map[figures.Latency]*results.Histogram{"handoff": h, "failover": h}}
+	for _, tc := range []struct {
+		r       *results.Result
+		unit    figures.Unit
+		class   figures.Class
+		primary figures.Latency
+		names   []figures.Latency
+	}{
+		{recorded, "permit", figures.HerdFree, "wait", []figures.Latency{"wait", "acquire", "zeta"}},
+		{old, figures.Failover, figures.Baseline, "failover", []figures.Latency{"failover", "handoff"}},
 	} {
-		if got := ClassOf(v); got != want {
-			t.Errorf("ClassOf(%q) = %v, want %v", v, got, want)
+		c := Cases([]*results.Run{{Results: []results.Result{*tc.r}}})[0]
+		if c.Unit() != tc.unit || c.Class != tc.class || c.PrimaryLatency() != tc.primary || !slices.Equal(c.LatencyNames(), tc.names) {
+			t.Errorf("%s/%s: unit %q class %q primary %q names %v; want %q %q %q %v", tc.r.Workload, tc.r.Variant,
+				c.Unit(), c.Class, c.PrimaryLatency(), c.LatencyNames(), tc.unit, tc.class, tc.primary, tc.names)
 		}
-	}
-	// Units and latency order are declared in package figures and tested
-	// there (TestUnits, TestLatencyOrder); a case reads them from there.
-	for w, want := range map[string]figures.Unit{
-		"lock": "acquisition", "election-failover": "failover", "election-handoff": "handoff",
-		"election-observers": "term", "barrier": "round", "double-barrier": "round", "queue": "item", "bogus": "operation",
-	} {
-		if got := (&Case{Key: Key{Workload: w}}).Unit(); got != want {
-			t.Errorf("unit of %q = %q, want %q", w, got, want)
-		}
-	}
-	names := []string{"zeta", "leave", "handoff", "acquire", "enter"}
-	figures.SortLatencyNames(names)
-	if !slices.Equal(names, []string{"acquire", "handoff", "enter", "leave", "zeta"}) {
-		t.Errorf("sorted %v", names)
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -123,7 +122,9 @@ func compareCase(x, y *Case) (CaseChange, error) {
 			names = append(names, n)
 		}
 	}
-	figures.SortLatencyNames(names)
+	if len(x.Results) > 0 {
+		x.Results[0].SortLatencies(names)
+	}
 	figs := TableFigures(names)
 	cs := CaseChange{Key: x.Key}
 	if cb := x.ClientBound(); cb != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -24,7 +25,7 @@ func JainUnmeaningful(r *results.Result) string {
 		return fmt.Sprintf("Jain's index not meaningful: %d successful operations for %d clients, so not every client could get a turn",
 			r.Ops.Succeeded, r.Clients)
 	}
-	if h := r.Latency["handoff"]; h != nil && h.Count > 0 && r.Elapsed > 0 {
+	if h := r.Latency[figures.LatencyHandoff]; h != nil && h.Count > 0 && r.Elapsed > 0 {
 		if need := time.Duration(h.Mean * float64(r.Clients)); need > r.Elapsed {
 			return fmt.Sprintf("Jain's index not meaningful: the measured %s is shorter than %d clients × the mean handoff %s (%s)",
 				results.FormatDuration(r.Elapsed), r.Clients, results.FormatDuration(time.Duration(h.Mean)), results.FormatDuration(need))

@@ -5,14 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 )
 
 // Jain's index is shown only over a window in which every client could
 // have had a turn.
 func TestJainUnmeaningful(t *testing.T) {
-	handoff := func(mean time.Duration) map[string]*results.Histogram {
-		return map[string]*results.Histogram{"handoff": {Unit: "ns", Count: 100, Mean: float64(mean)}}
+	handoff := func(mean time.Duration) map[figures.Latency]*results.Histogram {
+		return map[figures.Latency]*results.Histogram{"handoff": {Unit: "ns", Count: 100, Mean: float64(mean)}}
 	}
 	for _, tc := range []struct {
 		name   string

@@ -22,7 +22,7 @@ type Target struct {
 	Rate float64
 	// Latency names the histogram; "" means each case's primary one
 	// ("acquire" for locks, "failover" for failover...).
-	Latency string
+	Latency figures.Latency
 	// AtClients is the client count at which Demand is computed; 0 means
 	// the largest measured one.
 	AtClients int
@@ -66,14 +66,14 @@ func waiters(cases []*Case, bound time.Duration, runOf map[*results.Result]strin
 		if c.Clients < 2 {
 			continue // no waiter to hand to
 		}
-		p50, ok, err := c.Quantile("handoff", 50)
+		p50, ok, err := c.Quantile(figures.LatencyHandoff, 50)
 		if err != nil {
 			return w, err
 		}
 		if !ok {
 			continue
 		}
-		p99, _, _ := c.Quantile("handoff", 99)
+		p99, _, _ := c.Quantile(figures.LatencyHandoff, 99)
 		hp := HandoffPoint{Clients: c.Clients, P50: p50, P99: p99}
 		for _, r := range c.Results {
 			if id := runOf[r]; id != "" && !slices.Contains(hp.Runs, id) {
@@ -141,8 +141,10 @@ type Plan struct {
 // SeriesPlan is the plan of one workload, backend and variant.
 type SeriesPlan struct {
 	Series
+	// Unit is the series' unit operation.
+	Unit figures.Unit `json:"unit"`
 	// Latency is the histogram the target applies to.
-	Latency string `json:"latency"`
+	Latency figures.Latency `json:"latency"`
 	// Fits by figure ID (figures.Figure.ID of figures.Fitted), only for
 	// figures measured at two or more client counts.
 	Fits       map[string]Fit `json:"fits"`
@@ -229,9 +231,9 @@ type OpenLoopCase struct {
 	Think time.Duration `json:"think_ns,omitempty"`
 	Hold  time.Duration `json:"hold_ns"`
 	// Latency is the primary latency's name; P50 and P99 its percentiles.
-	Latency string        `json:"latency"`
-	P50     time.Duration `json:"p50_ns"`
-	P99     time.Duration `json:"p99_ns"`
+	Latency figures.Latency `json:"latency"`
+	P50     time.Duration   `json:"p50_ns"`
+	P99     time.Duration   `json:"p99_ns"`
 	// Throughput achieved (below Rate when the servers could not keep up).
 	Throughput float64 `json:"throughput"`
 	Meets      bool    `json:"meets"`
@@ -350,6 +352,11 @@ type point struct{ n, y float64 }
 
 func planSeries(s Series, all []*Case, t Target, cal *results.Calibration, runOf map[*results.Result]string) (*SeriesPlan, error) {
 	sp := &SeriesPlan{Series: s, Latency: t.Latency, Fits: map[string]Fit{}}
+	unit := figures.Operation
+	if len(all) > 0 {
+		unit = all[0].Unit()
+	}
+	sp.Unit = unit
 	// A client-bound case measured the load generator: it answers no
 	// capacity question.
 	var cases []*Case
@@ -385,7 +392,7 @@ func planSeries(s Series, all []*Case, t Target, cal *results.Calibration, runOf
 		}
 	}
 	sp.Saturation = saturation(cases, runOf)
-	if figures.UnitOf(s.Workload) == figures.Acquisition {
+	if unit == figures.Acquisition {
 		w, err := waiters(cases, t.Handoff, runOf)
 		if err != nil {
 			return nil, err
@@ -412,7 +419,7 @@ func planSeries(s Series, all []*Case, t Target, cal *results.Calibration, runOf
 			if w, ok := c.ServerRate(backends.MetricWrites); ok && cal.WritesPerSec > 0 {
 				h.ServerWritesPerSec, h.WriteShare = w, w/cal.WritesPerSec
 			}
-			if figures.UnitOf(s.Workload) == figures.Acquisition && cal.HandoffBound > 0 {
+			if unit == figures.Acquisition && cal.HandoffBound > 0 {
 				h.HandoffShare = h.Throughput * cal.HandoffBound.Seconds()
 			}
 			sp.Headroom = append(sp.Headroom, h)

@@ -128,8 +128,9 @@ type Resource struct {
 
 // Prediction answers Predict for one variant.
 type Prediction struct {
-	Workload Workload `json:"workload"`
-	Variant  string   `json:"variant"`
+	Workload Workload      `json:"workload"`
+	Variant  string        `json:"variant"`
+	Class    figures.Class `json:"class"`
 	Backend  backends.Kind
 	// Basis is the measured case the handoff and per-acquisition figures
 	// come from: the one nearest in clients (log scale).
@@ -209,10 +210,7 @@ type PlanAnswer struct {
 // Predict predicts w from runs.
 func Predict(runs []*results.Run, w Workload) (*PlanAnswer, error) {
 	if w.Workload == "" {
-		w.Workload = "lock"
-	}
-	if figures.UnitOf(w.Workload) != figures.Acquisition {
-		return nil, fmt.Errorf("analysis: plan models lock workloads (one holder, FIFO waiters); %q is not one", w.Workload)
+		return nil, errors.New("analysis: plan needs the workload to model")
 	}
 	if w.Clients < 1 {
 		return nil, fmt.Errorf("analysis: plan needs --clients ≥ 1 (got %d)", w.Clients)
@@ -230,6 +228,9 @@ func Predict(runs []*results.Run, w Workload) (*PlanAnswer, error) {
 		w.Seed = 1
 	}
 	cands, backendsSeen := basisCases(runs, w.Workload)
+	if len(cands) > 0 && cands[0].c.Unit() != figures.Acquisition {
+		return nil, fmt.Errorf("analysis: plan models lock workloads (one holder, FIFO waiters); %q is not one", w.Workload)
+	}
 	if w.Backend == "" {
 		if len(backendsSeen) > 1 {
 			return nil, fmt.Errorf("analysis: the results hold %v: say which with --backend", backendsSeen)
@@ -253,7 +254,9 @@ func Predict(runs []*results.Run, w Workload) (*PlanAnswer, error) {
 		return nil, fmt.Errorf("%w: the results hold no closed-loop %s case on %q (run a sweep: zkbench run --workload %s --backend %s --clients 10,100)",
 			ErrNoData, w.Workload, w.Backend, w.Workload, cmp.Or(string(w.Backend), "zookeeper"))
 	}
-	slices.SortFunc(order, CompareVariants)
+	slices.SortFunc(order, func(a, b string) int {
+		return CompareVariants(variants[a][0].c.Class, a, variants[b][0].c.Class, b)
+	})
 	if _, ok := variants[w.Variant]; !ok {
 		return nil, fmt.Errorf("%w: variant %q of %s on %s is not in the results; they hold %v", ErrNoData, w.Variant, w.Workload, w.Backend, order)
 	}
@@ -277,7 +280,7 @@ func Predict(runs []*results.Run, w Workload) (*PlanAnswer, error) {
 }
 
 func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction, error) {
-	p := &Prediction{Workload: w, Variant: variant, Backend: w.Backend, MaxClients: -1}
+	p := &Prediction{Workload: w, Variant: variant, Class: cands[0].c.Class, Backend: w.Backend, MaxClients: -1}
 	var ok []basisCase
 	var free *basisCase // a one-client case: every acquisition uncontended
 	for _, b := range cands {
@@ -291,7 +294,7 @@ func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction,
 			}
 			continue
 		}
-		if h, err := b.c.Latency("handoff"); err != nil || h == nil || h.TotalCount() == 0 {
+		if h, err := b.c.Latency(figures.LatencyHandoff); err != nil || h == nil || h.TotalCount() == 0 {
 			p.Skipped = append(p.Skipped, fmt.Sprintf("run %s case %s: no handoff recorded", b.run.ID, b.c.Key))
 			continue
 		}
@@ -330,7 +333,7 @@ func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction,
 		if err != nil {
 			return nil, err
 		}
-		h, _ := sc.Latency("handoff")
+		h, _ := sc.Latency(figures.LatencyHandoff)
 		if service, err = NewSampler(h); err != nil {
 			return nil, err
 		}
@@ -352,7 +355,7 @@ func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction,
 		for range 6 {
 			hs := service
 			if hs == nil {
-				h, _ := basis.c.Latency("handoff")
+				h, _ := basis.c.Latency(figures.LatencyHandoff)
 				var err error
 				if hs, err = NewSampler(h); err != nil {
 					return state{}, false, err

@@ -68,7 +68,7 @@ func serviceCase(run *results.Run, backend backends.Kind, variant string, client
 		if c.Backend != backend || c.Variant != variant {
 			continue
 		}
-		if h, err := c.Latency("handoff"); err != nil || h == nil || h.TotalCount() == 0 {
+		if h, err := c.Latency(figures.LatencyHandoff); err != nil || h == nil || h.TotalCount() == 0 {
 			continue
 		}
 		if best == nil || math.Abs(math.Log(float64(c.Clients)/float64(clients))) < math.Abs(math.Log(float64(best.Clients)/float64(clients))) {

@@ -89,7 +89,7 @@ func TestPredictLockSweep(t *testing.T) {
 	}
 	runs := []*results.Run{run}
 	n := testresults.LockClients[0]
-	a, err := Predict(runs, Workload{Variant: "fair", Clients: n, Percentile: 99, Bound: 50 * time.Millisecond, Acquisitions: 20_000})
+	a, err := Predict(runs, Workload{Workload: "lock", Variant: "fair", Clients: n, Percentile: 99, Bound: 50 * time.Millisecond, Acquisitions: 20_000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,13 +126,13 @@ func TestPredictLockSweep(t *testing.T) {
 		}
 	}
 	largest := testresults.LockClients[len(testresults.LockClients)-1]
-	if _, err := Predict(runs, Workload{Variant: "fair", Clients: 3 * largest, Every: time.Second, Percentile: 99, Bound: time.Second}); err == nil || !strings.Contains(err.Error(), "measure it") {
+	if _, err := Predict(runs, Workload{Workload: "lock", Variant: "fair", Clients: 3 * largest, Every: time.Second, Percentile: 99, Bound: time.Second}); err == nil || !strings.Contains(err.Error(), "measure it") {
 		t.Errorf("3x the largest N: %v", err)
 	}
-	if _, err := Predict(runs, Workload{Variant: "nope", Clients: 10, Every: time.Second, Percentile: 99, Bound: time.Second}); !errors.Is(err, ErrNoData) {
+	if _, err := Predict(runs, Workload{Workload: "lock", Variant: "nope", Clients: 10, Every: time.Second, Percentile: 99, Bound: time.Second}); !errors.Is(err, ErrNoData) {
 		t.Errorf("unknown variant: %v", err)
 	}
-	a, err = Predict(runs, Workload{Variant: "fair", Clients: 2 * largest, Every: time.Second, Percentile: 99, Bound: time.Second, Acquisitions: 5_000})
+	a, err = Predict(runs, Workload{Workload: "lock", Variant: "fair", Clients: 2 * largest, Every: time.Second, Percentile: 99, Bound: time.Second, Acquisitions: 5_000})
 	if err != nil || !a.Asked.Extrapolated || !strings.Contains(a.Asked.Range, "EXTRAPOLATED") {
 		t.Errorf("2x the largest N: %+v %v", a, err)
 	}
@@ -184,7 +184,7 @@ func TestPredictTwoStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := Workload{Variant: "naive", Clients: 20, Every: 250 * time.Millisecond, Hold: 2 * time.Millisecond, Percentile: 99, Bound: 50 * time.Millisecond, Acquisitions: 50_000}
+	w := Workload{Workload: "lock", Variant: "naive", Clients: 20, Every: 250 * time.Millisecond, Hold: 2 * time.Millisecond, Percentile: 99, Bound: 50 * time.Millisecond, Acquisitions: 50_000}
 	a, err := Predict([]*results.Run{run}, w)
 	if err != nil {
 		t.Fatal(err)

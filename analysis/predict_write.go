@@ -101,7 +101,7 @@ func (a *PlanAnswer) Write(out io.Writer) error {
 			if q.Meets {
 				meets = "yes"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", q.Variant, className(ClassOf(q.Variant)), q.wait(q.P50), q.wait(q.P99), meets,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", q.Variant, q.Class, q.wait(q.P50), q.wait(q.P99), meets,
 				q.loadText("notifications"), q.loadText("writes"), q.Resources[0].Name, pctStr(q.Headroom), q.MaxClients, q.Basis)
 		}
 		tw.Flush()
@@ -128,18 +128,6 @@ func (p *Prediction) loadText(kind string) string {
 		}
 	}
 	return "—"
-}
-
-func className(c Class) string {
-	switch c {
-	case Naive:
-		return "naive"
-	case HerdFree:
-		return "herd-free"
-	case Baseline:
-		return "baseline"
-	}
-	return "other"
 }
 
 // Check is one predicted figure against its measurement.
@@ -206,7 +194,7 @@ func Validate(p *Prediction, run *results.Run) (*Validation, error) {
 			add(fmt.Sprintf("wait p%s (ms)", num(q)), Millis(p.Sim.P(q)), Millis(d))
 		}
 	}
-	if h, err := c.Latency("handoff"); err == nil && h != nil && h.TotalCount() > 0 {
+	if h, err := c.Latency(figures.LatencyHandoff); err == nil && h != nil && h.TotalCount() > 0 {
 		add("handoff mean (ms)", Millis(p.Handoff), h.Mean()/1e6) // the model's input beside the run's
 	}
 	add("acquisitions/s", p.Sim.Throughput, tput)

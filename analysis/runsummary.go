@@ -37,7 +37,7 @@ func WriteSummary(w io.Writer, run *results.Run) error {
 	latName := "latency"
 	for i := range run.Results {
 		if name, _ := results.PrimaryLatency(&run.Results[i]); name != "" {
-			latName = name
+			latName = string(name)
 			break
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -32,7 +33,7 @@ func summaryTestRun(t testing.TB) *results.Run {
 				Elapsed:    2 * time.Second,
 				Ops:        results.Ops{Issued: 1010, Succeeded: 1000, Failed: 1, StillWaiting: 9},
 				Throughput: 500,
-				Latency:    map[string]*results.Histogram{"acquire": h},
+				Latency:    map[figures.Latency]*results.Histogram{"acquire": h},
 				PerOp: map[string]float64{"watch_events": 9.02, "server_watch_events": 9.01, "wasted_wakeups": 8.1,
 					"bytes_received": 1234, "server_bytes_sent": 2600},
 				Fairness: results.Fairness{FIFOInversions: 12, Jain: 0.97},

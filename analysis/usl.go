@@ -15,8 +15,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/zkbench/zkbench/figures"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/zkbench/zkbench/figures"
 
 	"github.com/zkbench/zkbench/results"
 )
@@ -208,10 +209,10 @@ func FitUSLs(runs []*results.Run) []*USLFit {
 		}
 		for i := range r.Results {
 			res := &r.Results[i]
-			if !USLUnit(figures.UnitOf(res.Workload)) {
+			if !USLUnit(res.UnitOf()) {
 				continue
 			}
-			s := Series{res.Workload, res.Backend, res.Variant}
+			s := KeyOf(res).Series()
 			f := byS[s]
 			if f == nil {
 				f = &USLFit{Series: s}
@@ -233,7 +234,7 @@ func FitUSLs(runs []*results.Run) []*USLFit {
 		}
 	}
 	slices.SortStableFunc(order, func(a, b Series) int {
-		return CompareKeys(Key{a.Workload, a.Backend, a.Variant, 0}, Key{b.Workload, b.Backend, b.Variant, 0})
+		return CompareKeys(a.Key(0), b.Key(0))
 	})
 	out := make([]*USLFit, 0, len(order))
 	for _, s := range order {

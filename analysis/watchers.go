@@ -31,8 +31,9 @@ type WatcherPoint struct {
 // WatcherCapacity answers, for one backend, variant and config size: how
 // many watchers can be updated (every one has the update) within Target.
 type WatcherCapacity struct {
-	Backend backends.Kind  `json:"backend"`
-	Variant string         `json:"variant"`
+	Backend backends.Kind `json:"backend"`
+	Variant string        `json:"variant"`
+	class   figures.Class
 	Size    int            `json:"size"`
 	Target  time.Duration  `json:"target_ns"`
 	Points  []WatcherPoint `json:"points"`
@@ -64,23 +65,23 @@ func WatcherCapacities(runs []*results.Run, target time.Duration) []WatcherCapac
 	for _, run := range runs {
 		for i := range run.Results {
 			r := &run.Results[i]
-			if figures.UnitOf(r.Workload) != figures.Update {
+			if r.UnitOf() != figures.Update {
 				continue
 			}
 			size, _ := strconv.Atoi(run.Config.Params["size"])
-			last, ok := r.Latency["propagate_last"]
+			last, ok := r.Latency[figures.LatencyPropagateLast]
 			if !ok || last == nil {
 				continue
 			}
 			k := key{r.Backend, r.Variant, size}
 			wc := by[k]
 			if wc == nil {
-				wc = &WatcherCapacity{Backend: r.Backend, Variant: r.Variant, Size: size, Target: target}
+				wc = &WatcherCapacity{Backend: r.Backend, Variant: r.Variant, class: r.ClassOf(), Size: size, Target: target}
 				by[k] = wc
 				out = append(out, wc)
 			}
 			p := WatcherPoint{Clients: r.Clients, LastP99: time.Duration(last.P99), BytesPerUpdate: r.PerOp[figures.BytesReceived.Key]}
-			if h := r.Latency["propagate"]; h != nil {
+			if h := r.Latency[figures.LatencyPropagate]; h != nil {
 				p.P99 = time.Duration(h.P99)
 			}
 			if b := r.Load.Bound(); b != nil {
@@ -96,7 +97,7 @@ func WatcherCapacities(runs []*results.Run, target time.Duration) []WatcherCapac
 		res = append(res, *wc)
 	}
 	slices.SortFunc(res, func(a, b WatcherCapacity) int {
-		return cmp.Or(cmp.Compare(a.Backend, b.Backend), CompareVariants(a.Variant, b.Variant), cmp.Compare(a.Size, b.Size))
+		return cmp.Or(cmp.Compare(a.Backend, b.Backend), CompareVariants(a.class, a.Variant, b.class, b.Variant), cmp.Compare(a.Size, b.Size))
 	})
 	return res
 }

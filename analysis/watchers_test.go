@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -12,7 +13,7 @@ func configRun(size string, points map[int]time.Duration) *results.Run {
 	run := &results.Run{Config: results.Config{Workload: "config", Params: map[string]string{"size": size}}}
 	for n, p99 := range points {
 		run.Results = append(run.Results, results.Result{Workload: "config", Backend: backends.Etcd, Variant: "persistent", Clients: n,
-			Latency: map[string]*results.Histogram{"propagate_last": {Count: 10, P99: int64(p99)}}})
+			Latency: map[figures.Latency]*results.Histogram{"propagate_last": {Count: 10, P99: int64(p99)}}})
 	}
 	return run
 }

@@ -75,7 +75,7 @@ type Figure struct {
 	// Q is the percentile (0 to 100) of a Quantile figure, and Latency the
 	// histogram it reads ("" until ForLatency names one).
 	Q       float64
-	Latency string
+	Latency Latency
 	// Tabled: summary tables and comparisons show it.
 	Tabled bool
 	// Fitted: capacity planning fits how it grows with clients.
@@ -108,9 +108,9 @@ func (f Figure) Header(op Unit) string { return f.Label + " (" + f.Unit(op) + ")
 
 // ForLatency returns the Quantile figure f of histogram name: its label
 // becomes "p99 acquire".
-func (f Figure) ForLatency(name string) Figure {
+func (f Figure) ForLatency(name Latency) Figure {
 	f.Latency = name
-	f.Label = f.Key + " " + name
+	f.Label = f.Key + " " + string(name)
 	return f
 }
 

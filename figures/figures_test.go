@@ -1,6 +1,7 @@
 package figures
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,15 +34,6 @@ func TestKeysAreUniqueAndCounterpartsDeclared(t *testing.T) {
 }
 
 func TestUnits(t *testing.T) {
-	for w, want := range map[string]Unit{
-		"lock": Acquisition, "failover": Failover, "election-failover": Failover, "handoff": Handoff,
-		"election-handoff": Handoff, "observers": Term, "election-observers": Term, "barrier": Round,
-		"double-barrier": Round, "queue": Item, "bogus": Operation,
-	} {
-		if got := UnitOf(w); got != want {
-			t.Errorf("UnitOf(%q) = %q, want %q", w, got, want)
-		}
-	}
 	if got := Throughput.Unit(Acquisition); got != "acquisitions/s" {
 		t.Errorf("throughput unit %q", got)
 	}
@@ -143,16 +135,19 @@ func TestCheckNote(t *testing.T) {
 	}
 }
 
-func TestLatencyOrder(t *testing.T) {
-	names := []string{"zeta", "leave", "handoff", "acquire", "enter"}
-	SortLatencyNames(names)
-	if strings.Join(names, " ") != "acquire handoff enter leave zeta" {
-		t.Errorf("sorted %v", names)
+func TestSortLatencies(t *testing.T) {
+	names := []Latency{"zeta", LatencyLeave, LatencyHandoff, "alpha", LatencyAcquire, LatencyEnter}
+	SortLatencies(names, []Latency{LatencyEnter, LatencyLeave, LatencyAcquire})
+	if want := []Latency{LatencyEnter, LatencyLeave, LatencyAcquire, "alpha", LatencyHandoff, "zeta"}; !slices.Equal(names, want) {
+		t.Errorf("sorted %v, want %v: declared first, the rest by name", names, want)
 	}
-	if got := PrimaryLatency([]string{"round", "enter"}); got != "enter" {
-		t.Errorf("primary %q", got)
-	}
-	if got := PrimaryLatency([]string{"round", "observe"}); got != "observe" {
-		t.Errorf("primary %q", got)
+}
+
+func TestClassRank(t *testing.T) {
+	order := []Class{Naive, HerdFree, Baseline, Other, ""}
+	for i := 1; i < len(order); i++ {
+		if order[i-1].Rank() >= order[i].Rank() {
+			t.Errorf("%q ranks %d, not before %q (%d)", order[i-1], order[i-1].Rank(), order[i], order[i].Rank())
+		}
 	}
 }

@@ -5,32 +5,64 @@ import (
 	"slices"
 )
 
-// primaryLatencies rank the latency histograms (results.Result.Latency)
-// that stand for a case: the unit operation's own latency first. Other
-// histograms a workload records ("round", "observe", "lost_notice", ...)
-// follow by name.
-var primaryLatencies = []string{"acquire", "failover", "handoff", "enter", "leave", "release",
-	"propagate", "delivery"}
+// Latency names one latency histogram of a case: a key of
+// results.Result.Latency. Each workload declares the ones it records,
+// primary first (workloads.Spec.Latencies), and a result stores that order
+// (results.Result.Latencies), so a reader knows which latency stands for
+// the case without knowing the workload.
+type Latency string
 
-// SortLatencyNames sorts histogram names primary first: "acquire",
-// "failover", "handoff", "enter", "leave", "release", then the rest by name.
-func SortLatencyNames(names []string) {
-	rank := func(s string) int {
-		if i := slices.Index(primaryLatencies, s); i >= 0 {
+// The latencies the workloads record (docs/figures.md says how each is
+// measured).
+const (
+	// Locks.
+	LatencyAcquire         Latency = "acquire"          // request to grant
+	LatencyHandoff         Latency = "handoff"          // a release to the next waiter's grant
+	LatencyAcquireRead     Latency = "acquire_read"     // a shared lock's read acquisitions
+	LatencyAcquireWrite    Latency = "acquire_write"    // a shared lock's write acquisitions
+	LatencyWriterOvertaken Latency = "writer_overtaken" // a waiting writer overtaken by later readers
+	LatencyRevoke          Latency = "revoke"           // a revoker's ask to the holder's release
+	LatencyRevokeToGrant   Latency = "revoke_to_grant"  // a revoker's ask to the next grant
+	// Elections.
+	LatencyFailover   Latency = "failover"     // a leader lost to a new leader acting
+	LatencyLostNotice Latency = "lost_notice"  // a leader's session ended to its learning of it
+	LatencyObserve    Latency = "observe"      // a leader change to each observer knowing it
+	LatencyObserveAll Latency = "observe_last" // a leader change to the last observer knowing it
+	LatencyTermWait   Latency = "term_wait"    // a candidate's requeue to its next term
+	// Double barriers.
+	LatencyEnter        Latency = "enter"         // a participant's Enter
+	LatencyLeave        Latency = "leave"         // a participant's Leave
+	LatencyEnterRelease Latency = "enter_release" // the last arrival to the last participant through Enter
+	LatencyLeaveRelease Latency = "leave_release" // the last Leave call to the last participant out
+	LatencyRound        Latency = "round"         // one round, first arrival to last departure
+	// The config center.
+	LatencyWrite         Latency = "write"          // the writer's Set
+	LatencyPropagate     Latency = "propagate"      // a write's commit to each client's reload
+	LatencyPropagateLast Latency = "propagate_last" // a write's commit to the last client's reload
+	// Simple barriers.
+	LatencyPass    Latency = "pass"    // the barrier's removal to each waiter through
+	LatencyRelease Latency = "release" // the barrier's removal to the last waiter through
+	LatencyWait    Latency = "wait"    // a waiter's whole wait
+	// Two-phase commit.
+	LatencyDecide      Latency = "decide"      // a transaction's start to each site's decision
+	LatencyTransaction Latency = "transaction" // a transaction's start to the last site's decision
+	// Group membership.
+	LatencyConverge Latency = "converge" // a change's write to every member's view agreeing
+	// Queues.
+	LatencyDelivery Latency = "delivery" // an item's scheduled put to the Take that returned it
+	LatencyPut      Latency = "put"      // a producer's put
+	LatencyTake     Latency = "take"     // one Take call
+	LatencyAck      Latency = "ack"      // one Ack
+)
+
+// SortLatencies sorts names in the order declared (primary first), then
+// any not declared by name. declared may be nil.
+func SortLatencies(names []Latency, declared []Latency) {
+	rank := func(s Latency) int {
+		if i := slices.Index(declared, s); i >= 0 {
 			return i
 		}
-		return len(primaryLatencies)
+		return len(declared)
 	}
-	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b)) })
-}
-
-// PrimaryLatency is the first of names in SortLatencyNames order, "" if
-// names is empty. names is not changed.
-func PrimaryLatency(names []string) string {
-	if len(names) == 0 {
-		return ""
-	}
-	s := slices.Clone(names)
-	SortLatencyNames(s)
-	return s[0]
+	slices.SortFunc(names, func(a, b Latency) int { return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b)) })
 }

@@ -1,7 +1,8 @@
 package figures
 
 // Unit is a workload's unit operation, what Throughput and the
-// per-operation figures count: "acquisition", "round".
+// per-operation figures count: "acquisition", "round". Each workload
+// declares its own (workloads.Spec.Unit).
 type Unit string
 
 // Units of operation.
@@ -15,55 +16,39 @@ const (
 	Operation   Unit = "operation"   // a workload that declares no unit
 	Revocation  Unit = "revocation"  // a lock holder asked to let go, and gone
 	Item        Unit = "item"        // a queue item taken
+	Change      Unit = "change"      // a group member joining or leaving
+	Transaction Unit = "transaction" // a two-phase commit decided
 )
 
 // Plural is u with an s: "acquisitions".
 func (u Unit) Plural() string { return string(u) + "s" }
 
-// workloadUnits declares each workload's unit operation, under its current
-// name (workloads.Names) and the names older results files used.
-var workloadUnits = map[string]Unit{
-	"lock":               Acquisition,
-	"failover":           Failover,
-	"election-failover":  Failover,
-	"handoff":            Handoff,
-	"election-handoff":   Handoff,
-	"observers":          Term,
-	"election-observers": Term,
-	"election":           Term,
-	"barrier":            Round,
-	"double-barrier":     Round,
-	// config workload
-	"config": Update,
-	// The shared lock workloads.
-	"rwlock": Acquisition,
-	"revoke": Revocation,
-	// issue 12
-	"simple-barrier": Round,
-	"twophase":       Transaction,
-	"membership":     Change,
-	"queue":          Item, // queue (issue 11)
-}
+// Class is what a variant is, for ordering, colouring and the herd
+// verdict: each workload declares its variants' classes
+// (workloads.Spec.Variants) and every result records its own
+// (results.Result.Class).
+type Class string
 
-// Change is the membership workload's unit: a member joining or leaving
-// (issue 12).
-const Change Unit = "change"
+// Variant classes, in the order summaries sort them.
+const (
+	Naive    Class = "naive"     // every waiter watches one thing: one change wakes them all
+	HerdFree Class = "herd-free" // one change notifies a number of waiters that does not grow with N
+	Baseline Class = "baseline"  // a client library's own recipe
+	Other    Class = "other"     // none of these (polling, a push every client needs)
+)
 
-// Transaction is the twophase workload's unit: a two-phase commit decided
-// (issue 12).
-const Transaction Unit = "transaction"
-
-// UnitOf is workload's unit operation; Operation for a workload that
-// declares none.
-func UnitOf(workload string) Unit {
-	if u, ok := workloadUnits[workload]; ok {
-		return u
+// Rank orders classes as summaries do: Naive first, then HerdFree,
+// Baseline, Other, and anything unknown last.
+func (c Class) Rank() int {
+	switch c {
+	case Naive:
+		return 0
+	case HerdFree:
+		return 1
+	case Baseline:
+		return 2
+	case Other:
+		return 3
 	}
-	return Operation
-}
-
-// Declares reports whether workload has a unit of its own declared here.
-func Declares(workload string) bool {
-	_, ok := workloadUnits[workload]
-	return ok
+	return 4
 }

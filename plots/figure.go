@@ -91,9 +91,10 @@ type Line struct {
 	Label string `json:"label"`
 	// Legend, when set, is the legend entry this line shares with others
 	// (drawn solid); the figure's Keys explain the dashes.
-	Legend  string `json:"legend,omitempty"`
-	Variant string `json:"variant,omitempty"`
-	Backend string `json:"backend,omitempty"`
+	Legend  string        `json:"legend,omitempty"`
+	Variant string        `json:"variant,omitempty"`
+	Class   figures.Class `json:"class,omitempty"`
+	Backend string        `json:"backend,omitempty"`
 	// Color is "#rrggbb"; Dash 0 solid, 1 dashed, 2 dotted, 3 dash-dot;
 	// Glyph "circle", "triangle", "square", "cross" or "" for none.
 	Color string `json:"color"`
@@ -115,10 +116,10 @@ type Point struct {
 // Colours: the herd in red, the herd-free recipe in blue, baselines in grey;
 // further variants take the palette in order.
 var (
-	classColor = map[analysis.Class]string{
-		analysis.Naive:    "#d62728",
-		analysis.HerdFree: "#1f77b4",
-		analysis.Baseline: "#555555",
+	classColor = map[figures.Class]string{
+		figures.Naive:    "#d62728",
+		figures.HerdFree: "#1f77b4",
+		figures.Baseline: "#555555",
 	}
 	palette = []string{"#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"}
 )
@@ -133,17 +134,24 @@ type style struct {
 
 func newStyle(cases []*analysis.Case) *style {
 	s := &style{variant: map[string]string{}, reqType: map[string]string{}}
-	variants := analysis.Distinct(cases, func(c *analysis.Case) string { return c.Variant })
-	slices.SortFunc(variants, analysis.CompareVariants)
+	type classed struct {
+		class figures.Class
+		name  string
+	}
+	variants := analysis.Distinct(cases, func(c *analysis.Case) classed { return classed{c.Class, c.Variant} })
+	slices.SortFunc(variants, func(a, b classed) int { return analysis.CompareVariants(a.class, a.name, b.class, b.name) })
 	used := map[string]bool{}
 	next := 0
 	for _, v := range variants {
-		if col, ok := classColor[analysis.ClassOf(v)]; ok && !used[col] {
-			s.variant[v] = col
+		if _, done := s.variant[v.name]; done {
+			continue
+		}
+		if col, ok := classColor[v.class]; ok && !used[col] {
+			s.variant[v.name] = col
 			used[col] = true
 			continue
 		}
-		s.variant[v] = palette[next%len(palette)]
+		s.variant[v.name] = palette[next%len(palette)]
 		next++
 	}
 	var types []string
@@ -197,7 +205,7 @@ func Build(runs []*results.Run) ([]*Figure, error) {
 	var figs []*Figure
 	for _, w := range analysis.Distinct(cases, func(c *analysis.Case) string { return c.Workload }) {
 		wc := slices.DeleteFunc(slices.Clone(cases), func(c *analysis.Case) bool { return c.Workload != w })
-		b := &builder{workload: w, unit: string(figures.UnitOf(w)), cases: wc, st: st, runOf: runOf, runs: runsOf(runs, w)}
+		b := &builder{workload: w, unit: string(wc[0].Unit()), cases: wc, st: st, runOf: runOf, runs: runsOf(runs, w)}
 		b.backends = analysis.Distinct(wc, func(c *analysis.Case) backends.Kind { return c.Backend })
 		b.clients = analysis.Distinct(wc, func(c *analysis.Case) int { return c.Clients })
 		slices.Sort(b.clients)
@@ -213,7 +221,7 @@ func Build(runs []*results.Run) ([]*Figure, error) {
 			}
 		}
 		for _, name := range latencyNames(wc) {
-			for _, f := range []func(string) (*Figure, error){b.percentiles, b.distribution} {
+			for _, f := range []func(figures.Latency) (*Figure, error){b.percentiles, b.distribution} {
 				fig, err := f(name)
 				if err != nil {
 					return nil, err
@@ -276,8 +284,8 @@ func runsOf(runs []*results.Run, w string) []*results.Run {
 	return out
 }
 
-func latencyNames(cases []*analysis.Case) []string {
-	var names []string
+func latencyNames(cases []*analysis.Case) []figures.Latency {
+	var names []figures.Latency
 	for _, c := range cases {
 		for _, n := range c.LatencyNames() {
 			if !slices.Contains(names, n) {
@@ -285,7 +293,9 @@ func latencyNames(cases []*analysis.Case) []string {
 			}
 		}
 	}
-	figures.SortLatencyNames(names)
+	if len(cases) > 0 && len(cases[0].Results) > 0 {
+		cases[0].Results[0].SortLatencies(names)
+	}
 	return names
 }
 
@@ -311,7 +321,7 @@ func (b *builder) sweepLines(kind backends.Kind, dash int, extra string, y func(
 			continue
 		}
 		l := Line{
-			Label: lineLabel(s.Variant, kind, extra), Variant: s.Variant, Backend: string(kind),
+			Label: lineLabel(s.Variant, kind, extra), Variant: s.Variant, Class: s.Class, Backend: string(kind),
 			Color: b.st.variant[s.Variant], Dash: dash, Glyph: glyphOf(kind),
 		}
 		for _, c := range b.series[s] {
@@ -534,8 +544,12 @@ func (b *builder) requests() (*Figure, error) {
 	for i, n := range b.clients {
 		ticks[i] = float64(n)
 	}
-	variants := analysis.Distinct(b.cases, func(c *analysis.Case) string { return c.Variant })
-	for _, v := range variants {
+	type classed struct {
+		name  string
+		class figures.Class
+	}
+	for _, vc := range analysis.Distinct(b.cases, func(c *analysis.Case) classed { return classed{c.Variant, c.Class} }) {
+		v := vc.name
 		var row []*Panel
 		anyRow := false
 		for _, kind := range b.backends {
@@ -545,7 +559,7 @@ func (b *builder) requests() (*Figure, error) {
 				Y:     Axis{Label: fmt.Sprintf("requests per %s", b.unit), Scale: Linear},
 				Group: "variant " + v,
 			}
-			cs := b.series[analysis.Series{Workload: b.workload, Backend: kind, Variant: v}]
+			cs := b.series[analysis.Series{Workload: b.workload, Backend: kind, Variant: v, Class: vc.class}]
 			var types []string
 			for _, c := range cs {
 				for _, t := range c.RequestTypes() {
@@ -607,7 +621,7 @@ func serverRequests(c *analysis.Case) (float64, bool, error) {
 	return w + r, okw && okr, nil
 }
 
-func (b *builder) percentiles(name string) (*Figure, error) {
+func (b *builder) percentiles(name figures.Latency) (*Figure, error) {
 	fig := &Figure{
 		Name:  fmt.Sprintf("%s-latency-%s", b.workload, name),
 		Title: fmt.Sprintf("%s: %s latency percentiles against clients", b.workload, name),
@@ -620,7 +634,7 @@ func (b *builder) percentiles(name string) (*Figure, error) {
 		fig.Keys = append(fig.Keys, Line{Label: q.Key, Color: "#000000", Dash: dash})
 	}
 	for _, kind := range b.backends {
-		p := &Panel{Title: string(kind), X: b.clientsAxis(), Y: Axis{Label: name + " latency (ms)", Scale: Log}}
+		p := &Panel{Title: string(kind), X: b.clientsAxis(), Y: Axis{Label: string(name) + " latency (ms)", Scale: Log}}
 		for dash, q := range figures.Latencies() {
 			lines, err := b.sweepLines(kind, dash, q.Key, value(q.ForLatency(name)))
 			if err != nil {
@@ -632,7 +646,7 @@ func (b *builder) percentiles(name string) (*Figure, error) {
 			p.Lines = append(p.Lines, lines...)
 		}
 		// Group lines by variant so the legend reads variant by variant.
-		slices.SortStableFunc(p.Lines, func(a, b Line) int { return analysis.CompareVariants(a.Variant, b.Variant) })
+		slices.SortStableFunc(p.Lines, func(a, b Line) int { return analysis.CompareVariants(a.Class, a.Variant, b.Class, b.Variant) })
 		fig.Panels = append(fig.Panels, p)
 	}
 	return fig, nil
@@ -641,7 +655,7 @@ func (b *builder) percentiles(name string) (*Figure, error) {
 // ninesStep is the spacing of distribution samples, in nines.
 const ninesStep = 0.05
 
-func (b *builder) distribution(name string) (*Figure, error) {
+func (b *builder) distribution(name figures.Latency) (*Figure, error) {
 	fig := &Figure{
 		Name:  fmt.Sprintf("%s-distribution-%s", b.workload, name),
 		Title: fmt.Sprintf("%s: %s latency distribution by percentile", b.workload, name),
@@ -654,7 +668,7 @@ func (b *builder) distribution(name string) (*Figure, error) {
 		p := &Panel{
 			Title: string(kind),
 			X:     Axis{Label: "percentile", Scale: Nines},
-			Y:     Axis{Label: name + " latency (ms)", Scale: Log},
+			Y:     Axis{Label: string(name) + " latency (ms)", Scale: Log},
 		}
 		for _, s := range b.order {
 			if s.Backend != kind {
@@ -681,7 +695,7 @@ func (b *builder) distribution(name string) (*Figure, error) {
 				h, _ := c.Latency(name)
 				l := Line{
 					Label:   lineLabel(s.Variant, kind, fmt.Sprintf("N=%d", c.Clients)),
-					Variant: s.Variant, Backend: string(kind),
+					Variant: s.Variant, Class: s.Class, Backend: string(kind),
 					Color: b.st.variant[s.Variant], Dash: i,
 				}
 				top := math.Log10(float64(h.TotalCount()))

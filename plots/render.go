@@ -19,7 +19,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/zkbench/zkbench/analysis"
+	"github.com/zkbench/zkbench/figures"
 )
 
 // Formats are the image formats Render writes.
@@ -225,9 +225,13 @@ func panelPlot(pn *Panel) (*plot.Plot, error) {
 	// Baselines first and the herd last, so that where lines coincide the
 	// naive and herd-free ones stay visible.
 	drawOrder := slices.Clone(pn.Lines)
-	slices.SortStableFunc(drawOrder, func(a, b Line) int {
-		return -cmp.Compare(analysis.ClassOf(a.Variant), analysis.ClassOf(b.Variant))
-	})
+	rank := func(l Line) int {
+		if l.Class == "" {
+			return figures.Other.Rank() // a line of no variant (a request type, a session event)
+		}
+		return l.Class.Rank()
+	}
+	slices.SortStableFunc(drawOrder, func(a, b Line) int { return -cmp.Compare(rank(a), rank(b)) })
 	var below *plotter.BarChart
 	for _, l := range pn.Lines {
 		if !l.Bar {

@@ -259,7 +259,7 @@ func fanoutLine(s analysis.Series, cases []*analysis.Case) string {
 		verdict = "stay bounded as clients grow"
 	}
 	return fmt.Sprintf("%s, %s on %s: watch events per %s %s: %s.", s.Workload, s.Variant, s.Backend,
-		figures.UnitOf(s.Workload), verdict, strings.Join(parts, "; "))
+		cases[0].Unit(), verdict, strings.Join(parts, "; "))
 }
 
 // bytesLine says when a series' bytes per operation grow with clients,
@@ -301,8 +301,8 @@ func bytesLine(s analysis.Series, cases []*analysis.Case) string {
 		return ""
 	}
 	line := fmt.Sprintf("%s, %s on %s: bytes per %s GROW with clients: %s.", s.Workload, s.Variant, s.Backend,
-		figures.UnitOf(s.Workload), strings.Join(parts, "; "))
-	if analysis.ClassOf(s.Variant) == analysis.HerdFree {
+		cases[0].Unit(), strings.Join(parts, "; "))
+	if s.Class == figures.HerdFree {
 		line += " Herd-free is a claim about notifications, not bytes: this variant still reads a listing that grows with the waiters."
 	}
 	return line
@@ -420,7 +420,7 @@ func SummaryHeading(workload string) string { return "Summary: " + workload }
 func (d *Document) summaries(cases []*analysis.Case) error {
 	for _, w := range analysis.Distinct(cases, func(c *analysis.Case) string { return c.Workload }) {
 		wc := slices.DeleteFunc(slices.Clone(cases), func(c *analysis.Case) bool { return c.Workload != w })
-		unit := figures.UnitOf(w)
+		unit := wc[0].Unit()
 		d.add(Heading{2, SummaryHeading(w)})
 		key := []string{"backend", "variant", "clients", "repeats"}
 		keyCells := func(c *analysis.Case) []string {
@@ -428,7 +428,7 @@ func (d *Document) summaries(cases []*analysis.Case) error {
 		}
 
 		// Performance: throughput and every latency histogram.
-		var names []string
+		var names []figures.Latency
 		for _, c := range wc {
 			for _, n := range c.LatencyNames() {
 				if !slices.Contains(names, n) {
@@ -436,7 +436,7 @@ func (d *Document) summaries(cases []*analysis.Case) error {
 				}
 			}
 		}
-		figures.SortLatencyNames(names)
+		wc[0].Results[0].SortLatencies(names)
 		var figs, costFigs []figures.Figure // throughput and latency; counts per operation
 		for _, f := range analysis.TableFigures(names) {
 			if f.Kind == figures.PerOp {
@@ -744,7 +744,7 @@ func (d *Document) capacity(plan *analysis.Plan) {
 				loop = "think " + ms(o.Think) + " ms"
 			}
 			ol.Rows = append(ol.Rows, []string{o.Workload, string(o.Backend), o.Variant, strconv.Itoa(o.Clients), loop, ms(o.Hold),
-				Num(o.Throughput), o.Latency, ms(o.P50), ms(o.P99), meets, o.Run})
+				Num(o.Throughput), string(o.Latency), ms(o.P50), ms(o.P99), meets, o.Run})
 		}
 		d.add(ol)
 	}
@@ -768,7 +768,7 @@ func (d *Document) capacity(plan *analysis.Plan) {
 			if f.Model == analysis.Constant {
 				r2 = NotMeasured
 			}
-			fits.Rows = append(fits.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, g.Header(figures.UnitOf(sp.Workload)),
+			fits.Rows = append(fits.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, g.Header(sp.Unit),
 				f.Model, f.Formula(), r2, strconv.Itoa(f.Points)})
 		}
 	}

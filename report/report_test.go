@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/internal/testresults"
 	"github.com/zkbench/zkbench/results"
 )
@@ -205,7 +206,7 @@ func expected(t *testing.T, r *results.Result, col string) (float64, bool) {
 	}{{"p50 ", 50}, {"p99 ", 99}, {"p99.9 ", 99.9}} {
 		if name, ok := strings.CutPrefix(col, p.prefix); ok {
 			name = strings.TrimSuffix(name, " (ms)")
-			h := r.Latency[name]
+			h := r.Latency[figures.Latency(name)]
 			if h == nil {
 				t.Fatalf("column %q: result has no %q histogram", col, name)
 			}

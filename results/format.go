@@ -13,21 +13,66 @@ import (
 // counts to Ops.StillWaiting; no writer uses the kind any more.
 const ErrorKindStoppedWaiting = "stopped_waiting"
 
-// PrimaryLatency returns the name and histogram of the latency that best
-// describes res ("acquire" for locks, "failover" for elections, ...: see
-// figures.SortLatencyNames), or ("", nil) if it has none.
-func PrimaryLatency(res *Result) (string, *Histogram) {
-	names := make([]string, 0, len(res.Latency))
+// PrimaryLatency returns the name and histogram of the latency that stands
+// for res: the first of its workload's declared latencies
+// (Result.Latencies) that it recorded, else the first recorded by name; ""
+// and nil if it has none.
+func PrimaryLatency(res *Result) (figures.Latency, *Histogram) {
+	names := res.LatencyNames()
+	if len(names) == 0 {
+		return "", nil
+	}
+	return names[0], res.Latency[names[0]]
+}
+
+// LatencyNames lists the histograms res recorded, in its workload's
+// declared order (primary first), then any others by name.
+func (res *Result) LatencyNames() []figures.Latency {
+	names := make([]figures.Latency, 0, len(res.Latency))
 	for name, h := range res.Latency {
 		if h != nil {
 			names = append(names, name)
 		}
 	}
-	name := figures.PrimaryLatency(names)
-	if name == "" {
-		return "", nil
+	res.SortLatencies(names)
+	return names
+}
+
+// SortLatencies sorts names in res's workload's declared order, then by
+// name.
+func (res *Result) SortLatencies(names []figures.Latency) {
+	figures.SortLatencies(names, res.declaredLatencies())
+}
+
+// UnitOf is the unit operation of res's workload: Result.Unit, or for a
+// result that does not record it, what its workload's name meant in older
+// files (figures.Operation if nothing).
+func (res *Result) UnitOf() figures.Unit {
+	if res.Unit != "" {
+		return res.Unit
 	}
-	return name, res.Latency[name]
+	if u, ok := legacyUnits[res.Workload]; ok {
+		return u
+	}
+	return figures.Operation
+}
+
+// ClassOf is res's variant's herd class: Result.Class, or for a result that
+// does not record it, what its variant's name meant in older files.
+func (res *Result) ClassOf() figures.Class {
+	if res.Class != "" {
+		return res.Class
+	}
+	return legacyClass(res.Variant)
+}
+
+// declaredLatencies is Result.Latencies, or for a result that does not
+// record them, the older files' ranking.
+func (res *Result) declaredLatencies() []figures.Latency {
+	if res.Latencies != nil {
+		return res.Latencies
+	}
+	return legacyPrimary
 }
 
 // FormatDuration prints d with three significant digits in a unit that

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/zkbench/zkbench/figures"
 )
 
 // HgrmScale is the value unit of the .hgrm exports: histograms hold
@@ -39,7 +41,7 @@ func WriteHgrmFiles(runs []*Run, dir string) ([]string, error) {
 	var paths []string
 	for _, run := range runs {
 		for _, res := range run.Results {
-			names := make([]string, 0, len(res.Latency))
+			names := make([]figures.Latency, 0, len(res.Latency))
 			for n, h := range res.Latency {
 				if h != nil && h.Count > 0 {
 					names = append(names, n)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zkbench/zkbench/figures"
 )
 
 // TestWriteHgrm checks the export against the histogram it came from: the
@@ -67,7 +69,7 @@ func TestWriteHgrmFiles(t *testing.T) {
 	}
 	empty, _ := NewHistogram(NewRecorder())
 	run := &Run{ID: "r1", Results: []Result{{Workload: "lock", Variant: "fair", Backend: "etcd", Clients: 10, Repeat: 1,
-		Latency: map[string]*Histogram{"acquire": hs, "handoff": hs, "none": empty}}}}
+		Latency: map[figures.Latency]*Histogram{"acquire": hs, "handoff": hs, "none": empty}}}}
 	dir := t.TempDir()
 	paths, err := WriteHgrmFiles([]*Run{run}, dir)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/zkbench/zkbench/figures"
 )
 
 // TestMergeHistogramsProperty: values split at random over k histograms
@@ -100,7 +102,7 @@ func shardRun(t *testing.T, index, count, n int, base time.Time, sections [][3]i
 	res := Result{
 		Workload: "lock", Variant: "fair", Backend: "etcd", Clients: n, Repeat: 1, StoppedBy: StoppedByDuration,
 		Elapsed: time.Second, Started: base, Ops: Ops{Issued: ops, Succeeded: ops}, Throughput: float64(ops),
-		Latency: map[string]*Histogram{"acquire": h},
+		Latency: map[figures.Latency]*Histogram{"acquire": h},
 		PerOp:   map[string]float64{"watch_events": 1, "requests": 4},
 		Client:  ClientCounts{Requests: map[string]int64{"get": 4 * ops}, WatchEvents: ops},
 		Safety:  Safety{Checked: ops},

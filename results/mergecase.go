@@ -31,7 +31,7 @@ func mergeCase(parts []*Result) (Result, error) {
 	m := &caseMerge{
 		res: Result{
 			Workload: p0.Workload, Variant: p0.Variant, Backend: p0.Backend, Clients: p0.Clients, Repeat: p0.Repeat,
-			StoppedBy: p0.StoppedBy, Latency: map[string]*Histogram{}, PerOp: map[string]float64{},
+			StoppedBy: p0.StoppedBy, Latency: map[figures.Latency]*Histogram{}, PerOp: map[string]float64{},
 			Client: ClientCounts{Requests: map[string]int64{}},
 		},
 		merged: &Merged{}, jainOK: true,
@@ -174,7 +174,7 @@ func (m *caseMerge) window(parts []*Result) {
 // latency merges each latency histogram bucket by bucket, and fails unless
 // every shard's value is in the merged one.
 func (m *caseMerge) latency(parts []*Result) error {
-	names := map[string]bool{}
+	names := map[figures.Latency]bool{}
 	for _, p := range parts {
 		for n := range p.Latency {
 			names[n] = true

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 )
 
 // FormatVersion is the results file format. Readers reject files of a newer
@@ -93,11 +94,20 @@ type Environment struct {
 
 // Result is one case: one variant of one workload at one client count.
 type Result struct {
-	Workload string        `json:"workload"`
-	Variant  string        `json:"variant"`
-	Backend  backends.Kind `json:"backend"`
-	Clients  int           `json:"clients"`
-	Repeat   int           `json:"repeat"`
+	Workload string `json:"workload"`
+	Variant  string `json:"variant"`
+	// Unit is the workload's unit operation, what Ops and the per-operation
+	// figures count; Class is the variant's herd class; Latencies are the
+	// histograms the workload declares, primary first (the one that stands
+	// for the case). Each is the workload's own declaration
+	// (workloads.Spec); results files from before they were recorded get
+	// what their workload's name meant then (see legacy.go).
+	Unit      figures.Unit      `json:"unit,omitempty"`
+	Class     figures.Class     `json:"class,omitempty"`
+	Latencies []figures.Latency `json:"latencies,omitempty"`
+	Backend   backends.Kind     `json:"backend"`
+	Clients   int               `json:"clients"`
+	Repeat    int               `json:"repeat"`
 	// Elapsed is the measured interval (warm-up excluded).
 	Elapsed time.Duration `json:"elapsed_ns"`
 	// Started is when the measured interval began (wall clock, UTC): Series
@@ -114,8 +124,8 @@ type Result struct {
 	Throughput float64 `json:"throughput"`
 	// Latency histograms by name: "acquire", "handoff", "failover",
 	// "enter", "leave", ...
-	Latency map[string]*Histogram `json:"latency"`
-	Client  ClientCounts          `json:"client"`
+	Latency map[figures.Latency]*Histogram `json:"latency"`
+	Client  ClientCounts                   `json:"client"`
 	// Server is the delta of the servers' counters over the measured case.
 	Server backends.Metrics `json:"server,omitempty"`
 	// ServerPartial: Server sums only some members, or leaves some of a

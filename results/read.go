@@ -116,8 +116,11 @@ var rawBytes = map[backends.Kind]map[string]string{
 // under Errors[ErrorKindStoppedWaiting], move to Ops.StillWaiting; and the
 // servers' byte counters, which older files kept under their raw names
 // only, are given their canonical names (the same deltas the scrapers now
-// name so), unless the server count is partial.
+// name so), unless the server count is partial; a result that does not
+// record its unit, class and latency order gets what its names meant
+// (upgradeDeclarations).
 func upgrade(res *Result) {
+	upgradeDeclarations(res)
 	if !res.ServerPartial && res.Server != nil {
 		for canonical, raw := range rawBytes[res.Backend] {
 			if v, ok := res.Server[raw]; ok {

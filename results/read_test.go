@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 )
 
 func sampleRun(t testing.TB) *Run {
@@ -33,7 +34,7 @@ func sampleRun(t testing.TB) *Run {
 			Workload: "lock", Variant: "naive", Backend: "etcd", Clients: 4,
 			Ops:        Ops{Issued: 100, Succeeded: 100},
 			Throughput: 50,
-			Latency:    map[string]*Histogram{"acquire": h},
+			Latency:    map[figures.Latency]*Histogram{"acquire": h},
 			PerOp:      map[string]float64{"watch_events": 3},
 		}},
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zkbench/zkbench/figures"
 )
 
 func writeTestRun(t testing.TB) *Run {
@@ -32,7 +34,7 @@ func writeTestRun(t testing.TB) *Run {
 				Elapsed:    2 * time.Second,
 				Ops:        Ops{Issued: 1010, Succeeded: 1000, Failed: 1, StillWaiting: 9},
 				Throughput: 500,
-				Latency:    map[string]*Histogram{"acquire": h},
+				Latency:    map[figures.Latency]*Histogram{"acquire": h},
 				PerOp:      map[string]float64{"watch_events": 9.02, "server_watch_events": 9.01, "wasted_wakeups": 8.1},
 				Fairness:   Fairness{FIFOInversions: 12, Jain: 0.97},
 				Safety:     Safety{Checked: 1000},

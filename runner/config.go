@@ -161,6 +161,7 @@ type plan struct {
 	Config
 	options
 	kind     backends.Kind
+	spec     workloads.Spec
 	workload workloads.Workload
 	// gcPercent is the collector's goal for the run (0: leave it).
 	gcPercent int
@@ -181,28 +182,43 @@ func validate(cfg Config, o options) (*plan, error) {
 	default:
 		return nil, fmt.Errorf("--backend %q: want etcd or zookeeper", cfg.Backend)
 	}
-	w, err := workloads.New(cfg.Workload)
+	spec, err := workloads.Lookup(cfg.Workload)
 	if err != nil {
 		return nil, fmt.Errorf("--workload: %w", err)
 	}
-	p.workload = w
+	w := spec.New()
+	p.spec, p.workload = spec, w
+	if len(cfg.Variants) == 0 {
+		cfg.Variants = spec.DefaultVariants(p.kind)
+	}
+	if err := spec.CheckVariants(p.kind, cfg.Variants); err != nil {
+		return nil, fmt.Errorf("--variants: %w", err)
+	}
+	if cfg.Params, err = spec.ParamsFor(cfg.Params); err != nil {
+		return nil, err
+	}
+	if err := checkKnobs(spec, cfg); err != nil {
+		return nil, err
+	}
+	var rateSetting *results.Setting
+	if cfg.Rate == 0 && spec.DefaultRate > 0 {
+		cfg.Rate = spec.DefaultRate
+		rateSetting = &results.Setting{Name: "rate", Value: strconv.FormatFloat(cfg.Rate, 'g', -1, 64),
+			Why: fmt.Sprintf("the %s workload's default: it runs an open loop", spec.Name)}
+	}
 	if rc, ok := w.(workloads.RunChecker); ok {
 		if err := rc.CheckRun(p.kind, cfg.Variants, cfg.Params); err != nil {
 			return nil, err
 		}
 	}
-	known := w.Variants(p.kind)
 	p.Variants = nil
 	for _, v := range cfg.Variants {
-		if !slices.Contains(known, v) {
-			return nil, fmt.Errorf("--variants: unknown variant %q for workload %s (known: %s)", v, w.Name(), strings.Join(known, ", "))
-		}
 		if !slices.Contains(p.Variants, v) {
 			p.Variants = append(p.Variants, v)
 		}
 	}
 	if len(p.Variants) == 0 {
-		return nil, fmt.Errorf("--variants: give at least one of %s", strings.Join(known, ", "))
+		return nil, fmt.Errorf("--variants: give at least one of %s", strings.Join(spec.VariantNames(p.kind), ", "))
 	}
 	if err := checkClients(cfg.Clients); err != nil {
 		return nil, err
@@ -249,7 +265,7 @@ func validate(cfg Config, o options) (*plan, error) {
 		p.dir = filepath.Join(p.output, p.runID)
 	}
 	p.cfg = results.Config{
-		Workload: w.Name(), Backend: p.kind, Variants: p.Variants, Clients: cfg.Clients, Repeat: cfg.Repeat,
+		Workload: spec.Name, Backend: p.kind, Variants: p.Variants, Clients: cfg.Clients, Repeat: cfg.Repeat,
 		Duration: cfg.Duration, Ops: cfg.Ops, Warmup: cfg.Warmup, Rate: cfg.Rate, Hold: cfg.Hold, Think: cfg.Think,
 		Endpoints: srv.Endpoints,
 		Params: map[string]string{
@@ -264,6 +280,9 @@ func validate(cfg Config, o options) (*plan, error) {
 	}
 	// Settings left to the run follow its largest case.
 	p.settings = p.chooseSettings()
+	if rateSetting != nil {
+		p.settings = append(p.settings, *rateSetting)
+	}
 	srv = p.Servers
 	if p.kind == backends.Etcd && srv.LeaseTTL < 2*time.Second {
 		return nil, fmt.Errorf("--lease-ttl %v: etcd's minimum lease TTL is 2s", srv.LeaseTTL)
@@ -340,4 +359,73 @@ func joinFaults(fs []schedule.Fault) string {
 		s[i] = f.String()
 	}
 	return strings.Join(s, ",")
+}
+
+// checkKnobs refuses a run-wide setting the workload does not read: a
+// setting silently ignored would measure something else than what was
+// asked for.
+func checkKnobs(spec workloads.Spec, cfg Config) error {
+	for _, k := range []struct {
+		knob workloads.Knob
+		set  bool
+	}{
+		{workloads.KnobHold, cfg.Hold != 0},
+		{workloads.KnobThink, cfg.Think != 0},
+		{workloads.KnobRate, cfg.Rate != 0},
+		{workloads.KnobWarmup, cfg.Warmup != 0 && cfg.Warmup != Auto},
+	} {
+		if k.set && !spec.Reads(k.knob) {
+			return fmt.Errorf("--%s: the %s workload does not read it (%s)", k.knob, spec.Name, readers(k.knob))
+		}
+	}
+	return nil
+}
+
+// readers says which workloads read knob k.
+func readers(k workloads.Knob) string {
+	var names []string
+	for _, s := range workloads.Specs() {
+		if s.Reads(k) {
+			names = append(names, s.Name)
+		}
+	}
+	return whoDoes(names)
+}
+
+// ableWorkloads names the workloads with an ability, with verb in the
+// singular (one) or plural: "the lock workload runs", "the lock, queue
+// workloads run".
+func ableWorkloads(has func(workloads.Abilities) bool, one, many string) string {
+	var names []string
+	for _, s := range workloads.Specs() {
+		if has(s.Abilities) {
+			names = append(names, s.Name)
+		}
+	}
+	if len(names) == 1 {
+		return "the " + names[0] + " workload " + one
+	}
+	return "the " + strings.Join(names, ", ") + " workloads " + many
+}
+
+// whoDoes is "only the lock workload does" or "only the lock, queue
+// workloads do".
+func whoDoes(names []string) string {
+	switch len(names) {
+	case 0:
+		return "no workload does"
+	case 1:
+		return "only the " + names[0] + " workload does"
+	}
+	return "only the " + strings.Join(names, ", ") + " workloads do"
+}
+
+// presetOwner is the workload that runs preset name ("" if none).
+func presetOwner(name string) string {
+	for _, s := range workloads.Specs() {
+		if slices.Contains(s.Abilities.Presets, name) {
+			return s.Name
+		}
+	}
+	return ""
 }

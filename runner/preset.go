@@ -21,8 +21,9 @@ func (p *plan) expandPreset() error {
 	if p.preset != workloads.PresetPaperBarrier {
 		return fmt.Errorf("--preset %q: the only preset is %s", p.preset, workloads.PresetPaperBarrier)
 	}
-	if p.workload.Name() != "barrier" {
-		return fmt.Errorf("--preset %s runs the barrier workload: add --workload barrier", p.preset)
+	if !slices.Contains(p.spec.Abilities.Presets, p.preset) {
+		return fmt.Errorf("--preset %s: the %s workload has no such preset (%s runs it: add --workload %s)", p.preset, p.spec.Name,
+			presetOwner(p.preset), presetOwner(p.preset))
 	}
 	grid, err := workloads.PaperBarrierGrid(p.scale)
 	if err != nil {

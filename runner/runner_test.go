@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,13 @@ func TestNewRefuses(t *testing.T) {
 	}{
 		{"unknown backend", func(c *Config) { c.Backend = "consul" }, nil, "want etcd or zookeeper"},
 		{"unknown workload", func(c *Config) { c.Workload = "bogus" }, nil, `unknown workload "bogus"`},
-		{"no variant", func(c *Config) { c.Variants = nil }, nil, "give at least one of"},
+		{"a knob the workload does not read", func(c *Config) { c.Workload, c.Variants, c.Hold = "barrier", nil, time.Millisecond }, nil,
+			"--hold: the barrier workload does not read it (only the"},
+		{"a parameter the workload does not have", func(c *Config) { c.Params = map[string]string{"rounds": "3"} }, nil,
+			`the lock workload has no parameter "rounds"`},
+		{"a bad parameter", func(c *Config) { c.Params = map[string]string{"fence": "maybe"} }, nil, `parameter fence="maybe": want off or on`},
+		{"a variant off its backend", func(c *Config) { c.Workload, c.Variants = "queue", []string{"native"}; c.Backend = backends.ZooKeeper }, nil,
+			`unknown variant "native" of the queue workload on zookeeper`},
 		{"no clients", func(c *Config) { c.Clients = nil }, nil, "at least one client count"},
 		{"too many clients", func(c *Config) { c.Clients = []int{MaxClients + 1} }, nil, "at most 100000"},
 		{"remote without endpoints", func(c *Config) { c.Servers.Mode = Remote }, nil, "needs --endpoints"},
@@ -162,5 +169,41 @@ func TestRunInterruptedBeforeACase(t *testing.T) {
 	}
 	if _, serr := os.Stat(filepath.Join(dir, "cancelled")); !errors.Is(serr, fs.ErrNotExist) {
 		t.Errorf("a folder was left: %v", serr)
+	}
+}
+
+// TestNewDefaults: a run that names no variants runs its workload's
+// defaults, its parameters at their declared defaults, and a workload
+// with an open loop of its own (the queue) at its default rate, recorded
+// as a setting the run chose.
+func TestNewDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		workload string
+		variants []string
+		params   map[string]string
+		rate     float64
+	}{
+		{"lock", []string{"naive", "fair"}, map[string]string{"fence": "off"}, 0},
+		{"revoke", []string{"consent", "forced"}, map[string]string{"grace": "100ms", "revoke_every": "50ms", "read_share": "0"}, 0},
+		{"queue", []string{"naive", "recipe", "fair", "native"}, map[string]string{"producers": "1", "item_size": "32"}, 100},
+	} {
+		cfg := sweep()
+		cfg.Workload, cfg.Variants = tc.workload, nil
+		p, err := validate(cfg, options{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.workload, err)
+		}
+		if !slices.Equal(p.Variants, tc.variants) || p.cfg.Rate != tc.rate {
+			t.Errorf("%s: variants %v rate %v, want %v and %v", tc.workload, p.Variants, p.cfg.Rate, tc.variants, tc.rate)
+		}
+		for k, v := range tc.params {
+			if p.cfg.Params[k] != v {
+				t.Errorf("%s: parameter %s = %q, want %q (all: %v)", tc.workload, k, p.cfg.Params[k], v, p.cfg.Params)
+			}
+		}
+		chose := slices.ContainsFunc(p.settings, func(s results.Setting) bool { return s.Name == "rate" })
+		if chose != (tc.rate > 0) {
+			t.Errorf("%s: settings %v: a chosen rate recorded %v, want %v", tc.workload, p.settings, chose, tc.rate > 0)
+		}
 	}
 }

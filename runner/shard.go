@@ -96,8 +96,9 @@ func checkShards(p *plan, runIDGiven bool) error {
 		return fmt.Errorf("--shard-index %d: a run of %d shards has shards 0 to %d", s.index, s.count, s.count-1)
 	case s.timeout < 0:
 		return fmt.Errorf("--shard-timeout %v: must be positive", s.timeout)
-	case p.workload.Name() != "lock":
-		return fmt.Errorf("--shards: only the lock workload runs sharded so far (this run's workload is %s)", p.workload.Name())
+	case !p.spec.Abilities.Shards:
+		return fmt.Errorf("--shards: only %s sharded (this run's workload is %s)",
+			ableWorkloads(func(a workloads.Abilities) bool { return a.Shards }, "runs", "run"), p.spec.Name)
 	case p.cfg.Ops > 0:
 		return errors.New("--shards: --ops cannot end every shard's interval at one moment; bound the cases by --duration")
 	case len(p.faults) > 0:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/instrument"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
@@ -38,18 +39,30 @@ type BarrierWorkload struct{}
 // NewBarrier returns the barrier workload.
 func NewBarrier() *BarrierWorkload { return &BarrierWorkload{} }
 
-// Name is "barrier".
-func (*BarrierWorkload) Name() string { return "barrier" }
-
-// Variants lists the double barrier variants: naive, then fair. Both run on
-// both backends.
-func (*BarrierWorkload) Variants(backends.Kind) []string {
-	return []string{variants.Naive, variants.Fair}
+// barrierSpec declares the double barrier workload.
+func barrierSpec() Spec {
+	return Spec{
+		Name:    "barrier",
+		Summary: "one double-barrier round: enter, work --work, leave",
+		Unit:    figures.Round,
+		Variants: fromFamily(variants.DoubleBarriers(),
+			VariantSpec{Name: variants.Naive, Class: figures.Naive},
+			VariantSpec{Name: variants.Fair, Class: figures.HerdFree}),
+		Latencies: []figures.Latency{figures.LatencyEnter, figures.LatencyLeave, figures.LatencyEnterRelease,
+			figures.LatencyLeaveRelease, figures.LatencyRound},
+		Params: []Param{
+			{Key: ParamWork, Type: ParamDuration, Default: "0s", Help: "computation between Enter and Leave"},
+			{Key: ParamJitter, Type: ParamDuration, Default: "0s", Help: "spread arrivals and computations by a random [0, jitter)"},
+			{Key: ParamRounds, Type: ParamCount, Default: "20", Help: "rounds per case when --ops is 0"},
+		},
+		Abilities: Abilities{Presets: []string{PresetPaperBarrier}},
+		New:       func() Workload { return NewBarrier() },
+	}
 }
 
 // Run runs one barrier case. See Workload.Run.
 func (bw *BarrierWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(bw.Name(), c, 0)
+	rc, err := newRecipeCase(barrierSpec(), c, 0)
 	if err != nil {
 		return rc.res, err
 	}
@@ -57,15 +70,15 @@ func (bw *BarrierWorkload) Run(ctx context.Context, c Case) (results.Result, err
 	if err != nil {
 		return rc.res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
-	rounds, err := opsOr(c.Config, ParamRounds, 20)
+	rounds, err := barrierSpec().OpsOr(c.Config, ParamRounds)
 	if err != nil {
 		return rc.res, err
 	}
-	work, err := paramDuration(c.Config, ParamWork, 0)
+	work, err := barrierSpec().Duration(c.Config, ParamWork)
 	if err != nil {
 		return rc.res, err
 	}
-	jitter, err := paramDuration(c.Config, ParamJitter, 0)
+	jitter, err := barrierSpec().Duration(c.Config, ParamJitter)
 	if err != nil {
 		return rc.res, err
 	}

@@ -32,11 +32,11 @@ func (bw *BarrierWorkload) collect(rc *recipeCase, parts []*participant, checker
 			res.Notes = append(res.Notes, fmt.Sprintf("participant %d: %v", i, p.firstErr))
 		}
 	}
-	addHistogram(res, "enter", enter)
-	addHistogram(res, "leave", leave)
-	addHistogram(res, "enter_release", chk.EnterRelease)
-	addHistogram(res, "leave_release", chk.LeaveRelease)
-	addHistogram(res, "round", chk.Round)
+	addHistogram(res, figures.LatencyEnter, enter)
+	addHistogram(res, figures.LatencyLeave, leave)
+	addHistogram(res, figures.LatencyEnterRelease, chk.EnterRelease)
+	addHistogram(res, figures.LatencyLeaveRelease, chk.LeaveRelease)
+	addHistogram(res, figures.LatencyRound, chk.Round)
 	sr := NewSeriesRecorder(SeriesInterval(rc.c.Config))
 	for _, at := range chk.CompletedAt {
 		sr.Add(at - o.Start)

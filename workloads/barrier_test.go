@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/results"
 )
@@ -21,7 +22,7 @@ func TestBarrierHerd(t *testing.T) {
 	sizes := []int{4, 16}
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
 		per, perServer := map[string][]float64{}, map[string][]float64{}
-		for _, v := range NewBarrier().Variants(b.Kind()) {
+		for _, v := range barrierSpec().VariantNames(b.Kind()) {
 			for _, n := range sizes {
 				cfg := results.Config{Duration: time.Minute, Ops: rounds, Params: map[string]string{ParamWork: "1ms", ParamJitter: "200ms"}}
 				res := runRecipeCase(t, NewBarrier(), b, v, n, cfg)
@@ -31,7 +32,7 @@ func TestBarrierHerd(t *testing.T) {
 				if want := int64(2 * n * rounds); res.Safety.Violations != 0 || res.Safety.Checked != want {
 					t.Fatalf("%s N=%d: safety %+v, want %d checks and no violation", v, n, res.Safety, want)
 				}
-				for _, h := range []string{"enter", "leave", "enter_release", "leave_release", "round"} {
+				for _, h := range []figures.Latency{"enter", "leave", "enter_release", "leave_release", "round"} {
 					if res.Latency[h] == nil {
 						t.Fatalf("%s N=%d: no %s histogram", v, n, h)
 					}

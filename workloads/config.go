@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -70,16 +70,28 @@ type ConfigWorkload struct{}
 // NewConfig returns the config workload.
 func NewConfig() *ConfigWorkload { return &ConfigWorkload{} }
 
-// Name is "config".
-func (*ConfigWorkload) Name() string { return "config" }
-
-// Variants lists polling and one-shot everywhere, persistent on backends
-// whose sessions can keep a watch armed (etcd).
-func (*ConfigWorkload) Variants(k backends.Kind) []string {
-	if k == backends.ZooKeeper {
-		return []string{ConfigPolling, ConfigOneShot}
+// configSpec declares the config center workload.
+func configSpec() Spec {
+	return Spec{
+		Name:    "config",
+		Summary: "one config update (--size bytes at --rate) until every client has reloaded it",
+		Unit:    figures.Update,
+		Variants: []VariantSpec{
+			{Name: ConfigPolling, Class: figures.Other},
+			{Name: ConfigOneShot, Class: figures.Other},
+			{Name: ConfigPersistent, Class: figures.Other, Backends: []backends.Kind{backends.Etcd},
+				Why: backends.ErrNoDataWatch.Error() + "; ZooKeeper 3.6+ could (AddWatch, mode PERSISTENT), see docs/config.md; use " +
+					ConfigOneShot + " or " + ConfigPolling + ", or --backend etcd"},
+		},
+		Latencies: []figures.Latency{figures.LatencyPropagate, figures.LatencyPropagateLast, figures.LatencyWrite},
+		Params: []Param{
+			{Key: ParamSize, Type: ParamBytes, Default: "1KB", Help: "bytes of the config node's data (512, 64KB, 1MB; KB = 1024 bytes), at most the servers' request limit"},
+			{Key: ParamPoll, Type: ParamPause, Default: "100ms", Help: "the polling variant's re-read interval"},
+			{Key: ParamStepTimeout, Type: ParamPause, Default: "1m0s", Help: "bound on the clients' first read, their catch-up and a write in flight when the writer stops"},
+		},
+		Knobs: []Knob{KnobRate, KnobWarmup},
+		New:   func() Workload { return NewConfig() },
 	}
-	return []string{ConfigPolling, ConfigOneShot, ConfigPersistent}
 }
 
 // LargestReply is the largest reply a session reads (workloads.ReplySizer):
@@ -95,9 +107,8 @@ func (*ConfigWorkload) LargestReply(cfg results.Config) int {
 // CheckRun refuses the persistent variant on ZooKeeper and a --size the
 // servers would refuse (workloads.RunChecker).
 func (*ConfigWorkload) CheckRun(kind backends.Kind, variants []string, params map[string]string) error {
-	if kind == backends.ZooKeeper && slices.Contains(variants, ConfigPersistent) {
-		return fmt.Errorf("--variants %s on zookeeper: %w; ZooKeeper 3.6+ could (AddWatch, mode PERSISTENT), "+
-			"see docs/config.md; use %s or %s, or --backend etcd", ConfigPersistent, backends.ErrNoDataWatch, ConfigOneShot, ConfigPolling)
+	if err := configSpec().CheckVariants(kind, variants); err != nil {
+		return err
 	}
 	size, err := configSize(results.Config{Params: params})
 	if err == nil {
@@ -106,17 +117,7 @@ func (*ConfigWorkload) CheckRun(kind backends.Kind, variants []string, params ma
 	return err
 }
 
-func configSize(cfg results.Config) (int, error) {
-	s, ok := cfg.Params[ParamSize]
-	if !ok || s == "" {
-		return 1 << 10, nil
-	}
-	n, err := ParseSize(s)
-	if err != nil {
-		return 0, fmt.Errorf("%w: parameter %s: %v", ErrBadCase, ParamSize, err)
-	}
-	return n, nil
-}
+func configSize(cfg results.Config) (int, error) { return configSpec().Int(cfg, ParamSize) }
 
 // configRun is one case: the writer's commits and every client's reloads.
 type configRun struct {
@@ -150,7 +151,7 @@ func (r *configRun) now() time.Duration { return time.Since(r.base) }
 
 // Run runs one config case. See Workload.Run.
 func (cw *ConfigWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(cw.Name(), c, 1)
+	rc, err := newRecipeCase(configSpec(), c, 1)
 	if err != nil {
 		return rc.res, err
 	}
@@ -161,7 +162,7 @@ func (cw *ConfigWorkload) Run(ctx context.Context, c Case) (results.Result, erro
 	if err != nil {
 		return rc.res, err
 	}
-	poll, err := paramDuration(c.Config, ParamPoll, 100*time.Millisecond)
+	poll, err := configSpec().Duration(c.Config, ParamPoll)
 	if err != nil {
 		return rc.res, err
 	}
@@ -175,13 +176,13 @@ func (cw *ConfigWorkload) Run(ctx context.Context, c Case) (results.Result, erro
 			return rc.res, fmt.Errorf("%w %q on zookeeper: %w", ErrUnknownVariant, c.Variant, backends.ErrNoDataWatch)
 		}
 	default:
-		return rc.res, fmt.Errorf("%w %q (config: %v)", ErrUnknownVariant, c.Variant, cw.Variants(c.Backend.Kind()))
+		return rc.res, fmt.Errorf("%w %q (config: %v)", ErrUnknownVariant, c.Variant, configSpec().VariantNames(c.Backend.Kind()))
 	}
 	rate := c.Config.Rate
 	if rate <= 0 {
 		rate = defaultRate
 	}
-	stepTimeout, err := paramDuration(c.Config, ParamStepTimeout, 30*time.Second)
+	stepTimeout, err := configSpec().Duration(c.Config, ParamStepTimeout)
 	if err != nil {
 		return rc.res, err
 	}
@@ -303,7 +304,7 @@ func (cw *ConfigWorkload) Run(ctx context.Context, c Case) (results.Result, erro
 	res.Ops.Succeeded = res.Ops.Issued
 	res.StoppedBy, res.Elapsed = o.StoppedBy, o.Elapsed()
 	r.collect(res, first, lastV)
-	addHistogram(res, "write", writeLat)
+	addHistogram(res, figures.LatencyWrite, writeLat)
 	rc.fill(o, res.Ops.Succeeded, true, res.Ops.Succeeded*int64(c.Clients))
 	if c.Variant == ConfigPolling {
 		res.Client.WastedWakeups = 0 // polling has no watch: nothing woke

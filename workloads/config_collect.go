@@ -39,8 +39,8 @@ func (r *configRun) collect(res *results.Result, first, last int64) {
 			results.Record(lastHas, max(0, until[v-first]-r.commits[v]))
 		}
 	}
-	addHistogram(res, "propagate", propagate)
-	addHistogram(res, "propagate_last", lastHas)
+	addHistogram(res, figures.LatencyPropagate, propagate)
+	addHistogram(res, figures.LatencyPropagateLast, lastHas)
 	if n := res.Ops.Succeeded; n > 0 {
 		res.PerOp[figures.VersionsSkipped.Key] = float64(skipped) / float64(n)
 	}

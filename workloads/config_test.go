@@ -22,7 +22,7 @@ import (
 func TestConfigEveryClientReloads(t *testing.T) {
 	const n = 5
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
-		for _, v := range NewConfig().Variants(b.Kind()) {
+		for _, v := range configSpec().VariantNames(b.Kind()) {
 			t.Run(v, func(t *testing.T) {
 				cfg := results.Config{Duration: 2 * time.Second, Rate: 10,
 					Params: map[string]string{ParamSize: strconv.Itoa(4 << 10), ParamPoll: "50ms"}}

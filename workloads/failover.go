@@ -11,6 +11,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
@@ -39,22 +40,37 @@ type FailoverWorkload struct{}
 // NewFailover returns the failover workload.
 func NewFailover() *FailoverWorkload { return &FailoverWorkload{} }
 
-// Name is "failover".
-func (*FailoverWorkload) Name() string { return "failover" }
-
-// Variants lists the election variants runnable on k: naive, fair, and
-// native on etcd.
-func (*FailoverWorkload) Variants(k backends.Kind) []string { return electionVariants(k) }
-
-func electionVariants(k backends.Kind) []string {
-	var out []string
-	vs := variants.Elections()
-	for _, name := range []string{variants.Naive, variants.Fair, variants.Native} {
-		if v, err := vs.Lookup(name); err == nil && v.Supports(k) {
-			out = append(out, name)
-		}
+// failoverSpec declares the leader failover workload.
+func failoverSpec() Spec {
+	return Spec{
+		Name:      "failover",
+		Summary:   "one leader loss (session closed, or expired with --kill expire) until a new leader acts",
+		Unit:      figures.Failover,
+		Variants:  electionVariants(),
+		Latencies: []figures.Latency{figures.LatencyFailover, figures.LatencyLostNotice},
+		Params:    electionParams(),
+		New:       func() Workload { return NewFailover() },
 	}
-	return out
+}
+
+// electionVariants are the election workloads' variants.
+func electionVariants() []VariantSpec {
+	return fromFamily(variants.Elections(),
+		VariantSpec{Name: variants.Naive, Class: figures.Naive},
+		VariantSpec{Name: variants.Fair, Class: figures.HerdFree},
+		VariantSpec{Name: variants.Native, Class: figures.Baseline})
+}
+
+// electionParams are the parameters of the failover and observers
+// workloads.
+func electionParams() []Param {
+	return []Param{
+		{Key: ParamFailovers, Type: ParamCount, Default: "10", Help: "leader kills per case when --ops is 0"},
+		{Key: ParamKill, Type: ParamChoice, Choices: []string{KillClose, KillExpire}, Default: KillClose,
+			Help: "how the leader's session ends: close (by its client), or expire (on the server: etcd revokes the lease, ZooKeeper closes the session from a second connection)"},
+		{Key: ParamSettle, Type: ParamDuration, Default: "100ms", Help: "quiet time before each kill, so every waiter is asleep"},
+		{Key: ParamStepTimeout, Type: ParamPause, Default: "1m0s", Help: "bound on one failover"},
+	}
 }
 
 func lookupElection(c Case) (variants.Variant[recipes.Election], error) {
@@ -84,25 +100,25 @@ type electionSettings struct {
 	stepTimeout time.Duration
 }
 
-func readElectionSettings(cfg results.Config) (electionSettings, error) {
+func readElectionSettings(spec Spec, cfg results.Config) (electionSettings, error) {
 	var s electionSettings
 	var err error
-	if s.failovers, err = opsOr(cfg, ParamFailovers, 10); err != nil {
+	if s.failovers, err = spec.OpsOr(cfg, ParamFailovers); err != nil {
 		return s, err
 	}
-	if s.kill, err = paramString(cfg, ParamKill, KillClose, KillExpire); err != nil {
+	if s.kill, err = spec.String(cfg, ParamKill); err != nil {
 		return s, err
 	}
-	if s.settle, err = paramDuration(cfg, ParamSettle, 100*time.Millisecond); err != nil {
+	if s.settle, err = spec.Duration(cfg, ParamSettle); err != nil {
 		return s, err
 	}
-	s.stepTimeout, err = paramDuration(cfg, ParamStepTimeout, 60*time.Second)
+	s.stepTimeout, err = spec.Duration(cfg, ParamStepTimeout)
 	return s, err
 }
 
 // Run runs one failover case. See Workload.Run.
 func (fw *FailoverWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(fw.Name(), c, 0)
+	rc, err := newRecipeCase(failoverSpec(), c, 0)
 	if err != nil {
 		return rc.res, err
 	}
@@ -110,7 +126,7 @@ func (fw *FailoverWorkload) Run(ctx context.Context, c Case) (results.Result, er
 	if err != nil {
 		return rc.res, err
 	}
-	set, err := readElectionSettings(c.Config)
+	set, err := readElectionSettings(failoverSpec(), c.Config)
 	if err != nil {
 		return rc.res, err
 	}
@@ -145,8 +161,8 @@ func (fw *FailoverWorkload) Run(ctx context.Context, c Case) (results.Result, er
 	res := &rc.res
 	res.StoppedBy, res.Elapsed = out.StoppedBy, out.Elapsed()
 	res.Safety = e.checker.Result().Safety
-	addHistogram(res, "failover", e.latency)
-	addHistogram(res, "lost_notice", e.lostNotice)
+	addHistogram(res, figures.LatencyFailover, e.latency)
+	addHistogram(res, figures.LatencyLostNotice, e.lostNotice)
 	res.Series = MergeSeries(e.series.interval, res.Elapsed, e.series)
 	rc.fill(out, res.Ops.Succeeded, v.ClientCounts, res.Ops.Succeeded)
 	for k, n := range e.errs {

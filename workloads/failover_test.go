@@ -36,11 +36,11 @@ func runRecipeCase(t *testing.T, w Workload, b backends.Backend, variant string,
 		Namespace: testcluster.TestNamespace(t, b), Config: cfg, Log: log,
 	})
 	if err != nil {
-		t.Fatalf("%s %s: %v", w.Name(), variant, err)
+		t.Fatalf("%s: %v", variant, err)
 	}
 	run := &results.Run{Format: results.FormatVersion, ID: "t", Status: results.StatusComplete, Results: []results.Result{res}}
 	if err := run.Validate(); err != nil {
-		t.Fatalf("%s %s: invalid result: %v", w.Name(), variant, err)
+		t.Fatalf("%s: invalid result: %v", variant, err)
 	}
 	if res.Ops.Issued != res.Ops.Succeeded+res.Ops.Failed+res.Ops.Unknown+res.Ops.StillWaiting {
 		t.Fatalf("%s: ops %+v do not add up", variant, res.Ops)
@@ -65,7 +65,7 @@ func runRecipeCase(t *testing.T, w Workload, b backends.Backend, variant string,
 func TestFailoverHerd(t *testing.T) {
 	const n, k = 8, 3
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
-		for _, v := range NewFailover().Variants(b.Kind()) {
+		for _, v := range failoverSpec().VariantNames(b.Kind()) {
 			t.Run(v, func(t *testing.T) {
 				res := runRecipeCase(t, NewFailover(), b, v, n, results.Config{Duration: time.Minute, Ops: k})
 				if res.Ops.Succeeded != k || res.StoppedBy != StoppedByOps {

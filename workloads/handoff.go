@@ -8,7 +8,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/results"
 )
@@ -34,15 +34,22 @@ type HandoffWorkload struct{}
 // NewHandoff returns the handoff workload.
 func NewHandoff() *HandoffWorkload { return &HandoffWorkload{} }
 
-// Name is "handoff".
-func (*HandoffWorkload) Name() string { return "handoff" }
-
-// Variants lists the election variants runnable on k.
-func (*HandoffWorkload) Variants(k backends.Kind) []string { return electionVariants(k) }
+// handoffSpec declares the leadership handoff workload.
+func handoffSpec() Spec {
+	return Spec{
+		Name:      "handoff",
+		Summary:   "one leadership term; candidates take turns (selector with requeue)",
+		Unit:      figures.Handoff,
+		Variants:  electionVariants(),
+		Latencies: []figures.Latency{figures.LatencyHandoff, figures.LatencyTermWait},
+		Knobs:     []Knob{KnobHold, KnobWarmup},
+		New:       func() Workload { return NewHandoff() },
+	}
+}
 
 // Run runs one handoff case. See Workload.Run.
 func (hw *HandoffWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(hw.Name(), c, 0)
+	rc, err := newRecipeCase(handoffSpec(), c, 0)
 	if err != nil {
 		return rc.res, err
 	}
@@ -108,8 +115,8 @@ func (hw *HandoffWorkload) Run(ctx context.Context, c Case) (results.Result, err
 	res.Safety = chk.Safety
 	res.Fairness = results.Fairness{FIFOInversions: chk.FIFOInversions, Jain: results.JainIndex(perClient)}
 	res.Series = MergeSeries(interval, res.Elapsed, series...)
-	addHistogram(res, "handoff", chk.Handoff)
-	addHistogram(res, "term_wait", wait)
+	addHistogram(res, figures.LatencyHandoff, chk.Handoff)
+	addHistogram(res, figures.LatencyTermWait, wait)
 	// Per-term figures divide the counters' deltas by the terms that began
 	// between the two snapshots, which is not always the measured terms: a
 	// term can begin while a snapshot scrapes the servers, or after the

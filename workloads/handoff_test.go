@@ -20,7 +20,7 @@ import (
 func TestHandoffTurns(t *testing.T) {
 	const n, terms = 5, 40
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
-		for _, v := range NewHandoff().Variants(b.Kind()) {
+		for _, v := range handoffSpec().VariantNames(b.Kind()) {
 			t.Run(v, func(t *testing.T) {
 				res := runRecipeCase(t, NewHandoff(), b, v, n, results.Config{Duration: time.Minute, Ops: terms, Warmup: 300 * time.Millisecond, Hold: 25 * time.Millisecond})
 				if res.Ops.Succeeded != terms || res.StoppedBy != StoppedByOps {

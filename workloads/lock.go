@@ -66,13 +66,26 @@ type LockWorkload struct{}
 // NewLock returns the lock workload.
 func NewLock() *LockWorkload { return &LockWorkload{} }
 
-// Name is "lock".
-func (*LockWorkload) Name() string { return "lock" }
-
-// Variants lists the lock variants in sweep order: herd-prone first, then
-// herd-free, then the library baseline. Every variant runs on both backends.
-func (*LockWorkload) Variants(backends.Kind) []string {
-	return []string{variants.Naive, variants.NaiveChildren, variants.Fair, variants.Native}
+// lockSpec declares the lock workload.
+func lockSpec() Spec {
+	return Spec{
+		Name:    "lock",
+		Summary: "one acquisition (acquire, hold --hold, release, think --think)",
+		Unit:    figures.Acquisition,
+		Variants: fromFamily(variants.Locks(),
+			VariantSpec{Name: variants.Naive, Class: figures.Naive},
+			VariantSpec{Name: variants.NaiveChildren, Class: figures.Naive},
+			VariantSpec{Name: variants.Fair, Class: figures.HerdFree},
+			VariantSpec{Name: variants.Native, Class: figures.Baseline}),
+		Defaults:  []string{variants.Naive, variants.Fair},
+		Latencies: []figures.Latency{figures.LatencyAcquire, figures.LatencyHandoff},
+		Params: []Param{{Key: ParamFence, Type: ParamChoice, Choices: []string{FenceOff, FenceOn}, Default: FenceOff,
+			Help: "holders write to a shared register with their fencing token after each grant and before each release; " +
+				"off: it accepts stale writes (a holder's whose lock passed on) and counts them as violations; on: it rejects them (counted as prevented)"}},
+		Knobs:     []Knob{KnobHold, KnobThink, KnobRate, KnobWarmup},
+		Abilities: Abilities{Shards: true, ClientProcesses: true, Planned: true},
+		New:       func() Workload { return NewLock() },
+	}
 }
 
 // ListedName is the longest child name a ZooKeeper listing of the named
@@ -91,16 +104,8 @@ func (*LockWorkload) ListedName(names []string) int {
 
 // Run runs one lock case. See Workload.Run.
 func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	res := results.Result{
-		Workload: lw.Name(), Variant: c.Variant, Clients: c.Clients, Repeat: c.Repeat,
-		StoppedBy: StoppedByError,
-		Latency:   map[string]*results.Histogram{},
-		PerOp:     map[string]float64{},
-		Errors:    map[string]int64{},
-	}
-	if c.Backend != nil {
-		res.Backend = c.Backend.Kind()
-	}
+	spec := lockSpec()
+	res := newResult(spec, c)
 	if err := c.Validate(); err != nil {
 		return res, err
 	}
@@ -108,7 +113,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 	if err != nil {
 		return res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
-	fenceMode, err := paramString(c.Config, ParamFence, FenceOff, FenceOn)
+	fenceMode, err := spec.String(c.Config, ParamFence)
 	if err != nil {
 		return res, err
 	}
@@ -373,8 +378,8 @@ func (lw *LockWorkload) collect(res *results.Result, recs []*lockRecorder, strip
 	overlaps := chk.Safety.Violations
 	stale := addFence(&res.Safety, fence)
 	res.Fairness = results.Fairness{FIFOInversions: chk.FIFOInversions, Jain: results.JainIndex(perClient)}
-	addHistogram(res, "acquire", acquire)
-	addHistogram(res, "handoff", chk.Handoff)
+	addHistogram(res, figures.LatencyAcquire, acquire)
+	addHistogram(res, figures.LatencyHandoff, chk.Handoff)
 
 	meter.Fill(res, out.Before, out.After, res.Ops.Succeeded, instrumented, baseRSS)
 	if instrumented {
@@ -410,7 +415,7 @@ func (lw *LockWorkload) collect(res *results.Result, recs []*lockRecorder, strip
 	}
 }
 
-func addHistogram(res *results.Result, name string, h *hdrhistogram.Histogram) {
+func addHistogram(res *results.Result, name figures.Latency, h *hdrhistogram.Histogram) {
 	if h.TotalCount() == 0 {
 		return
 	}

@@ -79,7 +79,7 @@ func TestLockEveryVariant(t *testing.T) {
 		// by the 100ms resync of unsynced watchers) has grants to show.
 		cfg := results.Config{Duration: 1200 * time.Millisecond}
 		got := map[string]results.Result{}
-		for _, v := range NewLock().Variants(b.Kind()) {
+		for _, v := range lockSpec().VariantNames(b.Kind()) {
 			t.Run(v, func(t *testing.T) {
 				res := runCase(t, context.Background(), b, info, v, clients, cfg)
 				got[v] = res

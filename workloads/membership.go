@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"strconv"
 	"sync"
 	"time"
 
@@ -49,23 +48,24 @@ type MembershipWorkload struct{}
 // NewMembership returns the membership workload.
 func NewMembership() *MembershipWorkload { return &MembershipWorkload{} }
 
-// Name is "membership".
-func (*MembershipWorkload) Name() string { return "membership" }
-
-// Variants lists relist, then delta where the backend has it (etcd).
-func (*MembershipWorkload) Variants(k backends.Kind) []string {
-	var out []string
-	for _, name := range []string{variants.Relist, variants.Delta} {
-		if v, err := variants.Groups().Lookup(name); err == nil && v.Supports(k) {
-			out = append(out, name)
-		}
+// membershipSpec declares the group membership workload.
+func membershipSpec() Spec {
+	return Spec{
+		Name:    "membership",
+		Summary: "one join or leave (--churn a second) until every member's view agrees",
+		Unit:    figures.Change,
+		Variants: fromFamily(variants.Groups(),
+			VariantSpec{Name: variants.Relist, Class: figures.Naive},
+			VariantSpec{Name: variants.Delta, Class: figures.Other, Why: native.ErrNoPersistentWatch.Error()}),
+		Latencies: []figures.Latency{figures.LatencyConverge},
+		Params:    []Param{{Key: ParamChurn, Type: ParamPerSecond, Default: "10", Help: "changes (joins plus leaves) per second"}},
+		New:       func() Workload { return NewMembership() },
 	}
-	return out
 }
 
 // Run runs one membership case. See Workload.Run.
 func (w *MembershipWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(w.Name(), c, 0)
+	rc, err := newRecipeCase(membershipSpec(), c, 0)
 	if err != nil {
 		return rc.res, err
 	}
@@ -80,11 +80,9 @@ func (w *MembershipWorkload) Run(ctx context.Context, c Case) (results.Result, e
 		}
 		return rc.res, fmt.Errorf("%w: %s on %s: %w", ErrUnknownVariant, v.Name, c.Backend.Kind(), err)
 	}
-	churn := 10.0
-	if s := c.Config.Params[ParamChurn]; s != "" {
-		if churn, err = strconv.ParseFloat(s, 64); err != nil || churn <= 0 {
-			return rc.res, fmt.Errorf("%w: parameter %s=%q: want changes per second above 0", ErrBadCase, ParamChurn, s)
-		}
+	churn, err := membershipSpec().Float(c.Config, ParamChurn)
+	if err != nil {
+		return rc.res, err
 	}
 	clients, err := rc.open(ctx, c.Clients)
 	if err != nil {
@@ -315,7 +313,7 @@ func (w *MembershipWorkload) collect(rc *recipeCase, g *groupRun, v variants.Var
 		res.Safety.Violations = int64(g.n - g.agreed)
 		res.Safety.Details = append(res.Safety.Details, fmt.Sprintf("%d of %d views did not agree with the membership within %v of the churn's end", g.n-g.agreed, g.n, membershipSettle))
 	}
-	addHistogram(res, "converge", g.converge)
+	addHistogram(res, figures.LatencyConverge, g.converge)
 	// Every member must hear every change: no notification is wasted.
 	rc.fill(o, g.changes, v.ClientCounts, 1<<62)
 	if g.changes == 0 {

@@ -20,7 +20,7 @@ func TestMembershipConvergence(t *testing.T) {
 	const n, changes = 8, 20
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
 		bytes := map[string]float64{}
-		for _, v := range NewMembership().Variants(b.Kind()) {
+		for _, v := range membershipSpec().VariantNames(b.Kind()) {
 			cfg := results.Config{Duration: time.Minute, Ops: changes, Params: map[string]string{ParamChurn: "20"}}
 			res := runRecipeCase(t, NewMembership(), b, v, n, cfg)
 			if res.Ops.Succeeded != changes || res.StoppedBy != StoppedByOps {

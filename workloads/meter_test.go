@@ -95,16 +95,6 @@ func TestFillCrossChecks(t *testing.T) {
 	}
 }
 
-// TestEveryWorkloadDeclaresItsUnit: the unit operation that tables and
-// plots name comes from figures' declaration, not from a guess.
-func TestEveryWorkloadDeclaresItsUnit(t *testing.T) {
-	for _, name := range Names() {
-		if !figures.Declares(name) {
-			t.Errorf("workload %q has no unit declared in package figures", name)
-		}
-	}
-}
-
 // A result's server figures are counter differences: a gauge the backend
 // names is left out, whether the members are summed or compared one by one.
 func TestFillLeavesGaugesOut(t *testing.T) {

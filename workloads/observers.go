@@ -8,7 +8,6 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/results"
@@ -37,24 +36,32 @@ type ObserversWorkload struct{}
 // NewObservers returns the observers workload.
 func NewObservers() *ObserversWorkload { return &ObserversWorkload{} }
 
-// Name is "observers".
-func (*ObserversWorkload) Name() string { return "observers" }
-
-// Variants lists the election variants runnable on k.
-func (*ObserversWorkload) Variants(k backends.Kind) []string { return electionVariants(k) }
+// observersSpec declares the leader observers workload.
+func observersSpec() Spec {
+	return Spec{
+		Name:      "observers",
+		Summary:   "one leader change until the last observer knows it",
+		Unit:      figures.Term,
+		Variants:  electionVariants(),
+		Latencies: []figures.Latency{figures.LatencyFailover, figures.LatencyObserve, figures.LatencyObserveAll},
+		Params: append(electionParams(),
+			Param{Key: ParamCandidates, Type: ParamCount, Default: "3", Help: "candidates besides the observers (at least failovers+1)"}),
+		New: func() Workload { return NewObservers() },
+	}
+}
 
 // Run runs one observers case. See Workload.Run.
 func (ow *ObserversWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	set, err := readElectionSettings(c.Config)
+	set, err := readElectionSettings(observersSpec(), c.Config)
 	if err != nil {
-		return results.Result{Workload: ow.Name(), Variant: c.Variant, Clients: c.Clients}, err
+		return results.Result{Workload: observersSpec().Name, Variant: c.Variant, Clients: c.Clients}, err
 	}
-	candidates, err := paramInt(c.Config, ParamCandidates, 3)
+	candidates, err := observersSpec().Int(c.Config, ParamCandidates)
 	if err != nil {
-		return results.Result{Workload: ow.Name(), Variant: c.Variant, Clients: c.Clients}, err
+		return results.Result{Workload: observersSpec().Name, Variant: c.Variant, Clients: c.Clients}, err
 	}
 	candidates = max(candidates, set.failovers+1)
-	rc, err := newRecipeCase(ow.Name(), c, candidates)
+	rc, err := newRecipeCase(observersSpec(), c, candidates)
 	if err != nil {
 		return rc.res, err
 	}
@@ -100,9 +107,9 @@ func (ow *ObserversWorkload) Run(ctx context.Context, c Case) (results.Result, e
 	res := &rc.res
 	res.StoppedBy, res.Elapsed = out.StoppedBy, out.Elapsed()
 	res.Safety = e.checker.Result().Safety
-	addHistogram(res, "observe", crowd.observe)
-	addHistogram(res, "observe_last", crowd.last)
-	addHistogram(res, "failover", e.latency)
+	addHistogram(res, figures.LatencyObserve, crowd.observe)
+	addHistogram(res, figures.LatencyObserveAll, crowd.last)
+	addHistogram(res, figures.LatencyFailover, e.latency)
 	res.Series = MergeSeries(e.series.interval, res.Elapsed, e.series)
 	// Each observer needs one notification per failover.
 	ops := res.Ops.Succeeded

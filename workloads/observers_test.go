@@ -14,7 +14,7 @@ import (
 func TestObserversLearn(t *testing.T) {
 	const n, k = 10, 2
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
-		for _, v := range NewObservers().Variants(b.Kind()) {
+		for _, v := range observersSpec().VariantNames(b.Kind()) {
 			t.Run(v, func(t *testing.T) {
 				res := runRecipeCase(t, NewObservers(), b, v, n, results.Config{Duration: time.Minute, Ops: k})
 				if res.Ops.Succeeded != k || res.StoppedBy != StoppedByOps {

@@ -1,13 +1,5 @@
 package workloads
 
-import (
-	"fmt"
-	"strconv"
-	"time"
-
-	"github.com/zkbench/zkbench/results"
-)
-
 // Workload parameters (results.Config.Params) read by the lock, election
 // and barrier workloads. The command line sets them with flags of the same
 // meaning; every one has a documented default.
@@ -57,53 +49,3 @@ const (
 	// and is a violation.
 	FenceOn = "on"
 )
-
-// paramDuration reads a duration parameter, def if absent.
-func paramDuration(cfg results.Config, key string, def time.Duration) (time.Duration, error) {
-	s, ok := cfg.Params[key]
-	if !ok || s == "" {
-		return def, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%w: parameter %s=%q: want a non-negative duration such as 100ms", ErrBadCase, key, s)
-	}
-	return d, nil
-}
-
-// paramInt reads a positive integer parameter, def if absent.
-func paramInt(cfg results.Config, key string, def int) (int, error) {
-	s, ok := cfg.Params[key]
-	if !ok || s == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%w: parameter %s=%q: want a whole number of at least 1", ErrBadCase, key, s)
-	}
-	return n, nil
-}
-
-// paramString reads a parameter that must be one of allowed (the first is
-// the default).
-func paramString(cfg results.Config, key string, allowed ...string) (string, error) {
-	s, ok := cfg.Params[key]
-	if !ok || s == "" {
-		return allowed[0], nil
-	}
-	for _, a := range allowed {
-		if s == a {
-			return s, nil
-		}
-	}
-	return "", fmt.Errorf("%w: parameter %s=%q: want one of %v", ErrBadCase, key, s, allowed)
-}
-
-// opsOr is the case's operation bound, or the parameter key (default def)
-// when --ops is 0.
-func opsOr(cfg results.Config, key string, def int) (int, error) {
-	if cfg.Ops > 0 {
-		return int(cfg.Ops), nil
-	}
-	return paramInt(cfg, key, def)
-}

@@ -49,18 +49,28 @@ type QueueWorkload struct{}
 // NewQueue returns the queue workload.
 func NewQueue() *QueueWorkload { return &QueueWorkload{} }
 
-// Name is "queue".
-func (*QueueWorkload) Name() string { return "queue" }
-
-// Variants lists naive, recipe, fair, and native on etcd.
-func (*QueueWorkload) Variants(k backends.Kind) []string {
-	var out []string
-	for _, name := range []string{variants.Naive, variants.Recipe, variants.Fair, variants.Native} {
-		if v, err := variants.Queues().Lookup(name); err == nil && v.Supports(k) {
-			out = append(out, name)
-		}
+// queueSpec declares the queue workload.
+func queueSpec() Spec {
+	return Spec{
+		Name: "queue",
+		Summary: "one item taken: --producers put at --rate items/s in all (open loop), the --clients consumers take, " +
+			"hold --hold, ack",
+		Unit: figures.Item,
+		Variants: fromFamily(variants.Queues(),
+			VariantSpec{Name: variants.Naive, Class: figures.Naive},
+			VariantSpec{Name: variants.Recipe, Class: figures.Naive},
+			VariantSpec{Name: variants.Fair, Class: figures.HerdFree},
+			VariantSpec{Name: variants.Native, Class: figures.Baseline, Why: "it is etcd's experimental recipe Queue"}),
+		Latencies: []figures.Latency{figures.LatencyDelivery, figures.LatencyAck, figures.LatencyPut, figures.LatencyTake},
+		Params: []Param{
+			{Key: ParamProducers, Type: ParamCount, Default: "1", Help: "producers, each on its own session, beside the --clients consumers"},
+			{Key: ParamPriorities, Type: ParamCount, Default: "1", Help: "priority levels (items get one at random, 0 most urgent); 1: none"},
+			{Key: ParamItemSize, Type: ParamCount, Default: "32", Help: "bytes of each item's data"},
+		},
+		Knobs:       []Knob{KnobHold, KnobRate},
+		DefaultRate: 100,
+		New:         func() Workload { return NewQueue() },
 	}
-	return out
 }
 
 // queueRun is one case's shared state.
@@ -88,11 +98,11 @@ func (q *queueRun) now() time.Duration { return time.Since(q.start) }
 
 // Run runs one queue case. See Workload.Run.
 func (qw *QueueWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	producers, err := paramInt(c.Config, ParamProducers, 1)
+	producers, err := queueSpec().Int(c.Config, ParamProducers)
 	if err != nil {
 		return results.Result{}, err
 	}
-	rc, err := newRecipeCase(qw.Name(), c, producers)
+	rc, err := newRecipeCase(queueSpec(), c, producers)
 	if err != nil {
 		return rc.res, err
 	}
@@ -103,11 +113,11 @@ func (qw *QueueWorkload) Run(ctx context.Context, c Case) (results.Result, error
 	if !v.Supports(c.Backend.Kind()) {
 		return rc.res, fmt.Errorf("%w: queue variant %s does not run on %s", ErrUnknownVariant, v.Name, c.Backend.Kind())
 	}
-	prios, err := paramInt(c.Config, ParamPriorities, 1)
+	prios, err := queueSpec().Int(c.Config, ParamPriorities)
 	if err != nil {
 		return rc.res, err
 	}
-	size, err := paramInt(c.Config, ParamItemSize, 32)
+	size, err := queueSpec().Int(c.Config, ParamItemSize)
 	if err != nil {
 		return rc.res, err
 	}
@@ -384,10 +394,10 @@ func (qw *QueueWorkload) collect(q *queueRun, v variants.Variant[variants.QueueV
 	for _, d := range chk.Delivery {
 		results.Record(delivery, d)
 	}
-	addHistogram(res, "delivery", delivery)
-	addHistogram(res, "put", q.put)
-	addHistogram(res, "take", q.take)
-	addHistogram(res, "ack", q.ack)
+	addHistogram(res, figures.LatencyDelivery, delivery)
+	addHistogram(res, figures.LatencyPut, q.put)
+	addHistogram(res, figures.LatencyTake, q.take)
+	addHistogram(res, figures.LatencyAck, q.ack)
 	sr := NewSeriesRecorder(SeriesInterval(rc.c.Config))
 	for _, at := range chk.TakenAt {
 		sr.Add(at - o.Start)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/results"
@@ -149,7 +150,7 @@ func TestQueueChecker(t *testing.T) {
 // recipetest's IdleWakes.)
 func TestQueueWorkload(t *testing.T) {
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
-		for _, v := range NewQueue().Variants(b.Kind()) {
+		for _, v := range queueSpec().VariantNames(b.Kind()) {
 			cfg := results.Config{Duration: 2 * time.Second, Rate: 60, Hold: time.Millisecond,
 				Params: map[string]string{ParamProducers: "2", ParamPriorities: "3", ParamItemSize: "64"}}
 			if v == "native" {
@@ -166,7 +167,7 @@ func TestQueueWorkload(t *testing.T) {
 			if res.Ops.Succeeded == 0 || res.StoppedBy != StoppedByDuration || res.Ops.Issued < res.Ops.Succeeded {
 				t.Errorf("%s: ops %+v, stopped by %s", v, res.Ops, res.StoppedBy)
 			}
-			for _, h := range []string{"delivery", "put", "take", "ack"} {
+			for _, h := range []figures.Latency{"delivery", "put", "take", "ack"} {
 				if res.Latency[h] == nil {
 					t.Errorf("%s: no %s histogram", v, h)
 				}

@@ -26,20 +26,13 @@ type recipeCase struct {
 
 // newRecipeCase validates c and fills the result's identity. extra is how
 // many sessions beyond c.Clients the case opens (for the connection limit).
-func newRecipeCase(workload string, c Case, extra int) (*recipeCase, error) {
-	rc := &recipeCase{c: c, res: results.Result{
-		Workload: workload, Variant: c.Variant, Clients: c.Clients, Repeat: c.Repeat,
-		StoppedBy: StoppedByError,
-		Latency:   map[string]*results.Histogram{},
-		PerOp:     map[string]float64{},
-		Errors:    map[string]int64{},
-	}}
-	if c.Backend != nil {
-		rc.res.Backend = c.Backend.Kind()
-	}
+
+func newRecipeCase(spec Spec, c Case, extra int) (*recipeCase, error) {
+	rc := &recipeCase{c: c, res: newResult(spec, c)}
 	if err := c.Validate(); err != nil {
 		return rc, err
 	}
+
 	if err := CheckClientLimit(c.Cluster, c.Clients+extra); err != nil {
 		return rc, err
 	}
@@ -166,4 +159,22 @@ func stoppedBy(ctx, runCtx context.Context, failed bool) results.StopReason {
 		return StoppedByDuration
 	}
 	return StoppedByOps
+}
+
+// newResult is the result of case c of workload spec before it runs: its
+// identity and declarations, stopped by error until the workload says
+// otherwise.
+func newResult(spec Spec, c Case) results.Result {
+	res := results.Result{
+		Variant: c.Variant, Clients: c.Clients, Repeat: c.Repeat,
+		StoppedBy: StoppedByError,
+		Latency:   map[figures.Latency]*results.Histogram{},
+		PerOp:     map[string]float64{},
+		Errors:    map[string]int64{},
+	}
+	spec.Declare(&res)
+	if c.Backend != nil {
+		res.Backend = c.Backend.Kind()
+	}
+	return res
 }

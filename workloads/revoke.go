@@ -49,24 +49,42 @@ type RevokeWorkload struct{}
 // NewRevoke returns the revocable lock workload.
 func NewRevoke() *RevokeWorkload { return &RevokeWorkload{} }
 
-// Name is "revoke".
-func (*RevokeWorkload) Name() string { return "revoke" }
-
-// Variants lists consent, then forced; both run on both backends.
-func (*RevokeWorkload) Variants(backends.Kind) []string {
-	return []string{variants.Consent, variants.Forced}
+// revokeSpec declares the revocable lock workload.
+func revokeSpec() Spec {
+	return Spec{
+		Name:    "revoke",
+		Summary: "one revocation: a revoker asks the first holder (setData \"unlock\"), the holder cleans up --cleanup and releases",
+		Unit:    figures.Revocation,
+		Variants: fromFamily(variants.Revocables(0),
+			VariantSpec{Name: variants.Consent, Class: figures.HerdFree},
+			VariantSpec{Name: variants.Forced, Class: figures.HerdFree}),
+		Latencies: []figures.Latency{figures.LatencyAcquire, figures.LatencyRevoke, figures.LatencyRevokeToGrant},
+		Params: []Param{
+			{Key: ParamReadShare, Type: ParamShare, Default: "0", Help: "share of acquisitions that are reads, 0 to 1"},
+			{Key: ParamFence, Type: ParamChoice, Choices: []string{FenceOff, FenceOn}, Default: FenceOff,
+				Help: "holders write to a shared register with their fencing token; off: it accepts stale writes and counts them as violations; on: it rejects them"},
+			{Key: ParamGrace, Type: ParamDuration, Default: "100ms", Variants: []string{variants.Forced},
+				Help: "how long after its ask the revoker deletes a holder's node that is still there"},
+			{Key: ParamRevokeEvery, Type: ParamPause, Default: "50ms",
+				Help: "the revoker's pause between one revocation's end and its next ask, and after a listing that found no holder"},
+			{Key: ParamCleanup, Type: ParamDuration, Default: "0s",
+				Help: "how long a revoked holder works, writing at the end, before it releases (longer than --grace: forced revocations take the lock from a holder still writing)"},
+		},
+		Knobs: []Knob{KnobHold, KnobThink, KnobWarmup},
+		New:   func() Workload { return NewRevoke() },
+	}
 }
 
 // Run runs one revocation case. See Workload.Run.
 func (w *RevokeWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(w.Name(), c, 1)
+	rc, err := newRecipeCase(revokeSpec(), c, 1)
 	if err != nil {
 		return rc.res, err
 	}
 	if c.Config.Rate > 0 {
 		return rc.res, fmt.Errorf("%w: the revoke workload runs a closed loop only (no --rate)", ErrBadCase)
 	}
-	grace, err := paramDuration(c.Config, ParamGrace, 100*time.Millisecond)
+	grace, err := revokeSpec().Duration(c.Config, ParamGrace)
 	if err != nil {
 		return rc.res, err
 	}
@@ -74,19 +92,19 @@ func (w *RevokeWorkload) Run(ctx context.Context, c Case) (results.Result, error
 	if err != nil {
 		return rc.res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
-	share, err := paramShare(c.Config, ParamReadShare, 0)
+	share, err := revokeSpec().Float(c.Config, ParamReadShare)
 	if err != nil {
 		return rc.res, err
 	}
-	every, err := paramRevokeEvery(c.Config)
+	every, err := revokeSpec().Duration(c.Config, ParamRevokeEvery)
 	if err != nil {
 		return rc.res, err
 	}
-	cleanup, err := paramDuration(c.Config, ParamCleanup, 0)
+	cleanup, err := revokeSpec().Duration(c.Config, ParamCleanup)
 	if err != nil {
 		return rc.res, err
 	}
-	fenceMode, err := paramString(c.Config, ParamFence, FenceOff, FenceOn)
+	fenceMode, err := revokeSpec().String(c.Config, ParamFence)
 	if err != nil {
 		return rc.res, err
 	}
@@ -157,7 +175,7 @@ func (w *RevokeWorkload) collect(rc *recipeCase, holders []*revokeHolder, st *re
 	if st.firstErr != nil {
 		res.Notes = append(res.Notes, fmt.Sprintf("first revocation error: %v", st.firstErr))
 	}
-	for name, h := range map[string]*hdrhistogram.Histogram{"acquire": acquire, "revoke": st.revoke, "revoke_to_grant": st.toGrant} {
+	for name, h := range map[figures.Latency]*hdrhistogram.Histogram{figures.LatencyAcquire: acquire, figures.LatencyRevoke: st.revoke, figures.LatencyRevokeToGrant: st.toGrant} {
 		addHistogram(res, name, h)
 	}
 	res.Fairness = results.Fairness{Jain: results.JainIndex(perClient)}
@@ -230,7 +248,7 @@ func (st *revokeState) granted(node string, at time.Duration) {
 
 // revokeLoop asks the first holder to let go every every, until ctx ends.
 // Every attempt, one that found no holder or failed too, starts with the
-// pause every (positive: paramRevokeEvery), and one after a failure also
+// pause every (positive: a ParamPause), and one after a failure also
 // with errorBackoff, so that the revoker never lists the lock in a tight
 // loop.
 func (st *revokeState) revokeLoop(ctx context.Context, rv recipes.Revoker, s backends.Session, counts *instrument.Counters, path string, every time.Duration) {

@@ -38,24 +38,26 @@ type RWLockWorkload struct{}
 // NewRWLock returns the shared lock workload.
 func NewRWLock() *RWLockWorkload { return &RWLockWorkload{} }
 
-// Name is "rwlock".
-func (*RWLockWorkload) Name() string { return "rwlock" }
-
-// Variants lists the shared lock variants runnable on k: naive, fair, and
-// native on etcd (go-zookeeper has no shared lock).
-func (*RWLockWorkload) Variants(k backends.Kind) []string {
-	var out []string
-	for _, name := range []string{variants.Naive, variants.Fair, variants.Native} {
-		if v, err := variants.RWLocks().Lookup(name); err == nil && v.Supports(k) {
-			out = append(out, name)
-		}
+// rwlockSpec declares the shared lock workload.
+func rwlockSpec() Spec {
+	return Spec{
+		Name:    "rwlock",
+		Summary: "one acquisition of a shared lock, a read with probability --read-share, held --hold, think --think",
+		Unit:    figures.Acquisition,
+		Variants: fromFamily(variants.RWLocks(),
+			VariantSpec{Name: variants.Naive, Class: figures.Naive},
+			VariantSpec{Name: variants.Fair, Class: figures.HerdFree},
+			VariantSpec{Name: variants.Native, Class: figures.Baseline, Why: "it is etcd's experimental recipes.RWMutex; go-zookeeper has none"}),
+		Latencies: []figures.Latency{figures.LatencyAcquire, figures.LatencyAcquireRead, figures.LatencyAcquireWrite, figures.LatencyWriterOvertaken},
+		Params:    []Param{{Key: ParamReadShare, Type: ParamShare, Default: "0.9", Help: "share of acquisitions that are reads, 0 to 1"}},
+		Knobs:     []Knob{KnobHold, KnobThink, KnobWarmup},
+		New:       func() Workload { return NewRWLock() },
 	}
-	return out
 }
 
 // Run runs one shared lock case. See Workload.Run.
 func (w *RWLockWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(w.Name(), c, 0)
+	rc, err := newRecipeCase(rwlockSpec(), c, 0)
 	if err != nil {
 		return rc.res, err
 	}
@@ -69,7 +71,7 @@ func (w *RWLockWorkload) Run(ctx context.Context, c Case) (results.Result, error
 	if err != nil {
 		return rc.res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
-	share, err := paramShare(c.Config, ParamReadShare, 0.9)
+	share, err := rwlockSpec().Float(c.Config, ParamReadShare)
 	if err != nil {
 		return rc.res, err
 	}
@@ -142,7 +144,7 @@ func (w *RWLockWorkload) collect(rc *recipeCase, rws []*rwClient, checker *safet
 	}
 	res.Ops.Issued = res.Ops.Succeeded + res.Ops.Failed + res.Ops.StillWaiting
 	res.Series = MergeSeries(SeriesInterval(rc.c.Config), res.Elapsed, series...)
-	for name, h := range map[string]*hdrhistogram.Histogram{"acquire": all, "acquire_read": read, "acquire_write": write, "writer_overtaken": overtaken} {
+	for name, h := range map[figures.Latency]*hdrhistogram.Histogram{figures.LatencyAcquire: all, figures.LatencyAcquireRead: read, figures.LatencyAcquireWrite: write, figures.LatencyWriterOvertaken: overtaken} {
 		addHistogram(res, name, h)
 	}
 	res.Fairness = results.Fairness{Jain: results.JainIndex(perClient)}

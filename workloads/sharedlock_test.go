@@ -22,7 +22,7 @@ func runShared(t *testing.T, w Workload, b backends.Backend, variant string, n i
 	res, err := w.Run(context.Background(), Case{Backend: b, Cluster: clusterInfo(t, b), Variant: variant, Clients: n, Repeat: 1,
 		Namespace: testcluster.TestNamespace(t, b), Config: cfg, Log: log})
 	if err != nil {
-		t.Fatalf("%s %s: %v", w.Name(), variant, err)
+		t.Fatalf("%s: %v", variant, err)
 	}
 	run := &results.Run{Format: results.FormatVersion, ID: "t", Status: results.StatusComplete, Results: []results.Result{res}}
 	if err := run.Validate(); err != nil {
@@ -46,7 +46,7 @@ func runShared(t *testing.T, w Workload, b backends.Backend, variant string, n i
 	if inSeries != res.Ops.Succeeded || res.Ops.Succeeded == 0 {
 		t.Fatalf("%s: series holds %d of %d successes", variant, inSeries, res.Ops.Succeeded)
 	}
-	t.Logf("%s %s: ops %+v, per op %v, safety %+v, notes %q", w.Name(), variant, res.Ops, res.PerOp, res.Safety, res.Notes)
+	t.Logf("%s: ops %+v, per op %v, safety %+v, notes %q", variant, res.Ops, res.PerOp, res.Safety, res.Notes)
 	return res
 }
 
@@ -59,7 +59,7 @@ func TestRWLockEveryVariant(t *testing.T) {
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
 		w := NewRWLock()
 		got := map[string]results.Result{}
-		for _, v := range w.Variants(b.Kind()) {
+		for _, v := range rwlockSpec().VariantNames(b.Kind()) {
 			t.Run(v, func(t *testing.T) {
 				res := runShared(t, w, b, v, 12, cfg)
 				got[v] = res

@@ -1,13 +1,5 @@
 package workloads
 
-import (
-	"fmt"
-	"strconv"
-	"time"
-
-	"github.com/zkbench/zkbench/results"
-)
-
 // Parameters of the shared lock workloads (rwlock, revoke). The command
 // line sets them with --read-share, --grace, --revoke-every and --cleanup.
 const (
@@ -27,26 +19,3 @@ const (
 	// releases (revoke). Default 0.
 	ParamCleanup = "cleanup"
 )
-
-// paramShare reads a share parameter (0 to 1), def if absent.
-func paramShare(cfg results.Config, key string, def float64) (float64, error) {
-	s, ok := cfg.Params[key]
-	if !ok || s == "" {
-		return def, nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 || f > 1 {
-		return 0, fmt.Errorf("%w: parameter %s=%q: want a share from 0 to 1, such as 0.9", ErrBadCase, key, s)
-	}
-	return f, nil
-}
-
-// paramRevokeEvery reads ParamRevokeEvery: a positive duration, default
-// 50ms.
-func paramRevokeEvery(cfg results.Config) (time.Duration, error) {
-	d, err := paramDuration(cfg, ParamRevokeEvery, 50*time.Millisecond)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%w: parameter %s=%q: want a positive pause such as 50ms (with none the revoker would list the lock without a break)", ErrBadCase, ParamRevokeEvery, cfg.Params[ParamRevokeEvery])
-	}
-	return d, nil
-}

@@ -52,25 +52,35 @@ type SimpleBarrierWorkload struct{}
 // NewSimpleBarrier returns the simple-barrier workload.
 func NewSimpleBarrier() *SimpleBarrierWorkload { return &SimpleBarrierWorkload{} }
 
-// Name is "simple-barrier".
-func (*SimpleBarrierWorkload) Name() string { return "simple-barrier" }
-
-// Variants lists polling, then fair; both run on both backends.
-func (*SimpleBarrierWorkload) Variants(backends.Kind) []string {
-	return []string{variants.Polling, variants.Fair}
+// simpleBarrierSpec declares the simple barrier workload.
+func simpleBarrierSpec() Spec {
+	return Spec{
+		Name:    "simple-barrier",
+		Summary: "one simple-barrier round: raise, every waiter waits, up --barrier-up, remove",
+		Unit:    figures.Round,
+		Variants: fromFamily(variants.SimpleBarriers(0),
+			VariantSpec{Name: variants.Polling, Class: figures.Other},
+			VariantSpec{Name: variants.Fair, Class: figures.HerdFree}),
+		Latencies: []figures.Latency{figures.LatencyRelease, figures.LatencyPass, figures.LatencyWait},
+		Params: []Param{
+			{Key: ParamPoll, Type: ParamPause, Default: "50ms", Help: "the polling variant's re-read interval"},
+			{Key: ParamBarrierUp, Type: ParamDuration, Default: "100ms", Help: "how long the barrier stays up once every waiter is waiting"},
+		},
+		New: func() Workload { return NewSimpleBarrier() },
+	}
 }
 
 // Run runs one simple barrier case. See Workload.Run.
 func (sw *SimpleBarrierWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(sw.Name(), c, 1)
+	rc, err := newRecipeCase(simpleBarrierSpec(), c, 1)
 	if err != nil {
 		return rc.res, err
 	}
-	poll, err := paramDuration(c.Config, ParamPoll, 0)
+	poll, err := simpleBarrierSpec().Duration(c.Config, ParamPoll)
 	if err != nil {
 		return rc.res, err
 	}
-	up, err := paramDuration(c.Config, ParamBarrierUp, 100*time.Millisecond)
+	up, err := simpleBarrierSpec().Duration(c.Config, ParamBarrierUp)
 	if err != nil {
 		return rc.res, err
 	}
@@ -244,9 +254,9 @@ func (sw *SimpleBarrierWorkload) collect(rc *recipeCase, t *simpleRounds, sr *Se
 	if t.err != nil {
 		res.Notes = append(res.Notes, fmt.Sprintf("first failure: %v", t.err))
 	}
-	addHistogram(res, "pass", t.pass)
-	addHistogram(res, "release", t.release)
-	addHistogram(res, "wait", t.wait)
+	addHistogram(res, figures.LatencyPass, t.pass)
+	addHistogram(res, figures.LatencyRelease, t.release)
+	addHistogram(res, figures.LatencyWait, t.wait)
 	res.Series = MergeSeries(sr.interval, res.Elapsed, sr)
 	// A watching waiter needs one notification a round; a polling one none.
 	needed := int64(0)

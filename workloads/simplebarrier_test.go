@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
@@ -20,7 +21,7 @@ import (
 func TestSimpleBarrierFanOut(t *testing.T) {
 	const rounds = 4
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
-		for _, v := range NewSimpleBarrier().Variants(b.Kind()) {
+		for _, v := range simpleBarrierSpec().VariantNames(b.Kind()) {
 			for _, n := range []int{3, 10} {
 				cfg := results.Config{Duration: time.Minute, Ops: rounds,
 					Params: map[string]string{ParamPoll: "20ms", ParamBarrierUp: "200ms"}}
@@ -31,7 +32,7 @@ func TestSimpleBarrierFanOut(t *testing.T) {
 				if want := int64(n * rounds); res.Safety.Violations != 0 || res.Safety.Checked != want {
 					t.Fatalf("%s N=%d: safety %+v, want %d checks and no violation", v, n, res.Safety, want)
 				}
-				for _, h := range []string{"pass", "release", "wait"} {
+				for _, h := range []figures.Latency{"pass", "release", "wait"} {
 					if res.Latency[h] == nil {
 						t.Fatalf("%s N=%d: no %s histogram", v, n, h)
 					}

@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strconv"
 	"sync"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
@@ -56,17 +54,27 @@ type TwoPhaseWorkload struct{}
 // NewTwoPhase returns the twophase workload.
 func NewTwoPhase() *TwoPhaseWorkload { return &TwoPhaseWorkload{} }
 
-// Name is "twophase".
-func (*TwoPhaseWorkload) Name() string { return "twophase" }
-
-// Variants lists all-watch, then coordinated; both run on both backends.
-func (*TwoPhaseWorkload) Variants(backends.Kind) []string {
-	return []string{variants.AllWatch, variants.Coordinated}
+// twoPhaseSpec declares the two-phase commit workload.
+func twoPhaseSpec() Spec {
+	return Spec{
+		Name:    "twophase",
+		Summary: "one two-phase commit among N sites (--abort-share, --vote-spread)",
+		Unit:    figures.Transaction,
+		Variants: fromFamily(variants.TwoPhases(),
+			VariantSpec{Name: variants.AllWatch, Class: figures.Naive},
+			VariantSpec{Name: variants.Coordinated, Class: figures.HerdFree}),
+		Latencies: []figures.Latency{figures.LatencyDecide, figures.LatencyTransaction},
+		Params: []Param{
+			{Key: ParamAbortShare, Type: ParamShare, Default: "0", Help: "the fraction of votes that are abort, 0 to 1"},
+			{Key: ParamVoteSpread, Type: ParamDuration, Default: "0s", Help: "each site votes a random [0, spread) after joining (0: the votes come in one burst)"},
+		},
+		New: func() Workload { return NewTwoPhase() },
+	}
 }
 
 // Run runs one twophase case. See Workload.Run.
 func (w *TwoPhaseWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(w.Name(), c, 1)
+	rc, err := newRecipeCase(twoPhaseSpec(), c, 1)
 	if err != nil {
 		return rc.res, err
 	}
@@ -74,13 +82,11 @@ func (w *TwoPhaseWorkload) Run(ctx context.Context, c Case) (results.Result, err
 	if err != nil {
 		return rc.res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
-	share := 0.0
-	if s := c.Config.Params[ParamAbortShare]; s != "" {
-		if share, err = strconv.ParseFloat(s, 64); err != nil || share < 0 || share > 1 {
-			return rc.res, fmt.Errorf("%w: parameter %s=%q: want a fraction from 0 to 1", ErrBadCase, ParamAbortShare, s)
-		}
+	share, err := twoPhaseSpec().Float(c.Config, ParamAbortShare)
+	if err != nil {
+		return rc.res, err
 	}
-	spread, err := paramDuration(c.Config, ParamVoteSpread, 0)
+	spread, err := twoPhaseSpec().Duration(c.Config, ParamVoteSpread)
 	if err != nil {
 		return rc.res, err
 	}
@@ -331,8 +337,8 @@ func (w *TwoPhaseWorkload) collect(rc *recipeCase, t *txRounds, sr *SeriesRecord
 	if t.siteLosses > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d site sessions ended inside a transaction", t.siteLosses))
 	}
-	addHistogram(res, "decide", t.decide)
-	addHistogram(res, "transaction", t.whole)
+	addHistogram(res, figures.LatencyDecide, t.decide)
+	addHistogram(res, figures.LatencyTransaction, t.whole)
 	res.Series = MergeSeries(sr.interval, res.Elapsed, sr)
 	// Every notification is needed: all-watch's sites must hear every vote.
 	rc.fill(o, res.Ops.Succeeded, true, math.MaxInt64)

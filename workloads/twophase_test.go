@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
@@ -19,7 +20,7 @@ func TestTwoPhaseNotifications(t *testing.T) {
 	sizes := []int{3, 9}
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
 		per := map[string][]float64{}
-		for _, v := range NewTwoPhase().Variants(b.Kind()) {
+		for _, v := range twoPhaseSpec().VariantNames(b.Kind()) {
 			for _, n := range sizes {
 				for _, share := range []string{"0", "1"} {
 					cfg := results.Config{Duration: time.Minute, Ops: txs, Params: map[string]string{ParamAbortShare: share, ParamVoteSpread: "100ms"}}
@@ -34,7 +35,7 @@ func TestTwoPhaseNotifications(t *testing.T) {
 					if got := res.PerOp["aborted_share"]; got != want {
 						t.Errorf("%s N=%d abort share %s: %v of the transactions aborted, want %v", v, n, share, got, want)
 					}
-					for _, h := range []string{"decide", "transaction"} {
+					for _, h := range []figures.Latency{"decide", "transaction"} {
 						if res.Latency[h] == nil {
 							t.Fatalf("%s N=%d: no %s histogram", v, n, h)
 						}

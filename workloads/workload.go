@@ -18,8 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -62,13 +60,8 @@ type RunChecker interface {
 	CheckRun(kind backends.Kind, variants []string, params map[string]string) error
 }
 
-// Workload runs one case of a benchmark.
+// Workload runs one case of a benchmark; its Spec says what it is.
 type Workload interface {
-	// Name is the workload's name on the command line ("lock").
-	Name() string
-	// Variants lists the variants runnable on a backend of kind k, in the
-	// order a sweep runs them (herd-prone first).
-	Variants(k backends.Kind) []string
 	// Run opens c.Clients sessions on c.Backend, runs c.Variant until c's
 	// bounds, closes every session and checks c.Namespace for leftovers.
 	//
@@ -259,48 +252,4 @@ func (l *RunLog) LeftoverPaths() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]string(nil), l.leftovers...)
-}
-
-// Names lists the workloads New knows.
-func Names() []string {
-	names := []string{"lock", "failover", "handoff", "observers", "barrier",
-		"config", "queue"}
-	names = append(names, "rwlock", "revoke")                         // the shared lock workloads
-	names = append(names, "simple-barrier", "twophase", "membership") // issue 12
-	sort.Strings(names)
-	return names
-}
-
-// New returns the workload called name, or an error wrapping
-// ErrUnknownWorkload that lists the known ones.
-func New(name string) (Workload, error) {
-	switch name {
-	case "lock":
-		return NewLock(), nil
-	case "failover":
-		return NewFailover(), nil
-	case "handoff":
-		return NewHandoff(), nil
-	case "observers":
-		return NewObservers(), nil
-	case "barrier":
-		return NewBarrier(), nil
-	case "config":
-		return NewConfig(), nil
-	// The shared lock workloads.
-	case "rwlock":
-		return NewRWLock(), nil
-	case "revoke":
-		return NewRevoke(), nil
-	// issue 12
-	case "simple-barrier":
-		return NewSimpleBarrier(), nil
-	case "twophase":
-		return NewTwoPhase(), nil
-	case "membership":
-		return NewMembership(), nil
-	case "queue":
-		return NewQueue(), nil
-	}
-	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownWorkload, name, strings.Join(Names(), ", "))
 }

@@ -73,7 +73,7 @@ func runExec(cmd *cobra.Command, f *execFlags, args []string) error {
 	// run's refusals of a flag it would not read (the other backend's,
 	// --nodes with --endpoints); exec has no workload, so no workload's
 	// rule applies.
-	if err := checkFlagsRead(cmd.Flags(), &f.conn); err != nil {
+	if err := checkFlagsRead(cmd.Flags(), &f.conn, nil); err != nil {
 		return err
 	}
 	node, file, program := args[0], args[1], args[2:]

@@ -14,6 +14,7 @@ import (
 	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads"
 )
 
 type planFlags struct {
@@ -79,7 +80,7 @@ wait p50 and p99, acquisitions per second and server load, with the errors.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.workload, "workload", "lock", "workload to plan (lock)")
+	fl.StringVar(&f.workload, "workload", workloads.Planned()[0], "workload to plan ("+strings.Join(workloads.Planned(), ", ")+")")
 	fl.StringVar(&f.backend, "backend", "", "backend (needed when the results hold more than one)")
 	fl.StringVar(&f.variant, "variant", "", "variant to plan (naive, fair, native...); every other variant is shown beside it")
 	fl.IntVar(&f.clients, "clients", 0, "workers (clients) sharing the lock")

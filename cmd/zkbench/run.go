@@ -117,7 +117,7 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.backend, "backend", "etcd", "coordination service: etcd or zookeeper")
 	fl.StringVar(&f.workload, "workload", "lock", "workload: "+strings.Join(workloads.Names(), ", "))
-	fl.StringVar(&f.variants, "variants", "naive,fair", "comma-separated variants (lock: naive, naive-children, fair, native; rwlock: naive, fair, native (etcd); revoke: consent, forced)")
+	fl.StringVar(&f.variants, "variants", "", "comma-separated variants (default: the workload's own; "+variantsHelp()+")")
 	fl.StringVar(&f.clients, "clients", "10,50,200", "comma-separated client counts, one case each (queue: the consumers)")
 	fl.DurationVar(&f.duration, "duration", 5*time.Second, "measured time per case (after the warm-up)")
 	fl.Int64Var(&f.ops, "ops", 0, "stop a case after this many measured operations (0: duration only)")
@@ -154,7 +154,11 @@ workload, backend or servers would not read are refused, not ignored.`,
 // which flag is wrong. Flags the chosen workload, backend or servers do
 // not read are refused, not ignored.
 func (f *runFlags) config(fl *pflag.FlagSet) (runner.Config, []runner.Option, error) {
-	if err := checkFlagsRead(fl, f); err != nil {
+	spec, err := workloads.Lookup(f.workload)
+	if err != nil {
+		return runner.Config{}, nil, fmt.Errorf("--workload: %w", err)
+	}
+	if err := checkFlagsRead(fl, f, &spec); err != nil {
 		return runner.Config{}, nil, err
 	}
 	clients, err := parseClients(f.clients)
@@ -167,12 +171,11 @@ func (f *runFlags) config(fl *pflag.FlagSet) (runner.Config, []runner.Option, er
 		Rate: f.rate, Hold: f.hold, Think: f.think,
 		Servers: f.servers(),
 	}
-	if cfg.Params, err = f.recipe.params(f.workload); err != nil {
-		return runner.Config{}, nil, err
+	if len(cfg.Variants) == 0 {
+		cfg.Variants = spec.DefaultVariants(cfg.Backend)
 	}
-	if f.workload == "config" && !fl.Changed("variants") {
-		// The lock's default variants are not the config workload's: run all of this backend's.
-		cfg.Variants = workloads.NewConfig().Variants(cfg.Backend)
+	if cfg.Params, err = f.recipe.params(fl, spec, cfg.Variants); err != nil {
+		return runner.Config{}, nil, err
 	}
 	fs, err := parseFaults(f.faults)
 	if err != nil {
@@ -392,4 +395,24 @@ func interruptible(parent context.Context, stderr interface{ Write([]byte) (int,
 		close(done)
 		cancel()
 	}
+}
+
+// variantsHelp lists every workload's variants, its defaults first when
+// they are not all of them: "lock: naive, fair (also naive-children,
+// native); ...".
+func variantsHelp() string {
+	var parts []string
+	for _, s := range workloads.Specs() {
+		var all []string
+		for _, v := range s.Variants {
+			all = append(all, v.Name)
+		}
+		if s.Defaults == nil {
+			parts = append(parts, s.Name+": "+strings.Join(all, ", "))
+			continue
+		}
+		rest := slices.DeleteFunc(slices.Clone(all), func(n string) bool { return slices.Contains(s.Defaults, n) })
+		parts = append(parts, fmt.Sprintf("%s: %s (also %s)", s.Name, strings.Join(s.Defaults, ", "), strings.Join(rest, ", ")))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -119,7 +119,6 @@ func TestRunQueueBadInput(t *testing.T) {
 		{"producers on a lock", []string{"--producers", "2"}, "--producers: the lock workload does not read it"},
 		{"priorities on a barrier", []string{"--workload", "barrier", "--priorities", "3"}, "--priorities: the barrier workload does not read it"},
 		{"item size on a lock", []string{"--item-size", "64"}, "--item-size: the lock workload does not read it"},
-		{"no rate", []string{"--workload", "queue"}, "give --rate"},
 		{"warm-up on a queue", []string{"--workload", "queue", "--rate", "10", "--warmup", "1s"}, "--warmup: the queue workload"},
 		{"native with priorities", []string{"--workload", "queue", "--rate", "10", "--variants", "native", "--priorities", "3"}, "has no priorities"},
 		{"native on zookeeper", []string{"--workload", "queue", "--rate", "10", "--backend", "zookeeper", "--variants", "native"}, "native"},

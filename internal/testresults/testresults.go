@@ -206,7 +206,7 @@ func lockRun(kind backends.Kind, seed uint64) *results.Run {
 				Elapsed: elapsed, StoppedBy: "duration",
 				Ops:        results.Ops{Issued: ops + int64(n), Succeeded: ops, Unknown: int64(n)},
 				Throughput: tput,
-				Latency: map[string]*results.Histogram{
+				Latency: map[figures.Latency]*results.Histogram{
 					"acquire": latency(rng, int(ops), median, sigma),
 					"handoff": latency(rng, int(ops), time.Duration(handoff*float64(time.Second)), 0.3),
 				},
@@ -274,7 +274,7 @@ func electionRun() *results.Run {
 				Elapsed: elapsed, StoppedBy: "ops",
 				Ops:        results.Ops{Issued: ops, Succeeded: ops},
 				Throughput: float64(ops) / elapsed.Seconds(),
-				Latency: map[string]*results.Histogram{
+				Latency: map[figures.Latency]*results.Histogram{
 					"failover": latency(rng, int(ops), time.Duration((2.1+0.01*watch)*float64(time.Second)), 0.05),
 					"handoff":  latency(rng, int(ops), time.Duration((1+0.05*watch)*float64(time.Millisecond)), 0.3),
 				},
@@ -309,7 +309,7 @@ func barrierRun() *results.Run {
 				Elapsed: elapsed, StoppedBy: "duration",
 				Ops:        results.Ops{Issued: ops, Succeeded: ops},
 				Throughput: float64(ops) / elapsed.Seconds(),
-				Latency: map[string]*results.Histogram{
+				Latency: map[figures.Latency]*results.Histogram{
 					"enter": latency(rng, int(ops)*n, time.Duration(N*0.4*float64(time.Millisecond)), 0.4),
 					"leave": latency(rng, int(ops)*n, time.Duration(N*0.3*float64(time.Millisecond)), 0.4),
 				},
