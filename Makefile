@@ -50,7 +50,7 @@ bench-runs: build
 	$(BIN) run --backend etcd --workload barrier --variants naive,fair --clients 10,25,50,100 --rounds 20 --work 10ms --jitter 200ms --duration 60s -o $(RUNS) --run-id barrier-etcd
 	$(BIN) run --backend zookeeper --cluster local --workload barrier --preset zk-paper-barrier --scale 0.1 -o $(RUNS) --run-id paper-barrier-zookeeper | tee $(RUNS)/paper-barrier-zookeeper.log
 	$(BIN) report $(RUNS)/lock-zookeeper $(RUNS)/lock-etcd -o $(RUNS)/lock-report
-	# config workload (issue 12): one writer at 2 updates/s, a size sweep on each backend
+	# config workload: one writer at 2 updates/s, a size sweep on each backend
 	$(BIN) run --backend etcd --workload config --clients 10,100,500 --size 1KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-etcd-1kb
 	$(BIN) run --backend etcd --workload config --clients 10,100 --size 64KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-etcd-64kb
 	$(BIN) run --backend etcd --workload config --clients 10,100 --size 512KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-etcd-512kb
@@ -65,22 +65,22 @@ bench-runs: build
 	$(BIN) run --backend etcd --workload revoke --variants consent,forced --clients 10,50 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms -o $(RUNS) --run-id revoke-etcd
 	$(BIN) run --backend zookeeper --cluster local --workload revoke --variants forced --clients 10 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms --fence on -o $(RUNS) --run-id revoke-fenced-zookeeper
 	$(BIN) run --backend etcd --workload revoke --variants forced --clients 10 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms --fence on -o $(RUNS) --run-id revoke-fenced-etcd
-# issue 12: the simple barrier, watched (fair) against polled, at 10, 100 and 500 waiters, and at
+# The simple barrier, watched (fair) against polled, at 10, 100 and 500 waiters, and at
 # 100 waiters with the barrier up 1s (a polling waiter's requests grow with the wait)
 	$(BIN) run --backend zookeeper --cluster local --workload simple-barrier --variants polling,fair --clients 10,100,500 --duration 10s -o $(RUNS) --run-id simple-barrier-zookeeper
 	$(BIN) run --backend etcd --workload simple-barrier --variants polling,fair --clients 10,100,500 --duration 10s -o $(RUNS) --run-id simple-barrier-etcd
 	$(BIN) run --backend zookeeper --cluster local --workload simple-barrier --variants polling,fair --clients 100 --barrier-up 1s --duration 10s -o $(RUNS) --run-id simple-barrier-wait-zookeeper
 	$(BIN) run --backend etcd --workload simple-barrier --variants polling,fair --clients 100 --barrier-up 1s --duration 10s -o $(RUNS) --run-id simple-barrier-wait-etcd
-# issue 12: two-phase commit, all-watch against coordinated, at 3, 10 and 30 sites; with aborts; with a
+# Two-phase commit, all-watch against coordinated, at 3, 10 and 30 sites; with aborts; with a
 # site's session expired mid-run
 	$(BIN) run --backend zookeeper --cluster local --workload twophase --variants all-watch,coordinated --clients 3,10,30 --vote-spread 500ms --duration 10s -o $(RUNS) --run-id twophase-zookeeper
 	$(BIN) run --backend etcd --workload twophase --variants all-watch,coordinated --clients 3,10,30 --vote-spread 500ms --duration 10s -o $(RUNS) --run-id twophase-etcd
 	$(BIN) run --backend zookeeper --cluster local --workload twophase --variants all-watch,coordinated --clients 10 --vote-spread 500ms --abort-share 0.1 --duration 10s -o $(RUNS) --run-id twophase-abort-zookeeper
 	$(BIN) run --backend zookeeper --cluster local --workload twophase --variants all-watch,coordinated --clients 10 --vote-spread 500ms --duration 10s --fault expire-session:2@3s -o $(RUNS) --run-id twophase-expire-zookeeper
-# issue 12: group membership, re-list on both backends and etcd's delta, at 10, 100 and 500 members
+# Group membership, re-list on both backends and etcd's delta, at 10, 100 and 500 members
 	$(BIN) run --backend zookeeper --cluster local --workload membership --variants relist --clients 10,100,500 --churn 5 --duration 10s -o $(RUNS) --run-id membership-zookeeper
 	$(BIN) run --backend etcd --workload membership --variants relist,delta --clients 10,100,500 --churn 5 --duration 10s -o $(RUNS) --run-id membership-etcd
-	# queue workload (issue 11): 10, 50 and 200 consumers, 1 producer at 100 items/s, 20ms a item
+	# queue workload: 10, 50 and 200 consumers, 1 producer at 100 items/s, 20ms a item
 	$(BIN) run --backend zookeeper --cluster local --workload queue --variants naive,recipe,fair --clients 10,50,200 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-zookeeper
 	$(BIN) run --backend etcd --workload queue --variants naive,recipe,fair,native --clients 10,50,200 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-etcd
 	$(BIN) run --backend zookeeper --cluster local --workload queue --variants naive,recipe,fair --clients 10,50 --priorities 4 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-priorities-zookeeper
@@ -99,7 +99,7 @@ bench-scale: build
 	$(BIN) run --backend etcd --cluster local --workload lock --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-etcd
 	$(BIN) report $(RUNS)/scale-zookeeper $(RUNS)/scale-etcd $(RUNS)/scale-naive-zookeeper $(RUNS)/scale-naive-etcd -o $(RUNS)/scale-report
 
-# Capacity planning (issue 14): closed-loop sweeps at 1 to 64 clients with a
+# Capacity planning: closed-loop sweeps at 1 to 64 clients with a
 # calibration (the USL fits and zkbench plan's basis), then the model's
 # validation grid: each zkbench plan --validate runs its predicted point
 # (open loop with --every, closed loop with --think) and prints predicted

@@ -297,14 +297,14 @@ var (
 		Doc: "revoke: revocations in which the revoker deleted the holder's node after the grace period, per revocation"}
 )
 
-// Figures of the twophase workload (issue 12), recorded in PerOp beside the
+// Figures of the twophase workload, recorded in PerOp beside the
 // common ones.
 var (
 	TxAborted = Figure{Key: "aborted_share", Label: "aborted share", Side: Neither,
 		Doc: "twophase: the share of decided transactions that aborted"}
 )
 
-// Figures of the membership workload (issue 12).
+// Figures of the membership workload.
 var (
 	ViewUpdatesPerMember = Figure{Key: "view_updates_per_participant", Label: "view updates per member", Side: Client,
 		Doc: "membership: the times a member's view changed, per change, per member"}
@@ -312,7 +312,7 @@ var (
 		Doc: "membership: the share of changes followed by the next before every view agreed"}
 )
 
-// Figures of the queue workload (issue 11, items 3 and 4), recorded in
+// Figures of the queue workload, recorded in
 // PerOp per item taken; no summary table shows them (the results notes and
 // docs/results.md do).
 var (

@@ -36,8 +36,8 @@ var loadgenRows = []loadgenRow{
 // sessions lost (each the mean over a case's repeats). Client-bound cases
 // carry a cross, as in every sweep figure. Nil when no case measured the
 // load generator (older files).
-func (b *builder) loadgen() (*Figure, error) {
-	fig := &Figure{
+func (b *builder) loadgen() (*Chart, error) {
+	fig := &Chart{
 		Name:  b.workload + "-loadgen",
 		Title: fmt.Sprintf("%s: the load generator against clients", b.workload),
 		Caption: "What zkbench itself spent in each case: resident memory a client (RSS at the end of the case " +

@@ -35,7 +35,7 @@ func loadRuns(t *testing.T, names ...string) []*results.Run {
 
 // roundFigures rounds every coordinate to 6 significant digits so the golden
 // file does not depend on the last bit of a float.
-func roundFigures(figs []*Figure) {
+func roundFigures(figs []*Chart) {
 	r := func(v float64) float64 {
 		if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return v
@@ -306,7 +306,7 @@ func TestFaultTimelineGolden(t *testing.T) {
 		t.Errorf("the rows do not share time: %v..%v and %v..%v", tp.X.Min, tp.X.Max, sp.X.Min, sp.X.Max)
 	}
 
-	roundFigures([]*Figure{fig})
+	roundFigures([]*Chart{fig})
 	for _, p := range fig.Panels {
 		for i := range p.Marks {
 			m := &p.Marks[i]

@@ -36,7 +36,7 @@ const (
 )
 
 // Render draws f in format ("png" or "svg") to w.
-func Render(w io.Writer, f *Figure, format string) error {
+func Render(w io.Writer, f *Chart, format string) error {
 	if !slices.Contains(Formats, format) {
 		return fmt.Errorf("plots: format %q: want one of %v", format, Formats)
 	}
@@ -135,7 +135,7 @@ func textStyle(size vg.Length, col color.Color) text.Style {
 	}
 }
 
-func legendOf(f *Figure) (plot.Legend, int) {
+func legendOf(f *Chart) (plot.Legend, int) {
 	l := plot.NewLegend()
 	l.Top, l.Left = true, true
 	l.TextStyle = textStyle(10, color.Black)

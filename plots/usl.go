@@ -14,9 +14,9 @@ const uslSamples = 40
 // each closed-loop, not client-bound case) with its fitted Universal
 // Scalability Law over the measured range (analysis.FitUSLs); nil when no
 // variant has a fit.
-func (b *builder) usl() (*Figure, error) {
+func (b *builder) usl() (*Chart, error) {
 	fits := analysis.FitUSLs(b.runs)
-	fig := &Figure{
+	fig := &Chart{
 		Name:  b.workload + "-usl",
 		Title: fmt.Sprintf("%s: throughput and its Universal Scalability Law fit", b.workload),
 		Caption: "Points: measured throughput of each closed-loop case that was not client-bound (one per repeat). " +

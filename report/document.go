@@ -59,7 +59,7 @@ type Image struct {
 	Name    string // file name without extension
 	Title   string
 	Caption string
-	Figure  *plots.Figure
+	Figure  *plots.Chart
 	PNG     []byte // nil until rendered
 }
 
@@ -111,7 +111,7 @@ func Build(runs []*results.Run, opts Options) (*Document, error) {
 		}
 	}
 	d.capacity(plan)
-	d.watchers(runs, plan.Target) // config workload (issue 12)
+	d.watchers(runs, plan.Target) // the config workload's watchers within a target
 	d.notes(runs, cases)
 	return d, nil
 }

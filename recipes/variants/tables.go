@@ -105,7 +105,7 @@ func (b brokenLock) Release(context.Context) error {
 	return fmt.Errorf("variants: release: %w", recipes.ErrNotHeld)
 }
 
-// Simple barrier family (issue 12, item 4).
+// Simple barrier family.
 
 // Polling is the simple barrier variant that re-reads the barrier node
 // instead of watching it.
@@ -125,7 +125,7 @@ func SimpleBarriers(poll time.Duration, opts ...recipes.Option) Family[recipes.B
 	)
 }
 
-// Two-phase commit family (issue 12, item 3).
+// Two-phase commit family.
 
 // Two-phase commit variant names.
 const (
@@ -151,7 +151,7 @@ func TwoPhases() Family[recipes.TwoPhase] {
 	)
 }
 
-// Group membership family (issue 12, item 5).
+// Group membership family.
 
 // Group membership variant names.
 const (
@@ -176,8 +176,8 @@ func Groups() Family[recipes.GroupFactory] {
 	)
 }
 
-// Queue variants (issue 11, item 3): the recipe page's queue and the
-// herd-free one, beside naive and native.
+// Queue variants: the recipe page's queue and the herd-free one, beside
+// naive and native.
 
 // Recipe is the ZooKeeper recipes page's own algorithm where it is neither
 // the naive nor the herd-free variant (the queue's batch consumer).

@@ -4,7 +4,7 @@
 // one panel per backend.
 //
 // Drawing has two stages. Build extracts the data of every figure from the
-// runs (the part golden-tested); Render draws one Figure with gonum/plot as
+// runs (the part golden-tested); Render draws one Chart with gonum/plot as
 // PNG or SVG. WriteAll does both into a folder.
 package plots
 
@@ -21,8 +21,8 @@ import (
 	"github.com/zkbench/zkbench/results"
 )
 
-// Figure is one image: a grid of panels sharing axes, one legend.
-type Figure struct {
+// Chart is one image: a grid of panels sharing axes, one legend.
+type Chart struct {
 	// Name is the file name without extension: "lock-fanout".
 	Name string `json:"name"`
 	// Title and Caption say what the figure shows and how to read it.
@@ -193,7 +193,7 @@ func lineLabel(variant string, b backends.Kind, extra string) string {
 // each latency histogram, and throughput over time. Results of the same
 // workload, backend, variant and client count are merged as repeats (lines
 // show the mean; histograms are merged).
-func Build(runs []*results.Run) ([]*Figure, error) {
+func Build(runs []*results.Run) ([]*Chart, error) {
 	cases := analysis.Cases(runs)
 	st := newStyle(cases)
 	runOf := map[*results.Result]*results.Run{}
@@ -202,7 +202,7 @@ func Build(runs []*results.Run) ([]*Figure, error) {
 			runOf[&r.Results[i]] = r
 		}
 	}
-	var figs []*Figure
+	var figs []*Chart
 	for _, w := range analysis.Distinct(cases, func(c *analysis.Case) string { return c.Workload }) {
 		wc := slices.DeleteFunc(slices.Clone(cases), func(c *analysis.Case) bool { return c.Workload != w })
 		b := &builder{workload: w, unit: string(wc[0].Unit()), cases: wc, st: st, runOf: runOf, runs: runsOf(runs, w)}
@@ -211,7 +211,7 @@ func Build(runs []*results.Run) ([]*Figure, error) {
 		slices.Sort(b.clients)
 		b.order, b.series = analysis.Group(wc)
 		first := len(figs)
-		for _, f := range []func() (*Figure, error){b.fanout, b.bytes, b.throughput, b.usl, b.requests, b.loadgen} {
+		for _, f := range []func() (*Chart, error){b.fanout, b.bytes, b.throughput, b.usl, b.requests, b.loadgen} {
 			fig, err := f()
 			if err != nil {
 				return nil, err
@@ -221,7 +221,7 @@ func Build(runs []*results.Run) ([]*Figure, error) {
 			}
 		}
 		for _, name := range latencyNames(wc) {
-			for _, f := range []func(figures.Latency) (*Figure, error){b.percentiles, b.distribution} {
+			for _, f := range []func(figures.Latency) (*Chart, error){b.percentiles, b.distribution} {
 				fig, err := f(name)
 				if err != nil {
 					return nil, err
@@ -387,12 +387,12 @@ func ticksFor(clients []int) []float64 {
 	return out
 }
 
-func (b *builder) fanout() (*Figure, error) {
+func (b *builder) fanout() (*Chart, error) {
 	rows := []sideRow{
 		{figures.WatchEvents, "client side: notifications delivered"},
 		{figures.ServerWatchEvents, "server side: notifications sent"},
 	}
-	fig := &Figure{
+	fig := &Chart{
 		Name:  b.workload + "-fanout",
 		Title: fmt.Sprintf("%s: notification fan-out per %s", b.workload, b.unit),
 		Caption: fmt.Sprintf("Watch notifications per %s against clients (log-log). A line that rises with "+
@@ -406,12 +406,12 @@ func (b *builder) fanout() (*Figure, error) {
 // servers' message bytes sent per operation against clients: a recipe that
 // lists every waiter on each wake-up is O(N) here even when its fan-out is
 // flat. Nil when no case measured bytes (older results files).
-func (b *builder) bytes() (*Figure, error) {
+func (b *builder) bytes() (*Chart, error) {
 	rows := []sideRow{
 		{figures.BytesReceived, "client side: payload received"},
 		{figures.ServerBytesSent, "server side: message bytes sent"},
 	}
-	fig := &Figure{
+	fig := &Chart{
 		Name:  b.workload + "-bytes",
 		Title: fmt.Sprintf("%s: bytes per %s", b.workload, b.unit),
 		Caption: fmt.Sprintf("Bytes per %s against clients (log-log): the clients' payload (data read, names listed, "+
@@ -431,7 +431,7 @@ type sideRow struct {
 // sideRows adds to fig one row a side, a log-log panel a backend of the
 // row's figure against clients (y: what per operation), leaving out rows
 // no case measured. Nil when none was.
-func (b *builder) sideRows(fig *Figure, rows []sideRow, what string) (*Figure, error) {
+func (b *builder) sideRows(fig *Chart, rows []sideRow, what string) (*Chart, error) {
 	prows := make([]panelRow, len(rows))
 	for i, r := range rows {
 		prows[i] = panelRow{side: r.side, y: value(r.fig), axis: Axis{Label: fmt.Sprintf("%s per %s", what, b.unit), Scale: Log}}
@@ -450,7 +450,7 @@ type panelRow struct {
 
 // panelRows adds to fig one row of panels a backend per row, leaving out
 // rows no case measured. Nil when none was.
-func (b *builder) panelRows(fig *Figure, rows []panelRow) (*Figure, error) {
+func (b *builder) panelRows(fig *Chart, rows []panelRow) (*Chart, error) {
 	measured := false
 	for _, r := range rows {
 		var row []*Panel
@@ -481,8 +481,8 @@ func (b *builder) panelRows(fig *Figure, rows []panelRow) (*Figure, error) {
 	return fig, nil
 }
 
-func (b *builder) throughput() (*Figure, error) {
-	fig := &Figure{
+func (b *builder) throughput() (*Chart, error) {
+	fig := &Chart{
 		Name:    b.workload + "-throughput",
 		Title:   fmt.Sprintf("%s: throughput against clients", b.workload),
 		Caption: fmt.Sprintf("Successful %ss per second over the measured interval (mean over repeats).", b.unit),
@@ -503,8 +503,8 @@ func (b *builder) throughput() (*Figure, error) {
 	return fig, nil
 }
 
-func (b *builder) requests() (*Figure, error) {
-	fig := &Figure{
+func (b *builder) requests() (*Chart, error) {
+	fig := &Chart{
 		Name:  b.workload + "-requests",
 		Title: fmt.Sprintf("%s: server requests per %s", b.workload, b.unit),
 		Caption: fmt.Sprintf("Top row: all requests per %s against clients (log-log), as the clients sent them "+
@@ -621,8 +621,8 @@ func serverRequests(c *analysis.Case) (float64, bool, error) {
 	return w + r, okw && okr, nil
 }
 
-func (b *builder) percentiles(name figures.Latency) (*Figure, error) {
-	fig := &Figure{
+func (b *builder) percentiles(name figures.Latency) (*Chart, error) {
+	fig := &Chart{
 		Name:  fmt.Sprintf("%s-latency-%s", b.workload, name),
 		Title: fmt.Sprintf("%s: %s latency percentiles against clients", b.workload, name),
 		Caption: fmt.Sprintf("%s latency at p50 (solid), p99 (dashed) and p99.9 (dotted), from the recorded "+
@@ -655,8 +655,8 @@ func (b *builder) percentiles(name figures.Latency) (*Figure, error) {
 // ninesStep is the spacing of distribution samples, in nines.
 const ninesStep = 0.05
 
-func (b *builder) distribution(name figures.Latency) (*Figure, error) {
-	fig := &Figure{
+func (b *builder) distribution(name figures.Latency) (*Chart, error) {
+	fig := &Chart{
 		Name:  fmt.Sprintf("%s-distribution-%s", b.workload, name),
 		Title: fmt.Sprintf("%s: %s latency distribution by percentile", b.workload, name),
 		Caption: "Latency at each percentile (HdrHistogram style; x in nines: 90%, 99%, 99.9%...), " +
@@ -715,7 +715,7 @@ func (b *builder) distribution(name figures.Latency) (*Figure, error) {
 // maxTimelineRows bounds the rows of the over-time figure.
 const maxTimelineRows = 6
 
-func (b *builder) timeline() *Figure {
+func (b *builder) timeline() *Chart {
 	rows := b.clients
 	if len(rows) > maxTimelineRows {
 		// Keep the smallest and largest and spread the rest.
@@ -725,7 +725,7 @@ func (b *builder) timeline() *Figure {
 		}
 		rows = slices.Compact(pick)
 	}
-	fig := &Figure{
+	fig := &Chart{
 		Name:  b.workload + "-timeline",
 		Title: fmt.Sprintf("%s: throughput over time", b.workload),
 		Caption: fmt.Sprintf("Successful %ss per second in each interval of the measured case. Drops to zero "+
@@ -848,7 +848,7 @@ func rateLine(r *results.Result) (Line, bool) {
 
 // finish drops points a log scale cannot show, notes empty panels, and
 // gives the panels of each group the same axis ranges.
-func (f *Figure) finish() {
+func (f *Chart) finish() {
 	type rng struct{ lo, hi float64 }
 	xs, ys := map[string]*rng{}, map[string]*rng{}
 	get := func(m map[string]*rng, key string) *rng {
@@ -926,7 +926,7 @@ func pad(a Axis, lo, hi float64) (float64, float64) {
 }
 
 // Files lists the file names a figure is written as, one per format.
-func (f *Figure) Files(formats []string) []string {
+func (f *Chart) Files(formats []string) []string {
 	out := make([]string, 0, len(formats))
 	for _, ft := range formats {
 		out = append(out, f.Name+"."+ft)
@@ -935,8 +935,8 @@ func (f *Figure) Files(formats []string) []string {
 }
 
 // Find returns the figure named name, or nil.
-func Find(figs []*Figure, name string) *Figure {
-	i := slices.IndexFunc(figs, func(f *Figure) bool { return f.Name == name })
+func Find(figs []*Chart, name string) *Chart {
+	i := slices.IndexFunc(figs, func(f *Chart) bool { return f.Name == name })
 	if i < 0 {
 		return nil
 	}

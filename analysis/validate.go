@@ -1,0 +1,124 @@
+package analysis
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/results"
+)
+
+// Check is one predicted figure against its measurement.
+type Check struct {
+	Figure    string  `json:"figure"`
+	Predicted float64 `json:"predicted"`
+	Measured  float64 `json:"measured"`
+	// Error is (predicted − measured) / measured; NaN when measured is 0.
+	Error float64 `json:"error"`
+}
+
+// Validation sets a prediction against the run that measured its point.
+type Validation struct {
+	Run    string  `json:"run"`
+	Case   string  `json:"case"`
+	Checks []Check `json:"checks"`
+	// ClientBound is the measured case's client-bound detail: its error
+	// then measures the load generator.
+	ClientBound string `json:"client_bound,omitempty"`
+	// Overloaded: the model says the lock cannot keep up (Prediction.
+	// Overloaded), so its waits grow with the length of the load and are
+	// not compared; MeasuredBehind says whether the run fell behind its
+	// schedule too (achieved below 95% of the scheduled rate).
+	Overloaded     bool `json:"overloaded,omitempty"`
+	MeasuredBehind bool `json:"measured_behind,omitempty"`
+}
+
+// Validate compares p with the case of run that measured it (same variant
+// and clients).
+func Validate(p *Prediction, run *results.Run) (*Validation, error) {
+	var c *Case
+	for _, x := range Cases([]*results.Run{run}) {
+		if x.Variant == p.Variant && x.Clients == p.Workload.Clients && x.Backend == p.Backend {
+			c = x
+		}
+	}
+	if c == nil {
+		return nil, fmt.Errorf("analysis: run %s has no case %s/%s/N=%d to validate against", run.ID, p.Backend, p.Variant, p.Workload.Clients)
+	}
+	v := &Validation{Run: run.ID, Case: c.Key.String()}
+	if b := c.ClientBound(); b != nil {
+		v.ClientBound = b.Detail
+	}
+	add := func(name string, pred, meas float64) {
+		e := math.NaN()
+		if meas != 0 {
+			e = (pred - meas) / meas
+		}
+		v.Checks = append(v.Checks, Check{Figure: name, Predicted: pred, Measured: meas, Error: e})
+	}
+	tput, _ := c.Throughput()
+	v.Overloaded = p.Overloaded
+	v.MeasuredBehind = p.Workload.Every > 0 && tput < 0.95*p.Workload.Rate()
+	lat := c.PrimaryLatency()
+	for _, q := range []float64{50, 99} {
+		if p.Overloaded {
+			break // the waits of an overloaded lock grow with the run: not comparable
+		}
+		d, ok, err := c.Quantile(lat, q)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			add(fmt.Sprintf("wait p%s (ms)", num(q)), Millis(p.Sim.P(q)), Millis(d))
+		}
+	}
+	if h, err := c.Latency(figures.LatencyHandoff); err == nil && h != nil && h.TotalCount() > 0 {
+		add("handoff mean (ms)", Millis(p.Handoff), h.Mean()/1e6) // the model's input beside the run's
+	}
+	add("acquisitions/s", p.Sim.Throughput, tput)
+	for _, l := range p.Load {
+		if l.Side != figures.Server.String() {
+			continue
+		}
+		for _, k := range CostKinds {
+			if k.Kind != l.Kind {
+				continue
+			}
+			if per, ok := perOpSum(c, k.Server); ok {
+				add(l.Kind+"/s (server)", l.PerSec, per*tput)
+			}
+		}
+	}
+	return v, nil
+}
+
+// Write prints the validation.
+func (v *Validation) Write(out io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "validation against run %s, case %s (measured)\n", v.Run, v.Case)
+	if v.ClientBound != "" {
+		fmt.Fprintf(&b, "CLIENT-BOUND: the measured case was limited by the load generator (%s): the errors below measure zkbench, not the model\n", v.ClientBound)
+	}
+	if v.Overloaded {
+		behind := "but the run kept its schedule: the model is wrong here"
+		if v.MeasuredBehind {
+			behind = "and the run fell behind its schedule too: both overloaded"
+		}
+		fmt.Fprintf(&b, "OVERLOADED: the model says the lock cannot keep up, %s; waits grow with the run's length and are not compared\n", behind)
+	}
+	tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "figure\tpredicted\tmeasured\terror\n")
+	for _, c := range v.Checks {
+		e := "—"
+		if !math.IsNaN(c.Error) {
+			e = fmt.Sprintf("%+.0f%%", 100*c.Error)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Figure, num(c.Predicted), num(c.Measured), e)
+	}
+	tw.Flush()
+	_, err := io.WriteString(out, b.String())
+	return err
+}
