@@ -4,7 +4,7 @@
 // output as options, and returns the run as a results.Run. The CLI only
 // turns flags into a Config and options; everything a run does happens here.
 //
-//	r, err := runner.New(cfg, runner.WithOutput("results"), runner.WithFaults(fs...))
+//	r, err := runner.New(cfg, runner.WithOutput("runs"), runner.WithFaults(fs...))
 //	if err != nil { ... }          // refused before any server is touched
 //	run, err := r.Run(ctx)         // one case loop for sweeps and presets
 //

@@ -21,7 +21,7 @@ and server side. Changes of 10% or more are marked with *. It lists the cases
 only one run has, and configuration differences (bounds, hold, think, cluster)
 that make the comparison less than like for like. Two runs on different
 backends are compared case by case across backends.`,
-		Example: `  zkbench compare results/before/results.json results/after/results.json
+		Example: `  zkbench compare runs/before/results.json runs/after/results.json
   zkbench compare zk-run etcd-run
   zkbench compare a.json b.json --json | jq '.cases[0]'`,
 		Args: cobra.ExactArgs(2),

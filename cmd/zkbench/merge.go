@@ -43,8 +43,8 @@ DIR/I/<run-id>/results.json), for I from 0 to S-1, and refuses a missing one:
 a command line as short for 10,000 shards as for 2 (the Kubernetes merge Job
 runs it, docs/kubernetes.md).`,
 		Example: `  zkbench merge shard-*/lock-2k/results.json -o results
-  zkbench merge results/lock-2k/shards/*/lock-2k -o merged
-  zkbench merge --shards-dir results/lock-2k/shards --shards 8 -o merged`,
+  zkbench merge runs/lock-2k/shards/*/lock-2k -o merged
+  zkbench merge --shards-dir runs/lock-2k/shards --shards 8 -o merged`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var shardRuns []*results.Run
 			var err error
@@ -93,7 +93,7 @@ runs it, docs/kubernetes.md).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&out, "output", "o", "results", "folder for the merged results; writes <output>/<run-id>/results.json")
+	fl.StringVarP(&out, "output", "o", "runs", "folder for the merged results; writes <output>/<run-id>/results.json")
 	fl.BoolVar(&noPlots, "no-plots", false, "do not draw plots")
 	fl.StringVar(&shardsDir, "shards-dir", "", "read shard I from DIR/I (its --output folder), I from 0 to --shards - 1, instead of files given by name")
 	fl.IntVar(&shards, "shards", 0, "with --shards-dir: the run's shard count")

@@ -28,10 +28,10 @@ treated as repeats. A RESULTS argument may be a run folder holding results.json.
 --format hgrm also exports every latency histogram in HdrHistogram's percentile
 distribution text (.hgrm, values in milliseconds), one file per case and
 histogram, for HdrHistogram's own plotter and tools.`,
-		Example: `  zkbench plot results/run-1/results.json
-  zkbench plot results/zk-lock results/etcd-lock -o lock-plots
+		Example: `  zkbench plot runs/run-1/results.json
+  zkbench plot runs/zk-lock runs/etcd-lock -o lock-plots
   zkbench plot run.json --format svg -o figures
-  zkbench plot results/run-1 --format hgrm -o hgrm`,
+  zkbench plot runs/run-1 --format hgrm -o hgrm`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			runs, err := readResultsArgs(args)

@@ -37,7 +37,7 @@ marked EXTRAPOLATED beyond the measured counts. With a calibration in the
 results (zkbench run --calibrate) it says how close each case ran to the
 server's measured write capacity and, for locks, to the herd-free handoff bound.
 Each answer names the runs behind it.`,
-		Example: `  zkbench report results/run-1
+		Example: `  zkbench report runs/run-1
   zkbench report zk.json etcd.json -o lock-report --target-p99 20ms
   zkbench report sweep.json --target-rate 500 --at-clients 2000`,
 		Args: cobra.MinimumNArgs(1),
