@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,14 +18,6 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/cluster/saved"
 	"github.com/zkbench/zkbench/runner"
-)
-
-// Bounds on a detached cluster's members: how long `cluster down` waits
-// after SIGTERM before SIGKILL, and on starting and stopping them.
-const (
-	memberStopGrace   = 10 * time.Second
-	localStartTimeout = 90 * time.Second
-	serverStopTimeout = 30 * time.Second
 )
 
 func newClusterCmd() *cobra.Command {
@@ -157,42 +148,10 @@ func parseKind(s string, optional bool) (backends.Kind, error) {
 	}
 }
 
-// statePaths returns the state files a command looks at: --state, or the
-// default file of the given backend, or of every backend.
-func statePaths(kind backends.Kind, state string) ([]string, error) {
-	if state != "" {
-		return []string{state}, nil
-	}
-	kinds := []backends.Kind{backends.ZooKeeper, backends.Etcd}
-	if kind != "" {
-		kinds = []backends.Kind{kind}
-	}
-	var paths []string
-	for _, k := range kinds {
-		p, err := saved.DefaultPath(k)
-		if err != nil {
-			return nil, err
-		}
-		paths = append(paths, p)
-	}
-	return paths, nil
-}
-
-// downHint is the command that stops the cluster saved at path.
-func downHint(kind backends.Kind, path string) string {
-	if def, err := saved.DefaultPath(kind); err == nil && def == path {
-		return "zkbench cluster down --backend " + string(kind)
-	}
-	return "zkbench cluster down --state " + path
-}
-
 func runClusterUp(cmd *cobra.Command, kindFlag backends.Kind, nodes int, dir, state string) error {
 	kind, err := parseKind(string(kindFlag), false)
 	if err != nil {
 		return err
-	}
-	if nodes < 1 || nodes%2 == 0 || nodes > 7 {
-		return fmt.Errorf("--nodes %d: want 1 or an odd ensemble size such as 3", nodes)
 	}
 	out := cmd.OutOrStdout()
 	if state == "" {
@@ -203,86 +162,20 @@ func runClusterUp(cmd *cobra.Command, kindFlag backends.Kind, nodes int, dir, st
 	if state, err = filepath.Abs(state); err != nil {
 		return err
 	}
-	unlock, err := saved.LockDir(state)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-
-	if old, err := saved.Load(state); err == nil {
-		up, all := old.Running(), len(old.Members())
-		switch {
-		case up == all && old.Backend == kind && old.Nodes == nodes:
-			fmt.Fprintf(out, "A %s cluster of %s is already running (started %s); not starting another.\n",
-				kind, plural(all, "member"), old.Started.Local().Format(time.DateTime))
-			printClusterUse(out, old, state)
-			return nil
-		case up == all:
-			return fmt.Errorf("a %s cluster of %s is already running at %s (state %s): stop it first with `%s`, or give another --state",
-				old.Backend, plural(all, "member"), strings.Join(old.Endpoints, ","), state, downHint(old.Backend, state))
-		case up > 0:
-			return fmt.Errorf("the %s cluster saved in %s is partly running (%d of %d members): stop what is left with `%s`, then start again",
-				old.Backend, state, up, all, downHint(old.Backend, state))
-		}
-		fmt.Fprintf(out, "Removing stale state %s: none of its %d processes runs any more.\n", state, all)
-		if err := saved.Remove(old, state); err != nil {
-			return err
-		}
-	} else if !errors.Is(err, saved.ErrNotSaved) {
-		return err
-	}
-
-	if dir == "" {
-		if dir = strings.TrimSuffix(state, filepath.Ext(state)); dir == state {
-			dir += ".d"
-		}
-	}
-	if dir, err = filepath.Abs(dir); err != nil {
-		return err
-	}
-	if err := checkNewDir(dir); err != nil {
-		return err
-	}
-
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, localStartTimeout)
-	defer cancel()
-	fmt.Fprintf(out, "Starting the %s cluster (%s) in %s ...\n", kind, plural(nodes, "member"), dir)
 	start := time.Now()
-	sc, stopCluster, err := saved.Start(ctx, kind, nodes, dir)
+	sc, started, err := saved.Up(ctx, kind, nodes, dir, state, func(line string) { fmt.Fprintln(out, line) })
 	if err != nil {
-		_ = os.RemoveAll(dir)
-		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return fmt.Errorf("interrupted while starting; everything started was stopped: %w", err)
-		}
 		return err
 	}
-	if err := saved.Write(state, sc); err != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), serverStopTimeout)
-		defer cancel()
-		_ = stopCluster(sctx)
-		_ = os.RemoveAll(dir)
-		return fmt.Errorf("save cluster state (the cluster was stopped again): %w", err)
+	if started {
+		fmt.Fprintf(out, "Ready in %.1fs.\n", time.Since(start).Seconds())
+	} else {
+		fmt.Fprintf(out, "A %s cluster of %s is already running (started %s); not starting another.\n",
+			kind, saved.Plural(len(sc.Members()), "member"), sc.Started.Local().Format(time.DateTime))
 	}
-	fmt.Fprintf(out, "Ready in %.1fs.\n", time.Since(start).Seconds())
 	printClusterUse(out, sc, state)
-	return nil
-}
-
-// checkNewDir refuses a folder that holds anything: down removes the whole
-// folder, so it must be zkbench's alone.
-func checkNewDir(dir string) error {
-	entries, err := os.ReadDir(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil
-	case err != nil:
-		return fmt.Errorf("--dir %s: %w", dir, err)
-	case len(entries) > 0:
-		return fmt.Errorf("folder %s is not empty, and cluster down would remove it: give an empty or new --dir; "+
-			"if an interrupted cluster up left it, check that no server runs from it (pgrep -f %s) and remove it", dir, dir)
-	}
 	return nil
 }
 
@@ -295,7 +188,7 @@ func printClusterUse(w io.Writer, s *saved.Cluster, state string) {
 	tw.Flush()
 	fmt.Fprintf(w, "State: %s\nFiles: %s\n", state, s.Dir)
 	fmt.Fprintf(w, "Run against it:\n  zkbench run --backend %s --endpoints %s\n", s.Backend, strings.Join(s.Endpoints, ","))
-	fmt.Fprintf(w, "Stop it:\n  %s\n", downHint(s.Backend, state))
+	fmt.Fprintf(w, "Stop it:\n  %s\n", saved.DownHint(s.Backend, state))
 }
 
 func runClusterDown(cmd *cobra.Command, backend, state string) error {
@@ -303,7 +196,7 @@ func runClusterDown(cmd *cobra.Command, backend, state string) error {
 	if err != nil {
 		return err
 	}
-	paths, err := statePaths(kind, state)
+	paths, err := saved.Paths(kind, state)
 	if err != nil {
 		return err
 	}
@@ -316,7 +209,7 @@ func runClusterDown(cmd *cobra.Command, backend, state string) error {
 		if path, err = filepath.Abs(path); err != nil {
 			return err
 		}
-		ok, err := downOne(ctx, out, path)
+		ok, err := saved.Down(ctx, path, func(line string) { fmt.Fprintln(out, line) })
 		if ok {
 			found++
 		}
@@ -334,74 +227,12 @@ func runClusterDown(cmd *cobra.Command, backend, state string) error {
 	return errors.Join(errs...)
 }
 
-// downOne stops the cluster saved at path; found says there was one.
-func downOne(ctx context.Context, out io.Writer, path string) (found bool, err error) {
-	unlock, err := saved.LockDir(path)
-	if err != nil {
-		return false, err
-	}
-	defer unlock()
-	s, err := saved.Load(path)
-	if errors.Is(err, saved.ErrNotSaved) {
-		return false, nil
-	}
-	if err != nil {
-		return true, err
-	}
-	ms := s.Members()
-	up := s.Running()
-	start := time.Now()
-	if up == 0 {
-		fmt.Fprintf(out, "The %s cluster saved in %s was not running (stale state): removing its files.\n", s.Backend, path)
-	} else {
-		fmt.Fprintf(out, "Stopping the %s cluster (%d of %d members running) ...\n", s.Backend, up, len(ms))
-		sctx, cancel := context.WithTimeout(ctx, serverStopTimeout)
-		defer cancel()
-		if err := saved.StopMembers(sctx, saved.StopOrder(sctx, s), memberStopGrace); err != nil {
-			return true, fmt.Errorf("stop the %s cluster: %w; its state stays in %s", s.Backend, err, path)
-		}
-	}
-	if err := saved.Remove(s, path); err != nil {
-		return true, err
-	}
-	if up > 0 {
-		fmt.Fprintf(out, "Stopped the %s cluster in %.1fs.\n", s.Backend, time.Since(start).Seconds())
-	}
-	fmt.Fprintf(out, "Removed %s and %s.\n", s.Dir, path)
-	return true, nil
-}
-
 // newBackend is a backend on endpoints with f's session and authentication
 // settings, as `zkbench run --endpoints` builds it.
 func newBackend(kind backends.Kind, endpoints []string, f *runFlags) (backends.Backend, error) {
 	srv := f.servers()
 	srv.Endpoints = endpoints
 	return runner.NewBackend(kind, srv)
-}
-
-// clusterReport is `cluster status --json`'s view of one saved cluster.
-type clusterReport struct {
-	Backend   backends.Kind `json:"backend"`
-	StateFile string        `json:"state_file"`
-	Dir       string        `json:"dir"`
-	Started   time.Time     `json:"started"`
-	// Health is "serving" (every member runs and answers), "degraded" or
-	// "stale" (no member process runs).
-	Health    string         `json:"health"`
-	Endpoints []string       `json:"endpoints"`
-	Members   []memberReport `json:"members"`
-}
-
-type memberReport struct {
-	Name     string        `json:"name"`
-	Endpoint string        `json:"endpoint"`
-	PID      int           `json:"pid"`
-	Running  bool          `json:"running"`
-	Role     string        `json:"role,omitempty"`
-	Version  string        `json:"version,omitempty"`
-	RTT      time.Duration `json:"rtt_ns,omitempty"`
-	Error    string        `json:"error,omitempty"`
-	Log      string        `json:"log"`
 }
 
 func runClusterStatus(cmd *cobra.Command, backend, state string, timeout time.Duration, asJSON bool) error {
@@ -412,11 +243,11 @@ func runClusterStatus(cmd *cobra.Command, backend, state string, timeout time.Du
 	if timeout <= 0 {
 		return errors.New("--timeout must be positive")
 	}
-	paths, err := statePaths(kind, state)
+	paths, err := saved.Paths(kind, state)
 	if err != nil {
 		return err
 	}
-	reports := []clusterReport{}
+	reports := []saved.Report{}
 	var errs []error
 	for _, path := range paths {
 		if path, err = filepath.Abs(path); err != nil {
@@ -430,7 +261,7 @@ func runClusterStatus(cmd *cobra.Command, backend, state string, timeout time.Du
 			errs = append(errs, err)
 			continue
 		}
-		reports = append(reports, statusReport(cmd.Context(), s, path, timeout))
+		reports = append(reports, saved.Status(cmd.Context(), s, path, timeout))
 	}
 	out := cmd.OutOrStdout()
 	if asJSON {
@@ -450,38 +281,9 @@ func runClusterStatus(cmd *cobra.Command, backend, state string, timeout time.Du
 	return errors.Join(errs...)
 }
 
-func statusReport(ctx context.Context, s *saved.Cluster, path string, timeout time.Duration) clusterReport {
-	ms := s.Members()
-	checks := saved.Checks(ctx, s.Backend, ms, timeout)
-	r := clusterReport{Backend: s.Backend, StateFile: path, Dir: s.Dir, Started: s.Started, Endpoints: s.Endpoints}
-	running, answering := 0, 0
-	for i, m := range ms {
-		mr := memberReport{Name: m.Name, Endpoint: m.Endpoint, PID: m.PID, Running: m.Runs(), Log: m.Log}
-		if mr.Running {
-			running++
-		}
-		if c := checks[i]; c.Err != nil {
-			mr.Error = c.Err.Error()
-		} else {
-			answering++
-			mr.Role, mr.Version, mr.RTT = c.Info.Role, c.Info.Version, c.Info.RTT
-		}
-		r.Members = append(r.Members, mr)
-	}
-	switch {
-	case running == 0:
-		r.Health = "stale"
-	case running == len(ms) && answering == len(ms):
-		r.Health = "serving"
-	default:
-		r.Health = "degraded"
-	}
-	return r
-}
-
-func printReport(w io.Writer, r clusterReport) {
+func printReport(w io.Writer, r saved.Report) {
 	fmt.Fprintf(w, "%s: %s, %s, started %s (state %s)\n",
-		r.Backend, r.Health, plural(len(r.Members), "member"), r.Started.Local().Format(time.DateTime), r.StateFile)
+		r.Backend, r.Health, saved.Plural(len(r.Members), "member"), r.Started.Local().Format(time.DateTime), r.StateFile)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, m := range r.Members {
 		alive, check := "running", m.Role+" "+m.Version
@@ -498,7 +300,7 @@ func printReport(w io.Writer, r clusterReport) {
 	case "serving":
 		fmt.Fprintf(w, "  --endpoints %s\n", strings.Join(r.Endpoints, ","))
 	case "stale":
-		fmt.Fprintf(w, "  None of its processes runs any more: `%s` removes its files.\n", downHint(r.Backend, r.StateFile))
+		fmt.Fprintf(w, "  None of its processes runs any more: `%s` removes its files.\n", saved.DownHint(r.Backend, r.StateFile))
 	default:
 		for _, m := range r.Members {
 			if m.Error != "" {
@@ -506,12 +308,4 @@ func printReport(w io.Writer, r clusterReport) {
 			}
 		}
 	}
-}
-
-// plural is "1 member" or "3 members".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

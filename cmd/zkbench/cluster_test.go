@@ -248,10 +248,10 @@ func checkServes(t *testing.T, kind backends.Kind, endpoints []string) {
 	}
 }
 
-func statusJSON(t *testing.T, bin, home string) clusterReport {
+func statusJSON(t *testing.T, bin, home string) saved.Report {
 	t.Helper()
 	out := mustCLI(t, bin, home, "cluster", "status", "--json")
-	var rs []clusterReport
+	var rs []saved.Report
 	if err := json.Unmarshal([]byte(out), &rs); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
