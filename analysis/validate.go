@@ -39,6 +39,9 @@ type Validation struct {
 // Validate compares p with the case of run that measured it (same variant
 // and clients).
 func Validate(p *Prediction, run *results.Run) (*Validation, error) {
+	if err := checkValidationRun(run, p); err != nil {
+		return nil, err
+	}
 	var c *Case
 	for _, x := range Cases([]*results.Run{run}) {
 		if x.Variant == p.Variant && x.Clients == p.Workload.Clients && x.Backend == p.Backend {
@@ -121,4 +124,22 @@ func (v *Validation) Write(out io.Writer) error {
 	tw.Flush()
 	_, err := io.WriteString(out, b.String())
 	return err
+}
+
+// checkValidationRun refuses a run that did not measure the predicted
+// point: another arrival process, rate, think or hold.
+func checkValidationRun(run *results.Run, p *Prediction) error {
+	w := p.Workload
+	c := run.Config
+	switch {
+	case w.Every > 0 && math.Abs(c.Rate-w.Rate()) > 1e-6*w.Rate():
+		return fmt.Errorf("run %s ran at --rate %v, the prediction is for %v acquisitions/s (%d clients every %s)", run.ID, c.Rate, w.Rate(), w.Clients, w.Every)
+	case w.Every == 0 && c.Rate > 0:
+		return fmt.Errorf("run %s is an open loop (--rate %v): the prediction is for the closed loop (--think %s)", run.ID, c.Rate, w.Think)
+	case w.Every == 0 && c.Think != w.Think:
+		return fmt.Errorf("run %s ran with --think %s, the prediction is for %s", run.ID, c.Think, w.Think)
+	case c.Hold != w.Hold:
+		return fmt.Errorf("run %s ran with --hold %s, the prediction is for %s", run.ID, c.Hold, w.Hold)
+	}
+	return nil
 }

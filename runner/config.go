@@ -50,50 +50,63 @@ const (
 )
 
 // Config is a sweep: what to run, and on which servers. Its zero values
-// are not defaults: the CLI supplies those.
+// are not defaults: the CLI supplies those. It encodes as JSON (a Spec's
+// part), passwords excluded.
 type Config struct {
-	Backend  backends.Kind
-	Workload string
-	// Variants run in the order given, at every client count.
-	Variants []string
-	Clients  []int
-	Repeat   int
+	Backend  backends.Kind `json:"backend"`
+	Workload string        `json:"workload"`
+	// Variants run in the order given, at every client count; none: the
+	// workload's defaults.
+	Variants []string `json:"variants,omitempty"`
+	Clients  []int    `json:"clients,omitempty"`
+	Repeat   int      `json:"repeat"`
 	// Bounds of each case: Duration, and if positive Ops; Warmup runs
 	// before measurement and is not recorded.
-	Duration time.Duration
-	Ops      int64
-	Warmup   time.Duration
+	Duration time.Duration `json:"duration_ns"`
+	Ops      int64         `json:"ops,omitempty"`
+	Warmup   time.Duration `json:"warmup_ns"`
 	// Load model: Rate > 0 is the open loop; Hold and Think shape a
 	// client's turn.
-	Rate        float64
-	Hold, Think time.Duration
+	Rate  float64       `json:"rate,omitempty"`
+	Hold  time.Duration `json:"hold_ns,omitempty"`
+	Think time.Duration `json:"think_ns,omitempty"`
 	// Params are workload parameters (workloads.Param*).
-	Params  map[string]string
-	Servers Servers
+	Params  map[string]string `json:"params,omitempty"`
+	Servers Servers           `json:"servers"`
 }
 
 // Servers says which servers a run uses and how its clients reach them.
 type Servers struct {
 	// Mode: Embedded (etcd only), Local, Docker or Remote. Empty: Remote when
 	// Endpoints are given, else Embedded for etcd and Local for ZooKeeper.
-	Mode ClusterMode
+	Mode ClusterMode `json:"mode,omitempty"`
 	// Nodes is the number of servers to start (Local: 1 or an odd count
 	// up to 7; Embedded: 1).
-	Nodes     int
-	Endpoints []string
+	Nodes     int      `json:"nodes"`
+	Endpoints []string `json:"endpoints,omitempty"`
 	// SessionTimeout is ZooKeeper's, LeaseTTL etcd's (at least 2 s).
-	SessionTimeout time.Duration
-	LeaseTTL       time.Duration
+	SessionTimeout time.Duration `json:"session_timeout_ns"`
+	LeaseTTL       time.Duration `json:"lease_ttl_ns"`
 	// Conns > 0 shares that many connections among all sessions.
-	Conns int
-	// etcd security.
-	TLS                etcdbackend.TLSConfig
-	Username, Password string
-	// Digest is ZooKeeper's digest authentication, user:password.
-	Digest string
+	Conns int `json:"conns,omitempty"`
+	// etcd security. The password is never encoded: a process given a
+	// Spec takes it from its environment (PasswordEnv).
+	TLS      etcdbackend.TLSConfig `json:"tls"`
+	Username string                `json:"username,omitempty"`
+	Password string                `json:"-"`
+	// Digest is ZooKeeper's digest authentication, user:password; like
+	// the password, never encoded (DigestEnv).
+	Digest string `json:"-"`
 	// PreflightTimeout bounds the check that the servers answer.
-	PreflightTimeout time.Duration
+	PreflightTimeout time.Duration `json:"preflight_timeout_ns"`
 }
+
+// The environment variables a process run from a Spec reads the secrets a
+// Spec leaves out from.
+const (
+	PasswordEnv = "ZKBENCH_ETCD_PASSWORD"
+	DigestEnv   = "ZKBENCH_ZK_DIGEST"
+)
 
 // Option sets an optional part of a run.
 type Option func(*options)
@@ -161,7 +174,8 @@ type plan struct {
 	Config
 	options
 	kind     backends.Kind
-	spec     workloads.Spec
+	given    Config         // the Config as New was given it (Spec)
+	wspec    workloads.Spec // the workload's declaration
 	workload workloads.Workload
 	// gcPercent is the collector's goal for the run (0: leave it).
 	gcPercent int
@@ -175,7 +189,7 @@ type plan struct {
 // validate checks cfg and opts together, without touching any server, and
 // returns the plan or an error that says what to change.
 func validate(cfg Config, o options) (*plan, error) {
-	p := &plan{Config: cfg, options: o}
+	p := &plan{Config: cfg, given: cfg, options: o}
 	switch cfg.Backend {
 	case backends.Etcd, backends.ZooKeeper:
 		p.kind = cfg.Backend
@@ -187,7 +201,7 @@ func validate(cfg Config, o options) (*plan, error) {
 		return nil, fmt.Errorf("--workload: %w", err)
 	}
 	w := spec.New()
-	p.spec, p.workload = spec, w
+	p.wspec, p.workload = spec, w
 	if len(cfg.Variants) == 0 {
 		cfg.Variants = spec.DefaultVariants(p.kind)
 	}

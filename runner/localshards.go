@@ -65,7 +65,11 @@ func (r *Runner) runLocalShards(ctx context.Context, srv *server) error {
 		if srv.livePIDs != nil {
 			pids = srv.livePIDs()
 		}
-		cmd := s.command(ShardSpec{Index: i, Endpoints: srv.endpoints, ServerPIDs: pids, RunID: p.runID, Output: out})
+		child := p.spec()
+		child.Config.Servers.Mode, child.Config.Servers.Endpoints, child.Config.Servers.Nodes = Remote, srv.endpoints, len(srv.endpoints)
+		child.RunID, child.Output, child.ServerPIDs = p.runID, out, pids
+		child.Shard = &SpecShard{Index: i, Count: s.count, Timeout: s.timeout}
+		cmd := s.command(child)
 		cmd.Env = append(append(os.Environ(), p.workerEnv...), cmd.Env...)
 		cmd.Stdout, cmd.Stderr = io.Discard, sp.tail
 		if err := spawn.Start(cmd); err != nil {

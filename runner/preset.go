@@ -21,8 +21,8 @@ func (p *plan) expandPreset() error {
 	if p.preset != workloads.PresetPaperBarrier {
 		return fmt.Errorf("--preset %q: the only preset is %s", p.preset, workloads.PresetPaperBarrier)
 	}
-	if !slices.Contains(p.spec.Abilities.Presets, p.preset) {
-		return fmt.Errorf("--preset %s: the %s workload has no such preset (%s runs it: add --workload %s)", p.preset, p.spec.Name,
+	if !slices.Contains(p.wspec.Abilities.Presets, p.preset) {
+		return fmt.Errorf("--preset %s: the %s workload has no such preset (%s runs it: add --workload %s)", p.preset, p.wspec.Name,
 			presetOwner(p.preset), presetOwner(p.preset))
 	}
 	grid, err := workloads.PaperBarrierGrid(p.scale)

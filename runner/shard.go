@@ -27,22 +27,11 @@ const DefaultShardTimeout = 2 * time.Minute
 // MaxShards is the most shards a run may have.
 const MaxShards = 10000
 
-// ShardSpec is what the parent of local shards tells shard Index: the
-// servers' Endpoints and, where they run as processes on this machine,
-// their ServerPIDs by endpoint (for the servers' cost, see
-// WithServerProcesses); the RunID; the folder to write its results under
-// (the file <Output>/<RunID>/results.json).
-type ShardSpec struct {
-	Index      int
-	Endpoints  []string
-	ServerPIDs map[string]int
-	RunID      string
-	Output     string
-}
-
 // ShardCommand returns the command that runs one shard of a local sharded
-// run: zkbench itself, as `zkbench run ... --shard-index I`.
-type ShardCommand func(ShardSpec) *exec.Cmd
+// run from its Spec: the parent's, made shard Index of the run on the
+// parent's servers (Remote, their endpoints and, where they run on this
+// machine, their processes), writing <Output>/<RunID>/results.json.
+type ShardCommand func(Spec) *exec.Cmd
 
 // WithServerProcesses says that the servers at Servers.Endpoints run on
 // this machine as the processes pids (by endpoint), so that the run measures
@@ -96,9 +85,9 @@ func checkShards(p *plan, runIDGiven bool) error {
 		return fmt.Errorf("--shard-index %d: a run of %d shards has shards 0 to %d", s.index, s.count, s.count-1)
 	case s.timeout < 0:
 		return fmt.Errorf("--shard-timeout %v: must be positive", s.timeout)
-	case !p.spec.Abilities.Shards:
+	case !p.wspec.Abilities.Shards:
 		return fmt.Errorf("--shards: only %s sharded (this run's workload is %s)",
-			ableWorkloads(func(a workloads.Abilities) bool { return a.Shards }, "runs", "run"), p.spec.Name)
+			ableWorkloads(func(a workloads.Abilities) bool { return a.Shards }, "runs", "run"), p.wspec.Name)
 	case p.cfg.Ops > 0:
 		return errors.New("--shards: --ops cannot end every shard's interval at one moment; bound the cases by --duration")
 	case len(p.faults) > 0:

@@ -96,9 +96,9 @@ func checkPauseClients(p *plan) error {
 	}
 	what := fmt.Sprintf("--fault pause-client:%d", paused[0])
 	switch {
-	case !p.spec.Abilities.ClientProcesses:
+	case !p.wspec.Abilities.ClientProcesses:
 		return fmt.Errorf("%s: only %s clients in worker processes that can be paused (this run's workload is %s)", what,
-			ableWorkloads(func(a workloads.Abilities) bool { return a.ClientProcesses }, "runs", "run"), p.spec.Name)
+			ableWorkloads(func(a workloads.Abilities) bool { return a.ClientProcesses }, "runs", "run"), p.wspec.Name)
 	case p.cfg.Rate > 0:
 		return fmt.Errorf("%s: a paused client runs in a worker process, which the open loop (--rate) cannot schedule: use the closed loop", what)
 	case slices.Min(p.cfg.Clients) <= len(paused):

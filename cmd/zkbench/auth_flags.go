@@ -4,6 +4,8 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
+
+	"github.com/zkbench/zkbench/runner"
 )
 
 // addAuthFlags registers the flags that say how to reach a secured cluster
@@ -19,10 +21,14 @@ func addAuthFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVar(&f.digest, "digest", "", "ZooKeeper: digest authentication user:password")
 }
 
-// passwordFromEnv fills in the etcd password from ZKBENCH_ETCD_PASSWORD when
-// --password was not given.
+// passwordFromEnv fills in the etcd password and the ZooKeeper digest from
+// the environment (runner.PasswordEnv, runner.DigestEnv) when their flags
+// were not given.
 func (f *runFlags) passwordFromEnv() {
 	if f.password == "" {
-		f.password = os.Getenv("ZKBENCH_ETCD_PASSWORD")
+		f.password = os.Getenv(runner.PasswordEnv)
+	}
+	if f.digest == "" {
+		f.digest = os.Getenv(runner.DigestEnv)
 	}
 }

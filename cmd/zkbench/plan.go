@@ -1,10 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"math"
-	"path/filepath"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +14,7 @@ import (
 	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/runner"
 	"github.com/zkbench/zkbench/workloads"
 )
 
@@ -175,9 +176,6 @@ func runPlan(cmd *cobra.Command, f *planFlags, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := checkValidationRun(run, ans.Asked); err != nil {
-			return err
-		}
 		if val, err = analysis.Validate(ans.Asked, run); err != nil {
 			return err
 		}
@@ -201,44 +199,30 @@ func runPlan(cmd *cobra.Command, f *planFlags, args []string) error {
 	return nil
 }
 
-// checkValidationRun refuses a run that did not measure the predicted
-// point: another arrival process, rate, think or hold.
-func checkValidationRun(run *results.Run, p *analysis.Prediction) error {
-	w := p.Workload
-	c := run.Config
-	switch {
-	case w.Every > 0 && math.Abs(c.Rate-w.Rate()) > 1e-6*w.Rate():
-		return fmt.Errorf("run %s ran at --rate %v, the prediction is for %v acquisitions/s (%d clients every %s)", run.ID, c.Rate, w.Rate(), w.Clients, w.Every)
-	case w.Every == 0 && c.Rate > 0:
-		return fmt.Errorf("run %s is an open loop (--rate %v): the prediction is for the closed loop (--think %s)", run.ID, c.Rate, w.Think)
-	case w.Every == 0 && c.Think != w.Think:
-		return fmt.Errorf("run %s ran with --think %s, the prediction is for %s", run.ID, c.Think, w.Think)
-	case c.Hold != w.Hold:
-		return fmt.Errorf("run %s ran with --hold %s, the prediction is for %s", run.ID, c.Hold, w.Hold)
-	}
-	return nil
-}
-
-// validateRun runs the predicted point with zkbench run in this process and
-// reads its results file.
+// validateRun runs the predicted point in this process, on the servers
+// the flags name (or the kind the basis run started), and returns its
+// results.
 func validateRun(cmd *cobra.Command, f *planFlags, p *analysis.Prediction, runs []*results.Run) (*results.Run, error) {
 	id := f.runID
 	if id == "" {
 		id = fmt.Sprintf("plan-%s-%d-%s", p.Variant, p.Workload.Clients, time.Now().UTC().Format("20060102-150405"))
 	}
-	args := []string{"run", "--backend", string(p.Backend), "--workload", p.Workload.Workload, "--variants", p.Variant,
-		"--clients", strconv.Itoa(p.Workload.Clients), "--duration", f.duration.String(), "--warmup", f.warmup.String(),
-		"--hold", p.Workload.Hold.String(), "-o", f.output, "--run-id", id, "--no-plots"}
+	spec := runner.Spec{Config: runner.Config{
+		Backend: p.Backend, Workload: p.Workload.Workload, Variants: []string{p.Variant}, Clients: []int{p.Workload.Clients},
+		Repeat: 1, Duration: f.duration, Warmup: f.warmup, Hold: p.Workload.Hold,
+		Servers: runner.Servers{Nodes: 1, SessionTimeout: runner.Auto, LeaseTTL: runner.Auto, PreflightTimeout: 10 * time.Second},
+	}, RunID: id, Output: f.output}
 	if p.Workload.Every > 0 {
-		args = append(args, "--rate", strconv.FormatFloat(p.Workload.Rate(), 'f', -1, 64))
-	} else if p.Workload.Think > 0 {
-		args = append(args, "--think", p.Workload.Think.String())
+		spec.Config.Rate = p.Workload.Rate()
+	} else {
+		spec.Config.Think = p.Workload.Think
 	}
+	srv := &spec.Config.Servers
 	switch {
 	case len(f.endpoints) > 0:
-		args = append(args, "--endpoints", strings.Join(f.endpoints, ","))
+		srv.Endpoints = f.endpoints
 	case f.cluster != "":
-		args = append(args, "--cluster", f.cluster)
+		srv.Mode = runner.ClusterMode(f.cluster)
 	default:
 		mode := ""
 		for _, r := range runs {
@@ -246,20 +230,28 @@ func validateRun(cmd *cobra.Command, f *planFlags, p *analysis.Prediction, runs 
 				mode = r.ClusterMode
 			}
 		}
-		switch mode {
-		case "embedded", "local", "docker":
-			args = append(args, "--cluster", mode)
+		switch m := runner.ClusterMode(mode); m {
+		case runner.Embedded, runner.Local, runner.Docker:
+			srv.Mode = m
 		default:
 			return nil, fmt.Errorf("--validate: the basis run %s ran on a %q cluster zkbench cannot start again: give --endpoints or --cluster", p.Basis.Run, mode)
 		}
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "validating: zkbench %s\n", strings.Join(args, " "))
-	run := newRootCmd()
-	run.SetArgs(args)
-	run.SetOut(cmd.ErrOrStderr())
-	run.SetErr(cmd.ErrOrStderr())
-	if err := run.ExecuteContext(cmd.Context()); err != nil {
+	stderr := cmd.ErrOrStderr()
+	fmt.Fprintf(stderr, "validating: %s %s at %d clients on %s (%s), run %s\n", p.Workload.Workload, p.Variant, p.Workload.Clients,
+		p.Backend, cmp.Or(string(srv.Mode), "remote"), id)
+	r, err := runner.NewFromSpec(spec, runner.WithProgress(stderr, isTerminal(stderr)), runner.WithCommand("zkbench "+version, os.Args))
+	if err != nil {
 		return nil, fmt.Errorf("--validate run: %w", err)
 	}
-	return results.ReadFile(filepath.Join(f.output, id, resultsFileName))
+	ctx, stop := interruptible(cmd.Context(), stderr)
+	defer stop()
+	run, err := r.Run(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("--validate run: %w", err)
+	}
+	if err := analysis.WriteSummary(stderr, run); err != nil {
+		return nil, err
+	}
+	return run, nil
 }

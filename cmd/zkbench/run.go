@@ -50,6 +50,7 @@ type runFlags struct {
 	preflightTimeout  time.Duration
 	recipe            recipeFlags // election and barrier workloads, --preset
 	faults            []string
+	spec              string // --spec: the run described as data
 	shards            int
 	shardIndex        int
 	shardTimeout      time.Duration
@@ -140,6 +141,8 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl.BoolVar(&f.calibrate, "calibrate", false, "measure the server's raw capacity before the sweep")
 	fl.DurationVar(&f.preflightTimeout, "preflight-timeout", 10*time.Second, "bound on the check that the servers answer")
 	fl.StringArrayVar(&f.faults, "fault", nil, faultHelp)
+	fl.StringVar(&f.spec, "spec", "", "run the run described by this JSON file (- for standard input), as local shards, Kubernetes pods and plan --validate do; "+
+		"only --output, --shard-index and --no-plots may be given beside it")
 	fl.IntVar(&f.shards, "shards", 0, "split every case's clients over this many shards (lock workload); without --shard-index, runs them as processes on this machine and merges their results (docs/sharding.md)")
 	fl.IntVar(&f.shardIndex, "shard-index", -1, "with --shards: run only this shard (0 to S-1) on --endpoints, with --run-id; default: $"+jobIndexEnv+" when set (a Kubernetes Indexed Job)")
 	fl.StringVar(&f.serverPIDs, "server-pids", "", "the --endpoints' server processes on this machine, endpoint=pid,... (set by zkbench run --shards for its shards)")
@@ -150,20 +153,21 @@ workload, backend or servers would not read are refused, not ignored.`,
 	return cmd, f
 }
 
-// config turns the flags into the runner's sweep and options, or says
-// which flag is wrong. Flags the chosen workload, backend or servers do
-// not read are refused, not ignored.
-func (f *runFlags) config(fl *pflag.FlagSet) (runner.Config, []runner.Option, error) {
-	spec, err := workloads.Lookup(f.workload)
+// runSpec turns the flags into the run's Spec, or says which flag is
+// wrong. Flags the chosen workload, backend or servers do not read are
+// refused, not ignored. --shards without a shard index (local shards) is
+// not in it: the caller makes this process their parent.
+func (f *runFlags) runSpec(fl *pflag.FlagSet) (runner.Spec, error) {
+	wspec, err := workloads.Lookup(f.workload)
 	if err != nil {
-		return runner.Config{}, nil, fmt.Errorf("--workload: %w", err)
+		return runner.Spec{}, fmt.Errorf("--workload: %w", err)
 	}
-	if err := checkFlagsRead(fl, f, &spec); err != nil {
-		return runner.Config{}, nil, err
+	if err := checkFlagsRead(fl, f, &wspec); err != nil {
+		return runner.Spec{}, err
 	}
 	clients, err := parseClients(f.clients)
 	if err != nil {
-		return runner.Config{}, nil, err
+		return runner.Spec{}, err
 	}
 	cfg := runner.Config{
 		Backend: backends.Kind(f.backend), Workload: f.workload, Variants: splitList(f.variants), Clients: clients,
@@ -172,39 +176,87 @@ func (f *runFlags) config(fl *pflag.FlagSet) (runner.Config, []runner.Option, er
 		Servers: f.servers(),
 	}
 	if len(cfg.Variants) == 0 {
-		cfg.Variants = spec.DefaultVariants(cfg.Backend)
+		cfg.Variants = wspec.DefaultVariants(cfg.Backend)
 	}
-	if cfg.Params, err = f.recipe.params(fl, spec, cfg.Variants); err != nil {
-		return runner.Config{}, nil, err
+	if cfg.Params, err = f.recipe.params(fl, wspec, cfg.Variants); err != nil {
+		return runner.Spec{}, err
 	}
 	fs, err := parseFaults(f.faults)
 	if err != nil {
-		return runner.Config{}, nil, err
+		return runner.Spec{}, err
 	}
-	opts := []runner.Option{
-		runner.WithOutput(f.output), runner.WithRunID(f.runID), runner.WithFaults(fs...),
+	s := runner.Spec{Config: cfg, RunID: f.runID, Output: f.output, Calibrate: f.calibrate}
+	for _, fault := range fs {
+		s.Faults = append(s.Faults, fault.String())
 	}
 	if f.recipe.preset != "" {
-		opts = append(opts, runner.WithPreset(f.recipe.preset, f.recipe.scale))
-	}
-	if f.calibrate {
-		opts = append(opts, runner.WithCalibration())
+		s.Preset, s.Scale = f.recipe.preset, f.recipe.scale
 	}
 	if f.serverPIDs != "" {
-		pids, err := parsePIDs(f.serverPIDs)
-		if err != nil {
-			return runner.Config{}, nil, err
+		if s.ServerPIDs, err = parsePIDs(f.serverPIDs); err != nil {
+			return runner.Spec{}, err
 		}
-		opts = append(opts, runner.WithServerProcesses(pids))
 	}
-	shard, err := f.shardOption(fl)
+	if s.Shard, err = f.shardOf(fl); err != nil {
+		return runner.Spec{}, err
+	}
+	return s, nil
+}
+
+// config is runSpec as a Config and options (zkbench kube job checks a
+// shard's run with them).
+func (f *runFlags) config(fl *pflag.FlagSet) (runner.Config, []runner.Option, error) {
+	s, err := f.runSpec(fl)
 	if err != nil {
 		return runner.Config{}, nil, err
 	}
-	if shard != nil {
-		opts = append(opts, shard)
+	opts, err := s.Options()
+	return s.Config, opts, err
+}
+
+// specFromFile reads --spec: the whole run, but for the process's own
+// --output and --shard-index (or $JOB_COMPLETION_INDEX), and its secrets
+// from the environment.
+func (f *runFlags) specFromFile(cmd *cobra.Command) (runner.Spec, error) {
+	fl := cmd.Flags()
+	var bad []string
+	fl.Visit(func(flag *pflag.Flag) {
+		switch flag.Name {
+		case "spec", "output", "shard-index", "no-plots":
+		default:
+			bad = append(bad, "--"+flag.Name)
+		}
+	})
+	if len(bad) > 0 {
+		return runner.Spec{}, fmt.Errorf("%s: the run is described by --spec %s; change it there", strings.Join(bad, ", "), f.spec)
 	}
-	return cfg, opts, nil
+	in := cmd.InOrStdin()
+	if f.spec != "-" {
+		file, err := os.Open(f.spec)
+		if err != nil {
+			return runner.Spec{}, fmt.Errorf("--spec: %w", err)
+		}
+		defer file.Close()
+		in = file
+	}
+	s, err := runner.ReadSpec(in)
+	if err != nil {
+		return runner.Spec{}, fmt.Errorf("--spec %s: %w", f.spec, err)
+	}
+	s.Config.Servers.Password, s.Config.Servers.Digest = f.password, f.digest
+	if fl.Changed("output") {
+		s.Output = f.output
+	}
+	if s.Shard != nil {
+		if i, ok, err := shardIndexOf(fl, f.shardIndex); err != nil {
+			return runner.Spec{}, err
+		} else if ok {
+			s.Shard.Index = i
+		}
+	} else if fl.Changed("shard-index") {
+		return runner.Spec{}, fmt.Errorf("--shard-index: the run of --spec %s is not sharded", f.spec)
+	}
+	return s, nil
 }
 
 // servers are the flags that say which servers to use and how.
@@ -270,14 +322,25 @@ func splitList(s string) []string {
 // table and draws the plots.
 func runRun(cmd *cobra.Command, f *runFlags) error {
 	f.passwordFromEnv()
-	cfg, opts, err := f.config(cmd.Flags())
+	var (
+		spec runner.Spec
+		err  error
+	)
+	if f.spec != "" {
+		spec, err = f.specFromFile(cmd)
+	} else {
+		spec, err = f.runSpec(cmd.Flags())
+	}
 	if err != nil {
 		return err
 	}
 	stderr, stdout := cmd.ErrOrStderr(), cmd.OutOrStdout()
-	opts = append(opts, runner.WithProgress(stderr, isTerminal(stderr)),
-		runner.WithCommand("zkbench "+version, os.Args), runner.WithWorkerEnv(lockWorkerEnv...))
-	r, err := runner.New(cfg, opts...)
+	opts := []runner.Option{runner.WithProgress(stderr, isTerminal(stderr)),
+		runner.WithCommand("zkbench "+version, os.Args), runner.WithWorkerEnv(lockWorkerEnv...)}
+	if f.shards > 0 && spec.Shard == nil {
+		opts = append(opts, runner.WithLocalShards(f.shards, f.shardTimeout, shardCommand))
+	}
+	r, err := runner.NewFromSpec(spec, opts...)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -19,20 +21,10 @@ import (
 // completion index: the pod's --shard-index (the one kube's Job uses).
 const jobIndexEnv = kube.IndexEnv
 
-// shardOption turns --shards, --shard-index (or $JOB_COMPLETION_INDEX) and
-// --shard-timeout into the runner's option: one shard of a run, or the
-// parent of --shards local shard processes; nil without --shards.
-func (f *runFlags) shardOption(fl *pflag.FlagSet) (runner.Option, error) {
-	index := f.shardIndex
-	if !fl.Changed("shard-index") {
-		if v, ok := os.LookupEnv(jobIndexEnv); ok && f.shards > 0 {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				return nil, fmt.Errorf("$%s %q: not a shard index", jobIndexEnv, v)
-			}
-			index = n
-		}
-	}
+// shardOf is the run's shard from --shards and --shard-index (or
+// $JOB_COMPLETION_INDEX): nil without --shards, or with --shards alone
+// (this process is then the parent of local shards, see shardCommand).
+func (f *runFlags) shardOf(fl *pflag.FlagSet) (*runner.SpecShard, error) {
 	switch {
 	case f.shards == 0 && (fl.Changed("shard-index") || fl.Changed("shard-timeout")):
 		return nil, errors.New("--shard-index and --shard-timeout need --shards")
@@ -40,46 +32,59 @@ func (f *runFlags) shardOption(fl *pflag.FlagSet) (runner.Option, error) {
 		return nil, nil
 	case f.shards < 0:
 		return nil, fmt.Errorf("--shards %d: want the number of shards, at least 1", f.shards)
-	case fl.Changed("shard-index") && index < 0:
+	}
+	index, ok, err := shardIndexOf(fl, f.shardIndex)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, nil
+	case index < 0:
 		return nil, fmt.Errorf("--shard-index %d: want 0 to %d", index, f.shards-1)
-	case index >= 0:
-		return runner.WithShard(index, f.shards, f.shardTimeout), nil
 	}
-	return runner.WithLocalShards(f.shards, f.shardTimeout, f.shardCommand(fl)), nil
+	return &runner.SpecShard{Index: index, Count: f.shards, Timeout: f.shardTimeout}, nil
 }
 
-// shardSkip are the flags a local shard is not given as its parent was:
-// the parent sets them for it (or, for the password, passes it in the
-// environment, out of the process list).
-var shardSkip = map[string]bool{
-	"shards": true, "shard-index": true, "endpoints": true, "cluster": true, "nodes": true,
-	"output": true, "run-id": true, "no-plots": true, "password": true, "server-pids": true,
+// shardIndexOf is --shard-index when given, else $JOB_COMPLETION_INDEX
+// when set (a Kubernetes Indexed Job); ok is false with neither.
+func shardIndexOf(fl *pflag.FlagSet, flag int) (index int, ok bool, err error) {
+	if fl.Changed("shard-index") {
+		return flag, true, nil
+	}
+	v, set := os.LookupEnv(jobIndexEnv)
+	if !set {
+		return 0, false, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return 0, false, fmt.Errorf("$%s %q: not a shard index", jobIndexEnv, v)
+	}
+	return n, true, nil
 }
 
-// shardCommand returns how the parent of local shards starts shard i:
-// zkbench itself, `zkbench run` with the flags the user set, on the
-// parent's servers, as shard i, writing under the given folder.
-func (f *runFlags) shardCommand(fl *pflag.FlagSet) runner.ShardCommand {
-	given := givenFlags(fl, shardSkip)
-	password := f.password
-	shards := f.shards
-	return func(spec runner.ShardSpec) *exec.Cmd {
-		exe, err := os.Executable()
-		if err != nil {
-			exe = os.Args[0]
-		}
-		args := append([]string{"run"}, given...)
-		args = append(args, "--shards="+strconv.Itoa(shards), "--shard-index="+strconv.Itoa(spec.Index),
-			"--endpoints="+strings.Join(spec.Endpoints, ","), "--run-id="+spec.RunID, "--output="+spec.Output, "--no-plots")
-		if len(spec.ServerPIDs) > 0 {
-			args = append(args, "--server-pids="+formatPIDs(spec.ServerPIDs))
-		}
-		cmd := exec.Command(exe, args...)
-		if password != "" {
-			cmd.Env = []string{"ZKBENCH_ETCD_PASSWORD=" + password}
-		}
-		return cmd
+// shardCommand is how the parent of local shards starts one: zkbench
+// itself, `zkbench run --spec -` with the shard's Spec on its standard
+// input and the secrets in its environment, out of the process list.
+func shardCommand(spec runner.Spec) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
 	}
+	cmd := exec.Command(exe, "run", "--spec", "-", "--no-plots")
+	data, err := json.Marshal(spec)
+	if err != nil {
+		// A Spec is plain data; a failure here is a bug, and the shard
+		// then fails reading its spec, naming it.
+		data = []byte(err.Error())
+	}
+	cmd.Stdin = bytes.NewReader(data)
+	if p := spec.Config.Servers.Password; p != "" {
+		cmd.Env = append(cmd.Env, runner.PasswordEnv+"="+p)
+	}
+	if d := spec.Config.Servers.Digest; d != "" {
+		cmd.Env = append(cmd.Env, runner.DigestEnv+"="+d)
+	}
+	return cmd
 }
 
 // givenFlags are the flags the user set, but those in skip, as
