@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"runtime"
@@ -235,7 +236,7 @@ func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, ins
 	}
 	d := after.Client.Sub(before.Client)
 	if instrumented {
-		res.Client = d.ClientCounts()
+		res.Client = clientCounts(d)
 		if ops > 0 {
 			// Fan-out counts every notification that reached the client,
 			// including those of watches the recipe had already abandoned
@@ -497,4 +498,19 @@ func errorSummary(m map[string]int64) string {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// clientCounts converts the instrument's counts to the results model
+// (which has no failures or session-lost field: the workload reports those
+// as errors).
+func clientCounts(c instrument.Counts) results.ClientCounts {
+	return results.ClientCounts{
+		Requests:        maps.Clone(c.Requests),
+		WatchesArmed:    c.WatchesArmed,
+		WatchEvents:     c.WatchEvents,
+		LateWatchEvents: c.LateWatchEvents,
+		WastedWakeups:   c.WastedWakeups,
+		BytesSent:       c.BytesSent,
+		BytesReceived:   c.BytesReceived,
+	}
 }

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -105,5 +106,22 @@ func TestFillLeavesGaugesOut(t *testing.T) {
 	m.Fill(&res, before, after, 10, false, 0)
 	if _, ok := res.Server["zk_avg_latency"]; ok || res.Server["zk_packets_received"] != 50 || res.Server[backends.MetricWrites] != 10 {
 		t.Fatalf("server %v: want the counters' differences and no average", res.Server)
+	}
+}
+
+// TestClientCounts: the instrument's counts become the results' client
+// counts field by field, the requests copied, not shared.
+func TestClientCounts(t *testing.T) {
+	in := instrument.Counts{Requests: map[string]int64{"get": 3, "create": 1}, Failures: map[string]int64{"get": 1},
+		WatchesArmed: 4, WatchEvents: 5, LateWatchEvents: 6, WastedWakeups: 7, BytesSent: 8, BytesReceived: 9, SessionLostEvents: 2}
+	got := clientCounts(in)
+	want := results.ClientCounts{Requests: map[string]int64{"get": 3, "create": 1}, WatchesArmed: 4, WatchEvents: 5,
+		LateWatchEvents: 6, WastedWakeups: 7, BytesSent: 8, BytesReceived: 9}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("clientCounts = %+v, want %+v", got, want)
+	}
+	in.Requests["get"] = 100
+	if got.Requests["get"] != 3 {
+		t.Error("the results' requests share the instrument's map")
 	}
 }

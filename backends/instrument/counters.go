@@ -84,14 +84,13 @@ import (
 	"sync/atomic"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/results"
 )
 
 // Op is a request type of backends.Session.
 type Op int
 
 // The request types. Their String names are the keys of Counts.Requests and
-// results.ClientCounts.Requests.
+// the results' client counts (workloads convert them).
 const (
 	OpCreate Op = iota
 	OpCreateSeq
@@ -293,22 +292,4 @@ func (c Counts) combine(o Counts, sign int64) Counts {
 		r.Failures[k] = c.Failures[k] + sign*o.Failures[k]
 	}
 	return r
-}
-
-// ClientCounts converts to the results model (which has no failures or
-// session-lost field: the workload reports those as errors).
-func (c Counts) ClientCounts() results.ClientCounts {
-	req := make(map[string]int64, len(c.Requests))
-	for k, v := range c.Requests {
-		req[k] = v
-	}
-	return results.ClientCounts{
-		Requests:        req,
-		WatchesArmed:    c.WatchesArmed,
-		WatchEvents:     c.WatchEvents,
-		LateWatchEvents: c.LateWatchEvents,
-		WastedWakeups:   c.WastedWakeups,
-		BytesSent:       c.BytesSent,
-		BytesReceived:   c.BytesReceived,
-	}
 }
