@@ -66,6 +66,13 @@ type LockWorkload struct{}
 // NewLock returns the lock workload.
 func NewLock() *LockWorkload { return &LockWorkload{} }
 
+// fenceParam is the fenced register's parameter (lock, revoke).
+func fenceParam() Param {
+	return Param{Key: ParamFence, Type: ParamChoice, Choices: []string{FenceOff, FenceOn}, Default: FenceOff,
+		Help: "holders write to a shared register with their fencing token after each grant and before each release; " +
+			"off: it accepts stale writes (a holder's whose lock passed on) and counts them as violations; on: it rejects them (counted as prevented)"}
+}
+
 // lockSpec declares the lock workload.
 func lockSpec() Spec {
 	return Spec{
@@ -79,9 +86,7 @@ func lockSpec() Spec {
 			VariantSpec{Name: variants.Native, Class: figures.Baseline}),
 		Defaults:  []string{variants.Naive, variants.Fair},
 		Latencies: []figures.Latency{figures.LatencyAcquire, figures.LatencyHandoff},
-		Params: []Param{{Key: ParamFence, Type: ParamChoice, Choices: []string{FenceOff, FenceOn}, Default: FenceOff,
-			Help: "holders write to a shared register with their fencing token after each grant and before each release; " +
-				"off: it accepts stale writes (a holder's whose lock passed on) and counts them as violations; on: it rejects them (counted as prevented)"}},
+		Params:    []Param{fenceParam()},
 		Knobs:     []Knob{KnobHold, KnobThink, KnobRate, KnobWarmup},
 		Abilities: Abilities{Shards: true, ClientProcesses: true, Planned: true},
 		New:       func() Workload { return NewLock() },

@@ -61,8 +61,7 @@ func revokeSpec() Spec {
 		Latencies: []figures.Latency{figures.LatencyAcquire, figures.LatencyRevoke, figures.LatencyRevokeToGrant},
 		Params: []Param{
 			{Key: ParamReadShare, Type: ParamShare, Default: "0", Help: "share of acquisitions that are reads, 0 to 1"},
-			{Key: ParamFence, Type: ParamChoice, Choices: []string{FenceOff, FenceOn}, Default: FenceOff,
-				Help: "holders write to a shared register with their fencing token; off: it accepts stale writes and counts them as violations; on: it rejects them"},
+			fenceParam(),
 			{Key: ParamGrace, Type: ParamDuration, Default: "100ms", Variants: []string{variants.Forced},
 				Help: "how long after its ask the revoker deletes a holder's node that is still there"},
 			{Key: ParamRevokeEvery, Type: ParamPause, Default: "50ms",

@@ -126,7 +126,7 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl.Var((*autoDuration)(&f.warmup), "warmup", "unrecorded warm-up per case; auto: 500ms, or 1ms per client of the largest case when longer")
 	fl.DurationVar(&f.hold, "hold", 0, "time each client holds the lock (queue: each consumer works on an item before its Ack)")
 	fl.DurationVar(&f.think, "think", 0, "closed loop: pause between a release and the next acquire")
-	fl.Float64Var(&f.rate, "rate", 0, "open loop: acquisitions per second over all clients (0: closed loop; queue: items the producers put per second, required)")
+	fl.Float64Var(&f.rate, "rate", 0, "open loop: operations per second over all clients (0: closed loop; queue: items its producers put per second, default 100; config: updates per second, default 10)")
 	fl.IntVar(&f.repeat, "repeat", 1, "run every case this many times")
 	fl.StringSliceVar(&f.endpoints, "endpoints", nil, "servers of a running cluster, host:port (comma-separated)")
 	fl.StringVar(&f.cluster, "cluster", "", "servers to start when no --endpoints: embedded (etcd only, the default for etcd), local or docker")

@@ -44,16 +44,23 @@ func (v *paramValue) Set(s string) error {
 	return nil
 }
 
-// paramDeclarations are the workloads' parameters by key, each with the
-// workloads that declare it, in the order of workloads.Specs.
+// paramDeclaration is one parameter flag: the workloads' parameter of one
+// key, with the workloads that declare it, in the order of
+// workloads.Specs.
 type paramDeclaration struct {
 	param     workloads.Param
 	workloads []string
-	defaults  []string // "<workload> <default>" where the workloads' defaults differ
+	helps     []string // "<workloads>: <help>", one per distinct help
+	defaults  []string // "<workload> <default>"
 }
 
 func paramDeclarations() []*paramDeclaration {
 	var out []*paramDeclaration
+	type said struct {
+		help  string
+		names []string
+	}
+	helps := map[string][]*said{}
 	for _, s := range workloads.Specs() {
 		for _, p := range s.Params {
 			i := slices.IndexFunc(out, func(d *paramDeclaration) bool { return d.param.Key == p.Key })
@@ -64,6 +71,17 @@ func paramDeclarations() []*paramDeclaration {
 			d := out[i]
 			d.workloads = append(d.workloads, s.Name)
 			d.defaults = append(d.defaults, s.Name+" "+p.Default)
+			j := slices.IndexFunc(helps[p.Key], func(h *said) bool { return h.help == p.Help })
+			if j < 0 {
+				helps[p.Key] = append(helps[p.Key], &said{help: p.Help})
+				j = len(helps[p.Key]) - 1
+			}
+			helps[p.Key][j].names = append(helps[p.Key][j].names, s.Name)
+		}
+	}
+	for _, d := range out {
+		for _, h := range helps[d.param.Key] {
+			d.helps = append(d.helps, strings.Join(h.names, ", ")+": "+h.help)
 		}
 	}
 	return out
@@ -73,7 +91,7 @@ func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
 	f.values = map[string]*paramValue{}
 	for _, d := range paramDeclarations() {
 		v := &paramValue{p: d.param}
-		usage := strings.Join(d.workloads, ", ") + ": " + d.param.Help
+		usage := strings.Join(d.helps, "; ")
 		if len(d.param.Variants) > 0 {
 			usage += " (variant " + strings.Join(d.param.Variants, ", ") + ")"
 		}
