@@ -80,8 +80,8 @@ func configSpec() Spec {
 			{Name: ConfigPolling, Class: figures.Other},
 			{Name: ConfigOneShot, Class: figures.Other},
 			{Name: ConfigPersistent, Class: figures.Other, Backends: []backends.Kind{backends.Etcd},
-				Why: backends.ErrNoDataWatch.Error() + "; ZooKeeper 3.6+ could (AddWatch, mode PERSISTENT), see docs/config.md; use " +
-					ConfigOneShot + " or " + ConfigPolling + ", or --backend etcd"},
+				Why: fmt.Errorf("%w; ZooKeeper 3.6+ could (AddWatch, mode PERSISTENT), see docs/config.md; use %s or %s, or --backend etcd",
+					backends.ErrNoDataWatch, ConfigOneShot, ConfigPolling)},
 		},
 		Latencies: []figures.Latency{figures.LatencyPropagate, figures.LatencyPropagateLast, figures.LatencyWrite},
 		Params: []Param{

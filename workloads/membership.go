@@ -56,7 +56,7 @@ func membershipSpec() Spec {
 		Unit:    figures.Change,
 		Variants: fromFamily(variants.Groups(),
 			VariantSpec{Name: variants.Relist, Class: figures.Naive},
-			VariantSpec{Name: variants.Delta, Class: figures.Other, Why: native.ErrNoPersistentWatch.Error()}),
+			VariantSpec{Name: variants.Delta, Class: figures.Other, Why: native.ErrNoPersistentWatch}),
 		Latencies: []figures.Latency{figures.LatencyConverge},
 		Params:    []Param{{Key: ParamChurn, Type: ParamPerSecond, Default: "10", Help: "changes (joins plus leaves) per second"}},
 		New:       func() Workload { return NewMembership() },

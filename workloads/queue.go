@@ -60,7 +60,7 @@ func queueSpec() Spec {
 			VariantSpec{Name: variants.Naive, Class: figures.Naive},
 			VariantSpec{Name: variants.Recipe, Class: figures.Naive},
 			VariantSpec{Name: variants.Fair, Class: figures.HerdFree},
-			VariantSpec{Name: variants.Native, Class: figures.Baseline, Why: "it is etcd's experimental recipe Queue"}),
+			VariantSpec{Name: variants.Native, Class: figures.Baseline, Why: errors.New("it is etcd's experimental recipe Queue")}),
 		Latencies: []figures.Latency{figures.LatencyDelivery, figures.LatencyAck, figures.LatencyPut, figures.LatencyTake},
 		Params: []Param{
 			{Key: ParamProducers, Type: ParamCount, Default: "1", Help: "producers, each on its own session, beside the --clients consumers"},

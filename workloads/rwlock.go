@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -47,7 +48,7 @@ func rwlockSpec() Spec {
 		Variants: fromFamily(variants.RWLocks(),
 			VariantSpec{Name: variants.Naive, Class: figures.Naive},
 			VariantSpec{Name: variants.Fair, Class: figures.HerdFree},
-			VariantSpec{Name: variants.Native, Class: figures.Baseline, Why: "it is etcd's experimental recipes.RWMutex; go-zookeeper has none"}),
+			VariantSpec{Name: variants.Native, Class: figures.Baseline, Why: errors.New("it is etcd's experimental recipes.RWMutex; go-zookeeper has none")}),
 		Latencies: []figures.Latency{figures.LatencyAcquire, figures.LatencyAcquireRead, figures.LatencyAcquireWrite, figures.LatencyWriterOvertaken},
 		Params:    []Param{{Key: ParamReadShare, Type: ParamShare, Default: "0.9", Help: "share of acquisitions that are reads, 0 to 1"}},
 		Knobs:     []Knob{KnobHold, KnobThink, KnobWarmup},

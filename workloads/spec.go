@@ -54,7 +54,7 @@ type VariantSpec struct {
 	// Backends the variant runs on; nil: every backend. Why says what
 	// keeps it off the others.
 	Backends []backends.Kind
-	Why      string
+	Why      error
 }
 
 // Supports reports whether v runs on backend k.
@@ -182,11 +182,10 @@ func (s Spec) CheckVariants(k backends.Kind, names []string) error {
 			}
 			return fmt.Errorf("%w %q of the %s workload (it has %s)", ErrUnknownVariant, n, s.Name, strings.Join(all, ", "))
 		case !v.Supports(k):
-			why := v.Why
-			if why == "" {
-				why = fmt.Sprintf("it runs on %s only", joinKinds(v.Backends))
+			if v.Why == nil {
+				return fmt.Errorf("%w %q of the %s workload on %s: it runs on %s only", ErrUnknownVariant, n, s.Name, k, joinKinds(v.Backends))
 			}
-			return fmt.Errorf("%w %q of the %s workload on %s: %s", ErrUnknownVariant, n, s.Name, k, why)
+			return fmt.Errorf("%w %q of the %s workload on %s: %w", ErrUnknownVariant, n, s.Name, k, v.Why)
 		}
 	}
 	return nil
@@ -286,7 +285,7 @@ func (p Param) Parse(v string) (string, error) {
 		d, err := time.ParseDuration(v)
 		switch {
 		case p.Type == ParamPause && (err != nil || d <= 0):
-			return "", errors.New("want a positive duration such as 50ms")
+			return "", errors.New("want a positive pause such as 50ms")
 		case err != nil || d < 0:
 			return "", errors.New("want a non-negative duration such as 100ms")
 		}

@@ -152,7 +152,7 @@ func TestRunBadInput(t *testing.T) {
 		// issue 12
 		{"poll on a lock", []string{"--poll", "10ms"}, "--poll: the lock workload does not read it"},
 		{"barrier-up on a barrier", []string{"--workload", "barrier", "--barrier-up", "1s"}, "--barrier-up: the barrier workload does not read it"},
-		{"negative poll", []string{"--workload", "simple-barrier", "--poll", "-5ms"}, "--poll -5ms: want a positive duration"},
+		{"negative poll", []string{"--workload", "simple-barrier", "--poll", "-5ms"}, "--poll -5ms: want a positive pause"},
 		{"abort share on a lock", []string{"--abort-share", "0.1"}, "--abort-share: the lock workload does not read it"},
 		{"abort share above 1", []string{"--workload", "twophase", "--abort-share", "1.5"}, "--abort-share 1.5: want a share from 0 to 1"},
 		{"churn on a lock", []string{"--churn", "5"}, "--churn: the lock workload does not read it"},

@@ -45,10 +45,11 @@ func (f *runFlags) shardOf(fl *pflag.FlagSet) (*runner.SpecShard, error) {
 	return &runner.SpecShard{Index: index, Count: f.shards, Timeout: f.shardTimeout}, nil
 }
 
-// shardIndexOf is --shard-index when given, else $JOB_COMPLETION_INDEX
-// when set (a Kubernetes Indexed Job); ok is false with neither.
+// shardIndexOf is --shard-index when given (or set by the caller: its
+// default is -1), else $JOB_COMPLETION_INDEX when set (a Kubernetes
+// Indexed Job); ok is false with neither.
 func shardIndexOf(fl *pflag.FlagSet, flag int) (index int, ok bool, err error) {
-	if fl.Changed("shard-index") {
+	if fl.Changed("shard-index") || flag >= 0 {
 		return flag, true, nil
 	}
 	v, set := os.LookupEnv(jobIndexEnv)
