@@ -19,9 +19,9 @@ import (
 const preflightBound = 20 * time.Second
 
 // preflight runs Preflight on endpoints and returns its error and duration.
-func preflight(t *testing.T, cfg etcd.Config) (backends.ClusterInfo, error, time.Duration) {
+func preflight(t *testing.T, cfg etcd.Config, opts ...etcd.Option) (backends.ClusterInfo, error, time.Duration) {
 	t.Helper()
-	b, err := etcd.New(cfg)
+	b, err := etcd.New(cfg, opts...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
