@@ -166,6 +166,7 @@ func TestShardMissing(t *testing.T) {
 	if took > 30*time.Second {
 		t.Errorf("the missing shard took %v to notice", took)
 	}
+	t.Logf("noticed after %v (shard timeout 2s)", took.Round(time.Millisecond))
 }
 
 // TestShardOverlapAcrossShards runs two real shards, then injects into
@@ -286,9 +287,11 @@ func TestShardGoneMidCase(t *testing.T) {
 	// waits for its partner forever.
 	start := time.Now()
 	wg.Wait()
-	if took := time.Since(start); took > 60*time.Second {
+	took := time.Since(start)
+	if took > 60*time.Second {
 		t.Errorf("the shards took %v to end", took)
 	}
+	t.Logf("the shards ended after %v", took.Round(time.Millisecond))
 	if errs[0] != nil || runs[0] == nil {
 		t.Fatalf("shard 0: %v", errs[0])
 	}

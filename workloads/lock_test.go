@@ -107,8 +107,8 @@ func TestLockEveryVariant(t *testing.T) {
 				if _, ok := res.PerOp["server_watch_events"]; !ok {
 					t.Errorf("server watch events not measured: %v", res.PerOp)
 				}
-				t.Logf("%s: %d grants, %.0f/s, watch events/op %.2f client | %.2f server, wasted %.2f, FIFO inversions %d, notes %q",
-					v, res.Ops.Succeeded, res.Throughput, res.PerOp["watch_events"], res.PerOp["server_watch_events"],
+				t.Logf("%s: window %v past its duration; %d grants, %.0f/s, watch events/op %.2f client | %.2f server, wasted %.2f, FIFO inversions %d, notes %q",
+					v, res.Elapsed-cfg.Duration, res.Ops.Succeeded, res.Throughput, res.PerOp["watch_events"], res.PerOp["server_watch_events"],
 					res.PerOp["wasted_wakeups"], res.Fairness.FIFOInversions, res.Notes)
 			})
 		}
@@ -225,9 +225,11 @@ func TestLockInterrupted(t *testing.T) {
 	if res.Ops.Succeeded < 5 {
 		t.Fatalf("interrupted after %d grants, want at least the 5 counted before: %+v", res.Ops.Succeeded, res)
 	}
-	if took := stopped.Sub(<-cancelled); took > 15*time.Second {
+	took := stopped.Sub(<-cancelled)
+	if took > 15*time.Second {
 		t.Fatalf("an interrupted case took %v to stop", took)
 	}
+	t.Logf("stopped %v after the cancel, %d grants", took.Round(time.Millisecond), res.Ops.Succeeded)
 }
 
 func TestLockUnknownVariant(t *testing.T) {

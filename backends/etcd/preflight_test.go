@@ -178,7 +178,9 @@ func TestPreflightRespectsContext(t *testing.T) {
 	if _, err := b.Preflight(ctx); err == nil {
 		t.Fatal("Preflight passed on a silent listener")
 	}
-	if took := time.Since(start); took > 10*time.Second {
+	took := time.Since(start)
+	if took > 10*time.Second {
 		t.Fatalf("Preflight returned %v after it started with a 500ms ctx, want it soon after the ctx ended (its status timeout is a minute)", took)
 	}
+	t.Logf("Preflight returned %v after it started with a 500ms ctx", took.Round(time.Millisecond))
 }

@@ -294,6 +294,7 @@ func TestRunInterrupt(t *testing.T) {
 	if took > 15*time.Second {
 		t.Errorf("took %v to stop after SIGINT", took)
 	}
+	t.Logf("stopped %v after SIGINT", took.Round(time.Millisecond))
 	run, err := results.ReadFile(filepath.Join(out, "int", "results.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -170,6 +170,8 @@ func TestRunLocalShardsInterrupt(t *testing.T) {
 	}
 	if took := time.Since(sent); took > 20*time.Second {
 		t.Errorf("took %v to stop after SIGINT", took)
+	} else {
+		t.Logf("stopped %v after SIGINT", took.Round(time.Millisecond))
 	}
 	if left := processesWith("--run-id=shint"); len(left) > 0 {
 		t.Errorf("shard processes outlived the run: %v", left)

@@ -35,6 +35,7 @@ func TestProcTerminate(t *testing.T) {
 	if obeys.Running() || time.Since(t0) > 5*time.Second {
 		t.Fatalf("SIGTERM: running %v after %v", obeys.Running(), time.Since(t0))
 	}
+	t.Logf("SIGTERM obeyed: gone after %v", time.Since(t0).Round(time.Millisecond))
 	select {
 	case <-adopted.Exited():
 	case <-time.After(2 * time.Second):
@@ -47,6 +48,8 @@ func TestProcTerminate(t *testing.T) {
 	ignores.Terminate(context.Background(), 300*time.Millisecond)
 	if took := time.Since(t0); ignores.Running() || took < 300*time.Millisecond {
 		t.Fatalf("SIGTERM ignored: running %v, returned after %v (grace 300ms)", ignores.Running(), took)
+	} else {
+		t.Logf("SIGTERM ignored: killed after %v (grace 300ms)", took.Round(time.Millisecond))
 	}
 	if Adopt(ignores.PID()) != nil {
 		t.Fatal("Adopt of an exited process is not nil")
