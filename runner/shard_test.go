@@ -310,7 +310,9 @@ func TestShardsOpenLoop(t *testing.T) {
 	const rate = 40.0
 	cfg := shardSweep(backends.Etcd, testcluster.EtcdEndpoints(t), []string{"fair"}, 8)
 	cfg.Rate, cfg.Duration = rate, 2*time.Second
+	start := time.Now()
 	runs, errs := runShards(t, cfg, "shards-open", 2, []int{0, 1}, 30*time.Second)
+	wall := time.Since(start)
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
@@ -320,20 +322,24 @@ func TestShardsOpenLoop(t *testing.T) {
 	}
 	res := merged.Results[0]
 	// Each shard's schedule issues its half of the slots whoever serves
-	// them (a count the pacer fixes, however slow the machine), and no
-	// more than the schedule is granted. The fair lock serves a couple of
-	// hundred grants a second on a quiet machine: half the rate served
-	// asks a tenth of that.
-	issued := func(r results.Result) float64 { return float64(r.Ops.Issued) / r.Elapsed.Seconds() }
-	if got := issued(res); got < 0.75*rate || got > 1.25*rate || res.Throughput > 1.25*rate || res.Throughput < 0.5*rate {
-		t.Errorf("open loop at %v/s over two shards: issued %.1f/s, granted %.1f/s (shards: issued %.1f, %.1f); ops %+v; notes %q", rate,
-			got, res.Throughput, issued(runs[0].Results[0]), issued(runs[1].Results[0]), res.Ops, res.Notes)
-	}
+	// them, a count the pacer fixes however slow the machine: at least the
+	// slots due in its measured window, at most those due while it ran
+	// (slots of the warm-up still waiting count too). How many were
+	// granted is the machine's: 12 a second in a loaded run, where the
+	// lock could not keep up.
 	for i, run := range runs {
-		if got := issued(run.Results[0]); got < 0.75*rate/2 || got > 1.25*rate/2 {
-			t.Errorf("shard %d: issued %.1f/s, want its half of %v/s", i, got, rate)
+		r := run.Results[0]
+		lo, hi := int64(rate/2*r.Elapsed.Seconds())-2, int64(rate/2*wall.Seconds())+2
+		if r.Ops.Issued < lo || r.Ops.Issued > hi {
+			t.Errorf("shard %d: %d slots issued in a %v window of a %v run, want %d to %d (its half of %v/s)",
+				i, r.Ops.Issued, r.Elapsed.Round(time.Millisecond), wall.Round(time.Millisecond), lo, hi, rate)
 		}
 	}
+	if res.Ops.Succeeded == 0 || res.Ops.Issued != runs[0].Results[0].Ops.Issued+runs[1].Results[0].Ops.Issued {
+		t.Errorf("open loop at %v/s over two shards: merged ops %+v, shards issued %d and %d; notes %q", rate, res.Ops,
+			runs[0].Results[0].Ops.Issued, runs[1].Results[0].Ops.Issued, res.Notes)
+	}
+	t.Logf("open loop at %v/s over two shards: issued %d, granted %.1f/s in %v; notes %q", rate, res.Ops.Issued, res.Throughput, res.Elapsed.Round(time.Millisecond), res.Notes)
 	if h := res.Latency["acquire"]; h == nil || h.Count != res.Ops.Succeeded || merged.Config.Rate != rate {
 		t.Errorf("acquire %+v for %d grants, config rate %v", h, res.Ops.Succeeded, merged.Config.Rate)
 	}
