@@ -121,9 +121,16 @@ type holder struct {
 // queued for next.
 func startHolder(t *testing.T, c *cluster, path, variant string, onEvent func(holderEvent)) *holder {
 	t.Helper()
+	return startHolderTimeout(t, c, path, variant, sessionTimeout, onEvent)
+}
+
+// startHolderTimeout is startHolder with a session timeout (lease TTL) of
+// timeout.
+func startHolderTimeout(t *testing.T, c *cluster, path, variant string, timeout time.Duration, onEvent func(holderEvent)) *holder {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], holderCommand,
 		"-backend", string(c.kind), "-endpoints", joinEndpoints(c.endpoints),
-		"-timeout", sessionTimeout.String(), "-path", path, "-variant", variant)
+		"-timeout", timeout.String(), "-path", path, "-variant", variant)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -181,13 +181,18 @@ func TestScenarioHolderPausedPastTimeout(t *testing.T) {
 }
 
 // Scenario 2: a pause of a third of the session timeout costs nothing: no
-// expiry, no handoff, no overlap, no stale write.
+// expiry, no handoff, no overlap, no stale write. The holder's session is
+// 6 s, not the scenarios' 2 s: a keep-alive is due every third of it, so
+// the session may go unheard for two thirds, and what is left before it
+// expires (the time the resumed process has to be scheduled and send one)
+// is 2 s rather than 0.67 s.
 func TestScenarioShortPauseIsHarmless(t *testing.T) {
+	const timeout = 3 * sessionTimeout
 	everyCluster(t, func(t *testing.T, c *cluster) {
 		b := newBackend(t, c.kind, c.endpoints, nil)
 		path := namespace(t, b) + "/lock"
 		w := newLockWatch()
-		h := startHolder(t, c, path, variants.Fair, w.holderEvents)
+		h := startHolderTimeout(t, c, path, variants.Fair, timeout, w.holderEvents)
 		h.next(t, "granted", 30*time.Second)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -196,13 +201,13 @@ func TestScenarioShortPauseIsHarmless(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 
 		h.pause(t)
-		time.Sleep(sessionTimeout / 3)
+		time.Sleep(timeout / 3)
 		h.resume(t)
 		// Long enough for an expiry to show: the timeout again, plus margin.
 		select {
 		case r := <-acquired:
 			t.Fatalf("waiter granted (err %v) after a short pause: the holder's session was lost", r.err)
-		case <-time.After(sessionTimeout + time.Second):
+		case <-time.After(timeout + time.Second):
 		}
 		h.drain()
 		h.next(t, "write", 5*time.Second)   // still holding and working

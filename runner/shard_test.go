@@ -166,6 +166,7 @@ func TestShardMissing(t *testing.T) {
 	if took > 30*time.Second {
 		t.Errorf("the missing shard took %v to notice", took)
 	}
+	t.Logf("noticed after %v (shard timeout 2s)", took.Round(time.Millisecond))
 }
 
 // TestShardOverlapAcrossShards runs two real shards, then injects into
@@ -265,7 +266,7 @@ func TestShardGoneMidCase(t *testing.T) {
 	short := shardSweep(backends.Etcd, eps, []string{"fair"}, 4)
 	long := short
 	long.Duration = 6 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var wg sync.WaitGroup
 	runs := make([]*results.Run, 2)
@@ -281,11 +282,16 @@ func TestShardGoneMidCase(t *testing.T) {
 			runs[i], errs[i] = r.Run(ctx)
 		}()
 	}
+	// The long shard measures for 6 s, then waits 2 s at its end barrier:
+	// about 10 s on a quiet machine; 60 s is what bounds a shard that
+	// waits for its partner forever.
 	start := time.Now()
 	wg.Wait()
-	if took := time.Since(start); took > 20*time.Second {
-		t.Errorf("took %v", took)
+	took := time.Since(start)
+	if took > 60*time.Second {
+		t.Errorf("the shards took %v to end", took)
 	}
+	t.Logf("the shards ended after %v", took.Round(time.Millisecond))
 	if errs[0] != nil || runs[0] == nil {
 		t.Fatalf("shard 0: %v", errs[0])
 	}
@@ -304,7 +310,9 @@ func TestShardsOpenLoop(t *testing.T) {
 	const rate = 40.0
 	cfg := shardSweep(backends.Etcd, testcluster.EtcdEndpoints(t), []string{"fair"}, 8)
 	cfg.Rate, cfg.Duration = rate, 2*time.Second
+	start := time.Now()
 	runs, errs := runShards(t, cfg, "shards-open", 2, []int{0, 1}, 30*time.Second)
+	wall := time.Since(start)
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
@@ -313,15 +321,25 @@ func TestShardsOpenLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := merged.Results[0]
-	if res.Throughput < 0.75*rate || res.Throughput > 1.25*rate {
-		t.Errorf("open loop at %v/s over two shards: %.1f/s (shards: %.1f, %.1f); notes %q", rate, res.Throughput,
-			runs[0].Results[0].Throughput, runs[1].Results[0].Throughput, res.Notes)
-	}
+	// Each shard's schedule issues its half of the slots whoever serves
+	// them, a count the pacer fixes however slow the machine: at least the
+	// slots due in its measured window, at most those due while it ran
+	// (slots of the warm-up still waiting count too). How many were
+	// granted is the machine's: 12 a second in a loaded run, where the
+	// lock could not keep up.
 	for i, run := range runs {
-		if th := run.Results[0].Throughput; th < 0.75*rate/2 || th > 1.25*rate/2 {
-			t.Errorf("shard %d: %.1f/s, want its half of %v/s", i, th, rate)
+		r := run.Results[0]
+		lo, hi := int64(rate/2*r.Elapsed.Seconds())-2, int64(rate/2*wall.Seconds())+2
+		if r.Ops.Issued < lo || r.Ops.Issued > hi {
+			t.Errorf("shard %d: %d slots issued in a %v window of a %v run, want %d to %d (its half of %v/s)",
+				i, r.Ops.Issued, r.Elapsed.Round(time.Millisecond), wall.Round(time.Millisecond), lo, hi, rate)
 		}
 	}
+	if res.Ops.Succeeded == 0 || res.Ops.Issued != runs[0].Results[0].Ops.Issued+runs[1].Results[0].Ops.Issued {
+		t.Errorf("open loop at %v/s over two shards: merged ops %+v, shards issued %d and %d; notes %q", rate, res.Ops,
+			runs[0].Results[0].Ops.Issued, runs[1].Results[0].Ops.Issued, res.Notes)
+	}
+	t.Logf("open loop at %v/s over two shards: issued %d, granted %.1f/s in %v; notes %q", rate, res.Ops.Issued, res.Throughput, res.Elapsed.Round(time.Millisecond), res.Notes)
 	if h := res.Latency["acquire"]; h == nil || h.Count != res.Ops.Succeeded || merged.Config.Rate != rate {
 		t.Errorf("acquire %+v for %d grants, config rate %v", h, res.Ops.Succeeded, merged.Config.Rate)
 	}

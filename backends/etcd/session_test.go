@@ -19,7 +19,7 @@ import (
 func TestLeaseRevokedElsewhereLosesSession(t *testing.T) {
 	b, ns := open(t)
 	s := session(t, b)
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := ctxFor(t, 60*time.Second)
 	if _, err := s.Create(ctx, ns+"/mine", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -37,13 +37,15 @@ func TestLeaseRevokedElsewhereLosesSession(t *testing.T) {
 	if _, err := direct(t).Revoke(ctx, clientv3.LeaseID(s.ID())); err != nil {
 		t.Fatal(err)
 	}
-	// The keepalive learns of it at its next round, every TTL/3.
+	// The keepalive learns of it at its next round, every TTL/3 (and the
+	// session would expire by itself a TTL after its last answer): well
+	// within 30 s however slow the machine.
 	ttl := b.Config().LeaseTTL
 	select {
 	case <-s.Done():
 		t.Logf("Done closed %v after the revoke (TTL %v)", time.Since(revoked), ttl)
-	case <-time.After(ttl + 2*time.Second):
-		t.Fatalf("Done still open %v after the lease was revoked", ttl+2*time.Second)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("Done still open %v after the lease was revoked (TTL %v)", time.Since(revoked), ttl)
 	}
 	if ev := event(t, watch, 5*time.Second); ev.Type != backends.EventSessionLost {
 		t.Fatalf("armed watch got %v, want session-lost", ev.Type)
@@ -169,20 +171,58 @@ func TestSharedConns(t *testing.T) {
 }
 
 // TestKeepAlivesTimed: an idle session sends its lease keep-alives TTL/3
-// apart, each on time and each answered (a round trip timed); the
-// interval is the lease's TTL/3 as the server granted it.
+// apart, each answered (a round trip timed), never more often than a
+// resend of an unanswered one allows; the interval is the lease's TTL/3 as
+// the server granted it, and the keep-alives counted late are those whose
+// lateness lies beyond backends.KeepAliveLateBound. How late they were is
+// logged, not asserted: on a loaded machine a timer fires late, and the
+// case's client-bound check is what reports that (docs/testing.md).
 func TestKeepAlivesTimed(t *testing.T) {
 	b, _ := openConfig(t, etcd.Config{LeaseTTL: 3 * time.Second})
 	before := b.KeepAlives()
+	start := time.Now()
 	session(t, b)
-	time.Sleep(3500 * time.Millisecond)
-	d := b.KeepAlives().Sub(before)
+	// One at once, then one a second after each answer: four take 3 s on
+	// a quiet machine; 30 s is ten times that.
+	var d backends.KeepAliveCounts
 	var n, replies int64
+	for deadline := start.Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		d = b.KeepAlives().Sub(before)
+		n, replies = 0, 0
+		for i, c := range d.Lateness {
+			n += c
+			replies += d.Replies[i]
+		}
+		if replies >= 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d keep-alives sent and %d answered within %v of an idle 3 s lease: %+v", n, replies, time.Since(start), d)
+		}
+	}
+	elapsed := time.Since(start)
+	t.Logf("%v of an idle 3 s lease: %d sent, %d answered; lateness %v, round trips %v, %d late", elapsed.Round(time.Millisecond), n, replies, d.Lateness, d.Replies, d.Late)
+	// An unanswered keep-alive is sent again half an interval on, at least
+	// 500 ms: never more than one at once and one per 500 ms.
+	if most := 1 + int64(elapsed/(500*time.Millisecond)); d.What != backends.KeepAlivePingSent || d.Interval != time.Second || n > most || replies > n {
+		t.Fatalf("%v of an idle 3 s lease: %+v (%d sent, %d answered): want interval 1s, at most %d sent, no more answered than sent", elapsed, d, n, replies, most)
+	}
+	if lo, hi := lateBounds(d); d.Late < lo || d.Late > hi {
+		t.Fatalf("%d keep-alives counted late; their lateness %v puts %d to %d beyond %v", d.Late, d.Lateness, lo, hi, backends.KeepAliveLateBound(d.Interval))
+	}
+}
+
+// lateBounds returns how many of d's keep-alives lie surely, and how many
+// possibly, beyond KeepAliveLateBound of d's interval, from the buckets.
+func lateBounds(d backends.KeepAliveCounts) (lo, hi int64) {
+	bound := backends.KeepAliveLateBound(d.Interval)
 	for i, c := range d.Lateness {
-		n += c
-		replies += d.Replies[i]
+		if i > 0 && backends.DurationBounds[i-1] >= bound {
+			lo += c
+		}
+		if i == len(backends.DurationBounds) || backends.DurationBounds[i] > bound {
+			hi += c
+		}
 	}
-	if d.What != backends.KeepAlivePingSent || d.Interval != time.Second || n < 3 || n > 5 || replies < n-1 || d.Late != 0 {
-		t.Fatalf("3.5 s of an idle 3 s lease: %+v (%d sent, %d answered): want interval 1s, 3 to 5 sent (one at once, then one a second), all but the last answered, none late", d, n, replies)
-	}
+	return lo, hi
 }

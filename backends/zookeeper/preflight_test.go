@@ -16,16 +16,30 @@ import (
 	"github.com/zkbench/zkbench/internal/testcluster"
 )
 
-// preflight runs Preflight on endpoints with a 3 s deadline and reports
-// how long it took.
+// preflightDeadline is the ctx deadline preflight gives Preflight: a
+// silent endpoint's verdict comes when it passes.
+const preflightDeadline = 3 * time.Second
+
+// preflight runs Preflight on endpoints with a preflightDeadline ctx and
+// reports how long it took.
 func preflight(t *testing.T, endpoints ...string) (backends.ClusterInfo, error, time.Duration) {
 	t.Helper()
 	b := open(t, zookeeper.Config{Endpoints: endpoints})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), preflightDeadline)
 	defer cancel()
 	start := time.Now()
 	info, err := b.Preflight(ctx)
 	return info, err, time.Since(start)
+}
+
+// verdictInTime fails t unless a verdict that took took came with the
+// deadline at the latest, give or take what a loaded machine adds: the
+// four-letter-word queries all end with the ctx.
+func verdictInTime(t *testing.T, took time.Duration) {
+	t.Helper()
+	if took > preflightDeadline+5*time.Second {
+		t.Errorf("verdict after %v, past the %v deadline of Preflight's ctx", took, preflightDeadline)
+	}
 }
 
 func TestPreflightStandalone(t *testing.T) {
@@ -70,10 +84,8 @@ func TestPreflightUnreachable(t *testing.T) {
 		!strings.Contains(err.Error(), "is it running?") {
 		t.Fatalf("err = %v", err)
 	}
-	if took > 3500*time.Millisecond {
-		t.Errorf("took %v", took)
-	}
-	t.Log(err)
+	verdictInTime(t, took)
+	t.Logf("%v: %v", took.Round(time.Millisecond), err)
 }
 
 func TestPreflightNotZooKeeper(t *testing.T) {
@@ -105,10 +117,8 @@ func TestPreflightNotZooKeeper(t *testing.T) {
 			if !errors.Is(err, zookeeper.ErrNotZooKeeper) || !strings.Contains(err.Error(), "is it etcd? use --backend etcd") {
 				t.Fatalf("err = %v", err)
 			}
-			if took > 3500*time.Millisecond {
-				t.Errorf("took %v", took)
-			}
-			t.Log(err)
+			verdictInTime(t, took)
+			t.Logf("%v: %v", took.Round(time.Millisecond), err)
 		})
 	}
 }

@@ -162,16 +162,38 @@ func show(m backends.Metrics) string {
 		m[backends.MetricReads], m[zookeeper.MetricPings], m[backends.MetricRequests], m[backends.MetricCPUSeconds])
 }
 
-// TestKeepAlivesTimed: an idle session pings every negotiated timeout / 3
-// on time, and each ping is answered. The interval is checked against the
-// session timeout the server reports for the connection (cons: to=).
+// TestKeepAlivesTimed: an idle session pings every negotiated timeout / 3,
+// no more often, and each ping is answered; the pings counted late are
+// those whose lateness lies beyond backends.KeepAliveLateBound. The
+// interval is checked against the session timeout the server reports for
+// the connection (cons: to=). How late the pings were is logged, not
+// asserted: on a loaded machine a timer fires late, and the case's
+// client-bound check is what reports that (docs/testing.md).
 func TestKeepAlivesTimed(t *testing.T) {
 	b := testcluster.ZooKeeperBackend(t)
 	ka := b.(backends.KeepAliveReporter)
 	before := ka.KeepAlives()
+	start := time.Now()
 	s := newSession(t, b)
-	time.Sleep(3500 * time.Millisecond)
-	d := ka.KeepAlives().Sub(before)
+	// Two answered pings take 2.7 s of a 4 s session on a quiet machine;
+	// 30 s is ten times that.
+	var d backends.KeepAliveCounts
+	var pings, replies int64
+	for deadline := start.Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		d = ka.KeepAlives().Sub(before)
+		pings, replies = 0, 0
+		for i := range d.Lateness {
+			pings += d.Lateness[i]
+			replies += d.Replies[i]
+		}
+		if replies >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d pings sent and %d answered within %v of an idle session: %+v", pings, replies, time.Since(start), d)
+		}
+	}
+	elapsed := time.Since(start)
 	cons, err := fourlw.Query(ctxT(t), testcluster.ZooKeeperEndpoints(t)[0], "cons")
 	if err != nil {
 		t.Fatal(err)
@@ -189,13 +211,28 @@ func TestKeepAlivesTimed(t *testing.T) {
 	if timeout == 0 {
 		t.Fatalf("session 0x%x not in cons:\n%s", s.ID(), cons)
 	}
-	var pings, replies int64
-	for i := range d.Lateness {
-		pings += d.Lateness[i]
-		replies += d.Replies[i]
+	t.Logf("%v idle with a %v session: %d pings, %d answered; lateness %v, round trips %v, %d late",
+		elapsed.Round(time.Millisecond), timeout, pings, replies, d.Lateness, d.Replies, d.Late)
+	if most := int64(elapsed / (timeout / 3)); d.What != backends.KeepAlivePingSent || d.Interval != timeout/3 || pings > most || replies > pings {
+		t.Fatalf("%v idle with a %v session: %+v (%d pings, %d replies): want interval %v, at most %d pings, no more answered than sent",
+			elapsed, timeout, d, pings, replies, timeout/3, most)
 	}
-	if d.What != backends.KeepAlivePingSent || d.Interval != timeout/3 || pings < 2 || replies < pings-1 || d.Late != 0 {
-		t.Fatalf("3.5 s idle with a %v session: %+v (%d pings, %d replies): want interval %v, 2 or more pings answered, none late",
-			timeout, d, pings, replies, timeout/3)
+	if lo, hi := lateBounds(d); d.Late < lo || d.Late > hi {
+		t.Fatalf("%d pings counted late; their lateness %v puts %d to %d beyond %v", d.Late, d.Lateness, lo, hi, backends.KeepAliveLateBound(d.Interval))
 	}
+}
+
+// lateBounds returns how many of d's keep-alives lie surely, and how many
+// possibly, beyond KeepAliveLateBound of d's interval, from the buckets.
+func lateBounds(d backends.KeepAliveCounts) (lo, hi int64) {
+	bound := backends.KeepAliveLateBound(d.Interval)
+	for i, c := range d.Lateness {
+		if i > 0 && backends.DurationBounds[i-1] >= bound {
+			lo += c
+		}
+		if i == len(backends.DurationBounds) || backends.DurationBounds[i] > bound {
+			hi += c
+		}
+	}
+	return lo, hi
 }

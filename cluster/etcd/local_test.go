@@ -143,6 +143,7 @@ func TestLocalReportsMemberThatCannotStart(t *testing.T) {
 	if time.Since(start) > 5*time.Second {
 		t.Fatalf("took %v to notice", time.Since(start))
 	}
+	t.Logf("noticed after %v", time.Since(start).Round(time.Millisecond))
 	t.Log(err)
 }
 

@@ -76,10 +76,18 @@ func TestRunFaultsEmbeddedEtcd(t *testing.T) {
 
 // TestRunFaultsCutOneEtcdClient cuts one etcd client through proxies of its
 // own: its lease expires (lost), the others go on, and it falls behind.
+//
+// How far behind is a matter of time shares, not of speed: client 1 can be
+// granted only in the last second; the other two share the lock from the
+// moment its lease expires (at 2 s on a quiet machine) and then all three
+// share it in FIFO order. At a steady grant rate that puts Jain's index at
+// 0.74, and still at 0.78 should the others be held up by client 1's node
+// for twice as long. A cut of 4 s in 5 s gave 0.82, and passed 0.9 once the
+// others were held up 3.2 s: it failed the bound on a loaded machine.
 func TestRunFaultsCutOneEtcdClient(t *testing.T) {
 	dir := t.TempDir()
-	_, stderr, err := zkbench(t, "run", "--clients", "3", "--variants", "fair", "--duration", "5s", "--warmup", "0s",
-		"--hold", "5ms", "--lease-ttl", "2s", "-o", dir, "--run-id", "cut", "--no-plots", "--fault", "cut-client:1@0s+4s")
+	_, stderr, err := zkbench(t, "run", "--clients", "3", "--variants", "fair", "--duration", "8s", "--warmup", "0s",
+		"--hold", "5ms", "--lease-ttl", "2s", "-o", dir, "--run-id", "cut", "--no-plots", "--fault", "cut-client:1@0s+7s")
 	if err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkbench/zkbench/results"
 )
@@ -103,8 +104,18 @@ func TestRunQueueKillLeaderZooKeeper(t *testing.T) {
 		if res.Ops.Succeeded == 0 {
 			t.Errorf("%s: no item taken", res.Variant)
 		}
-		if res.Series.Counts == nil || res.Series.Counts[len(res.Series.Counts)-2]+res.Series.Counts[len(res.Series.Counts)-3] == 0 {
-			t.Errorf("%s: no item taken at the end of the case, after the leader came back: %v", res.Variant, res.Series.Counts)
+		// Takes resumed once the leader was back (3 s into the 5 s case):
+		// some item was taken in the case's last 1.5 s. (Its last 200 ms,
+		// which this once required, held none in a loaded run: a few
+		// items a tenth of a second, unevenly.)
+		var late int64
+		if c := res.Series.Counts; res.Series.Interval > 0 {
+			for _, n := range c[max(0, len(c)-int(1500*time.Millisecond/res.Series.Interval)):] {
+				late += n
+			}
+		}
+		if late == 0 {
+			t.Errorf("%s: no item taken in the case's last 1.5 s, after the leader came back: %v", res.Variant, res.Series.Counts)
 		}
 	}
 	if len(run.Leftovers) != 0 {

@@ -139,7 +139,7 @@ func TestRunShardFlags(t *testing.T) {
 // shard; the parent merges what they measured and no shard outlives it.
 func TestRunLocalShardsInterrupt(t *testing.T) {
 	out := t.TempDir()
-	cmd := child(t, "", "run", "--shards", "2", "--clients", "4", "--variants", "fair", "--duration", "30s", "--warmup", "0s",
+	cmd := child(t, "", "run", "--shards", "2", "--clients", "4", "--variants", "fair", "--duration", "60s", "--warmup", "0s",
 		"-o", out, "--run-id", "shint", "--no-plots")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -149,16 +149,12 @@ func TestRunLocalShardsInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
+	// Interrupt once both shards measure and a status line counts grants.
 	sc := bufio.NewScanner(stderr)
-	measuring := 0
 	var lines []string
-	for measuring < 2 && sc.Scan() {
-		lines = append(lines, sc.Text())
-		if strings.Contains(sc.Text(), "measuring") {
-			measuring++
-		}
+	if !scanToCountedOps(sc, &lines, 2) {
+		t.Fatalf("no status line counted a grant: %q", lines)
 	}
-	time.Sleep(500 * time.Millisecond)
 	sent := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -174,6 +170,8 @@ func TestRunLocalShardsInterrupt(t *testing.T) {
 	}
 	if took := time.Since(sent); took > 20*time.Second {
 		t.Errorf("took %v to stop after SIGINT", took)
+	} else {
+		t.Logf("stopped %v after SIGINT", took.Round(time.Millisecond))
 	}
 	if left := processesWith("--run-id=shint"); len(left) > 0 {
 		t.Errorf("shard processes outlived the run: %v", left)

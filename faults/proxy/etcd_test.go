@@ -61,15 +61,16 @@ func TestEtcdLatencyThroughProxy(t *testing.T) {
 		return rtts[n/2]
 	}
 	d, plain := median(direct, 31), median(via, 31)
-	const base = 10 * time.Millisecond
+	// 100 ms each way, far above a get's own round trip (a millisecond on
+	// a quiet machine, tens of ms on a loaded one): a median of at least
+	// twice that shows that both directions are delayed, a lower bound the
+	// proxy enforces. How the undelayed round trips compare is logged only.
+	const base = 100 * time.Millisecond
 	p.SetLatency(base, 0)
 	delayed := median(via, 15)
 	t.Logf("etcd get median: direct %v, via proxy %v, via proxy with %v each way %v", d, plain, base, delayed)
 	if delayed < 2*base {
-		t.Fatalf("delayed RTT %v below the injected %v", delayed, 2*base)
-	}
-	if ratio := float64(delayed) / float64(max(d, plain)); ratio < 5 {
-		t.Fatalf("delayed/undelayed ratio %.1f, want >= 5", ratio)
+		t.Fatalf("delayed RTT %v below the injected %v each way", delayed, base)
 	}
 }
 
@@ -89,19 +90,23 @@ func TestEtcdCutExpiresLeaseOnServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second) // keep-alives flow
-	if ttl, err := direct.TimeToLive(ctx, lease.ID); err != nil || ttl.TTL <= 0 {
-		t.Fatalf("lease before the cut: %+v, %v", ttl, err)
-	}
-
+	// What the lease has left when the cut starts: the server cannot expire
+	// it sooner (TTL is in whole seconds, rounded down), however late the
+	// keep-alives before the cut were.
 	cut := time.Now()
+	left, err := direct.TimeToLive(ctx, lease.ID)
+	if err != nil || left.TTL <= 0 {
+		t.Fatalf("lease before the cut: %+v, %v", left, err)
+	}
 	p.Cut()
 	waitUntil(t, 20*time.Second, "the server expires the lease", func() bool {
 		ttl, err := direct.TimeToLive(ctx, lease.ID)
 		return err == nil && ttl.TTL == -1
 	})
-	t.Logf("lease gone on the server %v after the cut", time.Since(cut).Round(time.Millisecond))
-	if time.Since(cut) < 2500*time.Millisecond { // half the TTL, as 1 s was of 2 s
-		t.Fatal("lease expired before its TTL could run out")
+	gone := time.Since(cut)
+	t.Logf("lease gone on the server %v after the cut, with %ds left at the cut", gone.Round(time.Millisecond), left.TTL)
+	if gone < time.Duration(left.TTL)*time.Second {
+		t.Fatalf("lease expired %v after the cut, though it had %ds left", gone, left.TTL)
 	}
 	p.Restore()
 	// Reconnected, the client hears from the server that the lease is gone.

@@ -137,6 +137,36 @@ func mustParse(t *testing.T, specs ...string) []Fault {
 	return fs
 }
 
+// runUntil is Run with a ctx that ends once done holds of tg's calls so
+// far (polled), or after a minute: the tests check when each fault fired
+// and what the end of the run undid, and on a loaded machine a fault fires
+// late, so a ctx that ends a fixed moment after the last one's time may end
+// before it fires.
+func runUntil(t *testing.T, tg *fakeTarget, fs []Fault, rec Recorder, done func(calls []string) bool) Report {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		defer cancel()
+		for deadline := time.Now().Add(time.Minute); !done(tg.whats()) && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	return Run(ctx, tg.start, fs, tg, rec)
+}
+
+// hasAll reports whether calls holds every one of want.
+func hasAll(want ...string) func(calls []string) bool {
+	return func(calls []string) bool {
+		for _, w := range want {
+			if !slices.Contains(calls, w) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 func TestRunFiresAtTimesAndUndoes(t *testing.T) {
 	fs := mustParse(t,
 		"kill-server:1@20ms+60ms",
@@ -148,9 +178,7 @@ func TestRunFiresAtTimesAndUndoes(t *testing.T) {
 	)
 	tg := newFake(3, 0)
 	rec := &recorder{}
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	rep := Run(ctx, tg.start, fs, tg, rec)
+	rep := runUntil(t, tg, fs, rec, func(calls []string) bool { return len(calls) >= 10 })
 
 	for _, c := range []struct {
 		what string
@@ -206,9 +234,7 @@ func TestRunUndoesEverythingInForceAtTheEnd(t *testing.T) {
 	)
 	tg := newFake(3, 0)
 	rec := &recorder{}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	rep := Run(ctx, tg.start, fs, tg, rec)
+	rep := runUntil(t, tg, fs, rec, hasAll("kill 2", "pause-server 0", "cut -1", "pause-client 1"))
 	calls := tg.whats()
 	idx := func(w string) int { return slices.Index(calls, w) }
 	for _, w := range []string{"resume-server 0", "resume-client 1", "restore -1", "restart 2"} {
@@ -231,9 +257,10 @@ func TestRunUndoesEverythingInForceAtTheEnd(t *testing.T) {
 func TestRunKillServersFollowersFirstAndRestartsTogether(t *testing.T) {
 	tg := newFake(3, 1) // server 1 leads
 	rec := &recorder{}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	rep := Run(ctx, tg.start, mustParse(t, "kill-servers:2@0s+20ms", "kill-leader@40ms+10ms"), tg, rec)
+	// The leader's kill a second after the followers', so that it is the
+	// later one however late a loaded machine runs either.
+	rep := runUntil(t, tg, mustParse(t, "kill-servers:2@0s+20ms", "kill-leader@1s+10ms"), rec,
+		hasAll("restart 0", "restart 2", "kill 1", "restart 1"))
 	calls := tg.whats()
 	if len(calls) < 6 || calls[0] != "kill 0" || calls[1] != "kill 2" {
 		t.Fatalf("calls = %v, want followers 0 and 2 killed first", calls)
@@ -241,7 +268,7 @@ func TestRunKillServersFollowersFirstAndRestartsTogether(t *testing.T) {
 	if !slices.Contains(calls, "restart 0") || !slices.Contains(calls, "restart 2") {
 		t.Fatalf("calls = %v, want both restarted", calls)
 	}
-	if tg.at("kill 1") < 40*time.Millisecond || tg.at("restart 1") < 50*time.Millisecond {
+	if tg.at("kill 1") < time.Second || tg.at("restart 1") < time.Second+10*time.Millisecond {
 		t.Fatalf("kill-leader timing: %v", calls)
 	}
 	if !slices.Contains(rec.all(), "fault|kill-servers:2: servers 0,2|-1") || !slices.Contains(rec.all(), "fault|kill-leader: server 1|-1") {
@@ -256,9 +283,8 @@ func TestRunRecordsFailuresAndGoesOn(t *testing.T) {
 	tg := newFake(3, 0)
 	tg.failOn = "kill"
 	rec := &recorder{}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Millisecond)
-	defer cancel()
-	rep := Run(ctx, tg.start, mustParse(t, "kill-server:1@0s+10ms", "cut-client:0@5ms+10ms"), tg, rec)
+	// Once the cut is restored, well after the failed kill's 10 ms.
+	rep := runUntil(t, tg, mustParse(t, "kill-server:1@0s+10ms", "cut-client:0@5ms+100ms"), rec, hasAll("kill 1", "restore 0"))
 	if len(rep.Failures) != 1 || !strings.Contains(rep.Failures[0], "kill-server:1 failed: injected failure") {
 		t.Fatalf("failures = %v", rep.Failures)
 	}
@@ -272,10 +298,12 @@ func TestRunRecordsFailuresAndGoesOn(t *testing.T) {
 
 func TestRestartServerTakesOverAKill(t *testing.T) {
 	tg := newFake(3, 0)
-	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Millisecond)
+	// restart-server ends the kill early; the kill's +FOR then has nothing
+	// to undo. A second apart, so that a loaded machine keeps their order;
+	// the ctx outlasts the +FOR.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	// restart-server ends the kill early; the kill's +FOR then has nothing to undo.
-	rep := Run(ctx, tg.start, mustParse(t, "kill-server:1@0s+40ms", "restart-server:1@10ms"), tg, nil)
+	rep := Run(ctx, tg.start, mustParse(t, "kill-server:1@0s+1s", "restart-server:1@50ms"), tg, nil)
 	calls := tg.whats()
 	if n := strings.Count(strings.Join(calls, ","), "restart 1"); n != 1 {
 		t.Fatalf("calls %v: want one restart of server 1", calls)

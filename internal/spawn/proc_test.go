@@ -16,8 +16,10 @@ import (
 // one that ignores it once the grace is over; Adopt notices the exit of a
 // process it did not start.
 func TestProcTerminate(t *testing.T) {
+	ready := readyFile(t)
 	start := func(script string) *Proc {
 		cmd := exec.Command("sh", "-c", script)
+		cmd.Env = append(os.Environ(), "READY="+ready)
 		if err := Start(cmd); err != nil {
 			t.Fatal(err)
 		}
@@ -33,18 +35,21 @@ func TestProcTerminate(t *testing.T) {
 	if obeys.Running() || time.Since(t0) > 5*time.Second {
 		t.Fatalf("SIGTERM: running %v after %v", obeys.Running(), time.Since(t0))
 	}
+	t.Logf("SIGTERM obeyed: gone after %v", time.Since(t0).Round(time.Millisecond))
 	select {
 	case <-adopted.Exited():
 	case <-time.After(2 * time.Second):
 		t.Fatal("Adopt did not notice the exit within 2 s")
 	}
 
-	ignores := start("trap '' TERM; while :; do sleep 0.05; done")
-	time.Sleep(200 * time.Millisecond) // let the trap be set
+	ignores := start(`trap '' TERM; touch "$READY"; while :; do sleep 0.05; done`)
+	waitReady(t, ready)
 	t0 = time.Now()
 	ignores.Terminate(context.Background(), 300*time.Millisecond)
 	if took := time.Since(t0); ignores.Running() || took < 300*time.Millisecond {
 		t.Fatalf("SIGTERM ignored: running %v, returned after %v (grace 300ms)", ignores.Running(), took)
+	} else {
+		t.Logf("SIGTERM ignored: killed after %v (grace 300ms)", took.Round(time.Millisecond))
 	}
 	if Adopt(ignores.PID()) != nil {
 		t.Fatal("Adopt of an exited process is not nil")
@@ -59,9 +64,11 @@ func TestProcTerminate(t *testing.T) {
 func TestProcTerminateGroup(t *testing.T) {
 	// start runs script as a group leader; the script prints its
 	// grandchild's pid first.
+	ready := readyFile(t)
 	start := func(script string, group bool) (*Proc, int) {
 		t.Helper()
 		cmd := exec.Command("sh", "-c", script)
+		cmd.Env = append(os.Environ(), "READY="+ready)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -113,8 +120,8 @@ func TestProcTerminateGroup(t *testing.T) {
 	p.Terminate(context.Background(), 10*time.Second)
 	gone("a group whose leader had exited", pid)
 
-	p, pid = start("sh -c 'trap \"\" TERM; while :; do sleep 0.05; done' & echo $!; exec sleep 60", true)
-	time.Sleep(200 * time.Millisecond) // let the trap be set
+	p, pid = start(`sh -c 'trap "" TERM; touch "$READY"; while :; do sleep 0.05; done' & echo $!; exec sleep 60`, true)
+	waitReady(t, ready)
 	t0 := time.Now()
 	p.Terminate(context.Background(), 300*time.Millisecond)
 	if took := time.Since(t0); took < 300*time.Millisecond {
@@ -147,5 +154,30 @@ func TestLogTail(t *testing.T) {
 	}
 	if got := LogTail(filepath.Join(t.TempDir(), "none"), 3); !strings.HasPrefix(got, "(") {
 		t.Fatalf("missing file: %q", got)
+	}
+}
+
+// readyFile is a path a child script touches once it has set its trap.
+func readyFile(t *testing.T) string {
+	return filepath.Join(t.TempDir(), "ready")
+}
+
+// waitReady waits until path exists (the child set its trap; a fixed wait
+// may end before a loaded machine runs the shell that far), then removes it
+// for the next child.
+func waitReady(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the child did not set its trap within 10s (no %s)", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
 	}
 }

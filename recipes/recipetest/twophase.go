@@ -101,7 +101,22 @@ func (e *txEnv) run(aborts map[int]bool, lost int, sequential bool) {
 		vote(i)
 		if sequential {
 			e.listBecomes(e.path+"/"+recipes.TxVotes, i+1)
-			time.Sleep(quietWindow / 3) // every watcher re-armed
+			if !e.v.HerdFree && i < early-1 {
+				// Before the next vote, this site has listed both lists
+				// with their watches (two a listing) and every earlier one
+				// has heard this vote and listed again: a site arming late
+				// folds two votes into one notification, or into none,
+				// which a fixed pause cannot rule out on a loaded machine.
+				for j := range i + 1 {
+					m, want := ms[1+j], int64(i-j)
+					for deadline := time.Now().Add(settleBound); m.events() < want || m.armed() < 2*(m.events()+1); time.Sleep(pollEvery) {
+						if time.Now().After(deadline) {
+							t.Fatalf("site %d after vote %d: notified %d times (want %d, one by each later vote), %d watches armed (want two a listing)",
+								j, i, m.events(), want, m.armed())
+						}
+					}
+				}
+			}
 		}
 	}
 	if lost >= 0 {
