@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/zkbench/zkbench/internal/testresults"
+	"github.com/zkbench/zkbench/results"
 )
 
 func execute(t *testing.T, args ...string) (string, error) {
@@ -79,7 +80,7 @@ func TestReportCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(runDir, resultsFileName), raw, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(runDir, results.FileName), raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := execute(t, "report", testresults.Path("lock-zookeeper.json"), runDir, "-o", dir,

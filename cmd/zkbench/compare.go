@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkbench/zkbench/analysis"
+	"github.com/zkbench/zkbench/results"
 )
 
 func newCompareCmd() *cobra.Command {
@@ -26,7 +27,7 @@ backends are compared case by case across backends.`,
   zkbench compare a.json b.json --json | jq '.cases[0]'`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			runs, err := readResultsArgs(args)
+			runs, err := results.ReadPaths(args)
 			if err != nil {
 				return err
 			}

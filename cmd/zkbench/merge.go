@@ -55,13 +55,13 @@ runs it, docs/kubernetes.md).`,
 				if !cmd.Flags().Changed("shards") || shards < 1 {
 					return fmt.Errorf("--shards-dir %s: give --shards S, the run's shard count (the merge reads %s/0 to %s/S-1)", shardsDir, shardsDir, shardsDir)
 				}
-				shardRuns, err = readShardsDir(shardsDir, shards)
+				shardRuns, err = results.ReadShardsDir(shardsDir, shards)
 			case cmd.Flags().Changed("shards"):
 				return errors.New("--shards: only with --shards-dir DIR (the files given by name say their shard count)")
 			case len(args) == 0:
 				return errors.New("give the shards' results files, or --shards-dir DIR --shards S")
 			default:
-				shardRuns, err = readResultsArgs(args)
+				shardRuns, err = results.ReadPaths(args)
 			}
 			if err != nil {
 				return err
@@ -74,7 +74,7 @@ runs it, docs/kubernetes.md).`,
 			if err := results.CheckWritable(dir); err != nil {
 				return fmt.Errorf("-o %s: %w", out, err)
 			}
-			path := filepath.Join(dir, resultsFileName)
+			path := filepath.Join(dir, results.FileName)
 			if err := results.WriteFile(path, run); err != nil {
 				return err
 			}

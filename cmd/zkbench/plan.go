@@ -144,14 +144,14 @@ func runPlan(cmd *cobra.Command, f *planFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	runs, err := readResultsArgs(args)
+	runs, err := results.ReadPaths(args)
 	if err != nil {
 		return err
 	}
 	w := analysis.Workload{Workload: f.workload, Backend: backends.Kind(f.backend), Variant: f.variant, Clients: f.clients,
 		Every: f.every, Think: f.think, Hold: f.hold, Percentile: q, Bound: bound, Seed: f.seed}
 	if f.serviceFrom != "" {
-		rs, err := readResultsArgs([]string{f.serviceFrom})
+		rs, err := results.ReadPaths([]string{f.serviceFrom})
 		if err != nil {
 			return err
 		}
@@ -168,7 +168,7 @@ func runPlan(cmd *cobra.Command, f *planFlags, args []string) error {
 			run, err = validateRun(cmd, f, ans.Asked, runs)
 		} else {
 			var rs []*results.Run
-			rs, err = readResultsArgs([]string{f.against})
+			rs, err = results.ReadPaths([]string{f.against})
 			if err == nil {
 				run = rs[0]
 			}

@@ -34,7 +34,7 @@ histogram, for HdrHistogram's own plotter and tools.`,
   zkbench plot runs/run-1 --format hgrm -o hgrm`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			runs, err := readResultsArgs(args)
+			runs, err := results.ReadPaths(args)
 			if err != nil {
 				return err
 			}

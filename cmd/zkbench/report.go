@@ -7,6 +7,7 @@ import (
 
 	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/report"
+	"github.com/zkbench/zkbench/results"
 )
 
 func newReportCmd() *cobra.Command {
@@ -42,7 +43,7 @@ Each answer names the runs behind it.`,
   zkbench report sweep.json --target-rate 500 --at-clients 2000`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			runs, err := readResultsArgs(args)
+			runs, err := results.ReadPaths(args)
 			if err != nil {
 				return err
 			}

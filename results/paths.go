@@ -1,4 +1,4 @@
-package main
+package results
 
 import (
 	"errors"
@@ -8,25 +8,24 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/zkbench/zkbench/results"
 )
 
-// resultsFileName is what `zkbench run` writes in its run folder.
-const resultsFileName = "results.json"
+// FileName is what a run writes in its run folder.
+const FileName = "results.json"
 
-// readResultsArgs reads the results files named on the command line. A
-// folder stands for the results.json inside it (a run's own folder).
-func readResultsArgs(args []string) ([]*results.Run, error) {
-	runs := make([]*results.Run, 0, len(args))
-	for _, a := range args {
+// ReadPaths reads the results files named by paths (a command line's
+// arguments). A folder stands for the results.json inside it (a run's own
+// folder).
+func ReadPaths(paths []string) ([]*Run, error) {
+	runs := make([]*Run, 0, len(paths))
+	for _, a := range paths {
 		p := a
 		if st, err := os.Stat(a); err == nil && st.IsDir() {
-			p = filepath.Join(a, resultsFileName)
+			p = filepath.Join(a, FileName)
 		}
-		r, err := results.ReadFile(p)
+		r, err := ReadFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w (give a results file, or a run folder holding %s)", err, resultsFileName)
+			return nil, fmt.Errorf("%w (give a results file, or a run folder holding %s)", err, FileName)
 		}
 		if err != nil {
 			return nil, err
@@ -36,30 +35,30 @@ func readResultsArgs(args []string) ([]*results.Run, error) {
 	return runs, nil
 }
 
-// readShardsDir reads the S shards of a run from dir/0 .. dir/S-1, each the
+// ReadShardsDir reads the S shards of a run from dir/0 .. dir/S-1, each the
 // folder a shard's --output named: it holds <run-id>/results.json (or,
 // a run folder itself, results.json). A shard without its file, or whose
 // file is not shard I of S, is refused, naming it.
-func readShardsDir(dir string, shards int) ([]*results.Run, error) {
+func ReadShardsDir(dir string, shards int) ([]*Run, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("--shards-dir %s: not a folder (%v): give the folder holding the shards' --output folders 0 to %d", dir, err, shards-1)
 	}
-	runs := make([]*results.Run, 0, shards)
+	runs := make([]*Run, 0, shards)
 	for i := range shards {
 		sub := filepath.Join(dir, strconv.Itoa(i))
-		p := filepath.Join(sub, resultsFileName)
+		p := filepath.Join(sub, FileName)
 		if _, err := os.Stat(p); err != nil {
-			found, _ := filepath.Glob(filepath.Join(sub, "*", resultsFileName))
+			found, _ := filepath.Glob(filepath.Join(sub, "*", FileName))
 			switch len(found) {
 			case 0:
-				return nil, fmt.Errorf("shard %d of %d: no %s/<run-id>/%s: the shard wrote no results (did it run? its log says why), or --shards is not the run's", i, shards, sub, resultsFileName)
+				return nil, fmt.Errorf("shard %d of %d: no %s/<run-id>/%s: the shard wrote no results (did it run? its log says why), or --shards is not the run's", i, shards, sub, FileName)
 			case 1:
 				p = found[0]
 			default:
 				return nil, fmt.Errorf("shard %d of %d: %s holds several runs (%s): give the shards' files by name", i, shards, sub, strings.Join(found, ", "))
 			}
 		}
-		r, err := results.ReadFile(p)
+		r, err := ReadFile(p)
 		if err != nil {
 			return nil, err
 		}
