@@ -123,6 +123,10 @@ func styles(l Line) (draw.LineStyle, draw.GlyphStyle) {
 		line.Dashes = dashes[l.Dash]
 	}
 	glyph := draw.GlyphStyle{Color: col, Radius: 2.6}
+	if l.Label == ClientBoundLabel {
+		// Drawn over a point's own glyph: larger, or the glyph hides it.
+		glyph.Radius = 5
+	}
 	switch l.Glyph {
 	case "circle":
 		glyph.Shape = draw.CircleGlyph{}
