@@ -16,6 +16,8 @@ build:
 # ZooKeeper from an installed distribution (Debian: apt-get install zookeeper),
 # and clusters in Docker containers from the images `make images` builds
 # (without them the Docker tests skip, saying why; with CI=true they fail).
+# The report's browser test opens report.html in headless Chromium (make deps;
+# without it the test skips, with CI=true it fails).
 # The Kubernetes test (kube/controlplane, a module of its own) starts a real
 # kube-apiserver and Job controller that kube-bins builds once per machine.
 test: kube-bins
@@ -169,13 +171,16 @@ lint:
 	cd kube/controlplane && $(GO) vet ./...
 	@if command -v staticcheck >/dev/null 2>&1; then staticcheck $(PKGS); else echo "staticcheck not installed; skipped"; fi
 
-# Installs what the tests need on Debian: Java is assumed present, ZooKeeper
-# and mmdebstrap (for `make images`) are not.
+# Installs what the tests need on Debian: Java is assumed present, ZooKeeper,
+# mmdebstrap (for `make images`) and Chromium (the report's browser test opens
+# report.html in it, headless) are not.
 deps:
 	@if [ ! -e /usr/share/java/zookeeper.jar ] && [ -z "$$ZOOKEEPER_HOME" ]; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zookeeper; fi
 	@if ! command -v mmdebstrap >/dev/null; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap; fi
+	@if ! command -v chromium >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; fi
 	$(GO) mod download
 
 clean:

@@ -1,11 +1,14 @@
-// Package plots draws zkbench's charts from results files: notification
-// fan-out, throughput, latency percentiles and distributions, server
-// requests per operation against clients, and throughput over time, with
-// one panel per backend.
+// Package plots draws zkbench's charts from results files: the headline
+// (<workload>-herd: notifications per operation, naive against herd-free),
+// notification fan-out, throughput, latency percentiles and distributions,
+// server requests per operation against clients, and throughput over time,
+// with one panel per backend and a footer naming the runs, the zkbench
+// that measured them and their servers.
 //
 // Drawing has two stages. Build extracts the data of every figure from the
 // runs (the part golden-tested); Render draws one Chart with gonum/plot as
-// PNG or SVG. WriteAll does both into a folder.
+// PNG or SVG, laid out from the measured size of its text (layout.go) so
+// that nothing is clipped. WriteAll does both into a folder.
 package plots
 
 import (
@@ -30,6 +33,12 @@ type Chart struct {
 	Caption string `json:"caption"`
 	// Warning is drawn in red under the title: synthetic or partial input.
 	Warning string `json:"warning,omitempty"`
+	// Summary lines are drawn under the title: what the figure shows, in
+	// words (the headline figure's herd at the largest client count).
+	Summary []string `json:"summary,omitempty"`
+	// Footer lines name where the data came from: each run's id, the
+	// zkbench that measured it, its servers and the client machine.
+	Footer []string `json:"footer,omitempty"`
 	// Keys are legend-only entries that explain a style shared by many
 	// lines (p50 solid, p99 dashed...).
 	Keys []Line `json:"keys,omitempty"`
@@ -84,6 +93,9 @@ type Axis struct {
 	// Ticks are labelled positions (measured client counts); empty means
 	// the scale's own ticks.
 	Ticks []float64 `json:"ticks,omitempty"`
+	// Count axes hold whole numbers (sessions lost, events per interval):
+	// they start at 0 and are labelled at whole numbers only.
+	Count bool `json:"count,omitempty"`
 }
 
 // Line is one series of points, styled by what it is.
@@ -211,7 +223,7 @@ func Build(runs []*results.Run) ([]*Chart, error) {
 		slices.Sort(b.clients)
 		b.order, b.series = analysis.Group(wc)
 		first := len(figs)
-		for _, f := range []func() (*Chart, error){b.fanout, b.bytes, b.throughput, b.usl, b.requests, b.loadgen} {
+		for _, f := range []func() (*Chart, error){b.herd, b.fanout, b.bytes, b.throughput, b.usl, b.requests, b.loadgen} {
 			fig, err := f()
 			if err != nil {
 				return nil, err
@@ -234,9 +246,9 @@ func Build(runs []*results.Run) ([]*Chart, error) {
 		if fig := b.timeline(); fig != nil {
 			figs = append(figs, fig)
 		}
-		warning := Warning(runsOf(runs, w))
+		warning, footer := Warning(b.runs), footerOf(b.runs)
 		for _, f := range figs[first:] {
-			f.Warning = warning
+			f.Warning, f.Footer = warning, footer
 		}
 	}
 	for _, f := range figs {
@@ -366,6 +378,17 @@ func (b *builder) boundPoints(kind backends.Kind, y func(*analysis.Case) (float6
 		}
 	}
 	return l
+}
+
+// shareVariantLegend gives lines of several styles of one variant (client
+// and server side, p50 and p99) the variant's one legend entry; the figure's
+// Keys explain the styles. The client-bound marks keep their own entry.
+func shareVariantLegend(lines []Line, kind backends.Kind) {
+	for i := range lines {
+		if lines[i].Label != ClientBoundLabel {
+			lines[i].Legend = lineLabel(lines[i].Variant, kind, "")
+		}
+	}
 }
 
 // value reads figure f of a case (analysis.Case.Value).
@@ -530,9 +553,7 @@ func (b *builder) requests() (*Chart, error) {
 			return nil, err
 		}
 		lines := append(client, server...)
-		for i := range lines {
-			lines[i].Legend = lineLabel(lines[i].Variant, kind, "")
-		}
+		shareVariantLegend(lines, kind)
 		anyTop = anyTop || len(lines) > 0
 		top = append(top, &Panel{Title: fmt.Sprintf("%s — all requests", kind), X: b.clientsAxis(), Y: yAxis, Lines: lines, Group: "total"})
 	}
@@ -640,9 +661,7 @@ func (b *builder) percentiles(name figures.Latency) (*Chart, error) {
 			if err != nil {
 				return nil, err
 			}
-			for i := range lines {
-				lines[i].Legend = lineLabel(lines[i].Variant, kind, "")
-			}
+			shareVariantLegend(lines, kind)
 			p.Lines = append(p.Lines, lines...)
 		}
 		// Group lines by variant so the legend reads variant by variant.
@@ -797,12 +816,12 @@ func (b *builder) timeline() *Chart {
 			if summed > 0 {
 				anySessions = true
 				sp.Lines = sessionLines(counts, iv, string(kind))
-				sp.Y = Axis{Label: intervalLabel(iv), Scale: Linear}
+				sp.Y = Axis{Label: intervalLabel(iv), Scale: Linear, Count: true}
 				if summed > 1 {
 					sp.Notes = append(sp.Notes, fmt.Sprintf("summed over %d cases", summed))
 				}
 			} else {
-				sp.Y = Axis{Label: "session events per interval", Scale: Linear}
+				sp.Y = Axis{Label: "session events per interval", Scale: Linear, Count: true}
 			}
 			faulted = faulted || len(p.Marks) > 0
 			row, sessRow = append(row, p), append(sessRow, sp)
@@ -899,11 +918,16 @@ func (f *Chart) finish() {
 		}
 		p.X.Min, p.X.Max = pad(p.X, rx.lo, rx.hi)
 		p.Y.Min, p.Y.Max = pad(p.Y, ry.lo, ry.hi)
+		if p.Y.Scale == Linear && ry.lo == 0 && ry.hi == 0 && len(p.Lines) > 0 {
+			// An axis from 0 to 1 alone could be read as "small"; say it.
+			p.Notes = append(p.Notes, "every value is 0")
+		}
 	}
 }
 
 // pad widens [lo, hi] so that points do not sit on the frame. Linear axes
-// of non-negative values start at zero; category axes span their ticks.
+// of non-negative values start at zero, and run to 1 when every value is
+// zero; category axes span their ticks.
 func pad(a Axis, lo, hi float64) (float64, float64) {
 	switch a.Scale {
 	case Log:
@@ -918,6 +942,9 @@ func pad(a Axis, lo, hi float64) (float64, float64) {
 	}
 	if lo >= 0 {
 		lo = 0
+	}
+	if hi == 0 && lo == 0 {
+		return 0, 1
 	}
 	if lo == hi {
 		return lo - 1, hi + 1

@@ -13,20 +13,22 @@ type loadgenRow struct {
 	side  string
 	label string
 	scale string
+	// count: whole numbers (a mean over repeats may fall between them).
+	count bool
 	y     func(*results.Result) (float64, bool)
 }
 
 var loadgenRows = []loadgenRow{
-	{"resident memory a client", "KB of RSS a client", Log, func(r *results.Result) (float64, bool) {
+	{"resident memory a client", "KB of RSS a client", Log, false, func(r *results.Result) (float64, bool) {
 		return r.Cost.ClientCostPerClient / 1000, r.Cost.ClientCostPerClient > 0
 	}},
-	{"CPU used", "% of the cores it had", Linear, func(r *results.Result) (float64, bool) {
+	{"CPU used", "% of the cores it had", Linear, false, func(r *results.Result) (float64, bool) {
 		if r.Load == nil || r.Load.Cores == 0 {
 			return 0, false
 		}
 		return 100 * r.Load.CPUFraction, true
 	}},
-	{"sessions lost", "sessions lost in the case", Linear, func(r *results.Result) (float64, bool) {
+	{"sessions lost", "sessions lost in the case", Linear, true, func(r *results.Result) (float64, bool) {
 		return float64(r.SessionsLost), r.Load != nil
 	}},
 }
@@ -53,7 +55,7 @@ func (b *builder) loadgen() (*Chart, error) {
 				v, ok := c.Mean(row.y)
 				return v, ok, nil
 			},
-			axis:  Axis{Label: row.label, Scale: row.scale},
+			axis:  Axis{Label: row.label, Scale: row.scale, Count: row.count},
 			group: row.side, // each row its own y range
 		}
 	}

@@ -12,9 +12,7 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -25,16 +23,6 @@ import (
 // Formats are the image formats Render writes.
 var Formats = []string{"png", "svg"}
 
-// Sizes of a rendered figure, in points (PNG at 96 dpi: 4/3 pixels each).
-const (
-	panelW   = 330 * vg.Inch / 72
-	panelH   = 240 * vg.Inch / 72
-	legendW  = 210 * vg.Inch / 72
-	titleH   = 28 * vg.Inch / 72
-	warningH = 14 * vg.Inch / 72
-	entryH   = 15 * vg.Inch / 72
-)
-
 // Render draws f in format ("png" or "svg") to w.
 func Render(w io.Writer, f *Chart, format string) error {
 	if !slices.Contains(Formats, format) {
@@ -43,35 +31,40 @@ func Render(w io.Writer, f *Chart, format string) error {
 	if f.Rows*f.Cols != len(f.Panels) || len(f.Panels) == 0 {
 		return fmt.Errorf("plots: figure %s has %d panels for %dx%d", f.Name, len(f.Panels), f.Rows, f.Cols)
 	}
-	legend, entries := legendOf(f)
-	top := titleH
-	if f.Warning != "" {
-		top += warningH
-	}
-	width := vg.Length(f.Cols)*panelW + legendW
-	height := max(vg.Length(f.Rows)*panelH, vg.Length(entries)*entryH+20) + top
-
+	lay := layoutOf(f)
 	var c vg.CanvasWriterTo
 	if format == "png" {
-		c = fastPNG{vgimg.New(width, height)}
+		c = fastPNG{vgimg.New(lay.width, lay.height)}
 	} else {
 		var err error
-		if c, err = draw.NewFormattedCanvas(width, height, format); err != nil {
+		if c, err = draw.NewFormattedCanvas(lay.width, lay.height, format); err != nil {
 			return fmt.Errorf("plots: %w", err)
 		}
 	}
-	dc := draw.New(c)
-	dc.FillPolygon(color.White, []vg.Point{{X: 0, Y: 0}, {X: width, Y: 0}, {X: width, Y: height}, {X: 0, Y: height}})
-
-	title := textStyle(14, color.Black)
-	title.XAlign, title.YAlign = draw.XCenter, draw.YTop
-	dc.FillText(title, vg.Point{X: width / 2, Y: height - 6}, f.Title)
-	if f.Warning != "" {
-		warn := textStyle(10, color.RGBA{R: 0xc0, A: 0xff})
-		warn.XAlign, warn.YAlign = draw.XCenter, draw.YTop
-		dc.FillText(warn, vg.Point{X: width / 2, Y: height - titleH}, f.Warning)
+	c.SetColor(color.White)
+	c.Fill(rectPath(vg.Rectangle{Max: vg.Point{X: lay.width, Y: lay.height}}))
+	if err := drawPanels(c, f, lay); err != nil {
+		return err
 	}
+	drawChrome(c, lay)
+	if _, err := c.WriteTo(w); err != nil {
+		return fmt.Errorf("plots: write %s.%s: %w", f.Name, format, err)
+	}
+	return nil
+}
 
+func rectPath(r vg.Rectangle) vg.Path {
+	var p vg.Path
+	p.Move(r.Min)
+	p.Line(vg.Point{X: r.Max.X, Y: r.Min.Y})
+	p.Line(r.Max)
+	p.Line(vg.Point{X: r.Min.X, Y: r.Max.Y})
+	p.Close()
+	return p
+}
+
+// drawPanels draws f's panels into lay's grid, their axes aligned.
+func drawPanels(c vg.Canvas, f *Chart, lay *layout) error {
 	grid := make([][]*plot.Plot, f.Rows)
 	for r := range f.Rows {
 		for col := range f.Cols {
@@ -82,26 +75,12 @@ func Render(w io.Writer, f *Chart, format string) error {
 			grid[r] = append(grid[r], p)
 		}
 	}
-	area := draw.Canvas{Canvas: c, Rectangle: vg.Rectangle{
-		Min: vg.Point{X: 0, Y: 0},
-		Max: vg.Point{X: width - legendW, Y: height - top},
-	}}
 	tiles := draw.Tiles{Rows: f.Rows, Cols: f.Cols, PadX: 12, PadY: 12, PadTop: 4, PadLeft: 4, PadRight: 4, PadBottom: 4}
-	canvases := plot.Align(grid, tiles, area)
+	canvases := plot.Align(grid, tiles, draw.Canvas{Canvas: c, Rectangle: lay.grid})
 	for r := range grid {
 		for col := range grid[r] {
 			grid[r][col].Draw(canvases[r][col])
 		}
-	}
-
-	legendArea := draw.Canvas{Canvas: c, Rectangle: vg.Rectangle{
-		Min: vg.Point{X: width - legendW + 8, Y: 0},
-		Max: vg.Point{X: width - 4, Y: height - top - 8},
-	}}
-	legend.Draw(legendArea)
-
-	if _, err := c.WriteTo(w); err != nil {
-		return fmt.Errorf("plots: write %s.%s: %w", f.Name, format, err)
 	}
 	return nil
 }
@@ -127,56 +106,6 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func textStyle(size vg.Length, col color.Color) text.Style {
-	return text.Style{
-		Color:   col,
-		Font:    font.From(plot.DefaultFont, size),
-		Handler: plot.DefaultTextHandler,
-	}
-}
-
-func legendOf(f *Chart) (plot.Legend, int) {
-	l := plot.NewLegend()
-	l.Top, l.Left = true, true
-	l.TextStyle = textStyle(10, color.Black)
-	l.ThumbnailWidth = 28
-	l.Padding = 2
-	seen := map[string]bool{}
-	n := 0
-	add := func(ln Line) {
-		line, glyph := styles(ln)
-		if ln.Bar {
-			l.Add(ln.Label, &plotter.BarChart{Color: line.Color})
-			n++
-			return
-		}
-		var thumbs []plot.Thumbnailer
-		if !ln.Scatter {
-			thumbs = append(thumbs, &plotter.Line{LineStyle: line})
-		}
-		if glyph.Shape != nil {
-			thumbs = append(thumbs, &plotter.Scatter{GlyphStyle: glyph})
-		}
-		l.Add(ln.Label, thumbs...)
-		n++
-	}
-	for _, p := range f.Panels {
-		for _, ln := range p.Lines {
-			if ln.Legend != "" {
-				ln.Label, ln.Dash = ln.Legend, 0
-			}
-			if !seen[ln.Label] {
-				seen[ln.Label] = true
-				add(ln)
-			}
-		}
-	}
-	for _, k := range f.Keys {
-		add(k)
-	}
-	return l, n
-}
-
 func parseColor(hex string) color.Color {
 	v, err := strconv.ParseUint(hex[1:], 16, 32)
 	if len(hex) != 7 || hex[0] != '#' || err != nil {
@@ -194,6 +123,10 @@ func styles(l Line) (draw.LineStyle, draw.GlyphStyle) {
 		line.Dashes = dashes[l.Dash]
 	}
 	glyph := draw.GlyphStyle{Color: col, Radius: 2.6}
+	if l.Label == ClientBoundLabel {
+		// Drawn over a point's own glyph: larger, or the glyph hides it.
+		glyph.Radius = 5
+	}
 	switch l.Glyph {
 	case "circle":
 		glyph.Shape = draw.CircleGlyph{}
@@ -354,10 +287,50 @@ func setAxis(pa *plot.Axis, a Axis) {
 		}
 		pa.Tick.Marker = ts
 	default:
-		if len(a.Ticks) > 0 {
+		switch {
+		case len(a.Ticks) > 0:
 			pa.Tick.Marker = valueTicks{values: a.Ticks}
+		case a.Count:
+			pa.Tick.Marker = countTicks{}
+		default:
+			pa.Tick.Marker = linearTicks{}
 		}
 	}
+}
+
+// linearTicks are gonum's default ticks labelled as every other axis is
+// (formatTick: "250", not "250.00").
+type linearTicks struct{}
+
+func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = formatTick(ts[i].Value)
+		}
+	}
+	return ts
+}
+
+// countTicks label whole numbers only, about five of them (a count axis
+// from 0 to 1 has two labels, not "0.5").
+type countTicks struct{}
+
+func (countTicks) Ticks(lo, hi float64) []plot.Tick {
+	step := 1.0
+	for (hi-lo)/step > 6 {
+		switch m := step / math.Pow(10, math.Floor(math.Log10(step))); m {
+		case 2:
+			step *= 2.5
+		default:
+			step *= 2
+		}
+	}
+	var out []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi; v += step {
+		out = append(out, plot.Tick{Value: v, Label: formatTick(v)})
+	}
+	return out
 }
 
 // valueTicks labels exactly the given values (the measured client counts),

@@ -9,10 +9,12 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zkbench/zkbench/analysis"
@@ -619,19 +621,44 @@ func (d *Document) plots(runs []*results.Run) error {
 	return nil
 }
 
-// RenderImages draws the PNG of every image not drawn yet.
+// RenderImages draws the PNG of every image not drawn yet, on as many
+// goroutines as there are cores: rasterising is most of a report's time
+// (a figure takes tens of milliseconds), and figures share nothing. It
+// returns the error of the first image, in the document's order, that
+// failed.
 func (d *Document) RenderImages() error {
+	var todo []int
 	for i, bl := range d.Blocks {
-		img, ok := bl.(Image)
-		if !ok || img.PNG != nil {
-			continue
+		if img, ok := bl.(Image); ok && img.PNG == nil {
+			todo = append(todo, i)
 		}
-		var buf bytes.Buffer
-		if err := plots.Render(&buf, img.Figure, "png"); err != nil {
+	}
+	errs := make([]error, len(todo))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(todo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				img := d.Blocks[todo[k]].(Image)
+				var buf bytes.Buffer
+				if errs[k] = plots.Render(&buf, img.Figure, "png"); errs[k] == nil {
+					img.PNG = buf.Bytes()
+					d.Blocks[todo[k]] = img
+				}
+			}
+		}()
+	}
+	for k := range todo {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return err
 		}
-		img.PNG = buf.Bytes()
-		d.Blocks[i] = img
 	}
 	return nil
 }

@@ -119,12 +119,10 @@ func firstDiff(got, want string) (line int, g, w string, differ bool) {
 // report links each of its figures, and every figure draws (as SVG: the
 // same layout, axes, text and legend as the PNG, through the same drawing
 // calls, without rasterising 600 images under the race detector, which
-// took four minutes). The whole report, PNGs and HTML included, is written
-// for the kept run with the most figures (TestWrite writes another).
+// took four minutes). TestKeptRunReport writes a whole report, PNGs and
+// HTML included, and opens it in a browser.
 func TestDocsRuns(t *testing.T) {
 	t.Parallel()
-	var most []*results.Run
-	mostImages := 0
 	for _, p := range docsRuns(t) {
 		t.Run(filepath.Base(filepath.Dir(p)), func(t *testing.T) {
 			runs := readRuns(t, p)
@@ -153,27 +151,6 @@ func TestDocsRuns(t *testing.T) {
 					t.Errorf("%s: %v", img.Name, err)
 				}
 			}
-			if len(images) > mostImages {
-				most, mostImages = runs, len(images)
-			}
 		})
 	}
-	t.Run("whole report", func(t *testing.T) {
-		dir := t.TempDir()
-		paths, err := Write(most, dir, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pngs, _ := filepath.Glob(filepath.Join(dir, PlotsDir, "*.png"))
-		if len(pngs) != mostImages {
-			t.Errorf("%d PNGs written for %d plots: %v", len(pngs), mostImages, paths)
-		}
-		page, err := os.ReadFile(filepath.Join(dir, HTMLFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n := bytes.Count(page, []byte(`src="data:image/png;base64,`)); n != mostImages {
-			t.Errorf("report.html inlines %d images, want %d", n, mostImages)
-		}
-	})
 }
