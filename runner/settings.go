@@ -24,7 +24,7 @@ const Auto time.Duration = -1
 // expires sessions at ten thousand. The warm-up grows for the same start-up
 // burst, which is not the steady state being measured.
 const (
-	defaultSessionTimeout = 4 * time.Second
+	defaultSessionTimeout = zkbackend.DefaultSessionTimeout
 	defaultLeaseTTL       = 5 * time.Second
 	defaultWarmup         = 500 * time.Millisecond
 	timeoutPerClient      = 3 * time.Millisecond

@@ -13,12 +13,16 @@ import (
 // ErrClosed: the Backend was closed.
 var ErrClosed = errors.New("zookeeper: backend closed")
 
+// DefaultSessionTimeout is a session's timeout when none is asked for.
+const DefaultSessionTimeout = 4 * time.Second
+
 // Config says where the servers are and how sessions are made.
 type Config struct {
 	// Endpoints are the servers, "host:port" each. Required.
 	Endpoints []string
 	// SessionTimeout is the session timeout asked of the server, which
-	// clamps it to [2, 20] x its tickTime. Default 4s.
+	// clamps it to its [minSessionTimeout, maxSessionTimeout] (by default
+	// 2 to 20 ticks). Default DefaultSessionTimeout.
 	SessionTimeout time.Duration
 	// Digest, if set ("user:password"), is added to every session with
 	// AddAuth("digest", ...). Nodes are created with the open ACL.
@@ -101,7 +105,7 @@ func (cfg Config) withDefaults() (Config, error) {
 			cfg.Conns, cfg.MaxChildren, cfg.MaxChildName)
 	}
 	if cfg.SessionTimeout <= 0 {
-		cfg.SessionTimeout = 4 * time.Second
+		cfg.SessionTimeout = DefaultSessionTimeout
 	}
 	if cfg.RecvBufferSize <= 0 {
 		cfg.RecvBufferSize = RecvBufferForChildren(cfg.MaxChildren)

@@ -40,6 +40,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	etcdcluster "github.com/zkbench/zkbench/cluster/etcd"
+	zkcluster "github.com/zkbench/zkbench/cluster/zookeeper"
 )
 
 // Images used when Options.Image is empty: the last `make images`, unless
@@ -72,8 +73,12 @@ type Options struct {
 	// Image is the members' image; default DefaultZooKeeperImage or
 	// DefaultZkbenchImage (or the environment's, see ZooKeeperImageEnv).
 	Image string
-	// TickTime is ZooKeeper's tick (default 2 s); HeapMB each JVM's -Xmx
-	// (default 256).
+	// SessionTimeout is the ZooKeeper session timeout the clients will
+	// ask for: the ensemble's timing follows it (zookeeper.TimingFor).
+	// Zero: ZooKeeper's default timing.
+	SessionTimeout time.Duration
+	// TickTime, if set, overrides the timing's tick (tests); HeapMB is
+	// each JVM's -Xmx (default 256).
 	TickTime time.Duration
 	HeapMB   int
 	// UnsafeNoFsync: etcd members skip fsync (tests). Default off.
@@ -234,14 +239,16 @@ func shortKind(k backends.Kind) string {
 // zkMember configures ZooKeeper member i through the image's environment
 // (docker/zookeeper/zk-run).
 func zkMember(opts Options, all []*Member, i int) []testcontainers.ContainerCustomizer {
-	tick, heap := 2000, 256
+	tm := zkcluster.TimingFor(opts.SessionTimeout)
 	if opts.TickTime > 0 {
-		tick = int(opts.TickTime / time.Millisecond)
+		tm.Tick = opts.TickTime
 	}
+	heap := 256
 	if opts.HeapMB > 0 {
 		heap = opts.HeapMB
 	}
-	env := map[string]string{"ZOO_TICK_TIME": strconv.Itoa(tick), "ZOO_HEAP_MB": strconv.Itoa(heap)}
+	env := tm.Env()
+	env["ZOO_HEAP_MB"] = strconv.Itoa(heap)
 	if len(all) > 1 {
 		servers := make([]string, len(all))
 		for j, o := range all {

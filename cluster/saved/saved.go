@@ -277,7 +277,9 @@ func Start(ctx context.Context, kind backends.Kind, nodes int, dir string) (*Clu
 	s := &Cluster{Backend: kind, Nodes: nodes, Started: time.Now().UTC().Truncate(time.Second), Dir: dir}
 	switch kind {
 	case backends.ZooKeeper:
-		c, err := zkcluster.Start(ctx, zkcluster.Options{Nodes: nodes, Dir: dir, Detach: true})
+		// Timed for the runs' default session: a lost leader is given up
+		// before such a session expires (and longer ones are granted).
+		c, err := zkcluster.Start(ctx, zkcluster.Options{Nodes: nodes, Dir: dir, Detach: true, SessionTimeout: zkbackend.DefaultSessionTimeout})
 		if err != nil {
 			return nil, nil, fmt.Errorf("start local ZooKeeper: %w", err)
 		}

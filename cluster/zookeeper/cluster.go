@@ -24,15 +24,18 @@ import (
 )
 
 // Options configure Start. The zero value starts one server in a temporary
-// folder with ZooKeeper's default tick.
+// folder with ZooKeeper's default timing.
 type Options struct {
 	// Nodes is 1 (standalone, the default) or an odd ensemble size (3, 5).
 	Nodes int
 	// Dir holds configs, data and logs. "" makes a temporary folder that
 	// Stop removes; a given folder is kept.
 	Dir string
-	// TickTime is ZooKeeper's tick; sessions may last from 2 to 20 ticks.
-	// Default 2s (ZooKeeper's own default).
+	// SessionTimeout is the session timeout the clients will ask for: the
+	// ensemble's timing follows it (TimingFor), so that a lost leader is
+	// replaced before the sessions expire. Zero: DefaultTiming.
+	SessionTimeout time.Duration
+	// TickTime, if set, overrides the timing's tick (tests).
 	TickTime time.Duration
 	// HeapMB is each JVM's -Xmx in MiB. Default 512.
 	HeapMB int
@@ -69,14 +72,19 @@ func (m Member) Endpoint() string { return "127.0.0.1:" + strconv.Itoa(m.ClientP
 // files are, its ports and its process ids. It is JSON-encodable so that a
 // `cluster up` command can save it and a later run can re-open it.
 type State struct {
-	Dir     string            `json:"dir"`
-	OwnsDir bool              `json:"owns_dir"`
-	TickMs  int               `json:"tick_ms"`
-	HeapMB  int               `json:"heap_mb"`
-	Extra   map[string]string `json:"extra,omitempty"`
-	Dist    Distribution      `json:"dist"`
-	Detach  bool              `json:"detach,omitempty"`
-	Members []Member          `json:"members"`
+	Dir     string `json:"dir"`
+	OwnsDir bool   `json:"owns_dir"`
+	TickMs  int    `json:"tick_ms"`
+	// The rest of the timing; zero in a state saved before they were
+	// (ZooKeeper's defaults then).
+	InitLimit    int               `json:"init_limit,omitempty"`
+	SyncLimit    int               `json:"sync_limit,omitempty"`
+	MaxSessionMs int               `json:"max_session_ms,omitempty"`
+	HeapMB       int               `json:"heap_mb"`
+	Extra        map[string]string `json:"extra,omitempty"`
+	Dist         Distribution      `json:"dist"`
+	Detach       bool              `json:"detach,omitempty"`
+	Members      []Member          `json:"members"`
 }
 
 // Cluster is a set of running local ZooKeeper servers. Its methods may be
@@ -98,9 +106,14 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if n < 1 || n%2 == 0 {
 		return nil, fmt.Errorf("cluster/zookeeper: %d nodes: want 1 or an odd ensemble size such as 3", n)
 	}
-	st := State{TickMs: 2000, HeapMB: 512, Extra: opts.Extra, Dist: opts.Dist, Detach: opts.Detach}
+	tm := TimingFor(opts.SessionTimeout)
 	if opts.TickTime > 0 {
-		st.TickMs = int(opts.TickTime / time.Millisecond)
+		tm.Tick = opts.TickTime
+	}
+	st := State{
+		TickMs: int(tm.Tick / time.Millisecond), InitLimit: tm.InitLimit, SyncLimit: tm.SyncLimit,
+		MaxSessionMs: int(tm.MaxSession / time.Millisecond),
+		HeapMB:       512, Extra: opts.Extra, Dist: opts.Dist, Detach: opts.Detach,
 	}
 	if opts.HeapMB > 0 {
 		st.HeapMB = opts.HeapMB
@@ -159,7 +172,7 @@ func (c *Cluster) startAll(ctx context.Context) error {
 		return err
 	}
 	for _, m := range c.st.Members {
-		if err := writeMemberFiles(m, c.st.Members, c.st.TickMs, c.st.Extra); err != nil {
+		if err := writeMemberFiles(m, c.st.Members, c.st.Timing(), c.st.Extra); err != nil {
 			return err
 		}
 	}

@@ -34,22 +34,19 @@ func assignPorts(members []Member) error {
 }
 
 // configText renders member m's zoo.cfg. Standalone when it is alone.
-func configText(m Member, all []Member, tickMs int, extra map[string]string) string {
-	lines := []string{
-		"tickTime=" + strconv.Itoa(tickMs),
-		"initLimit=10",
-		"syncLimit=5",
-		"dataDir=" + m.DataDir,
+func configText(m Member, all []Member, tm Timing, extra map[string]string) string {
+	lines := append(tm.lines(),
+		"dataDir="+m.DataDir,
 		"clientPortAddress=127.0.0.1",
-		"clientPort=" + strconv.Itoa(m.ClientPort),
+		"clientPort="+strconv.Itoa(m.ClientPort),
 		// zkbench opens thousands of sessions from one IP.
 		"maxClientCnxns=0",
-		"4lw.commands.whitelist=" + fourLetterWords,
+		"4lw.commands.whitelist="+fourLetterWords,
 		"admin.enableServer=false",
 		// Keep old snapshots and logs from piling up during long runs.
 		"autopurge.snapRetainCount=3",
 		"autopurge.purgeInterval=1",
-	}
+	)
 	if len(all) > 1 {
 		for _, o := range all {
 			lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", o.ID, o.QuorumPort, o.ElectionPort))
@@ -84,14 +81,14 @@ log4j.appender.CONSOLE.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{1} - %m
 `
 
 // writeMemberFiles lays out member m's folder: data/myid, zoo.cfg.
-func writeMemberFiles(m Member, all []Member, tickMs int, extra map[string]string) error {
+func writeMemberFiles(m Member, all []Member, tm Timing, extra map[string]string) error {
 	if err := os.MkdirAll(m.DataDir, 0o755); err != nil {
 		return fmt.Errorf("cluster/zookeeper: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(m.DataDir, "myid"), []byte(strconv.Itoa(m.ID)+"\n"), 0o644); err != nil {
 		return fmt.Errorf("cluster/zookeeper: %w", err)
 	}
-	if err := os.WriteFile(m.ConfigPath, []byte(configText(m, all, tickMs, extra)), 0o644); err != nil {
+	if err := os.WriteFile(m.ConfigPath, []byte(configText(m, all, tm, extra)), 0o644); err != nil {
 		return fmt.Errorf("cluster/zookeeper: %w", err)
 	}
 	return nil
