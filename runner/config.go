@@ -126,6 +126,8 @@ type options struct {
 	shard     *shardOpts // nil: one process runs every client
 	// serverPIDs are the processes of remote servers on this machine.
 	serverPIDs map[string]int
+	// dockerLeftovers: remove what killed runs left in Docker first.
+	dockerLeftovers bool
 }
 
 // WithRunID names the run (its namespace /zkbench/<id> and results folder);
@@ -162,6 +164,17 @@ func WithProgress(w io.Writer, live bool) Option {
 func WithCommand(tool string, argv []string) Option {
 	return func(o *options) { o.tool, o.command = tool, argv }
 }
+
+// WithDockerLeftovers makes the run first remove the Docker clusters that
+// zkbench processes killed outright left on this machine's engine
+// (cluster/docker's RemoveLeftovers: only clusters whose owner no longer
+// runs), whatever servers the run uses: a leftover cluster burns CPU the
+// run would measure. Each removal is a progress line. Best effort: where no
+// engine answers within 3 s (none at all costs a stat) it says nothing, and
+// a failed removal is a progress line; neither fails the run. The shard
+// processes of a sharded run skip it: their parent, or their machine, has
+// no leftovers of theirs to remove.
+func WithDockerLeftovers() Option { return func(o *options) { o.dockerLeftovers = true } }
 
 // WithWorkerEnv adds env to the environment of the lock worker processes
 // that pause-client faults run (tests use it to make their binary run main).

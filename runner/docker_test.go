@@ -156,3 +156,31 @@ func containersAt(t *testing.T, addrs []string) []string {
 	}
 	return out
 }
+
+// TestDockerLeftoversWithoutEngine: on a machine without Docker (no socket
+// where DOCKER_HOST points) a run asked to remove Docker leftovers says
+// nothing of Docker, spends no noticeable time on it, and runs.
+func TestDockerLeftoversWithoutEngine(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix://"+t.TempDir()+"/docker.sock")
+	var progress strings.Builder
+	r, err := New(sweep(), WithDockerLeftovers(), WithProgress(&progress, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r.status = newLiveStatus(&progress, false)
+	start := time.Now()
+	r.removeDockerLeftovers(ctx)
+	if took := time.Since(start); took > 100*time.Millisecond {
+		t.Errorf("the leftovers step took %v without an engine", took)
+	}
+	r.status.stop()
+	run, err := r.Run(ctx)
+	if err != nil || run.Status != results.StatusComplete {
+		t.Fatalf("run: %v", err)
+	}
+	if strings.Contains(strings.ToLower(progress.String()), "docker") {
+		t.Errorf("progress speaks of Docker without an engine:\n%s", progress.String())
+	}
+}

@@ -119,6 +119,9 @@ func (r *Runner) Run(ctx context.Context) (run *results.Run, err error) {
 		r.progress("  %s %s: %s", st.Name, st.Value, st.Why)
 	}
 
+	if p.dockerLeftovers && (p.shard == nil || p.shard.parent()) {
+		r.removeDockerLeftovers(ctx)
+	}
 	defer withGCPercent(p.gcPercent)()
 	srv, err := startServer(ctx, p)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
@@ -18,13 +19,34 @@ import (
 	"github.com/zkbench/zkbench/workloads"
 )
 
-// Bounds on starting and stopping servers.
+// Bounds on starting and stopping servers, and on removing what killed
+// runs left in Docker.
 const (
 	embeddedStartTimeout = 30 * time.Second
 	localStartTimeout    = 90 * time.Second
 	dockerStartTimeout   = 2 * time.Minute
 	serverStopTimeout    = 30 * time.Second
+	leftoversTimeout     = 30 * time.Second
 )
+
+// removeDockerLeftovers removes the Docker clusters that killed zkbench
+// processes left (WithDockerLeftovers), a progress line each. Without an
+// engine it says nothing; nothing it meets fails the run.
+func (r *Runner) removeDockerLeftovers(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, leftoversTimeout)
+	defer cancel()
+	var out strings.Builder
+	_, err := dockercluster.RemoveLeftovers(ctx, &out, false)
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if l != "" {
+			r.progress("  %s", l)
+		}
+	}
+	if err != nil && !errors.Is(err, dockercluster.ErrNoEngine) && out.Len() == 0 {
+		// (a failed removal has had its line)
+		r.progress("  docker leftovers: %v (the run goes on)", err)
+	}
+}
 
 // server is the cluster a run uses and how to let it go.
 type server struct {

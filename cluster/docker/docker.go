@@ -14,9 +14,11 @@
 //
 // testcontainers-go's reaper is turned off when its image is absent (it
 // cannot be pulled here): Stop removes every container and the network, and
-// so does a failed Start. A process killed outright leaves them behind,
-// labelled LabelCluster: `docker rm -f $(docker ps -aq --filter
-// label=zkbench.cluster)` removes them.
+// so does a failed Start. A process killed outright (SIGKILL, a crash, a
+// reboot) leaves them behind; they are labelled with their cluster
+// (LabelCluster) and the process that made them (LabelOwner), and
+// RemoveLeftovers, which `zkbench run` and `zkbench clean` call, removes
+// those whose owner no longer runs.
 package docker
 
 import (
@@ -54,7 +56,7 @@ const (
 )
 
 // LabelCluster labels every container and network of a cluster with its
-// name.
+// name; LabelOwner (owner.go) with the process that started it.
 const LabelCluster = "zkbench.cluster"
 
 // Ports inside the containers.
@@ -154,7 +156,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			_ = c.Stop(sctx)
 		}
 	}()
-	labels := map[string]string{LabelCluster: name}
+	labels := map[string]string{LabelCluster: name, LabelOwner: thisProcess().String()}
 	c.creating.Lock()
 	nw, subnet, err := newNetwork(ctx, labels)
 	c.interrupted = err != nil && ctx.Err() != nil
@@ -322,7 +324,7 @@ func (c *Cluster) stop(ctx context.Context) error {
 	defer forget(c)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	err := c.removeAll(ctx)
+	err := removeCluster(ctx, c.cli, c.name)
 	if interrupted {
 		// A request whose client gave up may still complete on the
 		// engine: look again a moment later.
@@ -330,17 +332,17 @@ func (c *Cluster) stop(ctx context.Context) error {
 		case <-time.After(time.Second):
 		case <-ctx.Done():
 		}
-		err = errors.Join(err, c.removeAll(ctx))
+		err = errors.Join(err, removeCluster(ctx, c.cli, c.name))
 	}
 	return errors.Join(err, c.cli.Close())
 }
 
-// removeAll removes the containers, then the networks, labelled with the
-// cluster's name.
-func (c *Cluster) removeAll(ctx context.Context) error {
-	f := client.Filters{}.Add("label", LabelCluster+"="+c.name)
+// removeCluster removes the containers (forced), then the networks,
+// labelled with cluster name.
+func removeCluster(ctx context.Context, cli *client.Client, name string) error {
+	f := client.Filters{}.Add("label", LabelCluster+"="+name)
 	var errs []error
-	cs, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	if err != nil {
 		errs = append(errs, fmt.Errorf("cluster/docker: list containers: %w", err))
 	}
@@ -348,7 +350,7 @@ func (c *Cluster) removeAll(ctx context.Context) error {
 	var mu sync.Mutex
 	for _, ctr := range cs.Items {
 		wg.Go(func() {
-			_, err := c.cli.ContainerRemove(ctx, ctr.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			_, err := cli.ContainerRemove(ctx, ctr.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 			if err != nil && !isNotFound(err) {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("cluster/docker: remove %s: %w", strings.Join(ctr.Names, ","), err))
@@ -357,12 +359,12 @@ func (c *Cluster) removeAll(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
-	ns, err := c.cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
 	if err != nil {
 		errs = append(errs, fmt.Errorf("cluster/docker: list networks: %w", err))
 	}
 	for _, n := range ns.Items {
-		if _, err := c.cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !isNotFound(err) {
+		if _, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !isNotFound(err) {
 			errs = append(errs, fmt.Errorf("cluster/docker: remove network %s: %w", n.Name, err))
 		}
 	}

@@ -57,8 +57,12 @@ func configure(ctx context.Context, cli *client.Client) {
 }
 
 // engine connects to the Docker engine of the environment (DOCKER_HOST or
-// the local socket) and checks that it answers under ctx.
+// the local socket) and checks that it answers under ctx. Where that is a
+// unix socket that does not exist it fails at once, asking nothing.
 func engine(ctx context.Context) (*client.Client, error) {
+	if path, absent := absentSocket(); absent {
+		return nil, fmt.Errorf("%w: no socket at %s (is dockerd running? is DOCKER_HOST right?)", ErrNoEngine, path)
+	}
 	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoEngine, err)
@@ -68,6 +72,31 @@ func engine(ctx context.Context) (*client.Client, error) {
 		return nil, fmt.Errorf("%w: %w (is dockerd running? is DOCKER_HOST right?)", ErrNoEngine, err)
 	}
 	return cli, nil
+}
+
+// EngineConfigured reports, at the cost of a stat, whether the environment
+// names an engine that could answer: DOCKER_HOST names one, or a socket is
+// at the default path. It does not ask the engine.
+func EngineConfigured() bool {
+	_, absent := absentSocket()
+	return !absent
+}
+
+// absentSocket reports whether the engine's address (DOCKER_HOST, else
+// the default) is a unix socket that does not exist: a stat, so that a
+// machine without Docker learns it in microseconds. Another address (tcp,
+// ssh) may answer and must be asked.
+func absentSocket() (path string, absent bool) {
+	host := os.Getenv(client.EnvOverrideHost)
+	if host == "" {
+		host = client.DefaultDockerHost
+	}
+	path, ok := strings.CutPrefix(host, "unix://")
+	if !ok {
+		return "", false
+	}
+	_, err := os.Stat(path)
+	return path, errors.Is(err, os.ErrNotExist)
 }
 
 // CheckImage reports whether image is on the engine, as ErrNoImage with

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkbench/zkbench/backends"
+	dockercluster "github.com/zkbench/zkbench/cluster/docker"
 	"github.com/zkbench/zkbench/cluster/saved"
 )
 
@@ -30,11 +31,19 @@ func newCleanCmd() *cobra.Command {
 	f := &cleanFlags{}
 	cmd := &cobra.Command{
 		Use:   "clean",
-		Short: "Remove what interrupted runs left under /zkbench on a cluster",
+		Short: "Remove what interrupted runs left: namespaces under /zkbench, clusters in Docker",
 		Long: `clean removes the namespaces that runs killed before their own cleanup left on a
 cluster: every /zkbench/<run-id> (or only --run's), with everything below it,
 listing each one. It never touches anything outside /zkbench, and leaves
 /zkbench itself in place. --dry-run lists what would go and removes nothing.
+
+First it removes the Docker clusters (containers, then network) that zkbench
+processes killed outright left on the Docker engine, one line each, and only
+those: a cluster whose zkbench still runs, or that another host made, is never
+touched; one made by a zkbench older than owner labels is removed
+(docs/docker.md). --dry-run lists them. Where no engine is configured
+(DOCKER_HOST unset and no /var/run/docker.sock) this part says nothing.
+"zkbench run" does the same before it starts its servers.
 
 It checks first that the cluster answers (within --preflight-timeout).
 
@@ -79,17 +88,21 @@ func runClean(cmd *cobra.Command, f *cleanFlags) error {
 	}
 	f.conn.passwordFromEnv()
 	out := cmd.OutOrStdout()
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dctx, cancel := context.WithTimeout(ctx, f.timeout)
+	dockerErr := cleanDocker(dctx, out, f.dryRun)
+	cancel()
+
 	eps := f.conn.endpoints
 	if len(eps) == 0 {
 		if eps = localClusterEndpoints(kind); eps == nil {
 			fmt.Fprintln(out, noEndpointsMessage(kind))
-			return nil
+			return dockerErr
 		}
 		fmt.Fprintf(out, "No --endpoints: cleaning the local %s cluster of `zkbench cluster up` at %s.\n", kind, strings.Join(eps, ","))
 	}
 
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	b, err := newBackend(kind, eps, &f.conn)
 	if err != nil {
 		return fmt.Errorf("--endpoints: %w", err)
@@ -107,7 +120,30 @@ func runClean(cmd *cobra.Command, f *cleanFlags) error {
 	}
 	ctx, cancel = context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	return cleanNamespaces(ctx, out, admin, f.runID, f.dryRun, kind, eps)
+	return errors.Join(dockerErr, cleanNamespaces(ctx, out, admin, f.runID, f.dryRun, kind, eps))
+}
+
+// cleanDocker removes (with dryRun lists) the Docker clusters that killed
+// zkbench processes left, through dockercluster.RemoveLeftovers. Where no
+// engine is configured it says nothing; an engine that does not answer is
+// a line, not an error.
+func cleanDocker(ctx context.Context, out io.Writer, dryRun bool) error {
+	if !dockercluster.EngineConfigured() {
+		return nil
+	}
+	found, err := dockercluster.RemoveLeftovers(ctx, out, dryRun)
+	switch {
+	case errors.Is(err, dockercluster.ErrNoEngine):
+		fmt.Fprintf(out, "Docker: not cleaned: %v.\n", err)
+		return nil
+	case err != nil:
+		return fmt.Errorf("docker: %w", err)
+	case len(found) == 0:
+		fmt.Fprintln(out, "Nothing to clean in Docker: no cluster left by a zkbench that no longer runs.")
+	case dryRun:
+		fmt.Fprintln(out, "Nothing was removed from Docker (--dry-run).")
+	}
+	return nil
 }
 
 // cleanNamespaces removes /zkbench/<runID>, or every /zkbench/<name>,

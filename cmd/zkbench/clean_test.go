@@ -184,3 +184,15 @@ func TestCleanWithoutEndpoints(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanDockerUnanswered: where DOCKER_HOST names an engine that does not
+// answer, clean says it did not look there and goes on with what it does
+// without one.
+func TestCleanDockerUnanswered(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir()) // no cluster of `cluster up`
+	t.Setenv("DOCKER_HOST", "tcp://"+freePort(t))
+	out, _, err := zkbench(t, "clean", "--backend", "zookeeper")
+	if err != nil || !strings.Contains(out, "Docker: not cleaned") || !strings.Contains(out, "Nothing to clean: with no --endpoints") {
+		t.Errorf("clean with an engine that does not answer: %v\n%s", err, out)
+	}
+}

@@ -87,7 +87,9 @@ local, --nodes 1 or 3); --cluster local with etcd starts etcd member processes;
 --cluster docker starts either as containers (--nodes 1 or 3) from the images
 "make images" builds (docs/docker.md).
 With --endpoints zkbench uses that cluster and checks it answers before any client
-starts.
+starts. Before any server starts, zkbench removes the Docker clusters that zkbench
+processes killed outright left behind (never one whose zkbench still runs) and
+says so; without a Docker engine it says nothing.
 
 Each case is bounded by --duration and, if given, --ops (whichever comes first);
 --warmup runs before measurement and is not recorded. --rate > 0 selects the open
@@ -336,7 +338,8 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 	}
 	stderr, stdout := cmd.ErrOrStderr(), cmd.OutOrStdout()
 	opts := []runner.Option{runner.WithProgress(stderr, isTerminal(stderr)),
-		runner.WithCommand("zkbench "+version, os.Args), runner.WithWorkerEnv(lockWorkerEnv...)}
+		runner.WithCommand("zkbench "+version, os.Args), runner.WithWorkerEnv(lockWorkerEnv...),
+		runner.WithDockerLeftovers()}
 	if f.shards > 0 && spec.Shard == nil {
 		opts = append(opts, runner.WithLocalShards(f.shards, f.shardTimeout, shardCommand))
 	}

@@ -24,7 +24,13 @@ import (
 // The test binary doubles as zkbench: with ZKBENCH_TEST_MAIN=1 it runs main
 // with its arguments, so tests can run the real command in a child process
 // (to send it signals, or give it a lower open-file limit).
+//
+// No test here reaches the machine's Docker engine: every run and clean
+// would remove the clusters that killed zkbench processes left there, which
+// are no test's to remove (cluster/docker tests that removal on clusters of
+// its own). DOCKER_HOST names a socket that does not exist.
 func TestMain(m *testing.M) {
+	_ = os.Setenv("DOCKER_HOST", "unix:///nonexistent/zkbench-test-docker.sock")
 	if os.Getenv("ZKBENCH_TEST_MAIN") == "1" {
 		os.Args = append([]string{"zkbench"}, os.Args[1:]...)
 		main()

@@ -2,7 +2,10 @@ package procstat
 
 import (
 	"errors"
+	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -81,5 +84,69 @@ func TestParseCPUWithOddName(t *testing.T) {
 	}
 	if got != 3.0 {
 		t.Errorf("parseCPU = %v, want 3.0 (250+50 ticks)", got)
+	}
+}
+
+func TestParseStartWithOddName(t *testing.T) {
+	stat := "42 (a) (b c) S 1 1 1 0 -1 0 0 0 0 0 250 50 0 0 20 0 1 0 100 0 0"
+	if got, err := parseStart(stat, 42); err != nil || got != 100 {
+		t.Errorf("parseStart = %d, %v: want 100", got, err)
+	}
+	zombie := strings.Replace(stat, " S ", " Z ", 1)
+	if _, err := parseStart(zombie, 42); !errors.Is(err, ErrNoProcess) {
+		t.Errorf("parseStart of a zombie = %v, want ErrNoProcess", err)
+	}
+}
+
+// TestStartTicks: a child's start time is read while it runs, not once it
+// has exited (first a zombie, then reaped), nor for a pid no process has.
+func TestStartTicks(t *testing.T) {
+	self, err := StartTicks(os.Getpid())
+	if err != nil || self == 0 {
+		t.Fatalf("StartTicks(self) = %d, %v", self, err)
+	}
+	cmd := exec.Command("sleep", "5")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep binary:", err)
+	}
+	child, err := StartTicks(cmd.Process.Pid)
+	if err != nil || child < self {
+		t.Fatalf("StartTicks(child) = %d, %v: want at least this process's %d", child, err, self)
+	}
+	if again, err := StartTicks(cmd.Process.Pid); err != nil || again != child {
+		t.Fatalf("StartTicks(child) again = %d, %v: want %d", again, err, child)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
+		}
+	}
+	waitFor("a killed child not yet reaped (a zombie): StartTicks does not say ErrNoProcess", func() bool {
+		_, err := StartTicks(cmd.Process.Pid)
+		return errors.Is(err, ErrNoProcess)
+	})
+	_ = cmd.Wait()
+	if _, err := StartTicks(cmd.Process.Pid); !errors.Is(err, ErrNoProcess) {
+		t.Errorf("StartTicks(reaped child) = %v, want ErrNoProcess", err)
+	}
+	if _, err := StartTicks(1 << 30); !errors.Is(err, ErrNoProcess) {
+		t.Errorf("StartTicks(no such pid) = %v, want ErrNoProcess", err)
+	}
+}
+
+func TestBootAndNamespace(t *testing.T) {
+	boot, err := BootID()
+	if err != nil || len(boot) != 36 {
+		t.Errorf("BootID = %q, %v: want a UUID", boot, err)
+	}
+	ns, err := PIDNamespace()
+	if _, perr := strconv.ParseUint(ns, 10, 64); err != nil || perr != nil {
+		t.Errorf("PIDNamespace = %q, %v: want an inode number", ns, err)
 	}
 }
