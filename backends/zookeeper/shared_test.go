@@ -50,7 +50,7 @@ func TestSharedConnsHideTheHerd(t *testing.T) {
 			t.Fatal("a sharing session was not told")
 		}
 	}
-	d := scrape(t, direct).Delta(before)
+	d := settled(t, direct, before, backends.MetricWatchesTriggeredOnDelete, 2)
 	if got := d[backends.MetricWatchesTriggeredOnDelete]; got != 2 {
 		t.Errorf("server triggered %v watches for 4 watching sessions, want 2 (one per connection)", got)
 	}

@@ -61,13 +61,13 @@ func pauseRun(t *testing.T, backendArgs []string, fence, fault string) (results.
 	return res, run
 }
 
-// backendsForPause are the backends the pause tests run on: the test
-// binary's shared ZooKeeper (ticks of 500 ms, so a 2 s session holds), and
-// zkbench's own embedded etcd.
-func backendsForPause(t *testing.T) map[string][]string {
+// backendsForPause are the backends the pause tests run on, with sessions
+// of session: the test binary's shared ZooKeeper (ticks of 500 ms, so
+// sessions of 1 s to 10 s hold), and zkbench's own embedded etcd.
+func backendsForPause(t *testing.T, session string) map[string][]string {
 	return map[string][]string{
-		"zookeeper": {"--backend", "zookeeper", "--endpoints", strings.Join(testcluster.ZooKeeperEndpoints(t), ","), "--session-timeout", "2s"},
-		"etcd":      {"--backend", "etcd", "--lease-ttl", "2s"},
+		"zookeeper": {"--backend", "zookeeper", "--endpoints", strings.Join(testcluster.ZooKeeperEndpoints(t), ","), "--session-timeout", session},
+		"etcd":      {"--backend", "etcd", "--lease-ttl", session},
 	}
 }
 
@@ -80,7 +80,7 @@ func TestRunPauseClientPastTimeout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 8 s cases on real servers")
 	}
-	for name, bargs := range backendsForPause(t) {
+	for name, bargs := range backendsForPause(t, "2s") {
 		for _, fence := range []string{"off", "on"} {
 			t.Run(name+"/fence-"+fence, func(t *testing.T) {
 				res, run := pauseRun(t, bargs, fence, "pause-client:0@1s+5s")
@@ -115,14 +115,19 @@ func TestRunPauseClientPastTimeout(t *testing.T) {
 }
 
 // TestRunPauseClientShort pauses the holder for less than a third of its
-// session timeout: nothing happens to the lock.
+// session timeout: nothing happens to the lock. The session is 6 s, not
+// the 2 s of the pause past it: a keep-alive is due every third of it, so
+// the session may go unheard for a third plus the pause, and what is left
+// before it expires (the time the resumed worker has to be scheduled and
+// send one) is 2.2 s with a 1.8 s pause, where a 600 ms pause of a 2 s
+// session left 0.73 s.
 func TestRunPauseClientShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 8 s cases on real servers")
 	}
-	for name, bargs := range backendsForPause(t) {
+	for name, bargs := range backendsForPause(t, "6s") {
 		t.Run(name, func(t *testing.T) {
-			res, run := pauseRun(t, bargs, "on", "pause-client:0@1s+600ms")
+			res, run := pauseRun(t, bargs, "on", "pause-client:0@1s+1800ms")
 			if res.Safety.Violations != 0 || res.Safety.Prevented != 0 {
 				t.Errorf("safety %+v after a short pause: want nothing", res.Safety)
 			}

@@ -110,11 +110,14 @@ func TestRunFaultsLocalZooKeeper(t *testing.T) {
 		t.Skip("starts a ZooKeeper JVM")
 	}
 	dir := t.TempDir()
-	// Client 2 is cut off past its session timeout (4s, expired within a
-	// 2s tick); then the only server is killed and restarted.
+	// Client 2 is cut off past its session timeout: the server expires a
+	// session at the first 2 s tick past its 4 s timeout, 6 s after the cut
+	// at the latest, and the cut lasts 9 s, so that a loaded server has 3 s
+	// to do it before the client is heard again (7 s left it 1 s). Then the
+	// only server is killed and restarted.
 	_, stderr, err := zkbench(t, "run", "--backend", "zookeeper", "--clients", "3", "--variants", "fair",
-		"--duration", "10s", "--warmup", "0s", "--hold", "5ms", "--session-timeout", "4s", "-o", dir, "--run-id", "zkf", "--no-plots",
-		"--fault", "cut-client:2@0s+7s", "--fault", "kill-server:0@8s+1s")
+		"--duration", "12s", "--warmup", "0s", "--hold", "5ms", "--session-timeout", "4s", "-o", dir, "--run-id", "zkf", "--no-plots",
+		"--fault", "cut-client:2@0s+9s", "--fault", "kill-server:0@10s+1s")
 	if err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
 	}

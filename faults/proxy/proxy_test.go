@@ -147,24 +147,29 @@ func TestForwardsBulkDataBothWays(t *testing.T) {
 	}
 }
 
+// TestLatencyAddsToRoundTrip: with latency set, every round trip takes at
+// least the latency each way, a lower bound the proxy's timers enforce;
+// with it off again, the median round trip is below one way's latency.
+// 100 ms each way is far above a loopback round trip through the proxy
+// (tens of microseconds on a quiet machine, milliseconds on a loaded one),
+// so neither check depends on how loaded the machine is; how the
+// undelayed round trips compare is logged only.
 func TestLatencyAddsToRoundTrip(t *testing.T) {
 	echo := startEcho(t)
 	p := newProxy(t, echo.addr())
 	direct := medianRTT(t, echo.addr(), 21)
 	plain := medianRTT(t, p.Addr(), 21)
-	const base = 15 * time.Millisecond
+	const base = 100 * time.Millisecond
 	p.SetLatency(base, 0)
-	delayed := medianRTT(t, p.Addr(), 11)
-	t.Logf("median RTT: direct %v, through proxy %v, with %v each way %v", direct, plain, base, delayed)
+	delayed := medianRTT(t, p.Addr(), 5)
+	p.SetLatency(0, 0)
+	back := medianRTT(t, p.Addr(), 21)
+	t.Logf("median RTT: direct %v, through proxy %v, with %v each way %v, latency off again %v", direct, plain, base, delayed, back)
 	// A timer never fires early, so each round trip is at least 2*base.
 	if delayed < 2*base {
 		t.Fatalf("RTT with latency %v < 2*%v", delayed, base)
 	}
-	if ratio := float64(delayed) / float64(max(plain, direct)); ratio < 10 {
-		t.Fatalf("RTT ratio delayed/plain = %.1f, want >= 10", ratio)
-	}
-	p.SetLatency(0, 0)
-	if back := medianRTT(t, p.Addr(), 21); back >= base {
+	if back >= base {
 		t.Fatalf("latency off: median RTT %v still >= %v", back, base)
 	}
 }

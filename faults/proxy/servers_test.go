@@ -94,15 +94,18 @@ func TestZooKeeperLatencyThroughProxy(t *testing.T) {
 		return rtts[n/2]
 	}
 	d, plain := median(direct, 31), median(via, 31)
-	const base = 10 * time.Millisecond
-	p.SetLatency(base, 2*time.Millisecond)
-	delayed := median(via, 15)
-	t.Logf("ZooKeeper exists(/) median: direct %v, via proxy %v, via proxy with %v±2ms each way %v", d, plain, base, delayed)
-	if delayed < 2*(base-2*time.Millisecond) {
-		t.Fatalf("delayed RTT %v below the injected minimum %v", delayed, 2*(base-2*time.Millisecond))
-	}
-	if ratio := float64(delayed) / float64(max(d, plain)); ratio < 5 {
-		t.Fatalf("delayed/undelayed RTT ratio %.1f, want >= 5", ratio)
+	// 100 ms each way, far above an exists' own round trip (a fraction of a
+	// millisecond on a quiet machine, tens of ms on a loaded one): a median
+	// of at least twice that, less the jitter, shows that both directions
+	// are delayed, a lower bound the proxy enforces. How the undelayed
+	// round trips compare is logged only (their ratio to a 10 ms delay was
+	// once asserted, and a loaded machine's undelayed median can break it).
+	const base, jitter = 100 * time.Millisecond, 2 * time.Millisecond
+	p.SetLatency(base, jitter)
+	delayed := median(via, 7)
+	t.Logf("ZooKeeper exists(/) median: direct %v, via proxy %v, via proxy with %v±%v each way %v", d, plain, base, jitter, delayed)
+	if delayed < 2*(base-jitter) {
+		t.Fatalf("delayed RTT %v below the injected minimum %v", delayed, 2*(base-jitter))
 	}
 }
 
@@ -155,16 +158,25 @@ func TestZooKeeperResetBreaksInFlightRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
+	direct := connectZK(t, ep, 10*time.Second)
+	ns := zkNamespace(t, direct)
 	c := connectZK(t, p.Addr(), 4*time.Second)
 	session := c.SessionID()
 
+	// A create, so that the test can see the request reach the server (the
+	// node exists) while its reply is held in the proxy; a fixed wait may
+	// end before a loaded machine has sent it.
+	node := ns + "/in-flight"
 	p.SetDirectionLatency(proxy.ServerToClient, time.Minute, 0) // the reply is held
 	errc := make(chan error, 1)
 	go func() {
-		_, _, err := c.Exists("/")
+		_, err := c.Create(node, nil, 0, zk.WorldACL(zk.PermAll))
 		errc <- err
 	}()
-	time.Sleep(100 * time.Millisecond) // request sent, reply held in the proxy
+	waitUntil(t, 10*time.Second, "the create applied on the server", func() bool {
+		ok, _, err := direct.Exists(node)
+		return err == nil && ok
+	})
 	n := p.ResetAll()
 	p.SetDirectionLatency(proxy.ServerToClient, 0, 0)
 	if n != 1 {
@@ -173,7 +185,7 @@ func TestZooKeeperResetBreaksInFlightRequest(t *testing.T) {
 	select {
 	case err := <-errc:
 		if !errors.Is(err, zk.ErrConnectionClosed) {
-			t.Fatalf("in-flight exists: %v, want %v", err, zk.ErrConnectionClosed)
+			t.Fatalf("in-flight create: %v, want %v", err, zk.ErrConnectionClosed)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("in-flight request did not fail after the reset")
@@ -222,8 +234,21 @@ func TestZooKeeperCutOneClientOnly(t *testing.T) {
 		clients[i] = c
 		waitUntil(t, 10*time.Second, fmt.Sprintf("client %d session", i), func() bool { return c.saw(zk.StateHasSession) })
 	}
+	direct := connectZK(t, ep, 10*time.Second)
+	eph := zkNamespace(t, direct) + "/eph-0"
+	if _, err := clients[0].Create(eph, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
 	p.CutClient(0)
-	time.Sleep(3 * time.Second) // past client 0's 2 s session timeout
+	// Cut off, client 0's 2 s session expires on the server, which removes
+	// its ephemeral node: waited for, not slept past (a loaded server may
+	// expire it late).
+	cut := time.Now()
+	waitUntil(t, 20*time.Second, "the server expires client 0's session", func() bool {
+		ok, _, err := direct.Exists(eph)
+		return err == nil && !ok
+	})
+	t.Logf("client 0's session expired %v after the cut", time.Since(cut).Round(time.Millisecond))
 	for range 5 {
 		if _, _, err := clients[1].Exists("/"); err != nil {
 			t.Fatalf("client 1 while client 0 is cut: %v", err)
