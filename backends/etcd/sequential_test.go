@@ -20,6 +20,12 @@ import (
 // fault-injecting proxy.
 func proxied(t *testing.T) (*etcd.Backend, *proxy.Proxy, string) {
 	t.Helper()
+	return proxiedConfig(t, etcd.Config{})
+}
+
+// proxiedConfig is proxied with cfg's fields (Endpoints are the proxy's).
+func proxiedConfig(t *testing.T, cfg etcd.Config) (*etcd.Backend, *proxy.Proxy, string) {
+	t.Helper()
 	u, err := url.Parse(testcluster.EtcdEndpoints(t)[0])
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +35,8 @@ func proxied(t *testing.T) (*etcd.Backend, *proxy.Proxy, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	b, err := etcd.New(etcd.Config{Endpoints: []string{p.Addr()}, Embedded: true})
+	cfg.Endpoints, cfg.Embedded = []string{p.Addr()}, true
+	b, err := etcd.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

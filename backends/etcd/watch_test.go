@@ -124,7 +124,10 @@ type watchCase struct {
 // longer than hold.
 func interleaved(t *testing.T, k watchCase, hold time.Duration) bool {
 	t.Helper()
-	b, p, ns := proxied(t)
+	// The proxy holds the session's keep-alive replies too: its lease
+	// outlasts the longest hold twice over, or a loaded machine would
+	// see the session lost before the read's reply arrives.
+	b, p, ns := proxiedConfig(t, etcd.Config{LeaseTTL: 2*slowReplies[len(slowReplies)-1] + 10*time.Second})
 	m, _ := open(t) // scrapes without the proxy's delay
 	s := session(t, b)
 	ctx := ctxFor(t, 30*time.Second+2*hold)
