@@ -79,7 +79,7 @@ runs it, docs/kubernetes.md).`,
 				return err
 			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if err := analysis.WriteSummary(stdout, run); err != nil {
+			if err := analysis.WriteSummary(stdout, run, analysis.SummaryOptions{}); err != nil {
 				return err
 			}
 			fmt.Fprintf(stdout, "\nresults: %s (merged from %d shards)\n", path, run.MergedShards)

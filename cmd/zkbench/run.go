@@ -351,7 +351,7 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 		return runErr
 	}
 	fmt.Fprintln(stdout)
-	if err := analysis.WriteSummary(stdout, run); err != nil {
+	if err := analysis.WriteSummary(stdout, run, analysis.SummaryOptions{}); err != nil {
 		return errors.Join(runErr, err)
 	}
 	if len(r.Preset()) > 0 {
