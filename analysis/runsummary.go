@@ -111,8 +111,11 @@ func findingsLine(findings []NoteGroup) string {
 	}
 	var parts []string
 	for _, k := range kinds {
-		n := len(cases[k])
-		parts = append(parts, fmt.Sprintf("%s (%d %s)", k, n, map[bool]string{true: "case", false: "cases"}[n == 1]))
+		n, what := len(cases[k]), "cases"
+		if n == 1 {
+			what = "case"
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d %s)", k, n, what))
 	}
 	return "findings: " + strings.Join(parts, ", ") + "; listed under the table"
 }
@@ -254,11 +257,11 @@ func writeSafety(w io.Writer, run *results.Run, wide bool) error {
 		if res.Faults == nil || len(faults) == 0 {
 			continue
 		}
-		line := caseName(run, res) + ":"
-		for j, c := range faults {
-			line += map[bool]string{true: ";", false: ""}[j > 0] + " " + c.head + ": " + c.cell(res)
+		var said []string
+		for _, c := range faults {
+			said = append(said, c.head+": "+c.cell(res))
 		}
-		printLines(w, wrap(line, "  ", "    ", SummaryWidth))
+		printLines(w, wrap(caseName(run, res)+": "+strings.Join(said, "; "), "  ", "    ", SummaryWidth))
 	}
 	return nil
 }
@@ -285,7 +288,12 @@ func safetyColumns() (checks, fence, faults []column) {
 	fenceField := func(name string, f func(*results.Fence) any) []field {
 		return []field{{name, func(r *results.Result) any { return register(r, f) }}}
 	}
-	mode := func(f *results.Fence) any { return map[bool]string{true: "on", false: "off"}[f.Fenced] }
+	mode := func(f *results.Fence) any {
+		if f.Fenced {
+			return "on"
+		}
+		return "off"
+	}
 	writes := func(f *results.Fence) any { return f.Writes }
 	stale := func(f *results.Fence) any { return f.Stale }
 	accepted := func(f *results.Fence) any { return f.Stale - f.Rejected }

@@ -103,6 +103,28 @@ func TestSummary(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
 	}
+
+	// The narrow table: the columns a reader compares first, and flags
+	// for what the wide one has columns for.
+	b.Reset()
+	if err := WriteSummary(&b, summaryTestRun(t), SummaryOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && (f[0] == "variant" || f[0] == "naive" || f[0] == "native") {
+			rows[f[0]] = strings.Join(f, " ")
+		}
+	}
+	for row, want := range map[string]string{
+		"variant": "variant clients ops/s acquire p50 p99 notif/op cli|srv req/op cli|srv sessions lost flags",
+		"naive":   "naive 10 500.0 5.00ms 9.90ms 9.02 | 9.01 - | - 0 client-bound, errors",
+		"native":  "native 10 5.00 - - - | 1.00 - | - -",
+	} {
+		if rows[row] != want {
+			t.Errorf("narrow %s row = %q, want %q\n%s", row, rows[row], want, b.String())
+		}
+	}
 }
 
 // TestSummarySafety: a run with faults or a fenced register gets a safety

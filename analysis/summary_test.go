@@ -328,3 +328,21 @@ func TestSummaryGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestSummaryDocsSample: the sample docs/figures.md shows is what the code
+// prints for its kept run.
+func TestSummaryDocsSample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "figures.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(doc), "as `zkbench summary docs/runs/lock-etcd` prints")
+	_, block, ok2 := strings.Cut(after, "```\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("docs/figures.md has no sample of the lock-etcd summary")
+	}
+	if got := summaryOf(t, keptRuns(t)["lock-etcd"], SummaryOptions{}); got != block {
+		t.Errorf("docs/figures.md shows\n%s\nthe code prints\n%s", block, got)
+	}
+}

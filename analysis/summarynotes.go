@@ -50,7 +50,7 @@ type NoteCase struct {
 	Note string `json:"-"`
 }
 
-// stillWaiting reads the lock workload's note on operations still waiting
+// stillWaitingNote reads the lock workload's note on operations still waiting
 // at the end of a case (workloads/lock.go): its count and longest wait are
 // the case's own.
 var stillWaitingNote = regexp.MustCompile(`^(\d+) (\S+) were still waiting when the case stopped \((the longest had waited [^)]*)\): (.+)$`)
