@@ -42,10 +42,13 @@ results for is left out and the merged run is marked failed, naming it.
 --output named (zkbench run --shards S --output DIR/I writes
 DIR/I/<run-id>/results.json), for I from 0 to S-1, and refuses a missing one:
 a command line as short for 10,000 shards as for 2 (the Kubernetes merge Job
-runs it, docs/kubernetes.md).`,
+runs it, docs/kubernetes.md).
+
+It prints the merged run's summary as zkbench run does (--wide, --format).`,
 		Example: `  zkbench merge shard-*/lock-2k/results.json -o results
   zkbench merge runs/lock-2k/shards/*/lock-2k -o merged
-  zkbench merge --shards-dir runs/lock-2k/shards --shards 8 -o merged`,
+  zkbench merge --shards-dir runs/lock-2k/shards --shards 8 -o merged
+  zkbench merge --shards-dir runs/lock-2k/shards --shards 8 -o merged --format json > summary.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := summary.options()
 			if err != nil {
