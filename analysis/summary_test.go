@@ -346,3 +346,17 @@ func TestSummaryDocsSample(t *testing.T) {
 		t.Errorf("docs/figures.md shows\n%s\nthe code prints\n%s", block, got)
 	}
 }
+
+// TestSummaryEmptyRun: a run stopped before its first case has a summary
+// in every format, which says so.
+func TestSummaryEmptyRun(t *testing.T) {
+	run := summaryTestRun(t)
+	run.Results, run.Leftovers = nil, nil
+	run.Status, run.StatusDetail = results.StatusInterrupted, "signal"
+	for _, f := range SummaryFormats() {
+		out := summaryOf(t, run, SummaryOptions{Format: f})
+		if f != SummaryCSV && !strings.Contains(out, "interrupted") {
+			t.Errorf("%s summary of an empty run:\n%s", f, out)
+		}
+	}
+}
