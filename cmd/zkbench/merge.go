@@ -91,7 +91,7 @@ It prints the merged run's summary as zkbench run does (--wide, --format).`,
 			}
 			others := summary.others(stdout, stderr)
 			fmt.Fprintf(others, "\nresults: %s (merged from %d shards)\n", path, run.MergedShards)
-			if more := summary.moreColumns(path); more != "" {
+			if more := summary.moreColumns(dir); more != "" {
 				fmt.Fprintln(others, more)
 			}
 			if !noPlots {

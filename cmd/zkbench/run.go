@@ -378,7 +378,7 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 		}
 	}
 	fmt.Fprintf(others, "\nresults: %s\n", r.Path())
-	if more := f.summary.moreColumns(r.Path()); more != "" {
+	if more := f.summary.moreColumns(r.Dir()); more != "" {
 		fmt.Fprintln(others, more)
 	}
 	if !f.noPlots {

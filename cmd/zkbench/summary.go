@@ -54,13 +54,13 @@ func (s *summaryFlags) others(stdout, stderr io.Writer) io.Writer {
 	return stderr
 }
 
-// moreColumns tells a reader of the narrow text table where the other
-// columns are, "" when they see them already.
-func (s *summaryFlags) moreColumns(path string) string {
+// moreColumns tells a reader of the narrow text table of the run in dir
+// where the other columns are, "" when they see them already.
+func (s *summaryFlags) moreColumns(dir string) string {
 	if s.format != analysis.SummaryText || s.wide {
 		return ""
 	}
-	return fmt.Sprintf("every column: zkbench summary --wide %s (or --format csv, json, markdown)", path)
+	return fmt.Sprintf("every column: zkbench summary --wide %s (or --format csv|json|markdown)", dir)
 }
 
 // formatFlag is --format: a summary format, refused when unknown.
