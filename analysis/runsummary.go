@@ -1,100 +1,161 @@
 package analysis
 
-// The terminal summary of one run, printed at the end of `zkbench run`:
-// one row per result (repeats apart), per-operation figures read as the
-// cases read them (ResultPerOp), notes as Notes gives them.
+// The summary of one run, printed at the end of `zkbench run` and by
+// `zkbench summary`: its verdict in words first (the herd, verdict.go, and
+// whether anything went wrong), then a row a result (repeats apart) with
+// the per-operation figures read as the cases read them (ResultPerOp),
+// then the findings and the notes, grouped (summarynotes.go). The columns
+// are declared once (summarycolumns.go) for every format
+// (summaryformat.go).
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
 
-	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 )
 
-// unmeasured is what the summary prints for a figure nobody measured: never
-// a zero that a reader could take for a measurement.
-const unmeasured = "-"
+// SummaryWidth is the terminal width the default summary is made for:
+// its table has the columns a reader compares first, and its words are
+// wrapped to it.
+const SummaryWidth = 120
 
-// WriteSummary prints run as a terminal table, one row per case: backend,
-// variant, clients, succeeded operations, throughput, p50/p99/p99.9 of the
-// primary latency, watch events per operation seen by the clients and by the
-// servers side by side, wasted wake-ups per operation, requests per operation
-// client | server, payload bytes the clients received per operation beside
-// the message bytes the servers sent, FIFO inversions, Jain's index ("-" where not every
-// client could get a turn: JainUnmeaningful, with a note), safety
-// violations, errors, operations still waiting at the end (not errors:
-// results.Ops.StillWaiting), the load generator's CPU over its cores and
-// whether the case was client-bound (results.Load.Bound; its note gives the
-// numbers). A figure that was not measured prints as "-".
-// A run with faults or a fenced register gets a second table, its safety
-// (WriteSafety). Notes and leftovers follow.
-func WriteSummary(w io.Writer, run *results.Run) error {
-	latName := "latency"
-	for i := range run.Results {
-		if name, _ := results.PrimaryLatency(&run.Results[i]); name != "" {
-			latName = string(name)
-			break
-		}
+// SummaryOptions say how WriteSummary prints. The zero value is the
+// default: text, the narrow table.
+type SummaryOptions struct {
+	// Format is text (the zero value), csv, json or markdown.
+	Format SummaryFormat
+	// Wide: the text table shows every column, as csv, json and markdown
+	// always do.
+	Wide bool
+}
+
+// WriteSummary prints run's summary in opts.Format. In text: the verdict
+// (a line a naive and herd-free pair: notifications and server requests
+// per operation at each client count, and the ratio; then whether there
+// are findings), the table of cases, a safety table for a run with faults
+// or a fenced register (WriteSafety), the findings (errors, sessions lost,
+// safety violations, client|server disagreements with no documented
+// cause), the notes (a documented cause, or a note several cases share,
+// once with its cases), leftovers and the run's status if not complete.
+//
+// The narrow table has variant, clients, operations per second, the
+// primary latency's p50 and p99, notifications and requests per operation
+// client | server, sessions lost and flags (client-bound, UNSAFE, errors,
+// a case ended early, server counts partial); the wide one every column:
+// also succeeded operations, p99.9, wasted wake-ups per operation, payload
+// bytes the clients received beside message bytes the servers sent, FIFO
+// inversions, Jain's index ("-" where not every client could get a turn:
+// JainUnmeaningful, with a note), safety violations, errors, operations
+// still waiting at the end (not errors: results.Ops.StillWaiting), the
+// load generator's CPU over its cores, the client-bound reasons
+// (results.Load.Bound) and why the case stopped. A figure that was not
+// measured prints as "-".
+func WriteSummary(w io.Writer, run *results.Run, opts SummaryOptions) error {
+	var err error
+	switch opts.Format {
+	case SummaryText, "":
+		err = writeText(w, run, opts.Wide)
+	case SummaryCSV:
+		err = writeCSV(w, run)
+	case SummaryJSON:
+		err = writeJSON(w, run)
+	case SummaryMarkdown:
+		err = writeMarkdown(w, run)
+	default:
+		_, err = ParseSummaryFormat(string(opts.Format))
 	}
-	showRepeat := run.Config.Repeat > 1
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := []string{"backend", "variant", "clients"}
-	if showRepeat {
-		head = append(head, "rep")
-	}
-	head = append(head, "ops", "ops/s",
-		latName+" p50", "p99", "p99.9",
-		"watch ev/op cli|srv", "wasted/op", "req/op cli|srv", "B/op rx cli|srv tx",
-		"FIFO inv", "Jain", "violations", "errors", "waiting at end", "client cpu", "client-bound", "stopped by")
-	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-	for i := range run.Results {
-		res := &run.Results[i]
-		row := []string{string(res.Backend), res.Variant, fmt.Sprint(res.Clients)}
-		if showRepeat {
-			row = append(row, fmt.Sprint(res.Repeat))
-		}
-		_, h := results.PrimaryLatency(res)
-		row = append(row,
-			fmt.Sprint(res.Ops.Succeeded),
-			formatRate(res),
-			quantile(h, 50), quantile(h, 99), quantile(h, 99.9),
-			pairCell(res, figures.WatchEvents),
-			perOpCell(res, figures.WastedWakeups.Key),
-			pairCell(res, figures.Requests),
-			perOpCell(res, figures.BytesReceived.Key)+" | "+perOpCell(res, figures.ServerBytesSent.Key),
-			fifo(res), jain(res), violations(res),
-			fmt.Sprint(realErrors(res)),
-			stillWaiting(res),
-			ClientCPU(res), ClientBoundCell(res),
-			string(res.StoppedBy),
-		)
-		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
-	}
-	if err := tw.Flush(); err != nil {
+	if err != nil {
 		return fmt.Errorf("analysis: write summary: %w", err)
+	}
+	return nil
+}
+
+// summary is what every format prints of a run.
+type summary struct {
+	verdict         []string
+	findings, notes []NoteGroup
+	columns         []column
+}
+
+func summarize(run *results.Run) summary {
+	s := summary{verdict: HerdVerdict(Cases([]*results.Run{run})), columns: summaryColumns(run)}
+	s.findings, s.notes = RunNotes(run)
+	s.verdict = append(s.verdict, findingsLine(s.findings))
+	return s
+}
+
+// findingsLine says whether the run found anything a reader must look at:
+// "findings: errors (1 case), sessions lost (2 cases); listed under the
+// table", or "findings: none ...".
+func findingsLine(findings []NoteGroup) string {
+	if len(findings) == 0 {
+		return "findings: none (no safety violation, error, lost session, or client|server disagreement without a documented cause)"
+	}
+	var kinds []Finding
+	cases := map[Finding][]string{}
+	for _, g := range findings {
+		if !slices.Contains(kinds, g.Finding) {
+			kinds = append(kinds, g.Finding)
+		}
+		for _, c := range g.Cases {
+			if !slices.Contains(cases[g.Finding], c.Case) {
+				cases[g.Finding] = append(cases[g.Finding], c.Case)
+			}
+		}
+	}
+	var parts []string
+	for _, k := range kinds {
+		n, what := len(cases[k]), "cases"
+		if n == 1 {
+			what = "case"
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d %s)", k, n, what))
+	}
+	return "findings: " + strings.Join(parts, ", ") + "; listed under the table"
+}
+
+// writeText prints the text summary: the narrow table, or every column.
+func writeText(w io.Writer, run *results.Run, wide bool) error {
+	s := summarize(run)
+	fmt.Fprintln(w, "verdict:")
+	for _, l := range s.verdict {
+		printLines(w, wrap(l, "  ", "    ", SummaryWidth))
+	}
+	fmt.Fprintln(w)
+	var cols []column
+	for _, c := range s.columns {
+		if (wide && c.wide) || (!wide && c.narrow) {
+			cols = append(cols, c)
+		}
+	}
+	if err := writeCases(w, run, cols, tabwriter.AlignRight); err != nil {
+		return err
 	}
 	if needsSafetyTable(run) {
 		fmt.Fprintln(w, "\nsafety:")
-		if err := WriteSafety(w, run); err != nil {
+		if err := writeSafety(w, run, wide); err != nil {
 			return err
 		}
 	}
-	var notes []string
-	for i := range run.Results {
-		res := &run.Results[i]
-		for _, n := range Notes(res) {
-			notes = append(notes, fmt.Sprintf("%s/%s/%d: %s", res.Backend, res.Variant, res.Clients, n))
+	for _, part := range []struct {
+		title  string
+		groups []NoteGroup
+	}{
+		{"findings:", s.findings},
+		{"notes (each said once, with the cases it applies to):", s.notes},
+	} {
+		if len(part.groups) == 0 {
+			continue
 		}
-	}
-	if len(notes) > 0 {
-		fmt.Fprintln(w, "\nnotes:")
-		for _, n := range notes {
-			fmt.Fprintln(w, "  "+n)
+		fmt.Fprintln(w, "\n"+part.title)
+		for _, g := range part.groups {
+			printLines(w, g.lines(SummaryWidth))
 		}
 	}
 	if len(run.Leftovers) > 0 {
@@ -113,122 +174,42 @@ func WriteSummary(w io.Writer, run *results.Run) error {
 	return nil
 }
 
-func formatRate(res *results.Result) string {
-	if res.Elapsed <= 0 {
-		return unmeasured
+func printLines(w io.Writer, lines []string) {
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
 	}
-	return formatFloat(res.Throughput)
 }
 
-func quantile(h *results.Histogram, q float64) string {
-	if h == nil || h.Count == 0 {
-		return unmeasured
+// writeCases prints cols of run's results, a row a result, aligned to the
+// right (numbers) or, with align 0, to the left.
+func writeCases(w io.Writer, run *results.Run, cols []column, align uint) error {
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', align)
+	end := "" // a right-aligned last column ends in a tab too
+	if align == tabwriter.AlignRight {
+		end = "\t"
 	}
-	var v int64
-	switch q {
-	case 50:
-		v = h.P50
-	case 99:
-		v = h.P99
-	case 99.9:
-		v = h.P999
-	default:
-		d, err := h.Quantile(q)
-		if err != nil {
-			return unmeasured
+	row := make([]string, len(cols))
+	for i, c := range cols {
+		row[i] = c.head
+	}
+	fmt.Fprintln(tw, strings.Join(row, "\t")+end)
+	for i := range run.Results {
+		for j, c := range cols {
+			row[j] = c.cell(&run.Results[i])
 		}
-		v = int64(d)
+		fmt.Fprintln(tw, strings.Join(row, "\t")+end)
 	}
-	return results.FormatDuration(time.Duration(v))
-}
-
-func formatFloat(v float64) string {
-	switch {
-	case v >= 1000:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 100:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.2f", v)
+	if err := tw.Flush(); err != nil {
+		return err
 	}
-}
-
-func perOpCell(res *results.Result, key string) string {
-	v, ok := ResultPerOp(res, key)
-	if !ok {
-		return unmeasured
-	}
-	return formatFloat(v)
-}
-
-// pairCell prints a client figure and its server counterpart: "cli | srv".
-func pairCell(res *results.Result, client figures.Figure) string {
-	return perOpCell(res, client.Key) + " | " + perOpCell(res, client.Counterpart)
-}
-
-// Fairness is measured when Jain's index was computed: it lies in [1/n, 1]
-// whenever any operation succeeded, so 0 means nobody computed it.
-func fifo(res *results.Result) string {
-	if res.Fairness.Jain == 0 {
-		return unmeasured
-	}
-	return fmt.Sprint(res.Fairness.FIFOInversions)
-}
-
-// jain prints "-" for an index not measured or not meaningful (Notes says
-// why: JainUnmeaningful).
-func jain(res *results.Result) string {
-	j, ok := jainMeaningful(res)
-	if !ok {
-		return unmeasured
-	}
-	return fmt.Sprintf("%.3f", j)
-}
-
-// ClientCPU is the load generator's CPU over its cores, "97%", or "-"
-// where not measured (results.Load).
-func ClientCPU(res *results.Result) string {
-	if res.Load == nil || res.Load.Cores == 0 || res.Load.CPUNotMeasured {
-		return unmeasured
-	}
-	return fmt.Sprintf("%.0f%%", 100*res.Load.CPUFraction)
-}
-
-// ClientBoundCell is "no", the client-bound reasons ("cpu,scheduler"), or
-// "-" where the load generator was not measured.
-func ClientBoundCell(res *results.Result) string {
-	switch {
-	case res.ClientBound != nil:
-		rs := make([]string, len(res.ClientBound.Reasons))
-		for i, r := range res.ClientBound.Reasons {
-			rs[i] = string(r)
-		}
-		return strings.Join(rs, ",")
-	case res.Load == nil:
-		return unmeasured
-	}
-	return "no"
-}
-
-func stillWaiting(res *results.Result) string {
-	return fmt.Sprint(res.Ops.StillWaiting)
-}
-
-func violations(res *results.Result) string {
-	if res.Safety.Checked == 0 {
-		return unmeasured
-	}
-	return fmt.Sprint(res.Safety.Violations)
-}
-
-func realErrors(res *results.Result) int64 {
-	var n int64
-	for kind, c := range res.Errors {
-		if kind != results.ErrorKindStoppedWaiting {
-			n += c
+	// An empty last cell (no flags) leaves only padding.
+	for _, l := range strings.SplitAfter(b.String(), "\n") {
+		if l != "" {
+			fmt.Fprintln(w, strings.TrimRight(l, " \n"))
 		}
 	}
-	return n
+	return nil
 }
 
 func needsSafetyTable(run *results.Run) bool {
@@ -248,55 +229,150 @@ func needsSafetyTable(run *results.Run) bool {
 // the register's mode, writes, stale writes, and of those the accepted and
 // the rejected), the faults started by action, and the session state
 // changes the clients saw. "-" marks what was not measured.
-func WriteSafety(w io.Writer, run *results.Run) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "backend\tvariant\tclients\tchecked\tviolations\tfence\twrites\tstale\taccepted\trejected\tfaults\tsessions")
+func WriteSafety(w io.Writer, run *results.Run) error { return writeSafety(w, run, true) }
+
+// writeSafety prints the safety table; narrow, without the backend of a
+// run of one, the fence's columns where no case wrote to a register, and
+// with the faults and session changes under the table, a line a case.
+func writeSafety(w io.Writer, run *results.Run, wide bool) error {
+	var cols []column
+	for _, c := range summaryColumns(run)[:3] {
+		if wide || c.narrow {
+			cols = append(cols, c)
+		}
+	}
+	checks, fence, faults := safetyColumns()
+	cols = append(cols, checks...)
+	if wide || slices.ContainsFunc(run.Results, func(r results.Result) bool { return r.Safety.Fence != nil }) {
+		cols = append(cols, fence...)
+	}
+	if wide {
+		cols, faults = append(cols, faults...), nil
+	}
+	if err := writeCases(w, run, cols, 0); err != nil {
+		return fmt.Errorf("analysis: write safety: %w", err)
+	}
 	for i := range run.Results {
 		res := &run.Results[i]
-		row := []string{string(res.Backend), res.Variant, fmt.Sprint(res.Clients), fmt.Sprint(res.Safety.Checked)}
-		if res.Safety.Checked == 0 {
-			row[3] = unmeasured
+		if res.Faults == nil || len(faults) == 0 {
+			continue
 		}
-		exclusion := res.Safety.Violations
-		fence := []string{unmeasured, unmeasured, unmeasured, unmeasured, unmeasured}
-		if f := res.Safety.Fence; f != nil {
-			exclusion -= f.Stale - f.Rejected
-			mode := "off"
-			if f.Fenced {
-				mode = "on"
-			}
-			fence = []string{mode, fmt.Sprint(f.Writes), fmt.Sprint(f.Stale), fmt.Sprint(f.Stale - f.Rejected), fmt.Sprint(f.Rejected)}
+		var said []string
+		for _, c := range faults {
+			said = append(said, c.head+": "+c.cell(res))
 		}
-		row = append(row, violations(res))
-		if res.Safety.Fence != nil && res.Safety.Checked > 0 {
-			row[len(row)-1] = fmt.Sprintf("%d (exclusion %d)", res.Safety.Violations, exclusion)
-		}
-		row = append(row, fence...)
-		var faults, sessions []string
-		for _, k := range sortedKeys(res.Faults) {
-			if what, ok := strings.CutPrefix(k, "session."); ok {
-				sessions = append(sessions, fmt.Sprintf("%s %d", what, res.Faults[k]))
-			} else {
-				faults = append(faults, fmt.Sprintf("%s %d", k, res.Faults[k]))
-			}
-		}
-		row = append(row, orNone(faults, res.Faults != nil), orNone(sessions, res.Faults != nil))
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
-	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("analysis: write safety: %w", err)
+		printLines(w, wrap(caseName(run, res)+": "+strings.Join(said, "; "), "  ", "    ", SummaryWidth))
 	}
 	return nil
 }
 
-func orNone(items []string, measured bool) string {
-	switch {
-	case !measured:
-		return unmeasured
-	case len(items) == 0:
+// safetyColumns are the safety table's own columns (WriteSafety): what
+// the checks found, the fenced register's writes, what fault injection
+// did. Csv and json add their fields to every case of a run that has the
+// table.
+func safetyColumns() (checks, fence, faults []column) {
+	register := func(r *results.Result, f func(*results.Fence) any) any {
+		if r.Safety.Fence == nil {
+			return nil
+		}
+		return f(r.Safety.Fence)
+	}
+	fenceCell := func(f func(*results.Fence) any) func(*results.Result) string {
+		return func(r *results.Result) string {
+			if v := register(r, f); v != nil {
+				return fmt.Sprint(v)
+			}
+			return unmeasured
+		}
+	}
+	fenceField := func(name string, f func(*results.Fence) any) []field {
+		return []field{{name, func(r *results.Result) any { return register(r, f) }}}
+	}
+	mode := func(f *results.Fence) any {
+		if f.Fenced {
+			return "on"
+		}
+		return "off"
+	}
+	writes := func(f *results.Fence) any { return f.Writes }
+	stale := func(f *results.Fence) any { return f.Stale }
+	accepted := func(f *results.Fence) any { return f.Stale - f.Rejected }
+	rejected := func(f *results.Fence) any { return f.Rejected }
+	checks = []column{
+		{head: "checked", cell: func(r *results.Result) string {
+			if r.Safety.Checked == 0 {
+				return unmeasured
+			}
+			return fmt.Sprint(r.Safety.Checked)
+		}, fields: []field{{"safety_checked", func(r *results.Result) any {
+			if r.Safety.Checked == 0 {
+				return nil
+			}
+			return r.Safety.Checked
+		}}}},
+		{head: "violations", cell: func(r *results.Result) string {
+			if r.Safety.Fence != nil && r.Safety.Checked > 0 {
+				return fmt.Sprintf("%d (exclusion %d)", r.Safety.Violations, exclusion(r))
+			}
+			return violations(r)
+		}, fields: []field{{"exclusion_violations", func(r *results.Result) any {
+			if r.Safety.Checked == 0 {
+				return nil
+			}
+			return exclusion(r)
+		}}}},
+	}
+	fence = []column{
+		{head: "fence", cell: fenceCell(mode), fields: fenceField("fence", mode)},
+		{head: "writes", cell: fenceCell(writes), fields: fenceField("fence_writes", writes)},
+		{head: "stale", cell: fenceCell(stale), fields: fenceField("stale_writes", stale)},
+		{head: "accepted", cell: fenceCell(accepted), fields: fenceField("stale_writes_accepted", accepted)},
+		{head: "rejected", cell: fenceCell(rejected), fields: fenceField("stale_writes_rejected", rejected)},
+	}
+	faults = []column{
+		{head: "faults", cell: func(r *results.Result) string { return faultsCell(r, false) },
+			fields: []field{{"faults", func(r *results.Result) any { return faultsValue(r, false) }}}},
+		{head: "sessions", cell: func(r *results.Result) string { return faultsCell(r, true) },
+			fields: []field{{"session_changes", func(r *results.Result) any { return faultsValue(r, true) }}}},
+	}
+	return checks, fence, faults
+}
+
+// exclusion are r's violations but the fenced register's accepted stale
+// writes.
+func exclusion(r *results.Result) int64 {
+	v := r.Safety.Violations
+	if f := r.Safety.Fence; f != nil {
+		v -= f.Stale - f.Rejected
+	}
+	return v
+}
+
+// faultsCell lists what fault injection did in r: the faults started by
+// action, or (sessions) the session state changes the clients saw; "none",
+// or "-" without fault injection.
+func faultsCell(r *results.Result, sessions bool) string {
+	if v := faultsValue(r, sessions); v != nil {
+		if s := v.(string); s != "" {
+			return s
+		}
 		return "none"
 	}
-	return strings.Join(items, ", ")
+	return unmeasured
+}
+
+func faultsValue(r *results.Result, sessions bool) any {
+	if r.Faults == nil {
+		return nil
+	}
+	var out []string
+	for _, k := range sortedKeys(r.Faults) {
+		what, session := strings.CutPrefix(k, "session.")
+		if session == sessions {
+			out = append(out, fmt.Sprintf("%s %d", what, r.Faults[k]))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func sortedKeys(m map[string]int64) []string {

@@ -58,7 +58,7 @@ func summaryTestRun(t testing.TB) *results.Run {
 
 func TestSummary(t *testing.T) {
 	var b strings.Builder
-	if err := WriteSummary(&b, summaryTestRun(t)); err != nil {
+	if err := WriteSummary(&b, summaryTestRun(t), SummaryOptions{Wide: true}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -83,18 +83,18 @@ func TestSummary(t *testing.T) {
 	}
 	// Errors leave out operations still waiting at the bound: 1 error, 9
 	// waiting at the end, apart.
-	if f := strings.Fields(naive); f[len(f)-5] != "1" || f[len(f)-4] != "9" {
-		t.Errorf("naive errors, waiting at end = %q, %q, want 1, 9: %q", f[len(f)-5], f[len(f)-4], naive)
+	if f := strings.Fields(naive); f[len(f)-6] != "1" || f[len(f)-5] != "9" {
+		t.Errorf("naive errors, waiting at end = %q, %q, want 1, 9: %q", f[len(f)-6], f[len(f)-5], naive)
 	}
 	// The naive case's load generator ran at 97% of its cores: client-bound.
-	if f := strings.Fields(naive); f[len(f)-3] != "97%" || f[len(f)-2] != "cpu" {
-		t.Errorf("naive client cpu, bound = %q, %q, want 97%%, cpu: %q", f[len(f)-3], f[len(f)-2], naive)
+	if f := strings.Fields(naive); f[len(f)-4] != "97%" || f[len(f)-3] != "cpu" || f[len(f)-2] != "0" {
+		t.Errorf("naive client cpu, bound, sessions lost = %q, want 97%%, cpu, 0: %q", f[len(f)-4:len(f)-1], naive)
 	}
 	// The native row measured neither client-side counts, nor latency, nor
-	// fairness: dashes, never zeros.
+	// fairness, nor the load generator: dashes, never zeros.
 	f := strings.Fields(native)
-	// backend variant clients ops ops/s p50 p99 p99.9 cli | srv wasted cli | srv bytes cli | srv fifo jain viol errors waiting cpu bound stopped
-	want := []string{"etcd", "native", "10", "5", "5.00", "-", "-", "-", "-", "|", "1.00", "-", "-", "|", "-", "-", "|", "-", "-", "-", "0", "0", "0", "-", "-", "ops"}
+	// backend variant clients ops ops/s p50 p99 p99.9 cli | srv wasted cli | srv bytes cli | srv fifo jain viol errors waiting cpu bound lost stopped
+	want := []string{"etcd", "native", "10", "5", "5.00", "-", "-", "-", "-", "|", "1.00", "-", "-", "|", "-", "-", "|", "-", "-", "-", "0", "0", "0", "-", "-", "-", "ops"}
 	if strings.Join(f, " ") != strings.Join(want, " ") {
 		t.Errorf("native row = %q\nwant         %q", strings.Join(f, " "), strings.Join(want, " "))
 	}
@@ -103,13 +103,35 @@ func TestSummary(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
 	}
+
+	// The narrow table: the columns a reader compares first, and flags
+	// for what the wide one has columns for.
+	b.Reset()
+	if err := WriteSummary(&b, summaryTestRun(t), SummaryOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && (f[0] == "variant" || f[0] == "naive" || f[0] == "native") {
+			rows[f[0]] = strings.Join(f, " ")
+		}
+	}
+	for row, want := range map[string]string{
+		"variant": "variant clients ops/s acquire p50 p99 notif/op cli|srv req/op cli|srv sessions lost flags",
+		"naive":   "naive 10 500.0 5.00ms 9.90ms 9.02 | 9.01 - | - 0 client-bound, errors",
+		"native":  "native 10 5.00 - - - | 1.00 - | - -",
+	} {
+		if rows[row] != want {
+			t.Errorf("narrow %s row = %q, want %q\n%s", row, rows[row], want, b.String())
+		}
+	}
 }
 
 // TestSummarySafety: a run with faults or a fenced register gets a safety
 // table; exclusion violations and the register's stale writes are apart.
 func TestSummarySafety(t *testing.T) {
 	var plain strings.Builder
-	if err := WriteSummary(&plain, summaryTestRun(t)); err != nil {
+	if err := WriteSummary(&plain, summaryTestRun(t), SummaryOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(plain.String(), "safety:") {
@@ -120,7 +142,7 @@ func TestSummarySafety(t *testing.T) {
 		Fence: &results.Fence{Fenced: true, Writes: 2000, Stale: 3, Rejected: 2}}
 	run.Results[0].Faults = map[string]int64{"kill-leader": 1, "undone": 1, "session.expired": 2, "session.disconnected": 7}
 	var b strings.Builder
-	if err := WriteSummary(&b, run); err != nil {
+	if err := WriteSummary(&b, run, SummaryOptions{Wide: true}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -149,5 +171,24 @@ func TestSummarySafety(t *testing.T) {
 	want := "etcd native 10 5 0 - - - - - - -"
 	if got := strings.Join(strings.Fields(native), " "); got != want {
 		t.Errorf("native safety row = %q, want %q", got, want)
+	}
+
+	// The narrow table leaves out the backend of a run of one and gives
+	// the faults and session changes a line a case under it.
+	b.Reset()
+	if err := WriteSummary(&b, run, SummaryOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ = strings.Cut(b.String(), "\nsafety:\n")
+	table, _, _ = strings.Cut(table, "\n\n")
+	for _, want := range []string{
+		"variant clients checked violations fence writes stale accepted rejected",
+		"naive 10 1000 3 (exclusion 2) on 2000 3 1 2",
+		"native 10 5 0 - - - - -",
+		"naive/10: faults: kill-leader 1, undone 1; sessions: disconnected 7, expired 2",
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(table), " "), want) {
+			t.Errorf("narrow safety table lacks %q:\n%s", want, table)
+		}
 	}
 }

@@ -140,6 +140,45 @@ func Explain(note string, kind backends.Kind, counts Totals, server backends.Met
 	return note
 }
 
+// Disagreement is a note of a client|server disagreement (Check.Note) read
+// back in parts, so that a summary can say its words once for every case
+// it applies to.
+type Disagreement struct {
+	// Words are the note without the case's counts: "client and server
+	// disagree on watch events by more than 5% (zkbench_server_watch_events)".
+	Words string
+	// Counts are the case's own: "client 939, server 1170".
+	Counts string
+	// Cause is the documented cause the note gives, "" when it gives none:
+	// then the disagreement is a finding.
+	Cause string
+}
+
+// ReadNote reads note as a client|server disagreement of one of Checks.
+// False for any other note.
+func ReadNote(note string) (Disagreement, bool) {
+	for _, c := range Checks() {
+		rest, ok := strings.CutPrefix(note, c.prefix())
+		if !ok {
+			continue
+		}
+		var d Disagreement
+		rest, d.Cause, _ = strings.Cut(rest, knownMarker)
+		by, counts, ok := strings.Cut(rest, ": ")
+		if !ok {
+			return Disagreement{}, false
+		}
+		d.Words = c.prefix() + by
+		if i := strings.LastIndex(counts, " ("); i >= 0 && strings.HasSuffix(counts, ")") {
+			d.Words += counts[i:]
+			counts = counts[:i]
+		}
+		d.Counts = counts
+		return d, true
+	}
+	return Disagreement{}, false
+}
+
 func (c Check) known(kind backends.Kind, client, server float64, requests map[string]int64) (Known, bool) {
 	if server <= client {
 		return Known{}, false

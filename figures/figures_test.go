@@ -127,11 +127,21 @@ func TestCheckNote(t *testing.T) {
 			if again := Explain(bare, tc.kind, tc.totals, tc.server); again != got {
 				t.Errorf("Explain(%q) = %q, want %q", bare, again, got)
 			}
+			// Read back, the note parts into words every case shares, the
+			// case's counts and its cause.
+			d, ok := ReadNote(got)
+			if !ok || !strings.HasPrefix(d.Words, tc.check.prefix()) || !strings.HasSuffix(d.Words, "("+tc.check.Metric+")") ||
+				!strings.HasPrefix(d.Counts, "client ") || strings.Contains(d.Counts, "(") || (d.Cause != "") != tc.reason {
+				t.Errorf("ReadNote(%q) = %+v, %v", got, d, ok)
+			}
 		})
 	}
 	other := "server counters not measured: the backend has no scraper"
 	if got := Explain(other, backends.Etcd, events(1), watch); got != other {
 		t.Errorf("Explain changed an unrelated note: %q", got)
+	}
+	if d, ok := ReadNote(other); ok {
+		t.Errorf("ReadNote read an unrelated note as %+v", d)
 	}
 }
 

@@ -141,6 +141,46 @@ type ClientBound struct {
 // String is the reasons and their numbers: "cpu (97% of 2 cores)".
 func (b *ClientBound) String() string { return b.Detail }
 
+// The words of a client-bound case's note around its Detail (Note).
+const (
+	boundNoteHead     = "client-bound: the load generator, not the servers, was the limit of"
+	boundNoteStart    = boundNoteHead + " this case: "
+	boundNoteEmbedded = " (the embedded server shares the process)"
+	boundNoteEnd      = "; left out of capacity answers"
+)
+
+// Note is the note a client-bound case carries: the rule's verdict and
+// b's Detail, and, when the servers ran in the zkbench process
+// (Load.ServerInProcess), that they shared it.
+func (b *ClientBound) Note(serverInProcess bool) string {
+	n := boundNoteStart + b.Detail
+	if serverInProcess {
+		n += boundNoteEmbedded
+	}
+	return n + boundNoteEnd
+}
+
+// ReadBoundNote reads back a note that Note wrote: its words, the same for
+// every case ("client-bound: ... was the limit of the case (the embedded
+// server shares the process); left out of capacity answers"), and the
+// case's own Detail. False for any other note.
+func ReadBoundNote(note string) (words, detail string, ok bool) {
+	rest, ok := strings.CutPrefix(note, boundNoteStart)
+	if !ok {
+		return "", "", false
+	}
+	if rest, ok = strings.CutSuffix(rest, boundNoteEnd); !ok {
+		return "", "", false
+	}
+	words = boundNoteHead + " the case"
+	if detail, ok = strings.CutSuffix(rest, boundNoteEmbedded); ok {
+		words += boundNoteEmbedded
+	} else {
+		detail = rest
+	}
+	return words + boundNoteEnd, detail, true
+}
+
 // Bound applies the client-bound rule to l: the case was client-bound if
 // the process used at least MaxCPUFraction of its cores (or half of them,
 // wanting MaxCPUFraction with the run queue), or waited for a CPU at least

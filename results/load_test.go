@@ -59,6 +59,28 @@ func TestLoadBound(t *testing.T) {
 	}
 }
 
+// TestBoundNote: a client-bound case's note reads back as the words every
+// such note shares and the case's own detail, as results files hold it.
+func TestBoundNote(t *testing.T) {
+	b := &ClientBound{Reasons: []BoundReason{BoundCPU}, Detail: "cpu (97% of 2 cores)"}
+	for _, embedded := range []bool{false, true} {
+		note := b.Note(embedded)
+		words, detail, ok := ReadBoundNote(note)
+		if !ok || detail != b.Detail || strings.Contains(words, b.Detail) ||
+			strings.Contains(words, "shares the process") != embedded || !strings.HasSuffix(words, "; left out of capacity answers") {
+			t.Errorf("ReadBoundNote(%q) = %q, %q, %v", note, words, detail, ok)
+		}
+	}
+	kept := "client-bound: the load generator, not the servers, was the limit of this case: starved (ran 11% and waited " +
+		"for a CPU 85% of 2 cores: the machine was oversubscribed); left out of capacity answers"
+	if _, detail, ok := ReadBoundNote(kept); !ok || !strings.HasPrefix(detail, "starved (ran 11%") {
+		t.Errorf("a kept run's note reads as %q, %v", detail, ok)
+	}
+	if _, _, ok := ReadBoundNote("clients poll every 1s"); ok {
+		t.Error("ReadBoundNote read an unrelated note")
+	}
+}
+
 func reasons(rs []BoundReason) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {

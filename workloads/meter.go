@@ -322,11 +322,7 @@ func (m *Meter) fillLoad(res *results.Result, before, after Snapshot) {
 	}
 	res.Load = l
 	if res.ClientBound = l.Bound(); res.ClientBound != nil {
-		why := "client-bound: the load generator, not the servers, was the limit of this case: " + res.ClientBound.Detail
-		if l.ServerInProcess {
-			why += " (the embedded server shares the process)"
-		}
-		res.Notes = append(res.Notes, why+"; left out of capacity answers")
+		res.Notes = append(res.Notes, res.ClientBound.Note(l.ServerInProcess))
 	}
 }
 

@@ -17,6 +17,7 @@ func newMergeCmd() *cobra.Command {
 		noPlots   bool
 		shardsDir string
 		shards    int
+		summary   summaryFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "merge SHARD_RESULTS... | --shards-dir DIR --shards S",
@@ -41,13 +42,19 @@ results for is left out and the merged run is marked failed, naming it.
 --output named (zkbench run --shards S --output DIR/I writes
 DIR/I/<run-id>/results.json), for I from 0 to S-1, and refuses a missing one:
 a command line as short for 10,000 shards as for 2 (the Kubernetes merge Job
-runs it, docs/kubernetes.md).`,
+runs it, docs/kubernetes.md).
+
+It prints the merged run's summary as zkbench run does (--wide, --format).`,
 		Example: `  zkbench merge shard-*/lock-2k/results.json -o results
   zkbench merge runs/lock-2k/shards/*/lock-2k -o merged
-  zkbench merge --shards-dir runs/lock-2k/shards --shards 8 -o merged`,
+  zkbench merge --shards-dir runs/lock-2k/shards --shards 8 -o merged
+  zkbench merge --shards-dir runs/lock-2k/shards --shards 8 -o merged --format json > summary.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := summary.options()
+			if err != nil {
+				return err
+			}
 			var shardRuns []*results.Run
-			var err error
 			switch {
 			case shardsDir != "" && len(args) > 0:
 				return fmt.Errorf("--shards-dir %s and %d files: give the shards' files or --shards-dir, not both", shardsDir, len(args))
@@ -79,12 +86,16 @@ runs it, docs/kubernetes.md).`,
 				return err
 			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if err := analysis.WriteSummary(stdout, run); err != nil {
+			if err := analysis.WriteSummary(stdout, run, opts); err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "\nresults: %s (merged from %d shards)\n", path, run.MergedShards)
+			others := summary.others(stdout, stderr)
+			fmt.Fprintf(others, "\nresults: %s (merged from %d shards)\n", path, run.MergedShards)
+			if more := summary.moreColumns(dir); more != "" {
+				fmt.Fprintln(others, more)
+			}
 			if !noPlots {
-				drawPlots(stdout, stderr, run, dir, path)
+				drawPlots(others, stderr, run, dir, path)
 			}
 			if run.Status != results.StatusComplete {
 				return fmt.Errorf("merged run is %s: %s", run.Status, run.StatusDetail)
@@ -97,5 +108,6 @@ runs it, docs/kubernetes.md).`,
 	fl.BoolVar(&noPlots, "no-plots", false, "do not draw plots")
 	fl.StringVar(&shardsDir, "shards-dir", "", "read shard I from DIR/I (its --output folder), I from 0 to --shards - 1, instead of files given by name")
 	fl.IntVar(&shards, "shards", 0, "with --shards-dir: the run's shard count")
+	summary.add(fl)
 	return cmd
 }

@@ -250,7 +250,7 @@ func validateRun(cmd *cobra.Command, f *planFlags, p *analysis.Prediction, runs 
 	if err != nil {
 		return nil, fmt.Errorf("--validate run: %w", err)
 	}
-	if err := analysis.WriteSummary(stderr, run); err != nil {
+	if err := analysis.WriteSummary(stderr, run, analysis.SummaryOptions{}); err != nil {
 		return nil, err
 	}
 	return run, nil

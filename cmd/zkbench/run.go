@@ -55,6 +55,7 @@ type runFlags struct {
 	shardIndex        int
 	shardTimeout      time.Duration
 	serverPIDs        string
+	summary           summaryFlags // --format, --wide
 
 	// etcd security.
 	cacert, cert, key, serverName string
@@ -79,7 +80,16 @@ func newRunCmdFlags() (*cobra.Command, *runFlags) {
 		Long: `run benchmarks one workload on one backend: every variant at every client
 count (and --repeat times), each case on its own namespace /zkbench/<run-id>/<case>
 that is removed afterwards. It writes <output>/<run-id>/results.json after every
-case, prints a summary table, and draws the plots next to the results file.
+case, prints the run's summary, and draws the plots next to the results file.
+
+The summary begins with its verdict in words: for each naive variant against
+each herd-free one, notifications and server requests per operation at each
+client count, and the ratio. A table of the cases follows, then the findings
+(errors, safety violations, lost sessions, client|server disagreements with no
+documented cause) and the notes, each said once with the cases it applies to.
+The table fits 120 columns; --wide prints every column, --format csv, json or
+markdown prints the summary in that form (every column) and the other lines to
+stderr. zkbench summary prints it again from the results file.
 
 Servers: with no --endpoints, --backend etcd starts an embedded etcd in this process
 (the default) and --backend zookeeper starts local ZooKeeper servers (--cluster
@@ -105,6 +115,8 @@ status line every 10 s. Next to the plots, every latency histogram is
 exported as HdrHistogram percentile text (.hgrm). Flags that the chosen
 workload, backend or servers would not read are refused, not ignored.`,
 		Example: `  zkbench run
+  zkbench run --wide
+  zkbench run --clients 10,100 --format csv > cases.csv
   zkbench run --backend zookeeper --cluster local --nodes 3 --clients 10,100,1000 --variants naive,fair,native
   zkbench run --workload failover --clients 200 --failovers 10
   zkbench run --workload barrier --preset zk-paper-barrier --scale 0.1 --backend zookeeper
@@ -144,12 +156,13 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl.DurationVar(&f.preflightTimeout, "preflight-timeout", 10*time.Second, "bound on the check that the servers answer")
 	fl.StringArrayVar(&f.faults, "fault", nil, faultHelp)
 	fl.StringVar(&f.spec, "spec", "", "run the run described by this JSON file (- for standard input), as local shards, Kubernetes pods and plan --validate do; "+
-		"only --output, --shard-index and --no-plots may be given beside it")
+		"only --output, --shard-index, --no-plots, --format and --wide may be given beside it")
 	fl.IntVar(&f.shards, "shards", 0, "split every case's clients over this many shards (lock workload); without --shard-index, runs them as processes on this machine and merges their results (docs/sharding.md)")
 	fl.IntVar(&f.shardIndex, "shard-index", -1, "with --shards: run only this shard (0 to S-1) on --endpoints, with --run-id; default: $"+jobIndexEnv+" when set (a Kubernetes Indexed Job)")
 	fl.StringVar(&f.serverPIDs, "server-pids", "", "the --endpoints' server processes on this machine, endpoint=pid,... (set by zkbench run --shards for its shards)")
 	_ = fl.MarkHidden("server-pids")
 	fl.DurationVar(&f.shardTimeout, "shard-timeout", runner.DefaultShardTimeout, "with --shards: bound on each wait for the other shards at a case's start and end barriers")
+	f.summary.add(fl)
 	addRecipeFlags(fl, &f.recipe)
 	addAuthFlags(fl, f)
 	return cmd, f
@@ -208,6 +221,9 @@ func (f *runFlags) runSpec(fl *pflag.FlagSet) (runner.Spec, error) {
 // config is runSpec as a Config and options (zkbench kube job checks a
 // shard's run with them).
 func (f *runFlags) config(fl *pflag.FlagSet) (runner.Config, []runner.Option, error) {
+	if _, err := f.summary.options(); err != nil {
+		return runner.Config{}, nil, err
+	}
 	s, err := f.runSpec(fl)
 	if err != nil {
 		return runner.Config{}, nil, err
@@ -224,7 +240,7 @@ func (f *runFlags) specFromFile(cmd *cobra.Command) (runner.Spec, error) {
 	var bad []string
 	fl.Visit(func(flag *pflag.Flag) {
 		switch flag.Name {
-		case "spec", "output", "shard-index", "no-plots":
+		case "spec", "output", "shard-index", "no-plots", "format", "wide":
 		default:
 			bad = append(bad, "--"+flag.Name)
 		}
@@ -324,10 +340,11 @@ func splitList(s string) []string {
 // table and draws the plots.
 func runRun(cmd *cobra.Command, f *runFlags) error {
 	f.passwordFromEnv()
-	var (
-		spec runner.Spec
-		err  error
-	)
+	summary, err := f.summary.options()
+	if err != nil {
+		return err
+	}
+	var spec runner.Spec
 	if f.spec != "" {
 		spec, err = f.specFromFile(cmd)
 	} else {
@@ -353,18 +370,22 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 	if run == nil {
 		return runErr
 	}
-	fmt.Fprintln(stdout)
-	if err := analysis.WriteSummary(stdout, run); err != nil {
+	others := f.summary.others(stdout, stderr)
+	fmt.Fprintln(others)
+	if err := analysis.WriteSummary(stdout, run, summary); err != nil {
 		return errors.Join(runErr, err)
 	}
 	if len(r.Preset()) > 0 {
-		if err := workloads.WritePaperBarrierTable(stdout, run.Results); err != nil {
+		if err := workloads.WritePaperBarrierTable(others, run.Results); err != nil {
 			fmt.Fprintf(stderr, "zkbench: preset table: %v\n", err)
 		}
 	}
-	fmt.Fprintf(stdout, "\nresults: %s\n", r.Path())
+	fmt.Fprintf(others, "\nresults: %s\n", r.Path())
+	if more := f.summary.moreColumns(r.Dir()); more != "" {
+		fmt.Fprintln(others, more)
+	}
 	if !f.noPlots {
-		drawPlots(stdout, stderr, run, r.Dir(), r.Path())
+		drawPlots(others, stderr, run, r.Dir(), r.Path())
 	}
 	return runErr
 }

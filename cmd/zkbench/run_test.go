@@ -84,7 +84,8 @@ func TestRunEmbeddedEndToEnd(t *testing.T) {
 	if len(run.Leftovers) != 0 {
 		t.Errorf("leftovers: %v", run.Leftovers)
 	}
-	for _, want := range []string{"backend", "naive", "fair", "results: " + path, "plots:"} {
+	for _, want := range []string{"verdict:\n  lock on etcd: naive wakes ", "fair (herd-free) ", "findings: ", "ops/s",
+		"results: " + path, "every column: zkbench summary --wide " + filepath.Dir(path), "plots:"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/zkbench/zkbench/analysis"
+	"github.com/zkbench/zkbench/results"
+)
+
+// summaryFlags are how a command prints a run's summary (run, merge,
+// summary): --format and --wide.
+type summaryFlags struct {
+	format analysis.SummaryFormat
+	wide   bool
+}
+
+// formatNames are the summary formats for help texts: "text, csv, json or
+// markdown".
+func formatNames() string {
+	var names []string
+	for _, f := range analysis.SummaryFormats() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+func (s *summaryFlags) add(fl *pflag.FlagSet) {
+	s.format = analysis.SummaryText
+	fl.Var((*formatFlag)(&s.format), "format", "summary format: "+formatNames()+
+		" (text fits 120 columns; csv, json and markdown hold every column)")
+	fl.BoolVar(&s.wide, "wide", false, "text: print every column of the summary table, not only those that fit 120 columns")
+}
+
+// options are the flags as analysis.SummaryOptions; --wide is for text.
+func (s *summaryFlags) options() (analysis.SummaryOptions, error) {
+	if s.wide && s.format != analysis.SummaryText {
+		return analysis.SummaryOptions{}, fmt.Errorf("--wide: --format %s prints every column already; --wide widens the text table", s.format)
+	}
+	return analysis.SummaryOptions{Format: s.format, Wide: s.wide}, nil
+}
+
+// others is where a command prints its lines other than the summary: its
+// stdout for text, stderr for csv, json and markdown, so that stdout holds
+// the summary alone.
+func (s *summaryFlags) others(stdout, stderr io.Writer) io.Writer {
+	if s.format == analysis.SummaryText {
+		return stdout
+	}
+	return stderr
+}
+
+// moreColumns tells a reader of the narrow text table of the run in dir
+// where the other columns are, "" when they see them already.
+func (s *summaryFlags) moreColumns(dir string) string {
+	if s.format != analysis.SummaryText || s.wide {
+		return ""
+	}
+	return fmt.Sprintf("every column: zkbench summary --wide %s (or --format csv|json|markdown)", dir)
+}
+
+// formatFlag is --format: a summary format, refused when unknown.
+type formatFlag analysis.SummaryFormat
+
+func (f *formatFlag) String() string { return string(*f) }
+func (f *formatFlag) Type() string   { return "format" }
+func (f *formatFlag) Set(s string) error {
+	v, err := analysis.ParseSummaryFormat(s)
+	if err != nil {
+		return err
+	}
+	*f = formatFlag(v)
+	return nil
+}
+
+func newSummaryCmd() *cobra.Command {
+	var sf summaryFlags
+	cmd := &cobra.Command{
+		Use:   "summary RESULTS",
+		Short: "Print a run's summary from its results file: the verdict, its cases, findings and notes",
+		Long: `summary prints the summary that zkbench run printed at its end, from the run's
+results file (or its folder), without running anything again:
+
+  verdict    the herd in words: for each naive variant against each herd-free one
+             (by the herd class the results record), notifications and server
+             requests per operation at each client count, and the ratio at the
+             largest; baselines beside; then whether there are findings
+  table      a row a case: variant, clients, operations per second, the primary
+             latency's p50 and p99, notifications and requests per operation
+             client | server, sessions lost, flags (client-bound, UNSAFE, errors,
+             ended early, server counts partial); --wide adds every other column
+  findings   errors, safety violations, lost sessions and client|server
+             disagreements with no documented cause, each with its cases
+  notes      the rest, a documented cause or a note several cases share said
+             once with the cases it applies to
+
+The text fits a 120-column terminal. --format csv prints the table alone, every
+column, a number in the unit its name says (p99_ms, ops_per_s), an empty cell
+where not measured; json prints all of it; markdown all of it, for an issue or
+a README.`,
+		Example: `  zkbench summary runs/<run-id>
+  zkbench summary docs/runs/lock-etcd --wide
+  zkbench summary runs/<run-id>/results.json --format csv > cases.csv
+  zkbench summary runs/<run-id> --format json | jq -r '.verdict[]'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := sf.options()
+			if err != nil {
+				return err
+			}
+			runs, err := results.ReadPaths(args)
+			if err != nil {
+				return err
+			}
+			return analysis.WriteSummary(cmd.OutOrStdout(), runs[0], opts)
+		},
+	}
+	sf.add(cmd.Flags())
+	return cmd
+}
