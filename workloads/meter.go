@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -21,6 +22,45 @@ import (
 
 // scrapeTimeout bounds one server scrape.
 const scrapeTimeout = 5 * time.Second
+
+// Members that did not answer a scrape are asked again, up to scrapeTries
+// times in all, scrapeRetryAfter apart: a member on a loaded machine, or
+// one rejoining its ensemble at a case's edge, may answer a moment later.
+const (
+	scrapeTries      = 3
+	scrapeRetryAfter = time.Second
+)
+
+// scrapeMembers scrapes every member, and asks again those that did not
+// answer. Each member keeps its first answer. It runs on its own bounded
+// contexts, also after ctx ends (the last scrape of an interrupted case).
+func scrapeMembers(ctx context.Context, mb backends.MemberScraper) ([]backends.MemberMetrics, error) {
+	var ms []backends.MemberMetrics
+	for try := 1; ; try++ {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scrapeTimeout)
+		again, err := mb.ScrapeMembers(sctx)
+		cancel()
+		if err != nil {
+			return ms, err
+		}
+		if ms == nil {
+			ms = again
+		} else {
+			for i := range ms {
+				if ms[i].Err == nil {
+					continue
+				}
+				if j := slices.IndexFunc(again, func(a backends.MemberMetrics) bool { return a.Endpoint == ms[i].Endpoint }); j >= 0 {
+					ms[i] = again[j]
+				}
+			}
+		}
+		if try == scrapeTries || !slices.ContainsFunc(ms, func(mm backends.MemberMetrics) bool { return mm.Err != nil }) {
+			return ms, nil
+		}
+		time.Sleep(scrapeRetryAfter)
+	}
+}
 
 // Meter takes the snapshots at the edges of a measured interval: client
 // counts, the servers' counters, and the CPU and memory of this process and
@@ -165,14 +205,14 @@ func (m *Meter) Snapshot(ctx context.Context, clients *Clients) Snapshot {
 		s.Client = clients.Total()
 	}
 	if m.scraper != nil {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scrapeTimeout)
 		if m.members != nil {
-			s.Members, s.ServerErr = m.members.ScrapeMembers(sctx)
+			s.Members, s.ServerErr = scrapeMembers(ctx, m.members)
 			s.Server = backends.SumMembers(s.Members)
 		} else {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scrapeTimeout)
 			s.Server, s.ServerErr = m.scraper.Scrape(sctx)
+			cancel()
 		}
-		cancel()
 		if clients != nil {
 			// The scrape takes milliseconds while clients keep working:
 			// read the clients again and keep the midpoint, so both sides

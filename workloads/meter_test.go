@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -123,5 +124,33 @@ func TestClientCounts(t *testing.T) {
 	in.Requests["get"] = 100
 	if got.Requests["get"] != 3 {
 		t.Error("the results' requests share the instrument's map")
+	}
+}
+
+// lateMember answers every member's scrape but b's first one, as a member
+// of a loaded machine or one rejoining its ensemble may.
+type lateMember struct{ calls int }
+
+func (l *lateMember) Scrape(ctx context.Context) (backends.Metrics, error) { return nil, nil }
+
+func (l *lateMember) ScrapeMembers(ctx context.Context) ([]backends.MemberMetrics, error) {
+	l.calls++
+	b := backends.MemberMetrics{Endpoint: "b:1", Metrics: backends.Metrics{backends.MetricWrites: float64(100 + l.calls)}}
+	if l.calls == 1 {
+		b = backends.MemberMetrics{Endpoint: "b:1", Err: errors.New("i/o timeout")}
+	}
+	return []backends.MemberMetrics{{Endpoint: "a:1", Metrics: backends.Metrics{backends.MetricWrites: float64(l.calls)}}, b}, nil
+}
+
+// A member that did not answer a scrape is asked again; the others keep
+// their first answer.
+func TestScrapeMembersAsksAgain(t *testing.T) {
+	l := &lateMember{}
+	ms, err := scrapeMembers(context.Background(), l)
+	if err != nil || l.calls != 2 {
+		t.Fatalf("%d scrapes, %v: want a second one for the member that did not answer", l.calls, err)
+	}
+	if ms[0].Metrics[backends.MetricWrites] != 1 || ms[1].Err != nil || ms[1].Metrics[backends.MetricWrites] != 102 {
+		t.Errorf("members %+v: want a's first answer and b's second", ms)
 	}
 }
