@@ -101,8 +101,8 @@ func TestRWLockEveryVariant(t *testing.T) {
 	})
 }
 
-// TestRevokeVariants: with consent every revocation notifies its holder
-// once and nothing is stale; forced, with a clean-up longer than the
+// TestRevokeVariants: with consent a revocation notifies its holder at
+// most once and nothing is stale; forced, with a clean-up longer than the
 // grace, every revocation is forced and the late holder's writes are
 // accepted (violations) unfenced and rejected fenced.
 func TestRevokeVariants(t *testing.T) {
@@ -132,8 +132,13 @@ func TestRevokeVariants(t *testing.T) {
 			if res.Safety.Violations != 0 || res.PerOp["forced_revocations"] != 0 {
 				t.Fatalf("consent: safety %+v, forced %v", res.Safety, res.PerOp["forced_revocations"])
 			}
-			if n := res.PerOp["revoke_notifications"]; n < 0.9 || n > 1.1 {
-				t.Errorf("consent: %.2f notifications to the revoked holder per revocation, want 1", n)
+			// One notification a revocation at most, never a herd. An ask
+			// written before the holder armed its own-node watch is caught
+			// by the read that follows the arming, with no notification
+			// (fair.Revocable): a holder that was first at once can be asked
+			// that early (seen on etcd: 7 of 8 notified).
+			if n := res.PerOp["revoke_notifications"]; n < 0.5 || n > 1 {
+				t.Errorf("consent: %.2f notifications to the revoked holder per revocation, want at most 1, and most revocations notified", n)
 			}
 			if res.Latency["revoke"] == nil || res.Latency["revoke_to_grant"] == nil {
 				t.Errorf("consent: no revocation latency recorded: %v", res.Latency)
