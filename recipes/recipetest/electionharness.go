@@ -68,9 +68,16 @@ func (e *electionEnv) newLatch() *latch {
 	return &latch{member: m, l: e.v.New.Latch(m.s, e.path, m.id)}
 }
 
-// awaitAsync starts Await under opTimeout in a goroutine.
+// awaitTimeout bounds a candidate's Await: it waits through every
+// failover before its own (each ending with quiet windows), so the bound is
+// a whole test's, not one operation's (a loaded machine took 22 s to reach
+// the fourth candidate of a Failover test). Each failover is bounded by
+// elected's opTimeout.
+const awaitTimeout = 3 * time.Minute
+
+// awaitAsync starts Await under awaitTimeout in a goroutine.
 func (c *latch) awaitAsync() {
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), awaitTimeout)
 	c.done, c.cancel = make(chan struct{}), cancel
 	go func() {
 		defer close(c.done)
