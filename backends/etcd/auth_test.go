@@ -38,15 +38,17 @@ func TestPreflightAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Authenticating is a bcrypt comparison and a raft round trip on the
-	// server: 130 ms on a quiet machine, past the default 3 s status
-	// timeout on a loaded one (which then reports a deadline, not the
-	// refusal). 15 s, still within preflightBound.
-	slow := etcd.WithStatusTimeout(15 * time.Second)
+	// Authenticating is a bcrypt comparison (etcd's cost 10, slower under
+	// -race) and a raft round trip on the server: 130 ms on a quiet
+	// machine, 4.9 s for a refusal on a loaded one and more than 15 s for
+	// the right password there (the status timeout then reports a
+	// deadline, not the verdict). 45 s, inside preflight's 60 s ctx.
+	const authTimeout = 45 * time.Second
+	slow := etcd.WithStatusTimeout(authTimeout)
 	_, err, took := preflight(t, etcd.Config{Endpoints: eps, Username: "root", Password: "wrong"}, slow)
-	wantPreflightError(t, err, took, "refused the credentials", "root")
+	wantPreflightErrorWithin(t, err, took, authTimeout+5*time.Second, "refused the credentials", "root")
 	_, err, took = preflight(t, etcd.Config{Endpoints: eps}, slow)
-	wantPreflightError(t, err, took, "authentication enabled")
+	wantPreflightErrorWithin(t, err, took, authTimeout+5*time.Second, "authentication enabled")
 
 	cfg := etcd.Config{Endpoints: eps, Username: "root", Password: "right"}
 	if _, err, _ := preflight(t, cfg, slow); err != nil {

@@ -60,7 +60,11 @@ func waitKey(ctx context.Context, c *clientv3.Client, prefix string, rev int64) 
 // connection is reset while the reply sits in the proxy. The retry must find
 // the node the first try made, not make a second one.
 func TestProtectedSequentialRetryNeverDuplicates(t *testing.T) {
-	b, p, ns := proxied(t)
+	// The lease outlasts the test: while replies are held, so are the
+	// keep-alive responses, and clientv3 gives a lease up when none came
+	// for its TTL (the 5 s default: a loaded machine took longer than that
+	// to see the create and reset the connection).
+	b, p, ns := proxiedConfig(t, etcd.Config{LeaseTTL: time.Minute})
 	s := session(t, b)
 	c := direct(t)
 	ctx := ctxFor(t, 30*time.Second)
