@@ -54,7 +54,8 @@ func NewDoubleBarrierFactory(opts ...recipes.Option) recipes.DoubleBarrierFactor
 // same flaw); if it ends after, participants still pass, but a participant
 // arriving after the ready node vanished (more than N arrivals) would wait
 // in vain, which is why each round needs its own path and exactly N
-// participants. The last participant out deletes the ready node and the
+// participants. The last participant out (and any that finds no member
+// left) deletes the ready node and the
 // round's directories (on ZooKeeper, <path>/members and <path> are
 // persistent; on etcd the two deletes find nothing); a round abandoned
 // mid-way leaves them to the run's namespace cleanup.
@@ -173,6 +174,11 @@ func (b *DoubleBarrier) leave(ctx context.Context) (recipes.Passage, error) {
 		i := recipe.IndexOf(children, b.me.Name)
 		switch {
 		case len(children) == 0:
+			// Every participant left. The last one out cleans up; so does
+			// any that finds the round empty, since the last one's removes
+			// are best effort (a loaded 3-server ensemble let one run out
+			// of its CleanupTimeout and left the round's node behind).
+			b.cleanup(ctx)
 			return p, nil
 		case len(children) == 1 && i == 0:
 			if err := b.s.Delete(ctx, b.me.Path); err != nil && !errors.Is(err, backends.ErrNoNode) {
