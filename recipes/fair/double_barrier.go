@@ -54,11 +54,11 @@ func NewDoubleBarrierFactory(opts ...recipes.Option) recipes.DoubleBarrierFactor
 // same flaw); if it ends after, participants still pass, but a participant
 // arriving after the ready node vanished (more than N arrivals) would wait
 // in vain, which is why each round needs its own path and exactly N
-// participants. The last participant out (and any that finds no member
-// left) deletes the ready node and the
-// round's directories (on ZooKeeper, <path>/members and <path> are
-// persistent; on etcd the two deletes find nothing); a round abandoned
-// mid-way leaves them to the run's namespace cleanup.
+// participants. The last participant out, and any that finds no member
+// left, deletes the ready node and the round's directories (on ZooKeeper,
+// <path>/members and <path> are persistent; on etcd the two deletes find
+// nothing); a round abandoned mid-way leaves them to the run's namespace
+// cleanup.
 type DoubleBarrier struct {
 	s       backends.Session
 	path    string
