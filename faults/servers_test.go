@@ -274,10 +274,11 @@ func faultRun(t *testing.T, c *cluster, specs []string, total, opTimeout time.Du
 func TestScenarioLeaderKilledAndRestarted(t *testing.T) {
 	everyCluster(t, func(t *testing.T, c *cluster) {
 		const opTimeout = 3 * time.Second
-		// The restart at 6 s must end inside the run: a container's JVM took
-		// more than the 6 s a 12 s run left it in a cold test run (the
-		// restart then came at the run's end, 4.4 s after it), so the run
-		// leaves it 14 s.
+		// The restart at 6 s must end inside the run: in a cold test run the
+		// container's restart (docker start, then the wait for the server
+		// to answer) had not ended within the 6 s a 12 s run left it, and
+		// the end-of-run sweep restarted it 4.4 s after the run. The run
+		// now leaves it 14 s.
 		w, st, tl, rep, _, _ := faultRun(t, c, []string{"kill-leader@2s+4s"}, 20*time.Second, opTimeout)
 		if rep.Injected[schedule.KillLeader] != 1 || rep.Undone != 1 || len(rep.Failures) != 0 {
 			t.Fatalf("faults: %+v", rep)
