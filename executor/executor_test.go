@@ -153,8 +153,15 @@ func lifecycle(t *testing.T, h *harness, writer backends.Session) {
 	}
 	set(t, writer, h.node, "three")
 	waitLog(t, h.out, "start on re-create", func(l string) bool { return strings.Contains(l, " three\n") && count(l, "start") == 3 })
-	if !strings.Contains(h.stdout.String(), "three") {
-		t.Errorf("the program's stdout did not pass through: %q", h.stdout.String())
+	// The program logs its start before it prints the data, and its stdout
+	// reaches h.stdout through a pipe and a copying goroutine: the log line
+	// does not mean the print has arrived, so the print is waited for.
+	deadline := time.Now().Add(bound)
+	for !strings.Contains(h.stdout.String(), "three") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the program's stdout did not pass through within %v: %q", bound, h.stdout.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -29,8 +29,11 @@ const holderCommand = "__faults-holder"
 // that wakes from a pause acts before it learns anything, which is the late
 // write fencing exists for. Closing stdin releases the lock and exits.
 //
-// Output lines: "session <id>", "granted <token>", "write <token>", "lost",
-// "released", "error <text>".
+// A "stop" line on stdin makes it stop itself (SIGSTOP) just before its next
+// write (holder.stopBeforeWrite).
+//
+// Output lines: "session <id>", "granted <token>", "write <token>",
+// "stopping", "lost", "released", "error <text>".
 func holderMain(args []string) int {
 	fs := flag.NewFlagSet(holderCommand, flag.ContinueOnError)
 	kind := fs.String("backend", "", "zookeeper or etcd")
@@ -71,9 +74,14 @@ func holderMain(args []string) int {
 		return fail(err)
 	}
 	fmt.Printf("granted %d\n", g.Token)
-	stdinClosed := make(chan struct{})
+	stops, stdinClosed := make(chan struct{}), make(chan struct{})
 	go func() {
-		_, _ = io.Copy(io.Discard, os.Stdin)
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			if sc.Text() == "stop" {
+				stops <- struct{}{}
+			}
+		}
 		close(stdinClosed)
 	}()
 	t := time.NewTicker(*tick)
@@ -81,6 +89,14 @@ func holderMain(args []string) int {
 	for {
 		select {
 		case <-t.C:
+		case <-stops:
+			// Freeze here, between two writes, and write first when
+			// continued: a stop sent from outside may land between a
+			// write and the check that follows it, and on etcd the
+			// session's own expiry timer may then report the loss before
+			// the next write (holder.stopBeforeWrite).
+			fmt.Println("stopping")
+			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 		case <-stdinClosed:
 			rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
 			err := l.Release(rctx)
@@ -209,6 +225,18 @@ func (h *holder) drain() {
 			return
 		}
 	}
+}
+
+// stopBeforeWrite freezes the holder with SIGSTOP, sent by the holder to
+// itself just before a write, so that its first act when continued is a
+// write, before it can learn that its session is gone. It returns when the
+// holder said it was stopping.
+func (h *holder) stopBeforeWrite(t *testing.T) time.Time {
+	t.Helper()
+	if _, err := io.WriteString(h.stdin, "stop\n"); err != nil {
+		t.Fatal(err)
+	}
+	return h.next(t, "stopping", 20*time.Second).at
 }
 
 func (h *holder) pause(t *testing.T) {

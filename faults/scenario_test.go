@@ -145,8 +145,7 @@ func TestScenarioHolderPausedPastTimeout(t *testing.T) {
 		}
 
 		h.drain()
-		pausedAt := time.Now()
-		h.pause(t)
+		pausedAt := h.stopBeforeWrite(t)
 		r := waitGrant(t, acquired, sessionTimeout+handoffMargin+2*time.Second, "waiter after the holder's pause")
 		handoff := r.at.Sub(pausedAt)
 		t.Logf("%s: lock passed %v after the holder froze (session timeout %v)", c.kind, handoff.Round(time.Millisecond), sessionTimeout)
