@@ -92,8 +92,15 @@ type options struct {
 	logger        *zap.Logger
 }
 
+// DefaultCloseTimeout bounds, unless WithCloseTimeout says otherwise, the
+// cleanups a session runs on a fresh context after its caller's ended: the
+// lease revoke in Session.Close, and the delete of a sequential node whose
+// create may have landed (CreateSequential). A call that needs that cleanup
+// can return up to this long after its ctx ended.
+const DefaultCloseTimeout = 5 * time.Second
+
 func defaultOptions() options {
-	return options{statusTimeout: 3 * time.Second, closeTimeout: 5 * time.Second, logger: zap.NewNop()}
+	return options{statusTimeout: 3 * time.Second, closeTimeout: DefaultCloseTimeout, logger: zap.NewNop()}
 }
 
 // WithStatusTimeout bounds each member's Status probe in Preflight
