@@ -33,7 +33,7 @@ const holderCommand = "__faults-holder"
 // write (holder.stopBeforeWrite).
 //
 // Output lines: "session <id>", "granted <token>", "write <token>",
-// "stopping", "lost", "released", "error <text>".
+// "stopping <unix nanoseconds>", "lost", "released", "error <text>".
 func holderMain(args []string) int {
 	fs := flag.NewFlagSet(holderCommand, flag.ContinueOnError)
 	kind := fs.String("backend", "", "zookeeper or etcd")
@@ -95,7 +95,7 @@ func holderMain(args []string) int {
 			// write and the check that follows it, and on etcd the
 			// session's own expiry timer may then report the loss before
 			// the next write (holder.stopBeforeWrite).
-			fmt.Println("stopping")
+			fmt.Printf("stopping %d\n", time.Now().UnixNano())
 			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 		case <-stdinClosed:
 			rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -229,14 +229,15 @@ func (h *holder) drain() {
 
 // stopBeforeWrite freezes the holder with SIGSTOP, sent by the holder to
 // itself just before a write, so that its first act when continued is a
-// write, before it can learn that its session is gone. It returns when the
-// holder said it was stopping.
+// write, before it can learn that its session is gone. It returns the time
+// by the holder's clock (this host's) at which it stopped, not when its
+// line arrived, which a loaded machine can delay.
 func (h *holder) stopBeforeWrite(t *testing.T) time.Time {
 	t.Helper()
 	if _, err := io.WriteString(h.stdin, "stop\n"); err != nil {
 		t.Fatal(err)
 	}
-	return h.next(t, "stopping", 20*time.Second).at
+	return time.Unix(0, h.next(t, "stopping", 20*time.Second).value)
 }
 
 func (h *holder) pause(t *testing.T) {

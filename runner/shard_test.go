@@ -76,11 +76,12 @@ func TestShardsHerdSpansShards(t *testing.T) {
 	} {
 		t.Run(string(tc.kind), func(t *testing.T) {
 			cfg := shardSweep(tc.kind, tc.endpoints(t), []string{"naive", "fair"}, clients)
-			// The checks below need grants in every case. A machine loaded
-			// enough can give a 1.2 s case none (a cold test run beside two
-			// busy loops: the naive case's shards ran 8 % and 19 % and waited
-			// for a CPU 91 % of 2 cores, 0 grants): such a run is repeated
-			// with a window three times as long, up to 10.8 s.
+			// The checks below need grants in every shard of every case, and
+			// enough of them (casesWithoutGrants). A machine loaded enough
+			// can give a 1.2 s case none (a cold test run beside two busy
+			// loops: the naive case's shards ran 8 % and 19 % and waited for
+			// a CPU 91 % of 2 cores, 0 grants): such a run is repeated with a
+			// window three times as long, up to 10.8 s.
 			var runs []*results.Run
 			for try := 0; ; try++ {
 				id := fmt.Sprintf("shards-%s-%d", tc.kind, try)
@@ -94,9 +95,9 @@ func TestShardsHerdSpansShards(t *testing.T) {
 					break
 				}
 				if try == 2 {
-					t.Fatalf("no grants in %v with a %v window", idle, cfg.Duration)
+					t.Fatalf("too few grants in %v with a %v window", idle, cfg.Duration)
 				}
-				t.Logf("no grants in %v with a %v window (a loaded machine): again with %v", idle, cfg.Duration, 3*cfg.Duration)
+				t.Logf("too few grants in %v with a %v window (a loaded machine): again with %v", idle, cfg.Duration, 3*cfg.Duration)
 				cfg.Duration *= 3
 			}
 			for i, run := range runs {
@@ -171,17 +172,24 @@ func TestShardsHerdSpansShards(t *testing.T) {
 	}
 }
 
+// minShardGrants is how many grants each case needs over its shards for the
+// per-grant checks to mean something: the window's edges add or drop one
+// watch event, a tenth of the fair lock's one a grant at ten grants.
+const minShardGrants = 10
+
 // casesWithoutGrants names the cases of runs (shards of one sweep) in which
-// no shard was granted the lock.
+// a shard was granted nothing or all of them fewer than minShardGrants.
 func casesWithoutGrants(runs []*results.Run) []string {
 	var idle []string
 	for i := range runs[0].Results {
 		var n int64
+		short := false
 		for _, run := range runs {
 			n += run.Results[i].Ops.Succeeded
+			short = short || run.Results[i].Ops.Succeeded == 0
 		}
-		if n == 0 {
-			idle = append(idle, runs[0].Results[i].Variant)
+		if short || n < minShardGrants {
+			idle = append(idle, fmt.Sprintf("%s (%d grants)", runs[0].Results[i].Variant, n))
 		}
 	}
 	return idle
@@ -209,30 +217,44 @@ func TestShardMissing(t *testing.T) {
 // shard's own checker saw none; the merge finds it and names both.
 func TestShardOverlapAcrossShards(t *testing.T) {
 	cfg := shardSweep(backends.Etcd, testcluster.EtcdEndpoints(t), []string{"fair"}, 4)
-	runs, errs := runShards(t, cfg, "shards-overlap", 2, []int{0, 1}, 30*time.Second)
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
-	s0, s1 := runs[0].Results[0].Shard, runs[1].Results[0].Shard
-	if s0.Sections.Len() == 0 || s1.Sections.Len() == 0 {
-		t.Fatalf("sections: %d and %d", s0.Sections.Len(), s1.Sections.Len())
-	}
-	// Shard 0's first section that lasted, and shard 1's first section
-	// after it (by token), moved to begin in its middle.
-	first := -1
-	for k := range s0.Sections.Len() {
-		if s0.Sections.Exit[k] > s0.Sections.Enter[k] && (first < 0 || s0.Sections.Token[k] < s0.Sections.Token[first]) {
-			first = k
+	// The injection needs a section of shard 0 that lasted and a later one
+	// of shard 1. A loaded machine can leave a 1.2 s window without them:
+	// such a run is repeated with a window three times as long, twice at
+	// most.
+	var (
+		runs        []*results.Run
+		s0, s1      *results.ShardCase
+		first, next int
+	)
+	for try := 0; ; try++ {
+		var errs []error
+		runs, errs = runShards(t, cfg, fmt.Sprintf("shards-overlap-%d", try), 2, []int{0, 1}, 30*time.Second)
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
 		}
-	}
-	next := -1
-	for k := range s1.Sections.Len() {
-		if s1.Sections.Token[k] > s0.Sections.Token[first] && (next < 0 || s1.Sections.Token[k] < s1.Sections.Token[next]) {
-			next = k
+		s0, s1 = runs[0].Results[0].Shard, runs[1].Results[0].Shard
+		// Shard 0's first section that lasted, and shard 1's first section
+		// after it (by token), to be moved to begin in its middle.
+		first, next = -1, -1
+		for k := range s0.Sections.Len() {
+			if s0.Sections.Exit[k] > s0.Sections.Enter[k] && (first < 0 || s0.Sections.Token[k] < s0.Sections.Token[first]) {
+				first = k
+			}
 		}
-	}
-	if first < 0 || next < 0 {
-		t.Fatalf("no section of shard 0 (%d) followed by one of shard 1 (%d)", first, next)
+		for k := range s1.Sections.Len() {
+			if first >= 0 && s1.Sections.Token[k] > s0.Sections.Token[first] && (next < 0 || s1.Sections.Token[k] < s1.Sections.Token[next]) {
+				next = k
+			}
+		}
+		if first >= 0 && next >= 0 {
+			break
+		}
+		if try == 2 {
+			t.Fatalf("sections: %d and %d; no section of shard 0 (%d) followed by one of shard 1 (%d) with a %v window",
+				s0.Sections.Len(), s1.Sections.Len(), first, next, cfg.Duration)
+		}
+		t.Logf("no section of shard 0 followed by one of shard 1 with a %v window (a loaded machine): again with %v", cfg.Duration, 3*cfg.Duration)
+		cfg.Duration *= 3
 	}
 	enter, exit := s0.Base.Add(s0.Sections.Enter[first]), s0.Base.Add(s0.Sections.Exit[first])
 	mid := enter.Add(exit.Sub(enter) / 2)

@@ -61,7 +61,26 @@ func TestRWLockEveryVariant(t *testing.T) {
 		got := map[string]results.Result{}
 		for _, v := range rwlockSpec().VariantNames(b.Kind()) {
 			t.Run(v, func(t *testing.T) {
-				res := runShared(t, w, b, v, 12, cfg)
+				// The checks below are statistics of the grants: a read
+				// share, readers together, wake-ups a grant. A loaded machine
+				// can leave a 1.5 s window a handful of grants (no write at
+				// all with probability 0.8^N), so a case with fewer than 40,
+				// or without a read and a write, runs again with a window
+				// three times as long, twice at most.
+				cfg := cfg
+				var res results.Result
+				for try := 0; ; try++ {
+					res = runShared(t, w, b, v, 12, cfg)
+					r, wr := res.Latency["acquire_read"], res.Latency["acquire_write"]
+					if res.Ops.Succeeded >= 40 && r != nil && wr != nil {
+						break
+					}
+					if try == 2 {
+						t.Fatalf("%d grants with a %v window (reads %v, writes %v)", res.Ops.Succeeded, cfg.Duration, r != nil, wr != nil)
+					}
+					t.Logf("%d grants with a %v window (a loaded machine): again with %v", res.Ops.Succeeded, cfg.Duration, 3*cfg.Duration)
+					cfg.Duration *= 3
+				}
 				got[v] = res
 				if res.Safety.Violations != 0 || res.Safety.Checked < res.Ops.Succeeded {
 					t.Fatalf("safety %+v for %d grants", res.Safety, res.Ops.Succeeded)
@@ -136,10 +155,15 @@ func TestRevokeVariants(t *testing.T) {
 			// written before the holder armed its own-node watch is caught
 			// by the read that follows the arming, with no notification
 			// (fair.Revocable): a holder that was first at once can be asked
-			// that early (seen on etcd: 7 of 8 notified).
-			if n := res.PerOp["revoke_notifications"]; n < 0.5 || n > 1 {
-				t.Errorf("consent: %.2f notifications to the revoked holder per revocation, want at most 1, and most revocations notified", n)
+			// that early (seen on etcd: 7 of 8 notified), and on a loaded
+			// machine the revoker, asking every 20 ms, often comes before
+			// the arming. How many were notified is a matter of timing, so
+			// only the bound is checked.
+			n, ok := res.PerOp["revoke_notifications"]
+			if !ok || n > 1 {
+				t.Errorf("consent: %.2f notifications to the revoked holder per revocation (measured: %v), want at most 1", n, ok)
 			}
+			t.Logf("consent: %.2f notifications a revocation", n)
 			if res.Latency["revoke"] == nil || res.Latency["revoke_to_grant"] == nil {
 				t.Errorf("consent: no revocation latency recorded: %v", res.Latency)
 			}

@@ -49,6 +49,19 @@ func waitFor(t *testing.T, what string, out *lockedBuf, want string) {
 	}
 }
 
+// waitChildren waits until PROGRAM has named n children ("child PID").
+func waitChildren(t *testing.T, what string, out *lockedBuf, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	named := regexp.MustCompile(`child \d+`)
+	for len(named.FindAllString(out.String(), -1)) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: PROGRAM named fewer than %d children:\n%s", what, n, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // childrenGone checks that the children PROGRAM started ("child PID" in
 // its output) are gone once exec has ended.
 func childrenGone(t *testing.T, what string, out *lockedBuf) {
@@ -111,6 +124,9 @@ func TestExecCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "restart on a change", out, "got beta")
+	// The shell names its child after it printed the data: wait for that
+	// too, before anything stops the program (childrenGone reads it).
+	waitChildren(t, "restart on a change", out, 2)
 	// exec's own lease, named by its log line: the other tests' sessions
 	// on this shared etcd keep theirs.
 	m := regexp.MustCompile(`zkbench exec: etcd session (0x[0-9a-f]+)`).FindStringSubmatch(out.String())
@@ -140,6 +156,7 @@ func TestExecCommand(t *testing.T) {
 
 	cmd, out, done := start()
 	waitFor(t, "start", out, "got beta")
+	waitChildren(t, "start", out, 1)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case err := <-done:

@@ -20,7 +20,10 @@ func timelineHas(run *results.Run, kind, prefix string, client int) bool {
 
 func TestRunFaultsEmbeddedEtcd(t *testing.T) {
 	dir := t.TempDir()
-	_, stderr, err := zkbench(t, "run", "--clients", "3", "--variants", "fair", "--duration", "3s", "--warmup", "0s",
+	// The last fault is due 2.5 s in; the case's 5 s leave its expiry and
+	// client 1's notice of it 2.5 s (a 3 s case left 0.5 s, little on a
+	// loaded machine).
+	_, stderr, err := zkbench(t, "run", "--clients", "3", "--variants", "fair", "--duration", "5s", "--warmup", "0s",
 		"--hold", "5ms", "--lease-ttl", "2s", "-o", dir, "--run-id", "faults", "--no-plots",
 		"--fault", "latency:20ms±5ms@0s+1s,cut-all@1s+500ms", "--fault", "reset-conns@2s", "--fault", "expire-session:1@2500ms")
 	if err != nil {
@@ -114,9 +117,11 @@ func TestRunFaultsLocalZooKeeper(t *testing.T) {
 	// session at the first 2 s tick past its 4 s timeout, 6 s after the cut
 	// at the latest, and the cut lasts 9 s, so that a loaded server has 3 s
 	// to do it before the client is heard again (7 s left it 1 s). Then the
-	// only server is killed and restarted.
+	// only server is killed and restarted, 11 s in: the case's 20 s leave
+	// the JVM's start and client 0's reconnection 9 s (12 s left them 1 s,
+	// and a JVM starts in 5 s or more beside two busy loops).
 	_, stderr, err := zkbench(t, "run", "--backend", "zookeeper", "--clients", "3", "--variants", "fair",
-		"--duration", "12s", "--warmup", "0s", "--hold", "5ms", "--session-timeout", "4s", "-o", dir, "--run-id", "zkf", "--no-plots",
+		"--duration", "20s", "--warmup", "0s", "--hold", "5ms", "--session-timeout", "4s", "-o", dir, "--run-id", "zkf", "--no-plots",
 		"--fault", "cut-client:2@0s+9s", "--fault", "kill-server:0@10s+1s")
 	if err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
