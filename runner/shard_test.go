@@ -83,23 +83,18 @@ func TestShardsHerdSpansShards(t *testing.T) {
 			// a CPU 91 % of 2 cores, 0 grants): such a run is repeated with a
 			// window three times as long, up to 10.8 s.
 			var runs []*results.Run
-			for try := 0; ; try++ {
-				id := fmt.Sprintf("shards-%s-%d", tc.kind, try)
+			testcluster.Widen(t, cfg.Duration, func(window time.Duration) string {
+				cfg.Duration = window
 				var errs []error
-				runs, errs = runShards(t, cfg, id, 2, []int{0, 1}, 30*time.Second)
+				runs, errs = runShards(t, cfg, fmt.Sprintf("shards-%s-%dms", tc.kind, window.Milliseconds()), 2, []int{0, 1}, 30*time.Second)
 				if err := errors.Join(errs...); err != nil {
 					t.Fatal(err)
 				}
-				idle := casesWithoutGrants(runs)
-				if len(idle) == 0 {
-					break
+				if idle := casesWithoutGrants(runs); len(idle) > 0 {
+					return fmt.Sprintf("too few grants in %v", idle)
 				}
-				if try == 2 {
-					t.Fatalf("too few grants in %v with a %v window", idle, cfg.Duration)
-				}
-				t.Logf("too few grants in %v with a %v window (a loaded machine): again with %v", idle, cfg.Duration, 3*cfg.Duration)
-				cfg.Duration *= 3
-			}
+				return ""
+			})
 			for i, run := range runs {
 				if run.Shard == nil || run.Shard.Index != i || run.Shard.Count != 2 || run.Status != results.StatusComplete {
 					t.Fatalf("shard %d: shard %+v, status %s %s", i, run.Shard, run.Status, run.StatusDetail)
@@ -226,9 +221,10 @@ func TestShardOverlapAcrossShards(t *testing.T) {
 		s0, s1      *results.ShardCase
 		first, next int
 	)
-	for try := 0; ; try++ {
+	testcluster.Widen(t, cfg.Duration, func(window time.Duration) string {
+		cfg.Duration = window
 		var errs []error
-		runs, errs = runShards(t, cfg, fmt.Sprintf("shards-overlap-%d", try), 2, []int{0, 1}, 30*time.Second)
+		runs, errs = runShards(t, cfg, fmt.Sprintf("shards-overlap-%dms", window.Milliseconds()), 2, []int{0, 1}, 30*time.Second)
 		if err := errors.Join(errs...); err != nil {
 			t.Fatal(err)
 		}
@@ -246,16 +242,12 @@ func TestShardOverlapAcrossShards(t *testing.T) {
 				next = k
 			}
 		}
-		if first >= 0 && next >= 0 {
-			break
+		if first < 0 || next < 0 {
+			return fmt.Sprintf("sections: %d and %d; no section of shard 0 (%d) followed by one of shard 1 (%d)",
+				s0.Sections.Len(), s1.Sections.Len(), first, next)
 		}
-		if try == 2 {
-			t.Fatalf("sections: %d and %d; no section of shard 0 (%d) followed by one of shard 1 (%d) with a %v window",
-				s0.Sections.Len(), s1.Sections.Len(), first, next, cfg.Duration)
-		}
-		t.Logf("no section of shard 0 followed by one of shard 1 with a %v window (a loaded machine): again with %v", cfg.Duration, 3*cfg.Duration)
-		cfg.Duration *= 3
-	}
+		return ""
+	})
 	enter, exit := s0.Base.Add(s0.Sections.Enter[first]), s0.Base.Add(s0.Sections.Exit[first])
 	mid := enter.Add(exit.Sub(enter) / 2)
 	d := s1.Sections.Exit[next] - s1.Sections.Enter[next]

@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -69,18 +70,15 @@ func TestRWLockEveryVariant(t *testing.T) {
 				// three times as long, twice at most.
 				cfg := cfg
 				var res results.Result
-				for try := 0; ; try++ {
+				testcluster.Widen(t, cfg.Duration, func(window time.Duration) string {
+					cfg.Duration = window
 					res = runShared(t, w, b, v, 12, cfg)
 					r, wr := res.Latency["acquire_read"], res.Latency["acquire_write"]
-					if res.Ops.Succeeded >= 40 && r != nil && wr != nil {
-						break
+					if res.Ops.Succeeded < 40 || r == nil || wr == nil {
+						return fmt.Sprintf("%d grants (reads %v, writes %v)", res.Ops.Succeeded, r != nil, wr != nil)
 					}
-					if try == 2 {
-						t.Fatalf("%d grants with a %v window (reads %v, writes %v)", res.Ops.Succeeded, cfg.Duration, r != nil, wr != nil)
-					}
-					t.Logf("%d grants with a %v window (a loaded machine): again with %v", res.Ops.Succeeded, cfg.Duration, 3*cfg.Duration)
-					cfg.Duration *= 3
-				}
+					return ""
+				})
 				got[v] = res
 				if res.Safety.Violations != 0 || res.Safety.Checked < res.Ops.Succeeded {
 					t.Fatalf("safety %+v for %d grants", res.Safety, res.Ops.Succeeded)
