@@ -35,7 +35,9 @@ const membershipSettle = 30 * time.Second
 // Convergence ("converge") is, for each change, the time from the start of the change's
 // write until every member's view equals the membership after it; a change
 // followed by the next one before every view agreed is counted as
-// superseded, not converged. Per change it records the notifications,
+// superseded, not converged; each change is counted once, converged or
+// superseded (one that restores a membership every view still shows, by
+// undoing a change no view had seen, converges as it begins). Per change it records the notifications,
 // requests and bytes of every member (and per member, PerOp
 // "*_per_participant"), and the view updates each member saw
 // ("view_updates_per_participant"). The delta variant's watch bypasses the
@@ -201,7 +203,12 @@ type groupRun struct {
 	changeAt time.Time
 	view     []uint64
 	agreed   int // views that equal truth
-	updates  int64
+	// settled: the current change has converged (or is the initial
+	// group). A change is counted once, converged or superseded: a view
+	// that leaves the truth and comes back (a late notification of an
+	// earlier change) does not time it again.
+	settled bool
+	updates int64
 
 	changes, converged, superseded int64
 	converge                       *hdrhistogram.Histogram
@@ -228,9 +235,10 @@ func (g *groupRun) setTruth(at time.Time) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.changeAt.IsZero() {
+	first := g.changeAt.IsZero()
+	if !first {
 		g.changes++
-		if g.agreed < g.n {
+		if !g.settled {
 			g.superseded++
 		}
 	}
@@ -240,6 +248,13 @@ func (g *groupRun) setTruth(at time.Time) {
 		if v == fp {
 			g.agreed++
 		}
+	}
+	// A change that restores a membership every view still shows (it
+	// undid one that no view had seen yet) has converged as it begins.
+	g.settled = first || g.agreed == g.n
+	if !first && g.settled {
+		g.converged++
+		results.Record(g.converge, time.Since(at))
 	}
 }
 
@@ -258,7 +273,8 @@ func (g *groupRun) seen(i int, members []string) {
 	switch is := fp == g.truth; {
 	case is && !was:
 		g.agreed++
-		if g.agreed == g.n && g.changes > 0 {
+		if g.agreed == g.n && !g.settled {
+			g.settled = true
 			g.converged++
 			results.Record(g.converge, now.Sub(g.changeAt))
 		}

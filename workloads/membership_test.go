@@ -47,3 +47,34 @@ func TestMembershipConvergence(t *testing.T) {
 		}
 	})
 }
+
+// TestGroupRunCountsEachChangeOnce: a join that no view saw before a leave
+// undid it is superseded; the leave, which restores what every view still
+// shows, converges as it begins; the late notifications of the join that
+// take a view away and back do not time it again. Seen once beside two
+// busy loops: 20 changes, 4 timed and 15 superseded, one lost.
+func TestGroupRunCountsEachChangeOnce(t *testing.T) {
+	g := newGroupRun(2)
+	g.setTruth(time.Now()) // the initial group: nobody in
+	g.in[0] = true
+	g.setTruth(time.Now()) // m0 joins ...
+	g.in[0] = false
+	g.setTruth(time.Now()) // ... and leaves before any view saw it
+	g.seen(0, []string{memberID(0)})
+	g.seen(0, nil)
+	g.seen(1, []string{memberID(0)})
+	g.seen(1, nil)
+	if g.changes != 2 || g.superseded != 1 || g.converged != 1 || g.converge.TotalCount() != 1 || g.agreed != 2 {
+		t.Errorf("changes %d, superseded %d, converged %d (histogram %d), agreed %d; want 2, 1, 1 (1), 2",
+			g.changes, g.superseded, g.converged, g.converge.TotalCount(), g.agreed)
+	}
+	g.in[1] = true
+	g.setTruth(time.Now()) // m1 joins; both views see it
+	g.seen(0, []string{memberID(1)})
+	g.seen(1, []string{memberID(1)})
+	g.in[1] = false
+	g.setTruth(time.Now())
+	if g.changes != 4 || g.superseded != 1 || g.converged != 2 {
+		t.Errorf("after a seen change: changes %d, superseded %d, converged %d; want 4, 1, 2", g.changes, g.superseded, g.converged)
+	}
+}
