@@ -59,8 +59,8 @@ RUNFLAGS ?= --duration 15s --warmup 2s
 CONFIGFLAGS ?= --duration 10s --warmup 1s --rate 2 --poll 1s
 QUEUEFLAGS ?= --rate 100 --hold 20ms --duration 5s
 bench-runs: build
-	$(BIN) run --backend zookeeper --cluster local --workload lock --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-zookeeper
-	$(BIN) run --backend etcd --workload lock --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-etcd
+	$(BIN) run --backend zookeeper --cluster local --workload lock --hold 0 --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-zookeeper
+	$(BIN) run --backend etcd --workload lock --hold 0 --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-etcd
 	$(BIN) run --backend zookeeper --cluster local --workload failover --variants naive,fair --clients 200 --failovers 10 -o $(RUNS) --run-id failover-zookeeper
 	$(BIN) run --backend etcd --workload failover --variants naive,fair,native --clients 200 --failovers 10 -o $(RUNS) --run-id failover-etcd
 	$(BIN) run --backend zookeeper --cluster local --workload barrier --variants naive,fair --clients 10,25,50,100 --rounds 20 --work 10ms --jitter 200ms --duration 60s -o $(RUNS) --run-id barrier-zookeeper
@@ -110,10 +110,10 @@ bench-runs: build
 SCALEFLAGS ?= --duration 30s
 NAIVEFLAGS ?= --duration 10s
 bench-scale: build
-	$(BIN) run --backend zookeeper --cluster local --workload lock --variants fair --clients 1000,2500,5000,10000 $(SCALEFLAGS) -o $(RUNS) --run-id scale-zookeeper
-	$(BIN) run --backend etcd --cluster local --workload lock --variants fair --clients 1000,2500,5000,10000 $(SCALEFLAGS) -o $(RUNS) --run-id scale-etcd
-	$(BIN) run --backend zookeeper --cluster local --workload lock --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-zookeeper
-	$(BIN) run --backend etcd --cluster local --workload lock --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-etcd
+	$(BIN) run --backend zookeeper --cluster local --workload lock --hold 0 --variants fair --clients 1000,2500,5000,10000 $(SCALEFLAGS) -o $(RUNS) --run-id scale-zookeeper
+	$(BIN) run --backend etcd --cluster local --workload lock --hold 0 --variants fair --clients 1000,2500,5000,10000 $(SCALEFLAGS) -o $(RUNS) --run-id scale-etcd
+	$(BIN) run --backend zookeeper --cluster local --workload lock --hold 0 --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-zookeeper
+	$(BIN) run --backend etcd --cluster local --workload lock --hold 0 --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-etcd
 	$(BIN) report $(RUNS)/scale-zookeeper $(RUNS)/scale-etcd $(RUNS)/scale-naive-zookeeper $(RUNS)/scale-naive-etcd -o $(RUNS)/scale-report
 
 # Capacity planning: closed-loop sweeps at 1 to 64 clients with a
@@ -124,8 +124,8 @@ bench-scale: build
 # comparisons (docs/results.md).
 PLANVAL = --duration 10s --warmup 2s --cluster local --validate -o $(RUNS)
 bench-plan: build
-	$(BIN) run --backend zookeeper --cluster local --workload lock --variants naive,fair --clients 1,2,4,8,16,32,64 --duration 5s --warmup 1s --calibrate -o $(RUNS) --run-id usl-zookeeper
-	$(BIN) run --backend etcd --cluster local --workload lock --variants naive,fair --clients 1,2,4,8,16,32,64 --duration 5s --warmup 1s --calibrate -o $(RUNS) --run-id usl-etcd
+	$(BIN) run --backend zookeeper --cluster local --workload lock --hold 0 --variants naive,fair --clients 1,2,4,8,16,32,64 --duration 5s --warmup 1s --calibrate -o $(RUNS) --run-id usl-zookeeper
+	$(BIN) run --backend etcd --cluster local --workload lock --hold 0 --variants naive,fair --clients 1,2,4,8,16,32,64 --duration 5s --warmup 1s --calibrate -o $(RUNS) --run-id usl-etcd
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 2ms $(PLANVAL) --run-id plan-zk-fair-u20
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 8ms $(PLANVAL) --run-id plan-zk-fair-u50
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 16ms $(PLANVAL) --run-id plan-zk-fair-u90

@@ -67,6 +67,8 @@ type Config struct {
 	Warmup   time.Duration `json:"warmup_ns"`
 	// Load model: Rate > 0 is the open loop; Hold and Think shape a
 	// client's turn.
+	// Hold Auto is the workload's own hold in a closed loop
+	// (workloads.Spec.DefaultHold), else 0; the run records its choice.
 	Rate  float64       `json:"rate,omitempty"`
 	Hold  time.Duration `json:"hold_ns,omitempty"`
 	Think time.Duration `json:"think_ns,omitempty"`
@@ -256,7 +258,7 @@ func validate(cfg Config, o options) (*plan, error) {
 		return nil, fmt.Errorf("--duration %v: must be positive (each case needs a time bound)", cfg.Duration)
 	case cfg.Ops < 0:
 		return nil, fmt.Errorf("--ops %d: must be 0 (no count bound) or positive", cfg.Ops)
-	case (cfg.Warmup < 0 && cfg.Warmup != Auto) || cfg.Hold < 0 || cfg.Think < 0:
+	case (cfg.Warmup < 0 && cfg.Warmup != Auto) || (cfg.Hold < 0 && cfg.Hold != Auto) || cfg.Think < 0:
 		return nil, errors.New("--warmup, --hold and --think must not be negative")
 	case cfg.Rate < 0:
 		return nil, fmt.Errorf("--rate %v: must be 0 (closed loop) or positive", cfg.Rate)
@@ -396,7 +398,7 @@ func checkKnobs(spec workloads.Spec, cfg Config) error {
 		knob workloads.Knob
 		set  bool
 	}{
-		{workloads.KnobHold, cfg.Hold != 0},
+		{workloads.KnobHold, cfg.Hold != 0 && cfg.Hold != Auto},
 		{workloads.KnobThink, cfg.Think != 0},
 		{workloads.KnobRate, cfg.Rate != 0},
 		{workloads.KnobWarmup, cfg.Warmup != 0 && cfg.Warmup != Auto},

@@ -74,6 +74,16 @@ func (p *plan) chooseSettings() []results.Setting {
 		}
 		out = append(out, results.Setting{Name: "warmup", Value: w.String(), Why: why})
 	}
+	if p.cfg.Hold == Auto {
+		p.cfg.Hold = 0
+		if p.cfg.Rate == 0 && p.wspec.DefaultHold > 0 {
+			p.cfg.Hold = p.wspec.DefaultHold
+			out = append(out, results.Setting{Name: "hold", Value: p.cfg.Hold.String(),
+				Why: fmt.Sprintf("auto: the %s workload's default in a closed loop, a critical section, so that the "+
+					"cases measure handoffs at a load the servers carry, not acquisitions back to back that saturate "+
+					"the machine (--hold 0 runs them back to back)", p.wspec.Name)})
+		}
+	}
 	if pct, st, ok := gcSetting(n, os.Getenv("GOGC") != ""); ok {
 		p.gcPercent = pct
 		out = append(out, st)

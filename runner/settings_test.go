@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads"
 )
 
 // TestAutoSettingsFollowTheScale checks the settings a run chooses where
@@ -86,5 +88,59 @@ func TestScaledTimeout(t *testing.T) {
 		if got := scaledTimeout(defaultSessionTimeout, tc.n); got != tc.want {
 			t.Errorf("%d clients: %v, want %v", tc.n, got, tc.want)
 		}
+	}
+}
+
+// TestAutoHold checks what a hold left to the run becomes: the lock
+// workload's own in a closed loop, recorded with its reason; nothing in an
+// open loop, for a workload without a default hold, or for one that does
+// not read it (which must not refuse it as if the user had set it); and a
+// hold the user gave is kept.
+func TestAutoHold(t *testing.T) {
+	tests := []struct {
+		name     string
+		workload string
+		rate     float64
+		hold     time.Duration
+		want     time.Duration
+		setting  bool
+	}{
+		{"lock closed loop", "lock", 0, Auto, workloads.DefaultLockHold, true},
+		{"lock open loop", "lock", 50, Auto, 0, false},
+		{"lock, user's hold", "lock", 0, 5 * time.Millisecond, 5 * time.Millisecond, false},
+		{"lock, user's zero", "lock", 0, 0, 0, false},
+		{"rwlock has none", "rwlock", 0, Auto, 0, false},
+		{"config does not read it", "config", 0, Auto, 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := sweep()
+			cfg.Workload, cfg.Rate, cfg.Hold = tc.workload, tc.rate, tc.hold
+			if tc.workload != "lock" {
+				cfg.Variants = nil
+			}
+			r, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := r.plan
+			if p.cfg.Hold != tc.want {
+				t.Errorf("results config hold %v, want %v", p.cfg.Hold, tc.want)
+			}
+			var got *results.Setting
+			for i, s := range p.settings {
+				if s.Name == "hold" {
+					got = &p.settings[i]
+				}
+			}
+			switch {
+			case tc.setting && got == nil:
+				t.Errorf("no hold setting recorded: %v", p.settings)
+			case tc.setting && (got.Value != tc.want.String() || !strings.Contains(got.Why, "--hold 0")):
+				t.Errorf("hold setting %+v: want value %v and a why that says how to hold 0", *got, tc.want)
+			case !tc.setting && got != nil:
+				t.Errorf("hold setting %+v recorded for a hold the run did not choose", *got)
+			}
+		})
 	}
 }

@@ -41,6 +41,9 @@ type Spec struct {
 	// DefaultRate is the open loop's rate (Config.Rate) of a run that sets
 	// none; 0: such a run is a closed loop.
 	DefaultRate float64
+	// DefaultHold is what a closed-loop run whose hold is Auto holds the
+	// lock for (Config.Hold); 0: such a run does not hold it.
+	DefaultHold time.Duration
 	// Abilities are what the runner may do with the workload's cases.
 	Abilities Abilities
 	// New returns the workload's driver.

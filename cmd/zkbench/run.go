@@ -133,12 +133,14 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl.StringVar(&f.backend, "backend", "etcd", "coordination service: etcd or zookeeper")
 	fl.StringVar(&f.workload, "workload", "lock", "workload: "+strings.Join(workloads.Names(), ", "))
 	fl.StringVar(&f.variants, "variants", "", "comma-separated variants (default: the workload's own; "+variantsHelp()+")")
-	fl.StringVar(&f.clients, "clients", "10,50,200", "comma-separated client counts, one case each (queue: the consumers)")
+	fl.StringVar(&f.clients, "clients", "10,25,50", "comma-separated client counts, one case each (queue: the consumers)")
 	fl.DurationVar(&f.duration, "duration", 5*time.Second, "measured time per case (after the warm-up)")
 	fl.Int64Var(&f.ops, "ops", 0, "stop a case after this many measured operations (0: duration only)")
 	f.warmup = runner.Auto
 	fl.Var((*autoDuration)(&f.warmup), "warmup", "unrecorded warm-up per case; auto: 500ms, or 1ms per client of the largest case when longer")
-	fl.DurationVar(&f.hold, "hold", 0, "time each client holds the lock (queue: each consumer works on an item before its Ack)")
+	f.hold = runner.Auto
+	fl.Var((*autoDuration)(&f.hold), "hold", fmt.Sprintf("time each client holds the lock (queue: each consumer works on an item before its Ack); "+
+		"auto: %v for the lock workload in a closed loop, else 0", workloads.DefaultLockHold))
 	fl.DurationVar(&f.think, "think", 0, "closed loop: pause between a release and the next acquire")
 	fl.Float64Var(&f.rate, "rate", 0, "open loop: operations per second over all clients (0: closed loop; queue: items its producers put per second, default 100; config: updates per second, default 10)")
 	fl.IntVar(&f.repeat, "repeat", 1, "run every case this many times")
@@ -387,7 +389,35 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 	if !f.noPlots {
 		drawPlots(others, stderr, run, r.Dir(), r.Path())
 	}
+	if next := nextHint(run); next != "" {
+		fmt.Fprintln(others, next)
+	}
 	return runErr
+}
+
+// nextHint says what to run for larger numbers than run's: servers of
+// their own when the embedded one shared the clients' process, other
+// machines for the clients when cases were client-bound; "" for a run of
+// neither kind.
+func nextHint(run *results.Run) string {
+	bound := 0
+	for _, r := range run.Results {
+		if r.ClientBound != nil {
+			bound++
+		}
+	}
+	switch {
+	case bound > 0:
+		return fmt.Sprintf("next: %d of %d cases were client-bound (this machine, not the servers, was the limit): "+
+			"give the servers machines of their own (--endpoints) and split the clients over several "+
+			"(--shards, zkbench kube job; docs/sharding.md)", bound, len(run.Results))
+	case run.ClusterMode == string(runner.Embedded):
+		return "next: the embedded etcd shares this process and its cores with the clients; for larger numbers " +
+			"(--clients 10,100,1000, --hold 0) give the servers machines of their own (--endpoints), or start them " +
+			"here as processes or containers (--cluster local or docker, --nodes 3; --backend zookeeper), where they " +
+			"still share this machine's cores"
+	}
+	return ""
 }
 
 // plotFormats are the formats a run draws its plots in; hgrm exports its
@@ -409,7 +439,7 @@ func drawPlots(stdout, stderr io.Writer, run *results.Run, dir, path string) {
 }
 
 // autoDuration is a duration flag that also takes "auto" (runner.Auto):
-// the run chooses the value from its client counts.
+// the run chooses the value (from its client counts, or its workload).
 type autoDuration time.Duration
 
 func (d *autoDuration) String() string {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads"
 )
 
 // The test binary doubles as zkbench: with ZKBENCH_TEST_MAIN=1 it runs main
@@ -89,8 +91,12 @@ func TestRunEmbeddedEndToEnd(t *testing.T) {
 	if len(run.Leftovers) != 0 {
 		t.Errorf("leftovers: %v", run.Leftovers)
 	}
+	// No --hold: the lock workload's own, recorded as the run's choice.
+	if run.Config.Hold != workloads.DefaultLockHold || !slices.ContainsFunc(run.Settings, func(s results.Setting) bool { return s.Name == "hold" }) {
+		t.Errorf("hold %v (want the default %v) and settings %v", run.Config.Hold, workloads.DefaultLockHold, run.Settings)
+	}
 	for _, want := range []string{"verdict:\n  lock on etcd: naive wakes ", "fair (herd-free) ", "findings: ", "ops/s",
-		"results: " + path, "every column: zkbench summary --wide " + filepath.Dir(path), "plots:"} {
+		"results: " + path, "every column: zkbench summary --wide " + filepath.Dir(path), "plots:", "\nnext: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
@@ -323,5 +329,26 @@ func TestRunInterrupt(t *testing.T) {
 	// Measured until the interrupt, not for its 60 s.
 	if e := run.Results[0].Elapsed; e > sent.Sub(started)+took {
 		t.Errorf("interrupted case measured %v, though the run ended %v after it started", e, sent.Sub(started)+took)
+	}
+}
+
+// TestNextHint checks the line a run ends with: client-bound cases send the
+// user to other machines, an embedded server to servers of their own, and
+// a run on servers of their own with no bound case needs no hint.
+func TestNextHint(t *testing.T) {
+	bound := results.Result{ClientBound: &results.ClientBound{Reasons: []results.BoundReason{results.BoundCPU}}}
+	for _, tc := range []struct {
+		name string
+		run  results.Run
+		want string
+	}{
+		{"embedded", results.Run{ClusterMode: "embedded", Results: []results.Result{{}, {}}}, "--endpoints"},
+		{"client-bound", results.Run{ClusterMode: "embedded", Results: []results.Result{{}, bound}}, "1 of 2 cases were client-bound"},
+		{"own servers", results.Run{ClusterMode: "local", Results: []results.Result{{}}}, ""},
+	} {
+		got := nextHint(&tc.run)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want one with %q", tc.name, got, tc.want)
+		}
 	}
 }
