@@ -95,7 +95,7 @@ func lockSpec() Spec {
 		// A critical section of its own keeps the default run below what
 		// a 2-core machine carries with the embedded server in the process
 		// (the README's default run: the busiest case, naive at 50
-		// clients, used a third of 2 cores).
+		// clients, used 34% of 2 cores).
 		DefaultHold: DefaultLockHold,
 		Abilities:   Abilities{Shards: true, ClientProcesses: true, Planned: true},
 		New:         func() Workload { return NewLock() },
