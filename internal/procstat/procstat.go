@@ -1,18 +1,21 @@
-// Package procstat reads a process's CPU time and resident memory from
-// /proc, for the client and server cost figures (CPU seconds and memory per
-// client), and what names a process across pid reuse and reboots (its start
-// time, the boot, the pid namespace), for telling whether the owner of
-// something left behind still runs. Linux only; elsewhere the functions
-// fail with ErrUnsupported.
+// Package procstat reads what the zkbench process, its servers and the
+// machine spent from /proc, through github.com/prometheus/procfs: a
+// process's CPU time and resident memory (the client and server cost
+// figures), the machine's CPU time and that of the processes outside
+// zkbench (Machine: other load on the machine), and what names a process
+// across pid reuse and reboots (its start time, the boot, the pid
+// namespace), for telling whether the owner of something left behind still
+// runs. Linux only; elsewhere the functions fail with ErrUnsupported.
 package procstat
 
 import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/prometheus/procfs"
 )
 
 // ErrUnsupported: /proc is not available (not Linux).
@@ -21,101 +24,25 @@ var ErrUnsupported = errors.New("procstat: /proc not available")
 // ErrNoProcess: no process has that pid.
 var ErrNoProcess = errors.New("procstat: no such process")
 
-// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat.
-// It is 100 on every Linux architecture Go supports.
-const clockTicks = 100
-
 // Stat is a process's cost so far.
 type Stat struct {
 	// CPUSeconds is user plus system CPU time since the process started.
 	CPUSeconds float64 `json:"cpu_seconds"`
-	// RSSBytes is the resident set size now (VmRSS).
+	// RSSBytes is the resident set size now.
 	RSSBytes uint64 `json:"rss_bytes"`
 }
 
 // Read returns the CPU time and resident memory of process pid.
 func Read(pid int) (Stat, error) {
-	return read(strconv.Itoa(pid))
+	ps, err := procStat(pid)
+	if err != nil {
+		return Stat{}, err
+	}
+	return Stat{CPUSeconds: ps.CPUTime(), RSSBytes: uint64(max(ps.ResidentMemory(), 0))}, nil
 }
 
 // Self returns the calling process's Stat.
-func Self() (Stat, error) { return read("self") }
-
-func read(pid string) (Stat, error) {
-	var st Stat
-	raw, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			if _, serr := os.Stat("/proc/self/stat"); serr != nil {
-				return st, ErrUnsupported
-			}
-			return st, fmt.Errorf("%w: %s", ErrNoProcess, pid)
-		}
-		return st, fmt.Errorf("procstat: %w", err)
-	}
-	cpu, err := parseCPU(string(raw))
-	if err != nil {
-		return st, err
-	}
-	st.CPUSeconds = cpu
-	status, err := os.ReadFile("/proc/" + pid + "/status")
-	if err != nil {
-		return st, fmt.Errorf("procstat: %w", err)
-	}
-	rss, err := parseRSS(string(status))
-	if err != nil {
-		return st, err
-	}
-	st.RSSBytes = rss
-	return st, nil
-}
-
-// parseCPU reads utime and stime (fields 14 and 15) from /proc/<pid>/stat.
-func parseCPU(stat string) (float64, error) {
-	f, err := statFields(stat)
-	if err != nil {
-		return 0, err
-	}
-	utime, err1 := strconv.ParseUint(f[14-3], 10, 64)
-	stime, err2 := strconv.ParseUint(f[15-3], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("procstat: stat times: %w", err)
-	}
-	return float64(utime+stime) / clockTicks, nil
-}
-
-// statFields returns the fields of /proc/<pid>/stat from field 3 (the
-// state) to field 22 (the start time) at least: field n is at n-3. The
-// command name (field 2) may hold spaces and parentheses, so fields are
-// counted from the last ')'.
-func statFields(stat string) ([]string, error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return nil, fmt.Errorf("procstat: malformed stat %.40q", stat)
-	}
-	f := strings.Fields(stat[i+1:])
-	if len(f) < 22-2 {
-		return nil, fmt.Errorf("procstat: short stat %.40q", stat)
-	}
-	return f, nil
-}
-
-// parseRSS reads VmRSS (in kB) from /proc/<pid>/status. A zombie has no
-// VmRSS line and reports 0.
-func parseRSS(status string) (uint64, error) {
-	for _, line := range strings.Split(status, "\n") {
-		v, ok := strings.CutPrefix(line, "VmRSS:")
-		if !ok {
-			continue
-		}
-		kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("procstat: VmRSS %q: %w", v, err)
-		}
-		return kb * 1024, nil
-	}
-	return 0, nil
-}
+func Self() (Stat, error) { return Read(os.Getpid()) }
 
 // StartTicks returns when process pid started, in clock ticks after boot
 // (field 22 of /proc/<pid>/stat). A pid is reused; a pid and its start
@@ -124,37 +51,52 @@ func parseRSS(status string) (uint64, error) {
 // a pid no process has. A process that /proc hides from this user
 // (hidepid) is an error, not ErrNoProcess: it may well run.
 func StartTicks(pid int) (uint64, error) {
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if errors.Is(err, os.ErrNotExist) {
-		if _, serr := os.Stat("/proc/self/stat"); serr != nil {
-			return 0, ErrUnsupported
-		}
-		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-			return 0, fmt.Errorf("%w: %d", ErrNoProcess, pid)
-		}
+	ps, err := procStat(pid)
+	if errors.Is(err, ErrNoProcess) && !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
 		return 0, fmt.Errorf("procstat: process %d runs but /proc does not show it", pid)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("procstat: %w", err)
-	}
-	return parseStart(string(raw), pid)
-}
-
-// parseStart reads the start time (field 22) of /proc/<pid>/stat, and
-// fails with ErrNoProcess for a process that has exited (state Z or X).
-func parseStart(stat string, pid int) (uint64, error) {
-	f, err := statFields(stat)
-	if err != nil {
 		return 0, err
 	}
-	if f[0] == "Z" || f[0] == "X" {
+	if exited(ps) {
 		return 0, fmt.Errorf("%w: %d has exited", ErrNoProcess, pid)
 	}
-	start, err := strconv.ParseUint(f[22-3], 10, 64)
+	return ps.Starttime, nil
+}
+
+// exited: the process is a zombie (exited, not yet reaped) or dead.
+func exited(ps procfs.ProcStat) bool { return ps.State == "Z" || ps.State == "X" }
+
+// procStat reads /proc/<pid>/stat, with ErrNoProcess for a pid no process
+// has and ErrUnsupported where there is no /proc.
+func procStat(pid int) (procfs.ProcStat, error) {
+	fs, err := procFS()
 	if err != nil {
-		return 0, fmt.Errorf("procstat: stat start time: %w", err)
+		return procfs.ProcStat{}, err
 	}
-	return start, nil
+	p, err := fs.Proc(pid)
+	if err == nil {
+		var ps procfs.ProcStat
+		if ps, err = p.Stat(); err == nil {
+			return ps, nil
+		}
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return procfs.ProcStat{}, fmt.Errorf("%w: %d", ErrNoProcess, pid)
+	}
+	return procfs.ProcStat{}, fmt.Errorf("procstat: %w", err)
+}
+
+// procFS is /proc, or ErrUnsupported.
+func procFS() (procfs.FS, error) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		return procfs.FS{}, ErrUnsupported
+	}
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return procfs.FS{}, fmt.Errorf("procstat: %w", err)
+	}
+	return fs, nil
 }
 
 // BootID is the kernel's random id of the current boot

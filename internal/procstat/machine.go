@@ -1,0 +1,186 @@
+package procstat
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// RootEnv names the environment variable that carries the pid of the
+// zkbench process a run started from (MarkRoot), so that its children
+// (local shards, client worker processes, the servers it started) count
+// their whole family as zkbench's own, not as other load on the machine.
+const RootEnv = "ZKBENCH_ROOT_PID"
+
+// MarkRoot makes this process the root of zkbench's processes for itself
+// and its children, unless an ancestor already is.
+func MarkRoot() {
+	if Root() == os.Getpid() {
+		os.Setenv(RootEnv, strconv.Itoa(os.Getpid()))
+	}
+}
+
+// Root is the pid of the process zkbench's processes descend from: RootEnv
+// when it names this process or one of its ancestors, else this process.
+func Root() int {
+	self := os.Getpid()
+	root, err := strconv.Atoi(os.Getenv(RootEnv))
+	if err != nil || root <= 0 {
+		return self
+	}
+	for pid, hops := self, 0; pid > 1 && hops < 64; hops++ {
+		if pid == root {
+			return root
+		}
+		ps, err := procStat(pid)
+		if err != nil {
+			return self
+		}
+		pid = ps.PPID
+	}
+	return self
+}
+
+// Machine is one reading of the machine's CPU time, of the processes that
+// are zkbench's own and of the kernel's threads. The difference of two
+// (Since) is what other processes took in between.
+type Machine struct {
+	// Cores is the machine's CPUs as /proc/stat lists them (on a container
+	// the host's: /proc/stat is not namespaced).
+	Cores int
+	// Busy is the CPU time every CPU spent running a process, user, nice
+	// and system time (a guest's time is inside user), in seconds since
+	// boot. Idle, I/O wait, interrupt and soft-interrupt time and steal are
+	// not in it.
+	Busy float64
+	// Steal is the time a hypervisor ran something else while this
+	// machine's CPUs wanted to run.
+	Steal float64
+	// Own are the processes of zkbench's tree: Root and every process
+	// below it (its servers started on this machine among them).
+	Own map[int]Proc
+	// Kernel are the kernel's threads (its network and block work
+	// included: their time is not another process's load).
+	Kernel map[int]Proc
+}
+
+// Proc is one process's CPU time at a reading.
+type Proc struct {
+	// Start is when it started (clock ticks after boot): a pid with a
+	// new start is another process.
+	Start uint64
+	// CPU is its user and system time; Reaped that of the children it
+	// has waited for (they are gone from /proc, their time is here).
+	CPU, Reaped float64
+}
+
+// kernelThread is the PF_KTHREAD flag of /proc/<pid>/stat.
+const kernelThread = 0x00200000
+
+// ReadMachine reads the machine's CPU time and that of the processes below
+// root (Root) and of the kernel's threads.
+func ReadMachine(root int) (Machine, error) {
+	fs, err := procFS()
+	if err != nil {
+		return Machine{}, err
+	}
+	st, err := fs.Stat()
+	if err != nil {
+		return Machine{}, fmt.Errorf("procstat: %w", err)
+	}
+	m := Machine{Cores: len(st.CPU), Own: map[int]Proc{}, Kernel: map[int]Proc{},
+		Busy:  st.CPUTotal.User + st.CPUTotal.Nice + st.CPUTotal.System,
+		Steal: st.CPUTotal.Steal}
+	procs, err := fs.AllProcs()
+	if err != nil {
+		return Machine{}, fmt.Errorf("procstat: %w", err)
+	}
+	parent := make(map[int]int, len(procs))
+	all := make(map[int]Proc, len(procs))
+	for _, p := range procs {
+		ps, err := p.Stat()
+		if err != nil {
+			// It exited since the listing (ENOENT, ESRCH), or /proc hides
+			// it from this user: neither is zkbench's.
+			continue
+		}
+		pr := Proc{Start: ps.Starttime, CPU: ps.CPUTime(), Reaped: float64(ps.CUTime+ps.CSTime) / ticks}
+		if ps.Flags&kernelThread != 0 {
+			m.Kernel[ps.PID] = pr
+			continue
+		}
+		all[ps.PID], parent[ps.PID] = pr, ps.PPID
+	}
+	var below func(pid, hops int) bool
+	below = func(pid, hops int) bool {
+		switch {
+		case pid == root:
+			return true
+		case pid <= 1 || hops > 64:
+			return false
+		}
+		pp, ok := parent[pid]
+		return ok && below(pp, hops+1)
+	}
+	for pid, pr := range all {
+		if below(pid, 0) {
+			m.Own[pid] = pr
+		}
+	}
+	if len(m.Own) == 0 {
+		return Machine{}, fmt.Errorf("%w: the root process %d", ErrNoProcess, root)
+	}
+	return m, nil
+}
+
+// ticks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on every
+// Linux architecture Go supports.
+const ticks = 100
+
+// Use is what a machine's CPUs did between two readings, in CPU seconds.
+type Use struct {
+	Cores int
+	// Busy is every process's time (Machine.Busy), Own the part of it
+	// zkbench's processes took, Kernel the kernel threads' part; Steal is
+	// apart from Busy.
+	Busy, Own, Kernel, Steal float64
+}
+
+// Others is the CPU time processes neither zkbench's nor the kernel's
+// took: Busy - Own - Kernel, at least 0 (each is counted in 10 ms ticks).
+func (u Use) Others() float64 { return max(0, u.Busy-u.Own-u.Kernel) }
+
+// Since is what the machine did between before and m. A process of
+// zkbench's that started in between counts whole; one that ended counts
+// through the parent that reaped it (Proc.Reaped), less what it had used
+// before.
+func (m Machine) Since(before Machine) Use {
+	u := Use{Cores: m.Cores, Busy: m.Busy - before.Busy, Steal: m.Steal - before.Steal}
+	u.Own = treeSince(m.Own, before.Own, true)
+	u.Kernel = treeSince(m.Kernel, before.Kernel, false)
+	return u
+}
+
+func treeSince(after, before map[int]Proc, reaped bool) float64 {
+	total := func(p Proc) float64 {
+		if reaped {
+			return p.CPU + p.Reaped
+		}
+		return p.CPU
+	}
+	var sum float64
+	for pid, a := range after {
+		sum += total(a)
+		if b, ok := before[pid]; ok && b.Start == a.Start {
+			sum -= total(b)
+		}
+	}
+	if reaped {
+		for pid, b := range before {
+			if a, ok := after[pid]; !ok || a.Start != b.Start {
+				sum -= total(b)
+			}
+		}
+	}
+	return max(0, sum)
+}
