@@ -82,6 +82,11 @@ const (
 	// MetricWrites: write requests processed (ZooKeeper zk_cnt_updatelatency,
 	// etcd put+txn+delete-range+lease grant/revoke gRPC calls handled).
 	MetricWrites = "zkbench_server_writes"
+	// MetricNamespaceWrites: write requests to nodes below zkbench's
+	// top-level node (ZooKeeper 3.7+ zk_cnt_zkbench_write_per_namespace):
+	// zkbench's own writes, which another client of a shared server does
+	// not move. Absent where the server does not keep it.
+	MetricNamespaceWrites = "zkbench_server_namespace_writes"
 	// MetricReads: read requests processed (ZooKeeper
 	// zk_cnt_zkbench_read_per_namespace, the reads below /zkbench, because
 	// zk_cnt_readlatency also counts every session's pings; etcd Range gRPC

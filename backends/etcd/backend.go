@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -46,6 +47,9 @@ type Backend struct {
 
 	keepAlives *backends.KeepAliveRecorder
 	gauges     map[string]bool // gauge families seen in scrapes (IsGauge), under mu
+	// witness counts what the sessions' calls cost the servers beyond
+	// what the instrument counts (witness.go).
+	witness backends.WitnessCounters
 }
 
 var _ backends.KeepAliveReporter = (*Backend)(nil)
@@ -103,7 +107,7 @@ func (b *Backend) newClient(endpoints []string) (*clientv3.Client, error) {
 		Username:    b.cfg.Username,
 		Password:    b.cfg.Password,
 		Logger:      b.opts.logger,
-		DialOptions: b.opts.dialOptions,
+		DialOptions: append(slices.Clone(b.opts.dialOptions), b.witnessDialOptions()...),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcd: client for %v: %w", endpoints, err)

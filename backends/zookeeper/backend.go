@@ -57,6 +57,7 @@ var (
 	_ backends.Scraper = (*Backend)(nil)
 
 	_ backends.KeepAliveReporter = (*Backend)(nil)
+	_ backends.Witnesser         = (*Backend)(nil)
 )
 
 // KeepAlives times the sessions' pings: how long after its tick each ping
@@ -64,6 +65,11 @@ var (
 // session timeout / 3, busy or idle), and each ping's round trip to its
 // reply (the server's and the network's). See pings.go.
 func (b *Backend) KeepAlives() backends.KeepAliveCounts { return b.opts.pings.Counts() }
+
+// Witness counts the writes the sessions caused beyond their calls: the
+// creates EnsurePath sent, and each session's create and end (a close, or
+// the server's expiry), which ZooKeeper counts as writes.
+func (b *Backend) Witness() backends.Witness { return b.opts.witness.Witness() }
 
 // New checks cfg and returns a Backend. It does not connect: Preflight
 // checks the servers, NewSession connects.
@@ -75,6 +81,7 @@ func New(cfg Config, opts ...Option) (*Backend, error) {
 	b := &Backend{cfg: cfg, sessions: make(map[*Session]struct{})}
 	b.opts.logger = log.New(io.Discard, "", 0)
 	b.opts.pings = backends.NewKeepAliveRecorder(backends.KeepAlivePingSent)
+	b.opts.witness = &backends.WitnessCounters{}
 	for _, o := range opts {
 		o(&b.opts)
 	}

@@ -131,6 +131,9 @@ type options struct {
 	pids   func() map[string]int
 	// pings times every connection's pings (pings.go).
 	pings *backends.KeepAliveRecorder
+	// witness counts the writes the sessions cause that the instrument
+	// does not count (backends.Witness).
+	witness *backends.WitnessCounters
 }
 
 // serverPIDs returns the local process of each endpoint now (nil: none).

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkbench/zkbench/backends"
 )
 
 // errLinkLost is what the dialer answers once the session is lost, so that
@@ -46,6 +48,8 @@ type link struct {
 	// nc is the last TCP connection dialed. go-zookeeper leaves it open
 	// after an expiry; the link closes it when the session is over.
 	nc net.Conn
+	// witness counts the session's create and end (backends.Witness).
+	witness *backends.WitnessCounters
 }
 
 // dial opens a zk.Conn with the backend's buffer sizes, logger and event
@@ -57,6 +61,7 @@ func dial(cfg *Config, o *options, recvBuf int) (*link, error) {
 		lost:    make(chan struct{}),
 		closed:  make(chan struct{}),
 		views:   make(map[*Session]struct{}),
+		witness: o.witness,
 	}
 	base := o.dialer
 	if base == nil {
@@ -126,6 +131,7 @@ func (l *link) onEvent(ev zk.Event) {
 		<-l.hasConn
 		id := l.conn.SessionID()
 		if l.id.CompareAndSwap(0, id) {
+			l.countWrite() // the session's create
 			l.readyOnce.Do(func() { close(l.ready) })
 		} else if l.id.Load() != id {
 			// A new session behind the lost one: never use it.
@@ -142,6 +148,9 @@ func (l *link) onEvent(ev zk.Event) {
 // closes the zk.Conn in the background (Close may wait for the server).
 func (l *link) markLost(cause error) {
 	l.lostOnce.Do(func() {
+		if l.id.Load() != 0 {
+			l.countWrite() // the session's end: its close, or the server's expiry
+		}
 		l.cause = cause
 		l.isLost.Store(true)
 		close(l.lost)
@@ -165,6 +174,13 @@ func (l *link) markLost(cause error) {
 			close(l.closed)
 		}()
 	})
+}
+
+// countWrite counts a write the session itself made (its create or end).
+func (l *link) countWrite() {
+	if l.witness != nil {
+		l.witness.SessionWrites.Add(1)
+	}
 }
 
 // waitReady waits until the session is established, lost, or ctx ends.

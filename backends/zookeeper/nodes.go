@@ -88,9 +88,15 @@ func (s *Session) EnsurePath(ctx context.Context, p string) error {
 	for _, part := range parts {
 		cur += "/" + part
 		for {
+			if w := s.l.witness; w != nil {
+				w.PathCreates.Add(1)
+			}
 			_, err := write(ctx, s, "create", cur, func() (string, error) {
 				return s.l.conn.Create(cur, nil, 0, acl)
 			})
+			if err == nil && s.l.witness != nil {
+				s.l.witness.PathsCreated.Add(1)
+			}
 			if err == nil || errors.Is(err, backends.ErrNodeExists) {
 				break
 			}

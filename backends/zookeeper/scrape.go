@@ -46,6 +46,9 @@ var watchSums = []string{
 // zkbench's namespace (3.7+; it appears after the first such read).
 var namespaceReads = "zk_cnt_" + strings.TrimPrefix(backends.Root, "/") + "_read_per_namespace"
 
+// namespaceWrites is its write count (backends.MetricNamespaceWrites).
+var namespaceWrites = "zk_cnt_" + strings.TrimPrefix(backends.Root, "/") + "_write_per_namespace"
+
 // MetricPings is zk_cnt_readlatency minus the reads below /zkbench: the
 // sessions' pings, plus any reads of nodes outside /zkbench.
 const MetricPings = "zkbench_zookeeper_pings"
@@ -166,6 +169,9 @@ func (b *Backend) scrapeMember(ctx context.Context, ep string, pid int) backends
 	m[backends.MetricWatchesTriggeredOnDelete] = m["zk_sum_node_deleted_watch_count"]
 	m[backends.MetricWrites] = m["zk_cnt_updatelatency"]
 	m[backends.MetricReads] = m[namespaceReads]
+	if v, ok := m[namespaceWrites]; ok {
+		m[backends.MetricNamespaceWrites] = v
+	}
 	m[MetricPings] = m["zk_cnt_readlatency"] - m[namespaceReads]
 	m[backends.MetricRequests] = m["zk_packets_received"]
 	// Byte counters, where the server has them (3.8 does; measured: 50

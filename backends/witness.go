@@ -1,0 +1,79 @@
+package backends
+
+import "sync/atomic"
+
+// Witness counts server work a backend's calls cause beyond the requests
+// the instrument counts, each where the client can see it, so that a
+// difference between the clients' and the servers' counts of the same
+// thing is predicted from the clients' side instead of excused
+// (figures.Known's models, docs/figures.md).
+type Witness struct {
+	// PathCreates are the creates EnsurePath sent, one a missing path
+	// component and existing ancestors included, retries included
+	// (ZooKeeper): the server counts each as a write; the instrument
+	// counts the call once, as ensure_path.
+	PathCreates int64 `json:"path_creates,omitempty"`
+	// PathsCreated are those of PathCreates that made a node: ZooKeeper's
+	// per-namespace count has only writes that changed its tree.
+	PathsCreated int64 `json:"paths_created,omitempty"`
+	// ReadTxns are read-only transactions (etcd: the fair lock's
+	// Predecessor told which node went): the server's gRPC counters count
+	// every Txn as a write.
+	ReadTxns int64 `json:"read_txns,omitempty"`
+	// SessionWrites are the writes opening and ending sessions make: a
+	// ZooKeeper session's create and close, an etcd lease's grant and
+	// revoke.
+	SessionWrites int64 `json:"session_writes,omitempty"`
+	// WireWatchEvents are the watch events that reached the client on the
+	// wire (etcd): those the backend dropped (before the read it made
+	// after arming, of other keys under a watched prefix, after the one
+	// that fired) and those for watches being cancelled, which clientv3
+	// drops, included. The server counts every one it sent.
+	WireWatchEvents int64 `json:"wire_watch_events,omitempty"`
+	// WatchStreams are the watch streams the clients opened (etcd: a
+	// clientv3 client closes its stream when its last watch ends, and
+	// opens one for the next). The server counts the events still queued
+	// for a stream when it closes, which never reach the client.
+	WatchStreams int64 `json:"watch_streams,omitempty"`
+}
+
+// Sub is w - before.
+func (w Witness) Sub(before Witness) Witness {
+	return w.combine(before, func(a, b int64) int64 { return a - b })
+}
+
+// Add is w + o.
+func (w Witness) Add(o Witness) Witness {
+	return w.combine(o, func(a, b int64) int64 { return a + b })
+}
+
+// Mid is halfway between w and o, each count (rounded down): the witness
+// at about the instant between two readings.
+func (w Witness) Mid(o Witness) Witness {
+	return w.combine(o, func(a, b int64) int64 { return a + (b-a)/2 })
+}
+
+func (w Witness) combine(o Witness, f func(a, b int64) int64) Witness {
+	return Witness{
+		PathCreates: f(w.PathCreates, o.PathCreates), PathsCreated: f(w.PathsCreated, o.PathsCreated),
+		ReadTxns: f(w.ReadTxns, o.ReadTxns), SessionWrites: f(w.SessionWrites, o.SessionWrites),
+		WireWatchEvents: f(w.WireWatchEvents, o.WireWatchEvents), WatchStreams: f(w.WatchStreams, o.WatchStreams),
+	}
+}
+
+// Witnesser is a Backend that counts its Witness over every session it
+// opened. Found by type assertion; safe for concurrent use.
+type Witnesser interface {
+	Witness() Witness
+}
+
+// WitnessCounters are a backend's Witness counters.
+type WitnessCounters struct {
+	PathCreates, PathsCreated, ReadTxns, SessionWrites, WireWatchEvents, WatchStreams atomic.Int64
+}
+
+// Witness reads the counters.
+func (c *WitnessCounters) Witness() Witness {
+	return Witness{PathCreates: c.PathCreates.Load(), PathsCreated: c.PathsCreated.Load(), ReadTxns: c.ReadTxns.Load(),
+		SessionWrites: c.SessionWrites.Load(), WireWatchEvents: c.WireWatchEvents.Load(), WatchStreams: c.WatchStreams.Load()}
+}
