@@ -337,7 +337,8 @@ func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisec
 // server counts the file holds.
 func Notes(r *results.Result) []string {
 	out := make([]string, len(r.Notes))
-	totals := figures.Totals{WatchEvents: r.Client.WatchEvents, LateWatchEvents: r.Client.LateWatchEvents, Requests: r.Client.Requests}
+	totals := figures.Totals{WatchEvents: r.Client.WatchEvents, LateWatchEvents: r.Client.LateWatchEvents, Requests: r.Client.Requests,
+		Witness: r.Client.Witness}
 	for i, n := range r.Notes {
 		out[i] = figures.Explain(n, r.Backend, totals, r.Server)
 	}

@@ -133,6 +133,12 @@ func compareCase(x, y *Case) (CaseChange, error) {
 	if cb := y.ClientBound(); cb != nil {
 		cs.BoundB = cb.Detail
 	}
+	if x.ClientBound() == nil && x.Loaded() != nil {
+		cs.BoundA = "loaded machine: " + x.Loaded().Detail
+	}
+	if y.ClientBound() == nil && y.Loaded() != nil {
+		cs.BoundB = "loaded machine: " + y.Loaded().Detail
+	}
 	if x.Backend != y.Backend {
 		cs.Backend = x.Backend + " vs " + y.Backend
 	}

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -46,5 +47,45 @@ func TestJainUnmeaningful(t *testing.T) {
 				t.Errorf("notes %q for a meaningful or unmeasured index", notes)
 			}
 		})
+	}
+}
+
+// Jain's index is shown against a perfect round-robin of the same grants:
+// strict turns give 1 at any N, whatever the raw index.
+func TestJainAgainstRoundRobin(t *testing.T) {
+	for _, tc := range []struct {
+		grants  int64
+		clients int
+		want    float64
+	}{
+		{10, 10, 1}, {20, 10, 1}, {5, 10, 0.5}, {8031, 5000, 0.9153}, {0, 10, 0}, {3, 2, 0.9},
+	} {
+		if got := JainRoundRobin(tc.grants, tc.clients); math.Abs(got-tc.want) > 5e-5 {
+			t.Errorf("JainRoundRobin(%d, %d) = %.5f, want %.4f", tc.grants, tc.clients, got, tc.want)
+		}
+	}
+	// 8,031 grants over 5,000 clients in strict turn: 3,031 clients had two.
+	per := make([]int64, 5000)
+	for i := range per {
+		per[i] = 1
+		if i < 3031 {
+			per[i] = 2
+		}
+	}
+	turns := results.Result{Clients: 5000, Elapsed: time.Minute, Ops: results.Ops{Issued: 8031, Succeeded: 8031},
+		Fairness: results.Fairness{Jain: results.JainIndex(per)}}
+	if j, ok := jainMeaningful(&turns); !ok || j != 1 {
+		t.Errorf("strict turns (raw %.4f): shown %.4f, %v; want 1", turns.Fairness.Jain, j, ok)
+	}
+	// One client in ten had every grant it could: far from even.
+	per = make([]int64, 5000)
+	for i := 0; i < len(per); i += 10 {
+		per[i] = 16
+	}
+	skewed := turns
+	skewed.Ops = results.Ops{Issued: 8000, Succeeded: 8000}
+	skewed.Fairness.Jain = results.JainIndex(per)
+	if j, ok := jainMeaningful(&skewed); !ok || j > 0.11 {
+		t.Errorf("a tenth of the clients had every grant: shown %.4f, %v; want about 0.1", j, ok)
 	}
 }

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -156,7 +157,8 @@ type SeriesPlan struct {
 	// empty without a calibration.
 	Headroom []Headroom `json:"headroom,omitempty"`
 	// Excluded are the measured cases left out of Fits, Saturation and
-	// Demand because the load generator, not the servers, was their limit.
+	// Demand because the load generator, not the servers, was their limit,
+	// or other processes loaded the machine.
 	Excluded []Excluded `json:"excluded,omitempty"`
 }
 
@@ -164,8 +166,10 @@ type SeriesPlan struct {
 type Excluded struct {
 	Clients int `json:"clients"`
 	// Reason is the case's client-bound reasons and numbers
-	// (results.ClientBound.Detail).
+	// (results.ClientBound.Detail), or with Loaded its loaded-machine
+	// detail (results.Loaded.Detail).
 	Reason string `json:"reason"`
+	Loaded bool   `json:"loaded,omitempty"`
 }
 
 // Saturation answers, for a closed-loop sweep, how much the servers gave:
@@ -237,8 +241,10 @@ type OpenLoopCase struct {
 	// Throughput achieved (below Rate when the servers could not keep up).
 	Throughput float64 `json:"throughput"`
 	Meets      bool    `json:"meets"`
-	// ClientBound is the case's client-bound detail ("" when it was not).
+	// ClientBound is the case's client-bound detail ("" when it was not);
+	// Loaded its loaded-machine detail.
 	ClientBound string `json:"client_bound,omitempty"`
+	Loaded      string `json:"loaded,omitempty"`
 }
 
 // Demand is the server load a variant needs at a client count.
@@ -343,6 +349,10 @@ func (p *Plan) openLoop(r *results.Run) error {
 			o.ClientBound = b.Detail
 			o.Meets = false
 		}
+		if x := c.Loaded(); x != nil {
+			o.Loaded = x.Detail
+			o.Meets = false
+		}
 		p.OpenLoop = append(p.OpenLoop, o)
 	}
 	return nil
@@ -357,12 +367,16 @@ func planSeries(s Series, all []*Case, t Target, cal *results.Calibration, runOf
 		unit = all[0].Unit()
 	}
 	sp.Unit = unit
-	// A client-bound case measured the load generator: it answers no
-	// capacity question.
+	// A client-bound case measured the load generator, a loaded one a
+	// shared machine: neither answers a capacity question.
 	var cases []*Case
 	for _, c := range all {
 		if b := c.ClientBound(); b != nil {
 			sp.Excluded = append(sp.Excluded, Excluded{Clients: c.Clients, Reason: b.Detail})
+			continue
+		}
+		if x := c.Loaded(); x != nil {
+			sp.Excluded = append(sp.Excluded, Excluded{Clients: c.Clients, Reason: x.Detail, Loaded: true})
 			continue
 		}
 		cases = append(cases, c)
@@ -400,13 +414,9 @@ func planSeries(s Series, all []*Case, t Target, cal *results.Calibration, runOf
 		sp.Waiters = &w
 	}
 	if len(sp.Excluded) > 0 {
-		var ns []string
-		for _, e := range sp.Excluded {
-			ns = append(ns, fmt.Sprintf("N=%d", e.Clients))
-		}
-		left := fmt.Sprintf("%s left out: client-bound, the load generator was the limit (%s)", strings.Join(ns, ", "), sp.Excluded[0].Reason)
+		left, status := leftOut(sp.Excluded)
 		if len(cases) == 0 {
-			sp.Saturation = Saturation{Status: "client-bound", Text: "not answered: every measured case was client-bound; " + left}
+			sp.Saturation = Saturation{Status: status, Text: "not answered: every measured case was " + status + "; " + left}
 		} else {
 			sp.Saturation.Text += "; " + left
 		}
@@ -537,4 +547,33 @@ func demand(cases []*Case, fits map[string]Fit, points map[string][]point, t Tar
 		d.WriteShare = d.WritesPerSec / cal.WritesPerSec
 	}
 	return d
+}
+
+// leftOut says which cases capacity planning left out and why, and the
+// status of a sweep that has nothing else: "client-bound", "loaded" or
+// both.
+func leftOut(excluded []Excluded) (text, status string) {
+	var bound, loaded []string
+	var boundWhy, loadedWhy string
+	for _, e := range excluded {
+		n := fmt.Sprintf("N=%d", e.Clients)
+		switch {
+		case e.Loaded:
+			loaded = append(loaded, n)
+			loadedWhy = cmp.Or(loadedWhy, e.Reason)
+		default:
+			bound = append(bound, n)
+			boundWhy = cmp.Or(boundWhy, e.Reason)
+		}
+	}
+	var parts, statuses []string
+	if len(bound) > 0 {
+		parts = append(parts, fmt.Sprintf("%s left out: client-bound, the load generator was the limit (%s)", strings.Join(bound, ", "), boundWhy))
+		statuses = append(statuses, "client-bound")
+	}
+	if len(loaded) > 0 {
+		parts = append(parts, fmt.Sprintf("%s left out: measured on a loaded machine (%s)", strings.Join(loaded, ", "), loadedWhy))
+		statuses = append(statuses, "loaded")
+	}
+	return strings.Join(parts, "; "), strings.Join(statuses, " or ")
 }

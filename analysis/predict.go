@@ -288,6 +288,10 @@ func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction,
 			p.Skipped = append(p.Skipped, fmt.Sprintf("run %s case %s: client-bound, %s", b.run.ID, b.c.Key, cb.Detail))
 			continue
 		}
+		if x := b.c.Loaded(); x != nil {
+			p.Skipped = append(p.Skipped, fmt.Sprintf("run %s case %s: loaded machine, %s", b.run.ID, b.c.Key, x.Detail))
+			continue
+		}
 		if b.c.Clients == 1 {
 			if h, err := b.c.Latency(b.c.PrimaryLatency()); err == nil && h != nil && h.TotalCount() > 0 && (free == nil || b.c.Succeeded() > free.c.Succeeded()) {
 				free = &b

@@ -8,6 +8,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,6 +52,7 @@ func summaryColumns(run *results.Run) []column {
 		}
 	}
 	repeats := run.Config.Repeat > 1
+	machine := slices.ContainsFunc(run.Results, func(r results.Result) bool { return r.Load != nil && r.Load.Machine != nil })
 	backends := Distinct(Cases([]*results.Run{run}), func(c *Case) string { return string(c.Backend) })
 	return []column{
 		{head: "backend", cell: func(r *results.Result) string { return string(r.Backend) },
@@ -122,6 +124,13 @@ func summaryColumns(run *results.Run) []column {
 				}
 				return r.Load.CPUFraction
 			}}}, wide: true},
+		{head: "others cpu", cell: OthersCPU,
+			fields: []field{{"others_cpu_share", func(r *results.Result) any {
+				if r.Load == nil || r.Load.Machine == nil {
+					return nil
+				}
+				return r.Load.Machine.OthersShare()
+			}}}, wide: machine},
 		{head: "client-bound", cell: ClientBoundCell,
 			fields: []field{{"client_bound", func(r *results.Result) any {
 				if r.Load == nil && r.ClientBound == nil {
@@ -261,6 +270,21 @@ func ClientCPU(res *results.Result) string {
 	return fmt.Sprintf("%.0f%%", 100*res.Load.CPUFraction)
 }
 
+// OthersCPU is what processes other than zkbench, its servers and the
+// kernel took of the machine's cores beside the case, "3%", or "-" where
+// the machine was not measured (results.Machine); "62% loaded" past the
+// loaded-machine rule's bound.
+func OthersCPU(res *results.Result) string {
+	if res.Load == nil || res.Load.Machine == nil {
+		return unmeasured
+	}
+	s := fmt.Sprintf("%.0f%%", 100*res.Load.Machine.OthersShare())
+	if res.Loaded != nil {
+		s += " loaded"
+	}
+	return s
+}
+
 // ClientBoundCell is "no", the client-bound reasons ("cpu,scheduler"), or
 // "-" where the load generator was not measured.
 func ClientBoundCell(res *results.Result) string {
@@ -294,6 +318,9 @@ func flags(res *results.Result) string {
 	var out []string
 	if res.ClientBound != nil {
 		out = append(out, "client-bound")
+	}
+	if res.Loaded != nil {
+		out = append(out, "loaded")
 	}
 	if res.Safety.Violations > 0 {
 		out = append(out, "UNSAFE")

@@ -71,6 +71,9 @@ func splitNote(note string) (words, detail string, shared bool) {
 	if words, detail, ok := results.ReadBoundNote(note); ok {
 		return words, detail, true
 	}
+	if words, detail, ok := results.ReadLoadedNote(note); ok {
+		return words, detail, true
+	}
 	if m := stillWaitingNote.FindStringSubmatch(note); m != nil {
 		return m[2] + " were still waiting when a case stopped: " + m[4], m[1] + ", " + m[3], true
 	}

@@ -223,6 +223,10 @@ func FitUSLs(runs []*results.Run) []*USLFit {
 				f.Excluded = append(f.Excluded, fmt.Sprintf("%s N=%d (run %s): client-bound, %s", res.Variant, res.Clients, r.ID, res.ClientBound.Detail))
 				continue
 			}
+			if res.Loaded != nil {
+				f.Excluded = append(f.Excluded, fmt.Sprintf("%s N=%d (run %s): loaded machine, %s", res.Variant, res.Clients, r.ID, res.Loaded.Detail))
+				continue
+			}
 			if res.Elapsed <= 0 || res.Throughput <= 0 {
 				continue
 			}

@@ -28,6 +28,9 @@ type Validation struct {
 	// ClientBound is the measured case's client-bound detail: its error
 	// then measures the load generator.
 	ClientBound string `json:"client_bound,omitempty"`
+	// Loaded is the measured case's loaded-machine detail: its error then
+	// measures a shared machine too.
+	Loaded string `json:"loaded,omitempty"`
 	// Overloaded: the model says the lock cannot keep up (Prediction.
 	// Overloaded), so its waits grow with the length of the load and are
 	// not compared; MeasuredBehind says whether the run fell behind its
@@ -54,6 +57,9 @@ func Validate(p *Prediction, run *results.Run) (*Validation, error) {
 	v := &Validation{Run: run.ID, Case: c.Key.String()}
 	if b := c.ClientBound(); b != nil {
 		v.ClientBound = b.Detail
+	}
+	if x := c.Loaded(); x != nil {
+		v.Loaded = x.Detail
 	}
 	add := func(name string, pred, meas float64) {
 		e := math.NaN()
@@ -104,6 +110,9 @@ func (v *Validation) Write(out io.Writer) error {
 	fmt.Fprintf(&b, "validation against run %s, case %s (measured)\n", v.Run, v.Case)
 	if v.ClientBound != "" {
 		fmt.Fprintf(&b, "CLIENT-BOUND: the measured case was limited by the load generator (%s): the errors below measure zkbench, not the model\n", v.ClientBound)
+	}
+	if v.Loaded != "" {
+		fmt.Fprintf(&b, "LOADED MACHINE: other processes shared the machine with the measured case (%s): the errors below measure them too, not only the model\n", v.Loaded)
 	}
 	if v.Overloaded {
 		behind := "but the run kept its schedule: the model is wrong here"

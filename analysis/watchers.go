@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
@@ -23,8 +24,9 @@ type WatcherPoint struct {
 	P99     time.Duration `json:"p99_ns"`
 	// BytesPerUpdate: bytes the clients received per update.
 	BytesPerUpdate float64 `json:"bytes_per_update"`
-	// ClientBound, if set, says why the load generator was the limit; the
-	// point is left out of the answer.
+	// ClientBound, if set, says why the load generator was the limit, or
+	// (starting "loaded machine: ") that other processes took the
+	// machine; the point is left out of the answer.
 	ClientBound string `json:"client_bound,omitempty"`
 }
 
@@ -86,6 +88,8 @@ func WatcherCapacities(runs []*results.Run, target time.Duration) []WatcherCapac
 			}
 			if b := r.Load.Bound(); b != nil {
 				p.ClientBound = b.Detail
+			} else if x := r.Load.Loaded(); x != nil {
+				p.ClientBound = loadedPrefix + x.Detail
 			}
 			wc.Points = append(wc.Points, p)
 		}
@@ -145,9 +149,18 @@ func (wc WatcherCapacity) Text() string {
 	case "none":
 		return fmt.Sprintf("fewer than %d", wc.Points[0].Clients)
 	case "client-bound":
+		for _, p := range wc.Points {
+			if strings.HasPrefix(p.ClientBound, loadedPrefix) {
+				return "not answered: every case was client-bound or measured on a loaded machine"
+			}
+		}
 		return "not answered: every case was client-bound"
 	case "at least":
 		return fmt.Sprintf("at least %d (every usable count met the target)", wc.Watchers)
 	}
 	return fmt.Sprintf("about %d", wc.Watchers)
 }
+
+// loadedPrefix starts a point's ClientBound when other processes, not the
+// load generator, took the machine.
+const loadedPrefix = "loaded machine: "

@@ -1,6 +1,7 @@
 package figures
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -79,6 +80,12 @@ func TestCheckNote(t *testing.T) {
 	watch := backends.Metrics{backends.MetricWatchEvents: 18242}
 	writes := backends.Metrics{backends.MetricWrites: 130}
 	events := func(n int64) Totals { return Totals{WatchEvents: n} }
+	wire := func(delivered, onWire int64) Totals {
+		return Totals{WatchEvents: delivered, Witness: &backends.Witness{WireWatchEvents: onWire}}
+	}
+	zkWrites := func(ensurePath int64, w *backends.Witness) Totals {
+		return Totals{Requests: map[string]int64{"create": 40, "create_seq": 20, "delete": 40, "ensure_path": ensurePath}, Witness: w}
+	}
 	for _, tc := range []struct {
 		name   string
 		check  Check
@@ -86,24 +93,41 @@ func TestCheckNote(t *testing.T) {
 		totals Totals
 		server backends.Metrics
 		want   []string // substrings; nil: no note
-		reason bool
+		known  bool
 	}{
 		{"agree", WatchEventsCheck, backends.Etcd, events(18000), watch, nil, false},
 		{"late events count", WatchEventsCheck, backends.ZooKeeper, Totals{WatchEvents: 9000, LateWatchEvents: 9100}, watch, nil, false},
 		{"not scraped", WatchEventsCheck, backends.Etcd, events(5579), backends.Metrics{}, nil, false},
 		{"both zero", WritesCheck, backends.Etcd, Totals{}, backends.Metrics{backends.MetricWrites: 0}, nil, false},
-		{"etcd watch events, known", WatchEventsCheck, backends.Etcd, events(5579), watch,
-			[]string{"disagree on watch events", "client 5579, server 18242", "known difference", "cancelled"}, true},
-		{"zookeeper watch events, unexplained", WatchEventsCheck, backends.ZooKeeper, events(5579), watch,
-			[]string{"client 5579, server 18242"}, false},
-		{"etcd, client above server, unexplained", WatchEventsCheck, backends.Etcd, events(30000), watch,
-			[]string{"client 30000, server 18242"}, false},
-		{"zookeeper writes with EnsurePath, known", WritesCheck, backends.ZooKeeper,
-			Totals{Requests: map[string]int64{"create": 40, "create_seq": 20, "delete": 40, "ensure_path": 10}}, writes,
-			[]string{"disagree on writes", "client 100, server 130", "EnsurePath"}, true},
-		{"zookeeper writes without EnsurePath, unexplained", WritesCheck, backends.ZooKeeper,
+		{"etcd watch events, the wire accounts for the excess", WatchEventsCheck, backends.Etcd, wire(5579, 18000), watch,
+			[]string{"disagree on watch events", "client 5579, server 18242, excess 12663, predicted 12421 ± 912", "known difference", "cancelled"}, true},
+		{"etcd watch events beyond what reached the clients", WatchEventsCheck, backends.Etcd, wire(5579, 9000), watch,
+			[]string{"excess 12663, predicted 3421 ± 912", "UNEXPLAINED", "cancelled"}, false},
+		{"etcd watch events in an older file: no witness", WatchEventsCheck, backends.Etcd, events(5579), watch,
+			[]string{"client 5579, server 18242, excess 12663, no client-side witness in this file", "UNEXPLAINED"}, false},
+		{"zookeeper watch events: no cause", WatchEventsCheck, backends.ZooKeeper, events(5579), watch,
+			[]string{"client 5579, server 18242 ("}, false},
+		{"etcd, client above server: no cause", WatchEventsCheck, backends.Etcd, events(30000), watch,
+			[]string{"client 30000, server 18242 ("}, false},
+		{"zookeeper writes, EnsurePath's creates and sessions account for them", WritesCheck, backends.ZooKeeper,
+			zkWrites(5, &backends.Witness{PathCreates: 26, SessionWrites: 2}), writes,
+			[]string{"disagree on writes", "client 100, server 130, excess 30, predicted 28 ± 6", "EnsurePath", "session's create"}, true},
+		{"zookeeper writes, another client's beside them", WritesCheck, backends.ZooKeeper,
+			zkWrites(1, &backends.Witness{PathCreates: 6}), writes,
+			[]string{"client 100, server 130, excess 30, predicted 6 ± 6", "UNEXPLAINED"}, false},
+		{"zookeeper writes in an older file, 5 to 6 a call", WritesCheck, backends.ZooKeeper, zkWrites(5, nil), writes,
+			[]string{"excess 30, predicted 25 to 30 ± 6", "known difference", "EnsurePath"}, true},
+		{"zookeeper writes in an older file without EnsurePath", WritesCheck, backends.ZooKeeper,
 			Totals{Requests: map[string]int64{"create": 100}}, writes,
-			[]string{"client 100, server 130"}, false},
+			[]string{"client 100, server 130, excess 30, predicted 0 ± 6", "UNEXPLAINED"}, false},
+		{"etcd writes, read-only transactions and leases", WritesCheck, backends.Etcd,
+			Totals{Requests: map[string]int64{"create": 100, "predecessor": 40}, Witness: &backends.Witness{ReadTxns: 28, SessionWrites: 4}}, writes,
+			[]string{"excess 30, predicted 32 ± 6", "read-only Txn", "lease grant"}, true},
+		{"zookeeper namespace writes agree with the clients' and EnsurePath's", NamespaceWritesCheck, backends.ZooKeeper,
+			zkWrites(5, &backends.Witness{PathCreates: 30, PathsCreated: 28}), backends.Metrics{backends.MetricNamespaceWrites: 130}, nil, false},
+		{"zookeeper namespace writes beyond them: no cause excuses it", NamespaceWritesCheck, backends.ZooKeeper,
+			zkWrites(5, &backends.Witness{PathCreates: 30, PathsCreated: 28}), backends.Metrics{backends.MetricNamespaceWrites: 200},
+			[]string{"disagree on writes in zkbench's namespace", "client 128, server 200 ("}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.check.Note(tc.kind, tc.totals, tc.server)
@@ -118,20 +142,25 @@ func TestCheckNote(t *testing.T) {
 					t.Errorf("note %q lacks %q", got, w)
 				}
 			}
-			if has := strings.Contains(got, "known difference"); has != tc.reason {
-				t.Errorf("note %q: gives a known reason %v, want %v", got, has, tc.reason)
+			if has := strings.Contains(got, knownMarker); has != tc.known {
+				t.Errorf("note %q: gives a known cause %v, want %v", got, has, tc.known)
 			}
-			// A note written before the causes were declared is explained
+			// A note written before the causes were modelled is modelled
 			// when it is read, the same way.
-			bare, _, _ := strings.Cut(got, knownMarker)
+			bare := tc.check.prefix() + fmt.Sprintf("by more than 5%%: client %.0f, server %.0f (%s)",
+				tc.check.Client(tc.totals), tc.server[tc.check.Metric], tc.check.Metric)
 			if again := Explain(bare, tc.kind, tc.totals, tc.server); again != got {
 				t.Errorf("Explain(%q) = %q, want %q", bare, again, got)
+			}
+			if again := Explain(got, tc.kind, tc.totals, tc.server); again != got {
+				t.Errorf("Explain changed a modelled note: %q", again)
 			}
 			// Read back, the note parts into words every case shares, the
 			// case's counts and its cause.
 			d, ok := ReadNote(got)
-			if !ok || !strings.HasPrefix(d.Words, tc.check.prefix()) || !strings.HasSuffix(d.Words, "("+tc.check.Metric+")") ||
-				!strings.HasPrefix(d.Counts, "client ") || strings.Contains(d.Counts, "(") || (d.Cause != "") != tc.reason {
+			if !ok || !strings.HasPrefix(d.Words, tc.check.prefix()) || !strings.Contains(d.Words, "("+tc.check.Metric+")") ||
+				!strings.HasPrefix(d.Counts, "client ") || strings.Contains(d.Counts, "(") || (d.Cause != "") != tc.known ||
+				strings.Contains(got, "UNEXPLAINED") != strings.Contains(d.Words, "UNEXPLAINED") {
 				t.Errorf("ReadNote(%q) = %+v, %v", got, d, ok)
 			}
 		})

@@ -352,6 +352,9 @@ func (b *builder) sweepLines(kind backends.Kind, dash int, extra string, y func(
 	if bound := b.boundPoints(kind, y); len(bound.Points) > 0 {
 		lines = append(lines, bound)
 	}
+	if loaded := b.loadedPoints(kind, y); len(loaded.Points) > 0 {
+		lines = append(lines, loaded)
+	}
 	return lines, nil
 }
 
@@ -380,12 +383,40 @@ func (b *builder) boundPoints(kind backends.Kind, y func(*analysis.Case) (float6
 	return l
 }
 
+// LoadedLabel is the legend of the rings drawn around the points of cases
+// measured on a loaded machine (results.Result.Loaded).
+const LoadedLabel = "loaded machine: other processes took its CPUs"
+
+// isMark: label is one of the marks drawn over points (client-bound,
+// loaded), not a line of its own.
+func isMark(label string) bool { return label == ClientBoundLabel || label == LoadedLabel }
+
+// loadedPoints marks, with a grey ring around its point, every case of
+// backend kind measured on a loaded machine.
+func (b *builder) loadedPoints(kind backends.Kind, y func(*analysis.Case) (float64, bool, error)) Line {
+	l := Line{Label: LoadedLabel, Legend: LoadedLabel, Color: "#808080", Glyph: "ring", Scatter: true}
+	for _, s := range b.order {
+		if s.Backend != kind {
+			continue
+		}
+		for _, c := range b.series[s] {
+			if c.Loaded() == nil {
+				continue
+			}
+			if v, ok, err := y(c); err == nil && ok {
+				l.Points = append(l.Points, Point{X: float64(c.Clients), Y: v})
+			}
+		}
+	}
+	return l
+}
+
 // shareVariantLegend gives lines of several styles of one variant (client
 // and server side, p50 and p99) the variant's one legend entry; the figure's
 // Keys explain the styles. The client-bound marks keep their own entry.
 func shareVariantLegend(lines []Line, kind backends.Kind) {
 	for i := range lines {
-		if lines[i].Label != ClientBoundLabel {
+		if !isMark(lines[i].Label) {
 			lines[i].Legend = lineLabel(lines[i].Variant, kind, "")
 		}
 	}

@@ -269,10 +269,10 @@ func fillText(c vg.Canvas, s text.Style, at vg.Point, txt string) {
 }
 
 // legendOf lists f's legend: one entry a distinct label of its lines, in
-// panel order, the client-bound mark after them, then the figure's Keys.
+// panel order, the client-bound and loaded marks after them, then the
+// figure's Keys.
 func legendOf(f *Chart) []legendEntry {
-	var entries []legendEntry
-	var bound *legendEntry
+	var entries, marks []legendEntry
 	seen := map[string]bool{}
 	for _, p := range f.Panels {
 		for _, ln := range p.Lines {
@@ -284,16 +284,14 @@ func legendOf(f *Chart) []legendEntry {
 			}
 			seen[ln.Label] = true
 			e := entryOf(ln)
-			if ln.Label == ClientBoundLabel {
-				bound = &e
+			if isMark(ln.Label) {
+				marks = append(marks, e)
 				continue
 			}
 			entries = append(entries, e)
 		}
 	}
-	if bound != nil {
-		entries = append(entries, *bound)
-	}
+	entries = append(entries, marks...)
 	for _, k := range f.Keys {
 		entries = append(entries, entryOf(k))
 	}

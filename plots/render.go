@@ -123,7 +123,7 @@ func styles(l Line) (draw.LineStyle, draw.GlyphStyle) {
 		line.Dashes = dashes[l.Dash]
 	}
 	glyph := draw.GlyphStyle{Color: col, Radius: 2.6}
-	if l.Label == ClientBoundLabel {
+	if isMark(l.Label) {
 		// Drawn over a point's own glyph: larger, or the glyph hides it.
 		glyph.Radius = 5
 	}
@@ -136,6 +136,8 @@ func styles(l Line) (draw.LineStyle, draw.GlyphStyle) {
 		glyph.Shape = draw.SquareGlyph{}
 	case "cross":
 		glyph.Shape = draw.CrossGlyph{}
+	case "ring":
+		glyph.Shape = draw.RingGlyph{}
 	}
 	return line, glyph
 }

@@ -185,6 +185,16 @@ func (d *Document) glance(cases []*analysis.Case, plan *analysis.Plan) {
 		items = append(items, fmt.Sprintf("CLIENT-BOUND: %d case(s) measured the load generator, not the servers, and are left out of capacity planning: %s.",
 			len(bound), strings.Join(bound, "; ")))
 	}
+	var loaded []string
+	for _, c := range cases {
+		if x := c.Loaded(); x != nil {
+			loaded = append(loaded, fmt.Sprintf("%s (%s)", c.Key, x.Detail))
+		}
+	}
+	if len(loaded) > 0 {
+		items = append(items, fmt.Sprintf("LOADED MACHINE: %d case(s) ran while other processes took the machine's CPUs, and are left out of capacity planning: %s.",
+			len(loaded), strings.Join(loaded, "; ")))
+	}
 	if checked > 0 {
 		if violations == 0 {
 			items = append(items, fmt.Sprintf("Safety: %d operations checked, no violation.", checked))
@@ -462,7 +472,8 @@ func (d *Document) summaries(cases []*analysis.Case) error {
 			cost.Header = append(cost.Header, f.Header(unit))
 		}
 		fair := Table{
-			Caption: "Fairness and safety. Violations must be 0 without injected faults. Jain's index is " + NotMeasured +
+			Caption: "Fairness and safety. Violations must be 0 without injected faults. Jain's index is over the clients' grants, " +
+				"against a perfect round-robin of as many grants (1: as even as the grants allow), and " + NotMeasured +
 				" where not every client could get a turn (fewer grants than clients, or a case shorter than clients × the mean handoff; the notes say which). " +
 				"Operations still waiting at the end (queued behind the holder when the case stopped) are neither errors nor failures.",
 			Header: append(slices.Clone(key), "Jain index", "FIFO inversions", "safety checked", "safety violations", "stopped by", "errors",
@@ -583,6 +594,9 @@ func loadTable(wc []*analysis.Case, key []string, keyCells func(*analysis.Case) 
 		bound := "no"
 		if b := c.ClientBound(); b != nil {
 			bound = "CLIENT-BOUND: " + b.Detail
+		}
+		if x := c.Loaded(); x != nil {
+			bound = strings.TrimPrefix(bound+"; ", "no; ") + "LOADED MACHINE: " + x.Detail
 		}
 		gc := "0"
 		if gcs > 0 {
@@ -765,6 +779,8 @@ func (d *Document) capacity(plan *analysis.Plan) {
 			meets := map[bool]string{true: "yes", false: "no"}[o.Meets]
 			if o.ClientBound != "" {
 				meets = "client-bound: " + o.ClientBound
+			} else if o.Loaded != "" {
+				meets = "loaded machine: " + o.Loaded
 			}
 			loop := "open, " + Num(o.Rate) + " ops/s"
 			if o.Rate == 0 {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/figures"
@@ -29,7 +30,10 @@ func (d *Document) watchers(runs []*results.Run, t analysis.Target) {
 				pts += "; "
 			}
 			pts += fmt.Sprintf("%d → %s, %s B", p.Clients, ms(p.LastP99), Num(p.BytesPerUpdate))
-			if p.ClientBound != "" {
+			switch {
+			case strings.HasPrefix(p.ClientBound, "loaded machine"):
+				pts += " (loaded machine)"
+			case p.ClientBound != "":
 				pts += " (client-bound)"
 			}
 		}

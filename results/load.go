@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 )
 
 // Load is what the load generator, the zkbench process that ran the
@@ -51,6 +52,135 @@ type Load struct {
 	// LatencyP99 is the p99 of the case's primary latency (0: none), which
 	// the scheduler latency is weighed against (Bound).
 	LatencyP99 time.Duration `json:"latency_p99_ns,omitempty"`
+	// ServiceP99 is the p99 of one operation's service where the workload
+	// times it apart from its queue (the lock's handoff: a release to the
+	// next grant), which the scheduler latency is weighed against too: it
+	// does not grow with the number of waiters as LatencyP99 does (0: not
+	// recorded; ServiceOf).
+	ServiceP99 time.Duration `json:"service_p99_ns,omitempty"`
+	// Machine is what the whole machine's CPUs did over the interval,
+	// other processes' load among it; nil where /proc could not be read
+	// (and in files written before zkbench measured it).
+	Machine *Machine `json:"machine,omitempty"`
+}
+
+// Machine is what a machine's CPUs did over a case's measured interval, in
+// CPU seconds, from /proc/stat and each process's /proc/<pid>/stat: what
+// zkbench and its servers took, and what other processes took beside them.
+type Machine struct {
+	// Cores is the machine's CPUs (not GOMAXPROCS); Elapsed the interval.
+	Cores   int           `json:"cores"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// Busy is every process's user, nice and system time. Own is the part
+	// zkbench's processes took: the process the run started from and
+	// every process below it (local shards, client worker processes, the
+	// servers it started as processes). Servers is the part of servers on
+	// this machine that are not below it (containers). Kernel is the
+	// kernel's threads' part (network and block work among it). Others is
+	// the rest, Busy - Own - Servers - Kernel (at least 0): processes that
+	// are not zkbench's.
+	Busy    float64 `json:"busy_cpu_seconds"`
+	Own     float64 `json:"own_cpu_seconds"`
+	Servers float64 `json:"servers_cpu_seconds,omitempty"`
+	Kernel  float64 `json:"kernel_cpu_seconds"`
+	Others  float64 `json:"others_cpu_seconds"`
+	// Steal is the time the hypervisor ran another guest while this
+	// machine's CPUs wanted to run (0 on bare metal); it is not in Busy.
+	Steal float64 `json:"steal_cpu_seconds"`
+}
+
+// capacity is the CPU seconds m's interval held.
+func (m *Machine) capacity() float64 { return m.Elapsed.Seconds() * float64(m.Cores) }
+
+// OthersShare is Others over the machine's cores and the interval: 0.5 is
+// one of two cores busy all the time with other processes' work.
+func (m *Machine) OthersShare() float64 {
+	if m == nil || m.capacity() <= 0 {
+		return 0
+	}
+	return m.Others / m.capacity()
+}
+
+// StealShare is Steal over the machine's cores and the interval.
+func (m *Machine) StealShare() float64 {
+	if m == nil || m.capacity() <= 0 {
+		return 0
+	}
+	return m.Steal / m.capacity()
+}
+
+// The loaded-machine rule's bounds (Load.Loaded).
+const (
+	// MaxOthersShare: other processes may take up to a tenth of the
+	// machine's cores beside a case (daemons, a shell, an editor use
+	// about 1% here) before the case counts as measured on a loaded
+	// machine.
+	MaxOthersShare = 0.10
+	// MaxStealShare: the hypervisor may take up to a twentieth.
+	MaxStealShare = 0.05
+)
+
+// Loaded marks a case measured while other processes (or, on a VM, other
+// guests) took a share of the machine's CPUs: its latencies and
+// throughput describe a shared machine, not the servers or zkbench alone.
+// Capacity planning leaves such cases out, as it does client-bound ones.
+type Loaded struct {
+	// OthersShare and StealShare are Machine's.
+	OthersShare float64 `json:"others_share"`
+	StealShare  float64 `json:"steal_share,omitempty"`
+	// Detail gives the numbers: "other processes took 62% of 2 cores".
+	Detail string `json:"detail"`
+}
+
+// String is Detail.
+func (x *Loaded) String() string { return x.Detail }
+
+// The words of a loaded case's note around its Detail (Loaded.Note).
+const (
+	loadedNoteStart = "loaded machine: "
+	loadedNoteEnd   = " beside this case (not zkbench, its servers or the kernel); left out of capacity answers"
+)
+
+// Note is the note a loaded case carries.
+func (x *Loaded) Note() string { return loadedNoteStart + x.Detail + loadedNoteEnd }
+
+// ReadLoadedNote reads back a note that Loaded.Note wrote: the words every
+// such note shares ("loaded machine: other processes took their share
+// beside the case ...") and the case's own Detail. False for any other
+// note.
+func ReadLoadedNote(note string) (words, detail string, ok bool) {
+	rest, ok := strings.CutPrefix(note, loadedNoteStart)
+	if !ok {
+		return "", "", false
+	}
+	if detail, ok = strings.CutSuffix(rest, loadedNoteEnd); !ok {
+		return "", "", false
+	}
+	return loadedNoteStart + "other processes took a share of its CPUs" + loadedNoteEnd, detail, true
+}
+
+// Loaded applies the loaded-machine rule to l: other processes took at
+// least MaxOthersShare of the machine's cores over the interval, or the
+// hypervisor at least MaxStealShare. Nil for a case that was not loaded,
+// or where the machine was not measured.
+func (l *Load) Loaded() *Loaded {
+	if l == nil || l.Machine == nil {
+		return nil
+	}
+	m := l.Machine
+	x := Loaded{OthersShare: m.OthersShare(), StealShare: m.StealShare()}
+	var parts []string
+	if x.OthersShare >= MaxOthersShare {
+		parts = append(parts, fmt.Sprintf("other processes took %.0f%% of %d cores", 100*x.OthersShare, m.Cores))
+	}
+	if x.StealShare >= MaxStealShare {
+		parts = append(parts, fmt.Sprintf("the hypervisor took %.0f%% of %d cores (steal)", 100*x.StealShare, m.Cores))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	x.Detail = strings.Join(parts, " and ")
+	return &x
 }
 
 // Spread summarises a distribution of durations read from bucketed
@@ -111,9 +241,18 @@ const (
 	// it measured. (A herd makes every waiter runnable at once, so a naive
 	// lock's scheduler p99 passes 10 ms at 100 clients with the process
 	// half idle, beside acquire latencies of seconds.)
+	//
+	// At thousands of waiters the case's p99 is mostly queue and grows with
+	// N, so the rule also weighs the scheduler's p99 against the service
+	// of one operation (ServiceP99): a goroutine that waits longer to run
+	// than the server's slowest handoffs takes is the case's limit
+	// whatever the queue.
 	BoundScheduler BoundReason = "scheduler"
 	// BoundKeepAlive: at least MaxLateKeepAlives of the keep-alives the
-	// client sent left late (ZooKeeper pings; an etcd response gap, which
+	// client sent left late, or one left a whole keep-alive interval late
+	// (a third of the session timeout: one more such delay and the session
+	// expires, however few keep-alives were late of the many that many
+	// sessions send) (ZooKeeper pings; an etcd response gap, which
 	// includes the server, counts only with scheduler latency above half
 	// of MaxSchedP99).
 	BoundKeepAlive BoundReason = "keepalive"
@@ -200,17 +339,31 @@ func (l *Load) Bound() *ClientBound {
 		parts = append(parts, string(r)+" ("+fmt.Sprintf(format, args...)+")")
 	}
 	demand := l.CPUFraction + l.RunQueueShare
+	// On a loaded machine the run queue, the scheduler's latency and late
+	// keep-alives are the other processes' doing as much as zkbench's: the
+	// case is marked loaded (Loaded), and only the CPU zkbench used itself
+	// makes it client-bound.
+	loaded := l.Loaded() != nil
 	switch {
 	case l.CPUFraction >= MaxCPUFraction:
 		add(BoundCPU, "%.0f%% of %d cores", 100*l.CPUFraction, l.Cores)
+	case loaded:
 	case l.CPUFraction >= 0.5 && demand >= MaxCPUFraction:
 		add(BoundCPU, "%.0f%% of %d cores, %.0f%% with the run queue", 100*l.CPUFraction, l.Cores, 100*demand)
+	}
+	if loaded {
+		return b.verdict(parts)
 	}
 	if l.RunQueueShare >= MinStarvedShare && demand >= MaxCPUFraction {
 		add(BoundStarved, "ran %.0f%% and waited for a CPU %.0f%% of %d cores: the machine was oversubscribed",
 			100*l.CPUFraction, 100*l.RunQueueShare, l.Cores)
 	}
-	if l.Sched.Count > 0 && l.Sched.P99 >= MaxSchedP99 && float64(l.Sched.P99) >= SchedShare*float64(l.LatencyP99) {
+	switch {
+	case l.Sched.Count == 0 || l.Sched.P99 < MaxSchedP99:
+	case l.ServiceP99 > 0 && l.Sched.P99 >= l.ServiceP99 && float64(l.Sched.P99) < SchedShare*float64(l.LatencyP99):
+		add(BoundScheduler, "scheduler latency p99 %s, above one operation's service p99 %s", FormatDuration(l.Sched.P99),
+			FormatDuration(l.ServiceP99))
+	case float64(l.Sched.P99) >= SchedShare*float64(l.LatencyP99):
 		if l.LatencyP99 > 0 {
 			add(BoundScheduler, "scheduler latency p99 %s, %.0f%% of the case's p99 %s", FormatDuration(l.Sched.P99),
 				100*float64(l.Sched.P99)/float64(l.LatencyP99), FormatDuration(l.LatencyP99))
@@ -218,18 +371,38 @@ func (l *Load) Bound() *ClientBound {
 			add(BoundScheduler, "scheduler latency p99 %s", FormatDuration(l.Sched.P99))
 		}
 	}
-	if k := l.KeepAlives; k != nil && k.Lateness.Count > 0 && float64(k.Late) >= MaxLateKeepAlives*float64(k.Lateness.Count) {
+	if k := l.KeepAlives; k != nil && k.Lateness.Count > 0 {
 		clientSide := k.What == KeepAlivePingSent || l.Sched.P99 >= MaxSchedP99/2
-		if clientSide {
+		switch {
+		case !clientSide:
+		case float64(k.Late) >= MaxLateKeepAlives*float64(k.Lateness.Count):
 			add(BoundKeepAlive, "%d of %d keep-alives later than %s, max %s", k.Late, k.Lateness.Count,
 				FormatDuration(LateBound(k.Interval)), FormatDuration(k.Lateness.Max))
+		case k.Interval > 0 && k.Lateness.Max >= k.Interval:
+			add(BoundKeepAlive, "a keep-alive %s late, a whole interval (%s) of the session timeout's three", FormatDuration(k.Lateness.Max),
+				FormatDuration(k.Interval))
 		}
 	}
+	return b.verdict(parts)
+}
+
+// verdict is b with parts as its Detail, nil without reasons.
+func (b *ClientBound) verdict(parts []string) *ClientBound {
 	if len(b.Reasons) == 0 {
 		return nil
 	}
 	b.Detail = strings.Join(parts, ", ")
-	return &b
+	return b
+}
+
+// ServiceOf is the p99 of res's per-operation service where its workload
+// records one apart from the queue (the handoff histogram), 0 elsewhere:
+// Load.ServiceP99.
+func ServiceOf(res *Result) time.Duration {
+	if h := res.Latency[figures.LatencyHandoff]; h != nil && h.Count > 0 {
+		return time.Duration(h.P99)
+	}
+	return 0
 }
 
 // What KeepAlives timed (KeepAlives.What).
@@ -251,6 +424,9 @@ func LossCause(l *Load) string {
 	}
 	if b := l.Bound(); b != nil {
 		return ": the client was late (" + b.Detail + ")"
+	}
+	if x := l.Loaded(); x != nil {
+		return ": the machine was loaded (" + x.Detail + ")"
 	}
 	k := l.KeepAlives
 	if k == nil {

@@ -287,3 +287,57 @@ func TestMergeStillWaitingAndClientBound(t *testing.T) {
 		t.Errorf("client bound %+v", r.ClientBound)
 	}
 }
+
+// TestMergeLoaded: shards on one host in separate process trees (pods) see
+// each other as other processes; the merge takes each shard's own CPU from
+// the others' and judges the case again. Load beyond that still marks it.
+func TestMergeLoaded(t *testing.T) {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	machine := func(own, others float64) *Load {
+		return &Load{Cores: 2, Machine: &Machine{Cores: 2, Elapsed: 10 * time.Second, Busy: own + others, Own: own, Others: others}}
+	}
+	for _, tc := range []struct {
+		name            string
+		others0, other1 float64 // each shard's others; each shard's own is 6 s
+		host1           string
+		want            string // the merged Loaded's detail, "" for none
+	}{
+		{"each other's own only", 6, 6, "h", ""},
+		{"each other's own and a little", 6.5, 6.5, "h", ""},
+		{"another process too", 10, 10, "h", "shard 0: other processes took 20% of 2 cores"},
+		{"two hosts: nothing to take away", 6, 6, "g", "shard 0: other processes took 30% of 2 cores"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s0 := shardRun(t, 0, 2, 4, base, [][3]int64{{ms(0), ms(1), 10}})
+			s1 := shardRun(t, 1, 2, 4, base, [][3]int64{{ms(2), ms(3), 11}})
+			s0.Results[0].Load, s1.Results[0].Load = machine(6, tc.others0), machine(6, tc.other1)
+			s1.Results[0].Shard.Host = tc.host1
+			for _, s := range []*Run{s0, s1} {
+				if x := s.Results[0].Load.Loaded(); x != nil {
+					s.Results[0].Loaded = x
+					s.Results[0].Notes = append(s.Results[0].Notes, x.Note())
+				}
+			}
+			m, err := Merge([]*Run{s0, s1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := m.Results[0]
+			var loadedNotes []string
+			for _, n := range r.Notes {
+				if strings.Contains(n, "loaded machine: ") {
+					loadedNotes = append(loadedNotes, n)
+				}
+			}
+			switch {
+			case tc.want == "" && (r.Loaded != nil || len(loadedNotes) > 0):
+				t.Fatalf("loaded %+v, notes %q: want not loaded", r.Loaded, loadedNotes)
+			case tc.want == "":
+			case r.Loaded == nil || r.Loaded.Detail != tc.want:
+				t.Fatalf("loaded %+v, want %q", r.Loaded, tc.want)
+			case len(loadedNotes) != 1 || loadedNotes[0] != r.Loaded.Note():
+				t.Errorf("notes %q, want the merged verdict's alone", loadedNotes)
+			}
+		})
+	}
+}

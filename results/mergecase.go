@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
 )
 
@@ -51,6 +53,7 @@ func mergeCase(parts []*Result) (Result, error) {
 	m.perOp(parts)
 	cross := m.safety(parts)
 	m.notes(parts, cross)
+	m.loaded(parts)
 	return m.res, nil
 }
 
@@ -98,6 +101,18 @@ func (m *caseMerge) add(i int, p *Result) error {
 	res.Client.WatchEvents += p.Client.WatchEvents
 	res.Client.WastedWakeups += p.Client.WastedWakeups
 	res.Client.LateWatchEvents += p.Client.LateWatchEvents
+	if w := p.Client.Witness; w != nil {
+		// Every shard counts its own; a case whose shards did not all
+		// count one has none (merged below).
+		if i == 0 {
+			res.Client.Witness = &backends.Witness{}
+		}
+		if res.Client.Witness != nil {
+			*res.Client.Witness = res.Client.Witness.Add(*w)
+		}
+	} else {
+		res.Client.Witness = nil
+	}
 	if sc.Scraped {
 		res.Server, res.ServerPartial = p.Server, p.ServerPartial
 		res.Cost.ServerCPUSeconds, res.Cost.ServerRSSBytes = p.Cost.ServerCPUSeconds, p.Cost.ServerRSSBytes
@@ -169,6 +184,39 @@ func (m *caseMerge) window(parts []*Result) {
 		res.Fairness.Jain = JainIndex(m.perClient)
 	}
 	res.Merged = m.merged
+}
+
+// loaded marks the case measured on a loaded machine when a shard's
+// machine was. Shards on one host (ShardCase.Host) in separate process
+// trees (pods) each see the others as other processes: their own CPU is
+// taken from each one's others before the rule is applied again.
+func (m *caseMerge) loaded(parts []*Result) {
+	ownOnHost := map[string]float64{}
+	for _, p := range parts {
+		if p.Load != nil && p.Load.Machine != nil && p.Shard.Host != "" {
+			ownOnHost[p.Shard.Host] += p.Load.Machine.Own
+		}
+	}
+	for _, p := range parts {
+		if p.Load == nil || p.Load.Machine == nil {
+			continue
+		}
+		l := *p.Load
+		mach := *l.Machine
+		if p.Shard.Host != "" {
+			mach.Others = max(0, mach.Others-(ownOnHost[p.Shard.Host]-mach.Own))
+		}
+		l.Machine = &mach
+		if x := l.Loaded(); x != nil {
+			if m.res.Loaded == nil || x.OthersShare > m.res.Loaded.OthersShare {
+				x.Detail = fmt.Sprintf("shard %d: %s", p.Shard.Index, x.Detail)
+				m.res.Loaded = x
+			}
+		}
+	}
+	if m.res.Loaded != nil {
+		m.res.Notes = append(m.res.Notes, m.res.Loaded.Note())
+	}
 }
 
 // latency merges each latency histogram bucket by bucket, and fails unless
@@ -245,7 +293,8 @@ func (m *caseMerge) notes(parts []*Result, cross CrossShard) {
 	res, merged := &m.res, m.merged
 	res.Notes = mergeNotes(parts)
 	if res.Server != nil && !res.ServerPartial && res.Client.Requests != nil {
-		counts := figures.Totals{WatchEvents: res.Client.WatchEvents, LateWatchEvents: res.Client.LateWatchEvents, Requests: res.Client.Requests}
+		counts := figures.Totals{WatchEvents: res.Client.WatchEvents, LateWatchEvents: res.Client.LateWatchEvents, Requests: res.Client.Requests,
+			Witness: res.Client.Witness}
 		for _, c := range figures.Checks() {
 			if n := c.Note(res.Backend, counts, res.Server); n != "" {
 				res.Notes = append(res.Notes, n)
@@ -355,6 +404,9 @@ func mergeNotes(parts []*Result) []string {
 	for _, p := range parts {
 		seen := map[string]bool{}
 		for _, n := range p.Notes {
+			if strings.HasPrefix(n, loadedNoteStart) {
+				continue // the merge judges the case again (caseMerge.loaded)
+			}
 			if !seen[n] {
 				seen[n] = true
 				count[n]++
@@ -366,6 +418,7 @@ func mergeNotes(parts []*Result) []string {
 	for _, p := range parts {
 		for _, n := range p.Notes {
 			switch {
+			case strings.HasPrefix(n, loadedNoteStart):
 			case count[n] == len(parts) && !done[n]:
 				done[n] = true
 				out = append(out, "every shard: "+n)

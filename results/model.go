@@ -162,6 +162,11 @@ type Result struct {
 	// case is left out of capacity answers. Nil: not client-bound, or not
 	// measured (Load nil).
 	ClientBound *ClientBound `json:"client_bound,omitempty"`
+	// Loaded is set when other processes on the machine took a share of
+	// its CPUs beside the case (Load.Loaded); such a case is left out of
+	// capacity answers too, and is never called client-bound for what the
+	// others did. Nil: not loaded, or the machine not measured.
+	Loaded *Loaded `json:"loaded,omitempty"`
 	// Series is successful operations per interval over the case.
 	Series Series `json:"series"`
 	// Notes are findings a reader must see (disagreements, truncations).
@@ -206,6 +211,12 @@ type ClientCounts struct {
 	// they were counted.
 	BytesSent     int64 `json:"bytes_sent,omitempty"`
 	BytesReceived int64 `json:"bytes_received,omitempty"`
+	// Witness is the server work the calls caused that the counts above
+	// do not show (backends.Witness: EnsurePath's creates, read-only
+	// transactions, session writes, watch events on the wire), from which
+	// the documented causes of a client|server difference predict it. Nil
+	// where the backend does not count it, and in older files.
+	Witness *backends.Witness `json:"witness,omitempty"`
 }
 
 // Fairness of grants.

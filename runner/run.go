@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -311,6 +312,12 @@ func caseLine(res *results.Result) string {
 	}
 	if cb := res.ClientBound; cb != nil {
 		fmt.Fprintf(&b, ", CLIENT-BOUND: %s", cb.Detail)
+	}
+	if x := res.Loaded; x != nil {
+		fmt.Fprintf(&b, ", LOADED MACHINE: %s", x.Detail)
+	}
+	if n := len(slices.DeleteFunc(slices.Clone(res.Notes), func(n string) bool { return !figures.Unexplained(n) })); n > 0 {
+		fmt.Fprintf(&b, ", %d client|server difference(s) UNEXPLAINED (see the notes)", n)
 	}
 	return b.String()
 }

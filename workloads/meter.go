@@ -81,6 +81,9 @@ type Meter struct {
 	// keepAlives times the sessions' keep-alives (nil: the backend
 	// cannot).
 	keepAlives backends.KeepAliveReporter
+	// witness counts the server work the instrument does not see (nil:
+	// the backend cannot).
+	witness backends.Witnesser
 	// sampler runs from the first Snapshot to the second (Load's timer
 	// lateness and memory peaks).
 	sampler *selfstat.Sampler
@@ -92,6 +95,9 @@ type Meter struct {
 	// (the merge compares them with every shard's). With scraper nil as
 	// well, another shard reads them.
 	sharded bool
+	// root is the process zkbench's processes descend from
+	// (procstat.Root): their CPU is not other processes' load.
+	root int
 }
 
 // MeterOption configures a Meter.
@@ -122,10 +128,11 @@ func WithShardOf(scrape bool) MeterOption {
 
 // NewMeter returns a Meter for b's cluster as info describes it.
 func NewMeter(b backends.Backend, info backends.ClusterInfo, opts ...MeterOption) *Meter {
-	m := &Meter{}
+	m := &Meter{root: procstat.Root()}
 	m.scraper, _ = b.(backends.Scraper)
 	m.members, _ = b.(backends.MemberScraper)
 	m.keepAlives = keepAliveReporter(b)
+	m.witness = ability[backends.Witnesser](b)
 	if g := gaugeNamer(b); g != nil {
 		m.isGauge = g.IsGauge
 	}
@@ -163,6 +170,10 @@ type Snapshot struct {
 	Members []backends.MemberMetrics
 	Self    procstat.Stat
 	SelfErr error
+	// Machine is the machine's CPU time, zkbench's processes' and the
+	// kernel's; MachineErr says why it could not be read.
+	Machine    procstat.Machine
+	MachineErr error
 	// PIDs are the local servers' processes by endpoint (host:port), and
 	// Servers their figures by PID; ServersErr says why one could not be
 	// read.
@@ -179,6 +190,10 @@ type Snapshot struct {
 	Peaks         selfstat.Peaks
 	KeepAlives    backends.KeepAliveCounts
 	HasKeepAlives bool
+	// Witness is the backend's count of server work the instrument does
+	// not see (HasWitness: it counts it).
+	Witness    backends.Witness
+	HasWitness bool
 }
 
 // Snapshot reads client counts first and the servers right after, so the
@@ -201,6 +216,10 @@ func (m *Meter) Snapshot(ctx context.Context, clients *Clients) Snapshot {
 	if m.keepAlives != nil {
 		s.KeepAlives, s.HasKeepAlives = m.keepAlives.KeepAlives(), true
 	}
+	if m.witness != nil {
+		s.Witness, s.HasWitness = m.witness.Witness(), true
+	}
+
 	if clients != nil {
 		s.Client = clients.Total()
 	}
@@ -219,8 +238,12 @@ func (m *Meter) Snapshot(ctx context.Context, clients *Clients) Snapshot {
 			// describe about the same instant.
 			s.Client = midpoint(s.Client, clients.Total())
 		}
+		if s.HasWitness {
+			s.Witness = s.Witness.Mid(m.witness.Witness())
+		}
 	}
 	s.Self, s.SelfErr = procstat.Self()
+	s.Machine, s.MachineErr = procstat.ReadMachine(m.root)
 	if s.PIDs = m.pids(); len(s.PIDs) > 0 {
 		s.Servers = make(map[int]procstat.Stat, len(s.PIDs))
 		for _, pid := range s.PIDs {
@@ -275,8 +298,14 @@ func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, ins
 		return v / float64(ops)
 	}
 	d := after.Client.Sub(before.Client)
+	var witness *backends.Witness
+	if before.HasWitness && after.HasWitness {
+		w := after.Witness.Sub(before.Witness)
+		witness = &w
+	}
 	if instrumented {
 		res.Client = clientCounts(d)
+		res.Client.Witness = witness
 		if ops > 0 {
 			// Fan-out counts every notification that reached the client,
 			// including those of watches the recipe had already abandoned
@@ -313,7 +342,7 @@ func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, ins
 			}
 		}
 		if instrumented && !m.sharded {
-			counts := figures.Totals{WatchEvents: d.WatchEvents, LateWatchEvents: d.LateWatchEvents, Requests: d.Requests}
+			counts := figures.Totals{WatchEvents: d.WatchEvents, LateWatchEvents: d.LateWatchEvents, Requests: d.Requests, Witness: witness}
 			for _, c := range figures.Checks() {
 				if n := c.Note(res.Backend, counts, res.Server); n != "" {
 					res.Notes = append(res.Notes, n)
@@ -347,6 +376,7 @@ func (m *Meter) fillLoad(res *results.Result, before, after Snapshot) {
 	if _, h := results.PrimaryLatency(res); h != nil {
 		l.LatencyP99 = time.Duration(h.P99)
 	}
+	l.ServiceP99 = results.ServiceOf(res)
 	if before.SelfErr == nil && after.SelfErr == nil && elapsed > 0 {
 		l.CPUFraction = (after.Self.CPUSeconds - before.Self.CPUSeconds) / (elapsed.Seconds() * float64(l.Cores))
 	} else {
@@ -355,15 +385,37 @@ func (m *Meter) fillLoad(res *results.Result, before, after Snapshot) {
 	if before.HasRunQueue && after.HasRunQueue && elapsed > 0 {
 		l.RunQueueShare = max(0, float64(after.RunQueue-before.RunQueue)/(float64(elapsed)*float64(l.Cores)))
 	}
+	if before.MachineErr == nil && after.MachineErr == nil && elapsed > 0 {
+		l.Machine = machineLoad(before, after, elapsed)
+	}
 	if before.HasKeepAlives && after.HasKeepAlives {
 		d := after.KeepAlives.Sub(before.KeepAlives)
 		l.KeepAlives = &results.KeepAlives{What: d.What, Interval: d.Interval, Late: d.Late,
 			Lateness: bucketSpread(d.Lateness), Replies: bucketSpread(d.Replies)}
 	}
 	res.Load = l
+	if res.Loaded = l.Loaded(); res.Loaded != nil {
+		res.Notes = append(res.Notes, res.Loaded.Note())
+	}
 	if res.ClientBound = l.Bound(); res.ClientBound != nil {
 		res.Notes = append(res.Notes, res.ClientBound.Note(l.ServerInProcess))
 	}
+}
+
+// machineLoad is what the machine's CPUs did between the snapshots: the
+// servers' processes that are not zkbench's children (containers) are
+// counted apart from the other processes.
+func machineLoad(before, after Snapshot, elapsed time.Duration) *results.Machine {
+	u := after.Machine.Since(before.Machine)
+	var servers float64
+	for pid, a := range after.Servers {
+		b, ok := before.Servers[pid]
+		if _, own := after.Machine.Own[pid]; ok && !own {
+			servers += max(0, a.CPUSeconds-b.CPUSeconds)
+		}
+	}
+	return &results.Machine{Cores: u.Cores, Elapsed: elapsed, Busy: u.Busy, Own: u.Own, Servers: servers,
+		Kernel: u.Kernel, Others: max(0, u.Others()-servers), Steal: u.Steal}
 }
 
 // LossCause says which side was late around the sessions lost at lostAt
@@ -453,17 +505,24 @@ func gaugeNamer(b backends.Backend) backends.GaugeNamer {
 // keepAliveReporter finds the KeepAliveReporter in b or the backends it
 // wraps (Unwrap), nil if none reports keep-alives.
 func keepAliveReporter(b backends.Backend) backends.KeepAliveReporter {
+	return ability[backends.KeepAliveReporter](b)
+}
+
+// ability is the first of b and the backends it wraps (Unwrap) that is a
+// T, the zero T if none is.
+func ability[T any](b backends.Backend) T {
 	for b != nil {
-		if r, ok := b.(backends.KeepAliveReporter); ok {
+		if r, ok := b.(T); ok {
 			return r
 		}
 		u, ok := b.(interface{ Unwrap() backends.Backend })
 		if !ok {
-			return nil
+			break
 		}
 		b = u.Unwrap()
 	}
-	return nil
+	var zero T
+	return zero
 }
 
 func (m *Meter) fillCost(res *results.Result, before, after Snapshot, baseRSS uint64) {

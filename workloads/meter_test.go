@@ -26,7 +26,8 @@ func TestFillCrossChecks(t *testing.T) {
 		kind      backends.Kind
 		client    instrument.Counts
 		server    backends.Metrics
-		wantNotes []string // substrings, one note each
+		witness   backends.Witness // the backend's, over the interval
+		wantNotes []string         // substrings, one note each
 		reason    bool
 	}{
 		{
@@ -34,7 +35,8 @@ func TestFillCrossChecks(t *testing.T) {
 			kind:      backends.Etcd,
 			client:    instrument.Counts{WatchEvents: 5579, Requests: map[string]int64{"create": 50, "delete": 50}},
 			server:    backends.Metrics{backends.MetricWatchEvents: 18242, backends.MetricWrites: 100, backends.MetricRequests: 400},
-			wantNotes: []string{"disagree on watch events by more than 5%: client 5579, server 18242"},
+			witness:   backends.Witness{WireWatchEvents: 18100},
+			wantNotes: []string{"disagree on watch events by more than 5%: client 5579, server 18242, excess 12663, predicted 12521 ± 912"},
 			reason:    true,
 		},
 		{
@@ -43,7 +45,8 @@ func TestFillCrossChecks(t *testing.T) {
 			client: instrument.Counts{WatchEvents: 40, Requests: map[string]int64{
 				"create": 20, "delete": 20, "ensure_path": 10}},
 			server:    backends.Metrics{backends.MetricWatchEvents: 40, backends.MetricWrites: 60},
-			wantNotes: []string{"disagree on writes (create+create_seq+delete) by more than 5%: client 40, server 60"},
+			witness:   backends.Witness{PathCreates: 20},
+			wantNotes: []string{"disagree on writes (create+create_seq+delete) by more than 5%: client 40, server 60, excess 20, predicted 20 ± 3"},
 			reason:    true,
 		},
 		{
@@ -63,8 +66,8 @@ func TestFillCrossChecks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &Meter{scraper: noScrape{}}
 			res := &results.Result{Backend: tc.kind, Clients: 10}
-			before := Snapshot{Client: instrument.Counts{Requests: map[string]int64{}}, Server: backends.Metrics{}}
-			after := Snapshot{Client: tc.client, Server: tc.server}
+			before := Snapshot{Client: instrument.Counts{Requests: map[string]int64{}}, Server: backends.Metrics{}, HasWitness: true}
+			after := Snapshot{Client: tc.client, Server: tc.server, Witness: tc.witness, HasWitness: true}
 			m.Fill(res, before, after, 10, true, 0)
 			if got, want := res.PerOp[figures.WatchEvents.Key], float64(tc.client.WatchEvents)/10; got != want {
 				t.Errorf("%s = %v, want %v", figures.WatchEvents.Key, got, want)

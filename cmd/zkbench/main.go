@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/zkbench/zkbench/internal/procstat"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -60,6 +62,10 @@ func newVersionCmd() *cobra.Command {
 }
 
 func main() {
+	// Local shards, client worker processes and the servers a run starts
+	// are this process's children: their CPU is zkbench's, not another
+	// process's load on the machine.
+	procstat.MarkRoot()
 	if err := newRootCmd().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "zkbench:", err)
 		os.Exit(1)

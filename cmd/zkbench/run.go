@@ -397,13 +397,16 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 
 // nextHint says what to run for larger numbers than run's: servers of
 // their own when the embedded one shared the clients' process, other
-// machines for the clients when cases were client-bound; "" for a run of
-// neither kind.
+// machines for the clients when cases were client-bound, a quiet machine
+// when other processes loaded it; "" for a run of none of these kinds.
 func nextHint(run *results.Run) string {
-	bound := 0
+	bound, loaded := 0, 0
 	for _, r := range run.Results {
 		if r.ClientBound != nil {
 			bound++
+		}
+		if r.Loaded != nil {
+			loaded++
 		}
 	}
 	switch {
@@ -411,6 +414,9 @@ func nextHint(run *results.Run) string {
 		return fmt.Sprintf("next: %d of %d cases were client-bound (this machine, not the servers, was the limit): "+
 			"give the servers machines of their own (--endpoints) and split the clients over several "+
 			"(--shards, zkbench kube job; docs/sharding.md)", bound, len(run.Results))
+	case loaded > 0:
+		return fmt.Sprintf("next: %d of %d cases ran on a loaded machine (other processes took its CPUs; each case's note "+
+			"says how much): run again when the machine is quiet, or give zkbench a machine of its own", loaded, len(run.Results))
 	case run.ClusterMode == string(runner.Embedded):
 		return "next: the embedded etcd shares this process and its cores with the clients; for larger numbers " +
 			"(--clients 10,100,1000, --hold 0) give the servers machines of their own (--endpoints), or start them " +
