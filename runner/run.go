@@ -16,6 +16,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/internal/procstat"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/workloads"
 )
@@ -416,15 +417,6 @@ func environment() results.Environment {
 	if raw, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		env.Kernel = strings.TrimSpace(string(raw))
 	}
-	if raw, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for _, line := range strings.Split(string(raw), "\n") {
-			if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-				kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-				if err == nil {
-					env.MemTotal = kb * 1024
-				}
-			}
-		}
-	}
+	env.MemTotal = procstat.MemTotal()
 	return env
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 	zkbackend "github.com/zkbench/zkbench/backends/zookeeper"
 	etcdcluster "github.com/zkbench/zkbench/cluster/etcd"
 	zkcluster "github.com/zkbench/zkbench/cluster/zookeeper"
+	"github.com/zkbench/zkbench/internal/procstat"
 )
 
 // ErrNotSaved: no state file where one was looked for.
@@ -87,25 +89,11 @@ func (m Member) Runs() bool {
 	if m.PID <= 0 || m.Mark == "" {
 		return false
 	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(m.PID) + "/stat")
-	if err != nil {
+	if !procstat.Alive(m.PID) {
 		return false
 	}
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) || s[i+2] == 'Z' || s[i+2] == 'X' {
-		return false
-	}
-	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(m.PID) + "/cmdline")
-	if err != nil {
-		return false
-	}
-	for _, arg := range strings.Split(string(cmdline), "\x00") {
-		if arg == m.Mark {
-			return true
-		}
-	}
-	return false
+	args, err := procstat.Cmdline(m.PID)
+	return err == nil && slices.Contains(args, m.Mark)
 }
 
 // stateDir is where cluster state lives by default:

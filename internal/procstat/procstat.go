@@ -130,3 +130,45 @@ func PIDNamespace() (string, error) {
 	}
 	return strings.TrimSuffix(ns, "]"), nil
 }
+
+// Alive reports whether process pid exists and has not exited: a zombie
+// (exited, not yet reaped: an orphan in a container whose init does not
+// reap) is not alive.
+func Alive(pid int) bool {
+	ps, err := procStat(pid)
+	return err == nil && !exited(ps)
+}
+
+// Cmdline is process pid's command line, its arguments in order.
+func Cmdline(pid int) ([]string, error) {
+	fs, err := procFS()
+	if err != nil {
+		return nil, err
+	}
+	p, err := fs.Proc(pid)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %d", ErrNoProcess, pid)
+		}
+		return nil, fmt.Errorf("procstat: %w", err)
+	}
+	args, err := p.CmdLine()
+	if err != nil {
+		return nil, fmt.Errorf("procstat: %w", err)
+	}
+	return args, nil
+}
+
+// MemTotal is the machine's memory in bytes (/proc/meminfo), 0 where it
+// cannot be read.
+func MemTotal() uint64 {
+	fs, err := procFS()
+	if err != nil {
+		return 0
+	}
+	mi, err := fs.Meminfo()
+	if err != nil || mi.MemTotal == nil {
+		return 0
+	}
+	return *mi.MemTotal * 1024
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -130,5 +131,42 @@ func TestBootAndNamespace(t *testing.T) {
 	ns, err := PIDNamespace()
 	if _, perr := strconv.ParseUint(ns, 10, 64); err != nil || perr != nil {
 		t.Errorf("PIDNamespace = %q, %v: want an inode number", ns, err)
+	}
+}
+
+// TestAliveCmdlineMemTotal: a running child is alive with its arguments; once
+// killed and before it is reaped (a zombie) it is not; the machine has memory.
+func TestAliveCmdlineMemTotal(t *testing.T) {
+	cmd := exec.Command("sleep", "30.5")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		args, err := Cmdline(pid)
+		if err == nil && slices.Equal(args, []string{"sleep", "30.5"}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Cmdline(child) = %q, %v", args, err)
+		}
+	}
+	if !Alive(pid) {
+		t.Error("a running child is not alive")
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); Alive(pid); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a killed child not yet reaped is still alive")
+		}
+	}
+	if _, err := Cmdline(1 << 30); !errors.Is(err, ErrNoProcess) {
+		t.Errorf("Cmdline(no such pid) = %v, want ErrNoProcess", err)
+	}
+	if m := MemTotal(); m < 64<<20 {
+		t.Errorf("MemTotal = %d bytes", m)
 	}
 }

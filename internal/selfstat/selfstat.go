@@ -11,10 +11,10 @@ import (
 	"os"
 	"runtime/metrics"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/procfs"
 
 	"github.com/zkbench/zkbench/results"
 )
@@ -251,53 +251,43 @@ func Durations(ds []time.Duration) results.Spread {
 	return sp
 }
 
-var pageSize = uint64(os.Getpagesize())
-
-// selfRSS is this process's resident memory from /proc/self/statm, 0 if
-// it cannot be read.
+// selfRSS is this process's resident memory, 0 if /proc cannot be read.
 func selfRSS() uint64 {
-	raw, err := os.ReadFile("/proc/self/statm")
+	p, err := procfs.Self()
 	if err != nil {
 		return 0
 	}
-	f := strings.Fields(string(raw))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, err := strconv.ParseUint(f[1], 10, 64)
+	st, err := p.Stat()
 	if err != nil {
 		return 0
 	}
-	return pages * pageSize
+	return uint64(max(st.ResidentMemory(), 0))
 }
 
 // RunQueueWait is how long this process's threads have waited, runnable,
-// for a CPU since they started: the second field of each
-// /proc/self/task/<tid>/schedstat, summed. It is the operating system's
-// side of CPU starvation (other processes on the machine, or more runnable
+// for a CPU since they started: the waiting time of each thread's
+// schedstat (/proc/self/task/<tid>/schedstat; the process's own file has
+// only its first thread's), summed. It is the operating system's side of
+// CPU starvation (other processes on the machine, or more runnable
 // threads than cores), which the Go scheduler does not see. False where
 // /proc or schedstat is not available.
 func RunQueueWait() (time.Duration, bool) {
-	tasks, err := os.ReadDir("/proc/self/task")
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return 0, false
 	}
-	var total int64
+	tasks, err := fs.AllThreads(os.Getpid())
+	if err != nil {
+		return 0, false
+	}
+	var total uint64
 	read := false
 	for _, t := range tasks {
-		raw, err := os.ReadFile("/proc/self/task/" + t.Name() + "/schedstat")
+		st, err := t.Schedstat()
 		if err != nil {
 			continue // the thread exited
 		}
-		f := strings.Fields(string(raw))
-		if len(f) < 2 {
-			continue
-		}
-		ns, err := strconv.ParseInt(f[1], 10, 64)
-		if err != nil {
-			continue
-		}
-		total += ns
+		total += st.WaitingNanoseconds
 		read = true
 	}
 	return time.Duration(total), read

@@ -4,10 +4,11 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/zkbench/zkbench/internal/procstat"
 )
 
 // Proc is one server process: a child started by the caller (Watch), or a
@@ -178,16 +179,7 @@ func (p *Proc) Terminate(ctx context.Context, grace time.Duration) {
 // Alive reports whether process pid exists and has not exited: a zombie
 // (exited, not yet reaped: an orphan in a container whose init does not
 // reap) is not alive.
-func Alive(pid int) bool {
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	// The state follows the command name, which may hold ") ".
-	s := string(raw)
-	i := strings.LastIndex(s, ") ")
-	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
-}
+func Alive(pid int) bool { return procstat.Alive(pid) }
 
 // LogTail returns up to n last lines of a file (read from its last 64 KiB),
 // or why it cannot, in parentheses.
