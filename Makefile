@@ -6,7 +6,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: build test bench bench-runs bench-scale bench-plan plan-check lint deps images clean
+.PHONY: build test bench bench-runs bench-scale bench-plan plan-check lint deps images clean docs
 .PHONY: kube-bins
 
 build:
@@ -177,6 +177,11 @@ images:
 KUBE_BIN_CACHE ?= .cache/kube-bin
 kube-bins:
 	GO=$(GO) kube/controlplane/build.sh $(abspath $(KUBE_BIN_CACHE))
+
+# The tables README.md and docs/results.md publish, written again from the kept
+# runs' results files (no servers); docsgen's test fails when one differs.
+docs: build
+	$(BIN) docs README.md docs/results.md
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -46,6 +46,7 @@ With no endpoints, zkbench starts an embedded etcd in-process.`,
 		newExecCmd(),
 		newKubeCmd(),
 		newPlanCmd(),
+		newDocsCmd(),
 	)
 	return root
 }
