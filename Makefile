@@ -54,53 +54,57 @@ bench:
 # The kept runs behind docs/results.md: lock sweeps on a local ZooKeeper and
 # on the embedded etcd, leader failover at 200 candidates, a double
 # barrier sweep, and the shared and revocable lock sweeps. Results, plots and the report land in docs/runs/.
+# Every kept run is made with --require-quiet (KEEPFLAGS): a case measured
+# while other processes loaded the machine stops the pass, its run marked
+# failed, rather than be published (docs/figures.md, loaded machine).
+KEEPFLAGS ?= --require-quiet
 RUNS     ?= docs/runs
 RUNFLAGS ?= --duration 15s --warmup 2s
 CONFIGFLAGS ?= --duration 10s --warmup 1s --rate 2 --poll 1s
 QUEUEFLAGS ?= --rate 100 --hold 20ms --duration 5s
 bench-runs: build
-	$(BIN) run --backend zookeeper --cluster local --workload lock --hold 0 --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-zookeeper
-	$(BIN) run --backend etcd --workload lock --hold 0 --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-etcd
-	$(BIN) run --backend zookeeper --cluster local --workload failover --variants naive,fair --clients 200 --failovers 10 -o $(RUNS) --run-id failover-zookeeper
-	$(BIN) run --backend etcd --workload failover --variants naive,fair,native --clients 200 --failovers 10 -o $(RUNS) --run-id failover-etcd
-	$(BIN) run --backend zookeeper --cluster local --workload barrier --variants naive,fair --clients 10,25,50,100 --rounds 20 --work 10ms --jitter 200ms --duration 60s -o $(RUNS) --run-id barrier-zookeeper
-	$(BIN) run --backend etcd --workload barrier --variants naive,fair --clients 10,25,50,100 --rounds 20 --work 10ms --jitter 200ms --duration 60s -o $(RUNS) --run-id barrier-etcd
-	$(BIN) run --backend zookeeper --cluster local --workload barrier --preset zk-paper-barrier --scale 0.1 -o $(RUNS) --run-id paper-barrier-zookeeper | tee $(RUNS)/paper-barrier-zookeeper.log
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload lock --hold 0 --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --workload lock --hold 0 --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload failover --variants naive,fair --clients 200 --failovers 10 -o $(RUNS) --run-id failover-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --workload failover --variants naive,fair,native --clients 200 --failovers 10 -o $(RUNS) --run-id failover-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload barrier --variants naive,fair --clients 10,25,50,100 --rounds 20 --work 10ms --jitter 200ms --duration 60s -o $(RUNS) --run-id barrier-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --workload barrier --variants naive,fair --clients 10,25,50,100 --rounds 20 --work 10ms --jitter 200ms --duration 60s -o $(RUNS) --run-id barrier-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload barrier --preset zk-paper-barrier --scale 0.1 -o $(RUNS) --run-id paper-barrier-zookeeper | tee $(RUNS)/paper-barrier-zookeeper.log
 	$(BIN) report $(RUNS)/lock-zookeeper $(RUNS)/lock-etcd -o $(RUNS)/lock-report
 	# config workload: one writer at 2 updates/s, a size sweep on each backend
-	$(BIN) run --backend etcd --workload config --clients 10,100,500 --size 1KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-etcd-1kb
-	$(BIN) run --backend etcd --workload config --clients 10,100 --size 64KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-etcd-64kb
-	$(BIN) run --backend etcd --workload config --clients 10,100 --size 512KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-etcd-512kb
-	$(BIN) run --backend etcd --workload config --clients 10,100 --size 1MB $(CONFIGFLAGS) -o $(RUNS) --run-id config-etcd-1mb
-	$(BIN) run --backend zookeeper --cluster local --workload config --clients 10,100,500 --size 1KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-zookeeper-1kb
-	$(BIN) run --backend zookeeper --cluster local --workload config --clients 10,100 --size 64KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-zookeeper-64kb
-	$(BIN) run --backend zookeeper --cluster local --workload config --clients 10,100 --size 512KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-zookeeper-512kb
+	$(BIN) run $(KEEPFLAGS) --backend etcd --workload config --clients 10,100,500 --size 1KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-etcd-1kb
+	$(BIN) run $(KEEPFLAGS) --backend etcd --workload config --clients 10,100 --size 64KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-etcd-64kb
+	$(BIN) run $(KEEPFLAGS) --backend etcd --workload config --clients 10,100 --size 512KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-etcd-512kb
+	$(BIN) run $(KEEPFLAGS) --backend etcd --workload config --clients 10,100 --size 1MB $(CONFIGFLAGS) -o $(RUNS) --run-id config-etcd-1mb
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload config --clients 10,100,500 --size 1KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-zookeeper-1kb
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload config --clients 10,100 --size 64KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-zookeeper-64kb
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload config --clients 10,100 --size 512KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-zookeeper-512kb
 	# The shared lock workloads (docs/results.md, shared locks and revocable locks).
-	$(BIN) run --backend zookeeper --cluster local --workload rwlock --variants naive,fair --clients 10,50,200 --duration 8s --warmup 2s --hold 5ms --read-share 0.9 -o $(RUNS) --run-id rwlock-zookeeper
-	$(BIN) run --backend etcd --workload rwlock --variants naive,fair,native --clients 10,50,200 --duration 8s --warmup 2s --hold 5ms --read-share 0.9 -o $(RUNS) --run-id rwlock-etcd
-	$(BIN) run --backend zookeeper --cluster local --workload revoke --variants consent,forced --clients 10,50 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms -o $(RUNS) --run-id revoke-zookeeper
-	$(BIN) run --backend etcd --workload revoke --variants consent,forced --clients 10,50 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms -o $(RUNS) --run-id revoke-etcd
-	$(BIN) run --backend zookeeper --cluster local --workload revoke --variants forced --clients 10 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms --fence on -o $(RUNS) --run-id revoke-fenced-zookeeper
-	$(BIN) run --backend etcd --workload revoke --variants forced --clients 10 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms --fence on -o $(RUNS) --run-id revoke-fenced-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload rwlock --variants naive,fair --clients 10,50,200 --duration 8s --warmup 2s --hold 5ms --read-share 0.9 -o $(RUNS) --run-id rwlock-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --workload rwlock --variants naive,fair,native --clients 10,50,200 --duration 8s --warmup 2s --hold 5ms --read-share 0.9 -o $(RUNS) --run-id rwlock-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload revoke --variants consent,forced --clients 10,50 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms -o $(RUNS) --run-id revoke-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --workload revoke --variants consent,forced --clients 10,50 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms -o $(RUNS) --run-id revoke-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload revoke --variants forced --clients 10 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms --fence on -o $(RUNS) --run-id revoke-fenced-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --workload revoke --variants forced --clients 10 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms --fence on -o $(RUNS) --run-id revoke-fenced-etcd
 # The simple barrier, watched (fair) against polled, at 10, 100 and 500 waiters, and at
 # 100 waiters with the barrier up 1s (a polling waiter's requests grow with the wait)
-	$(BIN) run --backend zookeeper --cluster local --workload simple-barrier --variants polling,fair --clients 10,100,500 --duration 10s -o $(RUNS) --run-id simple-barrier-zookeeper
-	$(BIN) run --backend etcd --workload simple-barrier --variants polling,fair --clients 10,100,500 --duration 10s -o $(RUNS) --run-id simple-barrier-etcd
-	$(BIN) run --backend zookeeper --cluster local --workload simple-barrier --variants polling,fair --clients 100 --barrier-up 1s --duration 10s -o $(RUNS) --run-id simple-barrier-wait-zookeeper
-	$(BIN) run --backend etcd --workload simple-barrier --variants polling,fair --clients 100 --barrier-up 1s --duration 10s -o $(RUNS) --run-id simple-barrier-wait-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload simple-barrier --variants polling,fair --clients 10,100,500 --duration 10s -o $(RUNS) --run-id simple-barrier-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --workload simple-barrier --variants polling,fair --clients 10,100,500 --duration 10s -o $(RUNS) --run-id simple-barrier-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload simple-barrier --variants polling,fair --clients 100 --barrier-up 1s --duration 10s -o $(RUNS) --run-id simple-barrier-wait-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --workload simple-barrier --variants polling,fair --clients 100 --barrier-up 1s --duration 10s -o $(RUNS) --run-id simple-barrier-wait-etcd
 # Two-phase commit, all-watch against coordinated, at 3, 10 and 30 sites; with aborts; with a
 # site's session expired mid-run
-	$(BIN) run --backend zookeeper --cluster local --workload twophase --variants all-watch,coordinated --clients 3,10,30 --vote-spread 500ms --duration 10s -o $(RUNS) --run-id twophase-zookeeper
-	$(BIN) run --backend etcd --workload twophase --variants all-watch,coordinated --clients 3,10,30 --vote-spread 500ms --duration 10s -o $(RUNS) --run-id twophase-etcd
-	$(BIN) run --backend zookeeper --cluster local --workload twophase --variants all-watch,coordinated --clients 10 --vote-spread 500ms --abort-share 0.1 --duration 10s -o $(RUNS) --run-id twophase-abort-zookeeper
-	$(BIN) run --backend zookeeper --cluster local --workload twophase --variants all-watch,coordinated --clients 10 --vote-spread 500ms --duration 10s --fault expire-session:2@3s -o $(RUNS) --run-id twophase-expire-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload twophase --variants all-watch,coordinated --clients 3,10,30 --vote-spread 500ms --duration 10s -o $(RUNS) --run-id twophase-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --workload twophase --variants all-watch,coordinated --clients 3,10,30 --vote-spread 500ms --duration 10s -o $(RUNS) --run-id twophase-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload twophase --variants all-watch,coordinated --clients 10 --vote-spread 500ms --abort-share 0.1 --duration 10s -o $(RUNS) --run-id twophase-abort-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload twophase --variants all-watch,coordinated --clients 10 --vote-spread 500ms --duration 10s --fault expire-session:2@3s -o $(RUNS) --run-id twophase-expire-zookeeper
 # Group membership, re-list on both backends and etcd's delta, at 10, 100 and 500 members
-	$(BIN) run --backend zookeeper --cluster local --workload membership --variants relist --clients 10,100,500 --churn 5 --duration 10s -o $(RUNS) --run-id membership-zookeeper
-	$(BIN) run --backend etcd --workload membership --variants relist,delta --clients 10,100,500 --churn 5 --duration 10s -o $(RUNS) --run-id membership-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload membership --variants relist --clients 10,100,500 --churn 5 --duration 10s -o $(RUNS) --run-id membership-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --workload membership --variants relist,delta --clients 10,100,500 --churn 5 --duration 10s -o $(RUNS) --run-id membership-etcd
 	# queue workload: 10, 50 and 200 consumers, 1 producer at 100 items/s, 20ms a item
-	$(BIN) run --backend zookeeper --cluster local --workload queue --variants naive,recipe,fair --clients 10,50,200 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-zookeeper
-	$(BIN) run --backend etcd --workload queue --variants naive,recipe,fair,native --clients 10,50,200 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-etcd
-	$(BIN) run --backend zookeeper --cluster local --workload queue --variants naive,recipe,fair --clients 10,50 --priorities 4 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-priorities-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload queue --variants naive,recipe,fair --clients 10,50,200 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --workload queue --variants naive,recipe,fair,native --clients 10,50,200 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload queue --variants naive,recipe,fair --clients 10,50 --priorities 4 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-priorities-zookeeper
 
 # The kept runs behind the scale section of docs/results.md: the fair lock from
 # 1,000 to 10,000 clients on a local ZooKeeper and a local etcd (servers on
@@ -110,10 +114,10 @@ bench-runs: build
 SCALEFLAGS ?= --duration 30s
 NAIVEFLAGS ?= --duration 10s
 bench-scale: build
-	$(BIN) run --backend zookeeper --cluster local --workload lock --hold 0 --variants fair --clients 1000,2500,5000,10000 $(SCALEFLAGS) -o $(RUNS) --run-id scale-zookeeper
-	$(BIN) run --backend etcd --cluster local --workload lock --hold 0 --variants fair --clients 1000,2500,5000,10000 $(SCALEFLAGS) -o $(RUNS) --run-id scale-etcd
-	$(BIN) run --backend zookeeper --cluster local --workload lock --hold 0 --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-zookeeper
-	$(BIN) run --backend etcd --cluster local --workload lock --hold 0 --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload lock --hold 0 --variants fair --clients 1000,2500,5000,10000 $(SCALEFLAGS) -o $(RUNS) --run-id scale-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload lock --hold 0 --variants fair --clients 1000,2500,5000,10000 $(SCALEFLAGS) -o $(RUNS) --run-id scale-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload lock --hold 0 --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload lock --hold 0 --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-etcd
 	$(BIN) report $(RUNS)/scale-zookeeper $(RUNS)/scale-etcd $(RUNS)/scale-naive-zookeeper $(RUNS)/scale-naive-etcd -o $(RUNS)/scale-report
 
 # Capacity planning: closed-loop sweeps at 1 to 64 clients with a
@@ -122,10 +126,10 @@ bench-scale: build
 # (open loop with --every, closed loop with --think) and prints predicted
 # against measured as it runs; make plan-check then writes the kept
 # comparisons (docs/results.md).
-PLANVAL = --duration 10s --warmup 2s --cluster local --validate -o $(RUNS)
+PLANVAL = --duration 10s --warmup 2s --cluster local --validate $(KEEPFLAGS) -o $(RUNS)
 bench-plan: build
-	$(BIN) run --backend zookeeper --cluster local --workload lock --hold 0 --variants naive,fair --clients 1,2,4,8,16,32,64 --duration 5s --warmup 1s --calibrate -o $(RUNS) --run-id usl-zookeeper
-	$(BIN) run --backend etcd --cluster local --workload lock --hold 0 --variants naive,fair --clients 1,2,4,8,16,32,64 --duration 5s --warmup 1s --calibrate -o $(RUNS) --run-id usl-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload lock --hold 0 --variants naive,fair --clients 1,2,4,8,16,32,64 --duration 5s --warmup 1s --calibrate -o $(RUNS) --run-id usl-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload lock --hold 0 --variants naive,fair --clients 1,2,4,8,16,32,64 --duration 5s --warmup 1s --calibrate -o $(RUNS) --run-id usl-etcd
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 2ms $(PLANVAL) --run-id plan-zk-fair-u20
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 8ms $(PLANVAL) --run-id plan-zk-fair-u50
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 16ms $(PLANVAL) --run-id plan-zk-fair-u90

@@ -120,12 +120,15 @@ type options struct {
 	preset    string
 	scale     float64
 	calibrate bool
-	progress  io.Writer
-	live      bool
-	tool      string
-	command   []string
-	workerEnv []string
-	shard     *shardOpts // nil: one process runs every client
+	// requireQuiet stops the run at the first case measured on a loaded
+	// machine (WithQuietMachine).
+	requireQuiet bool
+	progress     io.Writer
+	live         bool
+	tool         string
+	command      []string
+	workerEnv    []string
+	shard        *shardOpts // nil: one process runs every client
 	// serverPIDs are the processes of remote servers on this machine.
 	serverPIDs map[string]int
 	// dockerLeftovers: remove what killed runs left in Docker first.
@@ -154,6 +157,13 @@ func WithPreset(name string, scale float64) Option {
 
 // WithCalibration measures the cluster's raw capacity before the sweep.
 func WithCalibration() Option { return func(o *options) { o.calibrate = true } }
+
+// WithQuietMachine makes a case measured on a loaded machine (other
+// processes took more of the cores than results.MaxOthersShare, or the
+// hypervisor more than results.MaxStealShare) end the run as failed, with
+// ErrLoadedMachine, rather than let it be kept: the kept runs behind
+// published figures are made with it.
+func WithQuietMachine() Option { return func(o *options) { o.requireQuiet = true } }
 
 // WithProgress sends progress lines to w (default: nowhere). With live
 // set, w is a terminal: while a case runs, one line is rewritten in place

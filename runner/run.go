@@ -28,6 +28,11 @@ const cleanupTimeout = 30 * time.Second
 // results of the cases that finished are kept.
 var ErrInterrupted = errors.New("interrupted")
 
+// ErrLoadedMachine: with WithQuietMachine, a case was measured while other
+// processes loaded the machine. The results so far are written with the
+// run marked failed, so that nothing keeps them as a quiet run.
+var ErrLoadedMachine = errors.New("measured on a loaded machine")
+
 // Runner runs one validated sweep. Make one with New; Run it once.
 type Runner struct {
 	plan *plan
@@ -265,6 +270,10 @@ func (r *Runner) sweep(ctx context.Context, b backends.Backend, info backends.Cl
 		r.res.Timeline = r.log.Timeline()
 		if err := r.write(); err != nil {
 			return err
+		}
+		if x := res.Loaded; x != nil && p.requireQuiet {
+			return fmt.Errorf("case %s with %d clients was %w (%s); --require-quiet stops the run rather than keep it: "+
+				"end the other work (top or ps shows it) and run again", sc.variant, sc.clients, ErrLoadedMachine, x.Detail)
 		}
 	}
 	return nil

@@ -6,9 +6,13 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -205,5 +209,48 @@ func TestNewDefaults(t *testing.T) {
 		if chose != (tc.rate > 0) {
 			t.Errorf("%s: settings %v: a chosen rate recorded %v, want %v", tc.workload, p.settings, chose, tc.rate > 0)
 		}
+	}
+}
+
+// TestRequireQuietStopsOnALoadedMachine: with WithQuietMachine a case
+// measured while processes outside the run took the cores ends the run,
+// marked failed in its file, after that case; nothing of it reads as a
+// quiet run. The loops run outside this process's tree (left to init),
+// one per core, so that they hold far more than the rule's share however
+// busy the machine already is.
+func TestRequireQuietStopsOnALoadedMachine(t *testing.T) {
+	for range runtime.NumCPU() {
+		out, err := exec.Command("sh", "-c", "sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 & echo $!").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+		if err != nil {
+			t.Fatalf("loop pid %q: %v", out, err)
+		}
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	}
+	cfg := sweep()
+	cfg.Clients = []int{2, 3}
+	dir := t.TempDir()
+	r, err := New(cfg, WithOutput(dir), WithRunID("loaded"), WithQuietMachine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run, err := r.Run(ctx)
+	if !errors.Is(err, ErrLoadedMachine) || !strings.Contains(err.Error(), "--require-quiet") {
+		t.Fatalf("err %v: want the loaded machine named", err)
+	}
+	if run == nil || len(run.Results) != 1 || run.Results[0].Loaded == nil || run.Status != results.StatusFailed {
+		t.Fatalf("run %+v: want the first case only, marked loaded, in a failed run", run)
+	}
+	kept, err := results.ReadFile(r.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept.Status != results.StatusFailed || !strings.Contains(kept.StatusDetail, "loaded machine") {
+		t.Errorf("the file says %s (%s)", kept.Status, kept.StatusDetail)
 	}
 }

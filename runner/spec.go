@@ -24,6 +24,8 @@ type Spec struct {
 	Preset    string   `json:"preset,omitempty"`
 	Scale     float64  `json:"scale,omitempty"`
 	Calibrate bool     `json:"calibrate,omitempty"`
+	// RequireQuiet: WithQuietMachine.
+	RequireQuiet bool `json:"require_quiet,omitempty"`
 	// Shard makes the run one shard of a run several processes share.
 	Shard *SpecShard `json:"shard,omitempty"`
 	// ServerPIDs are the processes of the endpoints' servers on this
@@ -51,6 +53,9 @@ func (s Spec) Options() ([]Option, error) {
 	}
 	if s.Calibrate {
 		opts = append(opts, WithCalibration())
+	}
+	if s.RequireQuiet {
+		opts = append(opts, WithQuietMachine())
 	}
 	if s.Shard != nil {
 		opts = append(opts, WithShard(s.Shard.Index, s.Shard.Count, s.Shard.Timeout))
@@ -88,7 +93,7 @@ func ReadSpec(r io.Reader) (Spec, error) {
 func (r *Runner) Spec() Spec { return r.plan.spec() }
 
 func (p *plan) spec() Spec {
-	s := Spec{Config: p.given, RunID: p.runID, Output: p.output, Calibrate: p.calibrate, ServerPIDs: p.serverPIDs}
+	s := Spec{Config: p.given, RunID: p.runID, Output: p.output, Calibrate: p.calibrate, RequireQuiet: p.requireQuiet, ServerPIDs: p.serverPIDs}
 	if p.preset != "" {
 		s.Preset, s.Scale = p.preset, p.scale
 	}

@@ -20,7 +20,7 @@ func TestSpecRoundTrip(t *testing.T) {
 	cfg.Servers.Digest, cfg.Servers.Password = "bench:secret", "pw"
 	cfg.Params = map[string]string{"fence": "off"}
 	spec := Spec{Config: cfg, RunID: "spec-1", Output: t.TempDir(), Shard: &SpecShard{Index: 1, Count: 2, Timeout: time.Minute},
-		ServerPIDs: map[string]int{"127.0.0.1:2181": 42}}
+		RequireQuiet: true, ServerPIDs: map[string]int{"127.0.0.1:2181": 42}}
 	cfg.Servers.Endpoints, spec.Config.Servers.Endpoints = []string{"127.0.0.1:2181"}, []string{"127.0.0.1:2181"}
 	data, err := json.Marshal(spec)
 	if err != nil {
@@ -41,7 +41,7 @@ func TestSpecRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	direct, err := New(cfg, WithRunID("spec-1"), WithOutput(spec.Output), WithShard(1, 2, time.Minute),
+	direct, err := New(cfg, WithRunID("spec-1"), WithOutput(spec.Output), WithShard(1, 2, time.Minute), WithQuietMachine(),
 		WithServerProcesses(map[string]int{"127.0.0.1:2181": 42}))
 	if err != nil {
 		t.Fatal(err)

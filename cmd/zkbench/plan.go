@@ -31,6 +31,7 @@ type planFlags struct {
 	output, runID    string
 	cluster          string
 	endpoints        []string
+	requireQuiet     bool
 	// --against
 	against string
 	// --service-from
@@ -98,6 +99,7 @@ wait p50 and p99, acquisitions per second and server load, with the errors.`,
 	fl.StringVar(&f.runID, "run-id", "", "with --validate: run id (default: plan-<variant>-<clients>-<time>)")
 	fl.StringVar(&f.cluster, "cluster", "", "with --validate: servers to start (embedded, local, docker); default: the basis run's")
 	fl.StringSliceVar(&f.endpoints, "endpoints", nil, "with --validate: servers of a running cluster instead")
+	fl.BoolVar(&f.requireQuiet, "require-quiet", false, requireQuietHelp)
 	fl.StringVar(&f.serviceFrom, "service-from", "", "draw every acquire's service from the handoffs of this run (a results file or run folder; open loop allowed) instead of the sweep's: a run at the workload's own duty cycle")
 	fl.StringVar(&f.against, "against", "", "print predicted against measured for a run already made (a results file or run folder) instead of running one")
 	return cmd
@@ -134,7 +136,7 @@ func runPlan(cmd *cobra.Command, f *planFlags, args []string) error {
 		return fmt.Errorf("give --every (a period per worker) or --think (a pause after each release), not both")
 	}
 	if !f.validate {
-		for _, name := range []string{"duration", "warmup", "output", "run-id", "cluster", "endpoints"} {
+		for _, name := range []string{"duration", "warmup", "output", "run-id", "cluster", "endpoints", "require-quiet"} {
 			if cmd.Flags().Changed(name) {
 				return fmt.Errorf("--%s is read only with --validate (running the point)", name)
 			}
@@ -211,7 +213,7 @@ func validateRun(cmd *cobra.Command, f *planFlags, p *analysis.Prediction, runs 
 		Backend: p.Backend, Workload: p.Workload.Workload, Variants: []string{p.Variant}, Clients: []int{p.Workload.Clients},
 		Repeat: 1, Duration: f.duration, Warmup: f.warmup, Hold: p.Workload.Hold,
 		Servers: runner.Servers{Nodes: 1, SessionTimeout: runner.Auto, LeaseTTL: runner.Auto, PreflightTimeout: 10 * time.Second},
-	}, RunID: id, Output: f.output}
+	}, RunID: id, Output: f.output, RequireQuiet: f.requireQuiet}
 	if p.Workload.Every > 0 {
 		spec.Config.Rate = p.Workload.Rate()
 	} else {

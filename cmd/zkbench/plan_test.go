@@ -55,6 +55,7 @@ func TestPlanCommandRefuses(t *testing.T) {
 		{[]string{sweep, "--variant", "fair", "--clients", "10", "--target", "99=5ms"}, "pQ=BOUND"},
 		{[]string{sweep, "--variant", "fair", "--clients", "10", "--target", "p100=5ms"}, "between 0 and 100"},
 		{[]string{sweep, "--variant", "fair", "--clients", "10", "--duration", "5s"}, "only with --validate"},
+		{[]string{sweep, "--variant", "fair", "--clients", "10", "--require-quiet"}, "--require-quiet is read only with --validate"},
 		{[]string{sweep, "--variant", "fair", "--clients", "10", "--validate", "--against", sweep}, "not both"},
 		{[]string{sweep, "--variant", "native", "--clients", "10"}, "they hold [naive fair]"},
 		{[]string{sweep, "--variant", "fair", "--clients", "1000"}, "measure it"},

@@ -47,6 +47,7 @@ type runFlags struct {
 	runID             string
 	noPlots           bool
 	calibrate         bool
+	requireQuiet      bool
 	preflightTimeout  time.Duration
 	recipe            recipeFlags // election and barrier workloads, --preset
 	faults            []string
@@ -155,6 +156,7 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl.StringVar(&f.runID, "run-id", "", "run id (default: time-based); names the namespace and the results folder")
 	fl.BoolVar(&f.noPlots, "no-plots", false, "do not draw plots")
 	fl.BoolVar(&f.calibrate, "calibrate", false, "measure the server's raw capacity before the sweep")
+	fl.BoolVar(&f.requireQuiet, "require-quiet", false, requireQuietHelp)
 	fl.DurationVar(&f.preflightTimeout, "preflight-timeout", 10*time.Second, "bound on the check that the servers answer")
 	fl.StringArrayVar(&f.faults, "fault", nil, faultHelp)
 	fl.StringVar(&f.spec, "spec", "", "run the run described by this JSON file (- for standard input), as local shards, Kubernetes pods and plan --validate do; "+
@@ -169,6 +171,11 @@ workload, backend or servers would not read are refused, not ignored.`,
 	addAuthFlags(fl, f)
 	return cmd, f
 }
+
+// requireQuietHelp is --require-quiet's help, on run and plan --validate.
+var requireQuietHelp = fmt.Sprintf("stop the run, marked failed, at the first case measured on a loaded machine "+
+	"(other processes above %.0f%% of the cores, or steal above %.0f%%): for runs that are kept and published",
+	100*results.MaxOthersShare, 100*results.MaxStealShare)
 
 // runSpec turns the flags into the run's Spec, or says which flag is
 // wrong. Flags the chosen workload, backend or servers do not read are
@@ -202,7 +209,7 @@ func (f *runFlags) runSpec(fl *pflag.FlagSet) (runner.Spec, error) {
 	if err != nil {
 		return runner.Spec{}, err
 	}
-	s := runner.Spec{Config: cfg, RunID: f.runID, Output: f.output, Calibrate: f.calibrate}
+	s := runner.Spec{Config: cfg, RunID: f.runID, Output: f.output, Calibrate: f.calibrate, RequireQuiet: f.requireQuiet}
 	for _, fault := range fs {
 		s.Faults = append(s.Faults, fault.String())
 	}
