@@ -1,13 +1,16 @@
 # zkbench build, test and benchmark targets. `make test` is what CI runs.
 GO        ?= go
 PKGS      ?= ./...
+# bash with pipefail: a kept run piped into tee still fails the target.
+SHELL       := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X main.version=$(VERSION)
 BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: build test bench bench-runs bench-scale bench-plan plan-check lint deps images clean docs
-.PHONY: kube-bins
+.PHONY: kube-bins kept-runs bench-other
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zkbench
@@ -69,7 +72,7 @@ bench-runs: build
 	$(BIN) run $(KEEPFLAGS) --backend etcd --workload failover --variants naive,fair,native --clients 200 --failovers 10 -o $(RUNS) --run-id failover-etcd
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload barrier --variants naive,fair --clients 10,25,50,100 --rounds 20 --work 10ms --jitter 200ms --duration 60s -o $(RUNS) --run-id barrier-zookeeper
 	$(BIN) run $(KEEPFLAGS) --backend etcd --workload barrier --variants naive,fair --clients 10,25,50,100 --rounds 20 --work 10ms --jitter 200ms --duration 60s -o $(RUNS) --run-id barrier-etcd
-	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload barrier --preset zk-paper-barrier --scale 0.1 -o $(RUNS) --run-id paper-barrier-zookeeper | tee $(RUNS)/paper-barrier-zookeeper.log
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload barrier --preset zk-paper-barrier --scale 0.1 -o $(RUNS) --run-id paper-barrier-zookeeper 2>&1 | tee $(RUNS)/paper-barrier-zookeeper.log
 	$(BIN) report $(RUNS)/lock-zookeeper $(RUNS)/lock-etcd -o $(RUNS)/lock-report
 	# config workload: one writer at 2 updates/s, a size sweep on each backend
 	$(BIN) run $(KEEPFLAGS) --backend etcd --workload config --clients 10,100,500 --size 1KB $(CONFIGFLAGS) -o $(RUNS) --run-id config-etcd-1kb
@@ -141,6 +144,22 @@ bench-plan: build
 	$(BIN) plan $(RUNS)/usl-etcd --variant naive --clients 20 --every 400ms --hold 1ms $(PLANVAL) --run-id plan-etcd-naive-u80
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant naive --clients 20 --every 800ms --hold 1ms $(PLANVAL) --run-id plan-zk-naive-low
 	$(BIN) plan $(RUNS)/usl-etcd --variant naive --clients 20 --every 800ms --hold 1ms $(PLANVAL) --run-id plan-etcd-naive-low
+
+# The kept runs of docs/docker.md (3-node clusters in containers: make images
+# first), docs/sharding.md (four shards on this machine, merged) and
+# docs/faults.md (a leader killed and restarted, a client cut off).
+bench-other: build
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster docker --nodes 3 --workload lock --hold 0 --variants naive,fair,native --clients 10,100,1000 --duration 15s --warmup 2s -o $(RUNS) --run-id lock-docker-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster docker --nodes 3 --workload lock --hold 0 --variants naive,fair,native --clients 10,100,1000 --duration 15s --warmup 2s -o $(RUNS) --run-id lock-docker-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster docker --nodes 3 --workload lock --hold 0 --variants fair --clients 20 --duration 20s --fence on --fault partition-leader@5s+5s -o $(RUNS) --run-id partition-docker-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster docker --nodes 3 --workload lock --hold 0 --variants fair --clients 20 --duration 20s --fence on --fault partition-leader@5s+5s -o $(RUNS) --run-id partition-docker-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --shards 4 --clients 2000 --variants naive,fair --hold 0 --duration 15s --warmup 2s -o $(RUNS) --run-id lock-zookeeper-shards4 2>&1 | tee $(RUNS)/lock-zookeeper-shards4.log
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --nodes 3 --workload lock --hold 0 --variants fair --clients 20 --duration 20s --fence on --fault kill-leader@5s+5s --fault cut-client:3@12s+6s -o $(RUNS) --run-id fault-zk
+
+# Every kept run in one pass (about 70 minutes on 2 cores), each refusing a
+# loaded machine, then the published tables written again from them. Run it
+# on a quiet machine: nothing else, not even a build, beside it.
+kept-runs: bench-runs bench-scale bench-plan plan-check bench-other docs
 
 # The plan model against the kept validation runs, without servers: each
 # <run-id>.plan.txt predicts from the USL sweep alone, each
