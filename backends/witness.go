@@ -35,6 +35,13 @@ type Witness struct {
 	// opens one for the next). The server counts the events still queued
 	// for a stream when it closes, which never reach the client.
 	WatchStreams int64 `json:"watch_streams,omitempty"`
+	// RefusedWrites are the writes of calls the server refused without
+	// changing anything (ZooKeeper: a create that found its node, as every
+	// waiter of the naive lock's does; a delete, update or dequeue that
+	// found none, two writes for a dequeue's multi): the instrument counts
+	// every call, ZooKeeper's per-namespace count only the writes that
+	// changed its tree.
+	RefusedWrites int64 `json:"refused_writes,omitempty"`
 }
 
 // Sub is w - before.
@@ -58,6 +65,7 @@ func (w Witness) combine(o Witness, f func(a, b int64) int64) Witness {
 		PathCreates: f(w.PathCreates, o.PathCreates), PathsCreated: f(w.PathsCreated, o.PathsCreated),
 		ReadTxns: f(w.ReadTxns, o.ReadTxns), SessionWrites: f(w.SessionWrites, o.SessionWrites),
 		WireWatchEvents: f(w.WireWatchEvents, o.WireWatchEvents), WatchStreams: f(w.WatchStreams, o.WatchStreams),
+		RefusedWrites: f(w.RefusedWrites, o.RefusedWrites),
 	}
 }
 
@@ -69,11 +77,12 @@ type Witnesser interface {
 
 // WitnessCounters are a backend's Witness counters.
 type WitnessCounters struct {
-	PathCreates, PathsCreated, ReadTxns, SessionWrites, WireWatchEvents, WatchStreams atomic.Int64
+	PathCreates, PathsCreated, ReadTxns, SessionWrites, WireWatchEvents, WatchStreams, RefusedWrites atomic.Int64
 }
 
 // Witness reads the counters.
 func (c *WitnessCounters) Witness() Witness {
 	return Witness{PathCreates: c.PathCreates.Load(), PathsCreated: c.PathsCreated.Load(), ReadTxns: c.ReadTxns.Load(),
-		SessionWrites: c.SessionWrites.Load(), WireWatchEvents: c.WireWatchEvents.Load(), WatchStreams: c.WatchStreams.Load()}
+		SessionWrites: c.SessionWrites.Load(), WireWatchEvents: c.WireWatchEvents.Load(), WatchStreams: c.WatchStreams.Load(),
+		RefusedWrites: c.RefusedWrites.Load()}
 }

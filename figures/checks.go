@@ -123,13 +123,16 @@ var (
 // not move and which no documented cause excuses. ZooKeeper counts there
 // each change to its tree (measured on 3.8): a multi's every operation (a
 // queue node's dequeue is a set and a delete), a create that made a node
-// but not one that found it there, no session's create or close.
+// but not one that found it there, no session's create or close. The
+// clients' side is their write calls less the writes the server refused
+// (Witness.RefusedWrites: the naive lock's every waiter's create finds the
+// lock node there), plus the nodes EnsurePath made.
 var NamespaceWritesCheck = Check{
 	What: "writes in zkbench's namespace (create+create_seq+delete+2 a dequeue+EnsurePath's nodes)",
 	Client: func(c Totals) float64 {
 		n := WritesCheck.Client(c) + float64(c.Requests["dequeue"])
 		if c.Witness != nil {
-			n += float64(c.Witness.PathsCreated)
+			n += float64(c.Witness.PathsCreated - c.Witness.RefusedWrites)
 		}
 		return n
 	},

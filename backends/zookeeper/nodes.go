@@ -21,6 +21,7 @@ func (s *Session) Create(ctx context.Context, p string, data []byte) (backends.N
 		return s.l.conn.Create(p, data, zk.FlagEphemeral, acl)
 	})
 	if err != nil {
+		s.refused(err, 1)
 		return backends.Node{}, err
 	}
 	s.own(p, true)
@@ -53,6 +54,7 @@ func (s *Session) Delete(ctx context.Context, p string) error {
 	_, err := write(ctx, s, "delete", p, func() (struct{}, error) {
 		return struct{}{}, s.l.conn.Delete(p, -1)
 	})
+	s.refused(err, 1)
 	if err == nil || errors.Is(err, backends.ErrNoNode) {
 		s.own(p, false)
 	}
@@ -137,6 +139,7 @@ func (s *Session) Set(ctx context.Context, p string, data []byte) error {
 			return s.l.conn.Create(p, data, 0, acl)
 		})
 		if !errors.Is(err, backends.ErrNodeExists) {
+			s.refused(err, 1) // the parent is missing
 			return err
 		}
 	}
@@ -150,5 +153,15 @@ func (s *Session) Update(ctx context.Context, p string, data []byte) error {
 	_, err := write(ctx, s, "update", p, func() (*zk.Stat, error) {
 		return s.l.conn.Set(p, data, -1)
 	})
+	s.refused(err, 1)
 	return err
+}
+
+// refused counts writes of a call the server refused without a change
+// (backends.Witness.RefusedWrites): it answered that the node was there,
+// or was not.
+func (s *Session) refused(err error, writes int64) {
+	if s.l.witness != nil && (errors.Is(err, backends.ErrNodeExists) || errors.Is(err, backends.ErrNoNode)) {
+		s.l.witness.RefusedWrites.Add(writes)
+	}
 }

@@ -41,6 +41,7 @@ func (s *Session) Enqueue(ctx context.Context, parent, tag string) (backends.Nod
 			return s.enqueued(raw), nil
 		}
 		if !errors.Is(err, backends.ErrUnknownOutcome) {
+			s.refused(err, 1)
 			return backends.Node{}, err
 		}
 		// The create may or may not have happened: look for our data.
@@ -165,6 +166,7 @@ func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
 		}
 		return res, err
 	})
+	s.refused(err, 2) // the multi's setData and delete
 	if err == nil || errors.Is(err, backends.ErrNoNode) {
 		s.own(me.Path, false)
 	}

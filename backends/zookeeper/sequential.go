@@ -45,6 +45,7 @@ func (s *Session) CreateSequential(ctx context.Context, parent, prefix string, d
 			return s.made(raw), nil
 		}
 		if !errors.Is(err, backends.ErrUnknownOutcome) {
+			s.refused(err, 1)
 			return backends.Node{}, err
 		}
 		// The create may or may not have happened: look for our tag.
