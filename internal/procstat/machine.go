@@ -42,8 +42,8 @@ func Root() int {
 }
 
 // Machine is one reading of the machine's CPU time, of the processes that
-// are zkbench's own and of the kernel's threads. The difference of two
-// (Since) is what other processes took in between.
+// are zkbench's own, of the other processes and of the kernel's threads.
+// The difference of two (Since) is what other processes took in between.
 type Machine struct {
 	// Cores is the machine's CPUs as /proc/stat lists them (on a container
 	// the host's: /proc/stat is not namespaced).
@@ -62,6 +62,8 @@ type Machine struct {
 	// Kernel are the kernel's threads (its network and block work
 	// included: their time is not another process's load).
 	Kernel map[int]Proc
+	// Rest are the other processes: neither zkbench's nor the kernel's.
+	Rest map[int]Proc
 }
 
 // Proc is one process's CPU time at a reading.
@@ -88,7 +90,7 @@ func ReadMachine(root int) (Machine, error) {
 	if err != nil {
 		return Machine{}, fmt.Errorf("procstat: %w", err)
 	}
-	m := Machine{Cores: len(st.CPU), Own: map[int]Proc{}, Kernel: map[int]Proc{},
+	m := Machine{Cores: len(st.CPU), Own: map[int]Proc{}, Kernel: map[int]Proc{}, Rest: map[int]Proc{},
 		Busy:  st.CPUTotal.User + st.CPUTotal.Nice + st.CPUTotal.System,
 		Steal: st.CPUTotal.Steal}
 	procs, err := fs.AllProcs()
@@ -125,6 +127,8 @@ func ReadMachine(root int) (Machine, error) {
 	for pid, pr := range all {
 		if below(pid, 0) {
 			m.Own[pid] = pr
+		} else {
+			m.Rest[pid] = pr
 		}
 	}
 	if len(m.Own) == 0 {
@@ -141,14 +145,19 @@ const ticks = 100
 type Use struct {
 	Cores int
 	// Busy is every process's time (Machine.Busy), Own the part of it
-	// zkbench's processes took, Kernel the kernel threads' part; Steal is
-	// apart from Busy.
-	Busy, Own, Kernel, Steal float64
+	// zkbench's processes took, Kernel the kernel threads' part, Rest the
+	// other processes'; Steal is apart from Busy.
+	Busy, Own, Kernel, Rest, Steal float64
 }
 
 // Others is the CPU time processes neither zkbench's nor the kernel's
-// took: Busy - Own - Kernel, at least 0 (each is counted in 10 ms ticks).
-func (u Use) Others() float64 { return max(0, u.Busy-u.Own-u.Kernel) }
+// took: the other processes' own times, read as zkbench's are. Busy -
+// Own - Kernel would mix two clocks: /proc/stat samples each CPU at every
+// tick, while a process's time is the scheduler's exact count, and a
+// workload that wakes on timers runs at the ticks, so the sampled busy
+// time exceeded zkbench's exact time by up to 16% in a quiet run, which
+// would read as other processes' load.
+func (u Use) Others() float64 { return u.Rest }
 
 // Since is what the machine did between before and m. A process of
 // zkbench's that started in between counts whole; one that ended counts
@@ -158,6 +167,7 @@ func (m Machine) Since(before Machine) Use {
 	u := Use{Cores: m.Cores, Busy: m.Busy - before.Busy, Steal: m.Steal - before.Steal}
 	u.Own = treeSince(m.Own, before.Own, true)
 	u.Kernel = treeSince(m.Kernel, before.Kernel, false)
+	u.Rest = treeSince(m.Rest, before.Rest, true)
 	return u
 }
 
