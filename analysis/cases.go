@@ -338,7 +338,7 @@ func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisec
 func Notes(r *results.Result) []string {
 	out := make([]string, len(r.Notes))
 	totals := figures.Totals{WatchEvents: r.Client.WatchEvents, LateWatchEvents: r.Client.LateWatchEvents, Requests: r.Client.Requests,
-		Witness: r.Client.Witness}
+		Witness: r.Client.Witness, InFlight: r.Client.InFlight}
 	for i, n := range r.Notes {
 		out[i] = figures.Explain(n, r.Backend, totals, r.Server)
 	}

@@ -86,6 +86,14 @@ func TestCheckNote(t *testing.T) {
 	zkWrites := func(ensurePath int64, w *backends.Witness) Totals {
 		return Totals{Requests: map[string]int64{"create": 40, "create_seq": 20, "delete": 40, "ensure_path": ensurePath}, Witness: w}
 	}
+	herd := func(inFlight int64) Totals {
+		return Totals{Requests: map[string]int64{"create": 10144, "delete": 144}, InFlight: map[string]int64{"create": inFlight, "exists_w": 900},
+			Witness: &backends.Witness{RefusedWrites: 10095}}
+	}
+	withInFlight := func(t Totals, creates int64) Totals {
+		t.InFlight = map[string]int64{"create": creates}
+		return t
+	}
 	for _, tc := range []struct {
 		name   string
 		check  Check
@@ -128,6 +136,17 @@ func TestCheckNote(t *testing.T) {
 		{"zookeeper namespace writes beyond them: no cause excuses it", NamespaceWritesCheck, backends.ZooKeeper,
 			zkWrites(5, &backends.Witness{PathCreates: 30, PathsCreated: 28}), backends.Metrics{backends.MetricNamespaceWrites: 200},
 			[]string{"disagree on writes in zkbench's namespace", "client 128, server 200 ("}, false},
+		// The naive lock at 1,000 clients: every waiter's create is sent
+		// (counted) and refused (counted as the answer comes); at a read
+		// a herd of them is in flight.
+		{"zookeeper namespace writes, a herd in flight at the reads", NamespaceWritesCheck, backends.ZooKeeper,
+			herd(100), backends.Metrics{backends.MetricNamespaceWrites: 288}, nil, false},
+		{"zookeeper namespace writes beyond what was in flight", NamespaceWritesCheck, backends.ZooKeeper,
+			herd(20), backends.Metrics{backends.MetricNamespaceWrites: 288},
+			[]string{"client 193, server 288, 20 in flight at the reads ("}, false},
+		{"zookeeper writes, calls in flight widen the model's bound", WritesCheck, backends.ZooKeeper,
+			withInFlight(zkWrites(1, &backends.Witness{PathCreates: 6}), 20), writes,
+			[]string{"client 100, server 130, 20 in flight at the reads, excess 30, predicted 6 ± 6", "known difference"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.check.Note(tc.kind, tc.totals, tc.server)

@@ -97,6 +97,12 @@ func (m *caseMerge) add(i int, p *Result) error {
 	for k, v := range p.Client.Requests {
 		res.Client.Requests[k] += v
 	}
+	for k, v := range p.Client.InFlight {
+		if res.Client.InFlight == nil {
+			res.Client.InFlight = map[string]int64{}
+		}
+		res.Client.InFlight[k] += v // each shard's clients were read apart from the servers
+	}
 	res.Client.WatchesArmed += p.Client.WatchesArmed
 	res.Client.WatchEvents += p.Client.WatchEvents
 	res.Client.WastedWakeups += p.Client.WastedWakeups
@@ -294,7 +300,7 @@ func (m *caseMerge) notes(parts []*Result, cross CrossShard) {
 	res.Notes = mergeNotes(parts)
 	if res.Server != nil && !res.ServerPartial && res.Client.Requests != nil {
 		counts := figures.Totals{WatchEvents: res.Client.WatchEvents, LateWatchEvents: res.Client.LateWatchEvents, Requests: res.Client.Requests,
-			Witness: res.Client.Witness}
+			Witness: res.Client.Witness, InFlight: res.Client.InFlight}
 		for _, c := range figures.Checks() {
 			if n := c.Note(res.Backend, counts, res.Server); n != "" {
 				res.Notes = append(res.Notes, n)

@@ -217,6 +217,12 @@ type ClientCounts struct {
 	// the documented causes of a client|server difference predict it. Nil
 	// where the backend does not count it, and in older files.
 	Witness *backends.Witness `json:"witness,omitempty"`
+	// InFlight are, by request type, the calls the servers may or may not
+	// have counted when they were read at the case's start and end (in
+	// flight, or sent while the servers were read; instrument.Counts):
+	// the checks allow a client|server difference this much more. Absent
+	// in older files.
+	InFlight map[string]int64 `json:"in_flight,omitempty"`
 }
 
 // Fairness of grants.

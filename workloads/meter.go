@@ -278,6 +278,13 @@ func midpoint(a, b instrument.Counts) instrument.Counts {
 	for k, v := range b.Failures {
 		m.Failures[k] = half(a.Failures[k], v)
 	}
+	// The servers were read somewhere between a and b: the calls in
+	// flight at either read, and half those sent between them, may or may
+	// not be in their counts.
+	m.InFlight = make(map[string]int64, len(b.Requests))
+	for k, v := range b.Requests {
+		m.InFlight[k] = max(a.InFlight[k], b.InFlight[k]) + (v-a.Requests[k]+1)/2
+	}
 	return m
 }
 
@@ -342,7 +349,8 @@ func (m *Meter) Fill(res *results.Result, before, after Snapshot, ops int64, ins
 			}
 		}
 		if instrumented && !m.sharded {
-			counts := figures.Totals{WatchEvents: d.WatchEvents, LateWatchEvents: d.LateWatchEvents, Requests: d.Requests, Witness: witness}
+			counts := figures.Totals{WatchEvents: d.WatchEvents, LateWatchEvents: d.LateWatchEvents, Requests: d.Requests, Witness: witness,
+				InFlight: d.InFlight}
 			for _, c := range figures.Checks() {
 				if n := c.Note(res.Backend, counts, res.Server); n != "" {
 					res.Notes = append(res.Notes, n)
@@ -607,5 +615,20 @@ func clientCounts(c instrument.Counts) results.ClientCounts {
 		WastedWakeups:   c.WastedWakeups,
 		BytesSent:       c.BytesSent,
 		BytesReceived:   c.BytesReceived,
+		InFlight:        nonZero(c.InFlight),
 	}
+}
+
+// nonZero is m without its zero entries, nil if none is left.
+func nonZero(m map[string]int64) map[string]int64 {
+	var out map[string]int64
+	for k, v := range m {
+		if v != 0 {
+			if out == nil {
+				out = map[string]int64{}
+			}
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -150,6 +150,7 @@ func (o Op) String() string {
 type Counters struct {
 	requests          [numOps]atomic.Int64
 	failures          [numOps]atomic.Int64
+	inFlight          [numOps]atomic.Int64
 	watchesArmed      atomic.Int64
 	watchesOpen       atomic.Int64
 	watchEvents       atomic.Int64
@@ -167,6 +168,12 @@ type Counters struct {
 
 // Request records that a request of type op was sent.
 func (c *Counters) Request(op Op) { c.requests[op].Add(1) }
+
+// sent records that a call of type op went out; done ends it.
+func (c *Counters) sent(op Op) {
+	c.requests[op].Add(1)
+	c.inFlight[op].Add(1)
+}
 
 // Failure records that a request of type op failed.
 func (c *Counters) Failure(op Op) { c.failures[op].Add(1) }
@@ -218,6 +225,7 @@ func (c *Counters) Snapshot() Counts {
 	s := Counts{
 		Requests:          make(map[string]int64, numOps),
 		Failures:          make(map[string]int64, numOps),
+		InFlight:          make(map[string]int64, numOps),
 		WatchesArmed:      c.watchesArmed.Load(),
 		WatchEvents:       c.watchEvents.Load(),
 		LateWatchEvents:   c.lateWatchEvents(),
@@ -229,6 +237,7 @@ func (c *Counters) Snapshot() Counts {
 	for op := range numOps {
 		s.Requests[op.String()] = c.requests[op].Load()
 		s.Failures[op.String()] = c.failures[op].Load()
+		s.InFlight[op.String()] = c.inFlight[op].Load()
 	}
 	return s
 }
@@ -238,6 +247,14 @@ func (c *Counters) Snapshot() Counts {
 type Counts struct {
 	Requests map[string]int64 `json:"requests"`
 	Failures map[string]int64 `json:"failures"`
+	// InFlight are the calls the servers may or may not have counted
+	// when they were read: at a snapshot, the calls sent and not yet
+	// answered (a call is counted as it is sent; the servers count it as
+	// they process it), and, where the meter reads the clients on both
+	// sides of a server scrape, half the calls sent meanwhile. Between two
+	// snapshots (Sub) and over clients (Add) they add up: the bound on
+	// how far a client count may be off the servers' for this reason.
+	InFlight map[string]int64 `json:"in_flight,omitempty"`
 	// WatchesArmed: ExistsW and ChildrenW calls that returned a channel.
 	WatchesArmed int64 `json:"watches_armed"`
 	// WatchEvents: server notifications delivered on those channels.
@@ -278,6 +295,7 @@ func (c Counts) combine(o Counts, sign int64) Counts {
 	r := Counts{
 		Requests:          make(map[string]int64, numOps),
 		Failures:          make(map[string]int64, numOps),
+		InFlight:          make(map[string]int64, numOps),
 		WatchesArmed:      c.WatchesArmed + sign*o.WatchesArmed,
 		WatchEvents:       c.WatchEvents + sign*o.WatchEvents,
 		LateWatchEvents:   c.LateWatchEvents + sign*o.LateWatchEvents,
@@ -290,6 +308,7 @@ func (c Counts) combine(o Counts, sign int64) Counts {
 		k := op.String()
 		r.Requests[k] = c.Requests[k] + sign*o.Requests[k]
 		r.Failures[k] = c.Failures[k] + sign*o.Failures[k]
+		r.InFlight[k] = c.InFlight[k] + o.InFlight[k] // a bound at each end, whatever the sign
 	}
 	return r
 }

@@ -434,3 +434,51 @@ func TestUpdateWithoutUpdater(t *testing.T) {
 		t.Fatalf("set counted %d requests, %d failures; want 1 and 1", got.Requests["update"], got.Failures["update"])
 	}
 }
+
+// blockingCreate is a stub whose Create waits for release: a call in flight.
+type blockingCreate struct {
+	*stubSession
+	release chan struct{}
+}
+
+func (b blockingCreate) Create(ctx context.Context, path string, data []byte) (backends.Node, error) {
+	<-b.release
+	return b.stubSession.Create(ctx, path, data)
+}
+
+// A call is in flight from the moment it is counted to its answer: the
+// servers may or may not have counted it when they are read meanwhile.
+// Between two snapshots, each end's calls in flight add up.
+func TestCountsCallsInFlight(t *testing.T) {
+	ctx := context.Background()
+	b := blockingCreate{newStub(), make(chan struct{})}
+	var c instrument.Counters
+	s := instrument.Wrap(b, &c)
+	before := c.Snapshot()
+	done := make(chan struct{})
+	go func() { s.Create(ctx, "/a", nil); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Snapshot().InFlight["create"] != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("a blocked create is not counted in flight")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	mid := c.Snapshot()
+	if got := mid.Sub(before).InFlight["create"]; got != 1 {
+		t.Errorf("in flight between an idle snapshot and a busy one: %d, want 1", got)
+	}
+	close(b.release)
+	<-done
+	after := c.Snapshot()
+	if after.InFlight["create"] != 0 || after.Requests["create"] != 1 {
+		t.Errorf("after the answer: in flight %d, requests %d; want 0 and 1", after.InFlight["create"], after.Requests["create"])
+	}
+	if got := after.Sub(mid).InFlight["create"]; got != 1 {
+		t.Errorf("in flight between a busy snapshot and an idle one: %d, want 1 (a bound at each end)", got)
+	}
+	s.Get(ctx, "/a")
+	if got := c.Snapshot().InFlight["get"]; got != 0 {
+		t.Errorf("an answered get is still in flight: %d", got)
+	}
+}

@@ -74,6 +74,7 @@ func CountersOf(s backends.Session) *Counters {
 }
 
 func (s *Session) done(op Op, err error) {
+	s.c.inFlight[op].Add(-1)
 	if err != nil {
 		s.c.failures[op].Add(1)
 	}
@@ -81,7 +82,7 @@ func (s *Session) done(op Op, err error) {
 
 // Create counts OpCreate.
 func (s *Session) Create(ctx context.Context, path string, data []byte) (backends.Node, error) {
-	s.c.requests[OpCreate].Add(1)
+	s.c.sent(OpCreate)
 	s.c.bytesSent.Add(int64(len(path) + len(data)))
 	n, err := s.inner.Create(ctx, path, data)
 	s.done(OpCreate, err)
@@ -90,7 +91,7 @@ func (s *Session) Create(ctx context.Context, path string, data []byte) (backend
 
 // CreateSequential counts OpCreateSeq.
 func (s *Session) CreateSequential(ctx context.Context, parent, prefix string, data []byte) (backends.Node, error) {
-	s.c.requests[OpCreateSeq].Add(1)
+	s.c.sent(OpCreateSeq)
 	s.c.bytesSent.Add(int64(len(parent) + 1 + len(prefix) + len(data)))
 	n, err := s.inner.CreateSequential(ctx, parent, prefix, data)
 	s.done(OpCreateSeq, err)
@@ -99,7 +100,7 @@ func (s *Session) CreateSequential(ctx context.Context, parent, prefix string, d
 
 // Get counts OpGet.
 func (s *Session) Get(ctx context.Context, path string) ([]byte, backends.Node, error) {
-	s.c.requests[OpGet].Add(1)
+	s.c.sent(OpGet)
 	s.c.bytesSent.Add(int64(len(path)))
 	d, n, err := s.inner.Get(ctx, path)
 	s.done(OpGet, err)
@@ -109,7 +110,7 @@ func (s *Session) Get(ctx context.Context, path string) ([]byte, backends.Node, 
 
 // Delete counts OpDelete.
 func (s *Session) Delete(ctx context.Context, path string) error {
-	s.c.requests[OpDelete].Add(1)
+	s.c.sent(OpDelete)
 	s.c.bytesSent.Add(int64(len(path)))
 	err := s.inner.Delete(ctx, path)
 	s.done(OpDelete, err)
@@ -118,7 +119,7 @@ func (s *Session) Delete(ctx context.Context, path string) error {
 
 // Children counts OpChildren.
 func (s *Session) Children(ctx context.Context, parent string) ([]backends.Node, error) {
-	s.c.requests[OpChildren].Add(1)
+	s.c.sent(OpChildren)
 	s.c.bytesSent.Add(int64(len(parent)))
 	ns, err := s.inner.Children(ctx, parent)
 	s.done(OpChildren, err)
@@ -128,7 +129,7 @@ func (s *Session) Children(ctx context.Context, parent string) ([]backends.Node,
 
 // Enqueue counts OpEnqueue.
 func (s *Session) Enqueue(ctx context.Context, parent, tag string) (backends.Node, error) {
-	s.c.requests[OpEnqueue].Add(1)
+	s.c.sent(OpEnqueue)
 	n, err := s.inner.Enqueue(ctx, parent, tag)
 	s.done(OpEnqueue, err)
 	return n, err
@@ -136,7 +137,7 @@ func (s *Session) Enqueue(ctx context.Context, parent, tag string) (backends.Nod
 
 // Predecessor counts OpPredecessor.
 func (s *Session) Predecessor(ctx context.Context, parent string, me backends.Node, gone string) (backends.Node, bool, error) {
-	s.c.requests[OpPredecessor].Add(1)
+	s.c.sent(OpPredecessor)
 	n, ok, err := s.inner.Predecessor(ctx, parent, me, gone)
 	s.done(OpPredecessor, err)
 	return n, ok, err
@@ -145,7 +146,7 @@ func (s *Session) Predecessor(ctx context.Context, parent string, me backends.No
 // Tagged counts OpTagged once per call, however many server requests the
 // backend needs for it (ZooKeeper: a listing and a read per child).
 func (s *Session) Tagged(ctx context.Context, parent, tag string) ([]backends.Node, error) {
-	s.c.requests[OpTagged].Add(1)
+	s.c.sent(OpTagged)
 	ns, err := s.inner.Tagged(ctx, parent, tag)
 	s.done(OpTagged, err)
 	return ns, err
@@ -153,7 +154,7 @@ func (s *Session) Tagged(ctx context.Context, parent, tag string) ([]backends.No
 
 // Dequeue counts OpDequeue.
 func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
-	s.c.requests[OpDequeue].Add(1)
+	s.c.sent(OpDequeue)
 	err := s.inner.Dequeue(ctx, me)
 	s.done(OpDequeue, err)
 	return err
@@ -163,7 +164,7 @@ func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
 // one that cannot set data returns an error matching errors.ErrUnsupported,
 // counted as a failed request.
 func (s *Session) Update(ctx context.Context, path string, data []byte) error {
-	s.c.requests[OpUpdate].Add(1)
+	s.c.sent(OpUpdate)
 	s.c.bytesSent.Add(int64(len(path) + len(data)))
 	var err error
 	if st, ok := s.inner.(backends.Updater); ok {
@@ -178,7 +179,7 @@ func (s *Session) Update(ctx context.Context, path string, data []byte) error {
 // EnsurePath counts OpEnsurePath once per call, however many server
 // requests the backend needs for it.
 func (s *Session) EnsurePath(ctx context.Context, path string) error {
-	s.c.requests[OpEnsurePath].Add(1)
+	s.c.sent(OpEnsurePath)
 	s.c.bytesSent.Add(int64(len(path)))
 	err := s.inner.EnsurePath(ctx, path)
 	s.done(OpEnsurePath, err)
@@ -187,7 +188,7 @@ func (s *Session) EnsurePath(ctx context.Context, path string) error {
 
 // Set counts OpSet.
 func (s *Session) Set(ctx context.Context, path string, data []byte) error {
-	s.c.requests[OpSet].Add(1)
+	s.c.sent(OpSet)
 	s.c.bytesSent.Add(int64(len(path) + len(data)))
 	err := s.inner.Set(ctx, path, data)
 	s.done(OpSet, err)
@@ -202,7 +203,7 @@ func (s *Session) WatchData(ctx context.Context, path string) ([]byte, bool, <-c
 	if !ok {
 		return nil, false, nil, backends.ErrNoDataWatch
 	}
-	s.c.requests[OpWatchData].Add(1)
+	s.c.sent(OpWatchData)
 	s.c.bytesSent.Add(int64(len(path)))
 	data, exists, ch, err := dw.WatchData(ctx, path)
 	s.done(OpWatchData, err)
@@ -236,7 +237,7 @@ func (s *Session) WatchData(ctx context.Context, path string) ([]byte, bool, <-c
 // ExistsW counts OpExistsW and, if it returns a channel, one watch armed and
 // the event it delivers.
 func (s *Session) ExistsW(ctx context.Context, path string) (bool, backends.Node, <-chan backends.Event, error) {
-	s.c.requests[OpExistsW].Add(1)
+	s.c.sent(OpExistsW)
 	s.c.bytesSent.Add(int64(len(path)))
 	ok, n, ch, err := s.inner.ExistsW(ctx, path)
 	s.done(OpExistsW, err)
@@ -249,7 +250,7 @@ func (s *Session) ExistsW(ctx context.Context, path string) (bool, backends.Node
 // ChildrenW counts OpChildrenW and, if it returns a channel, one watch armed
 // and the event it delivers.
 func (s *Session) ChildrenW(ctx context.Context, parent string) ([]backends.Node, <-chan backends.Event, error) {
-	s.c.requests[OpChildrenW].Add(1)
+	s.c.sent(OpChildrenW)
 	s.c.bytesSent.Add(int64(len(parent)))
 	ns, ch, err := s.inner.ChildrenW(ctx, parent)
 	s.done(OpChildrenW, err)
