@@ -416,14 +416,27 @@ func (m *Meter) fillLoad(res *results.Result, before, after Snapshot) {
 func machineLoad(before, after Snapshot, elapsed time.Duration) *results.Machine {
 	u := after.Machine.Since(before.Machine)
 	var servers float64
+	containers := false
 	for pid, a := range after.Servers {
 		b, ok := before.Servers[pid]
 		if _, own := after.Machine.Own[pid]; ok && !own {
 			servers += max(0, a.CPUSeconds-b.CPUSeconds)
+			containers = true
 		}
 	}
+	// The containers' processes are among the other processes (not
+	// zkbench's children): they are the servers'.
+	others := max(0, u.Others()-servers)
+	if containers {
+		// The engine runs the servers' containers and forwards the
+		// clients' traffic to their published ports (docker-proxy): its
+		// work is the servers' too.
+		servers += u.Engine
+	} else {
+		others += u.Engine
+	}
 	return &results.Machine{Cores: u.Cores, Elapsed: elapsed, Busy: u.Busy, Own: u.Own, Servers: servers,
-		Kernel: u.Kernel, Others: max(0, u.Others()-servers), Steal: u.Steal}
+		Kernel: u.Kernel, Others: others, Steal: u.Steal}
 }
 
 // LossCause says which side was late around the sessions lost at lostAt

@@ -62,8 +62,28 @@ type Machine struct {
 	// Kernel are the kernel's threads (its network and block work
 	// included: their time is not another process's load).
 	Kernel map[int]Proc
-	// Rest are the other processes: neither zkbench's nor the kernel's.
+	// Rest are the other processes: neither zkbench's nor the kernel's,
+	// nor the container engine's.
 	Rest map[int]Proc
+	// Engine are the container engine's processes (dockerd, containerd,
+	// its shims, docker-proxy, runc: EngineCommands): the work they do for
+	// a cluster zkbench runs in containers (forwarding its published
+	// ports, running its containers) is the servers', not another
+	// process's; otherwise it is another process's (Use.Engine).
+	Engine map[int]Proc
+}
+
+// EngineCommands are the command names (comm) of the container engine's
+// processes.
+var EngineCommands = []string{"dockerd", "containerd", "containerd-shim", "containerd-shim-runc-v2", "docker-proxy", "runc"}
+
+func isEngine(comm string) bool {
+	for _, c := range EngineCommands {
+		if comm == c {
+			return true
+		}
+	}
+	return false
 }
 
 // Proc is one process's CPU time at a reading.
@@ -90,7 +110,7 @@ func ReadMachine(root int) (Machine, error) {
 	if err != nil {
 		return Machine{}, fmt.Errorf("procstat: %w", err)
 	}
-	m := Machine{Cores: len(st.CPU), Own: map[int]Proc{}, Kernel: map[int]Proc{}, Rest: map[int]Proc{},
+	m := Machine{Cores: len(st.CPU), Own: map[int]Proc{}, Kernel: map[int]Proc{}, Rest: map[int]Proc{}, Engine: map[int]Proc{},
 		Busy:  st.CPUTotal.User + st.CPUTotal.Nice + st.CPUTotal.System,
 		Steal: st.CPUTotal.Steal}
 	procs, err := fs.AllProcs()
@@ -99,6 +119,7 @@ func ReadMachine(root int) (Machine, error) {
 	}
 	parent := make(map[int]int, len(procs))
 	all := make(map[int]Proc, len(procs))
+	engine := map[int]bool{}
 	for _, p := range procs {
 		ps, err := p.Stat()
 		if err != nil {
@@ -112,6 +133,9 @@ func ReadMachine(root int) (Machine, error) {
 			continue
 		}
 		all[ps.PID], parent[ps.PID] = pr, ps.PPID
+		if isEngine(ps.Comm) {
+			engine[ps.PID] = true
+		}
 	}
 	var below func(pid, hops int) bool
 	below = func(pid, hops int) bool {
@@ -125,9 +149,12 @@ func ReadMachine(root int) (Machine, error) {
 		return ok && below(pp, hops+1)
 	}
 	for pid, pr := range all {
-		if below(pid, 0) {
+		switch {
+		case below(pid, 0):
 			m.Own[pid] = pr
-		} else {
+		case engine[pid]:
+			m.Engine[pid] = pr
+		default:
 			m.Rest[pid] = pr
 		}
 	}
@@ -146,8 +173,9 @@ type Use struct {
 	Cores int
 	// Busy is every process's time (Machine.Busy), Own the part of it
 	// zkbench's processes took, Kernel the kernel threads' part, Rest the
-	// other processes'; Steal is apart from Busy.
-	Busy, Own, Kernel, Rest, Steal float64
+	// other processes', Engine the container engine's (Machine.Engine);
+	// Steal is apart from Busy.
+	Busy, Own, Kernel, Rest, Engine, Steal float64
 }
 
 // Others is the CPU time processes neither zkbench's nor the kernel's
@@ -168,6 +196,7 @@ func (m Machine) Since(before Machine) Use {
 	u.Own = treeSince(m.Own, before.Own, true)
 	u.Kernel = treeSince(m.Kernel, before.Kernel, false)
 	u.Rest = treeSince(m.Rest, before.Rest, true)
+	u.Engine = treeSince(m.Engine, before.Engine, true)
 	return u
 }
 

@@ -104,3 +104,47 @@ func TestRoot(t *testing.T) {
 		t.Errorf("Root() with a non-ancestor in %s = %d, want this process %d", RootEnv, got, os.Getpid())
 	}
 }
+
+// TestMachineTellsTheEngineApart: a process outside zkbench's tree named
+// as one of the container engine's (here a copy of sleep called
+// docker-proxy) is read as the engine's, not as another process's.
+func TestMachineTellsTheEngineApart(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(sleep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := t.TempDir() + "/docker-proxy"
+	if err := os.WriteFile(proxy, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("sh", "-c", proxy+" 60 </dev/null >/dev/null 2>&1 & echo $!").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m, err := ReadMachine(os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, engine := m.Engine[pid]
+		_, rest := m.Rest[pid]
+		_, own := m.Own[pid]
+		if engine && !rest && !own {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d (docker-proxy): engine %v, rest %v, own %v; want the engine's only", pid, engine, rest, own)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
