@@ -1,6 +1,9 @@
 package backends
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 func TestMetricsDelta(t *testing.T) {
 	before := Metrics{MetricWrites: 10, MetricReads: 5, "raw_moved": 1, "raw_still": 7, MetricResidentBytes: 100}
@@ -49,5 +52,21 @@ func TestValidRunID(t *testing.T) {
 		if err := ValidRunID(bad); err == nil {
 			t.Errorf("ValidRunID(%q) accepted", bad)
 		}
+	}
+}
+
+// Every member of a ZooKeeper ensemble counts the writes below /zkbench
+// that the ensemble applied: summed over three members they would be the
+// clients' three times. The other counters are each member's own clients'.
+func TestSumMembersTakesReplicatedCountersOnce(t *testing.T) {
+	members := []MemberMetrics{
+		{Metrics: Metrics{MetricNamespaceWrites: 1462, MetricWrites: 500}},
+		{Metrics: Metrics{MetricNamespaceWrites: 1462, MetricWrites: 900}},
+		{Metrics: Metrics{MetricNamespaceWrites: 1460, MetricWrites: 60}},
+		{Err: errors.New("down"), Metrics: Metrics{MetricNamespaceWrites: 9999}},
+	}
+	got := SumMembers(members)
+	if got[MetricNamespaceWrites] != 1462 || got[MetricWrites] != 1460 {
+		t.Errorf("SumMembers = %v; want namespace writes 1462 (the largest member's) and writes 1460 (the sum)", got)
 	}
 }

@@ -66,16 +66,17 @@ type Machine struct {
 	// nor the container engine's.
 	Rest map[int]Proc
 	// Engine are the container engine's processes (dockerd, containerd,
-	// its shims, docker-proxy, runc: EngineCommands): the work they do for
-	// a cluster zkbench runs in containers (forwarding its published
-	// ports, running its containers) is the servers', not another
+	// its shims, docker-proxy, runc, and fuse-overlayfs where it is the
+	// storage driver: EngineCommands): the work they do for a cluster
+	// zkbench runs in containers (forwarding its published ports, running
+	// its containers, their file system's writes) is the servers', not another
 	// process's; otherwise it is another process's (Use.Engine).
 	Engine map[int]Proc
 }
 
 // EngineCommands are the command names (comm) of the container engine's
 // processes.
-var EngineCommands = []string{"dockerd", "containerd", "containerd-shim", "containerd-shim-runc-v2", "docker-proxy", "runc"}
+var EngineCommands = []string{"dockerd", "containerd", "containerd-shim", "containerd-shim-runc-v2", "docker-proxy", "runc", "fuse-overlayfs"}
 
 func isEngine(comm string) bool {
 	for _, c := range EngineCommands {
