@@ -452,8 +452,9 @@ func (b blockingCreate) Create(ctx context.Context, path string, data []byte) (b
 func TestCountsCallsInFlight(t *testing.T) {
 	ctx := context.Background()
 	b := blockingCreate{newStub(), make(chan struct{})}
-	var c instrument.Counters
-	s := instrument.Wrap(b, &c)
+	reg := instrument.NewRegistry()
+	c := reg.NewClient()
+	s := instrument.Wrap(b, c)
 	before := c.Snapshot()
 	done := make(chan struct{})
 	go func() { s.Create(ctx, "/a", nil); close(done) }()
@@ -465,6 +466,9 @@ func TestCountsCallsInFlight(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	mid := c.Snapshot()
+	if got := reg.Total().InFlight["create"]; got != 1 {
+		t.Errorf("the registry's total has %d creates in flight, want 1: the meter reads the clients through it", got)
+	}
 	if got := mid.Sub(before).InFlight["create"]; got != 1 {
 		t.Errorf("in flight between an idle snapshot and a busy one: %d, want 1", got)
 	}

@@ -57,6 +57,7 @@ func (r *Registry) Total() Counts {
 		for op := range numOps {
 			t.requests[op].Add(c.requests[op].Load())
 			t.failures[op].Add(c.failures[op].Load())
+			t.inFlight[op].Add(c.inFlight[op].Load())
 		}
 		t.watchesArmed.Add(c.watchesArmed.Load())
 		t.watchEvents.Add(c.watchEvents.Load())
