@@ -7,13 +7,13 @@ import (
 	"testing"
 )
 
-// TestPublishedTablesMatchTheirRuns: every generated table in README.md
-// and docs/results.md is what its results files give; a number typed over
+// TestPublishedTablesMatchTheirRuns: every generated table in the
+// published files is what its results files give; a number typed over
 // one, or a kept run made again without `make docs`, fails here.
 func TestPublishedTablesMatchTheirRuns(t *testing.T) {
 	runs := filepath.Join("..", "docs", "runs")
 	seen := map[string]bool{}
-	for _, f := range []string{"README.md", filepath.Join("docs", "results.md")} {
+	for _, f := range Published {
 		raw, err := os.ReadFile(filepath.Join("..", f))
 		if err != nil {
 			t.Fatal(err)
@@ -23,7 +23,7 @@ func TestPublishedTablesMatchTheirRuns(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 		for _, n := range names {
-			seen[n] = true
+			seen[strings.Fields(n)[0]] = true
 		}
 		if got != string(raw) {
 			t.Errorf("%s: a generated table differs from its results files (run `make docs`):\n%s", f, firstDiff(string(raw), got))
@@ -57,6 +57,42 @@ func TestRewrite(t *testing.T) {
 	}
 }
 
+// TestCasesTable: a cases block prints a row a case of each run, the
+// summary's cells, per-operation figures and histograms where the marker
+// names them, and refuses a column nobody can fill.
+func TestCasesTable(t *testing.T) {
+	runs := filepath.Join("..", "docs", "runs")
+	got, err := casesTable(runs, "failover-zookeeper, failover-etcd; backend; variant; ops/s=failovers/s; "+
+		"pair:client.watch_events/server_watch_events=notifications; latency:failover:50=loss p50; count:failover=samples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(got), "\n")
+	zk, err := run(runs, "failover-zookeeper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	etcd, err := run(runs, "failover-etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 + len(zk.Results) + len(etcd.Results); len(lines) != want {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), want, got)
+	}
+	if lines[0] != "| backend | variant | failovers/s | notifications | loss p50 | samples |" || lines[1] != "| --- | --- | ---: | --- | ---: | ---: |" {
+		t.Errorf("head:\n%s\n%s", lines[0], lines[1])
+	}
+	first := zk.Results[0]
+	if !strings.HasPrefix(lines[2], "| zookeeper | "+first.Variant+" | ") || !strings.Contains(lines[2], ` \| `) {
+		t.Errorf("first row %q", lines[2])
+	}
+	for _, bad := range []string{"failover-zookeeper", "failover-zookeeper; nope", "failover-zookeeper; pair:a", "failover-zookeeper; latency:loss:x", "no-such-run; variant"} {
+		if _, err := casesTable(runs, bad); err == nil {
+			t.Errorf("casesTable(%q) gave no error", bad)
+		}
+	}
+}
+
 func TestNum(t *testing.T) {
 	for v, want := range map[float64]string{873.46: "873.5", 1972.4: "1,972", 16.61: "16.61", 1: "1.00", 1234567: "1,234,567"} {
 		if got := num(v); got != want {
@@ -74,4 +110,55 @@ func firstDiff(a, b string) string {
 		}
 	}
 	return "(lengths differ)"
+}
+
+// The files kept beside the runs are read as zkbench wrote them: a plan
+// comparison's overload and its service source, make bench's metrics;
+// a file that is missing or cannot be read is an error that says what
+// makes it.
+func TestKeptTextFiles(t *testing.T) {
+	dir := t.TempDir()
+	plan := "lock fair on zookeeper: open loop\n" +
+		"basis: measured: every acquire's service (queued or not) drawn from the handoffs of run plan-x-u20, case lock/zookeeper/fair/N=20\n" +
+		"lock utilisation          98.1%      model: simulation\n\n" +
+		"validation against run plan-x-u90, case lock/zookeeper/fair/N=20 (measured)\n" +
+		"OVERLOADED: the model says the lock cannot keep up\n" +
+		"figure                    predicted  measured  error\n" +
+		"handoff mean (ms)         8.13       12.1      -33%\n" +
+		"writes/s (server)         81.3       63.8      +27%\n"
+	if err := os.WriteFile(filepath.Join(dir, "plan-x-u90.service.plan.txt"), []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := planCheck(dir, "plan-x-u90.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "| … service from plan-x-u20 | overloaded | not compared | not compared | 8.13 / 12.1 | — | 81.3 / 63.8 | — | — |"
+	if !strings.Contains(got, want) {
+		t.Errorf("plan-check:\n%s\nwant the row\n%s", got, want)
+	}
+	if _, err := planCheck(dir, "plan-absent"); err == nil || !strings.Contains(err.Error(), "make plan-check") {
+		t.Errorf("a missing comparison: %v, want an error naming make plan-check", err)
+	}
+
+	bench := "pkg: example/backends/etcd\n" +
+		"BenchmarkIdleSessions/default-2   1  1616282703 ns/op  7.000 goroutines/session  67060 rss-bytes/session  53350 server-rss-bytes/session\n" +
+		"pkg: example/backends/instrument\n" +
+		"BenchmarkCountersRawGet-2  73874466  6.496 ns/op  0 B/op  0 allocs/op\n"
+	if err := os.WriteFile(filepath.Join(dir, "bench.txt"), []byte(bench), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines, err := readBench(dir)
+	if err != nil || len(lines) != 2 {
+		t.Fatalf("readBench: %v, %d lines", err, len(lines))
+	}
+	if v, err := benchFind(lines, "etcd", "BenchmarkIdleSessions/default", "server-rss-bytes/session"); err != nil || v != 53350 {
+		t.Errorf("etcd's server RSS a session: %v, %v", v, err)
+	}
+	if got, err := benchInstrument(dir); err != nil || !strings.Contains(got, "| CountersRawGet | 6.496 | 0 | 0 |") {
+		t.Errorf("bench-instrument: %v\n%s", err, got)
+	}
+	if _, err := benchSessions(dir); err == nil || !strings.Contains(err.Error(), "make bench") {
+		t.Errorf("sessions without ZooKeeper's benchmarks: %v, want an error naming make bench", err)
+	}
 }

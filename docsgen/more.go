@@ -1,0 +1,196 @@
+package docsgen
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/zkbench/zkbench/analysis"
+	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads"
+)
+
+// paperBarrier is the ZooKeeper paper's double-barrier grid of a kept
+// run, as `zkbench run --preset zk-paper-barrier` prints it at its end:
+// a marker's arguments are "RUN" or "RUN VARIANT".
+func paperBarrier(runs, args string) (string, error) {
+	f := strings.Fields(args)
+	if len(f) == 0 || len(f) > 2 {
+		return "", fmt.Errorf("paper-barrier: want RUN or RUN VARIANT in the marker, got %q", args)
+	}
+	r, err := run(runs, f[0])
+	if err != nil {
+		return "", err
+	}
+	rs := r.Results
+	if len(f) == 2 {
+		rs = nil
+		for _, res := range r.Results {
+			if res.Variant == f[1] {
+				rs = append(rs, res)
+			}
+		}
+		if len(rs) == 0 {
+			return "", fmt.Errorf("paper-barrier: run %s has no case of variant %s", r.ID, f[1])
+		}
+	}
+	var b strings.Builder
+	if err := workloads.WritePaperBarrierTable(&b, rs); err != nil {
+		return "", err
+	}
+	return "```\n" + strings.Trim(b.String(), "\n") + "\n```\n", nil
+}
+
+// uslFits is the Universal Scalability Law fitted to each variant of the
+// runs the marker names (RUN[,RUN...]), as the report fits it.
+func uslFits(runs, args string) (string, error) {
+	var rs []*results.Run
+	for _, id := range strings.Split(args, ",") {
+		r, err := run(runs, strings.TrimSpace(id))
+		if err != nil {
+			return "", err
+		}
+		rs = append(rs, r)
+	}
+	var b strings.Builder
+	b.WriteString("| backend | variant | λ (acq/s) | σ [95%] | κ [95%] | points | left out |\n")
+	b.WriteString("| --- | --- | ---: | --- | --- | ---: | --- |\n")
+	for _, f := range analysis.FitUSLs(rs) {
+		left := "-"
+		if len(f.Excluded) > 0 {
+			left = strings.Join(f.Excluded, "; ")
+		}
+		if f.Err != "" {
+			fmt.Fprintf(&b, "| %s | %s | - | - | - | %d | %s; no fit: %s |\n", f.Backend, f.Variant, len(f.N), escape(left), escape(f.Err))
+			continue
+		}
+		u := f.USL
+		ci := func(v float64, c [2]float64) string {
+			if u.Exact {
+				return g4(v) + " (exact fit)"
+			}
+			return fmt.Sprintf("%s [%s, %s]", g4(v), g4(c[0]), g4(c[1]))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %s |\n", f.Backend, f.Variant, g4(u.Lambda),
+			ci(u.Sigma, u.SigmaCI), ci(u.Kappa, u.KappaCI), u.Points, escape(left))
+	}
+	return b.String(), nil
+}
+
+// g4 prints v to 4 significant digits, as the report does.
+func g4(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
+	if r == 0 {
+		return "0"
+	}
+	if math.Abs(r) < 1e-4 {
+		return strconv.FormatFloat(r, 'g', 4, 64)
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+// planCheck is the model's predictions against the kept validation runs,
+// read from the files `make plan-check` writes beside them: a marker's
+// arguments name them without .plan.txt, "plan-zk-fair-u20,
+// plan-zk-fair-u20.service, ...". A .service file is the prediction with
+// the service drawn from another open-loop run (--service-from).
+func planCheck(runs, args string) (string, error) {
+	var b strings.Builder
+	b.WriteString("| run | model utilisation | wait p50 ms | wait p99 ms | handoff mean ms | notifications/s | writes/s | requests/s | bytes/s |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	for _, name := range strings.Split(args, ",") {
+		name = strings.TrimSpace(name)
+		p, err := readPlanText(filepath.Join(runs, name+".plan.txt"))
+		if err != nil {
+			return "", err
+		}
+		label := name
+		if strings.HasSuffix(name, ".service") {
+			if p.serviceFrom == "" {
+				return "", fmt.Errorf("plan-check: %s.plan.txt names no run its service was drawn from", name)
+			}
+			label = "… service from " + p.serviceFrom
+		}
+		util := p.utilisation
+		if p.overloaded {
+			util = "overloaded"
+		}
+		row := []string{label, util}
+		for _, fig := range []string{"wait p50 (ms)", "wait p99 (ms)", "handoff mean (ms)", "notifications/s (server)", "writes/s (server)",
+			"requests/s (server)", "bytes/s (server)"} {
+			v, ok := p.validation[fig]
+			switch {
+			case ok:
+				row = append(row, v[0]+" / "+v[1])
+			case p.overloaded && strings.HasPrefix(fig, "wait"):
+				row = append(row, "not compared")
+			default:
+				row = append(row, "—")
+			}
+		}
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	}
+	return b.String(), nil
+}
+
+// planText is what planCheck reads of one `zkbench plan --against` output.
+type planText struct {
+	utilisation string
+	overloaded  bool
+	serviceFrom string
+	// validation: figure -> predicted, measured.
+	validation map[string][2]string
+}
+
+var (
+	columns     = regexp.MustCompile(`\s{2,}`)
+	serviceFrom = regexp.MustCompile(`drawn from the handoffs of run ([^,\s]+)`)
+)
+
+func readPlanText(path string) (*planText, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("plan-check: %w (make plan-check writes it)", err)
+	}
+	defer f.Close()
+	p := &planText{validation: map[string][2]string{}}
+	in := false
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := serviceFrom.FindStringSubmatch(line); m != nil && p.serviceFrom == "" {
+			p.serviceFrom = m[1]
+		}
+		switch {
+		case strings.HasPrefix(line, "lock utilisation "):
+			p.utilisation = columns.Split(strings.TrimSpace(line), -1)[1]
+		case strings.HasPrefix(line, "validation against run "):
+			in = true
+		case in && strings.HasPrefix(line, "OVERLOADED"):
+			p.overloaded = true
+		case in && line == "":
+			in = false
+		case in:
+			c := columns.Split(strings.TrimSpace(line), -1)
+			if len(c) >= 3 && c[0] != "figure" {
+				p.validation[c[0]] = [2]string{c[1], c[2]}
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("plan-check: %s: %w", path, err)
+	}
+	if p.utilisation == "" || len(p.validation) == 0 {
+		return nil, fmt.Errorf("plan-check: %s has no utilisation or no validation: was it written with --against?", path)
+	}
+	return p, nil
+}
