@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/zkbench/zkbench/analysis"
 )
@@ -26,6 +27,7 @@ func (b *builder) usl() (*Chart, error) {
 		Rows: 1, Cols: len(b.backends),
 	}
 	any := false
+	var noFit []string
 	for _, kind := range b.backends {
 		p := &Panel{Title: string(kind), X: b.clientsAxis(), Y: Axis{Label: b.unit + "s per second", Scale: Log}}
 		for _, f := range fits {
@@ -42,7 +44,9 @@ func (b *builder) usl() (*Chart, error) {
 				p.Lines = append(p.Lines, pts)
 			}
 			if f.Err != "" {
-				p.Notes = append(p.Notes, fmt.Sprintf("%s: no fit (%s)", f.Variant, f.Err))
+				// Said in the caption: a note this long inside the panel
+				// would squeeze its data area to nothing.
+				noFit = append(noFit, fmt.Sprintf("%s on %s: %s", f.Variant, kind, f.Err))
 				continue
 			}
 			u := f.USL
@@ -63,6 +67,9 @@ func (b *builder) usl() (*Chart, error) {
 	}
 	if !any {
 		return nil, nil
+	}
+	if len(noFit) > 0 {
+		fig.Caption += " No fit: " + strings.Join(noFit, "; ") + "."
 	}
 	return fig, nil
 }
