@@ -178,10 +178,10 @@ func TestSummaryVerdict(t *testing.T) {
 	runs := keptRuns(t)
 	verdict := HerdVerdict(Cases([]*results.Run{runs["lock-etcd"]}))
 	want := []string{
-		"lock on etcd: naive wakes 2.90 / 27.4 / 296 watchers an acquisition at 10 / 100 / 1000 clients, fair (herd-free) " +
-			"1.00 at each (296x at 1000); server requests an acquisition 25.6 / 171 / 1543 against 8.01 / 8.06 / 8.99 (172x at 1000)",
-		"lock on etcd: native (baseline) gets 1.11 / 1.03 / 1.01 notifications an acquisition from the servers at " +
-			"10 / 100 / 1000 clients; server requests an acquisition 8.06 / 8.05 / 9.17",
+		"lock on etcd: naive wakes 2.86 / 28.0 / 286 watchers an acquisition at 10 / 100 / 1000 clients, fair (herd-free) " +
+			"1.00 at each (286x at 1000); server requests an acquisition 24.6 / 173 / 1528 against 7.01 / 7.07 / 7.84 (195x at 1000)",
+		"lock on etcd: native (baseline) gets 1.12 / 1.01 / 1.01 notifications an acquisition from the servers at " +
+			"10 / 100 / 1000 clients; server requests an acquisition 8.11 / 8.20 / 13.3",
 	}
 	if !slices.Equal(verdict, want) {
 		t.Errorf("lock-etcd verdict:\n%s\nwant\n%s", strings.Join(verdict, "\n"), strings.Join(want, "\n"))
@@ -216,7 +216,13 @@ func TestSummaryVerdict(t *testing.T) {
 // findings come before the notes, and nothing a note said is lost.
 func TestSummaryNotesGrouped(t *testing.T) {
 	runs := keptRuns(t)
-	out := summaryOf(t, runs["lock-etcd"], SummaryOptions{})
+	// A lock-etcd run from before the clients counted a witness (kept at
+	// afc1001): its etcd watch-event excess has no model to explain it.
+	old, err := results.ReadFile("testdata/lock-etcd-afc1001.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := summaryOf(t, old, SummaryOptions{})
 	flat := strings.Join(strings.Fields(out), " ")
 	if n := strings.Count(flat, "UNEXPLAINED by the documented causes (docs/figures.md): a cause of this backend, whose witness this file does not hold"); n != 1 {
 		t.Errorf("the unexplained disagreement's words are said %d times:\n%s", n, out)
