@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/zkbench/zkbench/report"
 )
 
 // benchLine is one benchmark's result in `make bench`'s kept output
@@ -161,8 +163,8 @@ func benchInstrument(runs string) (string, error) {
 			continue
 		}
 		n++
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", strings.TrimPrefix(l.name, "Benchmark"), g4(l.metrics["ns/op"]),
-			g4(l.metrics["B/op"]), g4(l.metrics["allocs/op"]))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", strings.TrimPrefix(l.name, "Benchmark"), report.Num(l.metrics["ns/op"]),
+			report.Num(l.metrics["B/op"]), report.Num(l.metrics["allocs/op"]))
 	}
 	if n == 0 {
 		return "", fmt.Errorf("bench: bench.txt has no backends/instrument benchmark (make bench)")

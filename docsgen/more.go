@@ -3,14 +3,13 @@ package docsgen
 import (
 	"bufio"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/zkbench/zkbench/analysis"
+	"github.com/zkbench/zkbench/report"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/workloads"
 )
@@ -72,29 +71,14 @@ func uslFits(runs, args string) (string, error) {
 		u := f.USL
 		ci := func(v float64, c [2]float64) string {
 			if u.Exact {
-				return g4(v) + " (exact fit)"
+				return report.Num(v) + " (exact fit)"
 			}
-			return fmt.Sprintf("%s [%s, %s]", g4(v), g4(c[0]), g4(c[1]))
+			return fmt.Sprintf("%s [%s, %s]", report.Num(v), report.Num(c[0]), report.Num(c[1]))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %s |\n", f.Backend, f.Variant, g4(u.Lambda),
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %s |\n", f.Backend, f.Variant, report.Num(u.Lambda),
 			ci(u.Sigma, u.SigmaCI), ci(u.Kappa, u.KappaCI), u.Points, escape(left))
 	}
 	return b.String(), nil
-}
-
-// g4 prints v to 4 significant digits, as the report does.
-func g4(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "-"
-	}
-	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
-	if r == 0 {
-		return "0"
-	}
-	if math.Abs(r) < 1e-4 {
-		return strconv.FormatFloat(r, 'g', 4, 64)
-	}
-	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 // planCheck is the model's predictions against the kept validation runs,
