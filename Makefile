@@ -166,7 +166,7 @@ bench-kept:
 	  $(MAKE) --no-print-directory bench 2>&1; } | tee $(RUNS)/bench.txt.new
 	mv $(RUNS)/bench.txt.new $(RUNS)/bench.txt
 
-# Every kept run in one pass (about 70 minutes on 2 cores), each refusing a
+# Every kept run in one pass (about 60 minutes on 2 cores: 2026-12-04), each refusing a
 # loaded machine, then the published tables written again from them. Run it
 # on a quiet machine: nothing else, not even a build, beside it.
 kept-runs: bench-runs bench-scale bench-plan plan-check bench-other bench-kept docs
