@@ -6,16 +6,17 @@ import (
 	"github.com/zkbench/zkbench/results"
 )
 
-// SummaryCell is the cell the summary's table (as --wide and markdown
-// show it) gives res of run under the column headed head, "acquire p50"
-// or "notif/op cli|srv"; false when the table has no such column.
-func SummaryCell(run *results.Run, res *results.Result, head string) (string, bool) {
+// SummaryColumn is the column of run's summary table (as --wide and
+// markdown show it) headed head, "acquire p50" or "notif/op cli|srv": the
+// cell it gives each result of run; false when the table has no such
+// column. The columns depend on the whole run: look one up once a run.
+func SummaryColumn(run *results.Run, head string) (func(*results.Result) string, bool) {
 	for _, c := range summaryColumns(run) {
 		if c.head == head {
-			return c.cell(res), true
+			return c.cell, true
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 // SummaryHeads are the headings of run's summary table, every column.

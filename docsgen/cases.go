@@ -132,15 +132,23 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 			return results.FormatDuration(d)
 		}
 	default:
-		if _, ok := analysis.SummaryCell(first, &results.Result{}, spec); !ok {
+		if _, ok := analysis.SummaryColumn(first, spec); !ok {
 			return c, fmt.Errorf("cases: no column %q: give a heading of the summary table (%s), per_op:KEY, pair:KEY/KEY, latency:NAME:Q or count:NAME",
 				spec, strings.Join(analysis.SummaryHeads(first), ", "))
 		}
 		c.numeric = spec != "backend" && spec != "variant" && spec != "stopped by" && spec != "client-bound" &&
 			!strings.Contains(spec, "|")
+		byRun := map[*results.Run]func(*results.Result) string{}
 		c.cell = func(r *results.Run, res *results.Result) string {
-			v, _ := analysis.SummaryCell(r, res, spec)
-			return v
+			cell, seen := byRun[r]
+			if !seen {
+				cell, _ = analysis.SummaryColumn(r, spec)
+				byRun[r] = cell
+			}
+			if cell == nil {
+				return "-"
+			}
+			return cell(res)
 		}
 	}
 	return c, nil

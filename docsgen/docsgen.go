@@ -146,13 +146,7 @@ func thousands(digits string) string {
 }
 
 // perOp is a per-operation figure of res, "-" where not measured.
-func perOp(res *results.Result, f figures.Figure) string {
-	v, ok := analysis.ResultPerOp(res, f.Key)
-	if !ok {
-		return "-"
-	}
-	return num(v)
-}
+func perOp(res *results.Result, f figures.Figure) string { return perOpKey(res, f.Key) }
 
 // pair is "client | server" of two per-operation figures.
 func pair(res *results.Result, client, server figures.Figure) string {

@@ -94,11 +94,8 @@ var (
 		// older results files are matched by it: enqueue is a sequential
 		// create and dequeue a delete, counted with them; set (a
 		// revoker's setData) is a write too.
-		What: "writes (create+create_seq+delete)",
-		Client: func(c Totals) float64 {
-			return float64(c.Requests["create"] + c.Requests["create_seq"] + c.Requests["enqueue"] +
-				c.Requests["dequeue"] + c.Requests["delete"] + c.Requests["set"] + c.Requests["update"])
-		},
+		What:     "writes (create+create_seq+delete)",
+		Client:   func(c Totals) float64 { return writesOf(c.Requests) },
 		Metric:   backends.MetricWrites,
 		InFlight: func(t Totals) float64 { return writesOf(t.InFlight) },
 		Known: []Known{{
@@ -154,7 +151,8 @@ var NamespaceWritesCheck = Check{
 	},
 }
 
-// writesOf sums the write calls of WritesCheck in per-type counts.
+// writesOf sums the write calls in per-type counts: create, create_seq,
+// enqueue, dequeue, delete, set and update (WritesCheck's client side).
 func writesOf(n map[string]int64) float64 {
 	return float64(n["create"] + n["create_seq"] + n["enqueue"] + n["dequeue"] + n["delete"] + n["set"] + n["update"])
 }

@@ -3,6 +3,7 @@ package procstat
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 )
 
@@ -78,15 +79,6 @@ type Machine struct {
 // processes.
 var EngineCommands = []string{"dockerd", "containerd", "containerd-shim", "containerd-shim-runc-v2", "docker-proxy", "runc", "fuse-overlayfs"}
 
-func isEngine(comm string) bool {
-	for _, c := range EngineCommands {
-		if comm == c {
-			return true
-		}
-	}
-	return false
-}
-
 // Proc is one process's CPU time at a reading.
 type Proc struct {
 	// Start is when it started (clock ticks after boot): a pid with a
@@ -134,7 +126,7 @@ func ReadMachine(root int) (Machine, error) {
 			continue
 		}
 		all[ps.PID], parent[ps.PID] = pr, ps.PPID
-		if isEngine(ps.Comm) {
+		if slices.Contains(EngineCommands, ps.Comm) {
 			engine[ps.PID] = true
 		}
 	}
