@@ -8,8 +8,6 @@ import (
 
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
-
-	"github.com/zkbench/zkbench/faults"
 )
 
 // ErrNoMember: the member index is out of range.
@@ -169,11 +167,6 @@ func (c *Cluster) Heal(ctx context.Context, i int) error {
 	delete(c.partitioned, i)
 	return nil
 }
-
-var (
-	_ faults.Cluster     = (*Cluster)(nil)
-	_ faults.Partitioner = (*Cluster)(nil)
-)
 
 // PIDs maps each running member's endpoint to the host's process id of its
 // container's first process (the JVM, or zkbench as an etcd member: both
