@@ -68,7 +68,7 @@ func HerdVerdict(cases []*Case) []string {
 // server requests an acquisition 12.0 / 51.0 / 201 against 9.00 at each
 // (22x at 200)".
 func herdPair(a, f []*Case) string {
-	clients := clientCounts(a)
+	clients := clientsOf(a)
 	both := append(append([]*Case(nil), a...), f...)
 	var parts []string
 	if fig, ok := measuredSide(both, figures.WatchEvents, figures.ServerWatchEvents); ok {
@@ -88,7 +88,7 @@ func herdPair(a, f []*Case) string {
 // 1.03 notifications an acquisition from the servers at 10 / 100 clients;
 // server requests an acquisition 8.06 / 8.05".
 func herdAlone(s []*Case) string {
-	clients := clientCounts(s)
+	clients := clientsOf(s)
 	var parts []string
 	if fig, ok := measuredSide(s, figures.WatchEvents, figures.ServerWatchEvents); ok {
 		parts = append(parts, named(s[0])+" "+notifications(fig, values(s, clients, fig), s[0], clients))
@@ -155,7 +155,8 @@ func measuredSide(cs []*Case, sides ...figures.Figure) (figures.Figure, bool) {
 	return best, most > 0
 }
 
-func clientCounts(cs []*Case) []int {
+// clientsOf is the number of clients of each case of cs, in order.
+func clientsOf(cs []*Case) []int {
 	out := make([]int, len(cs))
 	for i, c := range cs {
 		out[i] = c.Clients

@@ -11,8 +11,8 @@ import (
 	"github.com/zkbench/zkbench/results"
 )
 
-// ErrNoFigures: the runs hold nothing to plot (no results).
-var ErrNoFigures = errors.New("plots: nothing to plot")
+// ErrNoCharts: the runs hold nothing to plot (no results).
+var ErrNoCharts = errors.New("plots: nothing to plot")
 
 // WriteAll builds every figure the runs support (see Build) and writes each
 // in every format ("png", "svg") into dir, creating it if needed. It
@@ -32,7 +32,7 @@ func WriteAll(runs []*results.Run, dir string, formats []string) ([]string, erro
 		return nil, err
 	}
 	if len(figs) == 0 {
-		return nil, ErrNoFigures
+		return nil, ErrNoCharts
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("plots: %w", err)

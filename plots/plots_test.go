@@ -220,8 +220,8 @@ func TestWriteAllRejectsUnknownFormat(t *testing.T) {
 	if _, err := WriteAll(loadRuns(t, "barrier-zookeeper.json"), t.TempDir(), []string{"gif"}); err == nil {
 		t.Fatal("WriteAll accepted format gif")
 	}
-	if _, err := WriteAll(nil, t.TempDir(), Formats); err != ErrNoFigures {
-		t.Fatalf("WriteAll(no runs) = %v, want ErrNoFigures", err)
+	if _, err := WriteAll(nil, t.TempDir(), Formats); err != ErrNoCharts {
+		t.Fatalf("WriteAll(no runs) = %v, want ErrNoCharts", err)
 	}
 }
 

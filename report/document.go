@@ -61,7 +61,7 @@ type Image struct {
 	Name    string // file name without extension
 	Title   string
 	Caption string
-	Figure  *plots.Chart
+	Chart   *plots.Chart
 	PNG     []byte // nil until rendered
 }
 
@@ -630,7 +630,7 @@ func (d *Document) plots(runs []*results.Run) error {
 	}
 	d.add(Heading{2, "Plots"})
 	for _, f := range figs {
-		d.add(Image{Name: f.Name, Title: f.Title, Caption: f.Caption, Figure: f})
+		d.add(Image{Name: f.Name, Title: f.Title, Caption: f.Caption, Chart: f})
 	}
 	return nil
 }
@@ -657,7 +657,7 @@ func (d *Document) RenderImages() error {
 			for k := range next {
 				img := d.Blocks[todo[k]].(Image)
 				var buf bytes.Buffer
-				if errs[k] = plots.Render(&buf, img.Figure, "png"); errs[k] == nil {
+				if errs[k] = plots.Render(&buf, img.Chart, "png"); errs[k] == nil {
 					img.PNG = buf.Bytes()
 					d.Blocks[todo[k]] = img
 				}

@@ -147,7 +147,7 @@ func TestDocsRuns(t *testing.T) {
 				t.Errorf("report.md links %d plots, the report has %d", n, len(images))
 			}
 			for _, img := range images {
-				if err := plots.Render(io.Discard, img.Figure, "svg"); err != nil {
+				if err := plots.Render(io.Discard, img.Chart, "svg"); err != nil {
 					t.Errorf("%s: %v", img.Name, err)
 				}
 			}

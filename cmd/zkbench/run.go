@@ -442,7 +442,7 @@ func drawPlots(stdout, stderr io.Writer, run *results.Run, dir, path string) {
 	dir = filepath.Join(dir, "plots")
 	paths, err := writeFigures([]*results.Run{run}, dir, plotFormats)
 	switch {
-	case errors.Is(err, plots.ErrNoFigures):
+	case errors.Is(err, plots.ErrNoCharts):
 		fmt.Fprintln(stdout, "plots: nothing to plot")
 	case err != nil:
 		fmt.Fprintf(stderr, "zkbench: plots: %v (draw them later with `zkbench plot %s`)\n", err, path)
