@@ -61,7 +61,7 @@ func TestMarkdownGolden(t *testing.T) {
 		inputs = append(inputs, input{"docs-runs-" + filepath.Base(filepath.Dir(p)), []string{p}})
 	}
 	// The config workload's size sweep together: the watchers-within-target
-	// table answers per size (issue 12).
+	// table answers per size.
 	if cfg, _ := filepath.Glob(filepath.Join("..", "docs", "runs", "config-*", "results.json")); len(cfg) > 0 {
 		inputs = append(inputs, input{"docs-runs-config-sizes", cfg})
 	}

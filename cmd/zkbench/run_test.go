@@ -170,7 +170,7 @@ func TestRunBadInput(t *testing.T) {
 		{"clients with a preset", []string{"--workload", "barrier", "--preset", "zk-paper-barrier"}, "--clients: --preset zk-paper-barrier sets"},
 		{"nodes with endpoints", []string{"--endpoints", "127.0.0.1:1", "--nodes", "3"}, "--nodes: zkbench starts no servers"},
 		{"preset on a lock", []string{"--preset", "zk-paper-barrier"}, "--preset: the lock workload does not read it"},
-		// issue 12
+		// the simple barrier's, two-phase commit's and membership's flags
 		{"poll on a lock", []string{"--poll", "10ms"}, "--poll: the lock workload does not read it"},
 		{"barrier-up on a barrier", []string{"--workload", "barrier", "--barrier-up", "1s"}, "--barrier-up: the barrier workload does not read it"},
 		{"negative poll", []string{"--workload", "simple-barrier", "--poll", "-5ms"}, "--poll -5ms: want a positive pause"},

@@ -28,7 +28,7 @@ func TestSimpleBarrier(t *testing.T) {
 }
 
 // TestTwoPhase runs the two-phase commit suite for every variant on every
-// backend (issue 12).
+// backend.
 func TestTwoPhase(t *testing.T) {
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
 		for _, v := range variants.TwoPhases().All() {
@@ -38,7 +38,7 @@ func TestTwoPhase(t *testing.T) {
 }
 
 // TestGroups runs the group membership suite for every variant on every
-// backend (issue 12): delta must refuse ZooKeeper.
+// backend: delta must refuse ZooKeeper.
 func TestGroups(t *testing.T) {
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
 		for _, v := range variants.Groups().All() {

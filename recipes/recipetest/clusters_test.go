@@ -55,7 +55,7 @@ func TestBarriersOnClusters(t *testing.T) {
 }
 
 // TestTwoPhaseOnClusters runs the two-phase commit suite's decisions and
-// session loss for every variant on both 3-node clusters (issue 12).
+// session loss for every variant on both 3-node clusters.
 func TestTwoPhaseOnClusters(t *testing.T) {
 	testcluster.EachCluster(t, func(t *testing.T, b backends.Backend) {
 		for _, v := range variants.TwoPhases().All() {
@@ -65,7 +65,7 @@ func TestTwoPhaseOnClusters(t *testing.T) {
 }
 
 // TestGroupsOnClusters runs the group membership suite for every variant on
-// both 3-node clusters (issue 12).
+// both 3-node clusters.
 func TestGroupsOnClusters(t *testing.T) {
 	testcluster.EachCluster(t, func(t *testing.T, b backends.Backend) {
 		for _, v := range variants.Groups().All() {
