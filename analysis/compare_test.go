@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkbench/zkbench/internal/testresults"
+	"github.com/zkbench/zkbench/internal/testenv/testresults"
 	"github.com/zkbench/zkbench/results"
 )
 

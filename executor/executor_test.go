@@ -22,7 +22,7 @@ import (
 	"github.com/zkbench/zkbench/faults"
 	"github.com/zkbench/zkbench/faults/proxy"
 	"github.com/zkbench/zkbench/internal/spawn"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 func TestMain(m *testing.M) { testcluster.Main(m) }

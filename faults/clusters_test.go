@@ -18,7 +18,7 @@ import (
 	etcdcluster "github.com/zkbench/zkbench/cluster/etcd"
 	zkcluster "github.com/zkbench/zkbench/cluster/zookeeper"
 	"github.com/zkbench/zkbench/faults"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 // TestMain runs the test binary as one of its helper processes when asked

@@ -10,7 +10,7 @@ import (
 
 	"github.com/zkbench/zkbench/faults"
 	"github.com/zkbench/zkbench/faults/proxy"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 // TestWatchEtcdConn puts a proxy between an etcd session and the server and

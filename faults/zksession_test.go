@@ -16,7 +16,7 @@ import (
 	"github.com/zkbench/zkbench/faults"
 	"github.com/zkbench/zkbench/faults/proxy"
 	"github.com/zkbench/zkbench/faults/schedule"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 type quiet struct{}

@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/zkbench/zkbench/internal/testresults"
+	"github.com/zkbench/zkbench/internal/testenv/testresults"
 	"github.com/zkbench/zkbench/results"
 )
 

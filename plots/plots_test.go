@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkbench/zkbench/internal/testresults"
+	"github.com/zkbench/zkbench/internal/testenv/testresults"
 	"github.com/zkbench/zkbench/results"
 )
 

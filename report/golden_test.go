@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkbench/zkbench/internal/testresults"
+	"github.com/zkbench/zkbench/internal/testenv/testresults"
 	"github.com/zkbench/zkbench/plots"
 	"github.com/zkbench/zkbench/results"
 )

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/figures"
-	"github.com/zkbench/zkbench/internal/testresults"
+	"github.com/zkbench/zkbench/internal/testenv/testresults"
 	"github.com/zkbench/zkbench/results"
 )
 

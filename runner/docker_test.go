@@ -10,7 +10,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	dockercluster "github.com/zkbench/zkbench/cluster/docker"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/results"
 )
 

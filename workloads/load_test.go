@@ -16,7 +16,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/procstat"
 	"github.com/zkbench/zkbench/internal/selfstat"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/results"
 )
 

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 // RunLockWorker reports a spec it cannot use as an error event and returns

@@ -10,7 +10,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/etcd"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 // open returns a Backend on the shared embedded member, closed at cleanup,

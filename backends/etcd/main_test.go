@@ -10,7 +10,7 @@ import (
 	"time"
 
 	etcdcluster "github.com/zkbench/zkbench/cluster/etcd"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 // TestMain closes the shared embedded etcd servers when the tests are done,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/etcd"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 // preflightBound: every verdict comes within the 3 s status timeout (a

@@ -13,7 +13,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/etcd"
 	"github.com/zkbench/zkbench/faults/proxy"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 // proxied returns a Backend whose clients reach the shared member through a

@@ -11,7 +11,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/zookeeper"
 	"github.com/zkbench/zkbench/internal/procstat"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 // idleSessions is how many sessions BenchmarkIdleSessions opens.

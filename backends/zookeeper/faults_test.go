@@ -10,7 +10,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/zookeeper"
 	"github.com/zkbench/zkbench/faults/proxy"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 // proxied returns a proxy to the shared server and a Backend whose sessions

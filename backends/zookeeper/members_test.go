@@ -9,7 +9,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/zookeeper"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 // TestScrapeMembers reads a live server and a dead endpoint member by

@@ -13,7 +13,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/zookeeper"
 	zkcluster "github.com/zkbench/zkbench/cluster/zookeeper"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 // preflightDeadline is the ctx deadline preflight gives Preflight: a

@@ -10,7 +10,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/zookeeper"
 	"github.com/zkbench/zkbench/internal/fourlw"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 func scrape(t *testing.T, b backends.Backend) backends.Metrics {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	dockercluster "github.com/zkbench/zkbench/cluster/docker"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 // leftovers lists the containers and networks of cluster name still on

@@ -17,7 +17,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/spawn"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 // lockedBuf collects a child's output.

@@ -15,7 +15,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/kube"
 	"github.com/zkbench/zkbench/results"
 )

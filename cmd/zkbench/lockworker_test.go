@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/workloads"
 )

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/workloads"
 )

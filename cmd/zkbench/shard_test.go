@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/results"
 )
 

@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkbench/zkbench/faults/proxy"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 // etcdProxy puts a proxy in front of the shared embedded etcd member and

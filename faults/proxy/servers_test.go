@@ -12,7 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkbench/zkbench/faults/proxy"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 func TestMain(m *testing.M) { testcluster.Main(m) }

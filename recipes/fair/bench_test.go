@@ -17,7 +17,7 @@ import (
 	"github.com/zkbench/zkbench/backends/etcd"
 	"github.com/zkbench/zkbench/backends/instrument"
 	"github.com/zkbench/zkbench/backends/zookeeper"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/fair"
 	"github.com/zkbench/zkbench/recipes/native"

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 )

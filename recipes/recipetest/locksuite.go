@@ -5,7 +5,7 @@
 // behaviour on session loss of a waiter and of the holder, and no node left
 // behind by a call that failed (a cleanup or release delete that found no
 // quorum, a create whose reply was lost). It runs against
-// real servers (internal/testcluster); every client has its own session,
+// real servers (internal/testenv/testcluster); every client has its own session,
 // wrapped in backends/instrument.
 package recipetest
 
@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 )

@@ -12,7 +12,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/instrument"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 )

@@ -29,7 +29,7 @@ const (
 //
 // The counters are server-wide, not per path. They are scoped to one
 // subtest by what the suites guarantee: the servers are this test binary's
-// own (internal/testcluster starts one set per binary; the in-process etcd
+// own (internal/testenv/testcluster starts one set per binary; the in-process etcd
 // members share one Prometheus registry, so their counts add up), and the
 // suites' subtests run one after another, so between two scrapes only the
 // subtest's own clients touch them. unchanged checks that over a quiet

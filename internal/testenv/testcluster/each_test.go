@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/internal/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 func TestMain(m *testing.M) { testcluster.Main(m) }

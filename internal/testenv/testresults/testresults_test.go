@@ -48,7 +48,7 @@ func TestCommittedFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got, want) {
-				t.Fatalf("%s differs from the generator's output; run go test ./internal/testresults -update", name)
+				t.Fatalf("%s differs from the generator's output; run go test ./internal/testenv/testresults -update", name)
 			}
 		})
 	}
