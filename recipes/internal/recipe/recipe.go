@@ -87,6 +87,20 @@ func Await(ctx context.Context, s backends.Session, events <-chan backends.Event
 	return w == First, err
 }
 
+// WaitGone arms ExistsW on path and returns once a notification arrives
+// (woke) or path turns out to be gone already (not woke). Errors are
+// Wait's.
+func WaitGone(ctx context.Context, s backends.Session, path string) (woke bool, err error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	exists, _, events, err := s.ExistsW(wctx, path)
+	if err != nil || !exists {
+		return false, err
+	}
+	w, err := Wait(ctx, s, events, nil)
+	return w == First, err
+}
+
 // AwaitEvent is Await that also returns the notification's type (zero
 // unless woke).
 func AwaitEvent(ctx context.Context, s backends.Session, events <-chan backends.Event) (backends.EventType, bool, error) {
