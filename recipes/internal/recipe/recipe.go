@@ -91,14 +91,28 @@ func Await(ctx context.Context, s backends.Session, events <-chan backends.Event
 // (woke) or path turns out to be gone already (not woke). Errors are
 // Wait's.
 func WaitGone(ctx context.Context, s backends.Session, path string) (woke bool, err error) {
+	return watchGone(ctx, s, path, func(events <-chan backends.Event) (bool, error) {
+		w, err := Wait(ctx, s, events, nil)
+		return w == First, err
+	})
+}
+
+// AwaitGone is WaitGone with Await's errors: the lock recipes' wait on the
+// node before theirs.
+func AwaitGone(ctx context.Context, s backends.Session, path string) (woke bool, err error) {
+	return watchGone(ctx, s, path, func(events <-chan backends.Event) (bool, error) {
+		return Await(ctx, s, events)
+	})
+}
+
+func watchGone(ctx context.Context, s backends.Session, path string, await func(<-chan backends.Event) (bool, error)) (bool, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	exists, _, events, err := s.ExistsW(wctx, path)
 	if err != nil || !exists {
 		return false, err
 	}
-	w, err := Wait(ctx, s, events, nil)
-	return w == First, err
+	return await(events)
 }
 
 // AwaitEvent is Await that also returns the notification's type (zero
