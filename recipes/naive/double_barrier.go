@@ -11,9 +11,7 @@ import (
 
 // NewDoubleBarrierFactory adapts NewDoubleBarrier to recipes.DoubleBarrierFactory.
 func NewDoubleBarrierFactory(opts ...recipes.Option) recipes.DoubleBarrierFactory {
-	return func(s backends.Session, path string, n int) recipes.DoubleBarrier {
-		return NewDoubleBarrier(s, path, n, opts...)
-	}
+	return recipe.DoubleBarrierFactory(NewDoubleBarrier, opts...)
 }
 
 // DoubleBarrier is the double barrier as it is usually first written (and as

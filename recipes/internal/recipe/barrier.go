@@ -45,6 +45,15 @@ func NewRound(pkg string, s backends.Session, path string, n int, timeout time.D
 		N: n, Timeout: timeout, pkg: pkg}
 }
 
+// DoubleBarrierFactory adapts a family's NewDoubleBarrier to
+// recipes.DoubleBarrierFactory.
+func DoubleBarrierFactory[B recipes.DoubleBarrier](newBarrier func(s backends.Session, path string, n int, opts ...recipes.Option) B,
+	opts ...recipes.Option) recipes.DoubleBarrierFactory {
+	return func(s backends.Session, path string, n int) recipes.DoubleBarrier {
+		return newBarrier(s, path, n, opts...)
+	}
+}
+
 // Gather waits until N participants arrived. readyCtx is the context the
 // ready watch was armed on (cancelled when Enter returns; a step that arms
 // the watch again uses it), ready its events.
