@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
@@ -35,16 +34,7 @@ func RunDoubleBarrierSuite(t *testing.T, b backends.Backend, v variants.Variant[
 		{"CancelCleansUp", testBarrierCancel},
 		{"SessionLostInside", testBarrierSessionLost},
 	}
-	admin, ok := b.(backends.Admin)
-	if !ok {
-		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
-	}
-	for _, st := range pick(t, subtests, only) {
-		t.Run(st.name, func(t *testing.T) {
-			ns := testcluster.TestNamespace(t, b)
-			st.f(&barrierEnv{t: t, b: b, admin: admin, v: v, path: ns + "/barrier"})
-		})
-	}
+	runSuite(t, b, "barrier", subtests, only, func(e *env) *barrierEnv { return &barrierEnv{env: e, v: v} })
 }
 
 // testBarrierRounds: N participants run R rounds concurrently (each round

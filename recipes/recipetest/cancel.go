@@ -9,22 +9,11 @@ import (
 // testCancelCleansUp: a waiter whose ctx is cancelled returns ctx's error
 // promptly and leaves no node behind; the holder and the lock are unharmed,
 // and the same Lock acquires again afterwards.
-func testCancelCleansUp(e *env) {
-	holder, waiter := e.newClient(), e.newClient()
-	e.acquire(holder)
-	holderNodes := e.heldNodes()
-
-	armed := waiter.c.Snapshot().WatchesArmed
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &pending{done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		p.grant, p.err = waiter.lock.Acquire(ctx)
-	}()
-	e.waitQueued(waiter, armed, holderNodes+1)
-	e.mustBeWaiting(p, "waiter behind a holder")
+func testCancelCleansUp(e *lockEnv) {
+	q := e.holderAndWaiter()
+	holder, waiter, p, holderNodes := q.holder, q.waiter, q.p, q.nodes
 	cancelled := time.Now()
-	cancel()
+	p.cancel()
 	e.wait(p, promptBound, "after its ctx was cancelled")
 	if !errors.Is(p.err, context.Canceled) {
 		e.t.Fatalf("cancelled Acquire returned %v, want context.Canceled", p.err)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
@@ -33,23 +32,10 @@ func RunElectionSuite(t *testing.T, b backends.Backend, v variants.Variant[recip
 		{"SelectorSessionLost", testSelectorSessionLost},
 		{"Observer", testObserver},
 	}
-	admin, ok := b.(backends.Admin)
-	if !ok {
-		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
-	}
 	if !v.Supports(b.Kind()) {
-		t.Run("Unsupported", func(t *testing.T) {
-			ns := testcluster.TestNamespace(t, b)
-			testUnsupported(&electionEnv{t: t, b: b, admin: admin, v: v, path: ns + "/election"})
-		})
-		return
+		subtests, only = []subtest[*electionEnv]{{"Unsupported", testUnsupported}}, nil
 	}
-	for _, st := range pick(t, subtests, only) {
-		t.Run(st.name, func(t *testing.T) {
-			ns := testcluster.TestNamespace(t, b)
-			st.f(&electionEnv{t: t, b: b, admin: admin, v: v, path: ns + "/election"})
-		})
-	}
+	runSuite(t, b, "election", subtests, only, func(e *env) *electionEnv { return &electionEnv{env: e, v: v} })
 }
 
 // testFailover: N candidates await; one leads at a time. The leader's

@@ -14,7 +14,7 @@ import (
 // older than the waiter's read. Native locks bypass the instrument, so for
 // them the servers are the only witness: their watches armed tell that the
 // waiters are asleep, their notifications sent check the herd-free label.
-func testReleaseWakes(e *env) {
+func testReleaseWakes(e *lockEnv) {
 	srv := newServerCounts(e.t, e.b)
 	holder := e.newClient()
 	e.acquire(holder)

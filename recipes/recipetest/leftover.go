@@ -113,7 +113,7 @@ func (f *flakySession) lostReply(n backends.Node, err error) (backends.Node, err
 }
 
 // newFlakyClient is newClient on a flakySession.
-func (e *env) newFlakyClient() (*client, *flakySession) {
+func (e *lockEnv) newFlakyClient() (*client, *flakySession) {
 	e.t.Helper()
 	var f *flakySession
 	c := e.newClientOn(func(s backends.Session) backends.Session {
@@ -125,7 +125,7 @@ func (e *env) newFlakyClient() (*client, *flakySession) {
 
 // skipUninjectable skips variants whose requests bypass the session
 // decorators: their failures cannot be injected.
-func (e *env) skipUninjectable() {
+func (e *lockEnv) skipUninjectable() {
 	if !e.v.ClientCounts {
 		e.t.Skipf("%s bypasses session decorators: no failure can be injected", e.v.Name)
 	}
@@ -137,7 +137,7 @@ func (e *env) skipUninjectable() {
 // Acquire removes that node first: the client behind is granted, then the
 // waiter, and nothing is left. Before leftovers were removed, every waiter
 // queued behind the node forever.
-func testCancelCleanupFails(e *env) {
+func testCancelCleanupFails(e *lockEnv) {
 	e.skipUninjectable()
 	if !e.v.FIFO {
 		e.t.Skipf("%s has no queue: a waiter makes no node", e.v.Name)
@@ -189,7 +189,7 @@ func testCancelCleanupFails(e *env) {
 // no quorum), so its node stays, owned by its live session, and the waiter
 // stays asleep. The holder's next call, a Release on a lock it no longer
 // holds, removes the node: it returns ErrNotHeld and the waiter is granted.
-func testReleaseFails(e *env) {
+func testReleaseFails(e *lockEnv) {
 	e.skipUninjectable()
 	holder, flaky := e.newFlakyClient()
 	e.acquire(holder)
@@ -227,7 +227,7 @@ func testReleaseFails(e *env) {
 // session, and the next client waits behind it. The failed client's next
 // Acquire finds that node by its tag and removes it first: both clients are
 // granted in turn and nothing is left.
-func testUnknownCreate(e *env) {
+func testUnknownCreate(e *lockEnv) {
 	e.skipUninjectable()
 	failed, flaky := e.newFlakyClient()
 	flaky.unknownCreates.Store(1)
@@ -267,7 +267,7 @@ func testUnknownCreate(e *env) {
 // one, that a later client queues behind. The client, woken by the holder's
 // release, sees that node in its listing and removes it before it holds:
 // after it releases, the later client is granted and nothing is left.
-func testLateCreate(e *env) {
+func testLateCreate(e *lockEnv) {
 	e.skipUninjectable()
 	if !e.v.FIFO {
 		e.t.Skipf("%s has no queue: a late create is an ordinary contender", e.v.Name)

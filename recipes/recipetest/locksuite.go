@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
@@ -34,14 +33,13 @@ const (
 // through b) removed when it ends. Subtests run one after the other. With
 // only, just the subtests so named run (see pick).
 func RunLockSuite(t *testing.T, b backends.Backend, v variants.Variant[variants.LockMaker], only ...string) {
-	runLockSuite(t, b, func(t *testing.T, admin backends.Admin) *env {
-		return &env{t: t, b: b, admin: admin, v: v, path: testcluster.TestNamespace(t, b) + "/lock"}
-	}, only...)
+	runLockSuite(t, b, "lock", func(e *env) *lockEnv { return &lockEnv{env: e, v: v} }, only...)
 }
 
-// runLockSuite is RunLockSuite with each subtest's env made by newEnv.
-func runLockSuite(t *testing.T, b backends.Backend, newEnv func(t *testing.T, admin backends.Admin) *env, only ...string) {
-	subtests := []subtest[*env]{
+// runLockSuite is RunLockSuite with each subtest's lockEnv made by newE
+// from a fresh env at name.
+func runLockSuite(t *testing.T, b backends.Backend, name string, newE func(*env) *lockEnv, only ...string) {
+	subtests := []subtest[*lockEnv]{
 		{"Exclusion", testExclusion},
 		{"TokenAndMisuse", testTokenAndMisuse},
 		{"FIFO", testFIFO},
@@ -55,19 +53,13 @@ func runLockSuite(t *testing.T, b backends.Backend, newEnv func(t *testing.T, ad
 		{"LateCreate", testLateCreate},
 		{"ParentOnce", testParentOnce},
 	}
-	admin, ok := b.(backends.Admin)
-	if !ok {
-		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
-	}
-	for _, st := range pick(t, subtests, only) {
-		t.Run(st.name, func(t *testing.T) { st.f(newEnv(t, admin)) })
-	}
+	runSuite(t, b, name, subtests, only, newE)
 }
 
 // testExclusion: N clients, each on its own session, take the lock R times
 // each; the checker sees at most one holder at a time and a token that grows
 // with every grant; nothing is left under the lock path.
-func testExclusion(e *env) {
+func testExclusion(e *lockEnv) {
 	x := &exclusion{}
 	clients := make([]*client, exclusionClients)
 	for i := range clients {
@@ -118,7 +110,7 @@ func testExclusion(e *env) {
 
 // testTokenAndMisuse: tokens grow across grants to different clients and to
 // the same client; Release when not held and Acquire when held fail.
-func testTokenAndMisuse(e *env) {
+func testTokenAndMisuse(e *lockEnv) {
 	a, b := e.newClient(), e.newClient()
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
@@ -156,7 +148,7 @@ func testTokenAndMisuse(e *env) {
 // testFIFO: waiters that queued in a known order (each started after the
 // previous is asleep) are granted in that order. Herd-free variants that the
 // instrument sees must also wake each waiter exactly once.
-func testFIFO(e *env) {
+func testFIFO(e *lockEnv) {
 	if !e.v.FIFO {
 		e.t.Skipf("%s does not promise FIFO order", e.v.Name)
 	}
@@ -196,7 +188,7 @@ func testFIFO(e *env) {
 
 // nextGranted waits for the next of pends to return, checks it succeeded and
 // returns its index.
-func (e *env) nextGranted(pends []*pending) int {
+func (e *lockEnv) nextGranted(pends []*pending) int {
 	e.t.Helper()
 	deadline := time.After(opTimeout)
 	for {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/instrument"
-	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
@@ -49,7 +48,7 @@ func (r revLock) Release(ctx context.Context) error { return r.l.Release(ctx) }
 
 // revEnv is one revocable subtest's backend, namespace and variant.
 type revEnv struct {
-	*env
+	*lockEnv
 	rv variants.Variant[variants.RevocableMaker]
 }
 
@@ -67,15 +66,8 @@ func (e *revEnv) newRev() *revClient {
 // revoker opens a session of its own, counted, for v's revoker.
 func (e *revEnv) revoker() (recipes.Revoker, *instrument.Counters) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	raw, err := e.b.NewSession(ctx)
-	if err != nil {
-		e.t.Fatalf("NewSession: %v", err)
-	}
-	e.t.Cleanup(func() { _ = raw.Close() })
-	c := &instrument.Counters{}
-	return e.rv.New.Revoker(instrument.Wrap(raw, c)), c
+	m := e.newMemberOn("revoker", nil)
+	return e.rv.New.Revoker(m.s), m.c
 }
 
 func (e *revEnv) acquire(c *revClient, mode recipes.Mode) recipes.RevocableGrant {
@@ -97,16 +89,9 @@ func RunRevocableSuite(t *testing.T, b backends.Backend, v variants.Variant[vari
 		{"RevokeReaders", testRevokeReaders},
 		{"RevokeGone", testRevokeGone},
 	}
-	admin, ok := b.(backends.Admin)
-	if !ok {
-		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
-	}
-	for _, st := range pick(t, subtests, only) {
-		t.Run(st.name, func(t *testing.T) {
-			ns := testcluster.TestNamespace(t, b)
-			st.f(&revEnv{env: &env{t: t, b: b, admin: admin, v: RevocableLock(v), path: ns + "/revocable"}, rv: v})
-		})
-	}
+	runSuite(t, b, "revocable", subtests, only, func(e *env) *revEnv {
+		return &revEnv{lockEnv: &lockEnv{env: e, v: RevocableLock(v)}, rv: v}
+	})
 }
 
 // testRevokeNotifiesHolder: a writer holds, another waits. The revoker

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/internal/testcluster"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
@@ -53,7 +52,7 @@ func (m modeLock) Release(ctx context.Context) error { return m.l.Release(ctx) }
 
 // rwEnv is one shared lock subtest's backend, namespace and variant.
 type rwEnv struct {
-	*env
+	*lockEnv
 	rw variants.Variant[variants.RWLockMaker]
 }
 
@@ -91,47 +90,29 @@ func RunRWLockSuite(t *testing.T, b backends.Backend, v variants.Variant[variant
 		{"ReaderCancelCleansUp", testReaderCancelCleansUp},
 		{"ReaderSessionLost", testReaderSessionLost},
 	}
-	admin, ok := b.(backends.Admin)
-	if !ok {
-		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
-	}
-	for _, st := range pick(t, subtests, only) {
-		t.Run(st.name, func(t *testing.T) { st.f(newRWEnv(t, b, admin, v)) })
-	}
+	runSuite(t, b, "rwlock", subtests, only, func(e *env) *rwEnv { return newRWEnv(e, v) })
 }
 
 // RunRWLockAsLockSuite runs the lock suite over v taken to write only
 // (WriteLock), with etcd's RWMutex's deeper keys counted as its nodes.
 func RunRWLockAsLockSuite(t *testing.T, b backends.Backend, v variants.Variant[variants.RWLockMaker], only ...string) {
-	runLockSuite(t, b, func(t *testing.T, admin backends.Admin) *env { return newRWEnv(t, b, admin, v).env }, only...)
+	runLockSuite(t, b, "rwlock", func(e *env) *lockEnv { return newRWEnv(e, v).lockEnv }, only...)
 }
 
-// newRWEnv is the env of one shared lock subtest in a fresh namespace.
-func newRWEnv(t *testing.T, b backends.Backend, admin backends.Admin, v variants.Variant[variants.RWLockMaker]) *rwEnv {
-	e := &env{t: t, b: b, admin: admin, v: WriteLock(v), path: testcluster.TestNamespace(t, b) + "/rwlock"}
+// newRWEnv is the environment of one shared lock subtest in env.
+func newRWEnv(env *env, v variants.Variant[variants.RWLockMaker]) *rwEnv {
+	e := &lockEnv{env: env, v: WriteLock(v)}
 	if v.Name == variants.Native {
-		e.list = func() []string { return rwMutexKeys(e) }
+		e.nodes = func() []string { return rwMutexKeys(e) }
 	}
-	return &rwEnv{env: e, rw: v}
+	return &rwEnv{lockEnv: e, rw: v}
 }
 
 // rwMutexKeys names the keys of etcd's RWMutex at e.path, which keeps them
 // one level down: <path>/read/<n> and <path>/write/<n>.
-func rwMutexKeys(e *env) []string {
+func rwMutexKeys(e *lockEnv) []string {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	var keys []string
-	for _, dir := range []string{"read", "write"} {
-		names, err := e.admin.List(ctx, e.path+"/"+dir)
-		if err != nil && !errors.Is(err, backends.ErrNoNode) {
-			e.t.Fatalf("List %s/%s: %v", e.path, dir, err)
-		}
-		for _, n := range names {
-			keys = append(keys, dir+"/"+n)
-		}
-	}
-	return keys
+	return e.listIn("read", "write")
 }
 
 // testReadersShare: readers hold the lock together, each granted while the
