@@ -147,10 +147,7 @@ func (e *lockEnv) holderAndWaiter() *queued {
 	e.t.Helper()
 	holder, waiter := e.newClient(), e.newClient()
 	q := &queued{holder: holder, waiter: waiter, held: e.acquire(holder), nodes: e.heldNodes()}
-	armed := waiter.armed()
-	q.p = acquireAsync(waiter)
-	e.t.Cleanup(q.p.cancel)
-	e.waitQueued(waiter, armed, q.nodes+1)
+	q.p = e.enqueue(waiter, q.nodes+1)
 	e.mustBeWaiting(q.p, "waiter behind a holder")
 	return q
 }
@@ -165,14 +162,35 @@ type pending struct {
 }
 
 // acquireAsync starts c's Acquire under opTimeout in a goroutine.
-func acquireAsync(c *client) *pending {
+func acquireAsync(c *client) *pending { return startAcquire(c.lock.Acquire) }
+
+// startAcquire runs acquire under opTimeout in a goroutine.
+func startAcquire(acquire func(context.Context) (recipes.Grant, error)) *pending {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	p := &pending{done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(p.done)
-		p.grant, p.err = c.lock.Acquire(ctx)
+		p.grant, p.err = acquire(ctx)
 		p.ended = time.Now()
 	}()
+	return p
+}
+
+// enqueue starts c's Acquire (acquireAsync) and waits until c is asleep in
+// it with the lock holding nodes nodes (see waitQueued). The Acquire is
+// cancelled when the test ends, if not before.
+func (e *lockEnv) enqueue(c *client, nodes int) *pending {
+	e.t.Helper()
+	return e.enqueueWith(c, nodes, func() *pending { return acquireAsync(c) })
+}
+
+// enqueueWith is enqueue with c's Acquire started by start.
+func (e *lockEnv) enqueueWith(c *client, nodes int, start func() *pending) *pending {
+	e.t.Helper()
+	armed := c.armed()
+	p := start()
+	e.t.Cleanup(p.cancel)
+	e.waitQueued(c, armed, nodes)
 	return p
 }
 

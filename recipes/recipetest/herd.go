@@ -23,9 +23,7 @@ func testReleaseWakes(e *lockEnv) {
 	pends := make([]*pending, queueWaiters)
 	for i := range waiters {
 		waiters[i] = e.newClient()
-		armed := waiters[i].c.Snapshot().WatchesArmed
-		pends[i] = acquireAsync(waiters[i])
-		e.waitQueued(waiters[i], armed, i+2)
+		pends[i] = e.enqueue(waiters[i], i+2)
 	}
 	if e.v.ClientCounts {
 		// A herd-prone waiter is woken by each later waiter's arrival and

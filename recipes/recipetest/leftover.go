@@ -145,22 +145,12 @@ func testCancelCleanupFails(e *lockEnv) {
 	holder := e.newClient()
 	e.acquire(holder)
 	waiter, flaky := e.newFlakyClient()
-	armed := waiter.c.Snapshot().WatchesArmed
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &pending{done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		p.grant, p.err = waiter.lock.Acquire(ctx)
-	}()
-	e.waitQueued(waiter, armed, 2)
+	p := e.enqueue(waiter, 2)
 	behind := e.newClient()
-	armed = behind.c.Snapshot().WatchesArmed
-	pb := acquireAsync(behind)
-	defer pb.cancel()
-	e.waitQueued(behind, armed, 3)
+	pb := e.enqueue(behind, 3)
 
 	flaky.failDeletes.Store(1)
-	cancel()
+	p.cancel()
 	e.wait(p, promptBound, "after its ctx was cancelled")
 	if !errors.Is(p.err, context.Canceled) {
 		e.t.Fatalf("cancelled Acquire returned %v, want context.Canceled", p.err)
@@ -194,10 +184,7 @@ func testReleaseFails(e *lockEnv) {
 	holder, flaky := e.newFlakyClient()
 	e.acquire(holder)
 	waiter := e.newClient()
-	armed := waiter.c.Snapshot().WatchesArmed
-	pw := acquireAsync(waiter)
-	defer pw.cancel()
-	e.waitQueued(waiter, armed, 2)
+	pw := e.enqueue(waiter, 2)
 
 	flaky.failDeletes.Store(2)
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
@@ -240,10 +227,7 @@ func testUnknownCreate(e *lockEnv) {
 		e.t.Fatalf("after a create of unknown outcome the lock path holds %q, want its node", names)
 	}
 	other := e.newClient()
-	armed := other.c.Snapshot().WatchesArmed
-	po := acquireAsync(other)
-	defer po.cancel()
-	e.waitQueued(other, armed, 2)
+	po := e.enqueue(other, 2)
 	time.Sleep(quietWindow)
 	e.mustBeWaiting(po, "client behind a node of unknown outcome")
 
@@ -281,19 +265,13 @@ func testLateCreate(e *lockEnv) {
 	if _, err := late.lock.Acquire(ctx); !errors.Is(err, backends.ErrUnknownOutcome) {
 		e.t.Fatalf("Acquire whose create is stuck returned %v, want ErrUnknownOutcome", err)
 	}
-	armed := late.c.Snapshot().WatchesArmed
-	pl := acquireAsync(late)
-	defer pl.cancel()
-	e.waitQueued(late, armed, 2)
+	pl := e.enqueue(late, 2)
 	n, err := flaky.applyLate(ctx, e.path)
 	if err != nil {
 		e.t.Fatalf("applying the stuck create: %v", err)
 	}
 	other := e.newClient()
-	armed = other.c.Snapshot().WatchesArmed
-	po := acquireAsync(other)
-	defer po.cancel()
-	e.waitQueued(other, armed, 4)
+	po := e.enqueue(other, 4)
 
 	e.release(holder)
 	pends := []*pending{pl, po}

@@ -158,9 +158,7 @@ func testFIFO(e *lockEnv) {
 	pends := make([]*pending, queueWaiters)
 	for i := range waiters {
 		waiters[i] = e.newClient()
-		armed := waiters[i].c.Snapshot().WatchesArmed
-		pends[i] = acquireAsync(waiters[i])
-		e.waitQueued(waiters[i], armed, i+2)
+		pends[i] = e.enqueue(waiters[i], i+2)
 	}
 	var order []int
 	e.release(holder)

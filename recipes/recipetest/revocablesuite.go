@@ -70,6 +70,25 @@ func (e *revEnv) revoker() (recipes.Revoker, *instrument.Counters) {
 	return e.rv.New.Revoker(m.s), m.c
 }
 
+// enqueueWriter starts c's Acquire to write under opTimeout and waits
+// until it armed both its watches (on the node before its own and on its
+// own node). next is its grant, to read once p is done.
+func (e *revEnv) enqueueWriter(c *revClient, who string) (p *pending, next *recipes.RevocableGrant) {
+	e.t.Helper()
+	next = new(recipes.RevocableGrant)
+	armed := c.armed()
+	p = startAcquire(func(ctx context.Context) (recipes.Grant, error) {
+		g, err := c.rev.Acquire(ctx, recipes.Write)
+		*next = g
+		return g.Grant, err
+	})
+	e.t.Cleanup(p.cancel)
+	e.eventually(settleBound, who+" never armed both its watches", func() bool {
+		return c.armed() >= armed+2
+	})
+	return p, next
+}
+
 func (e *revEnv) acquire(c *revClient, mode recipes.Mode) recipes.RevocableGrant {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
@@ -108,18 +127,7 @@ func RunRevocableSuite(t *testing.T, b backends.Backend, v variants.Variant[vari
 func testRevokeNotifiesHolder(e *revEnv) {
 	holder, waiter := e.newRev(), e.newRev()
 	held := e.acquire(holder, recipes.Write)
-	armed := waiter.c.Snapshot().WatchesArmed
-	p := &pending{done: make(chan struct{})}
-	wctx, wcancel := context.WithTimeout(context.Background(), opTimeout)
-	defer wcancel()
-	var next recipes.RevocableGrant
-	go func() {
-		defer close(p.done)
-		next, p.err = waiter.rev.Acquire(wctx, recipes.Write)
-	}()
-	e.eventually(settleBound, "waiter never armed both its watches", func() bool {
-		return waiter.c.Snapshot().WatchesArmed >= armed+2
-	})
+	p, next := e.enqueueWriter(waiter, "waiter")
 	time.Sleep(quietWindow)
 	rv, _ := e.revoker()
 	hctx, hcancel := context.WithTimeout(context.Background(), opTimeout)
@@ -220,17 +228,9 @@ func testRevokeNotifiesHolder(e *revEnv) {
 func testRevokeReaders(e *revEnv) {
 	r1, r2, w := e.newRev(), e.newRev(), e.newRev()
 	g1, g2 := e.acquire(r1, recipes.Read), e.acquire(r2, recipes.Read)
-	armed := w.c.Snapshot().WatchesArmed
-	p := &pending{done: make(chan struct{})}
+	p, _ := e.enqueueWriter(w, "the writer")
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	go func() {
-		defer close(p.done)
-		_, p.err = w.rev.Acquire(ctx, recipes.Write)
-	}()
-	e.eventually(settleBound, "the writer never armed both its watches", func() bool {
-		return w.c.Snapshot().WatchesArmed >= armed+2
-	})
 	rv, _ := e.revoker()
 	holders, err := rv.Holders(ctx, e.path)
 	if err != nil || len(holders) != 2 {

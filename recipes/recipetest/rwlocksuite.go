@@ -70,14 +70,13 @@ func (e *rwEnv) newRW() *rwClient {
 
 // acquireAsyncIn starts c's Acquire in mode under opTimeout.
 func acquireAsyncIn(c *rwClient, mode recipes.Mode) *pending {
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	p := &pending{done: make(chan struct{}), cancel: cancel}
-	go func() {
-		defer close(p.done)
-		p.grant, p.err = c.rw.Acquire(ctx, mode)
-		p.ended = time.Now()
-	}()
-	return p
+	return startAcquire(func(ctx context.Context) (recipes.Grant, error) { return c.rw.Acquire(ctx, mode) })
+}
+
+// enqueueIn is enqueue for c's Acquire in mode.
+func (e *rwEnv) enqueueIn(c *rwClient, mode recipes.Mode, nodes int) *pending {
+	e.t.Helper()
+	return e.enqueueWith(c.client, nodes, func() *pending { return acquireAsyncIn(c, mode) })
 }
 
 // RunRWLockSuite runs the shared lock subtests for v on b (with only, just
@@ -128,10 +127,7 @@ func testReadersShare(e *rwEnv) {
 		}
 	}
 	w := e.newRW()
-	armed := w.c.Snapshot().WatchesArmed
-	p := acquireAsyncIn(w, recipes.Write)
-	defer p.cancel()
-	e.waitQueued(w.client, armed, queueWaiters+1)
+	p := e.enqueueIn(w, recipes.Write, queueWaiters+1)
 	for _, r := range readers {
 		e.mustBeWaiting(p, "a writer behind readers")
 		e.release(r.client)
@@ -246,10 +242,7 @@ func testWriterReleaseAdmitsReaders(e *rwEnv) {
 	waiters := make([]*waiter, len(modes))
 	for i, m := range modes {
 		w := &waiter{c: e.newRW(), mode: m}
-		armed := w.c.c.Snapshot().WatchesArmed
-		w.p = acquireAsyncIn(w.c, m)
-		defer w.p.cancel()
-		e.waitQueued(w.c.client, armed, i+2)
+		w.p = e.enqueueIn(w.c, m, i+2)
 		waiters[i] = w
 	}
 	if e.rw.ClientCounts {
@@ -315,9 +308,7 @@ func testReaderCancelCleansUp(e *rwEnv) {
 	holder, r := e.newRW(), e.newRW()
 	e.acquire(holder.client) // to write, under opTimeout
 	n := e.heldNodes()
-	armed := r.c.Snapshot().WatchesArmed
-	p := acquireAsyncIn(r, recipes.Read)
-	e.waitQueued(r.client, armed, n+1)
+	p := e.enqueueIn(r, recipes.Read, n+1)
 	p.cancel()
 	e.wait(p, promptBound, "a reader after its ctx was cancelled")
 	if !errors.Is(p.err, context.Canceled) && !errors.Is(p.err, context.DeadlineExceeded) {
@@ -337,10 +328,7 @@ func testReaderSessionLost(e *rwEnv) {
 	if rp.err != nil {
 		e.t.Fatalf("reader: %v", rp.err)
 	}
-	armed := w.c.Snapshot().WatchesArmed
-	wp := acquireAsyncIn(w, recipes.Write)
-	defer wp.cancel()
-	e.waitQueued(w.client, armed, 2)
+	wp := e.enqueueIn(w, recipes.Write, 2)
 	if err := r.s.Close(); err != nil {
 		e.t.Fatalf("closing the reader's session: %v", err)
 	}
