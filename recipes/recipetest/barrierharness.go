@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
 
@@ -43,14 +44,7 @@ func startPhase(ctx context.Context, f func(context.Context) (recipes.Passage, e
 	return ph
 }
 
-func (ph *phase) finished() bool {
-	select {
-	case <-ph.done:
-		return true
-	default:
-		return false
-	}
-}
+func (ph *phase) finished() bool { return recipe.Closed(ph.done) }
 
 // waitAll waits for every phase and fails on an error.
 func (e *barrierEnv) waitAll(what string, phs []*phase) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
 
@@ -166,7 +167,7 @@ func testCloseHandsOver(e *electionEnv) {
 		e.t.Fatalf("%s elected while %s leads (err %v)", b.id, a.id, b.err)
 	}
 	e.closeLatch(a)
-	if !closed(a.lead.Lost) {
+	if !recipe.Closed(a.lead.Lost) {
 		e.t.Errorf("Leadership.Lost still open after Close returned")
 	}
 	if e.elected([]*latch{b}) != b {
@@ -212,7 +213,7 @@ func testAwaitCancelCleansUp(e *electionEnv) {
 	if names := e.nodes(); len(names) != leaderNodes {
 		e.t.Errorf("after cancel the election holds %q, want the leader's %d node(s)", names, leaderNodes)
 	}
-	if closed(a.lead.Lost) {
+	if recipe.Closed(a.lead.Lost) {
 		e.t.Errorf("leader's term ended when a waiter cancelled")
 	}
 	e.closeLatch(a)
@@ -240,13 +241,4 @@ func testUnsupported(e *electionEnv) {
 		e.t.Errorf("Observer.Leader: %v, want ErrUnsupported", err)
 	}
 	e.t.Logf("%s on %s: %v", e.v.Name, e.b.Kind(), err)
-}
-
-func closed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
 
@@ -58,14 +59,7 @@ func (c *latch) awaitAsync() {
 	}()
 }
 
-func (c *latch) finished() bool {
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
-	}
-}
+func (c *latch) finished() bool { return recipe.Closed(c.done) }
 
 // closeLatch closes c's latch under opTimeout.
 func (e *electionEnv) closeLatch(c *latch) {

@@ -25,11 +25,9 @@ import (
 // RevocableLock is v's revocable lock taken to write only, as a lock
 // variant for the lock suite.
 func RevocableLock(v variants.Variant[variants.RevocableMaker]) variants.Variant[variants.LockMaker] {
-	return variants.Variant[variants.LockMaker]{Name: v.Name, HerdFree: v.HerdFree, FIFO: true,
-		ClientCounts: v.ClientCounts, Backends: v.Backends,
-		New: func(s backends.Session, path string) (recipes.Lock, error) {
-			return revLock{l: v.New.Lock(s, path)}, nil
-		}}
+	return writeLockOf(v, func(s backends.Session, path string) (recipes.Lock, error) {
+		return revLock{l: v.New.Lock(s, path)}, nil
+	})
 }
 
 // LockSubtestsOfRevocable are the lock suite's subtests a revocable lock

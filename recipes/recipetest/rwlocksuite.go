@@ -22,15 +22,20 @@ import (
 // WriteLock is v taken to write only, as a lock variant for the lock
 // suite. Writers are granted in queue order in every shared lock variant.
 func WriteLock(v variants.Variant[variants.RWLockMaker]) variants.Variant[variants.LockMaker] {
+	return writeLockOf(v, func(s backends.Session, path string) (recipes.Lock, error) {
+		l, err := v.New(s, path)
+		if err != nil {
+			return nil, err
+		}
+		return modeLock{l: l, mode: recipes.Write}, nil
+	})
+}
+
+// writeLockOf is v, a shared lock variant, as a lock variant whose locks
+// newLock makes (v's lock taken to write), granted in queue order.
+func writeLockOf[T any](v variants.Variant[T], newLock variants.LockMaker) variants.Variant[variants.LockMaker] {
 	return variants.Variant[variants.LockMaker]{Name: v.Name, HerdFree: v.HerdFree, FIFO: true,
-		ClientCounts: v.ClientCounts, Backends: v.Backends,
-		New: func(s backends.Session, path string) (recipes.Lock, error) {
-			l, err := v.New(s, path)
-			if err != nil {
-				return nil, err
-			}
-			return modeLock{l: l, mode: recipes.Write}, nil
-		}}
+		ClientCounts: v.ClientCounts, Backends: v.Backends, New: newLock}
 }
 
 // LockSubtestsWithoutTokens are the lock suite's subtests that hold for a
