@@ -3,10 +3,14 @@
 // minding the session and the caller's context (recipe.go), cleaning up and
 // creating on a fresh bounded context (recipe.go, create.go), turning a lost
 // session into each recipe's own error (lost.go), the tokens a grant or a
-// term carries (token.go), and, by family, the lock queue and its leftover
-// nodes (queue.go, leftovers.go, parent.go), the term of a leader and the
-// selector loop built on a latch (term.go, selector.go). Nothing here knows
-// which backend it runs on.
+// term carries (token.go), and, by family, the skeleton each variant
+// parameterises with its own algorithm step: the lock queue, its two ways
+// of waiting and its leftover nodes (queue.go, waits.go, leftovers.go,
+// parent.go), an election's candidacy and term and the selector loop built
+// on a latch (election.go, term.go, selector.go), a double barrier's round
+// (barrier.go), the take-by-delete queue consumer (items.go) and the
+// two-phase commit's nodes (twophase.go). Nothing here knows which backend
+// it runs on.
 package recipe
 
 import (
