@@ -155,14 +155,7 @@ func testBarrierCancel(e *barrierEnv) {
 	e.listBecomes(members, 2)
 	time.Sleep(quietWindow)
 	acancel()
-	select {
-	case <-pa.done:
-	case <-time.After(promptBound):
-		e.t.Fatalf("cancelled Enter did not return within %v", promptBound)
-	}
-	if !errors.Is(pa.err, context.Canceled) {
-		e.t.Fatalf("cancelled Enter returned %v, want context.Canceled", pa.err)
-	}
+	e.cancelled("Enter", pa.done, &pa.err)
 	if names := e.list(members); len(names) != 1 {
 		e.t.Errorf("after cancel the members are %q, want only the other participant's", names)
 	}

@@ -201,14 +201,7 @@ func testAwaitCancelCleansUp(e *electionEnv) {
 	time.Sleep(quietWindow)
 	cancelled := time.Now()
 	b.cancel()
-	select {
-	case <-b.done:
-	case <-time.After(promptBound):
-		e.t.Fatalf("cancelled Await did not return within %v", promptBound)
-	}
-	if !errors.Is(b.err, context.Canceled) {
-		e.t.Fatalf("cancelled Await returned %v, want context.Canceled", b.err)
-	}
+	e.cancelled("Await", b.done, &b.err)
 	e.t.Logf("cancelled Await returned after %v", time.Since(cancelled).Round(time.Millisecond))
 	if names := e.nodes(); len(names) != leaderNodes {
 		e.t.Errorf("after cancel the election holds %q, want the leader's %d node(s)", names, leaderNodes)

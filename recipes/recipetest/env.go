@@ -132,6 +132,21 @@ func (e *env) listBecomes(p string, n int) {
 	e.becomes(p, n, func() []string { return e.list(p) })
 }
 
+// cancelled checks that call, whose ctx was just cancelled, returns
+// within promptBound (done closes) with context.Canceled (*err, read once
+// done closed).
+func (e *env) cancelled(call string, done <-chan struct{}, err *error) {
+	e.t.Helper()
+	select {
+	case <-done:
+	case <-time.After(promptBound):
+		e.t.Fatalf("cancelled %s did not return within %v", call, promptBound)
+	}
+	if !errors.Is(*err, context.Canceled) {
+		e.t.Fatalf("cancelled %s returned %v, want context.Canceled", call, *err)
+	}
+}
+
 // becomes waits until list, what's nodes, returns exactly n names.
 func (e *env) becomes(what string, n int, list func() []string) {
 	e.t.Helper()
