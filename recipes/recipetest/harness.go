@@ -214,6 +214,41 @@ func (e *lockEnv) mustBeWaiting(p *pending, what string) {
 	}
 }
 
+// holdRounds has each of n clients, on a goroutine of its own, take the
+// lock rounds times: acquire(i) under opTimeout, hold(i, grant) while it
+// holds, release(i). A client stops at its first error, which fails the
+// test.
+func (e *lockEnv) holdRounds(n, rounds int, acquire func(ctx context.Context, i int) (recipes.Grant, error),
+	hold func(i int, g recipes.Grant), release func(ctx context.Context, i int) error) {
+	e.t.Helper()
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+				g, err := acquire(ctx, i)
+				if err == nil {
+					hold(i, g)
+					err = release(ctx, i)
+				}
+				cancel()
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		e.t.Errorf("client: %v", err)
+	}
+}
+
 // exclusion records critical sections: it fails on two holders at once and
 // on a token that does not grow with every grant.
 type exclusion struct {

@@ -12,7 +12,6 @@ package recipetest
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -65,37 +64,14 @@ func testExclusion(e *lockEnv) {
 	for i := range clients {
 		clients[i] = e.newClient()
 	}
-	errs := make(chan error, len(clients))
-	var wg sync.WaitGroup
-	for _, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range exclusionRounds {
-				ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-				g, err := c.lock.Acquire(ctx)
-				if err != nil {
-					cancel()
-					errs <- err
-					return
-				}
-				x.enter(g.Token)
-				time.Sleep(time.Millisecond)
-				x.exit()
-				err = c.lock.Release(ctx)
-				cancel()
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		e.t.Errorf("client: %v", err)
-	}
+	e.holdRounds(len(clients), exclusionRounds,
+		func(ctx context.Context, i int) (recipes.Grant, error) { return clients[i].lock.Acquire(ctx) },
+		func(_ int, g recipes.Grant) {
+			x.enter(g.Token)
+			time.Sleep(time.Millisecond)
+			x.exit()
+		},
+		func(ctx context.Context, i int) error { return clients[i].lock.Release(ctx) })
 	if x.overlaps != 0 {
 		e.t.Errorf("%d overlapping critical sections", x.overlaps)
 	}

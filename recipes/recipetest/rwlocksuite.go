@@ -184,40 +184,20 @@ func testWriterExcludes(e *rwEnv) {
 	for i := range clients {
 		clients[i] = e.newRW()
 	}
-	errs := make(chan error, len(clients))
-	var wg sync.WaitGroup
-	for i, c := range clients {
-		mode := recipes.Read
+	modeOf := func(i int) recipes.Mode {
 		if i%3 == 0 {
-			mode = recipes.Write
+			return recipes.Write
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range exclusionRounds {
-				ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-				if _, err := c.rw.Acquire(ctx, mode); err != nil {
-					cancel()
-					errs <- err
-					return
-				}
-				enter(mode)
-				time.Sleep(2 * time.Millisecond)
-				exit(mode)
-				err := c.rw.Release(ctx)
-				cancel()
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
+		return recipes.Read
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		e.t.Errorf("client: %v", err)
-	}
+	e.holdRounds(len(clients), exclusionRounds,
+		func(ctx context.Context, i int) (recipes.Grant, error) { return clients[i].rw.Acquire(ctx, modeOf(i)) },
+		func(i int, _ recipes.Grant) {
+			enter(modeOf(i))
+			time.Sleep(2 * time.Millisecond)
+			exit(modeOf(i))
+		},
+		func(ctx context.Context, i int) error { return clients[i].rw.Release(ctx) })
 	if violations != 0 {
 		e.t.Errorf("%d grants broke the shared lock (a writer with anyone, a reader with a writer)", violations)
 	}
