@@ -3,25 +3,15 @@ package fair
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
-// Layout of one double barrier round at <path>.
-const (
-	membersDir        = "members" // <path>/members/p_...: one ephemeral node per participant
-	readyName         = "ready"   // <path>/ready: made by the N-th arrival
-	participantPrefix = "p_"
-)
-
 // NewDoubleBarrierFactory adapts NewDoubleBarrier to recipes.DoubleBarrierFactory.
 func NewDoubleBarrierFactory(opts ...recipes.Option) recipes.DoubleBarrierFactory {
-	return func(s backends.Session, path string, n int) recipes.DoubleBarrier {
-		return NewDoubleBarrier(s, path, n, opts...)
-	}
+	return recipe.DoubleBarrierFactory(NewDoubleBarrier, opts...)
 }
 
 // DoubleBarrier is the herd-free double barrier of the ZooKeeper recipes page.
@@ -60,14 +50,7 @@ func NewDoubleBarrierFactory(opts ...recipes.Option) recipes.DoubleBarrierFactor
 // nothing); a round abandoned mid-way leaves them to the run's namespace
 // cleanup.
 type DoubleBarrier struct {
-	s       backends.Session
-	path    string
-	members string
-	ready   string
-	n       int
-	opt     recipes.Options
-	me      backends.Node
-	entered bool
+	r recipe.Round
 }
 
 var _ recipes.DoubleBarrier = (*DoubleBarrier)(nil)
@@ -75,54 +58,28 @@ var _ recipes.DoubleBarrier = (*DoubleBarrier)(nil)
 // NewDoubleBarrier returns one participant of the round at path for n
 // participants. It makes no request.
 func NewDoubleBarrier(s backends.Session, path string, n int, opts ...recipes.Option) *DoubleBarrier {
-	return &DoubleBarrier{
-		s: s, path: path, members: path + "/" + membersDir, ready: path + "/" + readyName,
-		n: n, opt: recipes.NewOptions(opts...),
-	}
+	return &DoubleBarrier{r: recipe.NewRound("fair", s, path, n, recipes.NewOptions(opts...).CleanupTimeout)}
 }
 
 // Enter implements recipes.DoubleBarrier.
 func (b *DoubleBarrier) Enter(ctx context.Context) (recipes.Passage, error) {
-	p, err := b.enter(ctx)
-	if err != nil {
-		if b.me.Path != "" {
-			_ = recipe.Remove(ctx, b.s, b.me.Path, b.opt.CleanupTimeout)
-			b.me = backends.Node{}
-		}
-		return p, fmt.Errorf("fair: enter barrier %s: %w", b.path, recipe.WrapLost(recipes.ErrBarrierBroken, err))
-	}
-	b.entered = true
-	return p, nil
+	return b.r.Enter(ctx, b.gather)
 }
 
-func (b *DoubleBarrier) enter(ctx context.Context) (recipes.Passage, error) {
+// gather: the N-th arrival creates the ready node; everyone else sleeps on
+// the ready watch armed on arrival.
+func (b *DoubleBarrier) gather(ctx, _ context.Context, events <-chan backends.Event) (recipes.Passage, error) {
 	var p recipes.Passage
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	ready, _, events, err := b.s.ExistsW(wctx, b.ready)
+	children, err := b.r.S.Children(ctx, b.r.Members)
 	if err != nil {
 		return p, err
 	}
-	b.me, err = recipe.CreateIn(ctx, b.s, b.opt.CleanupTimeout, b.members, func(c context.Context) (backends.Node, error) {
-		return b.s.CreateSequential(c, b.members, participantPrefix, nil)
-	})
-	if err != nil || ready {
-		return p, err
-	}
-	children, err := b.s.Children(ctx, b.members)
-	if err != nil {
-		return p, err
-	}
-	if len(children) >= b.n {
-		_, err := b.s.Create(ctx, b.ready, nil)
-		if errors.Is(err, backends.ErrNodeExists) {
-			err = nil
-		}
-		return p, err
+	if len(children) >= b.r.N {
+		return p, b.r.CreateReady(ctx)
 	}
 	// Only the ready node's creation can fire a watch armed while it was
 	// absent. If the backend drops the watch, re-arm it and look again.
-	w, err := recipe.Wait(ctx, b.s, events, nil)
+	w, err := recipe.Wait(ctx, b.r.S, events, nil)
 	for err == nil && w == recipe.Recheck {
 		w, err = b.rearmReady(ctx)
 	}
@@ -137,41 +94,29 @@ func (b *DoubleBarrier) enter(ctx context.Context) (recipes.Passage, error) {
 func (b *DoubleBarrier) rearmReady(ctx context.Context) (recipe.Woke, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ready, _, events, err := b.s.ExistsW(wctx, b.ready)
+	ready, _, events, err := b.r.S.ExistsW(wctx, b.r.Ready)
 	switch {
 	case err != nil:
 		return recipe.Recheck, err
 	case ready:
 		return recipe.Second, nil
 	}
-	return recipe.Wait(ctx, b.s, events, nil)
+	return recipe.Wait(ctx, b.r.S, events, nil)
 }
 
 // Leave implements recipes.DoubleBarrier.
 func (b *DoubleBarrier) Leave(ctx context.Context) (recipes.Passage, error) {
-	if !b.entered {
-		return recipes.Passage{}, fmt.Errorf("fair: leave barrier %s: %w", b.path, recipes.ErrNotEntered)
-	}
-	b.entered = false
-	p, err := b.leave(ctx)
-	if b.me.Path != "" {
-		_ = recipe.Remove(ctx, b.s, b.me.Path, b.opt.CleanupTimeout)
-		b.me = backends.Node{}
-	}
-	if err != nil {
-		return p, fmt.Errorf("fair: leave barrier %s: %w", b.path, recipe.WrapLost(recipes.ErrBarrierBroken, err))
-	}
-	return p, nil
+	return b.r.Leave(ctx, b.leave)
 }
 
 func (b *DoubleBarrier) leave(ctx context.Context) (recipes.Passage, error) {
 	var p recipes.Passage
 	for {
-		children, err := b.s.Children(ctx, b.members)
+		children, err := b.r.S.Children(ctx, b.r.Members)
 		if err != nil && !errors.Is(err, backends.ErrNoNode) {
 			return p, err
 		}
-		i := recipe.IndexOf(children, b.me.Name)
+		i := recipe.IndexOf(children, b.r.Me.Name)
 		switch {
 		case len(children) == 0:
 			// Every participant left. The last one out cleans up; so does
@@ -179,26 +124,24 @@ func (b *DoubleBarrier) leave(ctx context.Context) (recipes.Passage, error) {
 			// are best effort (each bounded by CleanupTimeout, errors
 			// dropped): in a loaded test run on a 3-server ensemble the
 			// round's node was left behind, by a cause not established.
-			b.cleanup(ctx)
+			b.r.Cleanup(ctx)
 			return p, nil
 		case len(children) == 1 && i == 0:
-			if err := b.s.Delete(ctx, b.me.Path); err != nil && !errors.Is(err, backends.ErrNoNode) {
+			if err := b.r.DeleteMe(ctx); err != nil {
 				return p, err
 			}
-			b.me = backends.Node{}
-			b.cleanup(ctx)
+			b.r.Cleanup(ctx)
 			return p, nil
 		}
 		watch := children[0].Path // everyone else waits for the lowest
 		if i == 0 {
 			watch = children[len(children)-1].Path // the lowest waits for the highest
 		} else if i > 0 {
-			if err := b.s.Delete(ctx, b.me.Path); err != nil && !errors.Is(err, backends.ErrNoNode) {
+			if err := b.r.DeleteMe(ctx); err != nil {
 				return p, err
 			}
-			b.me = backends.Node{}
 		}
-		woke, err := waitNodeGone(ctx, b.s, watch)
+		woke, err := recipe.WaitGone(ctx, b.r.S, watch)
 		if err != nil {
 			return p, err
 		}
@@ -206,26 +149,4 @@ func (b *DoubleBarrier) leave(ctx context.Context) (recipes.Passage, error) {
 			p.Wakeups++
 		}
 	}
-}
-
-// cleanup removes what is left of the round once every participant left:
-// the ready node, then the directories (best effort: on etcd they do not
-// exist, and on ZooKeeper a straggler's node keeps them).
-func (b *DoubleBarrier) cleanup(ctx context.Context) {
-	_ = recipe.Remove(ctx, b.s, b.ready, b.opt.CleanupTimeout)
-	_ = recipe.Remove(ctx, b.s, b.members, b.opt.CleanupTimeout)
-	_ = recipe.Remove(ctx, b.s, b.path, b.opt.CleanupTimeout)
-}
-
-// waitNodeGone watches path and returns once a notification arrives (woke)
-// or path turns out to be gone already (not woke).
-func waitNodeGone(ctx context.Context, s backends.Session, path string) (woke bool, err error) {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	exists, _, events, err := s.ExistsW(wctx, path)
-	if err != nil || !exists {
-		return false, err
-	}
-	w, err := recipe.Wait(ctx, s, events, nil)
-	return w == recipe.First, err
 }

@@ -15,17 +15,7 @@ const candidatePrefix = "n_"
 
 // Election returns the fair family's election recipes.
 func Election(opts ...recipes.Option) recipes.Election {
-	return recipes.Election{
-		Latch: func(s backends.Session, path, id string) recipes.Latch {
-			return NewLatch(s, path, id, opts...)
-		},
-		Selector: func(s backends.Session, path, id string) recipes.Selector {
-			return NewSelector(s, path, id, opts...)
-		},
-		Observer: func(s backends.Session, path string) recipes.Observer {
-			return NewObserver(s, path, opts...)
-		},
-	}
+	return recipe.Election(NewLatch, NewSelector, NewObserver, opts...)
 }
 
 // Latch is the herd-free election of the ZooKeeper recipes page.
@@ -45,14 +35,9 @@ func Election(opts ...recipes.Option) recipes.Election {
 // Token: the candidate node's create revision. A Latch is used by one
 // goroutine on one session.
 type Latch struct {
-	s     backends.Session
-	path  string
-	id    string
-	opt   recipes.Options
-	me    backends.Node
-	term  *recipe.Term
-	lead  recipes.Leadership
-	ended bool
+	c  recipe.Candidacy
+	id string
+	me backends.Node
 }
 
 var _ recipes.Latch = (*Latch)(nil)
@@ -60,64 +45,61 @@ var _ recipes.Latch = (*Latch)(nil)
 // NewLatch returns candidate id's latch for the fair election at path. It
 // makes no request.
 func NewLatch(s backends.Session, path, id string, opts ...recipes.Option) *Latch {
-	return &Latch{s: s, path: path, id: id, opt: recipes.NewOptions(opts...)}
+	return &Latch{c: recipe.NewCandidacy("fair", s, path, recipes.NewOptions(opts...).CleanupTimeout), id: id}
 }
 
 // NewSelector returns candidate id's selector for the fair election at path:
 // one Latch per term. A requeued candidate makes a new node, behind every
 // candidate already queued, so turns go round-robin.
 func NewSelector(s backends.Session, path, id string, opts ...recipes.Option) recipes.Selector {
-	o := recipes.NewOptions(opts...)
-	return recipe.NewSelector(func() recipes.Latch { return NewLatch(s, path, id, opts...) }, o.CleanupTimeout)
+	return recipe.SelectorOf(NewLatch, s, path, id, opts...)
 }
 
 // Await implements recipes.Latch. Cancelling ctx stops the wait at once and
 // deletes the candidate's node on a fresh bounded context, which wakes only
 // the candidate queued behind it.
 func (l *Latch) Await(ctx context.Context) (recipes.Leadership, error) {
-	switch {
-	case l.ended:
-		return recipes.Leadership{}, l.fail(recipes.ErrClosed)
-	case l.term != nil && recipe.Closed(l.term.Lost()):
-		return recipes.Leadership{}, l.fail(recipe.LostAs(recipes.ErrLeadershipLost))
-	case l.term != nil:
-		return l.lead, nil
-	}
-	lead, err := l.await(ctx)
-	if err != nil {
-		if l.me.Path != "" {
-			_ = recipe.Remove(ctx, l.s, l.me.Path, l.opt.CleanupTimeout)
-			l.me = backends.Node{}
-		}
-		return recipes.Leadership{}, l.fail(err)
-	}
-	return lead, nil
+	return l.c.Await(ctx, l.campaign)
 }
 
-func (l *Latch) await(ctx context.Context) (recipes.Leadership, error) {
-	me, err := recipe.CreateIn(ctx, l.s, l.opt.CleanupTimeout, l.path, func(c context.Context) (backends.Node, error) {
-		return l.s.CreateSequential(c, l.path, candidatePrefix, []byte(l.id))
+func (l *Latch) campaign(ctx context.Context) (token int64, wakeups int, err error) {
+	token, wakeups, err = l.queue(ctx)
+	if err != nil {
+		if l.me.Path != "" {
+			_ = recipe.Remove(ctx, l.c.S, l.me.Path, l.c.Timeout)
+			l.me = backends.Node{}
+		}
+		return 0, 0, l.c.Fail(err)
+	}
+	return token, wakeups, nil
+}
+
+// queue creates the candidate's node and waits until it is the smallest.
+func (l *Latch) queue(ctx context.Context) (token int64, wakeups int, err error) {
+	s, path := l.c.S, l.c.Path
+	me, err := recipe.CreateIn(ctx, s, l.c.Timeout, path, func(c context.Context) (backends.Node, error) {
+		return s.CreateSequential(c, path, candidatePrefix, []byte(l.id))
 	})
 	if err != nil {
-		return recipes.Leadership{}, err
+		return 0, 0, err
 	}
 	l.me = me
-	wakeups := 0
 	for {
-		children, err := l.s.Children(ctx, l.path)
+		children, err := s.Children(ctx, path)
 		if err != nil {
-			return recipes.Leadership{}, err
+			return 0, 0, err
 		}
 		i := recipe.IndexOf(children, me.Name)
 		switch {
 		case i < 0:
-			return recipes.Leadership{}, fmt.Errorf("candidate node %s vanished: %w", me.Name, recipes.ErrLeadershipLost)
+			return 0, 0, fmt.Errorf("candidate node %s vanished: %w", me.Name, recipes.ErrLeadershipLost)
 		case i == 0:
-			return l.elected(ctx, wakeups)
+			token, err := recipe.ElectedToken(ctx, s, me)
+			return token, wakeups, err
 		}
-		woke, err := l.waitGone(ctx, children[i-1].Path)
+		woke, err := recipe.WaitGone(ctx, s, children[i-1].Path)
 		if err != nil {
-			return recipes.Leadership{}, err
+			return 0, 0, err
 		}
 		if woke {
 			wakeups++
@@ -125,53 +107,16 @@ func (l *Latch) await(ctx context.Context) (recipes.Leadership, error) {
 	}
 }
 
-// waitGone watches the predecessor pred and returns once a notification
-// arrives (woke) or pred turns out to be gone already (not woke).
-func (l *Latch) waitGone(ctx context.Context, pred string) (woke bool, err error) {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	exists, _, events, err := l.s.ExistsW(wctx, pred)
-	if err != nil || !exists {
-		return false, err
-	}
-	w, err := recipe.Wait(ctx, l.s, events, nil)
-	return w == recipe.First, err
-}
-
-func (l *Latch) elected(ctx context.Context, wakeups int) (recipes.Leadership, error) {
-	token, err := recipe.CreateRev(ctx, l.s, l.me)
-	if err == nil && recipe.Closed(l.s.Done()) {
-		err = backends.ErrSessionLost
-	}
-	if err != nil {
-		return recipes.Leadership{}, err
-	}
-	l.term = recipe.NewTerm(l.s.Done())
-	l.lead = recipes.Leadership{Token: token, Wakeups: wakeups, Lost: l.term.Lost()}
-	return l.lead, nil
-}
-
 // Close implements recipes.Latch: it ends the term, then deletes the
 // candidate's node, waking only the next candidate in line.
 func (l *Latch) Close(ctx context.Context) error {
-	if l.ended {
+	if open, _ := l.c.End(); !open || l.me.Path == "" {
 		return nil
 	}
-	l.ended = true
-	if l.term != nil {
-		l.term.End()
-	}
-	if l.me.Path == "" {
-		return nil
-	}
-	err := recipe.Remove(ctx, l.s, l.me.Path, l.opt.CleanupTimeout)
+	err := recipe.Remove(ctx, l.c.S, l.me.Path, l.c.Timeout)
 	l.me = backends.Node{}
 	if err != nil {
-		return fmt.Errorf("fair: close latch %s: %w", l.path, err)
+		return l.c.CloseFailed(err)
 	}
 	return nil
-}
-
-func (l *Latch) fail(err error) error {
-	return fmt.Errorf("fair: await leadership %s: %w", l.path, recipe.WrapLost(recipes.ErrLeadershipLost, err))
 }

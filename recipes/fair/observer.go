@@ -58,7 +58,7 @@ func (o *Observer) Leader(ctx context.Context) (recipes.LeaderInfo, error) {
 		case len(children) == 0:
 			return recipes.LeaderInfo{}, o.fail(recipes.ErrNoLeader)
 		}
-		info, ok, err := o.read(ctx, children[0])
+		info, ok, err := recipe.ReadLeader(ctx, o.s, children[0].Path)
 		if err != nil {
 			return recipes.LeaderInfo{}, o.fail(err)
 		}
@@ -73,7 +73,7 @@ func (o *Observer) Leader(ctx context.Context) (recipes.LeaderInfo, error) {
 func (o *Observer) Next(ctx context.Context, after recipes.LeaderInfo) (recipes.LeaderInfo, error) {
 	if after.Token != 0 && after == o.lastInfo {
 		// Watch the leader we already know before listing anything.
-		if err := o.waitGone(ctx, o.last.Path); err != nil {
+		if _, err := recipe.WaitGone(ctx, o.s, o.last.Path); err != nil {
 			return recipes.LeaderInfo{}, o.fail(err)
 		}
 	}
@@ -88,7 +88,7 @@ func (o *Observer) Next(ctx context.Context, after recipes.LeaderInfo) (recipes.
 			}
 			continue
 		}
-		info, ok, err := o.read(ctx, children[0])
+		info, ok, err := recipe.ReadLeader(ctx, o.s, children[0].Path)
 		switch {
 		case err != nil:
 			return recipes.LeaderInfo{}, o.fail(err)
@@ -98,35 +98,10 @@ func (o *Observer) Next(ctx context.Context, after recipes.LeaderInfo) (recipes.
 			o.last, o.lastInfo = children[0], info
 			return info, nil
 		}
-		if err := o.waitGone(ctx, children[0].Path); err != nil {
+		if _, err := recipe.WaitGone(ctx, o.s, children[0].Path); err != nil {
 			return recipes.LeaderInfo{}, o.fail(err)
 		}
 	}
-}
-
-// read returns the leader that candidate node n names, if it still exists.
-func (o *Observer) read(ctx context.Context, n backends.Node) (recipes.LeaderInfo, bool, error) {
-	data, got, err := o.s.Get(ctx, n.Path)
-	switch {
-	case errors.Is(err, backends.ErrNoNode):
-		return recipes.LeaderInfo{}, false, nil
-	case err != nil:
-		return recipes.LeaderInfo{}, false, err
-	}
-	return recipes.LeaderInfo{ID: string(data), Token: got.CreateRev}, true, nil
-}
-
-// waitGone watches the leader's node and returns after one notification or
-// at once if it is gone already.
-func (o *Observer) waitGone(ctx context.Context, leader string) error {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	exists, _, events, err := o.s.ExistsW(wctx, leader)
-	if err != nil || !exists {
-		return err
-	}
-	_, err = recipe.Wait(ctx, o.s, events, nil)
-	return err
 }
 
 // waitCandidate waits for the first candidate of an empty election.

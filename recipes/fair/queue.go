@@ -2,7 +2,6 @@ package fair
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
@@ -54,17 +53,13 @@ func (BatchQueue) Producer(s backends.Session, path string, _ recipes.QueueConfi
 // Consumer returns the batch consumer of the queue at path on s. It makes
 // no request.
 func (BatchQueue) Consumer(s backends.Session, path string, cfg recipes.QueueConfig) (recipes.Consumer, error) {
-	items := path + "/" + recipe.ItemsDir
-	return &batchConsumer{s: s, items: items, parent: recipe.NewParent(s, items), priorities: cfg.Priorities > 1}, nil
+	return &batchConsumer{ItemConsumer: recipe.NewItemConsumer("fair", s, path), priorities: cfg.Priorities > 1}, nil
 }
 
 // batchConsumer is one client's consumer of a BatchQueue.
 type batchConsumer struct {
-	s          backends.Session
-	items      string
-	parent     *recipe.Parent
+	recipe.ItemConsumer
 	priorities bool
-	held       bool
 
 	batch   []backends.Node
 	changed <-chan backends.Event // the batch's listing watch
@@ -75,10 +70,10 @@ type batchConsumer struct {
 // list is exhausted (or, with priorities, stale). Cancelling ctx keeps the
 // list for the next Take and takes nothing.
 func (c *batchConsumer) Take(ctx context.Context) (recipes.Taken, error) {
-	if c.held {
-		return recipes.Taken{}, fmt.Errorf("fair: take: the last item was not acknowledged")
+	if err := c.Unacked(); err != nil {
+		return recipes.Taken{}, err
 	}
-	if recipe.Ended(c.s) {
+	if recipe.Ended(c.S) {
 		c.drop()
 		return recipes.Taken{}, recipe.QueueLost(nil)
 	}
@@ -100,19 +95,11 @@ func (c *batchConsumer) Take(ctx context.Context) (recipes.Taken, error) {
 		}
 		n := c.batch[0]
 		c.batch = c.batch[1:]
-		data, ok, err := recipe.TakeByDelete(ctx, c.s, n)
-		if err != nil && data != nil {
-			return recipe.UncertainTake(n, data, wakeups, failed), err
+		t, taken, err := c.Claim(ctx, n, wakeups, failed)
+		if err != nil || taken {
+			return t, err
 		}
-		if err != nil {
-			return recipes.Taken{}, err
-		}
-		if !ok {
-			failed++
-			continue
-		}
-		c.held = true
-		return recipe.Taken(n, data, wakeups, failed), nil
+		failed++
 	}
 }
 
@@ -127,12 +114,8 @@ func (c *batchConsumer) relist(ctx context.Context) (woke bool, err error) {
 	// armed on a context of its own; ctx still bounds the call itself.
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	bound := context.AfterFunc(ctx, cancel)
-	var kids []backends.Node
-	_, err = c.parent.Create(wctx, func(wctx context.Context) (backends.Node, error) {
-		var err error
-		kids, c.changed, err = c.s.ChildrenW(wctx, c.items)
-		return backends.Node{}, err
-	})
+	kids, changed, err := c.ListW(wctx)
+	c.changed = changed
 	if !bound() && err == nil {
 		err = ctx.Err() // ctx ended during the call: the watch went with it
 	}
@@ -146,7 +129,7 @@ func (c *batchConsumer) relist(ctx context.Context) (woke bool, err error) {
 		c.batch = kids
 		return woke, nil
 	}
-	w, err := recipe.AwaitChange(ctx, c.s, c.changed)
+	w, err := recipe.AwaitChange(ctx, c.S, c.changed)
 	if w {
 		woke = true
 		c.changed = nil
@@ -177,6 +160,3 @@ func (c *batchConsumer) drop() {
 		c.stop = nil
 	}
 }
-
-// Ack makes no request: the item is already gone. See recipes.Consumer.
-func (c *batchConsumer) Ack(context.Context) error { return recipe.AckRemoved(c.s, &c.held) }

@@ -2,7 +2,6 @@ package fair
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
@@ -73,38 +72,8 @@ func (l *RWLock) acquire(ctx context.Context, mode recipes.Mode, start func(me b
 		if start != nil {
 			start(me)
 		}
-		return l.waitHeld(ctx, me, mode)
+		return l.q.WaitBlocker(ctx, me, recipe.InMode(mode))
 	})
-}
-
-// waitHeld lists the queue until me holds the lock in mode, sleeping on
-// the one node that keeps it out, and counts the notifications consumed.
-func (l *RWLock) waitHeld(ctx context.Context, me backends.Node, mode recipes.Mode) (wakeups int, err error) {
-	for {
-		children, err := l.q.S.Children(ctx, l.q.Path)
-		if err != nil {
-			return wakeups, err
-		}
-		if deleted, err := l.q.DeleteOwn(ctx, children, me.Name); err != nil {
-			return wakeups, err
-		} else if deleted {
-			continue
-		}
-		block, st := recipe.Blocking(children, me.Name, mode)
-		switch st {
-		case recipe.Gone:
-			return wakeups, recipe.LockLost(fmt.Errorf("own node %s is gone", me.Path))
-		case recipe.Holds:
-			return wakeups, nil
-		}
-		_, woke, err := waitGone(ctx, l.q.S, block.Path)
-		if err != nil {
-			return wakeups, err
-		}
-		if woke {
-			wakeups++
-		}
-	}
 }
 
 // Release deletes this client's node, waking those that watched it. It

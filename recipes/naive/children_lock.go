@@ -2,7 +2,6 @@ package naive
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
@@ -67,42 +66,9 @@ func NewChildren(s backends.Session, path string, opts ...recipes.Option) *Child
 // recipes.ErrLockLost and backends.ErrSessionLost and leaves the node to the
 // server, which removes it with the session.
 func (l *ChildrenLock) Acquire(ctx context.Context) (recipes.Grant, error) {
-	return l.q.Acquire(ctx, l.waitFirst)
-}
-
-// waitFirst lists the queue with a children watch until me is first,
-// counting the notifications it slept through.
-func (l *ChildrenLock) waitFirst(ctx context.Context, me backends.Node) (wakeups int, err error) {
-	for {
-		woke, first, err := l.listAndWait(ctx, me)
-		if err != nil || first {
-			return wakeups, err
-		}
-		if woke {
-			wakeups++
-		}
-	}
-}
-
-func (l *ChildrenLock) listAndWait(ctx context.Context, me backends.Node) (woke, first bool, err error) {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	children, events, err := l.q.S.ChildrenW(wctx, l.q.Path)
-	if err != nil {
-		return false, false, err
-	}
-	// Deleting own leftovers changes the children: the watch fires anyway.
-	if deleted, err := l.q.DeleteOwn(ctx, children, me.Name); deleted || err != nil {
-		return false, false, err
-	}
-	switch recipe.IndexOf(children, me.Name) {
-	case -1:
-		return false, false, recipe.LockLost(fmt.Errorf("own node %s is gone", me.Path))
-	case 0:
-		return false, true, nil
-	}
-	woke, err = recipe.Await(ctx, l.q.S, events)
-	return woke, false, err
+	return l.q.Acquire(ctx, func(ctx context.Context, me backends.Node) (int, error) {
+		return l.q.WaitChildren(ctx, me, recipe.FirstInLine)
+	})
 }
 
 // Release deletes this client's node, waking every waiter. It returns an

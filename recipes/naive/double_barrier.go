@@ -3,25 +3,15 @@ package naive
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
-// Layout of one double barrier round at <path>, the same as recipes/fair's.
-const (
-	membersDir        = "members" // <path>/members/p_...: one ephemeral node per participant
-	readyName         = "ready"   // <path>/ready: made by whoever first counts N
-	participantPrefix = "p_"
-)
-
 // NewDoubleBarrierFactory adapts NewDoubleBarrier to recipes.DoubleBarrierFactory.
 func NewDoubleBarrierFactory(opts ...recipes.Option) recipes.DoubleBarrierFactory {
-	return func(s backends.Session, path string, n int) recipes.DoubleBarrier {
-		return NewDoubleBarrier(s, path, n, opts...)
-	}
+	return recipe.DoubleBarrierFactory(NewDoubleBarrier, opts...)
 }
 
 // DoubleBarrier is the double barrier as it is usually first written (and as
@@ -48,14 +38,7 @@ func NewDoubleBarrierFactory(opts ...recipes.Option) recipes.DoubleBarrierFactor
 // participant that sees the members empty right after its own departure
 // deletes it and the round's directories.
 type DoubleBarrier struct {
-	s       backends.Session
-	path    string
-	members string
-	ready   string
-	n       int
-	opt     recipes.Options
-	me      backends.Node
-	entered bool
+	r recipe.Round
 }
 
 var _ recipes.DoubleBarrier = (*DoubleBarrier)(nil)
@@ -63,40 +46,17 @@ var _ recipes.DoubleBarrier = (*DoubleBarrier)(nil)
 // NewDoubleBarrier returns one participant of the round at path for n
 // participants. It makes no request.
 func NewDoubleBarrier(s backends.Session, path string, n int, opts ...recipes.Option) *DoubleBarrier {
-	return &DoubleBarrier{
-		s: s, path: path, members: path + "/" + membersDir, ready: path + "/" + readyName,
-		n: n, opt: recipes.NewOptions(opts...),
-	}
+	return &DoubleBarrier{r: recipe.NewRound("naive", s, path, n, recipes.NewOptions(opts...).CleanupTimeout)}
 }
 
 // Enter implements recipes.DoubleBarrier.
 func (b *DoubleBarrier) Enter(ctx context.Context) (recipes.Passage, error) {
-	p, err := b.enter(ctx)
-	if err != nil {
-		if b.me.Path != "" {
-			_ = recipe.Remove(ctx, b.s, b.me.Path, b.opt.CleanupTimeout)
-			b.me = backends.Node{}
-		}
-		return p, fmt.Errorf("naive: enter barrier %s: %w", b.path, recipe.WrapLost(recipes.ErrBarrierBroken, err))
-	}
-	b.entered = true
-	return p, nil
+	return b.r.Enter(ctx, b.gather)
 }
 
-func (b *DoubleBarrier) enter(ctx context.Context) (recipes.Passage, error) {
+// gather counts the members until N arrived or the ready node appears.
+func (b *DoubleBarrier) gather(ctx, rctx context.Context, readyEvents <-chan backends.Event) (recipes.Passage, error) {
 	var p recipes.Passage
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	ready, _, readyEvents, err := b.s.ExistsW(rctx, b.ready)
-	if err != nil {
-		return p, err
-	}
-	b.me, err = recipe.CreateIn(ctx, b.s, b.opt.CleanupTimeout, b.members, func(c context.Context) (backends.Node, error) {
-		return b.s.CreateSequential(c, b.members, participantPrefix, nil)
-	})
-	if err != nil || ready {
-		return p, err
-	}
 	for {
 		full, w, err := b.countOnce(ctx, readyEvents)
 		if w != recipe.Recheck {
@@ -106,11 +66,7 @@ func (b *DoubleBarrier) enter(ctx context.Context) (recipes.Passage, error) {
 		case err != nil:
 			return p, err
 		case full:
-			_, err := b.s.Create(ctx, b.ready, nil)
-			if errors.Is(err, backends.ErrNodeExists) {
-				err = nil
-			}
-			return p, err
+			return p, b.r.CreateReady(ctx)
 		case w == recipe.Second:
 			return p, nil // the ready node appeared
 		case w == recipe.Recheck:
@@ -120,7 +76,8 @@ func (b *DoubleBarrier) enter(ctx context.Context) (recipes.Passage, error) {
 				return p, nil
 			}
 			if closed { // the backend dropped the ready watch: arm it again
-				if ready, _, readyEvents, err = b.s.ExistsW(rctx, b.ready); err != nil || ready {
+				var ready bool
+				if ready, _, readyEvents, err = b.r.S.ExistsW(rctx, b.r.Ready); err != nil || ready {
 					return p, err
 				}
 			}
@@ -145,37 +102,24 @@ func pollWatch(events <-chan backends.Event) (fired, closed bool) {
 func (b *DoubleBarrier) countOnce(ctx context.Context, readyEvents <-chan backends.Event) (full bool, w recipe.Woke, err error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	children, events, err := b.s.ChildrenW(wctx, b.members)
-	if err != nil || len(children) >= b.n {
+	children, events, err := b.r.S.ChildrenW(wctx, b.r.Members)
+	if err != nil || len(children) >= b.r.N {
 		return err == nil, recipe.Recheck, err
 	}
-	w, err = recipe.Wait(ctx, b.s, events, readyEvents)
+	w, err = recipe.Wait(ctx, b.r.S, events, readyEvents)
 	return false, w, err
 }
 
 // Leave implements recipes.DoubleBarrier.
 func (b *DoubleBarrier) Leave(ctx context.Context) (recipes.Passage, error) {
-	if !b.entered {
-		return recipes.Passage{}, fmt.Errorf("naive: leave barrier %s: %w", b.path, recipes.ErrNotEntered)
-	}
-	b.entered = false
-	p, err := b.leave(ctx)
-	if b.me.Path != "" {
-		_ = recipe.Remove(ctx, b.s, b.me.Path, b.opt.CleanupTimeout)
-		b.me = backends.Node{}
-	}
-	if err != nil {
-		return p, fmt.Errorf("naive: leave barrier %s: %w", b.path, recipe.WrapLost(recipes.ErrBarrierBroken, err))
-	}
-	return p, nil
+	return b.r.Leave(ctx, b.leave)
 }
 
 func (b *DoubleBarrier) leave(ctx context.Context) (recipes.Passage, error) {
 	var p recipes.Passage
-	if err := b.s.Delete(ctx, b.me.Path); err != nil && !errors.Is(err, backends.ErrNoNode) {
+	if err := b.r.DeleteMe(ctx); err != nil {
 		return p, err
 	}
-	b.me = backends.Node{}
 	for first := true; ; first = false {
 		empty, woke, err := b.drainOnce(ctx)
 		if woke {
@@ -185,7 +129,7 @@ func (b *DoubleBarrier) leave(ctx context.Context) (recipes.Passage, error) {
 		case err != nil:
 			return p, err
 		case empty && first:
-			b.cleanup(ctx) // most likely the last one out
+			b.r.Cleanup(ctx) // most likely the last one out
 			return p, nil
 		case empty:
 			return p, nil
@@ -198,20 +142,13 @@ func (b *DoubleBarrier) leave(ctx context.Context) (recipes.Passage, error) {
 func (b *DoubleBarrier) drainOnce(ctx context.Context) (empty, woke bool, err error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	children, events, err := b.s.ChildrenW(wctx, b.members)
+	children, events, err := b.r.S.ChildrenW(wctx, b.r.Members)
 	if errors.Is(err, backends.ErrNoNode) {
 		return true, false, nil
 	}
 	if err != nil || len(children) == 0 {
 		return err == nil, false, err
 	}
-	w, err := recipe.Wait(ctx, b.s, events, nil)
+	w, err := recipe.Wait(ctx, b.r.S, events, nil)
 	return false, w == recipe.First, err
-}
-
-// cleanup removes the ready node and, best effort, the round's directories.
-func (b *DoubleBarrier) cleanup(ctx context.Context) {
-	_ = recipe.Remove(ctx, b.s, b.ready, b.opt.CleanupTimeout)
-	_ = recipe.Remove(ctx, b.s, b.members, b.opt.CleanupTimeout)
-	_ = recipe.Remove(ctx, b.s, b.path, b.opt.CleanupTimeout)
 }

@@ -112,7 +112,7 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Grant, error) {
 				continue
 			}
 		}
-		woke, err := l.waitGone(ctx)
+		woke, err := recipe.AwaitGone(ctx, l.s, l.node)
 		if err != nil {
 			return recipes.Grant{}, l.fail(err)
 		}
@@ -120,18 +120,6 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Grant, error) {
 			wakeups++
 		}
 	}
-}
-
-// waitGone watches the lock node and returns once a notification arrives
-// (woke) or the node turns out to be gone already (not woke).
-func (l *Lock) waitGone(ctx context.Context) (woke bool, err error) {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	exists, _, events, err := l.s.ExistsW(wctx, l.node)
-	if err != nil || !exists {
-		return false, err
-	}
-	return recipe.Await(ctx, l.s, events)
 }
 
 // grant turns the created node into a Grant, giving the node back if the

@@ -2,7 +2,6 @@ package naive
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/zkbench/zkbench/backends"
@@ -39,7 +38,7 @@ func NewObserver(s backends.Session, path string, _ ...recipes.Option) *Observer
 
 // Leader implements recipes.Observer.
 func (o *Observer) Leader(ctx context.Context) (recipes.LeaderInfo, error) {
-	info, ok, err := o.read(ctx)
+	info, ok, err := recipe.ReadLeader(ctx, o.s, o.node)
 	switch {
 	case err != nil:
 		return recipes.LeaderInfo{}, o.fail(err)
@@ -53,7 +52,7 @@ func (o *Observer) Leader(ctx context.Context) (recipes.LeaderInfo, error) {
 // returns ctx's error.
 func (o *Observer) Next(ctx context.Context, after recipes.LeaderInfo) (recipes.LeaderInfo, error) {
 	for {
-		info, ok, err := o.read(ctx)
+		info, ok, err := recipe.ReadLeader(ctx, o.s, o.node)
 		if err != nil {
 			return recipes.LeaderInfo{}, o.fail(err)
 		}
@@ -64,18 +63,6 @@ func (o *Observer) Next(ctx context.Context, after recipes.LeaderInfo) (recipes.
 			return recipes.LeaderInfo{}, o.fail(err)
 		}
 	}
-}
-
-// read returns the leader the node names, if there is one.
-func (o *Observer) read(ctx context.Context) (recipes.LeaderInfo, bool, error) {
-	data, n, err := o.s.Get(ctx, o.node)
-	switch {
-	case errors.Is(err, backends.ErrNoNode):
-		return recipes.LeaderInfo{}, false, nil
-	case err != nil:
-		return recipes.LeaderInfo{}, false, err
-	}
-	return recipes.LeaderInfo{ID: string(data), Token: n.CreateRev}, true, nil
 }
 
 // wait arms ExistsW on the leader node and returns after one notification,

@@ -2,7 +2,6 @@ package naive
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
@@ -44,38 +43,34 @@ func (Queue) Producer(s backends.Session, path string, _ recipes.QueueConfig) (r
 // Consumer returns the racing consumer of the queue at path on s. It makes
 // no request.
 func (Queue) Consumer(s backends.Session, path string, _ recipes.QueueConfig) (recipes.Consumer, error) {
-	items := path + "/" + recipe.ItemsDir
-	return &consumer{s: s, items: items, parent: recipe.NewParent(s, items)}, nil
+	return &consumer{recipe.NewItemConsumer("naive", s, path)}, nil
 }
 
 // consumer is one client's naive consumer.
 type consumer struct {
-	s      backends.Session
-	items  string
-	parent *recipe.Parent
-	held   bool
+	recipe.ItemConsumer
 }
 
 // Take lists the items and races for the first one until it wins one. See
 // recipes.Consumer and Queue. Cancelling ctx drops the watch; nothing is
 // taken.
 func (c *consumer) Take(ctx context.Context) (recipes.Taken, error) {
-	if c.held {
-		return recipes.Taken{}, fmt.Errorf("naive: take: the last item was not acknowledged")
+	if err := c.Unacked(); err != nil {
+		return recipes.Taken{}, err
 	}
-	if recipe.Ended(c.s) {
+	if recipe.Ended(c.S) {
 		return recipes.Taken{}, recipe.QueueLost(nil)
 	}
 	var wakeups, failed int
 	for {
 		wctx, cancel := context.WithCancel(ctx)
-		kids, events, err := c.list(wctx)
+		kids, events, err := c.ListW(wctx)
 		if err != nil {
 			cancel()
 			return recipes.Taken{}, recipe.QueueLost(err)
 		}
 		if len(kids) == 0 {
-			woke, err := recipe.AwaitChange(ctx, c.s, events)
+			woke, err := recipe.AwaitChange(ctx, c.S, events)
 			cancel()
 			if err != nil {
 				return recipes.Taken{}, err
@@ -87,35 +82,10 @@ func (c *consumer) Take(ctx context.Context) (recipes.Taken, error) {
 		}
 		cancel()
 		recipe.SortItems(kids)
-		data, ok, err := recipe.TakeByDelete(ctx, c.s, kids[0])
-		if err != nil && data != nil {
-			return recipe.UncertainTake(kids[0], data, wakeups, failed), err
+		t, taken, err := c.Claim(ctx, kids[0], wakeups, failed)
+		if err != nil || taken {
+			return t, err
 		}
-		if err != nil {
-			return recipes.Taken{}, err
-		}
-		if !ok {
-			failed++
-			continue
-		}
-		c.held = true
-		return recipe.Taken(kids[0], data, wakeups, failed), nil
+		failed++
 	}
 }
-
-// list makes <path>/items on the first call and lists it with a watch.
-func (c *consumer) list(ctx context.Context) ([]backends.Node, <-chan backends.Event, error) {
-	var (
-		kids   []backends.Node
-		events <-chan backends.Event
-	)
-	_, err := c.parent.Create(ctx, func(ctx context.Context) (backends.Node, error) {
-		var err error
-		kids, events, err = c.s.ChildrenW(ctx, c.items)
-		return backends.Node{}, err
-	})
-	return kids, events, err
-}
-
-// Ack makes no request: the item is already gone. See recipes.Consumer.
-func (c *consumer) Ack(context.Context) error { return recipe.AckRemoved(c.s, &c.held) }

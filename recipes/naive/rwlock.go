@@ -2,7 +2,6 @@ package naive
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
@@ -53,42 +52,8 @@ func NewRWLock(s backends.Session, path string, opts ...recipes.Option) *RWLock 
 // cancelling and a lost session do.
 func (l *RWLock) Acquire(ctx context.Context, mode recipes.Mode) (recipes.Grant, error) {
 	return l.q.AcquireAs(ctx, recipe.Kind(mode), func(ctx context.Context, me backends.Node) (int, error) {
-		return l.waitHeld(ctx, me, mode)
+		return l.q.WaitChildren(ctx, me, recipe.InMode(mode))
 	})
-}
-
-// waitHeld lists the queue with a children watch until me holds the lock
-// in mode, counting the notifications it slept through.
-func (l *RWLock) waitHeld(ctx context.Context, me backends.Node, mode recipes.Mode) (wakeups int, err error) {
-	for {
-		woke, held, err := l.listAndWait(ctx, me, mode)
-		if err != nil || held {
-			return wakeups, err
-		}
-		if woke {
-			wakeups++
-		}
-	}
-}
-
-func (l *RWLock) listAndWait(ctx context.Context, me backends.Node, mode recipes.Mode) (woke, held bool, err error) {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	children, events, err := l.q.S.ChildrenW(wctx, l.q.Path)
-	if err != nil {
-		return false, false, err
-	}
-	if deleted, err := l.q.DeleteOwn(ctx, children, me.Name); deleted || err != nil {
-		return false, false, err
-	}
-	switch _, st := recipe.Blocking(children, me.Name, mode); st {
-	case recipe.Gone:
-		return false, false, recipe.LockLost(fmt.Errorf("own node %s is gone", me.Path))
-	case recipe.Holds:
-		return false, true, nil
-	}
-	woke, err = recipe.Await(ctx, l.q.S, events)
-	return woke, false, err
 }
 
 // Release deletes this client's node, waking every waiter; see

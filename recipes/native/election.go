@@ -16,17 +16,7 @@ import (
 // etcd's concurrency.Election. On ZooKeeper, whose Go client has no election
 // recipe, every call returns an error matching recipes.ErrUnsupported.
 func Election(opts ...recipes.Option) recipes.Election {
-	return recipes.Election{
-		Latch: func(s backends.Session, path, id string) recipes.Latch {
-			return NewLatch(s, path, id, opts...)
-		},
-		Selector: func(s backends.Session, path, id string) recipes.Selector {
-			return NewSelector(s, path, id, opts...)
-		},
-		Observer: func(s backends.Session, path string) recipes.Observer {
-			return NewObserver(s, path, opts...)
-		},
-	}
+	return recipe.Election(NewLatch, NewSelector, NewObserver, opts...)
 }
 
 // Latch is etcd's concurrency.Election on the backend session's client and
@@ -48,15 +38,10 @@ func Election(opts ...recipes.Option) recipes.Election {
 // it would revoke the backend's lease. One key per lease per election: a
 // session is one candidate.
 type Latch struct {
-	s     backends.Session
-	path  string
-	id    string
-	opt   recipes.Options
-	cs    *concurrency.Session
-	el    *concurrency.Election
-	term  *recipe.Term
-	lead  recipes.Leadership
-	ended bool
+	c  recipe.Candidacy
+	id string
+	cs *concurrency.Session
+	el *concurrency.Election
 }
 
 var _ recipes.Latch = (*Latch)(nil)
@@ -64,15 +49,14 @@ var _ recipes.Latch = (*Latch)(nil)
 // NewLatch returns candidate id's latch for the native election at path. It
 // makes no request.
 func NewLatch(s backends.Session, path, id string, opts ...recipes.Option) *Latch {
-	return &Latch{s: s, path: path, id: id, opt: recipes.NewOptions(opts...)}
+	return &Latch{c: recipe.NewCandidacy("native", s, path, recipes.NewOptions(opts...).CleanupTimeout), id: id}
 }
 
 // NewSelector returns candidate id's selector for the native election at
 // path: one Latch (one Campaign) per term; a requeued candidate's new key is
 // the newest, so turns go round-robin.
 func NewSelector(s backends.Session, path, id string, opts ...recipes.Option) recipes.Selector {
-	o := recipes.NewOptions(opts...)
-	return recipe.NewSelector(func() recipes.Latch { return NewLatch(s, path, id, opts...) }, o.CleanupTimeout)
+	return recipe.SelectorOf(NewLatch, s, path, id, opts...)
 }
 
 // etcdSession returns the concurrency.Session on s's own client and lease,
@@ -95,42 +79,37 @@ func etcdSession(s backends.Session, what string) (*concurrency.Session, error) 
 // resigns; this latch also deletes its key on a fresh bounded context in
 // case the cancel hit the create itself.
 func (l *Latch) Await(ctx context.Context) (recipes.Leadership, error) {
-	switch {
-	case l.ended:
-		return recipes.Leadership{}, l.fail(recipes.ErrClosed)
-	case l.term != nil && recipe.Closed(l.term.Lost()):
-		return recipes.Leadership{}, l.fail(recipe.LostAs(recipes.ErrLeadershipLost))
-	case l.term != nil:
-		return l.lead, nil
-	}
+	return l.c.Await(ctx, l.campaign)
+}
+
+func (l *Latch) campaign(ctx context.Context) (token int64, wakeups int, err error) {
+	s := l.c.S
 	if l.cs == nil {
-		cs, err := etcdSession(l.s, "election "+l.path)
+		cs, err := etcdSession(s, "election "+l.c.Path)
 		if err != nil {
-			return recipes.Leadership{}, err
+			return 0, 0, err
 		}
-		l.cs, l.el = cs, concurrency.NewElection(cs, l.path)
+		l.cs, l.el = cs, concurrency.NewElection(cs, l.c.Path)
 	}
 	if err := l.el.Campaign(ctx, l.id); err != nil {
 		l.withdraw(ctx)
-		if recipe.Closed(l.s.Done()) {
+		if recipe.Closed(s.Done()) {
 			err = fmt.Errorf("%w (%w)", backends.ErrSessionLost, err)
 		}
-		return recipes.Leadership{}, l.fail(err)
+		return 0, 0, l.c.Fail(err)
 	}
-	if recipe.Closed(l.s.Done()) {
-		return recipes.Leadership{}, l.fail(backends.ErrSessionLost)
+	if recipe.Closed(s.Done()) {
+		return 0, 0, l.c.Fail(backends.ErrSessionLost)
 	}
-	l.term = recipe.NewTerm(l.s.Done())
-	l.lead = recipes.Leadership{Token: l.el.Rev(), Lost: l.term.Lost()}
-	return l.lead, nil
+	return l.el.Rev(), 0, nil
 }
 
 // withdraw deletes this candidate's key, <path>/<lease-hex> as Campaign
 // names it, on a fresh bounded context.
 func (l *Latch) withdraw(ctx context.Context) {
-	fctx, cancel := recipe.Fresh(ctx, l.opt.CleanupTimeout)
+	fctx, cancel := recipe.Fresh(ctx, l.c.Timeout)
 	defer cancel()
-	key := fmt.Sprintf("%s/%x", l.path, l.cs.Lease())
+	key := fmt.Sprintf("%s/%x", l.c.Path, l.cs.Lease())
 	_, _ = l.cs.Client().Delete(fctx, key)
 }
 
@@ -138,28 +117,18 @@ func (l *Latch) withdraw(ctx context.Context) {
 // key, which wakes only the next candidate) and orphans the
 // concurrency.Session without revoking the lease.
 func (l *Latch) Close(ctx context.Context) error {
-	if l.ended {
-		return nil
-	}
-	l.ended = true
-	if l.term != nil {
-		l.term.End()
-	}
-	if l.cs == nil {
+	open, led := l.c.End()
+	if !open || l.cs == nil {
 		return nil
 	}
 	defer l.cs.Orphan()
-	if l.term == nil || recipe.Closed(l.s.Done()) {
+	if !led || recipe.Closed(l.c.S.Done()) {
 		return nil
 	}
-	fctx, cancel := recipe.Fresh(ctx, l.opt.CleanupTimeout)
+	fctx, cancel := recipe.Fresh(ctx, l.c.Timeout)
 	defer cancel()
 	if err := l.el.Resign(fctx); err != nil && !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("native: close latch %s: %w", l.path, err)
+		return l.c.CloseFailed(err)
 	}
 	return nil
-}
-
-func (l *Latch) fail(err error) error {
-	return fmt.Errorf("native: await leadership %s: %w", l.path, recipe.WrapLost(recipes.ErrLeadershipLost, err))
 }

@@ -126,30 +126,21 @@ func (l *etcdLock) Acquire(ctx context.Context) (recipes.Grant, error) {
 // lost session is detected from the session's Done channel.
 func (l *etcdLock) Release(ctx context.Context) error {
 	m := l.holding
-	if m == nil {
-		return fmt.Errorf("native: release %s: %w", l.path, recipes.ErrNotHeld)
-	}
 	l.holding = nil
-	if recipe.Ended(l.s) {
-		return fmt.Errorf("native: release %s: %w", l.path, recipe.LockLost(nil))
-	}
-	err := m.Unlock(ctx)
-	if err != nil {
-		fctx, cancel := recipe.Fresh(ctx, l.opt.CleanupTimeout)
-		if rerr := m.Unlock(fctx); rerr == nil {
-			err = nil
+	return release(l.s, l.path, m != nil, func() error {
+		err := m.Unlock(ctx)
+		if err != nil {
+			fctx, cancel := recipe.Fresh(ctx, l.opt.CleanupTimeout)
+			if rerr := m.Unlock(fctx); rerr == nil {
+				err = nil
+			}
+			cancel()
 		}
-		cancel()
-	}
-	if err == nil && recipe.Ended(l.s) {
-		err = recipe.LockLost(nil)
-	}
-	if err != nil {
-		return fmt.Errorf("native: release %s: %w", l.path, err)
-	}
-	return nil
+		if err == nil && recipe.Ended(l.s) {
+			err = recipe.LockLost(nil)
+		}
+		return err
+	})
 }
 
-func (l *etcdLock) fail(err error) error {
-	return fmt.Errorf("native: acquire %s: %w", l.path, err)
-}
+func (l *etcdLock) fail(err error) error { return acquireFailed(l.path, err) }

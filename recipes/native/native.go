@@ -23,6 +23,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
 // Errors of this package, checked with errors.Is.
@@ -92,4 +93,28 @@ func Underlying(s backends.Session) backends.Session {
 		}
 		s = next
 	}
+}
+
+// release is the Release of every native lock: recipes.ErrNotHeld unless
+// held, an error matching recipes.ErrLockLost without a request if the
+// session ended, else unlock's error; each wrapped with the lock's path.
+func release(s backends.Session, path string, held bool, unlock func() error) error {
+	var err error
+	switch {
+	case !held:
+		err = recipes.ErrNotHeld
+	case recipe.Ended(s):
+		err = recipe.LockLost(nil)
+	default:
+		err = unlock()
+	}
+	if err != nil {
+		return fmt.Errorf("native: release %s: %w", path, err)
+	}
+	return nil
+}
+
+// acquireFailed wraps an Acquire error of the native lock at path.
+func acquireFailed(path string, err error) error {
+	return fmt.Errorf("native: acquire %s: %w", path, err)
 }

@@ -153,30 +153,14 @@ func (l *etcdRWLock) removeOwn(ctx context.Context) error {
 // A lost session is detected from the session's Done channel.
 func (l *etcdRWLock) Release(ctx context.Context) error {
 	m := l.holding
-	if m == nil {
-		return fmt.Errorf("native: release %s: %w", l.path, recipes.ErrNotHeld)
-	}
 	l.holding = nil
-	if recipe.Ended(l.s) {
-		return fmt.Errorf("native: release %s: %w", l.path, recipe.LockLost(nil))
-	}
-	done := make(chan error, 1)
-	go func() { done <- m.Unlock() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	if err != nil {
-		if recipe.Ended(l.s) {
+	return release(l.s, l.path, m != nil, func() error {
+		err := call(ctx, m.Unlock)
+		if err != nil && recipe.Ended(l.s) {
 			err = recipe.LockLost(err)
 		}
-		return fmt.Errorf("native: release %s: %w", l.path, err)
-	}
-	return nil
+		return err
+	})
 }
 
-func (l *etcdRWLock) fail(err error) error {
-	return fmt.Errorf("native: acquire %s: %w", l.path, err)
-}
+func (l *etcdRWLock) fail(err error) error { return acquireFailed(l.path, err) }

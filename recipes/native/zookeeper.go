@@ -163,26 +163,17 @@ func (l *zooKeeperLock) sweep(ctx context.Context) error {
 // recipes.ErrLockLost.
 func (l *zooKeeperLock) Release(ctx context.Context) error {
 	zl := l.held
-	if zl == nil {
-		return fmt.Errorf("native: release %s: %w", l.path, recipes.ErrNotHeld)
-	}
 	l.held = nil
-	if recipe.Ended(l.s) {
-		return fmt.Errorf("native: release %s: %w", l.path, recipe.LockLost(nil))
-	}
-	err := call(ctx, zl.Unlock)
-	if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing) {
-		err = recipe.LockLost(err)
-	}
-	if err != nil {
-		return fmt.Errorf("native: release %s: %w", l.path, err)
-	}
-	return nil
+	return release(l.s, l.path, zl != nil, func() error {
+		err := call(ctx, zl.Unlock)
+		if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing) {
+			err = recipe.LockLost(err)
+		}
+		return err
+	})
 }
 
-func (l *zooKeeperLock) fail(err error) error {
-	return fmt.Errorf("native: acquire %s: %w", l.path, err)
-}
+func (l *zooKeeperLock) fail(err error) error { return acquireFailed(l.path, err) }
 
 // call runs a context-less go-zookeeper request and returns when it does or
 // when ctx ends; the request itself finishes (or fails with the connection)

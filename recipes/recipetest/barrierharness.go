@@ -2,75 +2,28 @@ package recipetest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
-	"testing"
 	"time"
 
-	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/backends/instrument"
 	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
 
-// barrierEnv is one barrier subtest's backend, namespace and variant.
+// barrierEnv is one barrier subtest's environment and variant.
 type barrierEnv struct {
-	t     *testing.T
-	b     backends.Backend
-	admin backends.Admin
-	v     variants.Variant[recipes.DoubleBarrierFactory]
-	path  string // base: rounds live at <path>/round-<r>
+	*env // rounds live at <path>/round-<r>
+	v    variants.Variant[recipes.DoubleBarrierFactory]
 }
 
-// newParticipants opens n sessions, counted by instrument, closed when the
-// test ends.
+// newParticipants opens n members, p0 to p<n-1>.
 func (e *barrierEnv) newParticipants(n int) []*member {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	ms := make([]*member, n)
-	for i := range ms {
-		raw, err := e.b.NewSession(ctx)
-		if err != nil {
-			e.t.Fatalf("NewSession: %v", err)
-		}
-		e.t.Cleanup(func() { _ = raw.Close() })
-		c := &instrument.Counters{}
-		ms[i] = &member{id: fmt.Sprintf("p%d", i), raw: raw, s: instrument.Wrap(raw, c), c: c}
-	}
-	return ms
+	return e.newMembers("p", n)
 }
 
 func (e *barrierEnv) round(r int) string { return fmt.Sprintf("%s/round-%d", e.path, r) }
-
-// list returns p's children as Admin sees them (none if p does not exist).
-func (e *barrierEnv) list(p string) []string {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	names, err := e.admin.List(ctx, p)
-	if err != nil && !errors.Is(err, backends.ErrNoNode) {
-		e.t.Fatalf("List %s: %v", p, err)
-	}
-	return names
-}
-
-// listBecomes waits until p has exactly n children.
-func (e *barrierEnv) listBecomes(p string, n int) {
-	e.t.Helper()
-	deadline := time.Now().Add(settleBound)
-	for {
-		names := e.list(p)
-		if len(names) == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("after %v: %s holds %q, want %d children", settleBound, p, names, n)
-		}
-		time.Sleep(pollEvery)
-	}
-}
 
 // phase is a background Enter or Leave.
 type phase struct {
@@ -91,14 +44,7 @@ func startPhase(ctx context.Context, f func(context.Context) (recipes.Passage, e
 	return ph
 }
 
-func (ph *phase) finished() bool {
-	select {
-	case <-ph.done:
-		return true
-	default:
-		return false
-	}
-}
+func (ph *phase) finished() bool { return recipe.Closed(ph.done) }
 
 // waitAll waits for every phase and fails on an error.
 func (e *barrierEnv) waitAll(what string, phs []*phase) {

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
 
@@ -33,23 +33,10 @@ func RunElectionSuite(t *testing.T, b backends.Backend, v variants.Variant[recip
 		{"SelectorSessionLost", testSelectorSessionLost},
 		{"Observer", testObserver},
 	}
-	admin, ok := b.(backends.Admin)
-	if !ok {
-		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
-	}
 	if !v.Supports(b.Kind()) {
-		t.Run("Unsupported", func(t *testing.T) {
-			ns := testcluster.TestNamespace(t, b)
-			testUnsupported(&electionEnv{t: t, b: b, admin: admin, v: v, path: ns + "/election"})
-		})
-		return
+		subtests, only = []subtest[*electionEnv]{{"Unsupported", testUnsupported}}, nil
 	}
-	for _, st := range pick(t, subtests, only) {
-		t.Run(st.name, func(t *testing.T) {
-			ns := testcluster.TestNamespace(t, b)
-			st.f(&electionEnv{t: t, b: b, admin: admin, v: v, path: ns + "/election"})
-		})
-	}
+	runSuite(t, b, "election", subtests, only, func(e *env) *electionEnv { return &electionEnv{env: e, v: v} })
 }
 
 // testFailover: N candidates await; one leads at a time. The leader's
@@ -180,7 +167,7 @@ func testCloseHandsOver(e *electionEnv) {
 		e.t.Fatalf("%s elected while %s leads (err %v)", b.id, a.id, b.err)
 	}
 	e.closeLatch(a)
-	if !closed(a.lead.Lost) {
+	if !recipe.Closed(a.lead.Lost) {
 		e.t.Errorf("Leadership.Lost still open after Close returned")
 	}
 	if e.elected([]*latch{b}) != b {
@@ -214,19 +201,12 @@ func testAwaitCancelCleansUp(e *electionEnv) {
 	time.Sleep(quietWindow)
 	cancelled := time.Now()
 	b.cancel()
-	select {
-	case <-b.done:
-	case <-time.After(promptBound):
-		e.t.Fatalf("cancelled Await did not return within %v", promptBound)
-	}
-	if !errors.Is(b.err, context.Canceled) {
-		e.t.Fatalf("cancelled Await returned %v, want context.Canceled", b.err)
-	}
+	e.cancelled("Await", b.done, &b.err)
 	e.t.Logf("cancelled Await returned after %v", time.Since(cancelled).Round(time.Millisecond))
 	if names := e.nodes(); len(names) != leaderNodes {
 		e.t.Errorf("after cancel the election holds %q, want the leader's %d node(s)", names, leaderNodes)
 	}
-	if closed(a.lead.Lost) {
+	if recipe.Closed(a.lead.Lost) {
 		e.t.Errorf("leader's term ended when a waiter cancelled")
 	}
 	e.closeLatch(a)
@@ -254,13 +234,4 @@ func testUnsupported(e *electionEnv) {
 		e.t.Errorf("Observer.Leader: %v, want ErrUnsupported", err)
 	}
 	e.t.Logf("%s on %s: %v", e.v.Name, e.b.Kind(), err)
-}
-
-func closed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }

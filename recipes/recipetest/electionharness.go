@@ -2,56 +2,30 @@ package recipetest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/backends/instrument"
 	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
 
-// electionEnv is one election subtest's backend, namespace and variant.
+// electionEnv is one election subtest's environment and variant.
 type electionEnv struct {
-	t     *testing.T
-	b     backends.Backend
-	admin backends.Admin
-	v     variants.Variant[recipes.Election]
-	path  string
-	next  int
+	*env
+	v    variants.Variant[recipes.Election]
+	next int
 }
 
-// member is one simulated client of an election: its own session, counted
-// by instrument (so native recipes are also tested through Unwrap).
-type member struct {
-	id  string
-	raw backends.Session
-	s   backends.Session
-	c   *instrument.Counters
-}
-
-// newMember opens a session for one candidate or observer; it is closed when
-// the test ends.
+// newMember opens the session of the next candidate or observer.
 func (e *electionEnv) newMember() *member {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	raw, err := e.b.NewSession(ctx)
-	if err != nil {
-		e.t.Fatalf("NewSession: %v", err)
-	}
-	e.t.Cleanup(func() { _ = raw.Close() })
-	c := &instrument.Counters{}
-	m := &member{id: fmt.Sprintf("c%d", e.next), raw: raw, s: instrument.Wrap(raw, c), c: c}
+	m := e.newMemberOn(fmt.Sprintf("c%d", e.next), nil)
 	e.next++
 	return m
 }
-
-func (m *member) events() int64 { return m.c.Snapshot().WatchEvents }
-func (m *member) armed() int64  { return m.c.Snapshot().WatchesArmed }
 
 // latch is a candidate with its Latch and, once started, its Await.
 type latch struct {
@@ -85,14 +59,7 @@ func (c *latch) awaitAsync() {
 	}()
 }
 
-func (c *latch) finished() bool {
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
-	}
-}
+func (c *latch) finished() bool { return recipe.Closed(c.done) }
 
 // closeLatch closes c's latch under opTimeout.
 func (e *electionEnv) closeLatch(c *latch) {
@@ -136,25 +103,7 @@ func (e *electionEnv) elected(cands []*latch) *latch {
 // nodes lists the election path's children as Admin sees them.
 func (e *electionEnv) nodes() []string {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	names, err := e.admin.List(ctx, e.path)
-	if err != nil && !errors.Is(err, backends.ErrNoNode) {
-		e.t.Fatalf("List %s: %v", e.path, err)
-	}
-	return names
-}
-
-// count is nodes for goroutines other than the test's: it reports errors
-// instead of failing.
-func (e *electionEnv) count() (int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	names, err := e.admin.List(ctx, e.path)
-	if errors.Is(err, backends.ErrNoNode) {
-		err = nil
-	}
-	return len(names), err
+	return e.list(e.path)
 }
 
 // nodesBecome waits until the election path holds exactly n children.
@@ -163,18 +112,6 @@ func (e *electionEnv) nodesBecome(n int) {
 	e.eventually(settleBound, fmt.Sprintf("election path never held %d nodes", n), func() bool {
 		return len(e.nodes()) == n
 	})
-}
-
-// eventually polls cond until it holds or bound passes, then fails with what.
-func (e *electionEnv) eventually(bound time.Duration, what string, cond func() bool) {
-	e.t.Helper()
-	deadline := time.Now().Add(bound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("after %v: %s", bound, what)
-		}
-		time.Sleep(pollEvery)
-	}
 }
 
 // leaderChecker records terms: it counts two leaders acting at once and

@@ -2,13 +2,10 @@ package recipetest
 
 import (
 	"context"
-	"errors"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/backends/instrument"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
@@ -31,56 +28,43 @@ const (
 	pollEvery = 5 * time.Millisecond
 )
 
-// env is one subtest's backend, namespace and lock.
-type env struct {
-	t     *testing.T
-	b     backends.Backend
-	admin backends.Admin
-	v     variants.Variant[variants.LockMaker]
-	path  string
-	// list, if set, names the lock's nodes instead of the lock path's
+// lockEnv is one lock subtest's environment and lock variant.
+type lockEnv struct {
+	*env
+	v variants.Variant[variants.LockMaker]
+	// nodes, if set, names the lock's nodes instead of the lock path's
 	// children (a library that keeps them deeper: etcd's RWMutex).
-	list func() []string
+	nodes func() []string
 }
 
-// client is one simulated client: its own session, counted by instrument,
-// and its own Lock.
+// client is one simulated client: a member with its own Lock.
 type client struct {
-	s    backends.Session
-	c    *instrument.Counters
+	*member
 	lock recipes.Lock
 }
 
-// newClient opens a session, wraps it in the instrument decorator (so native
-// locks are also tested through Unwrap) and builds the variant's lock. The
-// session is closed when the test ends.
-func (e *env) newClient() *client {
+// newClient opens a member (its session wrapped in the instrument
+// decorator, so native locks are also tested through Unwrap) and builds
+// the variant's lock on it.
+func (e *lockEnv) newClient() *client {
 	e.t.Helper()
-	return e.newClientOn(func(s backends.Session) backends.Session { return s })
+	return e.newClientOn(nil)
 }
 
 // newClientOn is newClient with wrap applied to the raw session, under the
 // instrument decorator.
-func (e *env) newClientOn(wrap func(backends.Session) backends.Session) *client {
+func (e *lockEnv) newClientOn(wrap func(backends.Session) backends.Session) *client {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	raw, err := e.b.NewSession(ctx)
-	if err != nil {
-		e.t.Fatalf("NewSession: %v", err)
-	}
-	e.t.Cleanup(func() { _ = raw.Close() })
-	c := &instrument.Counters{}
-	s := instrument.Wrap(wrap(raw), c)
-	l, err := e.v.New(s, e.path)
+	m := e.newMemberOn("", wrap)
+	l, err := e.v.New(m.s, e.path)
 	if err != nil {
 		e.t.Fatalf("%s: New: %v", e.v.Name, err)
 	}
-	return &client{s: s, c: c, lock: l}
+	return &client{member: m, lock: l}
 }
 
 // acquire acquires under opTimeout and fails the test on error.
-func (e *env) acquire(c *client) recipes.Grant {
+func (e *lockEnv) acquire(c *client) recipes.Grant {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
@@ -92,7 +76,7 @@ func (e *env) acquire(c *client) recipes.Grant {
 }
 
 // release releases under opTimeout and fails the test on error.
-func (e *env) release(c *client) {
+func (e *lockEnv) release(c *client) {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
@@ -101,32 +85,14 @@ func (e *env) release(c *client) {
 	}
 }
 
-// children lists the lock path's children as the backend's Admin sees them
-// (a path never made lists as empty).
-func (e *env) children() []string {
+// children lists the lock's nodes as the backend's Admin sees them (a
+// path never made lists as empty).
+func (e *lockEnv) children() []string {
 	e.t.Helper()
-	if e.list != nil {
-		return e.list()
+	if e.nodes != nil {
+		return e.nodes()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	names, err := e.admin.List(ctx, e.path)
-	if err != nil && !errors.Is(err, backends.ErrNoNode) {
-		e.t.Fatalf("List %s: %v", e.path, err)
-	}
-	return names
-}
-
-// eventually polls cond until it holds or bound passes, then fails with what.
-func (e *env) eventually(bound time.Duration, what string, cond func() bool) {
-	e.t.Helper()
-	deadline := time.Now().Add(bound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("after %v: %s", bound, what)
-		}
-		time.Sleep(pollEvery)
-	}
+	return e.list(e.path)
 }
 
 // heldNodes returns the number of nodes under the lock path while the lock
@@ -134,7 +100,7 @@ func (e *env) eventually(bound time.Duration, what string, cond func() bool) {
 // a ZooKeeper ensemble Admin may read from a server that has not applied the
 // holder's create yet (reads are served by the server a client is
 // connected to, not the leader).
-func (e *env) heldNodes() int {
+func (e *lockEnv) heldNodes() int {
 	e.t.Helper()
 	var n int
 	e.eventually(settleBound, "the held lock's node never showed under "+e.path, func() bool {
@@ -144,26 +110,16 @@ func (e *env) heldNodes() int {
 	return n
 }
 
-// childrenBecome waits until the lock path has exactly n children.
-func (e *env) childrenBecome(n int) {
+// childrenBecome waits until the lock has exactly n nodes.
+func (e *lockEnv) childrenBecome(n int) {
 	e.t.Helper()
-	deadline := time.Now().Add(settleBound)
-	for {
-		names := e.children()
-		if len(names) == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("after %v: %s has children %q, want %d", settleBound, e.path, names, n)
-		}
-		time.Sleep(pollEvery)
-	}
+	e.becomes(e.path, n, e.children)
 }
 
 // waitQueued waits until c is asleep in Acquire: its watch is armed (locks
 // the instrument sees) or the lock path holds wantChildren nodes (native).
 // armedBefore is c's WatchesArmed before its Acquire began.
-func (e *env) waitQueued(c *client, armedBefore int64, wantChildren int) {
+func (e *lockEnv) waitQueued(c *client, armedBefore int64, wantChildren int) {
 	e.t.Helper()
 	if e.v.ClientCounts {
 		e.eventually(settleBound, "waiter never armed a watch", func() bool {
@@ -176,6 +132,26 @@ func (e *env) waitQueued(c *client, armedBefore int64, wantChildren int) {
 	})
 }
 
+// queued is a lock held by one client with another asleep behind it.
+type queued struct {
+	holder, waiter *client
+	held           recipes.Grant // the holder's
+	p              *pending      // the waiter's Acquire
+	nodes          int           // the held lock's nodes (heldNodes)
+}
+
+// holderAndWaiter makes a holder acquire the lock and a waiter queue
+// behind it, asleep in an Acquire under opTimeout (p.cancel cancels it; so
+// does the test's end).
+func (e *lockEnv) holderAndWaiter() *queued {
+	e.t.Helper()
+	holder, waiter := e.newClient(), e.newClient()
+	q := &queued{holder: holder, waiter: waiter, held: e.acquire(holder), nodes: e.heldNodes()}
+	q.p = e.enqueue(waiter, q.nodes+1)
+	e.mustBeWaiting(q.p, "waiter behind a holder")
+	return q
+}
+
 // pending is an Acquire running in the background.
 type pending struct {
 	done   chan struct{}
@@ -186,19 +162,40 @@ type pending struct {
 }
 
 // acquireAsync starts c's Acquire under opTimeout in a goroutine.
-func acquireAsync(c *client) *pending {
+func acquireAsync(c *client) *pending { return startAcquire(c.lock.Acquire) }
+
+// startAcquire runs acquire under opTimeout in a goroutine.
+func startAcquire(acquire func(context.Context) (recipes.Grant, error)) *pending {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	p := &pending{done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(p.done)
-		p.grant, p.err = c.lock.Acquire(ctx)
+		p.grant, p.err = acquire(ctx)
 		p.ended = time.Now()
 	}()
 	return p
 }
 
+// enqueue starts c's Acquire (acquireAsync) and waits until c is asleep in
+// it with the lock holding nodes nodes (see waitQueued). The Acquire is
+// cancelled when the test ends, if not before.
+func (e *lockEnv) enqueue(c *client, nodes int) *pending {
+	e.t.Helper()
+	return e.enqueueWith(c, nodes, func() *pending { return acquireAsync(c) })
+}
+
+// enqueueWith is enqueue with c's Acquire started by start.
+func (e *lockEnv) enqueueWith(c *client, nodes int, start func() *pending) *pending {
+	e.t.Helper()
+	armed := c.armed()
+	p := start()
+	e.t.Cleanup(p.cancel)
+	e.waitQueued(c, armed, nodes)
+	return p
+}
+
 // wait waits up to bound for the Acquire to return.
-func (e *env) wait(p *pending, bound time.Duration, what string) {
+func (e *lockEnv) wait(p *pending, bound time.Duration, what string) {
 	e.t.Helper()
 	select {
 	case <-p.done:
@@ -208,12 +205,47 @@ func (e *env) wait(p *pending, bound time.Duration, what string) {
 }
 
 // mustBeWaiting checks that p has not returned.
-func (e *env) mustBeWaiting(p *pending, what string) {
+func (e *lockEnv) mustBeWaiting(p *pending, what string) {
 	e.t.Helper()
 	select {
 	case <-p.done:
 		e.t.Fatalf("%s: Acquire returned early: %v", what, p.err)
 	default:
+	}
+}
+
+// holdRounds has each of n clients, on a goroutine of its own, take the
+// lock rounds times: acquire(i) under opTimeout, hold(i, grant) while it
+// holds, release(i). A client stops at its first error, which fails the
+// test.
+func (e *lockEnv) holdRounds(n, rounds int, acquire func(ctx context.Context, i int) (recipes.Grant, error),
+	hold func(i int, g recipes.Grant), release func(ctx context.Context, i int) error) {
+	e.t.Helper()
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+				g, err := acquire(ctx, i)
+				if err == nil {
+					hold(i, g)
+					err = release(ctx, i)
+				}
+				cancel()
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		e.t.Errorf("client: %v", err)
 	}
 }
 

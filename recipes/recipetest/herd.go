@@ -14,7 +14,7 @@ import (
 // older than the waiter's read. Native locks bypass the instrument, so for
 // them the servers are the only witness: their watches armed tell that the
 // waiters are asleep, their notifications sent check the herd-free label.
-func testReleaseWakes(e *env) {
+func testReleaseWakes(e *lockEnv) {
 	srv := newServerCounts(e.t, e.b)
 	holder := e.newClient()
 	e.acquire(holder)
@@ -23,9 +23,7 @@ func testReleaseWakes(e *env) {
 	pends := make([]*pending, queueWaiters)
 	for i := range waiters {
 		waiters[i] = e.newClient()
-		armed := waiters[i].c.Snapshot().WatchesArmed
-		pends[i] = acquireAsync(waiters[i])
-		e.waitQueued(waiters[i], armed, i+2)
+		pends[i] = e.enqueue(waiters[i], i+2)
 	}
 	if e.v.ClientCounts {
 		// A herd-prone waiter is woken by each later waiter's arrival and

@@ -113,7 +113,7 @@ func (f *flakySession) lostReply(n backends.Node, err error) (backends.Node, err
 }
 
 // newFlakyClient is newClient on a flakySession.
-func (e *env) newFlakyClient() (*client, *flakySession) {
+func (e *lockEnv) newFlakyClient() (*client, *flakySession) {
 	e.t.Helper()
 	var f *flakySession
 	c := e.newClientOn(func(s backends.Session) backends.Session {
@@ -125,7 +125,7 @@ func (e *env) newFlakyClient() (*client, *flakySession) {
 
 // skipUninjectable skips variants whose requests bypass the session
 // decorators: their failures cannot be injected.
-func (e *env) skipUninjectable() {
+func (e *lockEnv) skipUninjectable() {
 	if !e.v.ClientCounts {
 		e.t.Skipf("%s bypasses session decorators: no failure can be injected", e.v.Name)
 	}
@@ -137,7 +137,7 @@ func (e *env) skipUninjectable() {
 // Acquire removes that node first: the client behind is granted, then the
 // waiter, and nothing is left. Before leftovers were removed, every waiter
 // queued behind the node forever.
-func testCancelCleanupFails(e *env) {
+func testCancelCleanupFails(e *lockEnv) {
 	e.skipUninjectable()
 	if !e.v.FIFO {
 		e.t.Skipf("%s has no queue: a waiter makes no node", e.v.Name)
@@ -145,26 +145,13 @@ func testCancelCleanupFails(e *env) {
 	holder := e.newClient()
 	e.acquire(holder)
 	waiter, flaky := e.newFlakyClient()
-	armed := waiter.c.Snapshot().WatchesArmed
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &pending{done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		p.grant, p.err = waiter.lock.Acquire(ctx)
-	}()
-	e.waitQueued(waiter, armed, 2)
+	p := e.enqueue(waiter, 2)
 	behind := e.newClient()
-	armed = behind.c.Snapshot().WatchesArmed
-	pb := acquireAsync(behind)
-	defer pb.cancel()
-	e.waitQueued(behind, armed, 3)
+	pb := e.enqueue(behind, 3)
 
 	flaky.failDeletes.Store(1)
-	cancel()
-	e.wait(p, promptBound, "after its ctx was cancelled")
-	if !errors.Is(p.err, context.Canceled) {
-		e.t.Fatalf("cancelled Acquire returned %v, want context.Canceled", p.err)
-	}
+	p.cancel()
+	e.cancelled("Acquire", p.done, &p.err)
 	if names := e.children(); len(names) != 3 {
 		e.t.Fatalf("after a cancel whose cleanup failed the lock path holds %q, want the holder's, the "+
 			"cancelled waiter's and the next waiter's node", names)
@@ -189,15 +176,12 @@ func testCancelCleanupFails(e *env) {
 // no quorum), so its node stays, owned by its live session, and the waiter
 // stays asleep. The holder's next call, a Release on a lock it no longer
 // holds, removes the node: it returns ErrNotHeld and the waiter is granted.
-func testReleaseFails(e *env) {
+func testReleaseFails(e *lockEnv) {
 	e.skipUninjectable()
 	holder, flaky := e.newFlakyClient()
 	e.acquire(holder)
 	waiter := e.newClient()
-	armed := waiter.c.Snapshot().WatchesArmed
-	pw := acquireAsync(waiter)
-	defer pw.cancel()
-	e.waitQueued(waiter, armed, 2)
+	pw := e.enqueue(waiter, 2)
 
 	flaky.failDeletes.Store(2)
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
@@ -227,7 +211,7 @@ func testReleaseFails(e *env) {
 // session, and the next client waits behind it. The failed client's next
 // Acquire finds that node by its tag and removes it first: both clients are
 // granted in turn and nothing is left.
-func testUnknownCreate(e *env) {
+func testUnknownCreate(e *lockEnv) {
 	e.skipUninjectable()
 	failed, flaky := e.newFlakyClient()
 	flaky.unknownCreates.Store(1)
@@ -240,10 +224,7 @@ func testUnknownCreate(e *env) {
 		e.t.Fatalf("after a create of unknown outcome the lock path holds %q, want its node", names)
 	}
 	other := e.newClient()
-	armed := other.c.Snapshot().WatchesArmed
-	po := acquireAsync(other)
-	defer po.cancel()
-	e.waitQueued(other, armed, 2)
+	po := e.enqueue(other, 2)
 	time.Sleep(quietWindow)
 	e.mustBeWaiting(po, "client behind a node of unknown outcome")
 
@@ -267,7 +248,7 @@ func testUnknownCreate(e *env) {
 // one, that a later client queues behind. The client, woken by the holder's
 // release, sees that node in its listing and removes it before it holds:
 // after it releases, the later client is granted and nothing is left.
-func testLateCreate(e *env) {
+func testLateCreate(e *lockEnv) {
 	e.skipUninjectable()
 	if !e.v.FIFO {
 		e.t.Skipf("%s has no queue: a late create is an ordinary contender", e.v.Name)
@@ -281,19 +262,13 @@ func testLateCreate(e *env) {
 	if _, err := late.lock.Acquire(ctx); !errors.Is(err, backends.ErrUnknownOutcome) {
 		e.t.Fatalf("Acquire whose create is stuck returned %v, want ErrUnknownOutcome", err)
 	}
-	armed := late.c.Snapshot().WatchesArmed
-	pl := acquireAsync(late)
-	defer pl.cancel()
-	e.waitQueued(late, armed, 2)
+	pl := e.enqueue(late, 2)
 	n, err := flaky.applyLate(ctx, e.path)
 	if err != nil {
 		e.t.Fatalf("applying the stuck create: %v", err)
 	}
 	other := e.newClient()
-	armed = other.c.Snapshot().WatchesArmed
-	po := acquireAsync(other)
-	defer po.cancel()
-	e.waitQueued(other, armed, 4)
+	po := e.enqueue(other, 4)
 
 	e.release(holder)
 	pends := []*pending{pl, po}

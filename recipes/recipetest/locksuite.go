@@ -5,19 +5,17 @@
 // behaviour on session loss of a waiter and of the holder, and no node left
 // behind by a call that failed (a cleanup or release delete that found no
 // quorum, a create whose reply was lost). It runs against
-// real servers (internal/testenv/testcluster); every client has its own session,
+// real servers (internal/testcluster); every client has its own session,
 // wrapped in backends/instrument.
 package recipetest
 
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
@@ -34,14 +32,13 @@ const (
 // through b) removed when it ends. Subtests run one after the other. With
 // only, just the subtests so named run (see pick).
 func RunLockSuite(t *testing.T, b backends.Backend, v variants.Variant[variants.LockMaker], only ...string) {
-	runLockSuite(t, b, func(t *testing.T, admin backends.Admin) *env {
-		return &env{t: t, b: b, admin: admin, v: v, path: testcluster.TestNamespace(t, b) + "/lock"}
-	}, only...)
+	runLockSuite(t, b, "lock", func(e *env) *lockEnv { return &lockEnv{env: e, v: v} }, only...)
 }
 
-// runLockSuite is RunLockSuite with each subtest's env made by newEnv.
-func runLockSuite(t *testing.T, b backends.Backend, newEnv func(t *testing.T, admin backends.Admin) *env, only ...string) {
-	subtests := []subtest[*env]{
+// runLockSuite is RunLockSuite with each subtest's lockEnv made by newE
+// from a fresh env at name.
+func runLockSuite(t *testing.T, b backends.Backend, name string, newE func(*env) *lockEnv, only ...string) {
+	subtests := []subtest[*lockEnv]{
 		{"Exclusion", testExclusion},
 		{"TokenAndMisuse", testTokenAndMisuse},
 		{"FIFO", testFIFO},
@@ -55,55 +52,26 @@ func runLockSuite(t *testing.T, b backends.Backend, newEnv func(t *testing.T, ad
 		{"LateCreate", testLateCreate},
 		{"ParentOnce", testParentOnce},
 	}
-	admin, ok := b.(backends.Admin)
-	if !ok {
-		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
-	}
-	for _, st := range pick(t, subtests, only) {
-		t.Run(st.name, func(t *testing.T) { st.f(newEnv(t, admin)) })
-	}
+	runSuite(t, b, name, subtests, only, newE)
 }
 
 // testExclusion: N clients, each on its own session, take the lock R times
 // each; the checker sees at most one holder at a time and a token that grows
 // with every grant; nothing is left under the lock path.
-func testExclusion(e *env) {
+func testExclusion(e *lockEnv) {
 	x := &exclusion{}
 	clients := make([]*client, exclusionClients)
 	for i := range clients {
 		clients[i] = e.newClient()
 	}
-	errs := make(chan error, len(clients))
-	var wg sync.WaitGroup
-	for _, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range exclusionRounds {
-				ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-				g, err := c.lock.Acquire(ctx)
-				if err != nil {
-					cancel()
-					errs <- err
-					return
-				}
-				x.enter(g.Token)
-				time.Sleep(time.Millisecond)
-				x.exit()
-				err = c.lock.Release(ctx)
-				cancel()
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		e.t.Errorf("client: %v", err)
-	}
+	e.holdRounds(len(clients), exclusionRounds,
+		func(ctx context.Context, i int) (recipes.Grant, error) { return clients[i].lock.Acquire(ctx) },
+		func(_ int, g recipes.Grant) {
+			x.enter(g.Token)
+			time.Sleep(time.Millisecond)
+			x.exit()
+		},
+		func(ctx context.Context, i int) error { return clients[i].lock.Release(ctx) })
 	if x.overlaps != 0 {
 		e.t.Errorf("%d overlapping critical sections", x.overlaps)
 	}
@@ -118,7 +86,7 @@ func testExclusion(e *env) {
 
 // testTokenAndMisuse: tokens grow across grants to different clients and to
 // the same client; Release when not held and Acquire when held fail.
-func testTokenAndMisuse(e *env) {
+func testTokenAndMisuse(e *lockEnv) {
 	a, b := e.newClient(), e.newClient()
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
@@ -156,7 +124,7 @@ func testTokenAndMisuse(e *env) {
 // testFIFO: waiters that queued in a known order (each started after the
 // previous is asleep) are granted in that order. Herd-free variants that the
 // instrument sees must also wake each waiter exactly once.
-func testFIFO(e *env) {
+func testFIFO(e *lockEnv) {
 	if !e.v.FIFO {
 		e.t.Skipf("%s does not promise FIFO order", e.v.Name)
 	}
@@ -166,9 +134,7 @@ func testFIFO(e *env) {
 	pends := make([]*pending, queueWaiters)
 	for i := range waiters {
 		waiters[i] = e.newClient()
-		armed := waiters[i].c.Snapshot().WatchesArmed
-		pends[i] = acquireAsync(waiters[i])
-		e.waitQueued(waiters[i], armed, i+2)
+		pends[i] = e.enqueue(waiters[i], i+2)
 	}
 	var order []int
 	e.release(holder)
@@ -196,7 +162,7 @@ func testFIFO(e *env) {
 
 // nextGranted waits for the next of pends to return, checks it succeeded and
 // returns its index.
-func (e *env) nextGranted(pends []*pending) int {
+func (e *lockEnv) nextGranted(pends []*pending) int {
 	e.t.Helper()
 	deadline := time.After(opTimeout)
 	for {

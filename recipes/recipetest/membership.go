@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
@@ -27,10 +26,9 @@ const groupWatchers = 3
 // (recipes.GroupCounter) delivered exactly the four changes to each
 // watcher, and Watch returns promptly once its ctx ends.
 func RunGroupSuite(t *testing.T, b backends.Backend, v variants.Variant[recipes.GroupFactory]) {
-	ns := testcluster.TestNamespace(t, b)
 	admin, _ := b.(backends.Admin)
-	e := &barrierEnv{t: t, b: b, admin: admin, path: ns + "/group"}
-	ms := e.newParticipants(groupWatchers + 2)
+	e := newEnv(t, b, admin, "group")
+	ms := e.newMembers("p", groupWatchers+2)
 	if !v.Supports(b.Kind()) {
 		_, err := v.New(ms[0].s, e.path)
 		if !errors.Is(err, recipes.ErrUnsupported) {

@@ -11,7 +11,7 @@ import (
 // (EnsurePath is a round trip even when the path is there), and makes it
 // again when a create finds it removed. Native locks' requests are not
 // counted; they only have to survive the removal.
-func testParentOnce(e *env) {
+func testParentOnce(e *lockEnv) {
 	a := e.newClient()
 	for range 3 {
 		e.acquire(a)

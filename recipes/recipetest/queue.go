@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/backends/instrument"
-	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
@@ -25,21 +23,17 @@ const (
 	queueIdle      = 6
 )
 
-// queueEnv is one subtest's backend, namespace and queue variant.
+// queueEnv is one queue subtest's environment, variant and configuration.
 type queueEnv struct {
-	t     *testing.T
-	b     backends.Backend
-	admin backends.Admin
-	v     variants.Variant[variants.QueueVariant]
-	path  string
-	cfg   recipes.QueueConfig
+	*env
+	v   variants.Variant[variants.QueueVariant]
+	cfg recipes.QueueConfig
 }
 
-// queueClient is one client of the queue: its own session, counted, with a
-// producer and a consumer on it.
+// queueClient is one client of the queue: a member with a producer and a
+// consumer on its session.
 type queueClient struct {
-	s backends.Session
-	c *instrument.Counters
+	*member
 	p recipes.Producer
 	q recipes.Consumer
 }
@@ -61,55 +55,33 @@ func RunQueueSuite(t *testing.T, b backends.Backend, v variants.Variant[variants
 		{"SessionLostAfterTake", testQueueSessionLost},
 		{"FailedDeleteLeavesNoStuckItem", testQueueFailedDelete},
 	}
-	admin, ok := b.(backends.Admin)
-	if !ok {
-		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
+	if !v.Supports(b.Kind()) {
+		for i := range subtests {
+			subtests[i].f = testQueueUnsupported
+		}
 	}
-	for _, st := range pick(t, subtests, only) {
-		t.Run(st.name, func(t *testing.T) {
-			if !v.Supports(b.Kind()) {
-				testQueueUnsupported(t, b, v)
-				return
-			}
-			ns := testcluster.TestNamespace(t, b)
-			st.f(&queueEnv{t: t, b: b, admin: admin, v: v, path: ns + "/queue"})
-		})
-	}
+	runSuite(t, b, "queue", subtests, only, func(e *env) *queueEnv { return &queueEnv{env: e, v: v} })
 }
 
 // testQueueUnsupported: a variant that does not run on b says so at
 // construction with recipes.ErrUnsupported.
-func testQueueUnsupported(t *testing.T, b backends.Backend, v variants.Variant[variants.QueueVariant]) {
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	s, err := b.NewSession(ctx)
-	if err != nil {
-		t.Fatalf("NewSession: %v", err)
-	}
-	defer s.Close()
-	if _, err := v.New.Consumer(s, "/zkbench/x/queue", recipes.QueueConfig{}); !errors.Is(err, recipes.ErrUnsupported) {
-		t.Fatalf("%s consumer on %s: %v, want recipes.ErrUnsupported", v.Name, b.Kind(), err)
+func testQueueUnsupported(e *queueEnv) {
+	if _, err := e.v.New.Consumer(e.session(), e.path, recipes.QueueConfig{}); !errors.Is(err, recipes.ErrUnsupported) {
+		e.t.Fatalf("%s consumer on %s: %v, want recipes.ErrUnsupported", e.v.Name, e.b.Kind(), err)
 	}
 }
 
 func (e *queueEnv) newClient() *queueClient {
 	e.t.Helper()
-	return e.newClientOn(func(s backends.Session) backends.Session { return s })
+	return e.newClientOn(nil)
 }
 
-// newClientOn is newClient with wrap applied to the raw session, under the
-// instrument decorator.
+// newClientOn opens a member, its raw session wrapped in wrap (if not nil)
+// under the instrument decorator, with the variant's producer and consumer.
 func (e *queueEnv) newClientOn(wrap func(backends.Session) backends.Session) *queueClient {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	raw, err := e.b.NewSession(ctx)
-	if err != nil {
-		e.t.Fatalf("NewSession: %v", err)
-	}
-	e.t.Cleanup(func() { _ = raw.Close() })
-	c := &instrument.Counters{}
-	s := instrument.Wrap(wrap(raw), c)
+	m := e.newMemberOn("", wrap)
+	s := m.s
 	p, err := e.v.New.Producer(s, e.path, e.cfg)
 	if err != nil {
 		e.t.Fatalf("%s: producer: %v", e.v.Name, err)
@@ -118,7 +90,7 @@ func (e *queueEnv) newClientOn(wrap func(backends.Session) backends.Session) *qu
 	if err != nil {
 		e.t.Fatalf("%s: consumer: %v", e.v.Name, err)
 	}
-	return &queueClient{s: s, c: c, p: p, q: q}
+	return &queueClient{member: m, p: p, q: q}
 }
 
 func (e *queueEnv) put(c *queueClient, item string, prio int) {
@@ -147,34 +119,13 @@ func (e *queueEnv) take(c *queueClient) recipes.Taken {
 
 // left lists what is below the queue's path besides its directories.
 func (e *queueEnv) left() []string {
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	var out []string
-	for _, d := range []string{recipes.QueueItemsDir, recipes.QueueClaimsDir, recipes.QueueIdleDir} {
-		names, err := e.admin.List(ctx, e.path+"/"+d)
-		if err != nil && !errors.Is(err, backends.ErrNoNode) {
-			e.t.Fatalf("list %s/%s: %v", e.path, d, err)
-		}
-		for _, n := range names {
-			out = append(out, d+"/"+n)
-		}
-	}
-	return out
+	e.t.Helper()
+	return e.listIn(recipes.QueueItemsDir, recipes.QueueClaimsDir, recipes.QueueIdleDir)
 }
 
 func (e *queueEnv) leftBecomes(n int) {
 	e.t.Helper()
-	deadline := time.Now().Add(settleBound)
-	for {
-		got := e.left()
-		if len(got) == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("queue path holds %q, want %d nodes", got, n)
-		}
-		time.Sleep(pollEvery)
-	}
+	e.becomes("queue path", n, e.left)
 }
 
 // testQueueExactlyOnce: producers and consumers at once; every item is
@@ -285,14 +236,7 @@ func testQueueOrder(e *queueEnv) {
 func testQueuePriorities(e *queueEnv) {
 	e.cfg = recipes.QueueConfig{Priorities: 3}
 	if !e.v.New.Priorities {
-		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-		defer cancel()
-		s, err := e.b.NewSession(ctx)
-		if err != nil {
-			e.t.Fatalf("NewSession: %v", err)
-		}
-		defer s.Close()
-		if _, err := e.v.New.Producer(s, e.path, e.cfg); err == nil {
+		if _, err := e.v.New.Producer(e.session(), e.path, e.cfg); err == nil {
 			e.t.Fatalf("%s: a producer with 3 priorities was made; the variant says it has none", e.v.Name)
 		}
 		return
@@ -402,18 +346,15 @@ func testQueueIdleWakes(e *queueEnv) {
 func testQueueCancel(e *queueEnv) {
 	waiter, other := e.newClient(), e.newClient()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { _, err := waiter.q.Take(ctx); done <- err }()
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, err = waiter.q.Take(ctx)
+	}()
 	time.Sleep(quietWindow)
 	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
-			e.t.Fatalf("cancelled Take returned %v, want context.Canceled", err)
-		}
-	case <-time.After(promptBound):
-		e.t.Fatalf("cancelled Take still running %v after its ctx ended", promptBound)
-	}
+	e.cancelled("Take", done, &err)
 	e.leftBecomes(0)
 	e.put(other, "after", 0)
 	st, native := waiter.q.(recipes.Strander)
@@ -484,14 +425,7 @@ func testQueueFailedDelete(e *queueEnv) {
 	flaky := &flakySession{}
 	wrap := func(s backends.Session) backends.Session { flaky.Session = s; return flaky }
 	if e.v.Name == variants.Native {
-		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-		defer cancel()
-		raw, err := e.b.NewSession(ctx)
-		if err != nil {
-			e.t.Fatalf("NewSession: %v", err)
-		}
-		defer raw.Close()
-		if _, err := e.v.New.Consumer(wrap(raw), e.path, e.cfg); !errors.Is(err, recipes.ErrUnsupported) {
+		if _, err := e.v.New.Consumer(wrap(e.session()), e.path, e.cfg); !errors.Is(err, recipes.ErrUnsupported) {
 			e.t.Fatalf("native consumer on an undecorated wrapper: %v, want ErrUnsupported", err)
 		}
 		return

@@ -9,7 +9,6 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/instrument"
-	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
@@ -26,11 +25,9 @@ import (
 // RevocableLock is v's revocable lock taken to write only, as a lock
 // variant for the lock suite.
 func RevocableLock(v variants.Variant[variants.RevocableMaker]) variants.Variant[variants.LockMaker] {
-	return variants.Variant[variants.LockMaker]{Name: v.Name, HerdFree: v.HerdFree, FIFO: true,
-		ClientCounts: v.ClientCounts, Backends: v.Backends,
-		New: func(s backends.Session, path string) (recipes.Lock, error) {
-			return revLock{l: v.New.Lock(s, path)}, nil
-		}}
+	return writeLockOf(v, func(s backends.Session, path string) (recipes.Lock, error) {
+		return revLock{l: v.New.Lock(s, path)}, nil
+	})
 }
 
 // LockSubtestsOfRevocable are the lock suite's subtests a revocable lock
@@ -49,7 +46,7 @@ func (r revLock) Release(ctx context.Context) error { return r.l.Release(ctx) }
 
 // revEnv is one revocable subtest's backend, namespace and variant.
 type revEnv struct {
-	*env
+	*lockEnv
 	rv variants.Variant[variants.RevocableMaker]
 }
 
@@ -67,15 +64,27 @@ func (e *revEnv) newRev() *revClient {
 // revoker opens a session of its own, counted, for v's revoker.
 func (e *revEnv) revoker() (recipes.Revoker, *instrument.Counters) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	raw, err := e.b.NewSession(ctx)
-	if err != nil {
-		e.t.Fatalf("NewSession: %v", err)
-	}
-	e.t.Cleanup(func() { _ = raw.Close() })
-	c := &instrument.Counters{}
-	return e.rv.New.Revoker(instrument.Wrap(raw, c)), c
+	m := e.newMemberOn("revoker", nil)
+	return e.rv.New.Revoker(m.s), m.c
+}
+
+// enqueueWriter starts c's Acquire to write under opTimeout and waits
+// until it armed both its watches (on the node before its own and on its
+// own node). next is its grant, to read once p is done.
+func (e *revEnv) enqueueWriter(c *revClient, who string) (p *pending, next *recipes.RevocableGrant) {
+	e.t.Helper()
+	next = new(recipes.RevocableGrant)
+	armed := c.armed()
+	p = startAcquire(func(ctx context.Context) (recipes.Grant, error) {
+		g, err := c.rev.Acquire(ctx, recipes.Write)
+		*next = g
+		return g.Grant, err
+	})
+	e.t.Cleanup(p.cancel)
+	e.eventually(settleBound, who+" never armed both its watches", func() bool {
+		return c.armed() >= armed+2
+	})
+	return p, next
 }
 
 func (e *revEnv) acquire(c *revClient, mode recipes.Mode) recipes.RevocableGrant {
@@ -97,16 +106,9 @@ func RunRevocableSuite(t *testing.T, b backends.Backend, v variants.Variant[vari
 		{"RevokeReaders", testRevokeReaders},
 		{"RevokeGone", testRevokeGone},
 	}
-	admin, ok := b.(backends.Admin)
-	if !ok {
-		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
-	}
-	for _, st := range pick(t, subtests, only) {
-		t.Run(st.name, func(t *testing.T) {
-			ns := testcluster.TestNamespace(t, b)
-			st.f(&revEnv{env: &env{t: t, b: b, admin: admin, v: RevocableLock(v), path: ns + "/revocable"}, rv: v})
-		})
-	}
+	runSuite(t, b, "revocable", subtests, only, func(e *env) *revEnv {
+		return &revEnv{lockEnv: &lockEnv{env: e, v: RevocableLock(v)}, rv: v}
+	})
 }
 
 // testRevokeNotifiesHolder: a writer holds, another waits. The revoker
@@ -123,18 +125,7 @@ func RunRevocableSuite(t *testing.T, b backends.Backend, v variants.Variant[vari
 func testRevokeNotifiesHolder(e *revEnv) {
 	holder, waiter := e.newRev(), e.newRev()
 	held := e.acquire(holder, recipes.Write)
-	armed := waiter.c.Snapshot().WatchesArmed
-	p := &pending{done: make(chan struct{})}
-	wctx, wcancel := context.WithTimeout(context.Background(), opTimeout)
-	defer wcancel()
-	var next recipes.RevocableGrant
-	go func() {
-		defer close(p.done)
-		next, p.err = waiter.rev.Acquire(wctx, recipes.Write)
-	}()
-	e.eventually(settleBound, "waiter never armed both its watches", func() bool {
-		return waiter.c.Snapshot().WatchesArmed >= armed+2
-	})
+	p, next := e.enqueueWriter(waiter, "waiter")
 	time.Sleep(quietWindow)
 	rv, _ := e.revoker()
 	hctx, hcancel := context.WithTimeout(context.Background(), opTimeout)
@@ -235,17 +226,9 @@ func testRevokeNotifiesHolder(e *revEnv) {
 func testRevokeReaders(e *revEnv) {
 	r1, r2, w := e.newRev(), e.newRev(), e.newRev()
 	g1, g2 := e.acquire(r1, recipes.Read), e.acquire(r2, recipes.Read)
-	armed := w.c.Snapshot().WatchesArmed
-	p := &pending{done: make(chan struct{})}
+	p, _ := e.enqueueWriter(w, "the writer")
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	go func() {
-		defer close(p.done)
-		_, p.err = w.rev.Acquire(ctx, recipes.Write)
-	}()
-	e.eventually(settleBound, "the writer never armed both its watches", func() bool {
-		return w.c.Snapshot().WatchesArmed >= armed+2
-	})
 	rv, _ := e.revoker()
 	holders, err := rv.Holders(ctx, e.path)
 	if err != nil || len(holders) != 2 {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
@@ -23,15 +22,20 @@ import (
 // WriteLock is v taken to write only, as a lock variant for the lock
 // suite. Writers are granted in queue order in every shared lock variant.
 func WriteLock(v variants.Variant[variants.RWLockMaker]) variants.Variant[variants.LockMaker] {
+	return writeLockOf(v, func(s backends.Session, path string) (recipes.Lock, error) {
+		l, err := v.New(s, path)
+		if err != nil {
+			return nil, err
+		}
+		return modeLock{l: l, mode: recipes.Write}, nil
+	})
+}
+
+// writeLockOf is v, a shared lock variant, as a lock variant whose locks
+// newLock makes (v's lock taken to write), granted in queue order.
+func writeLockOf[T any](v variants.Variant[T], newLock variants.LockMaker) variants.Variant[variants.LockMaker] {
 	return variants.Variant[variants.LockMaker]{Name: v.Name, HerdFree: v.HerdFree, FIFO: true,
-		ClientCounts: v.ClientCounts, Backends: v.Backends,
-		New: func(s backends.Session, path string) (recipes.Lock, error) {
-			l, err := v.New(s, path)
-			if err != nil {
-				return nil, err
-			}
-			return modeLock{l: l, mode: recipes.Write}, nil
-		}}
+		ClientCounts: v.ClientCounts, Backends: v.Backends, New: newLock}
 }
 
 // LockSubtestsWithoutTokens are the lock suite's subtests that hold for a
@@ -53,7 +57,7 @@ func (m modeLock) Release(ctx context.Context) error { return m.l.Release(ctx) }
 
 // rwEnv is one shared lock subtest's backend, namespace and variant.
 type rwEnv struct {
-	*env
+	*lockEnv
 	rw variants.Variant[variants.RWLockMaker]
 }
 
@@ -71,14 +75,13 @@ func (e *rwEnv) newRW() *rwClient {
 
 // acquireAsyncIn starts c's Acquire in mode under opTimeout.
 func acquireAsyncIn(c *rwClient, mode recipes.Mode) *pending {
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	p := &pending{done: make(chan struct{}), cancel: cancel}
-	go func() {
-		defer close(p.done)
-		p.grant, p.err = c.rw.Acquire(ctx, mode)
-		p.ended = time.Now()
-	}()
-	return p
+	return startAcquire(func(ctx context.Context) (recipes.Grant, error) { return c.rw.Acquire(ctx, mode) })
+}
+
+// enqueueIn is enqueue for c's Acquire in mode.
+func (e *rwEnv) enqueueIn(c *rwClient, mode recipes.Mode, nodes int) *pending {
+	e.t.Helper()
+	return e.enqueueWith(c.client, nodes, func() *pending { return acquireAsyncIn(c, mode) })
 }
 
 // RunRWLockSuite runs the shared lock subtests for v on b (with only, just
@@ -91,47 +94,29 @@ func RunRWLockSuite(t *testing.T, b backends.Backend, v variants.Variant[variant
 		{"ReaderCancelCleansUp", testReaderCancelCleansUp},
 		{"ReaderSessionLost", testReaderSessionLost},
 	}
-	admin, ok := b.(backends.Admin)
-	if !ok {
-		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
-	}
-	for _, st := range pick(t, subtests, only) {
-		t.Run(st.name, func(t *testing.T) { st.f(newRWEnv(t, b, admin, v)) })
-	}
+	runSuite(t, b, "rwlock", subtests, only, func(e *env) *rwEnv { return newRWEnv(e, v) })
 }
 
 // RunRWLockAsLockSuite runs the lock suite over v taken to write only
 // (WriteLock), with etcd's RWMutex's deeper keys counted as its nodes.
 func RunRWLockAsLockSuite(t *testing.T, b backends.Backend, v variants.Variant[variants.RWLockMaker], only ...string) {
-	runLockSuite(t, b, func(t *testing.T, admin backends.Admin) *env { return newRWEnv(t, b, admin, v).env }, only...)
+	runLockSuite(t, b, "rwlock", func(e *env) *lockEnv { return newRWEnv(e, v).lockEnv }, only...)
 }
 
-// newRWEnv is the env of one shared lock subtest in a fresh namespace.
-func newRWEnv(t *testing.T, b backends.Backend, admin backends.Admin, v variants.Variant[variants.RWLockMaker]) *rwEnv {
-	e := &env{t: t, b: b, admin: admin, v: WriteLock(v), path: testcluster.TestNamespace(t, b) + "/rwlock"}
+// newRWEnv is the environment of one shared lock subtest in env.
+func newRWEnv(env *env, v variants.Variant[variants.RWLockMaker]) *rwEnv {
+	e := &lockEnv{env: env, v: WriteLock(v)}
 	if v.Name == variants.Native {
-		e.list = func() []string { return rwMutexKeys(e) }
+		e.nodes = func() []string { return rwMutexKeys(e) }
 	}
-	return &rwEnv{env: e, rw: v}
+	return &rwEnv{lockEnv: e, rw: v}
 }
 
 // rwMutexKeys names the keys of etcd's RWMutex at e.path, which keeps them
 // one level down: <path>/read/<n> and <path>/write/<n>.
-func rwMutexKeys(e *env) []string {
+func rwMutexKeys(e *lockEnv) []string {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	var keys []string
-	for _, dir := range []string{"read", "write"} {
-		names, err := e.admin.List(ctx, e.path+"/"+dir)
-		if err != nil && !errors.Is(err, backends.ErrNoNode) {
-			e.t.Fatalf("List %s/%s: %v", e.path, dir, err)
-		}
-		for _, n := range names {
-			keys = append(keys, dir+"/"+n)
-		}
-	}
-	return keys
+	return e.listIn("read", "write")
 }
 
 // testReadersShare: readers hold the lock together, each granted while the
@@ -147,10 +132,7 @@ func testReadersShare(e *rwEnv) {
 		}
 	}
 	w := e.newRW()
-	armed := w.c.Snapshot().WatchesArmed
-	p := acquireAsyncIn(w, recipes.Write)
-	defer p.cancel()
-	e.waitQueued(w.client, armed, queueWaiters+1)
+	p := e.enqueueIn(w, recipes.Write, queueWaiters+1)
 	for _, r := range readers {
 		e.mustBeWaiting(p, "a writer behind readers")
 		e.release(r.client)
@@ -202,40 +184,20 @@ func testWriterExcludes(e *rwEnv) {
 	for i := range clients {
 		clients[i] = e.newRW()
 	}
-	errs := make(chan error, len(clients))
-	var wg sync.WaitGroup
-	for i, c := range clients {
-		mode := recipes.Read
+	modeOf := func(i int) recipes.Mode {
 		if i%3 == 0 {
-			mode = recipes.Write
+			return recipes.Write
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range exclusionRounds {
-				ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-				if _, err := c.rw.Acquire(ctx, mode); err != nil {
-					cancel()
-					errs <- err
-					return
-				}
-				enter(mode)
-				time.Sleep(2 * time.Millisecond)
-				exit(mode)
-				err := c.rw.Release(ctx)
-				cancel()
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
+		return recipes.Read
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		e.t.Errorf("client: %v", err)
-	}
+	e.holdRounds(len(clients), exclusionRounds,
+		func(ctx context.Context, i int) (recipes.Grant, error) { return clients[i].rw.Acquire(ctx, modeOf(i)) },
+		func(i int, _ recipes.Grant) {
+			enter(modeOf(i))
+			time.Sleep(2 * time.Millisecond)
+			exit(modeOf(i))
+		},
+		func(ctx context.Context, i int) error { return clients[i].rw.Release(ctx) })
 	if violations != 0 {
 		e.t.Errorf("%d grants broke the shared lock (a writer with anyone, a reader with a writer)", violations)
 	}
@@ -265,10 +227,7 @@ func testWriterReleaseAdmitsReaders(e *rwEnv) {
 	waiters := make([]*waiter, len(modes))
 	for i, m := range modes {
 		w := &waiter{c: e.newRW(), mode: m}
-		armed := w.c.c.Snapshot().WatchesArmed
-		w.p = acquireAsyncIn(w.c, m)
-		defer w.p.cancel()
-		e.waitQueued(w.c.client, armed, i+2)
+		w.p = e.enqueueIn(w.c, m, i+2)
 		waiters[i] = w
 	}
 	if e.rw.ClientCounts {
@@ -334,9 +293,7 @@ func testReaderCancelCleansUp(e *rwEnv) {
 	holder, r := e.newRW(), e.newRW()
 	e.acquire(holder.client) // to write, under opTimeout
 	n := e.heldNodes()
-	armed := r.c.Snapshot().WatchesArmed
-	p := acquireAsyncIn(r, recipes.Read)
-	e.waitQueued(r.client, armed, n+1)
+	p := e.enqueueIn(r, recipes.Read, n+1)
 	p.cancel()
 	e.wait(p, promptBound, "a reader after its ctx was cancelled")
 	if !errors.Is(p.err, context.Canceled) && !errors.Is(p.err, context.DeadlineExceeded) {
@@ -356,10 +313,7 @@ func testReaderSessionLost(e *rwEnv) {
 	if rp.err != nil {
 		e.t.Fatalf("reader: %v", rp.err)
 	}
-	armed := w.c.Snapshot().WatchesArmed
-	wp := acquireAsyncIn(w, recipes.Write)
-	defer wp.cancel()
-	e.waitQueued(w.client, armed, 2)
+	wp := e.enqueueIn(w, recipes.Write, 2)
 	if err := r.s.Close(); err != nil {
 		e.t.Fatalf("closing the reader's session: %v", err)
 	}

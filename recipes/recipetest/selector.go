@@ -42,8 +42,8 @@ func testSelectorRoundRobin(e *electionEnv) {
 	var started atomic.Bool
 	allQueued := func(leader *member) bool {
 		if !e.v.ClientCounts {
-			n, err := e.count()
-			return err == nil && n >= selectorCandidates
+			names, err := e.count(e.path)
+			return err == nil && len(names) >= selectorCandidates
 		}
 		for _, m := range members {
 			if m != leader && m.armed() == 0 {

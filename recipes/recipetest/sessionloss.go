@@ -10,15 +10,9 @@ import (
 
 // testWaiterSessionLost: a waiter whose session ends stops waiting with an
 // error matching recipes.ErrLockLost, never acquires, and leaves no node.
-func testWaiterSessionLost(e *env) {
-	holder, waiter := e.newClient(), e.newClient()
-	e.acquire(holder)
-	holderNodes := e.heldNodes()
-
-	armed := waiter.c.Snapshot().WatchesArmed
-	p := acquireAsync(waiter)
-	defer p.cancel()
-	e.waitQueued(waiter, armed, holderNodes+1)
+func testWaiterSessionLost(e *lockEnv) {
+	q := e.holderAndWaiter()
+	holder, waiter, p, holderNodes := q.holder, q.waiter, q.p, q.nodes
 	if err := waiter.s.Close(); err != nil {
 		e.t.Fatalf("closing the waiter's session: %v", err)
 	}
@@ -40,16 +34,9 @@ func testWaiterSessionLost(e *env) {
 // testHolderSessionLost: the holder's session ending closes Grant.Lost, lets
 // the next waiter in with a larger token, and makes the old holder's Release
 // return ErrLockLost.
-func testHolderSessionLost(e *env) {
-	holder, waiter := e.newClient(), e.newClient()
-	held := e.acquire(holder)
-	holderNodes := e.heldNodes()
-
-	armed := waiter.c.Snapshot().WatchesArmed
-	p := acquireAsync(waiter)
-	defer p.cancel()
-	e.waitQueued(waiter, armed, holderNodes+1)
-	e.mustBeWaiting(p, "waiter behind a holder")
+func testHolderSessionLost(e *lockEnv) {
+	q := e.holderAndWaiter()
+	holder, waiter, p, held := q.holder, q.waiter, q.p, q.held
 	if err := holder.s.Close(); err != nil {
 		e.t.Fatalf("closing the holder's session: %v", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
@@ -26,17 +25,11 @@ const SuitePoll = 20 * time.Millisecond
 // watches (fair) notifies each waiter exactly once; the polling variant
 // notifies nobody and reads more than once a waiter while it waits.
 func RunBarrierSuite(t *testing.T, b backends.Backend, v variants.Variant[recipes.BarrierFactory]) {
-	admin, ok := b.(backends.Admin)
-	if !ok {
-		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
+	subtests := []subtest[*barrierEnv]{
+		{"Remove", func(e *barrierEnv) { testSimpleBarrier(e, v, true) }},
+		{"SetterSessionLost", func(e *barrierEnv) { testSimpleBarrier(e, v, false) }},
 	}
-	for _, end := range []string{"Remove", "SetterSessionLost"} {
-		t.Run(end, func(t *testing.T) {
-			ns := testcluster.TestNamespace(t, b)
-			e := &barrierEnv{t: t, b: b, admin: admin, path: ns + "/gate"}
-			testSimpleBarrier(e, v, end == "Remove")
-		})
-	}
+	runSuite(t, b, "gate", subtests, nil, func(e *env) *barrierEnv { return &barrierEnv{env: e} })
 }
 
 func testSimpleBarrier(e *barrierEnv, v variants.Variant[recipes.BarrierFactory], remove bool) {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
@@ -29,10 +28,6 @@ const txSites = 5
 //     ends, then sites 3 and 4 vote: every site decides abort, the late
 //     ones too (they never listed site 2).
 func RunTwoPhaseSuite(t *testing.T, b backends.Backend, v variants.Variant[recipes.TwoPhase], only ...string) {
-	admin, ok := b.(backends.Admin)
-	if !ok {
-		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
-	}
 	subtests := []subtest[*txEnv]{
 		{"AllCommit", func(e *txEnv) { e.run(nil, -1, false) }},
 		{"OneAbort", func(e *txEnv) { e.run(map[int]bool{2: true}, -1, false) }},
@@ -40,12 +35,7 @@ func RunTwoPhaseSuite(t *testing.T, b backends.Backend, v variants.Variant[recip
 		{"Notifications", func(e *txEnv) { e.run(nil, -1, true) }},
 		{"LateVoterAfterLoss", func(e *txEnv) { e.run(nil, 2, false) }},
 	}
-	for _, st := range pick(t, subtests, only) {
-		t.Run(st.name, func(t *testing.T) {
-			ns := testcluster.TestNamespace(t, b)
-			st.f(&txEnv{barrierEnv: barrierEnv{t: t, b: b, admin: admin, path: ns + "/tx"}, v: v})
-		})
-	}
+	runSuite(t, b, "tx", subtests, only, func(e *env) *txEnv { return &txEnv{barrierEnv: barrierEnv{env: e}, v: v} })
 }
 
 // txEnv is one two-phase subtest: the barrier harness's sessions and

@@ -157,3 +157,65 @@ func AwaitChange(ctx context.Context, s backends.Session, events <-chan backends
 	}
 	return w == First, err
 }
+
+// ItemConsumer is what the consumers that take an item by deleting it
+// share (recipes/naive's Queue, recipes/fair's BatchQueue): the items'
+// directory, made on the first listing, the claim of one item, and Ack
+// with no request. They differ in when they list.
+type ItemConsumer struct {
+	S      backends.Session
+	Items  string // <path>/items
+	parent *Parent
+	pkg    string // error prefix: "naive", "fair"
+	held   bool
+}
+
+// NewItemConsumer returns family pkg's consumer of the queue at path on s.
+// It makes no request.
+func NewItemConsumer(pkg string, s backends.Session, path string) ItemConsumer {
+	items := path + "/" + ItemsDir
+	return ItemConsumer{S: s, Items: items, parent: NewParent(s, items), pkg: pkg}
+}
+
+// Unacked is the error of a Take while the last item is not acknowledged,
+// else nil.
+func (c *ItemConsumer) Unacked() error {
+	if c.held {
+		return fmt.Errorf("%s: take: the last item was not acknowledged", c.pkg)
+	}
+	return nil
+}
+
+// ListW makes the items' directory on the first call and lists it with a
+// watch armed on ctx.
+func (c *ItemConsumer) ListW(ctx context.Context) ([]backends.Node, <-chan backends.Event, error) {
+	var (
+		kids   []backends.Node
+		events <-chan backends.Event
+	)
+	_, err := c.parent.Create(ctx, func(ctx context.Context) (backends.Node, error) {
+		var err error
+		kids, events, err = c.S.ChildrenW(ctx, c.Items)
+		return backends.Node{}, err
+	})
+	return kids, events, err
+}
+
+// Claim takes item n by deleting it (TakeByDelete), with the wake-ups and
+// failed claims of the Take so far. taken is false, with a nil error, when
+// another consumer took it first; a take whose delete may have landed
+// returns UncertainTake with the error. A taken item is held until Ack.
+func (c *ItemConsumer) Claim(ctx context.Context, n backends.Node, wakeups, failed int) (t recipes.Taken, taken bool, err error) {
+	data, ok, err := TakeByDelete(ctx, c.S, n)
+	switch {
+	case err != nil && data != nil:
+		return UncertainTake(n, data, wakeups, failed), false, err
+	case err != nil || !ok:
+		return recipes.Taken{}, false, err
+	}
+	c.held = true
+	return Taken(n, data, wakeups, failed), true, nil
+}
+
+// Ack makes no request: the item is already gone. See recipes.Consumer.
+func (c *ItemConsumer) Ack(context.Context) error { return AckRemoved(c.S, &c.held) }

@@ -3,10 +3,14 @@
 // minding the session and the caller's context (recipe.go), cleaning up and
 // creating on a fresh bounded context (recipe.go, create.go), turning a lost
 // session into each recipe's own error (lost.go), the tokens a grant or a
-// term carries (token.go), and, by family, the lock queue and its leftover
-// nodes (queue.go, leftovers.go, parent.go), the term of a leader and the
-// selector loop built on a latch (term.go, selector.go). Nothing here knows
-// which backend it runs on.
+// term carries (token.go), and, by family, the skeleton each variant
+// parameterises with its own algorithm step: the lock queue, its two ways
+// of waiting and its leftover nodes (queue.go, waits.go, leftovers.go,
+// parent.go), an election's candidacy and term and the selector loop built
+// on a latch (election.go, term.go, selector.go), a double barrier's round
+// (barrier.go), the take-by-delete queue consumer (items.go) and the
+// two-phase commit's nodes (twophase.go). Nothing here knows which backend
+// it runs on.
 package recipe
 
 import (
@@ -85,6 +89,34 @@ func Await(ctx context.Context, s backends.Session, events <-chan backends.Event
 		return false, LockLost(nil)
 	}
 	return w == First, err
+}
+
+// WaitGone arms ExistsW on path and returns once a notification arrives
+// (woke) or path turns out to be gone already (not woke). Errors are
+// Wait's.
+func WaitGone(ctx context.Context, s backends.Session, path string) (woke bool, err error) {
+	return watchGone(ctx, s, path, func(events <-chan backends.Event) (bool, error) {
+		w, err := Wait(ctx, s, events, nil)
+		return w == First, err
+	})
+}
+
+// AwaitGone is WaitGone with Await's errors: the lock recipes' wait on the
+// node before theirs.
+func AwaitGone(ctx context.Context, s backends.Session, path string) (woke bool, err error) {
+	return watchGone(ctx, s, path, func(events <-chan backends.Event) (bool, error) {
+		return Await(ctx, s, events)
+	})
+}
+
+func watchGone(ctx context.Context, s backends.Session, path string, await func(<-chan backends.Event) (bool, error)) (bool, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	exists, _, events, err := s.ExistsW(wctx, path)
+	if err != nil || !exists {
+		return false, err
+	}
+	return await(events)
 }
 
 // AwaitEvent is Await that also returns the notification's type (zero

@@ -1,0 +1,176 @@
+package recipetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/instrument"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
+)
+
+// env is the environment every suite's subtest works in: the subtest, the
+// backend and its Admin, and the subtest's path in a fresh namespace
+// (testcluster.TestNamespace, resolved through the backend and removed when
+// the subtest ends). It opens the subtest's sessions and reads the tree as
+// Admin sees it. Each suite's environment embeds it and adds its variant.
+type env struct {
+	t     *testing.T
+	b     backends.Backend
+	admin backends.Admin
+	path  string
+}
+
+// newEnv is t's environment on b at <fresh namespace>/<name>.
+func newEnv(t *testing.T, b backends.Backend, admin backends.Admin, name string) *env {
+	return &env{t: t, b: b, admin: admin, path: testcluster.TestNamespace(t, b) + "/" + name}
+}
+
+// runSuite runs a suite's subtests on b, those named in only or all of
+// them (see pick), one after the other, each in a fresh env at name made
+// into the suite's own environment by newE.
+func runSuite[E any](t *testing.T, b backends.Backend, name string, subtests []subtest[E], only []string, newE func(*env) E) {
+	admin, ok := b.(backends.Admin)
+	if !ok {
+		t.Fatalf("backend %s does not implement backends.Admin", b.Kind())
+	}
+	for _, st := range pick(t, subtests, only) {
+		t.Run(st.name, func(t *testing.T) { st.f(newE(newEnv(t, b, admin, name))) })
+	}
+}
+
+// session opens a session on the backend, closed when the test ends.
+func (e *env) session() backends.Session {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	s, err := e.b.NewSession(ctx)
+	if err != nil {
+		e.t.Fatalf("NewSession: %v", err)
+	}
+	e.t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// member is one simulated client: its own session, counted by instrument
+// (so native recipes are also tested through Unwrap).
+type member struct {
+	id  string
+	raw backends.Session
+	s   backends.Session
+	c   *instrument.Counters
+}
+
+func (m *member) events() int64 { return m.c.Snapshot().WatchEvents }
+func (m *member) armed() int64  { return m.c.Snapshot().WatchesArmed }
+
+// newMemberOn opens member id's session, closed when the test ends, with
+// wrap (if not nil) applied to the raw session under the instrument
+// decorator.
+func (e *env) newMemberOn(id string, wrap func(backends.Session) backends.Session) *member {
+	e.t.Helper()
+	raw := e.session()
+	s := raw
+	if wrap != nil {
+		s = wrap(raw)
+	}
+	c := &instrument.Counters{}
+	return &member{id: id, raw: raw, s: instrument.Wrap(s, c), c: c}
+}
+
+// newMembers opens n members, named prefix0 to prefix<n-1>.
+func (e *env) newMembers(prefix string, n int) []*member {
+	e.t.Helper()
+	ms := make([]*member, n)
+	for i := range ms {
+		ms[i] = e.newMemberOn(fmt.Sprintf("%s%d", prefix, i), nil)
+	}
+	return ms
+}
+
+// list returns p's children as Admin sees them (none if p does not exist).
+func (e *env) list(p string) []string {
+	e.t.Helper()
+	names, err := e.count(p)
+	if err != nil {
+		e.t.Fatalf("List %s: %v", p, err)
+	}
+	return names
+}
+
+// listIn lists each of dirs under the env's path, naming what it finds
+// dir/name.
+func (e *env) listIn(dirs ...string) []string {
+	e.t.Helper()
+	var out []string
+	for _, d := range dirs {
+		for _, n := range e.list(e.path + "/" + d) {
+			out = append(out, d+"/"+n)
+		}
+	}
+	return out
+}
+
+// count is list for goroutines other than the test's: it reports errors
+// instead of failing.
+func (e *env) count(p string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	names, err := e.admin.List(ctx, p)
+	if errors.Is(err, backends.ErrNoNode) {
+		err = nil
+	}
+	return names, err
+}
+
+// listBecomes waits until p has exactly n children.
+func (e *env) listBecomes(p string, n int) {
+	e.t.Helper()
+	e.becomes(p, n, func() []string { return e.list(p) })
+}
+
+// cancelled checks that call, whose ctx was just cancelled, returns
+// within promptBound (done closes) with context.Canceled (*err, read once
+// done closed).
+func (e *env) cancelled(call string, done <-chan struct{}, err *error) {
+	e.t.Helper()
+	select {
+	case <-done:
+	case <-time.After(promptBound):
+		e.t.Fatalf("cancelled %s did not return within %v", call, promptBound)
+	}
+	if !errors.Is(*err, context.Canceled) {
+		e.t.Fatalf("cancelled %s returned %v, want context.Canceled", call, *err)
+	}
+}
+
+// becomes waits until list, what's nodes, returns exactly n names.
+func (e *env) becomes(what string, n int, list func() []string) {
+	e.t.Helper()
+	var names []string
+	e.eventuallyf(settleBound, func() bool {
+		names = list()
+		return len(names) == n
+	}, func() string { return fmt.Sprintf("%s holds %q, want %d nodes", what, names, n) })
+}
+
+// eventually polls cond until it holds or bound passes, then fails with what.
+func (e *env) eventually(bound time.Duration, what string, cond func() bool) {
+	e.t.Helper()
+	e.eventuallyf(bound, cond, func() string { return what })
+}
+
+// eventuallyf is eventually with the failure said by what once it fails.
+func (e *env) eventuallyf(bound time.Duration, cond func() bool, what func() string) {
+	e.t.Helper()
+	deadline := time.Now().Add(bound)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("after %v: %s", bound, what())
+		}
+		time.Sleep(pollEvery)
+	}
+}
