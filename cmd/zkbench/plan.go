@@ -95,7 +95,7 @@ wait p50 and p99, acquisitions per second and server load, with the errors.`,
 	fl.BoolVar(&f.validate, "validate", false, "run the predicted point and print predicted against measured")
 	fl.DurationVar(&f.duration, "duration", 15*time.Second, "with --validate: measured time of the run")
 	fl.DurationVar(&f.warmup, "warmup", 2*time.Second, "with --validate: unrecorded warm-up of the run")
-	fl.StringVarP(&f.output, "output", "o", "runs", "with --validate: folder for the run's results")
+	fl.StringVarP(&f.output, "output", "o", runner.DefaultOutput, "with --validate: folder for the run's results"+runner.OutputHelp)
 	fl.StringVar(&f.runID, "run-id", "", "with --validate: run id (default: plan-<variant>-<clients>-<time>)")
 	fl.StringVar(&f.cluster, "cluster", "", "with --validate: servers to start (embedded, local, docker); default: the basis run's")
 	fl.StringSliceVar(&f.endpoints, "endpoints", nil, "with --validate: servers of a running cluster instead")

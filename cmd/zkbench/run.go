@@ -152,7 +152,7 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl.Var((*autoDuration)(&f.sessionTimeout), "session-timeout", "ZooKeeper session timeout; auto: 4s, or 3ms per client of the largest case when longer (at most 30s)")
 	fl.Var((*autoDuration)(&f.leaseTTL), "lease-ttl", "etcd session lease TTL (at least 2s); auto: 5s, or 3ms per client of the largest case when longer (at most 30s)")
 	fl.IntVar(&f.conns, "conns", 0, "share K connections among all sessions (hides the herd; 0: one per client)")
-	fl.StringVarP(&f.output, "output", "o", "runs", "folder for results; each run writes <output>/<run-id>/")
+	fl.StringVarP(&f.output, "output", "o", runner.DefaultOutput, "folder for results; each run writes <output>/<run-id>/"+runner.OutputHelp)
 	fl.StringVar(&f.runID, "run-id", "", "run id (default: time-based); names the namespace and the results folder")
 	fl.BoolVar(&f.noPlots, "no-plots", false, "do not draw plots")
 	fl.BoolVar(&f.calibrate, "calibrate", false, "measure the server's raw capacity before the sweep")
