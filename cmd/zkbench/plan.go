@@ -242,11 +242,11 @@ func validateRun(cmd *cobra.Command, f *planFlags, p *analysis.Prediction, runs 
 	stderr := cmd.ErrOrStderr()
 	fmt.Fprintf(stderr, "validating: %s %s at %d clients on %s (%s), run %s\n", p.Workload.Workload, p.Variant, p.Workload.Clients,
 		p.Backend, cmp.Or(string(srv.Mode), "remote"), id)
-	r, err := runner.NewFromSpec(spec, runner.WithProgress(stderr, isTerminal(stderr)), runner.WithCommand("zkbench "+version, os.Args))
+	r, err := runner.NewFromSpec(spec, runner.WithProgress(stderr, runner.IsTerminal(stderr)), runner.WithCommand("zkbench "+version, os.Args))
 	if err != nil {
 		return nil, fmt.Errorf("--validate run: %w", err)
 	}
-	ctx, stop := interruptible(cmd.Context(), stderr)
+	ctx, stop := runner.Interruptible(cmd.Context(), stderr)
 	defer stop()
 	run, err := r.Run(ctx)
 	if err != nil {
