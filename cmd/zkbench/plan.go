@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -105,23 +104,6 @@ wait p50 and p99, acquisitions per second and server load, with the errors.`,
 	return cmd
 }
 
-// parseTarget reads "p99=50ms".
-func parseTarget(s string) (float64, time.Duration, error) {
-	q, bound, ok := strings.Cut(strings.TrimSpace(s), "=")
-	if !ok || !strings.HasPrefix(q, "p") {
-		return 0, 0, fmt.Errorf("--target %q: write pQ=BOUND, e.g. p99=50ms", s)
-	}
-	pq, err := strconv.ParseFloat(strings.TrimPrefix(q, "p"), 64)
-	if err != nil || pq <= 0 || pq >= 100 {
-		return 0, 0, fmt.Errorf("--target %q: the percentile must be a number between 0 and 100, e.g. p99=50ms", s)
-	}
-	d, err := time.ParseDuration(bound)
-	if err != nil || d <= 0 {
-		return 0, 0, fmt.Errorf("--target %q: the bound must be a positive duration, e.g. p99=50ms", s)
-	}
-	return pq, d, nil
-}
-
 func runPlan(cmd *cobra.Command, f *planFlags, args []string) error {
 	if f.variant == "" {
 		return fmt.Errorf("give --variant (the variant to plan; the others are shown beside it)")
@@ -142,7 +124,7 @@ func runPlan(cmd *cobra.Command, f *planFlags, args []string) error {
 			}
 		}
 	}
-	q, bound, err := parseTarget(f.target)
+	q, bound, err := analysis.ParseTarget(f.target)
 	if err != nil {
 		return err
 	}
@@ -205,43 +187,15 @@ func runPlan(cmd *cobra.Command, f *planFlags, args []string) error {
 // the flags name (or the kind the basis run started), and returns its
 // results.
 func validateRun(cmd *cobra.Command, f *planFlags, p *analysis.Prediction, runs []*results.Run) (*results.Run, error) {
-	id := f.runID
-	if id == "" {
-		id = fmt.Sprintf("plan-%s-%d-%s", p.Variant, p.Workload.Clients, time.Now().UTC().Format("20060102-150405"))
-	}
-	spec := runner.Spec{Config: runner.Config{
-		Backend: p.Backend, Workload: p.Workload.Workload, Variants: []string{p.Variant}, Clients: []int{p.Workload.Clients},
-		Repeat: 1, Duration: f.duration, Warmup: f.warmup, Hold: p.Workload.Hold,
-		Servers: runner.Servers{Nodes: 1, SessionTimeout: runner.Auto, LeaseTTL: runner.Auto, PreflightTimeout: 10 * time.Second},
-	}, RunID: id, Output: f.output, RequireQuiet: f.requireQuiet}
-	if p.Workload.Every > 0 {
-		spec.Config.Rate = p.Workload.Rate()
-	} else {
-		spec.Config.Think = p.Workload.Think
-	}
-	srv := &spec.Config.Servers
-	switch {
-	case len(f.endpoints) > 0:
-		srv.Endpoints = f.endpoints
-	case f.cluster != "":
-		srv.Mode = runner.ClusterMode(f.cluster)
-	default:
-		mode := ""
-		for _, r := range runs {
-			if r.ID == p.Basis.Run {
-				mode = r.ClusterMode
-			}
-		}
-		switch m := runner.ClusterMode(mode); m {
-		case runner.Embedded, runner.Local, runner.Docker:
-			srv.Mode = m
-		default:
-			return nil, fmt.Errorf("--validate: the basis run %s ran on a %q cluster zkbench cannot start again: give --endpoints or --cluster", p.Basis.Run, mode)
-		}
+	point := runner.PlanPoint{Duration: f.duration, Warmup: f.warmup, Output: f.output, RunID: f.runID,
+		Mode: runner.ClusterMode(f.cluster), Endpoints: f.endpoints, RequireQuiet: f.requireQuiet}
+	spec, err := point.Spec(p, runs)
+	if err != nil {
+		return nil, err
 	}
 	stderr := cmd.ErrOrStderr()
 	fmt.Fprintf(stderr, "validating: %s %s at %d clients on %s (%s), run %s\n", p.Workload.Workload, p.Variant, p.Workload.Clients,
-		p.Backend, cmp.Or(string(srv.Mode), "remote"), id)
+		p.Backend, cmp.Or(string(spec.Config.Servers.Mode), "remote"), spec.RunID)
 	r, err := runner.NewFromSpec(spec, runner.WithProgress(stderr, runner.IsTerminal(stderr)), runner.WithCommand("zkbench "+version, os.Args))
 	if err != nil {
 		return nil, fmt.Errorf("--validate run: %w", err)
