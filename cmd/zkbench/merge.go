@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -78,12 +77,8 @@ It prints the merged run's summary as zkbench run does (--wide, --format).`,
 			if err != nil {
 				return err
 			}
-			dir := filepath.Join(out, run.ID)
-			if err := results.CheckWritable(dir); err != nil {
-				return fmt.Errorf("-o %s: %w", out, err)
-			}
-			path := filepath.Join(dir, results.FileName)
-			if err := results.WriteFile(path, run); err != nil {
+			dir, path, err := results.WriteRunDir(out, run)
+			if err != nil {
 				return err
 			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -164,23 +163,7 @@ func runPlan(cmd *cobra.Command, f *planFlags, args []string) error {
 			return err
 		}
 	}
-	out := cmd.OutOrStdout()
-	if f.asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			*analysis.PlanAnswer
-			Validation *analysis.Validation `json:"validation,omitempty"`
-		}{ans, val})
-	}
-	if err := ans.Write(out); err != nil {
-		return err
-	}
-	if val != nil {
-		fmt.Fprintln(out)
-		return val.Write(out)
-	}
-	return nil
+	return analysis.WritePlan(cmd.OutOrStdout(), ans, val, f.asJSON)
 }
 
 // validateRun runs the predicted point in this process, on the servers
