@@ -46,6 +46,23 @@ func SummaryFormatNames() string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
+// String, Set and Type make a *SummaryFormat a command-line flag's value
+// (--format): Set refuses an unknown format.
+func (f SummaryFormat) String() string { return string(f) }
+
+// Set is ParseSummaryFormat.
+func (f *SummaryFormat) Set(s string) error {
+	v, err := ParseSummaryFormat(s)
+	if err != nil {
+		return err
+	}
+	*f = v
+	return nil
+}
+
+// Type names the flag's values in help texts.
+func (f *SummaryFormat) Type() string { return "format" }
+
 // ErrUnknownFormat is a summary format that is none of SummaryFormats.
 var ErrUnknownFormat = errors.New("analysis: unknown summary format")
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/faults/schedule"
@@ -232,4 +233,55 @@ func SplitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// AutoDuration is a duration flag that also takes "auto" (Auto): the run
+// chooses the value (from its client counts, or its workload).
+type AutoDuration time.Duration
+
+func (d *AutoDuration) String() string {
+	if time.Duration(*d) == Auto {
+		return "auto"
+	}
+	return time.Duration(*d).String()
+}
+
+// Set reads "auto" or a duration that is not negative.
+func (d *AutoDuration) Set(s string) error {
+	if s == "auto" {
+		*d = AutoDuration(Auto)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New(`want a duration such as 500ms or 10s, or "auto"`)
+	}
+	if v < 0 {
+		return errors.New("must not be negative")
+	}
+	*d = AutoDuration(v)
+	return nil
+}
+
+// Type names the flag's values in help texts.
+func (d *AutoDuration) Type() string { return "duration|auto" }
+
+// VariantsUsage lists every workload's variants for --variants' help, its
+// defaults first when they are not all of them: "lock: naive, fair (also
+// naive-children, native); ...".
+func VariantsUsage() string {
+	var parts []string
+	for _, s := range workloads.Specs() {
+		var all []string
+		for _, v := range s.Variants {
+			all = append(all, v.Name)
+		}
+		if s.Defaults == nil {
+			parts = append(parts, s.Name+": "+strings.Join(all, ", "))
+			continue
+		}
+		rest := slices.DeleteFunc(slices.Clone(all), func(n string) bool { return slices.Contains(s.Defaults, n) })
+		parts = append(parts, fmt.Sprintf("%s: %s (also %s)", s.Name, strings.Join(s.Defaults, ", "), strings.Join(rest, ", ")))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -127,14 +126,14 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.backend, "backend", "etcd", "coordination service: etcd or zookeeper")
 	fl.StringVar(&f.workload, "workload", "lock", "workload: "+strings.Join(workloads.Names(), ", "))
-	fl.StringVar(&f.variants, "variants", "", "comma-separated variants (default: the workload's own; "+variantsHelp()+")")
+	fl.StringVar(&f.variants, "variants", "", "comma-separated variants (default: the workload's own; "+runner.VariantsUsage()+")")
 	fl.StringVar(&f.clients, "clients", "10,25,50", "comma-separated client counts, one case each (queue: the consumers)")
 	fl.DurationVar(&f.duration, "duration", 5*time.Second, "measured time per case (after the warm-up)")
 	fl.Int64Var(&f.ops, "ops", 0, "stop a case after this many measured operations (0: duration only)")
 	f.warmup = runner.Auto
-	fl.Var((*autoDuration)(&f.warmup), "warmup", "unrecorded warm-up per case; auto: 500ms, or 1ms per client of the largest case when longer")
+	fl.Var((*runner.AutoDuration)(&f.warmup), "warmup", "unrecorded warm-up per case; auto: 500ms, or 1ms per client of the largest case when longer")
 	f.hold = runner.Auto
-	fl.Var((*autoDuration)(&f.hold), "hold", fmt.Sprintf("time each client holds the lock (queue: each consumer works on an item before its Ack); "+
+	fl.Var((*runner.AutoDuration)(&f.hold), "hold", fmt.Sprintf("time each client holds the lock (queue: each consumer works on an item before its Ack); "+
 		"auto: %v for the lock workload in a closed loop, else 0", workloads.DefaultLockHold))
 	fl.DurationVar(&f.think, "think", 0, "closed loop: pause between a release and the next acquire")
 	fl.Float64Var(&f.rate, "rate", 0, "open loop: operations per second over all clients (0: closed loop; queue: items its producers put per second, default 100; config: updates per second, default 10)")
@@ -143,8 +142,8 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl.StringVar(&f.cluster, "cluster", "", "servers to start when no --endpoints: embedded (etcd only, the default for etcd), local or docker")
 	fl.IntVar(&f.nodes, "nodes", 1, "servers to start with --cluster local or docker: 1 or 3")
 	f.sessionTimeout, f.leaseTTL = runner.Auto, runner.Auto
-	fl.Var((*autoDuration)(&f.sessionTimeout), "session-timeout", "ZooKeeper session timeout; auto: 4s, or 3ms per client of the largest case when longer (at most 30s)")
-	fl.Var((*autoDuration)(&f.leaseTTL), "lease-ttl", "etcd session lease TTL (at least 2s); auto: 5s, or 3ms per client of the largest case when longer (at most 30s)")
+	fl.Var((*runner.AutoDuration)(&f.sessionTimeout), "session-timeout", "ZooKeeper session timeout; auto: 4s, or 3ms per client of the largest case when longer (at most 30s)")
+	fl.Var((*runner.AutoDuration)(&f.leaseTTL), "lease-ttl", "etcd session lease TTL (at least 2s); auto: 5s, or 3ms per client of the largest case when longer (at most 30s)")
 	fl.IntVar(&f.conns, "conns", 0, "share K connections among all sessions (hides the herd; 0: one per client)")
 	fl.StringVarP(&f.output, "output", "o", runner.DefaultOutput, "folder for results; each run writes <output>/<run-id>/"+runner.OutputHelp)
 	fl.StringVar(&f.runID, "run-id", "", "run id (default: time-based); names the namespace and the results folder")
@@ -353,53 +352,4 @@ func drawPlots(stdout, stderr io.Writer, run *results.Run, dir, path string) {
 	default:
 		fmt.Fprintf(stdout, "plots: %d files in %s\n", len(paths), dir)
 	}
-}
-
-// autoDuration is a duration flag that also takes "auto" (runner.Auto):
-// the run chooses the value (from its client counts, or its workload).
-type autoDuration time.Duration
-
-func (d *autoDuration) String() string {
-	if time.Duration(*d) == runner.Auto {
-		return "auto"
-	}
-	return time.Duration(*d).String()
-}
-
-func (d *autoDuration) Set(s string) error {
-	if s == "auto" {
-		*d = autoDuration(runner.Auto)
-		return nil
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return errors.New(`want a duration such as 500ms or 10s, or "auto"`)
-	}
-	if v < 0 {
-		return errors.New("must not be negative")
-	}
-	*d = autoDuration(v)
-	return nil
-}
-
-func (d *autoDuration) Type() string { return "duration|auto" }
-
-// variantsHelp lists every workload's variants, its defaults first when
-// they are not all of them: "lock: naive, fair (also naive-children,
-// native); ...".
-func variantsHelp() string {
-	var parts []string
-	for _, s := range workloads.Specs() {
-		var all []string
-		for _, v := range s.Variants {
-			all = append(all, v.Name)
-		}
-		if s.Defaults == nil {
-			parts = append(parts, s.Name+": "+strings.Join(all, ", "))
-			continue
-		}
-		rest := slices.DeleteFunc(slices.Clone(all), func(n string) bool { return slices.Contains(s.Defaults, n) })
-		parts = append(parts, fmt.Sprintf("%s: %s (also %s)", s.Name, strings.Join(s.Defaults, ", "), strings.Join(rest, ", ")))
-	}
-	return strings.Join(parts, "; ")
 }

@@ -3,9 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -48,15 +45,7 @@ func shardIndexOf(fl *pflag.FlagSet, flag int) (index int, ok bool, err error) {
 	if fl.Changed("shard-index") || flag >= 0 {
 		return flag, true, nil
 	}
-	v, set := os.LookupEnv(jobIndexEnv)
-	if !set {
-		return 0, false, nil
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil {
-		return 0, false, fmt.Errorf("$%s %q: not a shard index", jobIndexEnv, v)
-	}
-	return n, true, nil
+	return kube.IndexFromEnv()
 }
 
 // givenFlags are the flags the user set, but those in skip, as
