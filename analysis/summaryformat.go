@@ -36,21 +36,45 @@ func SummaryFormats() []SummaryFormat {
 	return []SummaryFormat{SummaryText, SummaryCSV, SummaryJSON, SummaryMarkdown}
 }
 
+// SummaryFormatNames are the summary formats in words, for help texts:
+// "text, csv, json or markdown".
+func SummaryFormatNames() string {
+	var names []string
+	for _, f := range SummaryFormats() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// String, Set and Type make a *SummaryFormat a command-line flag's value
+// (--format): Set refuses an unknown format.
+func (f SummaryFormat) String() string { return string(f) }
+
+// Set is ParseSummaryFormat.
+func (f *SummaryFormat) Set(s string) error {
+	v, err := ParseSummaryFormat(s)
+	if err != nil {
+		return err
+	}
+	*f = v
+	return nil
+}
+
+// Type names the flag's values in help texts.
+func (f *SummaryFormat) Type() string { return "format" }
+
 // ErrUnknownFormat is a summary format that is none of SummaryFormats.
 var ErrUnknownFormat = errors.New("analysis: unknown summary format")
 
 // ParseSummaryFormat returns the format called s, or an error wrapping
 // ErrUnknownFormat that names the formats there are.
 func ParseSummaryFormat(s string) (SummaryFormat, error) {
-	var names []string
 	for _, f := range SummaryFormats() {
 		if string(f) == s {
 			return f, nil
 		}
-		names = append(names, string(f))
 	}
-	return "", fmt.Errorf("%w %q: want %s or %s", ErrUnknownFormat, s,
-		strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+	return "", fmt.Errorf("%w %q: want %s", ErrUnknownFormat, s, SummaryFormatNames())
 }
 
 // machineFields are the csv columns and json keys of run's cases: every

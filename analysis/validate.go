@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -149,6 +150,27 @@ func checkValidationRun(run *results.Run, p *Prediction) error {
 		return fmt.Errorf("run %s ran with --think %s, the prediction is for %s", run.ID, c.Think, w.Think)
 	case c.Hold != w.Hold:
 		return fmt.Errorf("run %s ran with --hold %s, the prediction is for %s", run.ID, c.Hold, w.Hold)
+	}
+	return nil
+}
+
+// WritePlan prints a plan's answer and its validation (nil: none), as
+// text, or as one JSON object with asJSON.
+func WritePlan(out io.Writer, ans *PlanAnswer, val *Validation, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			*PlanAnswer
+			Validation *Validation `json:"validation,omitempty"`
+		}{ans, val})
+	}
+	if err := ans.Write(out); err != nil {
+		return err
+	}
+	if val != nil {
+		fmt.Fprintln(out)
+		return val.Write(out)
 	}
 	return nil
 }

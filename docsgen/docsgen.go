@@ -15,6 +15,7 @@ package docsgen
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -255,4 +256,27 @@ func summaryBlock(runs, args string) (string, error) {
 		text = text[:i+1]
 	}
 	return "```\n" + strings.TrimRight(text, "\n") + "\n```\n", nil
+}
+
+// RewriteFile renders the generated blocks of the markdown file at path
+// again from the runs under runs: it returns the blocks' names and
+// whether the file differs from them, and writes it unless check.
+func RewriteFile(path, runs string, check bool) (names []string, changed bool, err error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false, err
+	}
+	out, names, err := Rewrite(string(raw), runs)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", path, err)
+	}
+	if out == string(raw) {
+		return names, false, nil
+	}
+	if !check {
+		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			return nil, true, err
+		}
+	}
+	return names, true, nil
 }

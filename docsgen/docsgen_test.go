@@ -162,3 +162,19 @@ func TestKeptTextFiles(t *testing.T) {
 		t.Errorf("sessions without ZooKeeper's benchmarks: %v, want an error naming make bench", err)
 	}
 }
+
+// TestRewriteFile: a file with no generated block is as published, and
+// --check never writes.
+func TestRewriteFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plain.md")
+	if err := os.WriteFile(path, []byte("# no tables\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names, changed, err := RewriteFile(path, "../docs/runs", true)
+	if err != nil || changed || len(names) != 0 {
+		t.Errorf("names %v, changed %v, %v", names, changed, err)
+	}
+	if _, _, err := RewriteFile(filepath.Join(t.TempDir(), "none.md"), "../docs/runs", true); err == nil {
+		t.Error("a missing file rewritten")
+	}
+}

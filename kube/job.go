@@ -633,3 +633,17 @@ func (m *Manifests) WriteDir(dir string) ([]string, error) {
 	}
 	return paths, nil
 }
+
+// IndexFromEnv is the pod's completion index from IndexEnv; ok is false
+// when it is not set (not a pod of an Indexed Job).
+func IndexFromEnv() (index int, ok bool, err error) {
+	v, set := os.LookupEnv(IndexEnv)
+	if !set {
+		return 0, false, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return 0, false, fmt.Errorf("$%s %q: not a shard index", IndexEnv, v)
+	}
+	return n, true, nil
+}

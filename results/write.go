@@ -181,3 +181,14 @@ func WriteFile(path string, run *Run) error {
 	}
 	return nil
 }
+
+// WriteRunDir writes run to <output>/<run-id>/results.json, once the
+// folder is known to be writable, and returns the folder and the file.
+func WriteRunDir(output string, run *Run) (dir, path string, err error) {
+	dir = filepath.Join(output, run.ID)
+	if err := CheckWritable(dir); err != nil {
+		return "", "", fmt.Errorf("-o %s: %w", output, err)
+	}
+	path = filepath.Join(dir, FileName)
+	return dir, path, WriteFile(path, run)
+}

@@ -187,3 +187,27 @@ func TestUnwritableIsAFile(t *testing.T) {
 		t.Fatalf("WriteFile(below a file) = %v", err)
 	}
 }
+
+// TestWriteRunDir: a run lands in <output>/<run-id>/results.json, and an
+// output that cannot be a folder is refused naming -o.
+func TestWriteRunDir(t *testing.T) {
+	run := writeTestRun(t)
+	out := t.TempDir()
+	dir, path, err := WriteRunDir(out, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir != filepath.Join(out, run.ID) || path != filepath.Join(dir, FileName) {
+		t.Errorf("wrote %s in %s", path, dir)
+	}
+	if back, err := ReadFile(path); err != nil || back.ID != run.ID {
+		t.Errorf("read back: %v", err)
+	}
+	file := filepath.Join(out, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := WriteRunDir(file, run); err == nil || !strings.HasPrefix(err.Error(), "-o "+file) {
+		t.Errorf("output under a file: %v", err)
+	}
+}

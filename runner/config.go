@@ -29,6 +29,16 @@ import (
 	"github.com/zkbench/zkbench/workloads"
 )
 
+// DefaultOutput is the folder a run writes <run-id>/results.json into
+// unless told otherwise (zkbench run, merge and plan --validate -o): a
+// folder of its own, ignored by git, never the source folder of a Go
+// package (./results is package results).
+const DefaultOutput = "runs"
+
+// OutputHelp ends the help of a flag that defaults to DefaultOutput: why
+// it is not ./results, where zkbench once wrote.
+const OutputHelp = " (not results/: in a checkout that folder is the source of Go package results)"
+
 // MaxClients is the most clients one case may ask for: far above what one
 // machine's sessions sustain, low enough to catch a typo.
 const MaxClients = 100000
@@ -343,11 +353,7 @@ func validate(cfg Config, o options) (*plan, error) {
 	if err := checkShards(p, runIDGiven); err != nil {
 		return nil, err
 	}
-	clients := slices.Max(p.cfg.Clients)
-	if s := p.shard; s != nil && !s.parent() {
-		_, clients = results.ShareOf(clients, s.count-1, s.count) // the last shard's share is the largest
-	}
-	if err := checkOpenFiles(clients, p.kind, p.mode, srv.Conns); err != nil {
+	if err := checkOpenFiles(p.maxProcessClients(), p.kind, p.mode, srv.Conns); err != nil {
 		return nil, err
 	}
 	return p, nil

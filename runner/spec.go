@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/zkbench/zkbench/faults/schedule"
+	"github.com/zkbench/zkbench/results"
 )
 
 // Spec is a whole run as data: its Config and every option that is not a
@@ -129,4 +131,28 @@ func (r *Runner) Cases() []Case {
 			Warmup: r.plan.cfg.Warmup, Duration: r.plan.cfg.Duration})
 	}
 	return out
+}
+
+// CaseBounds are the time bounds of the run's cases, one a case of
+// Cases: its warm-up and duration (a preset's cell runs at least
+// presetMinDuration). A Job's deadline adds them up (kube.Deadline).
+func (r *Runner) CaseBounds() []time.Duration {
+	var out []time.Duration
+	for _, c := range r.Cases() {
+		out = append(out, c.Warmup+c.Duration)
+	}
+	return out
+}
+
+// MaxShardClients is the most clients this process runs in one case: the
+// largest case's (a preset's grid included), or, for one shard of a
+// sharded run, the largest shard's share of it.
+func (r *Runner) MaxShardClients() int { return r.plan.maxProcessClients() }
+
+func (p *plan) maxProcessClients() int {
+	clients := slices.Max(p.cfg.Clients)
+	if s := p.shard; s != nil && !s.parent() {
+		_, clients = results.ShareOf(clients, s.count-1, s.count) // the last shard's share is the largest
+	}
+	return clients
 }

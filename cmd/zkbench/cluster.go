@@ -4,13 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -133,23 +131,8 @@ it could report, whatever the health.`,
 	return cmd
 }
 
-// parseKind checks --backend; optional says "" is allowed.
-func parseKind(s string, optional bool) (backends.Kind, error) {
-	switch k := backends.Kind(s); k {
-	case backends.ZooKeeper, backends.Etcd:
-		return k, nil
-	case "":
-		if optional {
-			return "", nil
-		}
-		return "", errors.New("--backend is required: zookeeper or etcd")
-	default:
-		return "", fmt.Errorf("--backend %q: want zookeeper or etcd", s)
-	}
-}
-
 func runClusterUp(cmd *cobra.Command, kindFlag backends.Kind, nodes int, dir, state string) error {
-	kind, err := parseKind(string(kindFlag), false)
+	kind, err := runner.ParseBackend(string(kindFlag), false)
 	if err != nil {
 		return err
 	}
@@ -175,137 +158,48 @@ func runClusterUp(cmd *cobra.Command, kindFlag backends.Kind, nodes int, dir, st
 		fmt.Fprintf(out, "A %s cluster of %s is already running (started %s); not starting another.\n",
 			kind, saved.Plural(len(sc.Members()), "member"), sc.Started.Local().Format(time.DateTime))
 	}
-	printClusterUse(out, sc, state)
+	sc.WriteUse(out, state)
 	return nil
 }
 
-// printClusterUse prints the members and how to use and stop the cluster.
-func printClusterUse(w io.Writer, s *saved.Cluster, state string) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, m := range s.Members() {
-		fmt.Fprintf(tw, "  %s\t%s\tpid %d\n", m.Name, m.Endpoint, m.PID)
-	}
-	tw.Flush()
-	fmt.Fprintf(w, "State: %s\nFiles: %s\n", state, s.Dir)
-	fmt.Fprintf(w, "Run against it:\n  zkbench run --backend %s --endpoints %s\n", s.Backend, strings.Join(s.Endpoints, ","))
-	fmt.Fprintf(w, "Stop it:\n  %s\n", saved.DownHint(s.Backend, state))
-}
-
 func runClusterDown(cmd *cobra.Command, backend, state string) error {
-	kind, err := parseKind(backend, true)
-	if err != nil {
-		return err
-	}
-	paths, err := saved.Paths(kind, state)
+	kind, err := runner.ParseBackend(backend, true)
 	if err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	found := 0
-	var errs []error
-	for _, path := range paths {
-		if path, err = filepath.Abs(path); err != nil {
-			return err
-		}
-		ok, err := saved.Down(ctx, path, func(line string) { fmt.Fprintln(out, line) })
-		if ok {
-			found++
-		}
-		if err != nil {
-			errs = append(errs, err)
-		}
+	found, paths, err := saved.DownAll(ctx, kind, state, func(line string) { fmt.Fprintln(out, line) })
+	if found == 0 && err == nil {
+		fmt.Fprintf(out, "No %s to stop: nothing saved at %s.\n", strings.TrimPrefix(string(kind)+" cluster", " "), strings.Join(paths, " or "))
 	}
-	if found == 0 && len(errs) == 0 {
-		what := "cluster"
-		if kind != "" {
-			what = string(kind) + " cluster"
-		}
-		fmt.Fprintf(out, "No %s to stop: nothing saved at %s.\n", what, strings.Join(paths, " or "))
-	}
-	return errors.Join(errs...)
-}
-
-// newBackend is a backend on endpoints with f's session and authentication
-// settings, as `zkbench run --endpoints` builds it.
-func newBackend(kind backends.Kind, endpoints []string, f *runFlags) (backends.Backend, error) {
-	srv := f.servers()
-	srv.Endpoints = endpoints
-	return runner.NewBackend(kind, srv)
+	return err
 }
 
 func runClusterStatus(cmd *cobra.Command, backend, state string, timeout time.Duration, asJSON bool) error {
-	kind, err := parseKind(backend, true)
+	kind, err := runner.ParseBackend(backend, true)
 	if err != nil {
 		return err
 	}
 	if timeout <= 0 {
 		return errors.New("--timeout must be positive")
 	}
-	paths, err := saved.Paths(kind, state)
-	if err != nil {
+	reports, paths, err := saved.StatusAll(cmd.Context(), kind, state, timeout)
+	if paths == nil {
 		return err
-	}
-	reports := []saved.Report{}
-	var errs []error
-	for _, path := range paths {
-		if path, err = filepath.Abs(path); err != nil {
-			return err
-		}
-		s, err := saved.Load(path)
-		if errors.Is(err, saved.ErrNotSaved) {
-			continue
-		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		reports = append(reports, saved.Status(cmd.Context(), s, path, timeout))
 	}
 	out := cmd.OutOrStdout()
 	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(reports); err != nil {
-			return err
-		}
-		return errors.Join(errs...)
+		return errors.Join(enc.Encode(reports), err)
 	}
-	if len(reports) == 0 && len(errs) == 0 {
+	if len(reports) == 0 && err == nil {
 		fmt.Fprintf(out, "No cluster saved (looked for %s). Start one with `zkbench cluster up --backend zookeeper|etcd`.\n", strings.Join(paths, ", "))
 	}
 	for _, r := range reports {
-		printReport(out, r)
+		r.Write(out)
 	}
-	return errors.Join(errs...)
-}
-
-func printReport(w io.Writer, r saved.Report) {
-	fmt.Fprintf(w, "%s: %s, %s, started %s (state %s)\n",
-		r.Backend, r.Health, saved.Plural(len(r.Members), "member"), r.Started.Local().Format(time.DateTime), r.StateFile)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, m := range r.Members {
-		alive, check := "running", m.Role+" "+m.Version
-		switch {
-		case !m.Running:
-			alive, check = "not running", ""
-		case m.Error != "":
-			check = "no answer: " + m.Error
-		}
-		fmt.Fprintf(tw, "  %s\t%s\tpid %d\t%s\t%s\n", m.Name, m.Endpoint, m.PID, alive, check)
-	}
-	tw.Flush()
-	switch r.Health {
-	case "serving":
-		fmt.Fprintf(w, "  --endpoints %s\n", strings.Join(r.Endpoints, ","))
-	case "stale":
-		fmt.Fprintf(w, "  None of its processes runs any more: `%s` removes its files.\n", saved.DownHint(r.Backend, r.StateFile))
-	default:
-		for _, m := range r.Members {
-			if m.Error != "" {
-				fmt.Fprintf(w, "  %s's log: %s\n", m.Name, m.Log)
-			}
-		}
-	}
+	return err
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/cluster/saved"
 	zkcluster "github.com/zkbench/zkbench/cluster/zookeeper"
+	"github.com/zkbench/zkbench/runner"
 )
 
 // buildZkbench builds the zkbench binary into dir, so that cluster tests
@@ -220,7 +221,7 @@ func checkServes(t *testing.T, kind backends.Kind, endpoints []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	b, err := newBackend(kind, endpoints, &runFlags{})
+	b, err := runner.NewBackend(kind, runner.Servers{Endpoints: endpoints})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -29,23 +27,15 @@ fails when a table differs from its files. Tables: ` + strings.Join(docsgen.Name
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var stale []string
 			for _, f := range args {
-				raw, err := os.ReadFile(f)
-				if err != nil {
-					return err
-				}
-				out, names, err := docsgen.Rewrite(string(raw), runs)
-				if err != nil {
-					return fmt.Errorf("%s: %w", f, err)
-				}
+				names, changed, err := docsgen.RewriteFile(f, runs, check)
 				switch {
-				case bytes.Equal(raw, []byte(out)):
+				case err != nil:
+					return err
+				case !changed:
 					fmt.Fprintf(cmd.OutOrStdout(), "%s: %d tables, as published\n", f, len(names))
 				case check:
 					stale = append(stale, f)
 				default:
-					if err := os.WriteFile(f, []byte(out), 0o644); err != nil {
-						return err
-					}
 					fmt.Fprintf(cmd.OutOrStdout(), "%s: %d tables written (%s)\n", f, len(names), strings.Join(names, ", "))
 				}
 			}

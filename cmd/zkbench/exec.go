@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -66,7 +65,7 @@ with --endpoints) exec refuses too.`,
 }
 
 func runExec(cmd *cobra.Command, f *execFlags, args []string) error {
-	kind, err := parseKind(f.conn.backend, false)
+	kind, err := runner.ParseBackend(f.conn.backend, false)
 	if err != nil {
 		return err
 	}
@@ -86,44 +85,12 @@ func runExec(cmd *cobra.Command, f *execFlags, args []string) error {
 	f.conn.passwordFromEnv()
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c, err := runner.Connect(ctx, kind, f.conn.servers())
-	if err != nil {
-		return err
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		_ = c.Stop(sctx)
-	}()
-	logw := cmd.ErrOrStderr()
-	if len(f.conn.endpoints) == 0 {
-		var eps []string
-		for _, m := range c.Info.Members {
-			eps = append(eps, m.Endpoint)
-		}
-		fmt.Fprintf(logw, "zkbench exec: %s started at %s\n", kind, strings.Join(eps, ","))
-	}
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	s, err := c.Backend.NewSession(sctx)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("open a session: %w", err)
-	}
-	defer s.Close()
-	// The session's ID (etcd: its lease) names it on the servers, for an
-	// operator to find, and for the tests to expire it alone.
-	fmt.Fprintf(logw, "zkbench exec: %s session %#x\n", kind, s.ID())
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
-	e := executor.New(s, executor.Config{
+	return runner.Exec(ctx, kind, f.conn.servers(), executor.Config{
 		Node: node, File: file, Program: program,
-		Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Log: logw,
+		Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Log: cmd.ErrOrStderr(),
 		Grace: f.grace, Signals: sigs,
 	})
-	err = e.Run(ctx)
-	if errors.Is(err, executor.ErrSessionExpired) {
-		return fmt.Errorf("%w (%s session %#x)", err, kind, s.ID())
-	}
-	return err
 }

@@ -1,23 +1,20 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"maps"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	dockercluster "github.com/zkbench/zkbench/cluster/docker"
 	"github.com/zkbench/zkbench/kube"
-	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/runner"
 )
 
@@ -55,20 +52,6 @@ func defaultImage() string {
 	}
 	return strings.TrimSuffix(dockercluster.DefaultZkbenchImage, ":latest") + ":" + version
 }
-
-// kubeRefused are run flags a Job's pods cannot use, and why.
-var kubeRefused = map[string]string{
-	"cluster":     "a Job's pods cannot share servers started inside each pod (an embedded etcd, --cluster local or docker): run the cluster first and give its --endpoints",
-	"nodes":       "zkbench starts no servers in a Job: give the --endpoints of a running cluster",
-	"shard-index": "the Job gives each pod its index ($JOB_COMPLETION_INDEX): leave --shard-index out",
-	"server-pids": "the servers do not run in the shards' pods",
-	"password":    "a password in a manifest is readable by whoever reads the Job: keep it in a Secret and give --password-secret SECRET:KEY",
-	"digest":      "a ZooKeeper password in a manifest is readable by whoever reads the Job, and zkbench reads the digest from no Secret yet: run the Job against a ZooKeeper without digest authentication",
-}
-
-// kubeTLSFlags are the run flags that name files: inside the pods they
-// come from the --tls-secret volume.
-var kubeTLSFlags = []string{"cacert", "cert", "key"}
 
 func newKubeJobCmd() *cobra.Command {
 	run, f := newRunCmdFlags()
@@ -150,10 +133,9 @@ the nodes; ReadWriteOncePod is refused with more than one shard.`,
 
 func runKubeJob(cmd *cobra.Command, f *runFlags, k *kubeJobFlags) error {
 	fl := cmd.Flags()
-	for _, name := range slices.Sorted(maps.Keys(kubeRefused)) {
-		if fl.Changed(name) {
-			return fmt.Errorf("--%s: %s", name, kubeRefused[name])
-		}
+	value := func(name string) string { return fl.Lookup(name).Value.String() }
+	if err := kube.CheckRunFlags(fl.Changed, value, k.tlsSecret); err != nil {
+		return err
 	}
 	switch {
 	case !fl.Changed("shards") || f.shards < 1:
@@ -161,22 +143,10 @@ func runKubeJob(cmd *cobra.Command, f *runFlags, k *kubeJobFlags) error {
 	case len(f.endpoints) == 0:
 		return errors.New("--endpoints: a Job's pods reach a running cluster (an embedded etcd or --cluster local would start one per pod, and the shards must share one): give its client endpoints as the pods see them, e.g. zk-0.zk:2181 or etcd-0.etcd:2379")
 	}
-	for _, name := range kubeTLSFlags {
-		if !fl.Changed(name) {
-			continue
-		}
-		v := fl.Lookup(name).Value.String()
-		if k.tlsSecret == "" || !strings.HasPrefix(v, kube.TLSMount+"/") {
-			return fmt.Errorf("--%s %s: the file must be in the pods: put the TLS files in a Secret, give --tls-secret SECRET and --%s %s/FILE", name, v, name, kube.TLSMount)
-		}
-	}
 	if f.runID == "" {
 		f.runID = "k8s-" + time.Now().UTC().Format("20060102-150405")
 	}
-	name := k.name
-	if name == "" {
-		name = "zkbench-" + strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(f.runID))
-	}
+	name := cmp.Or(k.name, kube.DefaultName(f.runID))
 
 	// The run's flags, checked as each shard will check them (as shard 0,
 	// on the --endpoints); nothing is reached.
@@ -186,16 +156,16 @@ func runKubeJob(cmd *cobra.Command, f *runFlags, k *kubeJobFlags) error {
 		f.password = "from --password-secret" // only to check; never written
 	}
 	cfg, opts, err := f.config(fl)
+	var r *runner.Runner
 	if err == nil {
-		_, err = runner.New(cfg, opts...)
+		r, err = runner.New(cfg, opts...)
 	}
 	*f = saved
 	if err != nil {
 		return err
 	}
-	_, perShard := results.ShareOf(slices.Max(cfg.Clients), f.shards-1, f.shards)
-
-	res, err := kubeResources(k, perShard)
+	perShard := r.MaxShardClients()
+	res, err := kube.Resources(k.cpu, k.memory, perShard)
 	if err != nil {
 		return err
 	}
@@ -203,14 +173,13 @@ func runKubeJob(cmd *cobra.Command, f *runFlags, k *kubeJobFlags) error {
 	if err != nil {
 		return fmt.Errorf("--storage-size %q: %v", k.storageSize, err)
 	}
-	pull := corev1.PullPolicy(k.pullPolicy)
-	if !slices.Contains([]corev1.PullPolicy{corev1.PullIfNotPresent, corev1.PullAlways, corev1.PullNever}, pull) {
-		return fmt.Errorf("--pull-policy %q: want IfNotPresent, Always or Never", k.pullPolicy)
+	pull, err := kube.PullPolicy(k.pullPolicy)
+	if err != nil {
+		return err
 	}
-	mode := corev1.PersistentVolumeAccessMode(k.accessMod) // kube.Spec.Check refuses a bad one
 	deadline := k.deadline
 	if deadline == 0 {
-		deadline = kubeDeadline(cfg, f.shardTimeout)
+		deadline = kube.Deadline(r.CaseBounds(), f.shardTimeout)
 	}
 	// Every shard is given the run flags the user set, but those the
 	// manifests set for it, and none of kube job's own.
@@ -218,14 +187,14 @@ func runKubeJob(cmd *cobra.Command, f *runFlags, k *kubeJobFlags) error {
 	for name := range k.own {
 		skip[name] = true
 	}
-	spec := kube.Spec{
+	m, err := kube.Build(kube.Spec{
 		Name: name, Namespace: k.namespace, Image: k.image, PullPolicy: pull,
 		Shards: f.shards, RunID: f.runID, RunFlags: givenFlags(fl, skip), NoPlots: f.noPlots,
-		Claim: k.claim, StorageSize: size, StorageClass: k.storageClass, AccessMode: mode,
-		Resources: res, Deadline: deadline,
+		Claim: k.claim, StorageSize: size, StorageClass: k.storageClass,
+		AccessMode: corev1.PersistentVolumeAccessMode(k.accessMod), // kube.Spec.Check refuses a bad one
+		Resources:  res, Deadline: deadline,
 		PasswordSecret: k.passwordSecret, TLSSecret: k.tlsSecret, FetchImage: k.fetchImage,
-	}
-	m, err := kube.Build(spec)
+	})
 	if err != nil {
 		return err
 	}
@@ -240,55 +209,6 @@ func runKubeJob(cmd *cobra.Command, f *runFlags, k *kubeJobFlags) error {
 	for _, p := range paths {
 		fmt.Fprintf(out, "  %s\n", p)
 	}
-	ns := ""
-	if k.namespace != "" {
-		ns = " -n " + k.namespace
-	}
-	fmt.Fprintf(out, "\nthen (docs/kubernetes.md):\n")
-	fmt.Fprintf(out, "  kubectl%s apply -f %s", ns, paths[0])
-	for _, p := range paths[1 : len(paths)-2] {
-		fmt.Fprintf(out, " -f %s", p)
-	}
-	fmt.Fprintf(out, "\n  # until the shards' Job is Complete or Failed (at most its deadline, %v):\n", deadline)
-	fmt.Fprintf(out, "  %s\n", kube.WaitCommand(k.namespace, name, 10))
-	fmt.Fprintf(out, "  # Failed: why, which shards, and their logs (I: each failed index):\n")
-	fmt.Fprintf(out, "  kubectl%s get job/%s -o 'jsonpath={.status.conditions[?(@.type==\"Failed\")].reason}: failed shards {.status.failedIndexes}{\"\\n\"}'\n", ns, name)
-	fmt.Fprintf(out, "  kubectl%s logs -l %s=%s,%s=I\n", ns, batchv1.JobNameLabel, name, batchv1.JobCompletionIndexAnnotation)
-	fmt.Fprintf(out, "  # then merge (after Failed too: it merges the cases every shard finished, or names a shard with no file):\n")
-	fmt.Fprintf(out, "  kubectl%s apply -f %s && %s && kubectl%s logs job/%s\n",
-		ns, paths[len(paths)-2], kube.WaitCommand(k.namespace, spec.MergeName(), 5), ns, spec.MergeName())
-	fmt.Fprintf(out, "  kubectl%s apply -f %s && kubectl%s wait --for=condition=ready --timeout=5m pod/%s && kubectl%s cp %s:%s/%s results/%s\n",
-		ns, paths[len(paths)-1], ns, spec.FetchName(), ns, spec.FetchName(), spec.MergeOutput(), f.runID, f.runID)
-	fmt.Fprintf(out, "  kubectl%s delete -f %s\n", ns, dir)
+	m.Spec.WriteNextSteps(out, paths, dir, filepath.Join(runner.DefaultOutput, f.runID))
 	return nil
-}
-
-// kubeResources are each shard's requests. The memory default follows
-// docs/results.md's measured resident memory per ZooKeeper client at
-// 10,000 clients (239 KB), doubled, over a base for the process.
-func kubeResources(k *kubeJobFlags, perShard int) (corev1.ResourceRequirements, error) {
-	cpu, err := resource.ParseQuantity(k.cpu)
-	if err != nil {
-		return corev1.ResourceRequirements{}, fmt.Errorf("--cpu %q: %v (e.g. 1 or 500m)", k.cpu, err)
-	}
-	var mem resource.Quantity
-	if k.memory == "auto" {
-		mem = *resource.NewQuantity(256<<20+int64(perShard)*512<<10, resource.BinarySI)
-	} else if mem, err = resource.ParseQuantity(k.memory); err != nil {
-		return corev1.ResourceRequirements{}, fmt.Errorf("--memory %q: %v (e.g. 512Mi, or auto)", k.memory, err)
-	}
-	return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: mem}}, nil
-}
-
-// kubeDeadline bounds a sharded run's Job: per case its warm-up, duration,
-// both shard barriers' bounds and a minute to open and close sessions,
-// plus 10 minutes to schedule the pods and pull the image.
-func kubeDeadline(cfg runner.Config, shardTimeout time.Duration) time.Duration {
-	warmup := cfg.Warmup
-	if warmup == runner.Auto {
-		warmup = runner.AutoWarmup(slices.Max(cfg.Clients))
-	}
-	cases := len(cfg.Variants) * len(cfg.Clients) * cfg.Repeat
-	perCase := warmup + cfg.Duration + 2*shardTimeout + time.Minute
-	return 10*time.Minute + time.Duration(cases)*perCase
 }

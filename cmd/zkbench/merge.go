@@ -3,12 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/runner"
 )
 
 func newMergeCmd() *cobra.Command {
@@ -45,7 +45,7 @@ a command line as short for 10,000 shards as for 2 (the Kubernetes merge Job
 runs it, docs/kubernetes.md).
 
 It prints the merged run's summary as zkbench run does (--wide, --format).`,
-		Example: `  zkbench merge shard-*/lock-2k/results.json -o results
+		Example: `  zkbench merge shard-*/lock-2k/results.json -o runs
   zkbench merge runs/lock-2k/shards/*/lock-2k -o merged
   zkbench merge --shards-dir runs/lock-2k/shards --shards 8 -o merged
   zkbench merge --shards-dir runs/lock-2k/shards --shards 8 -o merged --format json > summary.json`,
@@ -77,12 +77,8 @@ It prints the merged run's summary as zkbench run does (--wide, --format).`,
 			if err != nil {
 				return err
 			}
-			dir := filepath.Join(out, run.ID)
-			if err := results.CheckWritable(dir); err != nil {
-				return fmt.Errorf("-o %s: %w", out, err)
-			}
-			path := filepath.Join(dir, results.FileName)
-			if err := results.WriteFile(path, run); err != nil {
+			dir, path, err := results.WriteRunDir(out, run)
+			if err != nil {
 				return err
 			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -104,7 +100,7 @@ It prints the merged run's summary as zkbench run does (--wide, --format).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&out, "output", "o", "runs", "folder for the merged results; writes <output>/<run-id>/results.json")
+	fl.StringVarP(&out, "output", "o", runner.DefaultOutput, "folder for the merged results; writes <output>/<run-id>/results.json"+runner.OutputHelp)
 	fl.BoolVar(&noPlots, "no-plots", false, "do not draw plots")
 	fl.StringVar(&shardsDir, "shards-dir", "", "read shard I from DIR/I (its --output folder), I from 0 to --shards - 1, instead of files given by name")
 	fl.IntVar(&shards, "shards", 0, "with --shards-dir: the run's shard count")

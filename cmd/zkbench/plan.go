@@ -2,10 +2,8 @@ package main
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -95,7 +93,7 @@ wait p50 and p99, acquisitions per second and server load, with the errors.`,
 	fl.BoolVar(&f.validate, "validate", false, "run the predicted point and print predicted against measured")
 	fl.DurationVar(&f.duration, "duration", 15*time.Second, "with --validate: measured time of the run")
 	fl.DurationVar(&f.warmup, "warmup", 2*time.Second, "with --validate: unrecorded warm-up of the run")
-	fl.StringVarP(&f.output, "output", "o", "runs", "with --validate: folder for the run's results")
+	fl.StringVarP(&f.output, "output", "o", runner.DefaultOutput, "with --validate: folder for the run's results"+runner.OutputHelp)
 	fl.StringVar(&f.runID, "run-id", "", "with --validate: run id (default: plan-<variant>-<clients>-<time>)")
 	fl.StringVar(&f.cluster, "cluster", "", "with --validate: servers to start (embedded, local, docker); default: the basis run's")
 	fl.StringSliceVar(&f.endpoints, "endpoints", nil, "with --validate: servers of a running cluster instead")
@@ -103,23 +101,6 @@ wait p50 and p99, acquisitions per second and server load, with the errors.`,
 	fl.StringVar(&f.serviceFrom, "service-from", "", "draw every acquire's service from the handoffs of this run (a results file or run folder; open loop allowed) instead of the sweep's: a run at the workload's own duty cycle")
 	fl.StringVar(&f.against, "against", "", "print predicted against measured for a run already made (a results file or run folder) instead of running one")
 	return cmd
-}
-
-// parseTarget reads "p99=50ms".
-func parseTarget(s string) (float64, time.Duration, error) {
-	q, bound, ok := strings.Cut(strings.TrimSpace(s), "=")
-	if !ok || !strings.HasPrefix(q, "p") {
-		return 0, 0, fmt.Errorf("--target %q: write pQ=BOUND, e.g. p99=50ms", s)
-	}
-	pq, err := strconv.ParseFloat(strings.TrimPrefix(q, "p"), 64)
-	if err != nil || pq <= 0 || pq >= 100 {
-		return 0, 0, fmt.Errorf("--target %q: the percentile must be a number between 0 and 100, e.g. p99=50ms", s)
-	}
-	d, err := time.ParseDuration(bound)
-	if err != nil || d <= 0 {
-		return 0, 0, fmt.Errorf("--target %q: the bound must be a positive duration, e.g. p99=50ms", s)
-	}
-	return pq, d, nil
 }
 
 func runPlan(cmd *cobra.Command, f *planFlags, args []string) error {
@@ -142,7 +123,7 @@ func runPlan(cmd *cobra.Command, f *planFlags, args []string) error {
 			}
 		}
 	}
-	q, bound, err := parseTarget(f.target)
+	q, bound, err := analysis.ParseTarget(f.target)
 	if err != nil {
 		return err
 	}
@@ -182,71 +163,27 @@ func runPlan(cmd *cobra.Command, f *planFlags, args []string) error {
 			return err
 		}
 	}
-	out := cmd.OutOrStdout()
-	if f.asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			*analysis.PlanAnswer
-			Validation *analysis.Validation `json:"validation,omitempty"`
-		}{ans, val})
-	}
-	if err := ans.Write(out); err != nil {
-		return err
-	}
-	if val != nil {
-		fmt.Fprintln(out)
-		return val.Write(out)
-	}
-	return nil
+	return analysis.WritePlan(cmd.OutOrStdout(), ans, val, f.asJSON)
 }
 
 // validateRun runs the predicted point in this process, on the servers
 // the flags name (or the kind the basis run started), and returns its
 // results.
 func validateRun(cmd *cobra.Command, f *planFlags, p *analysis.Prediction, runs []*results.Run) (*results.Run, error) {
-	id := f.runID
-	if id == "" {
-		id = fmt.Sprintf("plan-%s-%d-%s", p.Variant, p.Workload.Clients, time.Now().UTC().Format("20060102-150405"))
-	}
-	spec := runner.Spec{Config: runner.Config{
-		Backend: p.Backend, Workload: p.Workload.Workload, Variants: []string{p.Variant}, Clients: []int{p.Workload.Clients},
-		Repeat: 1, Duration: f.duration, Warmup: f.warmup, Hold: p.Workload.Hold,
-		Servers: runner.Servers{Nodes: 1, SessionTimeout: runner.Auto, LeaseTTL: runner.Auto, PreflightTimeout: 10 * time.Second},
-	}, RunID: id, Output: f.output, RequireQuiet: f.requireQuiet}
-	if p.Workload.Every > 0 {
-		spec.Config.Rate = p.Workload.Rate()
-	} else {
-		spec.Config.Think = p.Workload.Think
-	}
-	srv := &spec.Config.Servers
-	switch {
-	case len(f.endpoints) > 0:
-		srv.Endpoints = f.endpoints
-	case f.cluster != "":
-		srv.Mode = runner.ClusterMode(f.cluster)
-	default:
-		mode := ""
-		for _, r := range runs {
-			if r.ID == p.Basis.Run {
-				mode = r.ClusterMode
-			}
-		}
-		switch m := runner.ClusterMode(mode); m {
-		case runner.Embedded, runner.Local, runner.Docker:
-			srv.Mode = m
-		default:
-			return nil, fmt.Errorf("--validate: the basis run %s ran on a %q cluster zkbench cannot start again: give --endpoints or --cluster", p.Basis.Run, mode)
-		}
+	point := runner.PlanPoint{Duration: f.duration, Warmup: f.warmup, Output: f.output, RunID: f.runID,
+		Mode: runner.ClusterMode(f.cluster), Endpoints: f.endpoints, RequireQuiet: f.requireQuiet}
+	spec, err := point.Spec(p, runs)
+	if err != nil {
+		return nil, err
 	}
 	stderr := cmd.ErrOrStderr()
 	fmt.Fprintf(stderr, "validating: %s %s at %d clients on %s (%s), run %s\n", p.Workload.Workload, p.Variant, p.Workload.Clients,
-		p.Backend, cmp.Or(string(srv.Mode), "remote"), id)
-	r, err := runner.NewFromSpec(spec, runner.WithProgress(stderr, isTerminal(stderr)), runner.WithCommand("zkbench "+version, os.Args))
+		p.Backend, cmp.Or(string(spec.Config.Servers.Mode), "remote"), spec.RunID)
+	r, err := runner.NewFromSpec(spec, runner.WithProgress(stderr, runner.IsTerminal(stderr)), runner.WithCommand("zkbench "+version, os.Args))
 	if err != nil {
 		return nil, fmt.Errorf("--validate run: %w", err)
 	}
-	ctx, stop := interruptible(cmd.Context(), stderr)
+	ctx, stop := runner.Interruptible(cmd.Context(), stderr)
 	defer stop()
 	run, err := r.Run(ctx)
 	if err != nil {

@@ -1,17 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,8 +15,6 @@ import (
 	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/backends"
 	etcdbackend "github.com/zkbench/zkbench/backends/etcd"
-	dockercluster "github.com/zkbench/zkbench/cluster/docker"
-	"github.com/zkbench/zkbench/faults/schedule"
 	"github.com/zkbench/zkbench/plots"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/runner"
@@ -133,14 +126,14 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.backend, "backend", "etcd", "coordination service: etcd or zookeeper")
 	fl.StringVar(&f.workload, "workload", "lock", "workload: "+strings.Join(workloads.Names(), ", "))
-	fl.StringVar(&f.variants, "variants", "", "comma-separated variants (default: the workload's own; "+variantsHelp()+")")
+	fl.StringVar(&f.variants, "variants", "", "comma-separated variants (default: the workload's own; "+runner.VariantsUsage()+")")
 	fl.StringVar(&f.clients, "clients", "10,25,50", "comma-separated client counts, one case each (queue: the consumers)")
 	fl.DurationVar(&f.duration, "duration", 5*time.Second, "measured time per case (after the warm-up)")
 	fl.Int64Var(&f.ops, "ops", 0, "stop a case after this many measured operations (0: duration only)")
 	f.warmup = runner.Auto
-	fl.Var((*autoDuration)(&f.warmup), "warmup", "unrecorded warm-up per case; auto: 500ms, or 1ms per client of the largest case when longer")
+	fl.Var((*runner.AutoDuration)(&f.warmup), "warmup", "unrecorded warm-up per case; auto: 500ms, or 1ms per client of the largest case when longer")
 	f.hold = runner.Auto
-	fl.Var((*autoDuration)(&f.hold), "hold", fmt.Sprintf("time each client holds the lock (queue: each consumer works on an item before its Ack); "+
+	fl.Var((*runner.AutoDuration)(&f.hold), "hold", fmt.Sprintf("time each client holds the lock (queue: each consumer works on an item before its Ack); "+
 		"auto: %v for the lock workload in a closed loop, else 0", workloads.DefaultLockHold))
 	fl.DurationVar(&f.think, "think", 0, "closed loop: pause between a release and the next acquire")
 	fl.Float64Var(&f.rate, "rate", 0, "open loop: operations per second over all clients (0: closed loop; queue: items its producers put per second, default 100; config: updates per second, default 10)")
@@ -149,10 +142,10 @@ workload, backend or servers would not read are refused, not ignored.`,
 	fl.StringVar(&f.cluster, "cluster", "", "servers to start when no --endpoints: embedded (etcd only, the default for etcd), local or docker")
 	fl.IntVar(&f.nodes, "nodes", 1, "servers to start with --cluster local or docker: 1 or 3")
 	f.sessionTimeout, f.leaseTTL = runner.Auto, runner.Auto
-	fl.Var((*autoDuration)(&f.sessionTimeout), "session-timeout", "ZooKeeper session timeout; auto: 4s, or 3ms per client of the largest case when longer (at most 30s)")
-	fl.Var((*autoDuration)(&f.leaseTTL), "lease-ttl", "etcd session lease TTL (at least 2s); auto: 5s, or 3ms per client of the largest case when longer (at most 30s)")
+	fl.Var((*runner.AutoDuration)(&f.sessionTimeout), "session-timeout", "ZooKeeper session timeout; auto: 4s, or 3ms per client of the largest case when longer (at most 30s)")
+	fl.Var((*runner.AutoDuration)(&f.leaseTTL), "lease-ttl", "etcd session lease TTL (at least 2s); auto: 5s, or 3ms per client of the largest case when longer (at most 30s)")
 	fl.IntVar(&f.conns, "conns", 0, "share K connections among all sessions (hides the herd; 0: one per client)")
-	fl.StringVarP(&f.output, "output", "o", "runs", "folder for results; each run writes <output>/<run-id>/")
+	fl.StringVarP(&f.output, "output", "o", runner.DefaultOutput, "folder for results; each run writes <output>/<run-id>/"+runner.OutputHelp)
 	fl.StringVar(&f.runID, "run-id", "", "run id (default: time-based); names the namespace and the results folder")
 	fl.BoolVar(&f.noPlots, "no-plots", false, "do not draw plots")
 	fl.BoolVar(&f.calibrate, "calibrate", false, "measure the server's raw capacity before the sweep")
@@ -189,12 +182,12 @@ func (f *runFlags) runSpec(fl *pflag.FlagSet) (runner.Spec, error) {
 	if err := checkFlagsRead(fl, f, &wspec); err != nil {
 		return runner.Spec{}, err
 	}
-	clients, err := parseClients(f.clients)
+	clients, err := runner.ParseClients(f.clients)
 	if err != nil {
 		return runner.Spec{}, err
 	}
 	cfg := runner.Config{
-		Backend: backends.Kind(f.backend), Workload: f.workload, Variants: splitList(f.variants), Clients: clients,
+		Backend: backends.Kind(f.backend), Workload: f.workload, Variants: runner.SplitList(f.variants), Clients: clients,
 		Repeat: f.repeat, Duration: f.duration, Ops: f.ops, Warmup: f.warmup,
 		Rate: f.rate, Hold: f.hold, Think: f.think,
 		Servers: f.servers(),
@@ -205,19 +198,15 @@ func (f *runFlags) runSpec(fl *pflag.FlagSet) (runner.Spec, error) {
 	if cfg.Params, err = f.recipe.params(fl, wspec, cfg.Variants); err != nil {
 		return runner.Spec{}, err
 	}
-	fs, err := parseFaults(f.faults)
-	if err != nil {
-		return runner.Spec{}, err
-	}
 	s := runner.Spec{Config: cfg, RunID: f.runID, Output: f.output, Calibrate: f.calibrate, RequireQuiet: f.requireQuiet}
-	for _, fault := range fs {
-		s.Faults = append(s.Faults, fault.String())
+	if s.Faults, err = runner.ParseFaults(f.faults); err != nil {
+		return runner.Spec{}, err
 	}
 	if f.recipe.preset != "" {
 		s.Preset, s.Scale = f.recipe.preset, f.recipe.scale
 	}
 	if f.serverPIDs != "" {
-		if s.ServerPIDs, err = parsePIDs(f.serverPIDs); err != nil {
+		if s.ServerPIDs, err = runner.ParsePIDs(f.serverPIDs); err != nil {
 			return runner.Spec{}, err
 		}
 	}
@@ -257,20 +246,10 @@ func (f *runFlags) specFromFile(cmd *cobra.Command) (runner.Spec, error) {
 	if len(bad) > 0 {
 		return runner.Spec{}, fmt.Errorf("%s: the run is described by --spec %s; change it there", strings.Join(bad, ", "), f.spec)
 	}
-	in := cmd.InOrStdin()
-	if f.spec != "-" {
-		file, err := os.Open(f.spec)
-		if err != nil {
-			return runner.Spec{}, fmt.Errorf("--spec: %w", err)
-		}
-		defer file.Close()
-		in = file
-	}
-	s, err := runner.ReadSpec(in)
+	s, err := runner.ReadSpecFile(f.spec, cmd.InOrStdin(), f.password, f.digest)
 	if err != nil {
-		return runner.Spec{}, fmt.Errorf("--spec %s: %w", f.spec, err)
+		return runner.Spec{}, err
 	}
-	s.Config.Servers.Password, s.Config.Servers.Digest = f.password, f.digest
 	if fl.Changed("output") {
 		s.Output = f.output
 	}
@@ -300,51 +279,6 @@ func (f *runFlags) servers() runner.Servers {
 	}
 }
 
-func parseClients(s string) ([]int, error) {
-	var out []int
-	for _, part := range splitList(s) {
-		n, err := strconv.Atoi(part)
-		if err != nil {
-			return nil, fmt.Errorf("--clients: %q is not a whole number", part)
-		}
-		if n < 1 {
-			return nil, fmt.Errorf("--clients: %d: every case needs at least 1 client", n)
-		}
-		if n > runner.MaxClients {
-			return nil, fmt.Errorf("--clients: %d is more than zkbench runs from one machine (at most %d)", n, runner.MaxClients)
-		}
-		if !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("--clients: give at least one client count, e.g. 10,100,1000")
-	}
-	return out, nil
-}
-
-// parseFaults parses the --fault flags.
-func parseFaults(specs []string) ([]schedule.Fault, error) {
-	if len(specs) == 0 {
-		return nil, nil
-	}
-	fs, err := schedule.ParseAll(specs)
-	if err != nil {
-		return nil, fmt.Errorf("--fault: %w\n(grammar: ACTION[:ARG]@AT[+FOR]; see zkbench run --help)", err)
-	}
-	return fs, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // runRun is `zkbench run`: it runs the sweep, then prints the summary
 // table and draws the plots.
 func runRun(cmd *cobra.Command, f *runFlags) error {
@@ -363,17 +297,17 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 		return err
 	}
 	stderr, stdout := cmd.ErrOrStderr(), cmd.OutOrStdout()
-	opts := []runner.Option{runner.WithProgress(stderr, isTerminal(stderr)),
+	opts := []runner.Option{runner.WithProgress(stderr, runner.IsTerminal(stderr)),
 		runner.WithCommand("zkbench "+version, os.Args), runner.WithWorkerEnv(lockWorkerEnv...),
 		runner.WithDockerLeftovers()}
 	if f.shards > 0 && spec.Shard == nil {
-		opts = append(opts, runner.WithLocalShards(f.shards, f.shardTimeout, shardCommand))
+		opts = append(opts, runner.WithLocalShards(f.shards, f.shardTimeout, runner.SelfShardCommand))
 	}
 	r, err := runner.NewFromSpec(spec, opts...)
 	if err != nil {
 		return err
 	}
-	ctx, stop := interruptible(cmd.Context(), stderr)
+	ctx, stop := runner.Interruptible(cmd.Context(), stderr)
 	defer stop()
 	run, runErr := r.Run(ctx)
 	if run == nil {
@@ -396,41 +330,10 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 	if !f.noPlots {
 		drawPlots(others, stderr, run, r.Dir(), r.Path())
 	}
-	if next := nextHint(run); next != "" {
+	if next := runner.NextHint(run); next != "" {
 		fmt.Fprintln(others, next)
 	}
 	return runErr
-}
-
-// nextHint says what to run for larger numbers than run's: servers of
-// their own when the embedded one shared the clients' process, other
-// machines for the clients when cases were client-bound, a quiet machine
-// when other processes loaded it; "" for a run of none of these kinds.
-func nextHint(run *results.Run) string {
-	bound, loaded := 0, 0
-	for _, r := range run.Results {
-		if r.ClientBound != nil {
-			bound++
-		}
-		if r.Loaded != nil {
-			loaded++
-		}
-	}
-	switch {
-	case bound > 0:
-		return fmt.Sprintf("next: %d of %d cases were client-bound (this machine, not the servers, was the limit): "+
-			"give the servers machines of their own (--endpoints) and split the clients over several "+
-			"(--shards, zkbench kube job; docs/sharding.md)", bound, len(run.Results))
-	case loaded > 0:
-		return fmt.Sprintf("next: %d of %d cases ran on a loaded machine (other processes took its CPUs; each case's note "+
-			"says how much): run again when the machine is quiet, or give zkbench a machine of its own", loaded, len(run.Results))
-	case run.ClusterMode == string(runner.Embedded):
-		return "next: the embedded etcd shares this process and its cores with the clients; for larger numbers " +
-			"(--clients 10,100,1000, --hold 0) give the servers machines of their own (--endpoints), or start them " +
-			"here as processes or containers (--cluster local or docker, --nodes 3; --backend zookeeper), where they " +
-			"still share this machine's cores"
-	}
-	return ""
 }
 
 // plotFormats are the formats a run draws its plots in; hgrm exports its
@@ -449,100 +352,4 @@ func drawPlots(stdout, stderr io.Writer, run *results.Run, dir, path string) {
 	default:
 		fmt.Fprintf(stdout, "plots: %d files in %s\n", len(paths), dir)
 	}
-}
-
-// autoDuration is a duration flag that also takes "auto" (runner.Auto):
-// the run chooses the value (from its client counts, or its workload).
-type autoDuration time.Duration
-
-func (d *autoDuration) String() string {
-	if time.Duration(*d) == runner.Auto {
-		return "auto"
-	}
-	return time.Duration(*d).String()
-}
-
-func (d *autoDuration) Set(s string) error {
-	if s == "auto" {
-		*d = autoDuration(runner.Auto)
-		return nil
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return errors.New(`want a duration such as 500ms or 10s, or "auto"`)
-	}
-	if v < 0 {
-		return errors.New("must not be negative")
-	}
-	*d = autoDuration(v)
-	return nil
-}
-
-func (d *autoDuration) Type() string { return "duration|auto" }
-
-// isTerminal reports whether w is a terminal (a character device).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// interruptible returns a context cancelled by the first SIGINT or SIGTERM;
-// a second one exits the process at once (the results file written after
-// the last finished case stays valid: every write is atomic).
-func interruptible(parent context.Context, stderr interface{ Write([]byte) (int, error) }) (context.Context, func()) {
-	if parent == nil {
-		parent = context.Background()
-	}
-	ctx, cancel := context.WithCancel(parent)
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-sigs:
-		case <-done:
-			return
-		}
-		fmt.Fprintln(stderr, "\nzkbench: interrupted: stopping the case, releasing locks and writing results (Ctrl-C again to exit at once)")
-		cancel()
-		select {
-		case <-sigs:
-			fmt.Fprintln(stderr, "zkbench: interrupted twice: exiting now; the results file holds every case that finished")
-			// Containers do not die with zkbench as its processes do.
-			sctx, scancel := context.WithTimeout(context.Background(), 15*time.Second)
-			_ = dockercluster.StopAll(sctx)
-			scancel()
-			os.Exit(130)
-		case <-done:
-		}
-	}()
-	return ctx, func() {
-		signal.Stop(sigs)
-		close(done)
-		cancel()
-	}
-}
-
-// variantsHelp lists every workload's variants, its defaults first when
-// they are not all of them: "lock: naive, fair (also naive-children,
-// native); ...".
-func variantsHelp() string {
-	var parts []string
-	for _, s := range workloads.Specs() {
-		var all []string
-		for _, v := range s.Variants {
-			all = append(all, v.Name)
-		}
-		if s.Defaults == nil {
-			parts = append(parts, s.Name+": "+strings.Join(all, ", "))
-			continue
-		}
-		rest := slices.DeleteFunc(slices.Clone(all), func(n string) bool { return slices.Contains(s.Defaults, n) })
-		parts = append(parts, fmt.Sprintf("%s: %s (also %s)", s.Name, strings.Join(s.Defaults, ", "), strings.Join(rest, ", ")))
-	}
-	return strings.Join(parts, "; ")
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -19,19 +18,9 @@ type summaryFlags struct {
 	wide   bool
 }
 
-// formatNames are the summary formats for help texts: "text, csv, json or
-// markdown".
-func formatNames() string {
-	var names []string
-	for _, f := range analysis.SummaryFormats() {
-		names = append(names, string(f))
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
-
 func (s *summaryFlags) add(fl *pflag.FlagSet) {
 	s.format = analysis.SummaryText
-	fl.Var((*formatFlag)(&s.format), "format", "summary format: "+formatNames()+
+	fl.Var(&s.format, "format", "summary format: "+analysis.SummaryFormatNames()+
 		" (text fits 120 columns; csv, json and markdown hold every column)")
 	fl.BoolVar(&s.wide, "wide", false, "text: print every column of the summary table, not only those that fit 120 columns")
 }
@@ -61,20 +50,6 @@ func (s *summaryFlags) moreColumns(dir string) string {
 		return ""
 	}
 	return fmt.Sprintf("every column: zkbench summary --wide %s (or --format csv|json|markdown)", dir)
-}
-
-// formatFlag is --format: a summary format, refused when unknown.
-type formatFlag analysis.SummaryFormat
-
-func (f *formatFlag) String() string { return string(*f) }
-func (f *formatFlag) Type() string   { return "format" }
-func (f *formatFlag) Set(s string) error {
-	v, err := analysis.ParseSummaryFormat(s)
-	if err != nil {
-		return err
-	}
-	*f = formatFlag(v)
-	return nil
 }
 
 func newSummaryCmd() *cobra.Command {

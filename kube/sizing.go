@@ -1,0 +1,105 @@
+package kube
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// RefusedRunFlags are the run flags a Job's pods cannot use, and why.
+var RefusedRunFlags = map[string]string{
+	"cluster":     "a Job's pods cannot share servers started inside each pod (an embedded etcd, --cluster local or docker): run the cluster first and give its --endpoints",
+	"nodes":       "zkbench starts no servers in a Job: give the --endpoints of a running cluster",
+	"shard-index": "the Job gives each pod its index ($JOB_COMPLETION_INDEX): leave --shard-index out",
+	"server-pids": "the servers do not run in the shards' pods",
+	"password":    "a password in a manifest is readable by whoever reads the Job: keep it in a Secret and give --password-secret SECRET:KEY",
+	"digest":      "a ZooKeeper password in a manifest is readable by whoever reads the Job, and zkbench reads the digest from no Secret yet: run the Job against a ZooKeeper without digest authentication",
+}
+
+// TLSFileFlags are the run flags that name files: inside the pods they
+// come from the Spec.TLSSecret volume, mounted at TLSMount.
+var TLSFileFlags = []string{"cacert", "cert", "key"}
+
+// CheckRunFlags refuses the run flags a Job's pods cannot use: changed
+// says whether the user set a flag, value is its value, tlsSecret the
+// Secret of the TLS files ("": none).
+func CheckRunFlags(changed func(name string) bool, value func(name string) string, tlsSecret string) error {
+	for _, name := range slices.Sorted(maps.Keys(RefusedRunFlags)) {
+		if changed(name) {
+			return fmt.Errorf("--%s: %s", name, RefusedRunFlags[name])
+		}
+	}
+	for _, name := range TLSFileFlags {
+		if !changed(name) {
+			continue
+		}
+		v := value(name)
+		if tlsSecret == "" || !strings.HasPrefix(v, TLSMount+"/") {
+			return fmt.Errorf("--%s %s: the file must be in the pods: put the TLS files in a Secret, give --tls-secret SECRET and --%s %s/FILE", name, v, name, TLSMount)
+		}
+	}
+	return nil
+}
+
+// DefaultName is a Job's name for a run: zkbench-<run-id>, lower case,
+// with dots and underscores as dashes.
+func DefaultName(runID string) string {
+	return "zkbench-" + strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(runID))
+}
+
+// AutoMemory is the memory a shard's pod requests for perShard clients:
+// docs/results.md's measured resident memory per ZooKeeper client at
+// 10,000 clients (239 KB), doubled, over a base for the process.
+func AutoMemory(perShard int) resource.Quantity {
+	return *resource.NewQuantity(256<<20+int64(perShard)*512<<10, resource.BinarySI)
+}
+
+// Resources are each shard's requests from --cpu and --memory ("auto":
+// AutoMemory of perShard clients).
+func Resources(cpu, memory string, perShard int) (corev1.ResourceRequirements, error) {
+	c, err := resource.ParseQuantity(cpu)
+	if err != nil {
+		return corev1.ResourceRequirements{}, fmt.Errorf("--cpu %q: %v (e.g. 1 or 500m)", cpu, err)
+	}
+	m := AutoMemory(perShard)
+	if memory != "auto" {
+		if m, err = resource.ParseQuantity(memory); err != nil {
+			return corev1.ResourceRequirements{}, fmt.Errorf("--memory %q: %v (e.g. 512Mi, or auto)", memory, err)
+		}
+	}
+	return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: c, corev1.ResourceMemory: m}}, nil
+}
+
+// ScheduleTime is what Deadline allows for scheduling the pods and
+// pulling the image; CaseOverhead what it allows each case to open and
+// close its sessions.
+const (
+	ScheduleTime = 10 * time.Minute
+	CaseOverhead = time.Minute
+)
+
+// Deadline bounds a sharded run's Job (activeDeadlineSeconds): per case
+// its bound (warm-up and duration, one a case of the run's case list),
+// both shard barriers' bounds (shardTimeout each) and CaseOverhead, plus
+// ScheduleTime.
+func Deadline(caseBounds []time.Duration, shardTimeout time.Duration) time.Duration {
+	d := ScheduleTime
+	for _, b := range caseBounds {
+		d += b + 2*shardTimeout + CaseOverhead
+	}
+	return d
+}
+
+// PullPolicy checks --pull-policy.
+func PullPolicy(s string) (corev1.PullPolicy, error) {
+	p := corev1.PullPolicy(s)
+	if !slices.Contains([]corev1.PullPolicy{corev1.PullIfNotPresent, corev1.PullAlways, corev1.PullNever}, p) {
+		return "", fmt.Errorf("--pull-policy %q: want IfNotPresent, Always or Never", s)
+	}
+	return p, nil
+}

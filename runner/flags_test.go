@@ -1,0 +1,99 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/workloads"
+)
+
+// TestCheckFlagsRead: a flag the run would not read is refused, naming
+// it and who reads it; the flags it reads pass. (cmd/zkbench's run tests
+// give the same refusals on the command line.)
+func TestCheckFlagsRead(t *testing.T) {
+	lock, err := workloads.Lookup("lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	barrier, err := workloads.Lookup("barrier")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		given FlagsGiven
+		spec  *workloads.Spec
+		want  string // "": accepted
+	}{
+		{"lock reads hold", FlagsGiven{Changed: []string{"hold", "think"}, Backend: "etcd"}, &lock, ""},
+		{"other backend", FlagsGiven{Changed: []string{"lease-ttl"}, Backend: "zookeeper"}, &lock, "--lease-ttl: only etcd reads it"},
+		{"knob", FlagsGiven{Changed: []string{"think"}, Backend: "etcd"}, &barrier, "--think: the barrier workload does not read it (only the"},
+		{"preset on a lock", FlagsGiven{Changed: []string{"preset"}, Backend: "etcd", Preset: workloads.PresetPaperBarrier}, &lock, "--preset: the lock workload does not read it (only the barrier workload does)"},
+		{"scale alone", FlagsGiven{Changed: []string{"scale"}, Backend: "etcd"}, &barrier, "--scale: it scales a --preset's grid"},
+		{"clients with a preset", FlagsGiven{Changed: []string{"clients", "preset"}, Backend: "etcd", Preset: workloads.PresetPaperBarrier}, &barrier, "--clients: --preset"},
+		{"nodes with endpoints", FlagsGiven{Changed: []string{"nodes"}, Backend: "etcd", Endpoints: true}, nil, "--nodes: zkbench starts no servers"},
+		{"no workload", FlagsGiven{Changed: []string{"think", "digest"}, Backend: "zookeeper"}, nil, ""},
+	} {
+		err := CheckFlagsRead(tc.given, tc.spec)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestParamFlags: every workload parameter is one flag, its help naming
+// the workloads that read it; a value is checked against the run's
+// workload and variants.
+func TestParamFlags(t *testing.T) {
+	lock, err := workloads.Lookup("lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, d := range ParamFlags() {
+		if seen[d.Param.Flag()] {
+			t.Errorf("--%s declared twice", d.Param.Flag())
+		}
+		seen[d.Param.Flag()] = true
+		usage, _ := d.Usage()
+		for _, w := range d.Workloads {
+			if !strings.Contains(usage, w) {
+				t.Errorf("--%s: usage %q does not name %s", d.Param.Flag(), usage, w)
+			}
+		}
+		if _, ok := lock.Param(d.Param.Key); !ok {
+			if err := d.Check(lock, lock.DefaultVariants("etcd"), d.Param.Default); err == nil || !strings.Contains(err.Error(), "the lock workload does not read it") {
+				t.Errorf("--%s on a lock: %v", d.Param.Flag(), err)
+			}
+		}
+	}
+	if len(seen) == 0 {
+		t.Fatal("no parameter flags")
+	}
+}
+
+func TestAutoDuration(t *testing.T) {
+	var d AutoDuration
+	for _, tc := range []struct {
+		in, out string
+		bad     bool
+	}{{"auto", "auto", false}, {"1.5s", "1.5s", false}, {"0", "0s", false}, {"-1s", "", true}, {"soon", "", true}} {
+		err := d.Set(tc.in)
+		if (err != nil) != tc.bad || (!tc.bad && d.String() != tc.out) {
+			t.Errorf("%q: %v %v", tc.in, d.String(), err)
+		}
+	}
+	if d.Set("auto"); time.Duration(d) != Auto {
+		t.Errorf("auto is %v", time.Duration(d))
+	}
+	if !strings.Contains(VariantsUsage(), "lock: ") {
+		t.Errorf("variants usage %q", VariantsUsage())
+	}
+}
