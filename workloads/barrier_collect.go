@@ -9,10 +9,9 @@ import (
 
 // collect turns the participants' recorders, the checker and the snapshots
 // into the case's result.
-func (bw *BarrierWorkload) collect(rc *recipeCase, parts []*participant, checker *BarrierChecker, o Outcome) {
-	res := &rc.res
-	chk := checker.Result()
-	res.StoppedBy, res.Elapsed = o.StoppedBy, o.Elapsed()
+func (bc *barrierCase) collect(d *driver, o Outcome) {
+	res, parts := &d.res, bc.parts
+	chk := bc.checker.Result()
 	res.Ops = results.Ops{Issued: chk.BegunRounds, Succeeded: chk.CompleteRounds, Failed: chk.BegunRounds - chk.CompleteRounds}
 	res.Safety = chk.Safety
 	enter, leave := results.NewRecorder(), results.NewRecorder()
@@ -37,7 +36,7 @@ func (bw *BarrierWorkload) collect(rc *recipeCase, parts []*participant, checker
 	addHistogram(res, figures.LatencyEnterRelease, chk.EnterRelease)
 	addHistogram(res, figures.LatencyLeaveRelease, chk.LeaveRelease)
 	addHistogram(res, figures.LatencyRound, chk.Round)
-	sr := NewSeriesRecorder(SeriesInterval(rc.c.Config))
+	sr := NewSeriesRecorder(SeriesInterval(d.c.Config))
 	for _, at := range chk.CompletedAt {
 		sr.Add(at - o.Start)
 	}
@@ -46,7 +45,7 @@ func (bw *BarrierWorkload) collect(rc *recipeCase, parts []*participant, checker
 	// The herd-free barrier's best case: N-1 wake-ups to enter (the ready
 	// node) and N to leave (the lowest once, everyone once when it goes).
 	n := int64(len(parts))
-	rc.fill(o, res.Ops.Succeeded, true, res.Ops.Succeeded*(2*n-1))
+	d.fill(o, res.Ops.Succeeded, true, res.Ops.Succeeded*(2*n-1))
 	for _, f := range figures.Counts() {
 		if v, ok := res.PerOp[f.Key]; ok {
 			res.PerOp[figures.PerParticipant(f).Key] = v / float64(n)

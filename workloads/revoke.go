@@ -76,43 +76,52 @@ func revokeSpec() Spec {
 
 // Run runs one revocation case. See Workload.Run.
 func (w *RevokeWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(revokeSpec(), c, 1)
-	if err != nil {
-		return rc.res, err
-	}
+	return drive(ctx, revokeSpec(), c, 1, &revokeCase{})
+}
+
+// revokeCase is one revocation case: its holders and the revoker's state.
+type revokeCase struct {
+	holders      []*revokeHolder
+	st           *revokeState
+	instrumented bool
+}
+
+func (rc *revokeCase) run(ctx context.Context, d *driver) (Outcome, error) {
+	c := d.c
 	if c.Config.Rate > 0 {
-		return rc.res, fmt.Errorf("%w: the revoke workload runs a closed loop only (no --rate)", ErrBadCase)
+		return Outcome{}, fmt.Errorf("%w: the revoke workload runs a closed loop only (no --rate)", ErrBadCase)
 	}
 	grace, err := revokeSpec().Duration(c.Config, ParamGrace)
 	if err != nil {
-		return rc.res, err
+		return Outcome{}, err
 	}
 	v, err := variants.Revocables(grace).Lookup(c.Variant)
 	if err != nil {
-		return rc.res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+		return Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
 	share, err := revokeSpec().Float(c.Config, ParamReadShare)
 	if err != nil {
-		return rc.res, err
+		return Outcome{}, err
 	}
 	every, err := revokeSpec().Duration(c.Config, ParamRevokeEvery)
 	if err != nil {
-		return rc.res, err
+		return Outcome{}, err
 	}
 	cleanup, err := revokeSpec().Duration(c.Config, ParamCleanup)
 	if err != nil {
-		return rc.res, err
+		return Outcome{}, err
 	}
 	fenceMode, err := revokeSpec().String(c.Config, ParamFence)
 	if err != nil {
-		return rc.res, err
+		return Outcome{}, err
 	}
-	clients, err := rc.open(ctx, c.Clients+1) // the last one is the revoker's
+	rc.instrumented = v.ClientCounts
+	clients, err := d.open(ctx, c.Clients+1, nil) // the last one is the revoker's
 	if err != nil {
-		return rc.res, err
+		return Outcome{}, err
 	}
-	defer rc.closeAll(ctx, clients)
 	path := c.Namespace + "/revocable"
+	d.keep = []string{path}
 	window := NewWindow(c)
 	st := &revokeState{window: window, checker: safety.NewRWChecker(),
 		fence:  safety.NewRegister(fenceMode == FenceOn, safety.WithRegisterDetails(maxViolationDetails)),
@@ -127,7 +136,8 @@ func (w *RevokeWorkload) Run(ctx context.Context, c Case) (results.Result, error
 	rs := clients.Sessions[c.Clients]
 	revoker := v.New.Revoker(rs)
 	c.log().Progress(fmt.Sprintf("  %d clients and a revoker connected; a revocation every %v; measuring", c.Clients, every))
-	out := window.Run(ctx, func(runCtx context.Context) <-chan struct{} {
+	rc.holders, rc.st = holders, st
+	return d.measure(ctx, window, func(runCtx context.Context) <-chan struct{} {
 		loops := make([]func(context.Context), 0, len(holders)+1)
 		for _, h := range holders {
 			loops = append(loops, h.run)
@@ -136,23 +146,14 @@ func (w *RevokeWorkload) Run(ctx context.Context, c Case) (results.Result, error
 			st.revokeLoop(runCtx, revoker, rs, clients.Counters[c.Clients], path, every)
 		})
 		return runEach(runCtx, loops, func(loop func(context.Context), ctx context.Context) { loop(ctx) })
-	}, func() Snapshot { return rc.meter.Snapshot(ctx, clients) })
-	if !out.Drained {
-		rc.closeAll(ctx, clients)
-		if !window.Wait(closeTimeout) {
-			return rc.done(), fmt.Errorf("workloads: the revoke case's clients did not stop within %v of its end", window.DrainTimeout+closeTimeout)
-		}
-		rc.res.Notes = append(rc.res.Notes, "some clients did not stop within the drain timeout; their sessions were closed to stop them")
-	}
-	rc.closeAll(ctx, clients)
-	w.collect(rc, holders, st, out, v.ClientCounts)
-	rc.finish(ctx, clients.Lost(), 0, path)
-	return rc.done(), nil
+	}, func() Snapshot { return d.snapshot(ctx, clients) }, drainNames{plural: "clients",
+		stuck: func(limit time.Duration) error {
+			return fmt.Errorf("workloads: the revoke case's clients did not stop within %v of its end", limit)
+		}})
 }
 
-func (w *RevokeWorkload) collect(rc *recipeCase, holders []*revokeHolder, st *revokeState, out Outcome, instrumented bool) {
-	res := &rc.res
-	res.StoppedBy, res.Elapsed = out.StoppedBy, out.Elapsed()
+func (rc *revokeCase) collect(d *driver, out Outcome) {
+	res, holders, st, instrumented := &d.res, rc.holders, rc.st, rc.instrumented
 	acquire := results.NewRecorder()
 	perClient := make([]int64, len(holders))
 	var needed, notified, revoked, reads, grants int64
@@ -166,7 +167,7 @@ func (w *RevokeWorkload) collect(rc *recipeCase, holders []*revokeHolder, st *re
 		grants += h.grants
 	}
 	res.Ops = st.ops
-	res.Series = MergeSeries(SeriesInterval(rc.c.Config), res.Elapsed, st.series)
+	res.Series = MergeSeries(SeriesInterval(d.c.Config), res.Elapsed, st.series)
 	res.Ops.Issued = res.Ops.Succeeded + res.Ops.Failed + res.Ops.StillWaiting
 	for k, n := range st.errs {
 		res.Errors[k] += n
@@ -181,7 +182,7 @@ func (w *RevokeWorkload) collect(rc *recipeCase, holders []*revokeHolder, st *re
 	res.Safety = st.checker.Safety()
 	stale := addFence(&res.Safety, st.fence)
 	needed += notified + st.noticed // the ask to the holder, the release to the revoker
-	rc.fill(out, res.Ops.Succeeded, instrumented, needed)
+	d.fill(out, res.Ops.Succeeded, instrumented, needed)
 	if n := res.Ops.Succeeded; n > 0 {
 		res.PerOp[figures.ForcedRevocations.Key] = float64(st.forced) / float64(n)
 		if instrumented {
