@@ -15,6 +15,7 @@ import (
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // BarrierWorkload runs R rounds of a double barrier among N participants,
@@ -71,27 +72,27 @@ type barrierCase struct {
 	checker *BarrierChecker
 }
 
-func (bc *barrierCase) run(ctx context.Context, d *driver) (Outcome, error) {
+func (bc *barrierCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
 	v, err := variants.DoubleBarriers().Lookup(c.Variant)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
 	rounds, err := barrierSpec().OpsOr(c.Config, ParamRounds)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	work, err := barrierSpec().Duration(c.Config, ParamWork)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	jitter, err := barrierSpec().Duration(c.Config, ParamJitter)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	clients, err := d.open(ctx, c.Clients, nil)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	base := c.Namespace + "/barrier"
 	d.keep = []string{base}
@@ -108,7 +109,7 @@ func (bc *barrierCase) run(ctx context.Context, d *driver) (Outcome, error) {
 	c.log().Progress(fmt.Sprintf("  %d participants connected; %d rounds", c.Clients, rounds))
 	bound := d.bound(ctx)
 	defer bound.Release()
-	var o Outcome
+	var o measure.Outcome
 	o.Before, o.Start, o.Base = d.snapshot(ctx, clients), now(), start
 	c.Live.Start()
 	var wg sync.WaitGroup
@@ -140,7 +141,7 @@ type participant struct {
 	work    time.Duration
 	jitter  time.Duration
 
-	live                 *Live // nil but for one participant
+	live                 *measure.Live // nil but for one participant
 	enter, leave         *hdrhistogram.Histogram
 	rounds               int64 // rounds completed
 	enterReqs, leaveReqs int64

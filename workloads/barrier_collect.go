@@ -5,11 +5,12 @@ import (
 
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // collect turns the participants' recorders, the checker and the snapshots
 // into the case's result.
-func (bc *barrierCase) collect(d *driver, o Outcome) {
+func (bc *barrierCase) collect(d *driver, o measure.Outcome) {
 	res, parts := &d.res, bc.parts
 	chk := bc.checker.Result()
 	res.Ops = results.Ops{Issued: chk.BegunRounds, Succeeded: chk.CompleteRounds, Failed: chk.BegunRounds - chk.CompleteRounds}
@@ -36,11 +37,11 @@ func (bc *barrierCase) collect(d *driver, o Outcome) {
 	addHistogram(res, figures.LatencyEnterRelease, chk.EnterRelease)
 	addHistogram(res, figures.LatencyLeaveRelease, chk.LeaveRelease)
 	addHistogram(res, figures.LatencyRound, chk.Round)
-	sr := NewSeriesRecorder(SeriesInterval(d.c.Config))
+	sr := measure.NewSeriesRecorder(measure.SeriesInterval(d.c.Config))
 	for _, at := range chk.CompletedAt {
 		sr.Add(at - o.Start)
 	}
-	res.Series = MergeSeries(sr.interval, res.Elapsed, sr)
+	res.Series = measure.MergeSeries(sr.Interval(), res.Elapsed, sr)
 
 	// The herd-free barrier's best case: N-1 wake-ups to enter (the ready
 	// node) and N to leave (the lowest once, everyone once when it goes).

@@ -15,6 +15,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // Config workload parameters (results.Config.Params).
@@ -167,30 +168,30 @@ type configCase struct {
 	removeErr    error // the config node's removal, at the end of the run
 }
 
-func (cc *configCase) run(ctx context.Context, d *driver) (Outcome, error) {
+func (cc *configCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
 	size, err := configSize(c.Config)
 	if err == nil {
 		err = CheckConfigSize(c.Backend.Kind(), size)
 	}
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	poll, err := configSpec().Duration(c.Config, ParamPoll)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	if poll <= 0 {
-		return Outcome{}, fmt.Errorf("%w: parameter %s: want a positive interval", ErrBadCase, ParamPoll)
+		return measure.Outcome{}, fmt.Errorf("%w: parameter %s: want a positive interval", ErrBadCase, ParamPoll)
 	}
 	switch c.Variant {
 	case ConfigPolling, ConfigOneShot:
 	case ConfigPersistent:
 		if c.Backend.Kind() == backends.ZooKeeper {
-			return Outcome{}, fmt.Errorf("%w %q on zookeeper: %w", ErrUnknownVariant, c.Variant, backends.ErrNoDataWatch)
+			return measure.Outcome{}, fmt.Errorf("%w %q on zookeeper: %w", ErrUnknownVariant, c.Variant, backends.ErrNoDataWatch)
 		}
 	default:
-		return Outcome{}, fmt.Errorf("%w %q (config: %v)", ErrUnknownVariant, c.Variant, configSpec().VariantNames(c.Backend.Kind()))
+		return measure.Outcome{}, fmt.Errorf("%w %q (config: %v)", ErrUnknownVariant, c.Variant, configSpec().VariantNames(c.Backend.Kind()))
 	}
 	rate := c.Config.Rate
 	if rate <= 0 {
@@ -198,21 +199,21 @@ func (cc *configCase) run(ctx context.Context, d *driver) (Outcome, error) {
 	}
 	stepTimeout, err := configSpec().Duration(c.Config, ParamStepTimeout)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	all, err := d.open(ctx, c.Clients+1, nil)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	d.keep = []string{c.Namespace}
 	writer := all.Sessions[c.Clients]
 	r := &configRun{d: d, path: c.Namespace + "/config", size: size, base: time.Now(), inDoubt: -1}
 	cc.r, cc.rate, cc.size, cc.poll = r, rate, size, poll
 	if err := writer.EnsurePath(ctx, c.Namespace); err != nil {
-		return Outcome{}, fmt.Errorf("config: %w", err)
+		return measure.Outcome{}, fmt.Errorf("config: %w", err)
 	}
 	if err := writer.Set(ctx, r.path, stamp(0, size)); err != nil {
-		return Outcome{}, fmt.Errorf("config: first write: %w", err)
+		return measure.Outcome{}, fmt.Errorf("config: first write: %w", err)
 	}
 	r.commits = append(r.commits, r.now())
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -233,12 +234,12 @@ func (cc *configCase) run(ctx context.Context, d *driver) (Outcome, error) {
 			}
 		}()
 	}
-	o := Outcome{Base: r.base}
+	o := measure.Outcome{Base: r.base}
 	if err := r.allHave(ctx, 0, stepTimeout); err != nil {
 		r.count(errorKind(err), fmt.Errorf("first read: %w", err))
 		stop()
 		r.wg.Wait()
-		return Outcome{}, errNoInterval
+		return measure.Outcome{}, errNoInterval
 	}
 	writeLat := results.NewRecorder()
 	var measureFrom atomic.Int64
@@ -283,7 +284,7 @@ func (cc *configCase) run(ctx context.Context, d *driver) (Outcome, error) {
 	}()
 	// The writer's rate makes --ops a time too: the case ends on the
 	// shorter of the two bounds.
-	ended := Stop{TimedOut: true}
+	ended := measure.Stop{TimedOut: true}
 	warm := sleepCtx(ctx, c.Config.Warmup)
 	o.Before, o.Start = d.snapshot(ctx, all), r.now()
 	measureFrom.Store(int64(o.Start))
@@ -319,7 +320,7 @@ func (cc *configCase) run(ctx context.Context, d *driver) (Outcome, error) {
 	return o, nil
 }
 
-func (cc *configCase) collect(d *driver, o Outcome) {
+func (cc *configCase) collect(d *driver, o measure.Outcome) {
 	c, r, res, first, lastV, rate, size, poll := d.c, cc.r, &d.res, cc.first, cc.lastV, cc.rate, cc.size, cc.poll
 	res.Ops.Issued = lastV - first + 1
 	res.Ops.Succeeded = res.Ops.Issued

@@ -9,6 +9,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // caseLoop is what a workload brings to the driver: its client loop and
@@ -21,10 +22,10 @@ type caseLoop interface {
 	// under d.bound) and returns the interval's Outcome. An error means the
 	// case could not be run: the driver closes what was opened and returns
 	// the partial result with it (errNoInterval: with no error).
-	run(ctx context.Context, d *driver) (Outcome, error)
+	run(ctx context.Context, d *driver) (measure.Outcome, error)
 	// collect fills the workload's own figures into d.res once every
 	// session is closed; StoppedBy and Elapsed are already the Outcome's.
-	collect(d *driver, out Outcome)
+	collect(d *driver, out measure.Outcome)
 }
 
 // caseEnder is an optional ability of a caseLoop: end runs after the lost
@@ -43,9 +44,9 @@ var errNoInterval = errors.New("workloads: the case ended before its interval")
 type driver struct {
 	c       Case
 	res     results.Result
-	meter   *Meter
+	meter   *measure.Meter
 	baseRSS uint64
-	opened  []*Clients
+	opened  []*measure.Clients
 	closed  bool
 
 	// What the end of the case needs from the workload's run.
@@ -64,7 +65,7 @@ type driver struct {
 	// safetyNoted: collect wrote its own note on safety violations.
 	safetyNoted bool
 	// meterOptions are the meter's options beyond the case's server PIDs.
-	meterOptions []MeterOption
+	meterOptions []measure.MeterOption
 	// cleanups run as the driver returns, last first.
 	cleanups []func()
 }
@@ -125,17 +126,17 @@ func drive(ctx context.Context, spec Spec, c Case, extra int, loop caseLoop) (re
 // observers workload's candidates) with the ramp, the instrument and the
 // case's progress and session events; b, if not nil, opens them instead
 // of the case's backend. The driver closes them at the end of the case.
-func (d *driver) open(ctx context.Context, n int, b backends.Backend, opts ...OpenOption) (*Clients, error) {
+func (d *driver) open(ctx context.Context, n int, b backends.Backend, opts ...measure.OpenOption) (*measure.Clients, error) {
 	if d.meter == nil {
-		d.meter = NewMeter(d.c.Backend, d.c.Cluster, append([]MeterOption{WithServerPIDs(d.c.ServerPIDs)}, d.meterOptions...)...)
-		d.baseRSS = baseRSS()
+		d.meter = measure.NewMeter(d.c.Backend, d.c.Cluster, append([]measure.MeterOption{measure.WithServerPIDs(d.c.ServerPIDs)}, d.meterOptions...)...)
+		d.baseRSS = measure.BaseRSS()
 	}
 	if b == nil {
 		b = d.c.Backend
 	}
 	log := d.c.log()
-	opts = append([]OpenOption{WithOpenProgress(log.Progress), WithSessionEvents(log.Event)}, opts...)
-	cl, err := OpenClients(ctx, b, n, opts...)
+	opts = append([]measure.OpenOption{measure.WithOpenProgress(log.Progress), measure.WithSessionEvents(log.Event)}, opts...)
+	cl, err := measure.OpenClients(ctx, b, n, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -162,8 +163,8 @@ func (d *driver) closeAll(ctx context.Context) {
 // bound returns ctx bounded by the case's --duration, if it has one, for a
 // loop that starts its operations under it; fail ends it early for a
 // failure, which its Stop then says.
-func (d *driver) bound(ctx context.Context) *Bound {
-	return NewBound(ctx, d.c.Config.Duration)
+func (d *driver) bound(ctx context.Context) *measure.Bound {
+	return measure.NewBound(ctx, d.c.Config.Duration)
 }
 
 // drainNames name a case's workers in what measure says when they do not
@@ -177,7 +178,7 @@ type drainNames struct {
 // with snap. Workers still running the window's DrainTimeout after its end
 // are stopped by closing every session; if even that does not stop them
 // within closeTimeout, the error is names.stuck's.
-func (d *driver) measure(ctx context.Context, window *Window, start func(runCtx context.Context) <-chan struct{}, snap func() Snapshot, names drainNames) (Outcome, error) {
+func (d *driver) measure(ctx context.Context, window *measure.Window, start func(runCtx context.Context) <-chan struct{}, snap func() measure.Snapshot, names drainNames) (measure.Outcome, error) {
 	out := window.Run(ctx, start, snap)
 	if !out.Drained {
 		d.closeAll(ctx)
@@ -190,7 +191,7 @@ func (d *driver) measure(ctx context.Context, window *Window, start func(runCtx 
 }
 
 // snapshot reads the servers and the clients cls.
-func (d *driver) snapshot(ctx context.Context, cls *Clients) Snapshot {
+func (d *driver) snapshot(ctx context.Context, cls *measure.Clients) measure.Snapshot {
 	return d.meter.Snapshot(ctx, cls)
 }
 
@@ -222,7 +223,7 @@ func (d *driver) checkLeftovers(ctx context.Context) {
 	}
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leftoverGrace+10*time.Second)
 	defer cancel()
-	left, err := FindLeftovers(lctx, admin, d.c.Namespace, leftoverGrace, d.keep...)
+	left, err := measure.FindLeftovers(lctx, admin, d.c.Namespace, leftoverGrace, d.keep...)
 	switch {
 	case err != nil:
 		d.res.Notes = append(d.res.Notes, fmt.Sprintf("leftovers not checked: %v", err))
@@ -235,7 +236,7 @@ func (d *driver) checkLeftovers(ctx context.Context) {
 // fill writes the meter's figures over ops successful operations, wasted
 // wake-ups (watch events beyond needed useful ones), and the note on
 // uninstrumented variants.
-func (d *driver) fill(out Outcome, ops int64, instrumented bool, needed int64) {
+func (d *driver) fill(out measure.Outcome, ops int64, instrumented bool, needed int64) {
 	res := &d.res
 	res.Started = out.Started()
 	d.meter.Fill(res, out.Before, out.After, ops, instrumented, d.baseRSS)
@@ -288,4 +289,21 @@ func newResult(spec Spec, c Case) results.Result {
 		res.Backend = c.Backend.Kind()
 	}
 	return res
+}
+
+// CheckClientLimit fails when the cluster limits connections per client IP
+// (ZooKeeper maxClientCnxns) below what n clients need, with a message that
+// says how to fix it. All simulated clients connect from this host's one
+// address, and zkbench itself needs one more connection for its checks.
+func CheckClientLimit(info backends.ClusterInfo, n int) error {
+	if info.Kind != backends.ZooKeeper || info.MaxClientCnxns <= 0 {
+		return nil
+	}
+	if need := n + 1; need > info.MaxClientCnxns {
+		return fmt.Errorf("%w: the ZooKeeper servers allow %d connections per client IP (maxClientCnxns) "+
+			"and %d clients need %d: set maxClientCnxns=0 (unlimited) or at least %d in zoo.cfg and restart the servers, "+
+			"run fewer clients, or use --cluster local, which configures it off",
+			ErrBadCase, info.MaxClientCnxns, n, need, need)
+	}
+	return nil
 }

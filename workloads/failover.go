@@ -15,6 +15,7 @@ import (
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // FailoverWorkload measures leader failover: N candidates, each on its own
@@ -128,26 +129,26 @@ type failoverCase struct {
 	instrumented bool
 }
 
-func (fc *failoverCase) run(ctx context.Context, d *driver) (Outcome, error) {
+func (fc *failoverCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
 	v, err := lookupElection(c)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	fc.instrumented = v.ClientCounts
 	set, err := readElectionSettings(failoverSpec(), c.Config)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	if c.Clients < 2 {
-		return Outcome{}, fmt.Errorf("%w: a failover needs at least 2 candidates", ErrBadCase)
+		return measure.Outcome{}, fmt.Errorf("%w: a failover needs at least 2 candidates", ErrBadCase)
 	}
 	clients, err := d.open(ctx, c.Clients, nil)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	if set.kill == KillExpire && !canExpire(clients.Sessions[0], c.Backend) {
-		return Outcome{}, endSession(ctx, clients.Sessions[0], c.Backend, KillExpire)
+		return measure.Outcome{}, endSession(ctx, clients.Sessions[0], c.Backend, KillExpire)
 	}
 	path := c.Namespace + "/election"
 	d.keep = []string{path}
@@ -166,12 +167,12 @@ func (fc *failoverCase) run(ctx context.Context, d *driver) (Outcome, error) {
 	return out, nil
 }
 
-func (fc *failoverCase) collect(d *driver, out Outcome) {
+func (fc *failoverCase) collect(d *driver, out measure.Outcome) {
 	res, e := &d.res, fc.e
 	res.Safety = e.checker.Result().Safety
 	addHistogram(res, figures.LatencyFailover, e.latency)
 	addHistogram(res, figures.LatencyLostNotice, e.lostNotice)
-	res.Series = MergeSeries(e.series.interval, res.Elapsed, e.series)
+	res.Series = measure.MergeSeries(e.series.Interval(), res.Elapsed, e.series)
 	d.fill(out, res.Ops.Succeeded, fc.instrumented, res.Ops.Succeeded)
 	for k, n := range e.errs {
 		res.Errors[k] += n
@@ -179,19 +180,19 @@ func (fc *failoverCase) collect(d *driver, out Outcome) {
 }
 
 // newElectionRun is the election of a case with n candidates on clients.
-func newElectionRun(d *driver, clients *Clients, set electionSettings, n int) *electionRun {
+func newElectionRun(d *driver, clients *measure.Clients, set electionSettings, n int) *electionRun {
 	return &electionRun{
 		d: d, clients: clients, set: set, checker: NewLeaderChecker(n),
 		start: time.Now(), wins: make(chan elected, n),
 		latency: results.NewRecorder(), lostNotice: results.NewRecorder(),
-		lostAt: make([]atomic.Int64, n), series: NewSeriesRecorder(SeriesInterval(d.c.Config)),
+		lostAt: make([]atomic.Int64, n), series: measure.NewSeriesRecorder(measure.SeriesInterval(d.c.Config)),
 	}
 }
 
 // electionRun is one failover case in progress.
 type electionRun struct {
 	d          *driver
-	clients    *Clients
+	clients    *measure.Clients
 	set        electionSettings
 	checker    *LeaderChecker
 	latches    []recipes.Latch
@@ -200,7 +201,7 @@ type electionRun struct {
 	latency    *hdrhistogram.Histogram
 	lostNotice *hdrhistogram.Histogram
 	lostAt     []atomic.Int64 // offset+1 at which candidate i's term was lost
-	series     *SeriesRecorder
+	series     *measure.SeriesRecorder
 	killed     int
 	wg         sync.WaitGroup
 	mu         sync.Mutex

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // errStepTimeout: a failover or an observation took longer than
@@ -18,15 +19,15 @@ var errStepTimeout = errors.New("workloads: step timed out")
 // and for quiet. The measured interval runs from the snapshot after the
 // first election settled to the one after the last failover settled, so
 // that it holds exactly the failovers' own cost.
-func (e *electionRun) failovers(ctx context.Context) Outcome {
-	o := Outcome{StoppedBy: StoppedByError}
+func (e *electionRun) failovers(ctx context.Context) measure.Outcome {
+	o := measure.Outcome{StoppedBy: StoppedByError}
 	res := &e.d.res
 	leader, err := e.awaitWin(ctx)
 	if err != nil {
 		e.countErr(errorKind(err), fmt.Errorf("first election: %w", err))
 		return o
 	}
-	var ended Stop
+	var ended measure.Stop
 	quiesce(ctx, e.clients, e.set.settle, e.set.stepTimeout)
 	o.Before, o.Start, o.Base = e.d.snapshot(ctx, e.clients), e.now(), e.start
 	e.d.c.Live.Start()

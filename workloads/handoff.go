@@ -12,6 +12,7 @@ import (
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // errBudget ends a selector's Run once the case's term budget is spent.
@@ -62,45 +63,45 @@ type handoffCase struct {
 	interval time.Duration
 }
 
-func (hc *handoffCase) run(ctx context.Context, d *driver) (Outcome, error) {
+func (hc *handoffCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
 	v, err := lookupElection(c)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	hc.v = v
 	clients, err := d.open(ctx, c.Clients, nil)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	path := c.Namespace + "/election"
 	d.keep = []string{path}
-	window := NewWindow(c)
+	window := measure.NewWindow(c.Config, c.Live)
 	checker := NewLockChecker()
-	interval := SeriesInterval(c.Config)
+	interval := measure.SeriesInterval(c.Config)
 	workers := make([]*handoffWorker, c.Clients)
 	for i, s := range clients.Sessions {
 		workers[i] = &handoffWorker{
 			id: i, sel: v.New.Selector(s, path, fmt.Sprintf("c%d", i)), window: window, checker: checker,
-			hold: c.Config.Hold, wait: results.NewRecorder(), series: NewSeriesRecorder(interval),
+			hold: c.Config.Hold, wait: results.NewRecorder(), series: measure.NewSeriesRecorder(interval),
 		}
 	}
 	hc.workers, hc.checker, hc.interval = workers, checker, interval
 	c.log().Progress(fmt.Sprintf("  %d candidates connected; measuring", c.Clients))
 	start := func(runCtx context.Context) <-chan struct{} {
-		return runEach(runCtx, workers, (*handoffWorker).run)
+		return measure.RunEach(runCtx, workers, (*handoffWorker).run)
 	}
-	return d.measure(ctx, window, start, func() Snapshot { return d.snapshot(ctx, clients) }, drainNames{plural: "candidates",
+	return d.measure(ctx, window, start, func() measure.Snapshot { return d.snapshot(ctx, clients) }, drainNames{plural: "candidates",
 		stuck: func(limit time.Duration) error {
 			return fmt.Errorf("workloads: %d candidates did not stop within %v of the end of the case", c.Clients, limit)
 		}})
 }
 
-func (hc *handoffCase) collect(d *driver, out Outcome) {
+func (hc *handoffCase) collect(d *driver, out measure.Outcome) {
 	res, workers, v := &d.res, hc.workers, hc.v
 	wait := results.NewRecorder()
 	perClient := make([]int64, len(workers))
-	var series []*SeriesRecorder
+	var series []*measure.SeriesRecorder
 	var inWindow int64
 	for i, wk := range workers {
 		for _, g := range wk.grants {
@@ -123,7 +124,7 @@ func (hc *handoffCase) collect(d *driver, out Outcome) {
 	chk := hc.checker.Result()
 	res.Safety = chk.Safety
 	res.Fairness = results.Fairness{FIFOInversions: chk.FIFOInversions, Jain: results.JainIndex(perClient)}
-	res.Series = MergeSeries(hc.interval, res.Elapsed, series...)
+	res.Series = measure.MergeSeries(hc.interval, res.Elapsed, series...)
 	addHistogram(res, figures.LatencyHandoff, chk.Handoff)
 	addHistogram(res, figures.LatencyTermWait, wait)
 	// Per-term figures divide the counters' deltas by the terms that began
@@ -140,12 +141,12 @@ func (hc *handoffCase) collect(d *driver, out Outcome) {
 type handoffWorker struct {
 	id      int
 	sel     recipes.Selector
-	window  *Window
+	window  *measure.Window
 	checker *LockChecker
 	hold    time.Duration
 
 	wait     *hdrhistogram.Histogram
-	series   *SeriesRecorder
+	series   *measure.SeriesRecorder
 	terms    int64
 	grants   []time.Time // when every term began, measured or not
 	errs     map[string]int64

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/safety"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 const (
@@ -125,7 +128,7 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 // processes, their recorders, and the checkers they share.
 type lockCase struct {
 	v        variants.Variant[variants.LockMaker]
-	clients  *Clients
+	clients  *measure.Clients
 	procs    []*lockProc
 	recs     []*lockRecorder
 	acquire  *results.Stripes
@@ -137,29 +140,29 @@ type lockCase struct {
 	base     time.Time // the workers' start, which their offsets count from
 }
 
-func (lc *lockCase) run(ctx context.Context, d *driver) (Outcome, error) {
+func (lc *lockCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
 	v, err := variants.Locks().Lookup(c.Variant)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
 	lc.v = v
 	fenceMode, err := lockSpec().String(c.Config, ParamFence)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	if c.Shard != nil {
 		if c.Processes != nil || c.Config.Ops > 0 {
-			return Outcome{}, fmt.Errorf("%w: a shard of a case is bounded by time, with every client in this process", ErrBadCase)
+			return measure.Outcome{}, fmt.Errorf("%w: a shard of a case is bounded by time, with every client in this process", ErrBadCase)
 		}
-		d.meterOptions = append(d.meterOptions, WithShardOf(c.Shard.Scrape))
+		d.meterOptions = append(d.meterOptions, measure.WithShardOf(c.Shard.Scrape))
 	}
 	log := c.log()
 	lockPath := c.Namespace + "/lock"
 	d.keep = []string{lockPath}
 	clients, ids, procs, err := lockClients(ctx, d, lockPath)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	lc.clients, lc.procs = clients, procs
 	d.atEnd(func() {
@@ -171,17 +174,17 @@ func (lc *lockCase) run(ctx context.Context, d *driver) (Outcome, error) {
 		// The shards' measured intervals start together: once every
 		// shard's sessions are open.
 		if err := c.Shard.Sync.Ready(ctx); err != nil {
-			return Outcome{}, err
+			return measure.Outcome{}, err
 		}
 		lc.released = time.Now()
 	}
 
-	window := NewWindow(c)
+	window := measure.NewWindow(c.Config, c.Live)
 	window.Anchor = lc.released // zero unless a shard
 	checker := NewLockChecker()
 	fence := safety.NewRegister(fenceMode == FenceOn, safety.WithRegisterDetails(maxViolationDetails))
 	acquire := results.NewStripes(results.DefaultStripes)
-	interval := SeriesInterval(c.Config)
+	interval := measure.SeriesInterval(c.Config)
 	var pace *pacer
 	if c.Config.Rate > 0 {
 		pace = &pacer{interval: time.Duration(float64(time.Second) / c.Config.Rate)}
@@ -199,7 +202,7 @@ func (lc *lockCase) run(ctx context.Context, d *driver) (Outcome, error) {
 	for j, id := range ids {
 		l, err := v.New(clients.Sessions[j], lockPath)
 		if err != nil {
-			return Outcome{}, fmt.Errorf("workloads: lock %s for client %d: %w", c.Variant, id, err)
+			return measure.Outcome{}, fmt.Errorf("workloads: lock %s for client %d: %w", c.Variant, id, err)
 		}
 		recs[id] = newLockRecorder(c.firstClient()+id, window, checker, fence, acquire, interval, true)
 		if c.Shard != nil {
@@ -248,7 +251,7 @@ func (lc *lockCase) run(ctx context.Context, d *driver) (Outcome, error) {
 		return done
 	}
 	opened := false
-	return d.measure(ctx, window, start, func() Snapshot {
+	return d.measure(ctx, window, start, func() measure.Snapshot {
 		if !opened {
 			opened = true
 			checker.OpenWindow()
@@ -299,14 +302,14 @@ func shardRecord(sh *CaseShard, released, base time.Time, recs []*lockRecorder) 
 
 // collect merges the clients' recorders and the snapshots into the
 // result, and notes what the worker processes did not measure.
-func (lc *lockCase) collect(d *driver, out Outcome) {
+func (lc *lockCase) collect(d *driver, out measure.Outcome) {
 	res, recs, stripes, checker, fence, pace := &d.res, lc.recs, lc.acquire, lc.checker, lc.fence, lc.pace
 	lc.base = out.Base
 	acquire := results.NewRecorder()
 	stripes.MergeInto(acquire)
 	perClient := make([]int64, len(recs))
 	var waited int64
-	var series []*SeriesRecorder
+	var series []*measure.SeriesRecorder
 	var longestStopped time.Duration
 	samples := map[string]string{}
 	for i, rec := range recs {
@@ -344,7 +347,7 @@ func (lc *lockCase) collect(d *driver, out Outcome) {
 	if res.Elapsed > 0 {
 		res.Throughput = float64(res.Ops.Succeeded) / res.Elapsed.Seconds()
 	}
-	res.Series = MergeSeries(lc.interval, res.Elapsed, series...)
+	res.Series = measure.MergeSeries(lc.interval, res.Elapsed, series...)
 	chk := checker.Result()
 	res.Safety = chk.Safety
 	overlaps := chk.Safety.Violations
@@ -361,7 +364,7 @@ func (lc *lockCase) collect(d *driver, out Outcome) {
 			"%d acquisitions were still waiting when the case stopped (the longest had waited %v): counted as still waiting at the end, not in the acquire histogram",
 			n, longestStopped.Round(time.Millisecond)))
 	}
-	for _, k := range sortedKinds(samples) {
+	for _, k := range slices.Sorted(maps.Keys(samples)) {
 		res.Notes = append(res.Notes, fmt.Sprintf("first %s error: %s", k, samples[k]))
 	}
 	if overlaps > 0 {

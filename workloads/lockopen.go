@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // clientRemap opens sessions for in-process clients whose indices skip the
@@ -27,7 +28,7 @@ func (b clientRemap) NewSession(ctx context.Context) (backends.Session, error) {
 // lockClients opens c's in-process clients and starts its worker
 // processes. ids[i] is the client index of clients.Sessions[i]; procs are
 // the workers, in c.Processes.Clients order.
-func lockClients(ctx context.Context, d *driver, lockPath string) (clients *Clients, ids []int, procs []*lockProc, err error) {
+func lockClients(ctx context.Context, d *driver, lockPath string) (clients *measure.Clients, ids []int, procs []*lockProc, err error) {
 	c, log := d.c, d.c.log()
 	var remote []int
 	if c.Processes != nil {
@@ -55,10 +56,10 @@ func lockClients(ctx context.Context, d *driver, lockPath string) (clients *Clie
 		}
 	}
 	var b backends.Backend // the case's
-	var opts []OpenOption
+	var opts []measure.OpenOption
 	if len(remote) > 0 {
 		b = clientRemap{Backend: c.Backend, ids: ids}
-		opts = append(opts, WithSessionEvents(func(kind, what string, i int) { log.Event(kind, what, ids[i]) }))
+		opts = append(opts, measure.WithSessionEvents(func(kind, what string, i int) { log.Event(kind, what, ids[i]) }))
 	}
 	clients, err = d.open(ctx, len(ids), b, opts...)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/zkbench/zkbench/recipes/native"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // ParamChurn: membership changes (joins plus leaves) per second
@@ -81,27 +82,27 @@ type membershipCase struct {
 	watchErrs []error
 }
 
-func (m *membershipCase) run(ctx context.Context, d *driver) (Outcome, error) {
+func (m *membershipCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
 	v, err := variants.Groups().Lookup(c.Variant)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
 	if !v.Supports(c.Backend.Kind()) {
 		_, err := v.New(nil, "")
 		if c.Backend.Kind() == backends.ZooKeeper {
 			err = native.ErrNoPersistentWatch
 		}
-		return Outcome{}, fmt.Errorf("%w: %s on %s: %w", ErrUnknownVariant, v.Name, c.Backend.Kind(), err)
+		return measure.Outcome{}, fmt.Errorf("%w: %s on %s: %w", ErrUnknownVariant, v.Name, c.Backend.Kind(), err)
 	}
 	m.v = v
 	churn, err := membershipSpec().Float(c.Config, ParamChurn)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	clients, err := d.open(ctx, c.Clients, nil)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	n := c.Clients
 	group := c.Namespace + "/group"
@@ -111,10 +112,10 @@ func (m *membershipCase) run(ctx context.Context, d *driver) (Outcome, error) {
 	members := make([]recipes.Group, n)
 	for i := range members {
 		if members[i], err = v.New(clients.Sessions[i], group); err != nil {
-			return Outcome{}, err
+			return measure.Outcome{}, err
 		}
 		if err := members[i].Join(ctx, memberID(i)); err != nil {
-			return Outcome{}, fmt.Errorf("member %d join: %w", i, err)
+			return measure.Outcome{}, fmt.Errorf("member %d join: %w", i, err)
 		}
 		g.in[i] = true
 	}
@@ -136,13 +137,13 @@ func (m *membershipCase) run(ctx context.Context, d *driver) (Outcome, error) {
 	if !g.waitAgreed(ctx, membershipSettle) {
 		stopWatch()
 		watchers.Wait()
-		return Outcome{}, fmt.Errorf("membership: the %d views did not agree on the initial group within %v", n, membershipSettle)
+		return measure.Outcome{}, fmt.Errorf("membership: the %d views did not agree on the initial group within %v", n, membershipSettle)
 	}
 	c.log().Progress(fmt.Sprintf("  %d members joined and agree; churn %.3g changes/s", n, churn))
 	bound := d.bound(ctx)
 	defer bound.Release()
 	start := time.Now()
-	var o Outcome
+	var o measure.Outcome
 	o.Before, o.Start, o.Base = d.snapshot(ctx, clients), 0, start
 	deliveredBefore := delivered(members)
 	g.mu.Lock()
@@ -319,7 +320,7 @@ func delivered(members []recipes.Group) deliveries {
 }
 
 // collect fills the case's result.
-func (m *membershipCase) collect(dr *driver, o Outcome) {
+func (m *membershipCase) collect(dr *driver, o measure.Outcome) {
 	res := &dr.res
 	if m.changeErr != nil {
 		dr.count("change", m.changeErr)

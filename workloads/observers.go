@@ -10,6 +10,7 @@ import (
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // ObserversWorkload measures how fast a crowd learns of a new leader: N
@@ -72,23 +73,23 @@ type observersCase struct {
 	instrumented bool
 }
 
-func (oc *observersCase) run(ctx context.Context, d *driver) (Outcome, error) {
+func (oc *observersCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c, set, candidates := d.c, oc.set, oc.candidates
 	v, err := lookupElection(c)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	oc.instrumented = v.ClientCounts
 	observers, err := d.open(ctx, c.Clients, nil)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	cands, err := d.open(ctx, candidates, nil)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	if set.kill == KillExpire && !canExpire(cands.Sessions[0], c.Backend) {
-		return Outcome{}, endSession(ctx, cands.Sessions[0], c.Backend, KillExpire)
+		return measure.Outcome{}, endSession(ctx, cands.Sessions[0], c.Backend, KillExpire)
 	}
 	path := c.Namespace + "/election"
 	d.keep = []string{path}
@@ -112,14 +113,14 @@ func (oc *observersCase) run(ctx context.Context, d *driver) (Outcome, error) {
 	return out, nil
 }
 
-func (oc *observersCase) collect(d *driver, out Outcome) {
+func (oc *observersCase) collect(d *driver, out measure.Outcome) {
 	c, res, crowd := d.c, &d.res, oc.crowd
 	e := crowd.e
 	res.Safety = e.checker.Result().Safety
 	addHistogram(res, figures.LatencyObserve, crowd.observe)
 	addHistogram(res, figures.LatencyObserveAll, crowd.last)
 	addHistogram(res, figures.LatencyFailover, e.latency)
-	res.Series = MergeSeries(e.series.interval, res.Elapsed, e.series)
+	res.Series = measure.MergeSeries(e.series.Interval(), res.Elapsed, e.series)
 	// Each observer needs one notification per failover.
 	ops := res.Ops.Succeeded
 	d.fill(out, ops, oc.instrumented, ops*int64(c.Clients))

@@ -6,14 +6,15 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // failovers elects the first leader, waits until every observer knows it
 // and everyone is quiet, then kills the leader min(K, candidates-1) times;
 // each failover succeeds when every observer knows the new leader.
-func (cr *crowd) failovers(ctx context.Context, observers *Clients) Outcome {
+func (cr *crowd) failovers(ctx context.Context, observers *measure.Clients) measure.Outcome {
 	e := cr.e
-	o := Outcome{StoppedBy: StoppedByError}
+	o := measure.Outcome{StoppedBy: StoppedByError}
 	res := &e.d.res
 	leader, err := e.awaitWin(ctx)
 	if err == nil {
@@ -23,7 +24,7 @@ func (cr *crowd) failovers(ctx context.Context, observers *Clients) Outcome {
 		e.countErr(errorKind(err), fmt.Errorf("first election: %w", err))
 		return o
 	}
-	var ended Stop
+	var ended measure.Stop
 	cr.settle(ctx, observers)
 	o.Before, o.Start, o.Base = e.d.snapshot(ctx, observers), e.now(), e.start
 	e.d.c.Live.Start()
@@ -110,7 +111,7 @@ func (cr *crowd) record(t0 time.Duration) {
 }
 
 // settle waits until both the observers and the candidates are quiet.
-func (cr *crowd) settle(ctx context.Context, observers *Clients) {
+func (cr *crowd) settle(ctx context.Context, observers *measure.Clients) {
 	quiesce(ctx, observers, cr.e.set.settle, cr.e.set.stepTimeout)
 	quiesce(ctx, cr.e.clients, cr.e.set.settle, cr.e.set.stepTimeout)
 }

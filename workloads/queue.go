@@ -16,6 +16,7 @@ import (
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // Parameters of the queue workload (results.Config.Params).
@@ -115,36 +116,36 @@ type queueCase struct {
 	v         variants.Variant[variants.QueueVariant]
 }
 
-func (qc *queueCase) run(ctx context.Context, d *driver) (Outcome, error) {
+func (qc *queueCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c, producers := d.c, qc.producers
 	v, err := variants.Queues().Lookup(c.Variant)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
 	if !v.Supports(c.Backend.Kind()) {
-		return Outcome{}, fmt.Errorf("%w: queue variant %s does not run on %s", ErrUnknownVariant, v.Name, c.Backend.Kind())
+		return measure.Outcome{}, fmt.Errorf("%w: queue variant %s does not run on %s", ErrUnknownVariant, v.Name, c.Backend.Kind())
 	}
 	prios, err := queueSpec().Int(c.Config, ParamPriorities)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	size, err := queueSpec().Int(c.Config, ParamItemSize)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	switch {
 	case c.Config.Rate <= 0:
-		return Outcome{}, fmt.Errorf("%w: the queue's producers run an open loop: give --rate (items per second in all)", ErrBadCase)
+		return measure.Outcome{}, fmt.Errorf("%w: the queue's producers run an open loop: give --rate (items per second in all)", ErrBadCase)
 	case prios > recipes.MaxPriority+1:
-		return Outcome{}, fmt.Errorf("%w: %d priorities: at most %d", ErrBadCase, prios, recipes.MaxPriority+1)
+		return measure.Outcome{}, fmt.Errorf("%w: %d priorities: at most %d", ErrBadCase, prios, recipes.MaxPriority+1)
 	case prios > 1 && !v.New.Priorities:
-		return Outcome{}, fmt.Errorf("%w: the %s queue has no priorities (etcd's PriorityQueue writes a key outside the namespace)", ErrBadCase, v.Name)
+		return measure.Outcome{}, fmt.Errorf("%w: the %s queue has no priorities (etcd's PriorityQueue writes a key outside the namespace)", ErrBadCase, v.Name)
 	}
 	cfg := recipes.QueueConfig{Priorities: prios}
 	qc.v, qc.prios = v, prios
 	clients, err := d.open(ctx, c.Clients+producers, nil)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	path := c.Namespace + "/queue"
 	d.keep = []string{path, path + "/" + recipes.QueueItemsDir, path + "/" + recipes.QueueClaimsDir, path + "/" + recipes.QueueIdleDir}
@@ -160,18 +161,18 @@ func (qc *queueCase) run(ctx context.Context, d *driver) (Outcome, error) {
 	prods := make([]recipes.Producer, producers)
 	for i := range cons {
 		if cons[i], err = v.New.Consumer(clients.Sessions[i], path, cfg); err != nil {
-			return Outcome{}, err
+			return measure.Outcome{}, err
 		}
 	}
 	for i := range prods {
 		if prods[i], err = v.New.Producer(clients.Sessions[c.Clients+i], path, cfg); err != nil {
-			return Outcome{}, err
+			return measure.Outcome{}, err
 		}
 	}
 	c.log().Progress(fmt.Sprintf("  %d consumers, %d producers connected; %.0f items/s", c.Clients, producers, c.Config.Rate))
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	var o Outcome
+	var o measure.Outcome
 	o.Before, o.Start, o.Base = d.snapshot(ctx, clients), q.now(), q.start
 	c.Live.Start()
 	var wg sync.WaitGroup
@@ -205,7 +206,7 @@ func (q *queueRun) wait(ctx, runCtx context.Context, cfg results.Config) results
 		timeout = t.C
 	}
 	var n int64
-	var ended Stop
+	var ended measure.Stop
 	for {
 		select {
 		case <-ctx.Done():
@@ -263,7 +264,7 @@ func (q *queueRun) produce(ctx context.Context, id int, p recipes.Producer, inte
 // consume takes, holds and acknowledges items until runCtx ends or the
 // session is lost. An item taken is acknowledged on a fresh bounded
 // context even if runCtx ends while it is held.
-func (q *queueRun) consume(runCtx, ctx context.Context, id int, cn recipes.Consumer, s backends.Session, live *Live) {
+func (q *queueRun) consume(runCtx, ctx context.Context, id int, cn recipes.Consumer, s backends.Session, live *measure.Live) {
 	defer func() {
 		q.mu.Lock()
 		q.lost[id] = sessionEnded(s) && runCtx.Err() == nil
@@ -385,7 +386,7 @@ func itemID(data []byte) string {
 
 // collect turns the checker, the recorders and the snapshots into the
 // case's result.
-func (qc *queueCase) collect(dr *driver, o Outcome) {
+func (qc *queueCase) collect(dr *driver, o measure.Outcome) {
 	q, v, prios := qc.q, qc.v, qc.prios
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // one bound for all
 	for i, cn := range qc.cons {
@@ -409,11 +410,11 @@ func (qc *queueCase) collect(dr *driver, o Outcome) {
 	addHistogram(res, figures.LatencyPut, q.put)
 	addHistogram(res, figures.LatencyTake, q.take)
 	addHistogram(res, figures.LatencyAck, q.ack)
-	sr := NewSeriesRecorder(SeriesInterval(dr.c.Config))
+	sr := measure.NewSeriesRecorder(measure.SeriesInterval(dr.c.Config))
 	for _, at := range chk.TakenAt {
 		sr.Add(at - o.Start)
 	}
-	res.Series = MergeSeries(sr.interval, res.Elapsed, sr)
+	res.Series = measure.MergeSeries(sr.Interval(), res.Elapsed, sr)
 	// The herd-free best case: one notification an item.
 	dr.fill(o, taken, v.ClientCounts, taken)
 	if taken > 0 {

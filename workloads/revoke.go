@@ -17,6 +17,7 @@ import (
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/safety"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // RevokeWorkload is the revocable shared lock benchmark: N clients, each
@@ -86,47 +87,47 @@ type revokeCase struct {
 	instrumented bool
 }
 
-func (rc *revokeCase) run(ctx context.Context, d *driver) (Outcome, error) {
+func (rc *revokeCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
 	if c.Config.Rate > 0 {
-		return Outcome{}, fmt.Errorf("%w: the revoke workload runs a closed loop only (no --rate)", ErrBadCase)
+		return measure.Outcome{}, fmt.Errorf("%w: the revoke workload runs a closed loop only (no --rate)", ErrBadCase)
 	}
 	grace, err := revokeSpec().Duration(c.Config, ParamGrace)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	v, err := variants.Revocables(grace).Lookup(c.Variant)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
 	share, err := revokeSpec().Float(c.Config, ParamReadShare)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	every, err := revokeSpec().Duration(c.Config, ParamRevokeEvery)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	cleanup, err := revokeSpec().Duration(c.Config, ParamCleanup)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	fenceMode, err := revokeSpec().String(c.Config, ParamFence)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	rc.instrumented = v.ClientCounts
 	clients, err := d.open(ctx, c.Clients+1, nil) // the last one is the revoker's
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	path := c.Namespace + "/revocable"
 	d.keep = []string{path}
-	window := NewWindow(c)
+	window := measure.NewWindow(c.Config, c.Live)
 	st := &revokeState{window: window, checker: safety.NewRWChecker(),
 		fence:  safety.NewRegister(fenceMode == FenceOn, safety.WithRegisterDetails(maxViolationDetails)),
 		revoke: results.NewRecorder(), toGrant: results.NewRecorder(), errs: map[string]int64{},
-		series: NewSeriesRecorder(SeriesInterval(c.Config))}
+		series: measure.NewSeriesRecorder(measure.SeriesInterval(c.Config))}
 	holders := make([]*revokeHolder, c.Clients)
 	for i := range holders {
 		holders[i] = &revokeHolder{id: i, lock: v.New.Lock(clients.Sessions[i], path), s: clients.Sessions[i],
@@ -145,14 +146,14 @@ func (rc *revokeCase) run(ctx context.Context, d *driver) (Outcome, error) {
 		loops = append(loops, func(runCtx context.Context) {
 			st.revokeLoop(runCtx, revoker, rs, clients.Counters[c.Clients], path, every)
 		})
-		return runEach(runCtx, loops, func(loop func(context.Context), ctx context.Context) { loop(ctx) })
-	}, func() Snapshot { return d.snapshot(ctx, clients) }, drainNames{plural: "clients",
+		return measure.RunEach(runCtx, loops, func(loop func(context.Context), ctx context.Context) { loop(ctx) })
+	}, func() measure.Snapshot { return d.snapshot(ctx, clients) }, drainNames{plural: "clients",
 		stuck: func(limit time.Duration) error {
 			return fmt.Errorf("workloads: the revoke case's clients did not stop within %v of its end", limit)
 		}})
 }
 
-func (rc *revokeCase) collect(d *driver, out Outcome) {
+func (rc *revokeCase) collect(d *driver, out measure.Outcome) {
 	res, holders, st, instrumented := &d.res, rc.holders, rc.st, rc.instrumented
 	acquire := results.NewRecorder()
 	perClient := make([]int64, len(holders))
@@ -167,7 +168,7 @@ func (rc *revokeCase) collect(d *driver, out Outcome) {
 		grants += h.grants
 	}
 	res.Ops = st.ops
-	res.Series = MergeSeries(SeriesInterval(d.c.Config), res.Elapsed, st.series)
+	res.Series = measure.MergeSeries(measure.SeriesInterval(d.c.Config), res.Elapsed, st.series)
 	res.Ops.Issued = res.Ops.Succeeded + res.Ops.Failed + res.Ops.StillWaiting
 	for k, n := range st.errs {
 		res.Errors[k] += n
@@ -206,7 +207,7 @@ func (rc *revokeCase) collect(d *driver, out Outcome) {
 
 // revokeState is what the holders and the revoker share.
 type revokeState struct {
-	window  *Window
+	window  *measure.Window
 	checker *safety.RWChecker
 	fence   *safety.Register
 
@@ -217,7 +218,7 @@ type revokeState struct {
 	revoke   *hdrhistogram.Histogram // revoker only
 	toGrant  *hdrhistogram.Histogram // under mu
 	ops      results.Ops             // revoker only
-	series   *SeriesRecorder         // revoker only
+	series   *measure.SeriesRecorder // revoker only
 	forced   int64
 	skipped  int64
 	noticed  int64 // the revoker's notifications of the releases it waited for

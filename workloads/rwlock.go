@@ -16,6 +16,7 @@ import (
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/safety"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // RWLockWorkload is the shared lock benchmark: N clients, each on its own
@@ -69,60 +70,60 @@ type rwlockCase struct {
 	instrumented bool
 }
 
-func (rc *rwlockCase) run(ctx context.Context, d *driver) (Outcome, error) {
+func (rc *rwlockCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
 	if c.Config.Rate > 0 {
-		return Outcome{}, fmt.Errorf("%w: the rwlock workload runs a closed loop only (no --rate)", ErrBadCase)
+		return measure.Outcome{}, fmt.Errorf("%w: the rwlock workload runs a closed loop only (no --rate)", ErrBadCase)
 	}
 	v, err := variants.RWLocks().Lookup(c.Variant)
 	if err == nil && !v.Supports(c.Backend.Kind()) {
 		err = fmt.Errorf("%s has no %s variant on %s (go-zookeeper has no shared lock recipe)", "rwlock", c.Variant, c.Backend.Kind())
 	}
 	if err != nil {
-		return Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
 	rc.instrumented = v.ClientCounts
 	share, err := rwlockSpec().Float(c.Config, ParamReadShare)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	clients, err := d.open(ctx, c.Clients, nil)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	path := c.Namespace + "/rwlock"
 	d.keep = []string{path}
-	window := NewWindow(c)
+	window := measure.NewWindow(c.Config, c.Live)
 	checker := safety.NewRWChecker()
 	rws := make([]*rwClient, c.Clients)
 	for i := range rws {
 		l, err := v.New(clients.Sessions[i], path)
 		if err != nil {
-			return Outcome{}, fmt.Errorf("workloads: shared lock %s for client %d: %w", c.Variant, i, err)
+			return measure.Outcome{}, fmt.Errorf("workloads: shared lock %s for client %d: %w", c.Variant, i, err)
 		}
 		rws[i] = &rwClient{id: i, lock: l, s: clients.Sessions[i], c: clients.Counters[i], window: window, checker: checker,
 			share: share, hold: c.Config.Hold, think: c.Config.Think, rng: rand.New(rand.NewPCG(uint64(c.Repeat), uint64(i))),
 			read: results.NewRecorder(), write: results.NewRecorder(), overtaken: results.NewRecorder(), errs: map[string]int64{},
-			series: NewSeriesRecorder(SeriesInterval(c.Config))}
+			series: measure.NewSeriesRecorder(measure.SeriesInterval(c.Config))}
 	}
 	rc.rws, rc.checker = rws, checker
 	c.log().Progress(fmt.Sprintf("  %d clients connected; %.0f%% reads; measuring", c.Clients, 100*share))
 	return d.measure(ctx, window, func(runCtx context.Context) <-chan struct{} {
-		return runEach(runCtx, rws, (*rwClient).run)
-	}, func() Snapshot { return d.snapshot(ctx, clients) }, drainNames{plural: "clients",
+		return measure.RunEach(runCtx, rws, (*rwClient).run)
+	}, func() measure.Snapshot { return d.snapshot(ctx, clients) }, drainNames{plural: "clients",
 		stuck: func(limit time.Duration) error {
 			return fmt.Errorf("workloads: %d shared lock clients did not stop within %v of the end of the case", c.Clients, limit)
 		}})
 }
 
 // collect merges the clients' records into the result.
-func (rc *rwlockCase) collect(d *driver, out Outcome) {
+func (rc *rwlockCase) collect(d *driver, out measure.Outcome) {
 	res, rws, checker, instrumented := &d.res, rc.rws, rc.checker, rc.instrumented
 	all, read, write, overtaken := results.NewRecorder(), results.NewRecorder(), results.NewRecorder(), results.NewRecorder()
 	perClient := make([]int64, len(rws))
 	var needed, reads, overtakers int64
 	tokens := false // some grant carried a token: overtaking is measured
-	var series []*SeriesRecorder
+	var series []*measure.SeriesRecorder
 	for i, r := range rws {
 		series = append(series, r.series)
 		read.Merge(r.read)
@@ -146,7 +147,7 @@ func (rc *rwlockCase) collect(d *driver, out Outcome) {
 		}
 	}
 	res.Ops.Issued = res.Ops.Succeeded + res.Ops.Failed + res.Ops.StillWaiting
-	res.Series = MergeSeries(SeriesInterval(d.c.Config), res.Elapsed, series...)
+	res.Series = measure.MergeSeries(measure.SeriesInterval(d.c.Config), res.Elapsed, series...)
 	for name, h := range map[figures.Latency]*hdrhistogram.Histogram{figures.LatencyAcquire: all, figures.LatencyAcquireRead: read, figures.LatencyAcquireWrite: write, figures.LatencyWriterOvertaken: overtaken} {
 		addHistogram(res, name, h)
 	}
@@ -189,7 +190,7 @@ type rwClient struct {
 	lock    recipes.RWLock
 	s       backends.Session
 	c       *instrument.Counters
-	window  *Window
+	window  *measure.Window
 	checker *safety.RWChecker
 	share   float64
 	hold    time.Duration
@@ -197,7 +198,7 @@ type rwClient struct {
 	rng     *rand.Rand
 
 	read, write, overtaken *hdrhistogram.Histogram
-	series                 *SeriesRecorder
+	series                 *measure.SeriesRecorder
 	ops                    results.Ops
 	needed, reads          int64
 	overtakers             int64 // readers queued behind a waiting writer and granted first

@@ -14,6 +14,7 @@ import (
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // simpleStepTimeout bounds a simple barrier's waiters once the barrier is down.
@@ -79,26 +80,26 @@ func (sw *SimpleBarrierWorkload) Run(ctx context.Context, c Case) (results.Resul
 // series.
 type simpleBarrierCase struct {
 	t  *simpleRounds
-	sr *SeriesRecorder
+	sr *measure.SeriesRecorder
 }
 
-func (sc *simpleBarrierCase) run(ctx context.Context, d *driver) (Outcome, error) {
+func (sc *simpleBarrierCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
 	poll, err := simpleBarrierSpec().Duration(c.Config, ParamPoll)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	up, err := simpleBarrierSpec().Duration(c.Config, ParamBarrierUp)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	v, err := variants.SimpleBarriers(poll).Lookup(c.Variant)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
 	clients, err := d.open(ctx, c.Clients+1, nil)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	n := c.Clients
 	base := c.Namespace + "/simple-barrier"
@@ -110,9 +111,9 @@ func (sc *simpleBarrierCase) run(ctx context.Context, d *driver) (Outcome, error
 		pass: results.NewRecorder(), release: results.NewRecorder(), wait: results.NewRecorder(), live: c.Live}
 	start := time.Now()
 	t.now = func() time.Duration { return time.Since(start) }
-	sr := NewSeriesRecorder(SeriesInterval(c.Config))
+	sr := measure.NewSeriesRecorder(measure.SeriesInterval(c.Config))
 	sc.t, sc.sr = t, sr
-	var o Outcome
+	var o measure.Outcome
 	o.Before, o.Start, o.Base = d.snapshot(ctx, clients), t.now(), start
 	c.Live.Start()
 	for r := 0; c.Config.Ops <= 0 || int64(r) < c.Config.Ops; r++ {
@@ -136,7 +137,7 @@ type simpleRounds struct {
 	s    []backends.Session
 	c    []*instrument.Counters
 	now  func() time.Duration
-	live *Live
+	live *measure.Live
 
 	pass, release, wait *hdrhistogram.Histogram
 	issued, done        int64
@@ -249,7 +250,7 @@ func (t *simpleRounds) failed(ctx context.Context, phase string, err error) bool
 }
 
 // collect fills the case's result from the rounds.
-func (sc *simpleBarrierCase) collect(d *driver, o Outcome) {
+func (sc *simpleBarrierCase) collect(d *driver, o measure.Outcome) {
 	res, t, sr := &d.res, sc.t, sc.sr
 	res.Ops = results.Ops{Issued: t.issued, Succeeded: t.done, Failed: t.issued - t.done}
 	res.Safety = results.Safety{Checked: t.done * int64(t.n), Violations: t.earlyN, Details: t.early}
@@ -262,7 +263,7 @@ func (sc *simpleBarrierCase) collect(d *driver, o Outcome) {
 	addHistogram(res, figures.LatencyPass, t.pass)
 	addHistogram(res, figures.LatencyRelease, t.release)
 	addHistogram(res, figures.LatencyWait, t.wait)
-	res.Series = MergeSeries(sr.interval, res.Elapsed, sr)
+	res.Series = measure.MergeSeries(sr.Interval(), res.Elapsed, sr)
 	// A watching waiter needs one notification a round; a polling one none.
 	needed := int64(0)
 	if t.v.Name != variants.Polling {

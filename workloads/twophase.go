@@ -15,6 +15,7 @@ import (
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // Parameters of the twophase workload.
@@ -80,26 +81,26 @@ func (w *TwoPhaseWorkload) Run(ctx context.Context, c Case) (results.Result, err
 // twoPhaseCase is one twophase case: its transactions and their series.
 type twoPhaseCase struct {
 	t  *txRounds
-	sr *SeriesRecorder
+	sr *measure.SeriesRecorder
 }
 
-func (tc *twoPhaseCase) run(ctx context.Context, d *driver) (Outcome, error) {
+func (tc *twoPhaseCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
 	v, err := variants.TwoPhases().Lookup(c.Variant)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
 	share, err := twoPhaseSpec().Float(c.Config, ParamAbortShare)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	spread, err := twoPhaseSpec().Duration(c.Config, ParamVoteSpread)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	clients, err := d.open(ctx, c.Clients+1, nil)
 	if err != nil {
-		return Outcome{}, err
+		return measure.Outcome{}, err
 	}
 	base := c.Namespace + "/twophase"
 	d.keep = []string{base}
@@ -110,9 +111,9 @@ func (tc *twoPhaseCase) run(ctx context.Context, d *driver) (Outcome, error) {
 	t := &txRounds{v: v, share: share, spread: spread, clients: clients, n: c.Clients, live: c.Live,
 		decide: results.NewRecorder(), whole: results.NewRecorder()}
 	t.now = func() time.Duration { return time.Since(start) }
-	sr := NewSeriesRecorder(SeriesInterval(c.Config))
+	sr := measure.NewSeriesRecorder(measure.SeriesInterval(c.Config))
 	tc.t, tc.sr = t, sr
-	var o Outcome
+	var o measure.Outcome
 	o.Before, o.Start, o.Base = d.snapshot(ctx, clients), t.now(), start
 	c.Live.Start()
 	for k := 0; bound.Ctx().Err() == nil && (c.Config.Ops <= 0 || int64(k) < c.Config.Ops); k++ {
@@ -132,10 +133,10 @@ type txRounds struct {
 	v       variants.Variant[recipes.TwoPhase]
 	share   float64
 	spread  time.Duration
-	clients *Clients
+	clients *measure.Clients
 	n       int
 	now     func() time.Duration
-	live    *Live
+	live    *measure.Live
 
 	decide, whole            *hdrhistogram.Histogram
 	issued, decided, aborted int64
@@ -328,7 +329,7 @@ func (t *txRounds) fail(phase string, err error) bool {
 }
 
 // collect fills the case's result from the transactions.
-func (tc *twoPhaseCase) collect(d *driver, o Outcome) {
+func (tc *twoPhaseCase) collect(d *driver, o measure.Outcome) {
 	res, t, sr := &d.res, tc.t, tc.sr
 	res.Ops = results.Ops{Issued: t.issued, Succeeded: t.decided, Failed: t.issued - t.decided}
 	res.Safety = results.Safety{Checked: t.checked, Violations: t.violations, Details: t.details}
@@ -343,7 +344,7 @@ func (tc *twoPhaseCase) collect(d *driver, o Outcome) {
 	}
 	addHistogram(res, figures.LatencyDecide, t.decide)
 	addHistogram(res, figures.LatencyTransaction, t.whole)
-	res.Series = MergeSeries(sr.interval, res.Elapsed, sr)
+	res.Series = measure.MergeSeries(sr.Interval(), res.Elapsed, sr)
 	// Every notification is needed: all-watch's sites must hear every vote.
 	d.fill(o, res.Ops.Succeeded, true, math.MaxInt64)
 	if t.decided > 0 {

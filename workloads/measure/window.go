@@ -1,4 +1,4 @@
-package workloads
+package measure
 
 import (
 	"context"
@@ -8,15 +8,6 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/results"
-)
-
-// Why a case stopped (results.Result.StoppedBy): the results' own stop
-// reasons, under the names the workloads' loops have always used.
-const (
-	StoppedByOps         = results.StoppedByOps
-	StoppedByDuration    = results.StoppedByDuration
-	StoppedByInterrupted = results.StoppedByInterrupted
-	StoppedByError       = results.StoppedByError
 )
 
 // Stop is what ended a case's bounded interval. Reason turns it into the
@@ -37,17 +28,17 @@ type Stop struct {
 func (s Stop) Reason() results.StopReason {
 	switch {
 	case s.Interrupted:
-		return StoppedByInterrupted
+		return results.StoppedByInterrupted
 	case s.Failed:
-		return StoppedByError
+		return results.StoppedByError
 	case s.TimedOut:
-		return StoppedByDuration
+		return results.StoppedByDuration
 	}
-	return StoppedByOps
+	return results.StoppedByOps
 }
 
 // errBoundFailed is a Bound's cause once Fail ended it.
-var errBoundFailed = errors.New("workloads: a client failed")
+var errBoundFailed = errors.New("measure: a client failed")
 
 // Bound is the context of a loop that starts its operations until the
 // case's --duration passes (if it has one), its caller's ctx ends, or Fail
@@ -137,11 +128,23 @@ type Window struct {
 	done             <-chan struct{}
 }
 
-// NewWindow returns the Window c's bounds describe, reporting to c.Live.
-func NewWindow(c Case) *Window {
-	cfg := c.Config
-	return &Window{Warmup: cfg.Warmup, Duration: cfg.Duration, Ops: cfg.Ops, Live: c.Live, DrainTimeout: 20 * time.Second,
+// NewWindow returns the Window a case's bounds (cfg's Warmup, Duration
+// and Ops) describe, reporting to live.
+func NewWindow(cfg results.Config, live *Live) *Window {
+	return &Window{Warmup: cfg.Warmup, Duration: cfg.Duration, Ops: cfg.Ops, Live: live, DrainTimeout: 20 * time.Second,
 		spent: make(chan struct{}), opened: make(chan struct{}), ended: make(chan struct{})}
+}
+
+// NewMeasuringWindow returns a window with no bound that measures from
+// now on, as Run leaves one without a warm-up once its workers started:
+// for recorders driven without Run (their unit tests).
+func NewMeasuringWindow() *Window {
+	w := NewWindow(results.Config{}, nil)
+	w.base = time.Now()
+	w.opening.Store(true)
+	w.measureStart.Store(1)
+	close(w.opened)
+	return w
 }
 
 // Now is the offset from the start of the workers.
@@ -348,6 +351,9 @@ func NewSeriesRecorder(interval time.Duration) *SeriesRecorder {
 	return &SeriesRecorder{interval: interval}
 }
 
+// Interval is the recorder's bucket width.
+func (s *SeriesRecorder) Interval() time.Duration { return s.interval }
+
 // Add counts one event at offset since (the measurement's start).
 func (s *SeriesRecorder) Add(since time.Duration) {
 	if since < 0 {
@@ -379,10 +385,10 @@ func MergeSeries(interval, elapsed time.Duration, recs ...*SeriesRecorder) resul
 	return out
 }
 
-// runEach runs run(ctx, item) for every item on a goroutine of its own and
+// RunEach runs run(ctx, item) for every item on a goroutine of its own and
 // returns a channel closed once every one has returned: the start function
 // of a Window.Run whose clients each loop until ctx ends.
-func runEach[T any](ctx context.Context, items []T, run func(T, context.Context)) <-chan struct{} {
+func RunEach[T any](ctx context.Context, items []T, run func(T, context.Context)) <-chan struct{} {
 	var wg sync.WaitGroup
 	for _, it := range items {
 		wg.Add(1)
