@@ -6,10 +6,20 @@ import (
 	"fmt"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/workloads/measure"
+)
+
+const (
+	// closeTimeout bounds closing every session of a case.
+	closeTimeout = 30 * time.Second
+	// leftoverGrace is how long ephemeral nodes of closed sessions may take
+	// to disappear before they count as leftovers.
+	leftoverGrace = 3 * time.Second
 )
 
 // caseLoop is what a workload brings to the driver: its client loop and
@@ -306,4 +316,17 @@ func CheckClientLimit(info backends.ClusterInfo, n int) error {
 			ErrBadCase, info.MaxClientCnxns, n, need, need)
 	}
 	return nil
+}
+
+// addHistogram stores h as the result's latency name, unless it is empty.
+func addHistogram(res *results.Result, name figures.Latency, h *hdrhistogram.Histogram) {
+	if h.TotalCount() == 0 {
+		return
+	}
+	hs, err := results.NewHistogram(h)
+	if err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s histogram not stored: %v", name, err))
+		return
+	}
+	res.Latency[name] = hs
 }

@@ -2,7 +2,6 @@ package workloads
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,31 +9,21 @@ import (
 	"sync/atomic"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
-	"github.com/zkbench/zkbench/internal/ctxsleep"
-	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/safety"
 	"github.com/zkbench/zkbench/workloads/measure"
 )
 
-const (
-	// releaseTimeout bounds one Release, which runs on a fresh context so
-	// that a stopping case still lets its lock go.
-	releaseTimeout = 10 * time.Second
-	// errorBackoff is the pause after a failed acquisition, so a broken
-	// client does not spin.
-	errorBackoff = 10 * time.Millisecond
-	// closeTimeout bounds closing every session of a case.
-	closeTimeout = 30 * time.Second
-	// leftoverGrace is how long ephemeral nodes of closed sessions may take
-	// to disappear before they count as leftovers.
-	leftoverGrace = 3 * time.Second
-)
+// The lock workload's files: lock.go (the case: its driver loop, collect
+// and the shards' end), lockopen.go (its clients, here and in worker
+// processes), lockclient.go (one client's loop, the same in both),
+// lockworker.go and lockproc.go (a worker process and this process's side
+// of it), lockevents.go (the typed, numbered events a worker reports) and
+// lockrecord.go (the recorder every client's events go to), and
+// lockchecker.go (exclusion, FIFO order and handoff, which the handoff
+// workload shares).
 
 // LockWorkload is the lock benchmark: N clients, each on its own session
 // with its own Lock from the variant's factory, contend for one lock at
@@ -393,18 +382,6 @@ func (lc *lockCase) collect(d *driver, out measure.Outcome) {
 	d.lossCause = func(l *results.Load) string { return d.meter.LossCause(l, lc.clients.LostAt()) }
 }
 
-func addHistogram(res *results.Result, name figures.Latency, h *hdrhistogram.Histogram) {
-	if h.TotalCount() == 0 {
-		return
-	}
-	hs, err := results.NewHistogram(h)
-	if err != nil {
-		res.Notes = append(res.Notes, fmt.Sprintf("%s histogram not stored: %v", name, err))
-		return
-	}
-	res.Latency[name] = hs
-}
-
 // pacer hands out the scheduled start times of the open loop: slot k starts
 // phase + k intervals after the workers started, whoever takes it. The
 // shards of a case each pace their share of the rate, their phases spread
@@ -452,37 +429,3 @@ func addFence(s *results.Safety, fence *safety.Register) (stale int64) {
 	}
 	return stale
 }
-
-// errorKind names an error for Result.Errors.
-func errorKind(err error) string {
-	switch {
-	case errors.Is(err, backends.ErrUnknownOutcome):
-		return "unknown_outcome"
-	case errors.Is(err, backends.ErrSessionLost):
-		return "session_lost"
-	case errors.Is(err, recipes.ErrLockLost):
-		return "lock_lost"
-	case errors.Is(err, recipes.ErrNotHeld):
-		return "not_held"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
-	case errors.Is(err, backends.ErrNoNode):
-		return "no_node"
-	case errors.Is(err, backends.ErrNodeExists):
-		return "node_exists"
-	}
-	return "other"
-}
-
-func sessionEnded(s backends.Session) bool {
-	select {
-	case <-s.Done():
-		return true
-	default:
-		return false
-	}
-}
-
-// sleepCtx sleeps for d and reports false if ctx ended first: the shared
-// ctxsleep.Sleep, under the name the workloads' many callers use.
-var sleepCtx = ctxsleep.Sleep
