@@ -137,10 +137,7 @@ func drive(ctx context.Context, spec Spec, c Case, extra int, loop caseLoop) (re
 // case's progress and session events; b, if not nil, opens them instead
 // of the case's backend. The driver closes them at the end of the case.
 func (d *driver) open(ctx context.Context, n int, b backends.Backend, opts ...measure.OpenOption) (*measure.Clients, error) {
-	if d.meter == nil {
-		d.meter = measure.NewMeter(d.c.Backend, d.c.Cluster, append([]measure.MeterOption{measure.WithServerPIDs(d.c.ServerPIDs)}, d.meterOptions...)...)
-		d.baseRSS = measure.BaseRSS()
-	}
+	d.startMeter()
 	if b == nil {
 		b = d.c.Backend
 	}
@@ -152,6 +149,17 @@ func (d *driver) open(ctx context.Context, n int, b backends.Backend, opts ...me
 	}
 	d.opened = append(d.opened, cl)
 	return cl, nil
+}
+
+// startMeter starts the case's meter, with d.meterOptions, and reads the
+// process's memory before any session opens; open calls it, a workload
+// that starts more than sessions (worker processes) calls it first.
+func (d *driver) startMeter() {
+	if d.meter != nil {
+		return
+	}
+	d.meter = measure.NewMeter(d.c.Backend, d.c.Cluster, append([]measure.MeterOption{measure.WithServerPIDs(d.c.ServerPIDs)}, d.meterOptions...)...)
+	d.baseRSS = measure.BaseRSS()
 }
 
 // closeAll closes every session the case opened, once, on a fresh bounded

@@ -149,6 +149,7 @@ func (lc *lockCase) run(ctx context.Context, d *driver) (measure.Outcome, error)
 	log := c.log()
 	lockPath := c.Namespace + "/lock"
 	d.keep = []string{lockPath}
+	d.startMeter()
 	clients, ids, procs, err := lockClients(ctx, d, lockPath)
 	if err != nil {
 		return measure.Outcome{}, err
