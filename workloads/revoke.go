@@ -87,7 +87,7 @@ type revokeCase struct {
 	instrumented bool
 }
 
-func (rc *revokeCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
+func (vc *revokeCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
 	if c.Config.Rate > 0 {
 		return measure.Outcome{}, fmt.Errorf("%w: the revoke workload runs a closed loop only (no --rate)", ErrBadCase)
@@ -116,7 +116,7 @@ func (rc *revokeCase) run(ctx context.Context, d *driver) (measure.Outcome, erro
 	if err != nil {
 		return measure.Outcome{}, err
 	}
-	rc.instrumented = v.ClientCounts
+	vc.instrumented = v.ClientCounts
 	clients, err := d.open(ctx, c.Clients+1, nil) // the last one is the revoker's
 	if err != nil {
 		return measure.Outcome{}, err
@@ -137,7 +137,7 @@ func (rc *revokeCase) run(ctx context.Context, d *driver) (measure.Outcome, erro
 	rs := clients.Sessions[c.Clients]
 	revoker := v.New.Revoker(rs)
 	c.log().Progress(fmt.Sprintf("  %d clients and a revoker connected; a revocation every %v; measuring", c.Clients, every))
-	rc.holders, rc.st = holders, st
+	vc.holders, vc.st = holders, st
 	return d.measure(ctx, window, func(runCtx context.Context) <-chan struct{} {
 		loops := make([]func(context.Context), 0, len(holders)+1)
 		for _, h := range holders {
@@ -153,8 +153,8 @@ func (rc *revokeCase) run(ctx context.Context, d *driver) (measure.Outcome, erro
 		}})
 }
 
-func (rc *revokeCase) collect(d *driver, out measure.Outcome) {
-	res, holders, st, instrumented := &d.res, rc.holders, rc.st, rc.instrumented
+func (vc *revokeCase) collect(d *driver, out measure.Outcome) {
+	res, holders, st, instrumented := &d.res, vc.holders, vc.st, vc.instrumented
 	acquire := results.NewRecorder()
 	perClient := make([]int64, len(holders))
 	var needed, notified, revoked, reads, grants int64

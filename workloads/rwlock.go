@@ -70,7 +70,7 @@ type rwlockCase struct {
 	instrumented bool
 }
 
-func (rc *rwlockCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
+func (wc *rwlockCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
 	if c.Config.Rate > 0 {
 		return measure.Outcome{}, fmt.Errorf("%w: the rwlock workload runs a closed loop only (no --rate)", ErrBadCase)
@@ -82,7 +82,7 @@ func (rc *rwlockCase) run(ctx context.Context, d *driver) (measure.Outcome, erro
 	if err != nil {
 		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
-	rc.instrumented = v.ClientCounts
+	wc.instrumented = v.ClientCounts
 	share, err := rwlockSpec().Float(c.Config, ParamReadShare)
 	if err != nil {
 		return measure.Outcome{}, err
@@ -106,7 +106,7 @@ func (rc *rwlockCase) run(ctx context.Context, d *driver) (measure.Outcome, erro
 			read: results.NewRecorder(), write: results.NewRecorder(), overtaken: results.NewRecorder(), errs: map[string]int64{},
 			series: measure.NewSeriesRecorder(measure.SeriesInterval(c.Config))}
 	}
-	rc.rws, rc.checker = rws, checker
+	wc.rws, wc.checker = rws, checker
 	c.log().Progress(fmt.Sprintf("  %d clients connected; %.0f%% reads; measuring", c.Clients, 100*share))
 	return d.measure(ctx, window, func(runCtx context.Context) <-chan struct{} {
 		return measure.RunEach(runCtx, rws, (*rwClient).run)
@@ -117,8 +117,8 @@ func (rc *rwlockCase) run(ctx context.Context, d *driver) (measure.Outcome, erro
 }
 
 // collect merges the clients' records into the result.
-func (rc *rwlockCase) collect(d *driver, out measure.Outcome) {
-	res, rws, checker, instrumented := &d.res, rc.rws, rc.checker, rc.instrumented
+func (wc *rwlockCase) collect(d *driver, out measure.Outcome) {
+	res, rws, checker, instrumented := &d.res, wc.rws, wc.checker, wc.instrumented
 	all, read, write, overtaken := results.NewRecorder(), results.NewRecorder(), results.NewRecorder(), results.NewRecorder()
 	perClient := make([]int64, len(rws))
 	var needed, reads, overtakers int64
