@@ -12,6 +12,7 @@ import (
 	"github.com/zkbench/zkbench/faults/schedule"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/workloads"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // runCase runs one case with its status line, and with the faults fired at
@@ -20,7 +21,7 @@ import (
 // are undone (servers restarted, cuts lifted) before it returns, so that
 // its namespace can be removed and the next case starts whole.
 func (r *Runner) runCase(ctx context.Context, c workloads.Case) (results.Result, error) {
-	c.Live = &workloads.Live{}
+	c.Live = &measure.Live{}
 	st := r.status.beginCase(c.Live, c.Config.Warmup, c.Config.Duration, c.Config.Ops)
 	defer r.status.endCase()
 	lost := &sessionCounter{Recorder: c.Log, counts: map[string]int64{}, lost: &st.lost}

@@ -8,7 +8,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	zkbackend "github.com/zkbench/zkbench/backends/zookeeper"
 	"github.com/zkbench/zkbench/results"
-	"github.com/zkbench/zkbench/workloads"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // Auto, as Config.Warmup, Servers.SessionTimeout or Servers.LeaseTTL, lets
@@ -88,11 +88,11 @@ func (p *plan) chooseSettings() []results.Setting {
 		p.gcPercent = pct
 		out = append(out, st)
 	}
-	if n > workloads.ReleaseMemoryFrom {
+	if n > measure.ReleaseMemoryFrom {
 		out = append(out, results.Setting{Name: "release-memory",
-			Value: fmt.Sprintf("every %d sessions opened, and before the case is measured", workloads.ReleaseMemoryEvery),
+			Value: fmt.Sprintf("every %d sessions opened, and before the case is measured", measure.ReleaseMemoryEvery),
 			Why: fmt.Sprintf("auto: more than %d clients; garbage from opening sessions (go-zookeeper drops a 1.5 MiB "+
-				"buffer per connection) would stay resident through the measured interval", workloads.ReleaseMemoryFrom)})
+				"buffer per connection) would stay resident through the measured interval", measure.ReleaseMemoryFrom)})
 	}
 	if p.kind == backends.ZooKeeper {
 		buf := zkbackend.RecvBufferForChildren(n)

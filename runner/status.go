@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zkbench/zkbench/workloads"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // Status-line cadence: a terminal's line is redrawn often; a log (a file,
@@ -37,7 +37,7 @@ type liveStatus struct {
 
 // caseStatus is what the status line shows of the running case.
 type caseStatus struct {
-	live   *workloads.Live
+	live   *measure.Live
 	began  time.Time
 	warmup time.Duration
 	bounds time.Duration // warm-up + duration
@@ -75,7 +75,7 @@ func (s *liveStatus) clear() {
 }
 
 // beginCase shows a case's status until endCase.
-func (s *liveStatus) beginCase(live *workloads.Live, warmup, duration time.Duration, ops int64) *caseStatus {
+func (s *liveStatus) beginCase(live *measure.Live, warmup, duration time.Duration, ops int64) *caseStatus {
 	c := &caseStatus{live: live, began: time.Now(), warmup: warmup, bounds: warmup + duration, ops: ops}
 	c.lastAt = c.began
 	s.mu.Lock()

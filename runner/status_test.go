@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkbench/zkbench/workloads"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // syncBuffer is a bytes.Buffer safe for the status loop and the test.
@@ -29,7 +29,7 @@ func (s *syncBuffer) String() string {
 }
 
 func TestStatusLine(t *testing.T) {
-	live := &workloads.Live{}
+	live := &measure.Live{}
 	c := &caseStatus{live: live, began: time.Now(), warmup: time.Second, bounds: 6 * time.Second, ops: 100}
 	c.lastAt = c.began
 	if got := c.line(c.began.Add(300 * time.Millisecond)); !strings.Contains(got, "opening sessions") || strings.Contains(got, "/s") {
@@ -57,7 +57,7 @@ func TestStatusLine(t *testing.T) {
 func TestStatusTerminal(t *testing.T) {
 	var out syncBuffer
 	s := newLiveStatus(&out, true)
-	live := &workloads.Live{}
+	live := &measure.Live{}
 	live.Start()
 	s.beginCase(live, 0, time.Second, 0)
 	// The status loop draws every liveRedraw; wait for its first line.

@@ -2,7 +2,6 @@ package workloads
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // BarrierWorkload runs R rounds of a double barrier among N participants,
@@ -62,32 +62,40 @@ func barrierSpec() Spec {
 
 // Run runs one barrier case. See Workload.Run.
 func (bw *BarrierWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(barrierSpec(), c, 0)
-	if err != nil {
-		return rc.res, err
-	}
+	return drive(ctx, barrierSpec(), c, 0, &barrierCase{})
+}
+
+// barrierCase is one barrier case: its participants and the checker of
+// their rounds.
+type barrierCase struct {
+	parts   []*participant
+	checker *BarrierChecker
+}
+
+func (bc *barrierCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
+	c := d.c
 	v, err := variants.DoubleBarriers().Lookup(c.Variant)
 	if err != nil {
-		return rc.res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
 	rounds, err := barrierSpec().OpsOr(c.Config, ParamRounds)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
 	work, err := barrierSpec().Duration(c.Config, ParamWork)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
 	jitter, err := barrierSpec().Duration(c.Config, ParamJitter)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	clients, err := rc.open(ctx, c.Clients)
+	clients, err := d.open(ctx, c.Clients, nil)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	defer rc.closeAll(ctx, clients)
 	base := c.Namespace + "/barrier"
+	d.keep = []string{base}
 	checker := NewBarrierChecker(c.Clients)
 	start := time.Now()
 	now := func() time.Duration { return time.Since(start) }
@@ -96,17 +104,13 @@ func (bw *BarrierWorkload) Run(ctx context.Context, c Case) (results.Result, err
 		parts[i] = &participant{id: i, s: clients.Sessions[i], c: clients.Counters[i], now: now,
 			checker: checker, work: work, jitter: jitter, enter: results.NewRecorder(), leave: results.NewRecorder()}
 	}
+	bc.parts, bc.checker = parts, checker
 	parts[0].live = c.Live // a round counts once: when participant 0 has left it
 	c.log().Progress(fmt.Sprintf("  %d participants connected; %d rounds", c.Clients, rounds))
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	if c.Config.Duration > 0 {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(runCtx, c.Config.Duration)
-		defer cancel()
-	}
-	var o Outcome
-	o.Before, o.Start, o.Base = rc.meter.Snapshot(ctx, clients), now(), start
+	bound := d.bound(ctx)
+	defer bound.Release()
+	var o measure.Outcome
+	o.Before, o.Start, o.Base = d.snapshot(ctx, clients), now(), start
 	c.Live.Start()
 	var wg sync.WaitGroup
 	for _, p := range parts {
@@ -114,29 +118,17 @@ func (bw *BarrierWorkload) Run(ctx context.Context, c Case) (results.Result, err
 		go func() {
 			defer wg.Done()
 			for r := range rounds {
-				if !p.round(runCtx, v.New(p.s, fmt.Sprintf("%s/round-%d", base, r), c.Clients), r) {
-					stop() // one participant cannot finish: nobody can
+				if !p.round(bound.Ctx(), v.New(p.s, fmt.Sprintf("%s/round-%d", base, r), c.Clients), r) {
+					bound.Fail() // one participant cannot finish: nobody can
 					return
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	o.End, o.After = now(), rc.meter.Snapshot(ctx, clients)
-	switch {
-	case ctx.Err() != nil:
-		o.StoppedBy = StoppedByInterrupted
-	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
-		o.StoppedBy = StoppedByDuration
-	case runCtx.Err() != nil:
-		o.StoppedBy = StoppedByError
-	default:
-		o.StoppedBy = StoppedByOps
-	}
-	rc.closeAll(ctx, clients)
-	bw.collect(rc, parts, checker, o)
-	rc.finish(ctx, clients.Lost(), 0, base)
-	return rc.done(), nil
+	o.End, o.After = now(), d.snapshot(ctx, clients)
+	o.StoppedBy = bound.Stop(false).Reason()
+	return o, nil
 }
 
 // participant is one client of the barrier. Its recorders are its own.
@@ -149,7 +141,7 @@ type participant struct {
 	work    time.Duration
 	jitter  time.Duration
 
-	live                 *Live // nil but for one participant
+	live                 *measure.Live // nil but for one participant
 	enter, leave         *hdrhistogram.Histogram
 	rounds               int64 // rounds completed
 	enterReqs, leaveReqs int64

@@ -5,14 +5,14 @@ import (
 
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // collect turns the participants' recorders, the checker and the snapshots
 // into the case's result.
-func (bw *BarrierWorkload) collect(rc *recipeCase, parts []*participant, checker *BarrierChecker, o Outcome) {
-	res := &rc.res
-	chk := checker.Result()
-	res.StoppedBy, res.Elapsed = o.StoppedBy, o.Elapsed()
+func (bc *barrierCase) collect(d *driver, o measure.Outcome) {
+	res, parts := &d.res, bc.parts
+	chk := bc.checker.Result()
 	res.Ops = results.Ops{Issued: chk.BegunRounds, Succeeded: chk.CompleteRounds, Failed: chk.BegunRounds - chk.CompleteRounds}
 	res.Safety = chk.Safety
 	enter, leave := results.NewRecorder(), results.NewRecorder()
@@ -37,16 +37,16 @@ func (bw *BarrierWorkload) collect(rc *recipeCase, parts []*participant, checker
 	addHistogram(res, figures.LatencyEnterRelease, chk.EnterRelease)
 	addHistogram(res, figures.LatencyLeaveRelease, chk.LeaveRelease)
 	addHistogram(res, figures.LatencyRound, chk.Round)
-	sr := NewSeriesRecorder(SeriesInterval(rc.c.Config))
+	sr := measure.NewSeriesRecorder(measure.SeriesInterval(d.c.Config))
 	for _, at := range chk.CompletedAt {
 		sr.Add(at - o.Start)
 	}
-	res.Series = MergeSeries(sr.interval, res.Elapsed, sr)
+	res.Series = measure.MergeSeries(sr.Interval(), res.Elapsed, sr)
 
 	// The herd-free barrier's best case: N-1 wake-ups to enter (the ready
 	// node) and N to leave (the lowest once, everyone once when it goes).
 	n := int64(len(parts))
-	rc.fill(o, res.Ops.Succeeded, true, res.Ops.Succeeded*(2*n-1))
+	d.fill(o, res.Ops.Succeeded, true, res.Ops.Succeeded*(2*n-1))
 	for _, f := range figures.Counts() {
 		if v, ok := res.PerOp[f.Key]; ok {
 			res.PerOp[figures.PerParticipant(f).Key] = v / float64(n)

@@ -10,9 +10,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // Config workload parameters (results.Config.Params).
@@ -121,7 +124,7 @@ func configSize(cfg results.Config) (int, error) { return configSpec().Int(cfg, 
 
 // configRun is one case: the writer's commits and every client's reloads.
 type configRun struct {
-	rc      *recipeCase
+	d       *driver
 	path    string
 	size    int
 	base    time.Time
@@ -151,32 +154,44 @@ func (r *configRun) now() time.Duration { return time.Since(r.base) }
 
 // Run runs one config case. See Workload.Run.
 func (cw *ConfigWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(configSpec(), c, 1)
-	if err != nil {
-		return rc.res, err
-	}
+	return drive(ctx, configSpec(), c, 1, &configCase{})
+}
+
+// configCase is one config case: the run, and what collect needs of it.
+type configCase struct {
+	r            *configRun
+	writeLat     *hdrhistogram.Histogram
+	first, lastV int64
+	rate         float64
+	size         int
+	poll         time.Duration
+	removeErr    error // the config node's removal, at the end of the run
+}
+
+func (cc *configCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
+	c := d.c
 	size, err := configSize(c.Config)
 	if err == nil {
 		err = CheckConfigSize(c.Backend.Kind(), size)
 	}
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
 	poll, err := configSpec().Duration(c.Config, ParamPoll)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
 	if poll <= 0 {
-		return rc.res, fmt.Errorf("%w: parameter %s: want a positive interval", ErrBadCase, ParamPoll)
+		return measure.Outcome{}, fmt.Errorf("%w: parameter %s: want a positive interval", ErrBadCase, ParamPoll)
 	}
 	switch c.Variant {
 	case ConfigPolling, ConfigOneShot:
 	case ConfigPersistent:
 		if c.Backend.Kind() == backends.ZooKeeper {
-			return rc.res, fmt.Errorf("%w %q on zookeeper: %w", ErrUnknownVariant, c.Variant, backends.ErrNoDataWatch)
+			return measure.Outcome{}, fmt.Errorf("%w %q on zookeeper: %w", ErrUnknownVariant, c.Variant, backends.ErrNoDataWatch)
 		}
 	default:
-		return rc.res, fmt.Errorf("%w %q (config: %v)", ErrUnknownVariant, c.Variant, configSpec().VariantNames(c.Backend.Kind()))
+		return measure.Outcome{}, fmt.Errorf("%w %q (config: %v)", ErrUnknownVariant, c.Variant, configSpec().VariantNames(c.Backend.Kind()))
 	}
 	rate := c.Config.Rate
 	if rate <= 0 {
@@ -184,21 +199,21 @@ func (cw *ConfigWorkload) Run(ctx context.Context, c Case) (results.Result, erro
 	}
 	stepTimeout, err := configSpec().Duration(c.Config, ParamStepTimeout)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	all, err := rc.open(ctx, c.Clients+1)
+	all, err := d.open(ctx, c.Clients+1, nil)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	defer rc.closeAll(ctx, all)
+	d.keep = []string{c.Namespace}
 	writer := all.Sessions[c.Clients]
-	r := &configRun{rc: rc, path: c.Namespace + "/config", size: size, base: time.Now(), inDoubt: -1}
-	res := &rc.res
+	r := &configRun{d: d, path: c.Namespace + "/config", size: size, base: time.Now(), inDoubt: -1}
+	cc.r, cc.rate, cc.size, cc.poll = r, rate, size, poll
 	if err := writer.EnsurePath(ctx, c.Namespace); err != nil {
-		return rc.res, fmt.Errorf("config: %w", err)
+		return measure.Outcome{}, fmt.Errorf("config: %w", err)
 	}
 	if err := writer.Set(ctx, r.path, stamp(0, size)); err != nil {
-		return rc.res, fmt.Errorf("config: first write: %w", err)
+		return measure.Outcome{}, fmt.Errorf("config: first write: %w", err)
 	}
 	r.commits = append(r.commits, r.now())
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -219,12 +234,12 @@ func (cw *ConfigWorkload) Run(ctx context.Context, c Case) (results.Result, erro
 			}
 		}()
 	}
-	o := Outcome{StoppedBy: StoppedByError, Base: r.base}
+	o := measure.Outcome{Base: r.base}
 	if err := r.allHave(ctx, 0, stepTimeout); err != nil {
 		r.count(errorKind(err), fmt.Errorf("first read: %w", err))
 		stop()
 		r.wg.Wait()
-		return rc.done(), nil
+		return measure.Outcome{}, errNoInterval
 	}
 	writeLat := results.NewRecorder()
 	var measureFrom atomic.Int64
@@ -267,20 +282,20 @@ func (cw *ConfigWorkload) Run(ctx context.Context, c Case) (results.Result, erro
 			}
 		}
 	}()
-	o.StoppedBy = StoppedByDuration
-	if !sleepCtx(ctx, c.Config.Warmup) {
-		o.StoppedBy = StoppedByInterrupted
-	}
-	o.Before, o.Start = rc.meter.Snapshot(ctx, all), r.now()
+	// The writer's rate makes --ops a time too: the case ends on the
+	// shorter of the two bounds.
+	ended := measure.Stop{TimedOut: true}
+	warm := sleepCtx(ctx, c.Config.Warmup)
+	o.Before, o.Start = d.snapshot(ctx, all), r.now()
 	measureFrom.Store(int64(o.Start))
 	c.Live.Start()
 	bound := c.Config.Duration
 	if bound <= 0 || (c.Config.Ops > 0 && time.Duration(float64(c.Config.Ops)/rate*float64(time.Second)) < bound) {
 		bound = time.Duration(float64(c.Config.Ops) / rate * float64(time.Second))
-		o.StoppedBy = StoppedByOps
+		ended.TimedOut = false
 	}
-	if o.StoppedBy != StoppedByInterrupted && !sleepCtx(ctx, bound) {
-		o.StoppedBy = StoppedByInterrupted
+	if warm {
+		sleepCtx(ctx, bound)
 	}
 	close(stopWriting)
 	bounded := time.AfterFunc(stepTimeout, wstop)
@@ -290,22 +305,28 @@ func (cw *ConfigWorkload) Run(ctx context.Context, c Case) (results.Result, erro
 	lastV := int64(len(r.commits) - 1)
 	if err := r.allHave(ctx, lastV, stepTimeout); err != nil && ctx.Err() == nil {
 		r.count(errorKind(err), fmt.Errorf("last update: %w", err))
-		o.StoppedBy = StoppedByError
+		ended.Failed = true
 	}
-	o.After = rc.meter.Snapshot(ctx, all)
+	o.After = d.snapshot(ctx, all)
 	stop()
 	r.wg.Wait()
-	if ctx.Err() != nil {
-		o.StoppedBy = StoppedByInterrupted
-	}
+	ended.Interrupted = ctx.Err() != nil
+	o.StoppedBy = ended.Reason()
 
-	first := r.firstMeasured(o.Start)
+	cc.first, cc.lastV, cc.writeLat = r.firstMeasured(o.Start), lastV, writeLat
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+	cc.removeErr = writer.Delete(dctx, r.path)
+	cancel()
+	return o, nil
+}
+
+func (cc *configCase) collect(d *driver, o measure.Outcome) {
+	c, r, res, first, lastV, rate, size, poll := d.c, cc.r, &d.res, cc.first, cc.lastV, cc.rate, cc.size, cc.poll
 	res.Ops.Issued = lastV - first + 1
 	res.Ops.Succeeded = res.Ops.Issued
-	res.StoppedBy, res.Elapsed = o.StoppedBy, o.Elapsed()
 	r.collect(res, first, lastV)
-	addHistogram(res, figures.LatencyWrite, writeLat)
-	rc.fill(o, res.Ops.Succeeded, true, res.Ops.Succeeded*int64(c.Clients))
+	addHistogram(res, figures.LatencyWrite, cc.writeLat)
+	d.fill(o, res.Ops.Succeeded, true, res.Ops.Succeeded*int64(c.Clients))
 	if c.Variant == ConfigPolling {
 		res.Client.WastedWakeups = 0 // polling has no watch: nothing woke
 	}
@@ -314,14 +335,9 @@ func (cw *ConfigWorkload) Run(ctx context.Context, c Case) (results.Result, erro
 	if c.Variant == ConfigPolling {
 		res.Notes = append(res.Notes, fmt.Sprintf("clients poll every %v", poll))
 	}
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
-	if err := writer.Delete(dctx, r.path); err != nil {
+	if err := cc.removeErr; err != nil {
 		res.Notes = append(res.Notes, fmt.Sprintf("config node not removed: %v", err))
 	}
-	cancel()
-	rc.closeAll(ctx, all)
-	rc.finish(ctx, all.Lost(), 0, c.Namespace)
-	return rc.done(), nil
 }
 
 // firstMeasured is the first version committed at or after start.
@@ -337,7 +353,7 @@ func (r *configRun) firstMeasured(start time.Duration) int64 {
 func (r *configRun) count(kind string, err error) {
 	r.errMu.Lock()
 	defer r.errMu.Unlock()
-	r.rc.count(kind, err)
+	r.d.count(kind, err)
 }
 
 // allHave waits until every client still following has loaded version v

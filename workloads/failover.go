@@ -15,6 +15,7 @@ import (
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // FailoverWorkload measures leader failover: N candidates, each on its own
@@ -118,36 +119,41 @@ func readElectionSettings(spec Spec, cfg results.Config) (electionSettings, erro
 
 // Run runs one failover case. See Workload.Run.
 func (fw *FailoverWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(failoverSpec(), c, 0)
-	if err != nil {
-		return rc.res, err
-	}
+	return drive(ctx, failoverSpec(), c, 0, &failoverCase{})
+}
+
+// failoverCase is one failover case: its election, and the variant's
+// counting.
+type failoverCase struct {
+	e            *electionRun
+	instrumented bool
+}
+
+func (fc *failoverCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
+	c := d.c
 	v, err := lookupElection(c)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
+	fc.instrumented = v.ClientCounts
 	set, err := readElectionSettings(failoverSpec(), c.Config)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
 	if c.Clients < 2 {
-		return rc.res, fmt.Errorf("%w: a failover needs at least 2 candidates", ErrBadCase)
+		return measure.Outcome{}, fmt.Errorf("%w: a failover needs at least 2 candidates", ErrBadCase)
 	}
-	clients, err := rc.open(ctx, c.Clients)
+	clients, err := d.open(ctx, c.Clients, nil)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	defer rc.closeAll(ctx, clients)
 	if set.kill == KillExpire && !canExpire(clients.Sessions[0], c.Backend) {
-		return rc.res, endSession(ctx, clients.Sessions[0], c.Backend, KillExpire)
+		return measure.Outcome{}, endSession(ctx, clients.Sessions[0], c.Backend, KillExpire)
 	}
 	path := c.Namespace + "/election"
-	e := &electionRun{
-		rc: rc, clients: clients, set: set, checker: NewLeaderChecker(c.Clients),
-		start: time.Now(), wins: make(chan elected, c.Clients),
-		latency: results.NewRecorder(), lostNotice: results.NewRecorder(),
-		lostAt: make([]atomic.Int64, c.Clients), series: NewSeriesRecorder(SeriesInterval(c.Config)),
-	}
+	d.keep = []string{path}
+	e := newElectionRun(d, clients, set, c.Clients)
+	fc.e = e
 	for i, s := range clients.Sessions {
 		e.latches = append(e.latches, v.New.Latch(s, path, fmt.Sprintf("c%d", i)))
 	}
@@ -156,26 +162,37 @@ func (fw *FailoverWorkload) Run(ctx context.Context, c Case) (results.Result, er
 	out := e.failovers(ctx)
 	stop()
 	e.wg.Wait()
-	rc.closeAll(ctx, clients)
+	// The killed leaders' sessions were ended on purpose.
+	d.expectedLost = int64(e.killed)
+	return out, nil
+}
 
-	res := &rc.res
-	res.StoppedBy, res.Elapsed = out.StoppedBy, out.Elapsed()
+func (fc *failoverCase) collect(d *driver, out measure.Outcome) {
+	res, e := &d.res, fc.e
 	res.Safety = e.checker.Result().Safety
 	addHistogram(res, figures.LatencyFailover, e.latency)
 	addHistogram(res, figures.LatencyLostNotice, e.lostNotice)
-	res.Series = MergeSeries(e.series.interval, res.Elapsed, e.series)
-	rc.fill(out, res.Ops.Succeeded, v.ClientCounts, res.Ops.Succeeded)
+	res.Series = measure.MergeSeries(e.series.Interval(), res.Elapsed, e.series)
+	d.fill(out, res.Ops.Succeeded, fc.instrumented, res.Ops.Succeeded)
 	for k, n := range e.errs {
 		res.Errors[k] += n
 	}
-	rc.finish(ctx, clients.Lost(), int64(e.killed), path)
-	return rc.done(), nil
+}
+
+// newElectionRun is the election of a case with n candidates on clients.
+func newElectionRun(d *driver, clients *measure.Clients, set electionSettings, n int) *electionRun {
+	return &electionRun{
+		d: d, clients: clients, set: set, checker: NewLeaderChecker(n),
+		start: time.Now(), wins: make(chan elected, n),
+		latency: results.NewRecorder(), lostNotice: results.NewRecorder(),
+		lostAt: make([]atomic.Int64, n), series: measure.NewSeriesRecorder(measure.SeriesInterval(d.c.Config)),
+	}
 }
 
 // electionRun is one failover case in progress.
 type electionRun struct {
-	rc         *recipeCase
-	clients    *Clients
+	d          *driver
+	clients    *measure.Clients
 	set        electionSettings
 	checker    *LeaderChecker
 	latches    []recipes.Latch
@@ -184,7 +201,7 @@ type electionRun struct {
 	latency    *hdrhistogram.Histogram
 	lostNotice *hdrhistogram.Histogram
 	lostAt     []atomic.Int64 // offset+1 at which candidate i's term was lost
-	series     *SeriesRecorder
+	series     *measure.SeriesRecorder
 	killed     int
 	wg         sync.WaitGroup
 	mu         sync.Mutex
@@ -234,7 +251,7 @@ func (e *electionRun) countErr(kind string, err error) {
 		e.errs = map[string]int64{}
 	}
 	if e.errs[kind] == 0 {
-		e.rc.res.Notes = append(e.rc.res.Notes, fmt.Sprintf("first %s error: %v", kind, err))
+		e.d.res.Notes = append(e.d.res.Notes, fmt.Sprintf("first %s error: %v", kind, err))
 	}
 	e.errs[kind]++
 }

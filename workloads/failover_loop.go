@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // errStepTimeout: a failover or an observation took longer than
@@ -18,27 +19,26 @@ var errStepTimeout = errors.New("workloads: step timed out")
 // and for quiet. The measured interval runs from the snapshot after the
 // first election settled to the one after the last failover settled, so
 // that it holds exactly the failovers' own cost.
-func (e *electionRun) failovers(ctx context.Context) Outcome {
-	o := Outcome{StoppedBy: StoppedByError}
-	res := &e.rc.res
+func (e *electionRun) failovers(ctx context.Context) measure.Outcome {
+	o := measure.Outcome{StoppedBy: StoppedByError}
+	res := &e.d.res
 	leader, err := e.awaitWin(ctx)
 	if err != nil {
 		e.countErr(errorKind(err), fmt.Errorf("first election: %w", err))
 		return o
 	}
+	var ended measure.Stop
 	quiesce(ctx, e.clients, e.set.settle, e.set.stepTimeout)
-	o.Before, o.Start, o.Base = e.rc.meter.Snapshot(ctx, e.clients), e.now(), e.start
-	e.rc.c.Live.Start()
-	cfg := e.rc.c.Config
+	o.Before, o.Start, o.Base = e.d.snapshot(ctx, e.clients), e.now(), e.start
+	e.d.c.Live.Start()
+	cfg := e.d.c.Config
 	k := min(e.set.failovers, len(e.latches)-1)
-	o.StoppedBy = StoppedByOps
 	for i := 0; i < k; i++ {
 		if ctx.Err() != nil {
-			o.StoppedBy = StoppedByInterrupted
 			break
 		}
 		if cfg.Duration > 0 && e.now()-o.Start >= cfg.Duration {
-			o.StoppedBy = StoppedByDuration
+			ended.TimedOut = true
 			break
 		}
 		res.Ops.Issued++
@@ -47,12 +47,12 @@ func (e *electionRun) failovers(ctx context.Context) Outcome {
 			e.checker.End(leader.candidate, t0) // a crash: it acts no more
 		}
 		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.set.stepTimeout)
-		err := endSession(kctx, e.clients.Sessions[leader.candidate], e.rc.c.Backend, e.set.kill)
+		err := endSession(kctx, e.clients.Sessions[leader.candidate], e.d.c.Backend, e.set.kill)
 		cancel()
 		if err != nil {
 			res.Ops.Failed++
 			e.countErr("kill", err)
-			o.StoppedBy = StoppedByError
+			ended.Failed = true
 			break
 		}
 		e.killed++
@@ -61,22 +61,21 @@ func (e *electionRun) failovers(ctx context.Context) Outcome {
 			res.Ops.Failed++
 			if ctx.Err() == nil {
 				e.countErr(errorKind(err), fmt.Errorf("failover %d: %w", i+1, err))
-				o.StoppedBy = StoppedByError
+				ended.Failed = true
 			}
 			break
 		}
 		res.Ops.Succeeded++
-		e.rc.c.Live.Op()
+		e.d.c.Live.Op()
 		results.Record(e.latency, next.at-t0)
 		e.series.Add(next.at - o.Start)
 		e.recordLostNotice(ctx, leader.candidate, t0)
 		quiesce(ctx, e.clients, e.set.settle, e.set.stepTimeout)
 		leader = next
 	}
-	if ctx.Err() != nil {
-		o.StoppedBy = StoppedByInterrupted
-	}
-	o.End, o.After = e.now(), e.rc.meter.Snapshot(ctx, e.clients)
+	ended.Interrupted = ctx.Err() != nil
+	o.StoppedBy = ended.Reason()
+	o.End, o.After = e.now(), e.d.snapshot(ctx, e.clients)
 	return o
 }
 

@@ -10,7 +10,9 @@ import (
 
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // errBudget ends a selector's Run once the case's term budget is spent.
@@ -49,49 +51,57 @@ func handoffSpec() Spec {
 
 // Run runs one handoff case. See Workload.Run.
 func (hw *HandoffWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(handoffSpec(), c, 0)
-	if err != nil {
-		return rc.res, err
-	}
+	return drive(ctx, handoffSpec(), c, 0, &handoffCase{})
+}
+
+// handoffCase is one handoff case: its candidates and the checker of their
+// terms.
+type handoffCase struct {
+	v        variants.Variant[recipes.Election]
+	workers  []*handoffWorker
+	checker  *LockChecker
+	interval time.Duration
+}
+
+func (hc *handoffCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
+	c := d.c
 	v, err := lookupElection(c)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	clients, err := rc.open(ctx, c.Clients)
+	hc.v = v
+	clients, err := d.open(ctx, c.Clients, nil)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	defer rc.closeAll(ctx, clients)
 	path := c.Namespace + "/election"
-	window := NewWindow(c)
+	d.keep = []string{path}
+	window := measure.NewWindow(c.Config, c.Live)
 	checker := NewLockChecker()
-	interval := SeriesInterval(c.Config)
+	interval := measure.SeriesInterval(c.Config)
 	workers := make([]*handoffWorker, c.Clients)
 	for i, s := range clients.Sessions {
 		workers[i] = &handoffWorker{
 			id: i, sel: v.New.Selector(s, path, fmt.Sprintf("c%d", i)), window: window, checker: checker,
-			hold: c.Config.Hold, wait: results.NewRecorder(), series: NewSeriesRecorder(interval),
+			hold: c.Config.Hold, wait: results.NewRecorder(), series: measure.NewSeriesRecorder(interval),
 		}
 	}
+	hc.workers, hc.checker, hc.interval = workers, checker, interval
 	c.log().Progress(fmt.Sprintf("  %d candidates connected; measuring", c.Clients))
 	start := func(runCtx context.Context) <-chan struct{} {
-		return runEach(runCtx, workers, (*handoffWorker).run)
+		return measure.RunEach(runCtx, workers, (*handoffWorker).run)
 	}
-	out := window.Run(ctx, start, func() Snapshot { return rc.meter.Snapshot(ctx, clients) })
-	if !out.Drained {
-		rc.closeAll(ctx, clients)
-		if !window.Wait(closeTimeout) {
-			return rc.res, fmt.Errorf("workloads: %d candidates did not stop within %v of the end of the case", c.Clients, window.DrainTimeout+closeTimeout)
-		}
-		rc.res.Notes = append(rc.res.Notes, "some candidates did not stop within the drain timeout; their sessions were closed to stop them")
-	}
-	rc.closeAll(ctx, clients)
+	return d.measure(ctx, window, start, func() measure.Snapshot { return d.snapshot(ctx, clients) }, drainNames{plural: "candidates",
+		stuck: func(limit time.Duration) error {
+			return fmt.Errorf("workloads: %d candidates did not stop within %v of the end of the case", c.Clients, limit)
+		}})
+}
 
-	res := &rc.res
-	res.StoppedBy, res.Elapsed = out.StoppedBy, out.Elapsed()
+func (hc *handoffCase) collect(d *driver, out measure.Outcome) {
+	res, workers, v := &d.res, hc.workers, hc.v
 	wait := results.NewRecorder()
 	perClient := make([]int64, len(workers))
-	var series []*SeriesRecorder
+	var series []*measure.SeriesRecorder
 	var inWindow int64
 	for i, wk := range workers {
 		for _, g := range wk.grants {
@@ -111,34 +121,32 @@ func (hw *HandoffWorkload) Run(ctx context.Context, c Case) (results.Result, err
 			res.Notes = append(res.Notes, fmt.Sprintf("candidate %d: %v", i, wk.firstErr))
 		}
 	}
-	chk := checker.Result()
+	chk := hc.checker.Result()
 	res.Safety = chk.Safety
 	res.Fairness = results.Fairness{FIFOInversions: chk.FIFOInversions, Jain: results.JainIndex(perClient)}
-	res.Series = MergeSeries(interval, res.Elapsed, series...)
+	res.Series = measure.MergeSeries(hc.interval, res.Elapsed, series...)
 	addHistogram(res, figures.LatencyHandoff, chk.Handoff)
 	addHistogram(res, figures.LatencyTermWait, wait)
 	// Per-term figures divide the counters' deltas by the terms that began
 	// between the two snapshots, which is not always the measured terms: a
 	// term can begin while a snapshot scrapes the servers, or after the
 	// budget was spent. A term needs at most one notification.
-	rc.fill(out, inWindow, v.ClientCounts, inWindow)
+	d.fill(out, inWindow, v.ClientCounts, inWindow)
 	if inWindow != res.Ops.Succeeded {
 		res.Notes = append(res.Notes, fmt.Sprintf("per-term figures are over the %d terms that began between the snapshots (%d measured)", inWindow, res.Ops.Succeeded))
 	}
-	rc.finish(ctx, clients.Lost(), 0, path)
-	return rc.done(), nil
 }
 
 // handoffWorker is one candidate. Its recorders are its own.
 type handoffWorker struct {
 	id      int
 	sel     recipes.Selector
-	window  *Window
+	window  *measure.Window
 	checker *LockChecker
 	hold    time.Duration
 
 	wait     *hdrhistogram.Histogram
-	series   *SeriesRecorder
+	series   *measure.SeriesRecorder
 	terms    int64
 	grants   []time.Time // when every term began, measured or not
 	errs     map[string]int64

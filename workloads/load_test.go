@@ -15,9 +15,9 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/procstat"
-	"github.com/zkbench/zkbench/internal/selfstat"
 	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // spin keeps n goroutines busy for d; each checks the clock now and then,
@@ -49,7 +49,7 @@ func spin(n int, d time.Duration) {
 func TestLoadAgainstBusyLoop(t *testing.T) {
 	cores := runtime.GOMAXPROCS(0)
 	measure := func(work func()) results.Result {
-		m := NewMeter(nil, backends.ClusterInfo{})
+		m := measure.NewMeter(nil, backends.ClusterInfo{})
 		defer m.Stop()
 		res := results.Result{Clients: 1, PerOp: map[string]float64{}}
 		before := m.Snapshot(context.Background(), nil)
@@ -155,7 +155,7 @@ func TestLoadedMachineIsNotClientBound(t *testing.T) {
 		}
 		return sum
 	}
-	m := NewMeter(nil, backends.ClusterInfo{})
+	m := measure.NewMeter(nil, backends.ClusterInfo{})
 	defer m.Stop()
 	res := results.Result{Clients: 1, PerOp: map[string]float64{}}
 	before := m.Snapshot(context.Background(), nil)
@@ -234,32 +234,5 @@ func TestForcedSaturationIsClientBound(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(res.Notes, "\n"), "client-bound: ") {
 		t.Errorf("notes %q lack the client-bound note", res.Notes)
-	}
-}
-
-// A lost session's note says which side was late from the meter's timer
-// over the session timeout before the loss.
-func TestLossCauseAroundTheLoss(t *testing.T) {
-	t0 := time.Now()
-	var wakes []selfstat.Wake
-	for i := range 200 { // 10 s of wake-ups, on time but for one 1.5 s stall at 6 s
-		w := selfstat.Wake{At: t0.Add(time.Duration(i) * selfstat.SamplePeriod)}
-		if i == 120 {
-			w.Late = 1500 * time.Millisecond
-		}
-		wakes = append(wakes, w)
-	}
-	m := &Meter{last: selfstat.Peaks{Wakes: wakes}}
-	load := &results.Load{Cores: 2, KeepAlives: &results.KeepAlives{What: results.KeepAlivePingSent, Interval: time.Second,
-		Lateness: results.Spread{Count: 100}, Replies: results.Spread{Count: 100, Max: 2 * time.Second}}}
-	if got := m.LossCause(load, []time.Time{t0.Add(7 * time.Second)}); !strings.Contains(got, "the client was late (its 50 ms timer woke up to 1.50s late in the 3.00s before a loss") {
-		t.Errorf("a loss 1 s after a 1.5 s stall: %q", got)
-	}
-	got := m.LossCause(load, []time.Time{t0.Add(9500 * time.Millisecond)})
-	if !strings.Contains(got, "the client ran on time") || !strings.Contains(got, "the server or the network was late") {
-		t.Errorf("a loss 3.5 s after the stall, the pings' replies slow: %q", got)
-	}
-	if got := m.LossCause(nil, []time.Time{t0.Add(time.Hour)}); got != "" {
-		t.Errorf("a loss outside the sampled interval, nothing measured: %q", got)
 	}
 }

@@ -2,36 +2,28 @@ package workloads
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
-	"github.com/zkbench/zkbench/internal/ctxsleep"
-	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/safety"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
-const (
-	// releaseTimeout bounds one Release, which runs on a fresh context so
-	// that a stopping case still lets its lock go.
-	releaseTimeout = 10 * time.Second
-	// errorBackoff is the pause after a failed acquisition, so a broken
-	// client does not spin.
-	errorBackoff = 10 * time.Millisecond
-	// closeTimeout bounds closing every session of a case.
-	closeTimeout = 30 * time.Second
-	// leftoverGrace is how long ephemeral nodes of closed sessions may take
-	// to disappear before they count as leftovers.
-	leftoverGrace = 3 * time.Second
-)
+// The lock workload's files: lock.go (the case: its driver loop, collect
+// and the shards' end), lockopen.go (its clients, here and in worker
+// processes), lockclient.go (one client's loop, the same in both),
+// lockworker.go and lockproc.go (a worker process and this process's side
+// of it), lockevents.go (the typed, numbered events a worker reports) and
+// lockrecord.go (the recorder every client's events go to), and
+// lockchecker.go (exclusion, FIFO order and handoff, which the handoff
+// workload shares).
 
 // LockWorkload is the lock benchmark: N clients, each on its own session
 // with its own Lock from the variant's factory, contend for one lock at
@@ -118,79 +110,71 @@ func (*LockWorkload) ListedName(names []string) int {
 
 // Run runs one lock case. See Workload.Run.
 func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	spec := lockSpec()
-	res := newResult(spec, c)
-	if err := c.Validate(); err != nil {
-		return res, err
-	}
+	return drive(ctx, lockSpec(), c, 0, &lockCase{})
+}
+
+// lockCase is one lock case: its clients in this process and in worker
+// processes, their recorders, and the checkers they share.
+type lockCase struct {
+	v        variants.Variant[variants.LockMaker]
+	clients  *measure.Clients
+	procs    []*lockProc
+	recs     []*lockRecorder
+	acquire  *results.Stripes
+	checker  *LockChecker
+	fence    *safety.Register
+	pace     *pacer
+	interval time.Duration
+	released time.Time // when the shards' intervals started together
+	base     time.Time // the workers' start, which their offsets count from
+}
+
+func (lc *lockCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
+	c := d.c
 	v, err := variants.Locks().Lookup(c.Variant)
 	if err != nil {
-		return res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
-	fenceMode, err := spec.String(c.Config, ParamFence)
+	lc.v = v
+	fenceMode, err := lockSpec().String(c.Config, ParamFence)
 	if err != nil {
-		return res, err
+		return measure.Outcome{}, err
 	}
-	if err := CheckClientLimit(c.Cluster, c.Clients); err != nil {
-		return res, err
-	}
-	log := c.log()
-	mopts := []MeterOption{WithServerPIDs(c.ServerPIDs)}
 	if c.Shard != nil {
 		if c.Processes != nil || c.Config.Ops > 0 {
-			return res, fmt.Errorf("%w: a shard of a case is bounded by time, with every client in this process", ErrBadCase)
+			return measure.Outcome{}, fmt.Errorf("%w: a shard of a case is bounded by time, with every client in this process", ErrBadCase)
 		}
-		mopts = append(mopts, WithShardOf(c.Shard.Scrape))
+		d.meterOptions = append(d.meterOptions, measure.WithShardOf(c.Shard.Scrape))
 	}
-	meter := NewMeter(c.Backend, c.Cluster, mopts...)
-	defer meter.Stop()
-	base := baseRSS()
-
+	log := c.log()
 	lockPath := c.Namespace + "/lock"
-	clients, ids, procs, err := lockClients(ctx, c, lockPath, log)
+	d.keep = []string{lockPath}
+	d.startMeter()
+	clients, ids, procs, err := lockClients(ctx, d, lockPath)
 	if err != nil {
-		if ctx.Err() != nil {
-			res.StoppedBy = StoppedByInterrupted
-		}
-		return res, err
+		return measure.Outcome{}, err
 	}
-	defer func() {
+	lc.clients, lc.procs = clients, procs
+	d.atEnd(func() {
 		for _, p := range procs {
 			p.kill() // no-op for a worker that has exited
 		}
-	}()
-	closed := false
-	closeClients := func() {
-		if closed {
-			return
-		}
-		closed = true
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
-		defer cancel()
-		if err := clients.Close(cctx); err != nil {
-			res.Notes = append(res.Notes, err.Error())
-		}
-	}
-	defer closeClients()
-	var released time.Time
+	})
 	if c.Shard != nil {
 		// The shards' measured intervals start together: once every
 		// shard's sessions are open.
 		if err := c.Shard.Sync.Ready(ctx); err != nil {
-			if ctx.Err() != nil {
-				res.StoppedBy = StoppedByInterrupted
-			}
-			return res, err
+			return measure.Outcome{}, err
 		}
-		released = time.Now()
+		lc.released = time.Now()
 	}
 
-	window := NewWindow(c)
-	window.Anchor = released // zero unless a shard
+	window := measure.NewWindow(c.Config, c.Live)
+	window.Anchor = lc.released // zero unless a shard
 	checker := NewLockChecker()
 	fence := safety.NewRegister(fenceMode == FenceOn, safety.WithRegisterDetails(maxViolationDetails))
 	acquire := results.NewStripes(results.DefaultStripes)
-	interval := SeriesInterval(c.Config)
+	interval := measure.SeriesInterval(c.Config)
 	var pace *pacer
 	if c.Config.Rate > 0 {
 		pace = &pacer{interval: time.Duration(float64(time.Second) / c.Config.Rate)}
@@ -198,15 +182,17 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 			pace.phase = pace.interval * time.Duration(sh.Index) / time.Duration(sh.Count)
 		}
 	}
+	lc.checker, lc.fence, lc.acquire, lc.interval, lc.pace = checker, fence, acquire, interval, pace
 	// Every client's events go to its own recorder: an in-process
 	// client's loop records straight into it, a worker process's events
 	// reach it through its lockProc.
 	recs := make([]*lockRecorder, c.Clients)
+	lc.recs = recs
 	loops := make([]*lockClient, len(ids))
 	for j, id := range ids {
 		l, err := v.New(clients.Sessions[j], lockPath)
 		if err != nil {
-			return res, fmt.Errorf("workloads: lock %s for client %d: %w", c.Variant, id, err)
+			return measure.Outcome{}, fmt.Errorf("workloads: lock %s for client %d: %w", c.Variant, id, err)
 		}
 		recs[id] = newLockRecorder(c.firstClient()+id, window, checker, fence, acquire, interval, true)
 		if c.Shard != nil {
@@ -255,67 +241,33 @@ func (lw *LockWorkload) Run(ctx context.Context, c Case) (results.Result, error)
 		return done
 	}
 	opened := false
-	out := window.Run(ctx, start, func() Snapshot {
+	return d.measure(ctx, window, start, func() measure.Snapshot {
 		if !opened {
 			opened = true
 			checker.OpenWindow()
 		}
-		return meter.Snapshot(ctx, clients)
-	})
-	if !out.Drained {
-		// Workers stuck in a call: closing their sessions ends it.
-		closeClients()
-		if !window.Wait(closeTimeout) {
-			res.StoppedBy = StoppedByError
-			return res, fmt.Errorf("workloads: %d lock workers did not stop within %v of the end of the case", c.Clients, window.DrainTimeout+closeTimeout)
-		}
-		res.Notes = append(res.Notes, "some clients did not stop within the drain timeout; their sessions were closed to stop them")
+		return d.snapshot(ctx, clients)
+	}, drainNames{plural: "clients", stuck: func(limit time.Duration) error {
+		return fmt.Errorf("workloads: %d lock workers did not stop within %v of the end of the case", c.Clients, limit)
+	}})
+}
+
+// end lines the shards up once this one's clients are gone: shard 0
+// checks the namespace for every shard, after every shard's end.
+func (lc *lockCase) end(ctx context.Context, d *driver) {
+	c := d.c
+	if c.Shard == nil {
+		return
 	}
-	closeClients()
-	lw.collect(&res, recs, acquire, checker, fence, pace, out, interval, v.ClientCounts, meter, base)
-	lost := clients.Lost()
-	for _, p := range procs {
-		if p.lost {
-			lost++
-		}
-		if p.note != "" {
-			res.Notes = append(res.Notes, p.note)
-		}
+	res := &d.res
+	res.Shard = shardRecord(c.Shard, lc.released, lc.base, lc.recs)
+	// Every shard's clients are gone before the namespace is looked at;
+	// an interrupted case still lines up (the wait has its own bound).
+	if err := c.Shard.Sync.Done(context.WithoutCancel(ctx)); err != nil {
+		res.Shard.Incomplete = err.Error()
+		res.Notes = append(res.Notes, "case incomplete: "+err.Error())
 	}
-	if len(procs) > 0 {
-		res.Notes = append(res.Notes, procNote(procs))
-	}
-	res.SessionsLost = int64(lost)
-	if lost > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d sessions were lost during the case%s", lost, meter.LossCause(res.Load, clients.LostAt())))
-	}
-	if c.Shard != nil {
-		res.Shard = shardRecord(c.Shard, released, out.Base, recs)
-		// Every shard's clients are gone before the namespace is looked at;
-		// an interrupted case still lines up (the wait has its own bound).
-		if err := c.Shard.Sync.Done(context.WithoutCancel(ctx)); err != nil {
-			res.Shard.Incomplete = err.Error()
-			res.Notes = append(res.Notes, "case incomplete: "+err.Error())
-		}
-		if c.Shard.Index != 0 {
-			return res, nil // shard 0 checks the namespace for every shard
-		}
-	}
-	if admin, ok := c.Backend.(backends.Admin); ok {
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leftoverGrace+10*time.Second)
-		left, err := FindLeftovers(lctx, admin, c.Namespace, leftoverGrace, lockPath)
-		cancel()
-		switch {
-		case err != nil:
-			res.Notes = append(res.Notes, fmt.Sprintf("leftovers not checked: %v", err))
-		case len(left) > 0:
-			res.Notes = append(res.Notes, fmt.Sprintf("%d nodes left in the namespace after every session closed (first: %s)", len(left), left[0]))
-			log.Leftovers(left)
-		}
-	} else {
-		res.Notes = append(res.Notes, "leftovers not checked: the backend has no Admin")
-	}
-	return res, nil
+	d.noLeftoverCheck = c.Shard.Index != 0
 }
 
 // shardRecord is what shard sh keeps of a case for the merge: its clients,
@@ -338,17 +290,16 @@ func shardRecord(sh *CaseShard, released, base time.Time, recs []*lockRecorder) 
 	return sc
 }
 
-// collect merges the clients' recorders and the snapshots into res.
-func (lw *LockWorkload) collect(res *results.Result, recs []*lockRecorder, stripes *results.Stripes, checker *LockChecker, fence *safety.Register, pace *pacer, out Outcome,
-	interval time.Duration, instrumented bool, meter *Meter, baseRSS uint64) {
-	res.StoppedBy = out.StoppedBy
-	res.Elapsed = out.Elapsed()
-	res.Started = out.Started()
+// collect merges the clients' recorders and the snapshots into the
+// result, and notes what the worker processes did not measure.
+func (lc *lockCase) collect(d *driver, out measure.Outcome) {
+	res, recs, stripes, checker, fence, pace := &d.res, lc.recs, lc.acquire, lc.checker, lc.fence, lc.pace
+	lc.base = out.Base
 	acquire := results.NewRecorder()
 	stripes.MergeInto(acquire)
 	perClient := make([]int64, len(recs))
 	var waited int64
-	var series []*SeriesRecorder
+	var series []*measure.SeriesRecorder
 	var longestStopped time.Duration
 	samples := map[string]string{}
 	for i, rec := range recs {
@@ -386,7 +337,7 @@ func (lw *LockWorkload) collect(res *results.Result, recs []*lockRecorder, strip
 	if res.Elapsed > 0 {
 		res.Throughput = float64(res.Ops.Succeeded) / res.Elapsed.Seconds()
 	}
-	res.Series = MergeSeries(interval, res.Elapsed, series...)
+	res.Series = measure.MergeSeries(lc.interval, res.Elapsed, series...)
 	chk := checker.Result()
 	res.Safety = chk.Safety
 	overlaps := chk.Safety.Violations
@@ -395,16 +346,7 @@ func (lw *LockWorkload) collect(res *results.Result, recs []*lockRecorder, strip
 	addHistogram(res, figures.LatencyAcquire, acquire)
 	addHistogram(res, figures.LatencyHandoff, chk.Handoff)
 
-	meter.Fill(res, out.Before, out.After, res.Ops.Succeeded, instrumented, baseRSS)
-	if instrumented {
-		wasted := max(0, res.Client.WatchEvents-waited)
-		res.Client.WastedWakeups = wasted
-		if res.Ops.Succeeded > 0 {
-			res.PerOp[figures.WastedWakeups.Key] = float64(wasted) / float64(res.Ops.Succeeded)
-		}
-	} else {
-		res.Notes = append(res.Notes, "client-side counts not measured: this variant's requests go straight to the client library, past backends/instrument")
-	}
+	d.fill(out, res.Ops.Succeeded, lc.v.ClientCounts, waited)
 	// Withdrawn waits are not in the histogram; say so when they were
 	// longer than its tail, which then understates the wait.
 	if n := res.Ops.StillWaiting; n > 0 && (acquire.TotalCount() == 0 || int64(longestStopped) > acquire.ValueAtQuantile(99.9)) {
@@ -412,7 +354,7 @@ func (lw *LockWorkload) collect(res *results.Result, recs []*lockRecorder, strip
 			"%d acquisitions were still waiting when the case stopped (the longest had waited %v): counted as still waiting at the end, not in the acquire histogram",
 			n, longestStopped.Round(time.Millisecond)))
 	}
-	for _, k := range sortedKinds(samples) {
+	for _, k := range slices.Sorted(maps.Keys(samples)) {
 		res.Notes = append(res.Notes, fmt.Sprintf("first %s error: %s", k, samples[k]))
 	}
 	if overlaps > 0 {
@@ -424,21 +366,21 @@ func (lw *LockWorkload) collect(res *results.Result, recs []*lockRecorder, strip
 	} else if stale > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("STALE WRITES ACCEPTED %d times: holders wrote after their lock had passed on (no fence: --fence on would reject them)", stale))
 	}
-	if len(res.Errors) == 0 {
-		res.Errors = nil
+	d.safetyNoted = true
+	// Sessions the worker processes lost are theirs to report; the
+	// meter knows when this process's were lost.
+	for _, p := range lc.procs {
+		if p.lost {
+			d.lostElsewhere++
+		}
+		if p.note != "" {
+			res.Notes = append(res.Notes, p.note)
+		}
 	}
-}
-
-func addHistogram(res *results.Result, name figures.Latency, h *hdrhistogram.Histogram) {
-	if h.TotalCount() == 0 {
-		return
+	if len(lc.procs) > 0 {
+		res.Notes = append(res.Notes, procNote(lc.procs))
 	}
-	hs, err := results.NewHistogram(h)
-	if err != nil {
-		res.Notes = append(res.Notes, fmt.Sprintf("%s histogram not stored: %v", name, err))
-		return
-	}
-	res.Latency[name] = hs
+	d.lossCause = func(l *results.Load) string { return d.meter.LossCause(l, lc.clients.LostAt()) }
 }
 
 // pacer hands out the scheduled start times of the open loop: slot k starts
@@ -488,37 +430,3 @@ func addFence(s *results.Safety, fence *safety.Register) (stale int64) {
 	}
 	return stale
 }
-
-// errorKind names an error for Result.Errors.
-func errorKind(err error) string {
-	switch {
-	case errors.Is(err, backends.ErrUnknownOutcome):
-		return "unknown_outcome"
-	case errors.Is(err, backends.ErrSessionLost):
-		return "session_lost"
-	case errors.Is(err, recipes.ErrLockLost):
-		return "lock_lost"
-	case errors.Is(err, recipes.ErrNotHeld):
-		return "not_held"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
-	case errors.Is(err, backends.ErrNoNode):
-		return "no_node"
-	case errors.Is(err, backends.ErrNodeExists):
-		return "node_exists"
-	}
-	return "other"
-}
-
-func sessionEnded(s backends.Session) bool {
-	select {
-	case <-s.Done():
-		return true
-	default:
-		return false
-	}
-}
-
-// sleepCtx sleeps for d and reports false if ctx ended first: the shared
-// ctxsleep.Sleep, under the name the workloads' many callers use.
-var sleepCtx = ctxsleep.Sleep

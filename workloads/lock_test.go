@@ -9,6 +9,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 func TestMain(m *testing.M) { testcluster.Main(m) }
@@ -32,7 +33,7 @@ func runCase(t *testing.T, ctx context.Context, b backends.Backend, info backend
 }
 
 // runCaseLive is runCase reporting the case's progress to live.
-func runCaseLive(t *testing.T, ctx context.Context, b backends.Backend, info backends.ClusterInfo, variant string, n int, cfg results.Config, live *Live) results.Result {
+func runCaseLive(t *testing.T, ctx context.Context, b backends.Backend, info backends.ClusterInfo, variant string, n int, cfg results.Config, live *measure.Live) results.Result {
 	t.Helper()
 	log := NewRunLog(nil, time.Now())
 	res, err := NewLock().Run(ctx, Case{
@@ -239,7 +240,7 @@ func TestLockInterrupted(t *testing.T) {
 	info := clusterInfo(t, b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	live := &Live{}
+	live := &measure.Live{}
 	cancelled := make(chan time.Time, 1)
 	go func() {
 		defer cancel()

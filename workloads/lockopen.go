@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // clientRemap opens sessions for in-process clients whose indices skip the
@@ -27,7 +28,8 @@ func (b clientRemap) NewSession(ctx context.Context) (backends.Session, error) {
 // lockClients opens c's in-process clients and starts its worker
 // processes. ids[i] is the client index of clients.Sessions[i]; procs are
 // the workers, in c.Processes.Clients order.
-func lockClients(ctx context.Context, c Case, lockPath string, log Recorder) (clients *Clients, ids []int, procs []*lockProc, err error) {
+func lockClients(ctx context.Context, d *driver, lockPath string) (clients *measure.Clients, ids []int, procs []*lockProc, err error) {
+	c, log := d.c, d.c.log()
 	var remote []int
 	if c.Processes != nil {
 		remote = c.Processes.Clients
@@ -53,13 +55,13 @@ func lockClients(ctx context.Context, c Case, lockPath string, log Recorder) (cl
 			return nil, nil, nil, err
 		}
 	}
-	b := c.Backend
-	events := log.Event
+	var b backends.Backend // the case's
+	var opts []measure.OpenOption
 	if len(remote) > 0 {
-		b = clientRemap{Backend: b, ids: ids}
-		events = func(kind, what string, i int) { log.Event(kind, what, ids[i]) }
+		b = clientRemap{Backend: c.Backend, ids: ids}
+		opts = append(opts, measure.WithSessionEvents(func(kind, what string, i int) { log.Event(kind, what, ids[i]) }))
 	}
-	clients, err = OpenClients(ctx, b, len(ids), WithOpenProgress(log.Progress), WithSessionEvents(events))
+	clients, err = d.open(ctx, len(ids), b, opts...)
 	if err != nil {
 		for _, p := range procs {
 			p.kill()

@@ -8,6 +8,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/safety"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // lockRecorder turns one lock client's events into the case's accounting:
@@ -25,7 +26,7 @@ import (
 // release-failed) event that follows it ends the release.
 type lockRecorder struct {
 	id      int
-	window  *Window
+	window  *measure.Window
 	checker *LockChecker
 	fence   *safety.Register
 	// waits: count measured grants whose acquirer had to wait (Wakeups),
@@ -39,7 +40,7 @@ type lockRecorder struct {
 	measured bool          // the last grant is the window's
 
 	acquire        *results.Stripes // shared; this client records into stripe id
-	series         *SeriesRecorder
+	series         *measure.SeriesRecorder
 	ops            results.Ops
 	waited         int64 // measured grants whose acquirer had to wait
 	errs           map[string]int64
@@ -70,11 +71,11 @@ func (s lockClientState) String() string { return lockClientStateNames[s] }
 // errLostWhileHolding is counted as lock_lost when a holder's session ends.
 var errLostWhileHolding = errors.New("session ended while holding the lock")
 
-func newLockRecorder(id int, window *Window, checker *LockChecker, fence *safety.Register, acquire *results.Stripes,
+func newLockRecorder(id int, window *measure.Window, checker *LockChecker, fence *safety.Register, acquire *results.Stripes,
 	interval time.Duration, waits bool) *lockRecorder {
 	return &lockRecorder{
 		id: id, window: window, checker: checker, fence: fence, waits: waits,
-		acquire: acquire, series: NewSeriesRecorder(interval),
+		acquire: acquire, series: measure.NewSeriesRecorder(interval),
 		errs: map[string]int64{}, samples: map[string]string{}, open: -1,
 	}
 }

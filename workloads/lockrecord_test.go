@@ -7,18 +7,12 @@ import (
 
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/safety"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // measuringWindow is a window that measures from offset 0 on, as Run leaves
 // it without a warm-up.
-func measuringWindow() *Window {
-	w := NewWindow(Case{})
-	w.base = time.Now()
-	w.opening.Store(true)
-	w.measureStart.Store(1)
-	close(w.opened)
-	return w
-}
+func measuringWindow() *measure.Window { return measure.NewMeasuringWindow() }
 
 func feed(t *testing.T, r *lockRecorder, evs ...lockEvent) {
 	t.Helper()

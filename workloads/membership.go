@@ -16,6 +16,7 @@ import (
 	"github.com/zkbench/zkbench/recipes/native"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // ParamChurn: membership changes (joins plus leaves) per second
@@ -67,40 +68,54 @@ func membershipSpec() Spec {
 
 // Run runs one membership case. See Workload.Run.
 func (w *MembershipWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(membershipSpec(), c, 0)
-	if err != nil {
-		return rc.res, err
-	}
+	return drive(ctx, membershipSpec(), c, 0, &membershipCase{})
+}
+
+// membershipCase is one membership case: its churn, and what collect
+// needs of it.
+type membershipCase struct {
+	g         *groupRun
+	v         variants.Variant[recipes.GroupFactory]
+	agreed    bool
+	d         deliveries
+	changeErr error
+	watchErrs []error
+}
+
+func (m *membershipCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
+	c := d.c
 	v, err := variants.Groups().Lookup(c.Variant)
 	if err != nil {
-		return rc.res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
 	if !v.Supports(c.Backend.Kind()) {
 		_, err := v.New(nil, "")
 		if c.Backend.Kind() == backends.ZooKeeper {
 			err = native.ErrNoPersistentWatch
 		}
-		return rc.res, fmt.Errorf("%w: %s on %s: %w", ErrUnknownVariant, v.Name, c.Backend.Kind(), err)
+		return measure.Outcome{}, fmt.Errorf("%w: %s on %s: %w", ErrUnknownVariant, v.Name, c.Backend.Kind(), err)
 	}
+	m.v = v
 	churn, err := membershipSpec().Float(c.Config, ParamChurn)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	clients, err := rc.open(ctx, c.Clients)
+	clients, err := d.open(ctx, c.Clients, nil)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	defer rc.closeAll(ctx, clients)
 	n := c.Clients
 	group := c.Namespace + "/group"
+	d.keep = []string{group}
 	g := newGroupRun(n)
+	m.g = g
 	members := make([]recipes.Group, n)
 	for i := range members {
 		if members[i], err = v.New(clients.Sessions[i], group); err != nil {
-			return rc.res, err
+			return measure.Outcome{}, err
 		}
 		if err := members[i].Join(ctx, memberID(i)); err != nil {
-			return rc.res, fmt.Errorf("member %d join: %w", i, err)
+			return measure.Outcome{}, fmt.Errorf("member %d join: %w", i, err)
 		}
 		g.in[i] = true
 	}
@@ -108,28 +123,28 @@ func (w *MembershipWorkload) Run(ctx context.Context, c Case) (results.Result, e
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	var watchers sync.WaitGroup
-	watchErrs := make([]error, n)
+	m.watchErrs = make([]error, n)
 	for i := range members {
 		watchers.Add(1)
 		go func() {
 			defer watchers.Done()
 			err := members[i].Watch(wctx, func(m []string) { g.seen(i, m) })
 			if wctx.Err() == nil {
-				watchErrs[i] = err
+				m.watchErrs[i] = err
 			}
 		}()
 	}
 	if !g.waitAgreed(ctx, membershipSettle) {
 		stopWatch()
 		watchers.Wait()
-		return rc.res, fmt.Errorf("membership: the %d views did not agree on the initial group within %v", n, membershipSettle)
+		return measure.Outcome{}, fmt.Errorf("membership: the %d views did not agree on the initial group within %v", n, membershipSettle)
 	}
 	c.log().Progress(fmt.Sprintf("  %d members joined and agree; churn %.3g changes/s", n, churn))
-	runCtx, stop := rc.bound(ctx)
-	defer stop()
+	bound := d.bound(ctx)
+	defer bound.Release()
 	start := time.Now()
-	var o Outcome
-	o.Before, o.Start, o.Base = rc.meter.Snapshot(ctx, clients), 0, start
+	var o measure.Outcome
+	o.Before, o.Start, o.Base = d.snapshot(ctx, clients), 0, start
 	deliveredBefore := delivered(members)
 	g.mu.Lock()
 	g.updates = 0 // count the churn's view updates only
@@ -137,13 +152,12 @@ func (w *MembershipWorkload) Run(ctx context.Context, c Case) (results.Result, e
 	c.Live.Start()
 	tick := time.NewTicker(time.Duration(float64(time.Second) / churn))
 	defer tick.Stop()
-	var changeErr error
 	for changes := int64(0); c.Config.Ops <= 0 || changes < c.Config.Ops; changes++ {
 		select {
-		case <-runCtx.Done():
+		case <-bound.Ctx().Done():
 		case <-tick.C:
 		}
-		if runCtx.Err() != nil {
+		if bound.Ctx().Err() != nil {
 			break
 		}
 		// A change runs to its end on a fresh bounded context: one cut by
@@ -163,31 +177,18 @@ func (w *MembershipWorkload) Run(ctx context.Context, c Case) (results.Result, e
 		}
 		cancel()
 		if err != nil {
-			changeErr = fmt.Errorf("member %d: %w", i, err)
+			m.changeErr = fmt.Errorf("member %d: %w", i, err)
 			break
 		}
 		c.Live.Op()
 	}
-	agreed := g.waitAgreed(ctx, membershipSettle)
-	o.End, o.After = time.Since(start), rc.meter.Snapshot(ctx, clients)
-	deliveredAfter := delivered(members)
+	m.agreed = g.waitAgreed(ctx, membershipSettle)
+	o.End, o.After = time.Since(start), d.snapshot(ctx, clients)
+	m.d = delivered(members).sub(deliveredBefore)
 	stopWatch()
 	watchers.Wait()
-	o.StoppedBy = stoppedBy(ctx, runCtx, changeErr != nil)
-	rc.closeAll(ctx, clients)
-	res := &rc.res
-	res.StoppedBy, res.Elapsed = o.StoppedBy, o.Elapsed()
-	if changeErr != nil {
-		rc.count("change", changeErr)
-	}
-	for i, err := range watchErrs {
-		if err != nil {
-			rc.count("watch", fmt.Errorf("member %d: %w", i, err))
-		}
-	}
-	w.collect(rc, g, v, agreed, o, deliveredAfter.sub(deliveredBefore))
-	rc.finish(ctx, clients.Lost(), 0, group)
-	return rc.done(), nil
+	o.StoppedBy = bound.Stop(m.changeErr != nil).Reason()
+	return o, nil
 }
 
 func memberID(i int) string { return fmt.Sprintf("m-%05d", i) }
@@ -319,8 +320,17 @@ func delivered(members []recipes.Group) deliveries {
 }
 
 // collect fills the case's result.
-func (w *MembershipWorkload) collect(rc *recipeCase, g *groupRun, v variants.Variant[recipes.GroupFactory], agreed bool, o Outcome, d deliveries) {
-	res := &rc.res
+func (m *membershipCase) collect(dr *driver, o measure.Outcome) {
+	res := &dr.res
+	if m.changeErr != nil {
+		dr.count("change", m.changeErr)
+	}
+	for i, err := range m.watchErrs {
+		if err != nil {
+			dr.count("watch", fmt.Errorf("member %d: %w", i, err))
+		}
+	}
+	g, v, agreed, d := m.g, m.v, m.agreed, m.d
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	res.Ops = results.Ops{Issued: g.changes, Succeeded: g.changes}
@@ -331,7 +341,7 @@ func (w *MembershipWorkload) collect(rc *recipeCase, g *groupRun, v variants.Var
 	}
 	addHistogram(res, figures.LatencyConverge, g.converge)
 	// Every member must hear every change: no notification is wasted.
-	rc.fill(o, g.changes, v.ClientCounts, 1<<62)
+	dr.fill(o, g.changes, v.ClientCounts, 1<<62)
 	if g.changes == 0 {
 		return
 	}

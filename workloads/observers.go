@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // ObserversWorkload measures how fast a crowd learns of a new leader: N
@@ -61,39 +61,45 @@ func (ow *ObserversWorkload) Run(ctx context.Context, c Case) (results.Result, e
 		return results.Result{Workload: observersSpec().Name, Variant: c.Variant, Clients: c.Clients}, err
 	}
 	candidates = max(candidates, set.failovers+1)
-	rc, err := newRecipeCase(observersSpec(), c, candidates)
-	if err != nil {
-		return rc.res, err
-	}
+	return drive(ctx, observersSpec(), c, candidates, &observersCase{set: set, candidates: candidates})
+}
+
+// observersCase is one observers case: the election among the
+// candidates and the crowd that follows it.
+type observersCase struct {
+	set          electionSettings
+	candidates   int
+	crowd        *crowd
+	instrumented bool
+}
+
+func (oc *observersCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
+	c, set, candidates := d.c, oc.set, oc.candidates
 	v, err := lookupElection(c)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	observers, err := rc.open(ctx, c.Clients)
+	oc.instrumented = v.ClientCounts
+	observers, err := d.open(ctx, c.Clients, nil)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	defer rc.closeAll(ctx, observers)
-	cands, err := rc.open(ctx, candidates)
+	cands, err := d.open(ctx, candidates, nil)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	defer rc.closeAll(ctx, cands)
 	if set.kill == KillExpire && !canExpire(cands.Sessions[0], c.Backend) {
-		return rc.res, endSession(ctx, cands.Sessions[0], c.Backend, KillExpire)
+		return measure.Outcome{}, endSession(ctx, cands.Sessions[0], c.Backend, KillExpire)
 	}
 	path := c.Namespace + "/election"
-	e := &electionRun{
-		rc: rc, clients: cands, set: set, checker: NewLeaderChecker(candidates),
-		start: time.Now(), wins: make(chan elected, candidates),
-		latency: results.NewRecorder(), lostNotice: results.NewRecorder(),
-		lostAt: make([]atomic.Int64, candidates), series: NewSeriesRecorder(SeriesInterval(c.Config)),
-	}
+	d.keep = []string{path}
+	e := newElectionRun(d, cands, set, candidates)
 	for i, s := range cands.Sessions {
 		e.latches = append(e.latches, v.New.Latch(s, path, fmt.Sprintf("c%d", i)))
 	}
 	crowd := &crowd{e: e, known: make([]atomic.Int64, c.Clients), knownAt: make([]atomic.Int64, c.Clients),
 		observe: results.NewRecorder(), last: results.NewRecorder()}
+	oc.crowd = crowd
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	for i, s := range observers.Sessions {
 		crowd.follow(runCtx, i, v.New.Observer(s, path))
@@ -102,30 +108,32 @@ func (ow *ObserversWorkload) Run(ctx context.Context, c Case) (results.Result, e
 	out := crowd.failovers(ctx, observers)
 	stop()
 	e.wg.Wait()
-	rc.closeAll(ctx, observers, cands)
+	// The killed leaders' sessions were ended on purpose.
+	d.expectedLost = int64(e.killed)
+	return out, nil
+}
 
-	res := &rc.res
-	res.StoppedBy, res.Elapsed = out.StoppedBy, out.Elapsed()
+func (oc *observersCase) collect(d *driver, out measure.Outcome) {
+	c, res, crowd := d.c, &d.res, oc.crowd
+	e := crowd.e
 	res.Safety = e.checker.Result().Safety
 	addHistogram(res, figures.LatencyObserve, crowd.observe)
 	addHistogram(res, figures.LatencyObserveAll, crowd.last)
 	addHistogram(res, figures.LatencyFailover, e.latency)
-	res.Series = MergeSeries(e.series.interval, res.Elapsed, e.series)
+	res.Series = measure.MergeSeries(e.series.Interval(), res.Elapsed, e.series)
 	// Each observer needs one notification per failover.
 	ops := res.Ops.Succeeded
-	rc.fill(out, ops, v.ClientCounts, ops*int64(c.Clients))
+	d.fill(out, ops, oc.instrumented, ops*int64(c.Clients))
 	if ev, ok := res.PerOp[figures.WatchEvents.Key]; ok {
 		res.PerOp[figures.WatchEventsPerObserver.Key] = ev / float64(c.Clients)
 		if ops > 0 {
 			res.PerOp[figures.CandidateWatchEvents.Key] = float64(crowd.candEvents) / float64(ops)
 		}
 	}
-	res.Notes = append(res.Notes, fmt.Sprintf("%d candidates besides the %d observers; client-side counts are the observers'", candidates, c.Clients))
+	res.Notes = append(res.Notes, fmt.Sprintf("%d candidates besides the %d observers; client-side counts are the observers'", oc.candidates, c.Clients))
 	for k, n := range e.errs {
 		res.Errors[k] += n
 	}
-	rc.finish(ctx, observers.Lost()+cands.Lost(), int64(e.killed), path)
-	return rc.done(), nil
 }
 
 // crowd is the observers of one case: what each knows and since when.

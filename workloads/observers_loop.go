@@ -6,15 +6,16 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // failovers elects the first leader, waits until every observer knows it
 // and everyone is quiet, then kills the leader min(K, candidates-1) times;
 // each failover succeeds when every observer knows the new leader.
-func (cr *crowd) failovers(ctx context.Context, observers *Clients) Outcome {
+func (cr *crowd) failovers(ctx context.Context, observers *measure.Clients) measure.Outcome {
 	e := cr.e
-	o := Outcome{StoppedBy: StoppedByError}
-	res := &e.rc.res
+	o := measure.Outcome{StoppedBy: StoppedByError}
+	res := &e.d.res
 	leader, err := e.awaitWin(ctx)
 	if err == nil {
 		err = cr.allKnow(ctx, leader.lead.Token)
@@ -23,19 +24,19 @@ func (cr *crowd) failovers(ctx context.Context, observers *Clients) Outcome {
 		e.countErr(errorKind(err), fmt.Errorf("first election: %w", err))
 		return o
 	}
+	var ended measure.Stop
 	cr.settle(ctx, observers)
-	o.Before, o.Start, o.Base = e.rc.meter.Snapshot(ctx, observers), e.now(), e.start
-	e.rc.c.Live.Start()
+	o.Before, o.Start, o.Base = e.d.snapshot(ctx, observers), e.now(), e.start
+	e.d.c.Live.Start()
 	candBefore := e.clients.Total().WatchEvents
-	cfg := e.rc.c.Config
+	cfg := e.d.c.Config
 	k := min(e.set.failovers, len(e.latches)-1)
-	o.StoppedBy = StoppedByOps
 	for i := 0; i < k; i++ {
 		if ctx.Err() != nil {
 			break
 		}
 		if cfg.Duration > 0 && e.now()-o.Start >= cfg.Duration {
-			o.StoppedBy = StoppedByDuration
+			ended.TimedOut = true
 			break
 		}
 		res.Ops.Issued++
@@ -44,12 +45,12 @@ func (cr *crowd) failovers(ctx context.Context, observers *Clients) Outcome {
 			e.checker.End(leader.candidate, t0)
 		}
 		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.set.stepTimeout)
-		err := endSession(kctx, e.clients.Sessions[leader.candidate], e.rc.c.Backend, e.set.kill)
+		err := endSession(kctx, e.clients.Sessions[leader.candidate], e.d.c.Backend, e.set.kill)
 		cancel()
 		if err != nil {
 			res.Ops.Failed++
 			e.countErr("kill", err)
-			o.StoppedBy = StoppedByError
+			ended.Failed = true
 			break
 		}
 		e.killed++
@@ -62,21 +63,20 @@ func (cr *crowd) failovers(ctx context.Context, observers *Clients) Outcome {
 			res.Ops.Failed++
 			if ctx.Err() == nil {
 				e.countErr(errorKind(err), fmt.Errorf("failover %d: %w", i+1, err))
-				o.StoppedBy = StoppedByError
+				ended.Failed = true
 			}
 			break
 		}
 		res.Ops.Succeeded++
-		e.rc.c.Live.Op()
+		e.d.c.Live.Op()
 		cr.record(t0)
 		e.series.Add(e.now() - o.Start)
 		cr.settle(ctx, observers)
 		leader = next
 	}
-	if ctx.Err() != nil {
-		o.StoppedBy = StoppedByInterrupted
-	}
-	o.End, o.After = e.now(), e.rc.meter.Snapshot(ctx, observers)
+	ended.Interrupted = ctx.Err() != nil
+	o.StoppedBy = ended.Reason()
+	o.End, o.After = e.now(), e.d.snapshot(ctx, observers)
 	cr.candEvents = e.clients.Total().WatchEvents - candBefore
 	return o
 }
@@ -111,7 +111,7 @@ func (cr *crowd) record(t0 time.Duration) {
 }
 
 // settle waits until both the observers and the candidates are quiet.
-func (cr *crowd) settle(ctx context.Context, observers *Clients) {
+func (cr *crowd) settle(ctx context.Context, observers *measure.Clients) {
 	quiesce(ctx, observers, cr.e.set.settle, cr.e.set.stepTimeout)
 	quiesce(ctx, cr.e.clients, cr.e.set.settle, cr.e.set.stepTimeout)
 }

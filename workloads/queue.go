@@ -16,6 +16,7 @@ import (
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // Parameters of the queue workload (results.Config.Params).
@@ -75,7 +76,7 @@ func queueSpec() Spec {
 
 // queueRun is one case's shared state.
 type queueRun struct {
-	rc       *recipeCase
+	d        *driver
 	checker  *QueueChecker
 	start    time.Time
 	hold     time.Duration
@@ -102,63 +103,77 @@ func (qw *QueueWorkload) Run(ctx context.Context, c Case) (results.Result, error
 	if err != nil {
 		return results.Result{}, err
 	}
-	rc, err := newRecipeCase(queueSpec(), c, producers)
-	if err != nil {
-		return rc.res, err
-	}
+	return drive(ctx, queueSpec(), c, producers, &queueCase{producers: producers})
+}
+
+// queueCase is one queue case: its run, its consumers (asked for stranded
+// items once their sessions closed) and the variant.
+type queueCase struct {
+	producers int
+	prios     int
+	q         *queueRun
+	cons      []recipes.Consumer
+	v         variants.Variant[variants.QueueVariant]
+}
+
+func (qc *queueCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
+	c, producers := d.c, qc.producers
 	v, err := variants.Queues().Lookup(c.Variant)
 	if err != nil {
-		return rc.res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
 	if !v.Supports(c.Backend.Kind()) {
-		return rc.res, fmt.Errorf("%w: queue variant %s does not run on %s", ErrUnknownVariant, v.Name, c.Backend.Kind())
+		return measure.Outcome{}, fmt.Errorf("%w: queue variant %s does not run on %s", ErrUnknownVariant, v.Name, c.Backend.Kind())
 	}
 	prios, err := queueSpec().Int(c.Config, ParamPriorities)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
 	size, err := queueSpec().Int(c.Config, ParamItemSize)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
 	switch {
 	case c.Config.Rate <= 0:
-		return rc.res, fmt.Errorf("%w: the queue's producers run an open loop: give --rate (items per second in all)", ErrBadCase)
+		return measure.Outcome{}, fmt.Errorf("%w: the queue's producers run an open loop: give --rate (items per second in all)", ErrBadCase)
 	case prios > recipes.MaxPriority+1:
-		return rc.res, fmt.Errorf("%w: %d priorities: at most %d", ErrBadCase, prios, recipes.MaxPriority+1)
+		return measure.Outcome{}, fmt.Errorf("%w: %d priorities: at most %d", ErrBadCase, prios, recipes.MaxPriority+1)
 	case prios > 1 && !v.New.Priorities:
-		return rc.res, fmt.Errorf("%w: the %s queue has no priorities (etcd's PriorityQueue writes a key outside the namespace)", ErrBadCase, v.Name)
+		return measure.Outcome{}, fmt.Errorf("%w: the %s queue has no priorities (etcd's PriorityQueue writes a key outside the namespace)", ErrBadCase, v.Name)
 	}
 	cfg := recipes.QueueConfig{Priorities: prios}
-	clients, err := rc.open(ctx, c.Clients+producers)
+	qc.v, qc.prios = v, prios
+	clients, err := d.open(ctx, c.Clients+producers, nil)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	defer rc.closeAll(ctx, clients)
 	path := c.Namespace + "/queue"
-	q := &queueRun{rc: rc, checker: NewQueueChecker(v.New.Delivery), start: time.Now(), hold: c.Config.Hold,
+	d.keep = []string{path, path + "/" + recipes.QueueItemsDir, path + "/" + recipes.QueueClaimsDir, path + "/" + recipes.QueueIdleDir}
+	q := &queueRun{d: d, checker: NewQueueChecker(v.New.Delivery), start: time.Now(), hold: c.Config.Hold,
 		taken: make(chan struct{}, 1024), put: results.NewRecorder(), take: results.NewRecorder(), ack: results.NewRecorder()}
 	q.lastTake, q.lost = make([]time.Duration, c.Clients), make([]bool, c.Clients)
 	for i := range q.lastTake {
 		q.lastTake[i] = -1
 	}
+	qc.q = q
 	cons := make([]recipes.Consumer, c.Clients)
+	qc.cons = cons
 	prods := make([]recipes.Producer, producers)
 	for i := range cons {
 		if cons[i], err = v.New.Consumer(clients.Sessions[i], path, cfg); err != nil {
-			return rc.res, err
+			return measure.Outcome{}, err
 		}
 	}
 	for i := range prods {
 		if prods[i], err = v.New.Producer(clients.Sessions[c.Clients+i], path, cfg); err != nil {
-			return rc.res, err
+			return measure.Outcome{}, err
 		}
 	}
 	c.log().Progress(fmt.Sprintf("  %d consumers, %d producers connected; %.0f items/s", c.Clients, producers, c.Config.Rate))
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	var o Outcome
-	o.Before, o.Start, o.Base = rc.meter.Snapshot(ctx, clients), q.now(), q.start
+	var o measure.Outcome
+	o.Before, o.Start, o.Base = d.snapshot(ctx, clients), q.now(), q.start
 	c.Live.Start()
 	var wg sync.WaitGroup
 	for i, cn := range cons {
@@ -176,21 +191,9 @@ func (qw *QueueWorkload) Run(ctx context.Context, c Case) (results.Result, error
 	o.StoppedBy = q.wait(ctx, runCtx, c.Config)
 	stop()
 	wg.Wait()
-	o.End, o.After = q.now(), rc.meter.Snapshot(ctx, clients)
+	o.End, o.After = q.now(), d.snapshot(ctx, clients)
 	q.drainQueue(ctx, clients.Sessions[c.Clients], path, v.Name == variants.Native)
-	rc.closeAll(ctx, clients)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second) // one bound for all
-	for i, cn := range cons {
-		if st, ok := cn.(recipes.Strander); ok {
-			if data, ok := st.Stranded(sctx); ok {
-				q.checker.Stranded(itemID(data), i, q.now())
-			}
-		}
-	}
-	cancel()
-	qw.collect(q, v, o, prios)
-	rc.finish(ctx, clients.Lost(), 0, path, path+"/"+recipes.QueueItemsDir, path+"/"+recipes.QueueClaimsDir, path+"/"+recipes.QueueIdleDir)
-	return rc.done(), nil
+	return o, nil
 }
 
 // wait blocks until the case's bound: the duration, --ops items taken, or
@@ -203,20 +206,21 @@ func (q *queueRun) wait(ctx, runCtx context.Context, cfg results.Config) results
 		timeout = t.C
 	}
 	var n int64
+	var ended measure.Stop
 	for {
 		select {
 		case <-ctx.Done():
-			return StoppedByInterrupted
 		case <-runCtx.Done():
-			return StoppedByError
+			ended.Failed = true
 		case <-timeout:
-			return StoppedByDuration
+			ended.TimedOut = true
 		case <-q.taken:
-			n++
-			if cfg.Ops > 0 && n >= cfg.Ops {
-				return StoppedByOps
+			if n++; cfg.Ops <= 0 || n < cfg.Ops {
+				continue
 			}
 		}
+		ended.Interrupted = ctx.Err() != nil
+		return ended.Reason()
 	}
 }
 
@@ -260,7 +264,7 @@ func (q *queueRun) produce(ctx context.Context, id int, p recipes.Producer, inte
 // consume takes, holds and acknowledges items until runCtx ends or the
 // session is lost. An item taken is acknowledged on a fresh bounded
 // context even if runCtx ends while it is held.
-func (q *queueRun) consume(runCtx, ctx context.Context, id int, cn recipes.Consumer, s backends.Session, live *Live) {
+func (q *queueRun) consume(runCtx, ctx context.Context, id int, cn recipes.Consumer, s backends.Session, live *measure.Live) {
 	defer func() {
 		q.mu.Lock()
 		q.lost[id] = sessionEnded(s) && runCtx.Err() == nil
@@ -343,7 +347,7 @@ func (q *queueRun) drainQueue(ctx context.Context, s backends.Session, path stri
 	items := path + "/" + recipes.QueueItemsDir
 	kids, err := s.Children(dctx, items)
 	if err != nil && !errors.Is(err, backends.ErrNoNode) {
-		q.rc.res.Notes = append(q.rc.res.Notes, fmt.Sprintf("items still queued not listed: %v", err))
+		q.d.res.Notes = append(q.d.res.Notes, fmt.Sprintf("items still queued not listed: %v", err))
 		return
 	}
 	for _, k := range kids {
@@ -360,7 +364,7 @@ func (q *queueRun) drainQueue(ctx context.Context, s backends.Session, path stri
 func (q *queueRun) count(kind string, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.rc.count(kind, err)
+	q.d.count(kind, err)
 }
 
 // itemData is item padded with '.' to size bytes (never cut).
@@ -382,11 +386,19 @@ func itemID(data []byte) string {
 
 // collect turns the checker, the recorders and the snapshots into the
 // case's result.
-func (qw *QueueWorkload) collect(q *queueRun, v variants.Variant[variants.QueueVariant], o Outcome, prios int) {
-	rc := q.rc
-	res := &rc.res
+func (qc *queueCase) collect(dr *driver, o measure.Outcome) {
+	q, v, prios := qc.q, qc.v, qc.prios
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // one bound for all
+	for i, cn := range qc.cons {
+		if st, ok := cn.(recipes.Strander); ok {
+			if data, ok := st.Stranded(sctx); ok {
+				q.checker.Stranded(itemID(data), i, q.now())
+			}
+		}
+	}
+	cancel()
+	res := &dr.res
 	chk := q.checker.Result()
-	res.StoppedBy, res.Elapsed = o.StoppedBy, o.Elapsed()
 	taken := int64(len(chk.TakenAt))
 	res.Ops = results.Ops{Issued: taken + chk.LostUntaken + chk.QueuedUntaken, Succeeded: taken, Failed: chk.LostUntaken, StillWaiting: chk.QueuedUntaken}
 	res.Safety = chk.Safety
@@ -398,13 +410,13 @@ func (qw *QueueWorkload) collect(q *queueRun, v variants.Variant[variants.QueueV
 	addHistogram(res, figures.LatencyPut, q.put)
 	addHistogram(res, figures.LatencyTake, q.take)
 	addHistogram(res, figures.LatencyAck, q.ack)
-	sr := NewSeriesRecorder(SeriesInterval(rc.c.Config))
+	sr := measure.NewSeriesRecorder(measure.SeriesInterval(dr.c.Config))
 	for _, at := range chk.TakenAt {
 		sr.Add(at - o.Start)
 	}
-	res.Series = MergeSeries(sr.interval, res.Elapsed, sr)
+	res.Series = measure.MergeSeries(sr.Interval(), res.Elapsed, sr)
 	// The herd-free best case: one notification an item.
-	rc.fill(o, taken, v.ClientCounts, taken)
+	dr.fill(o, taken, v.ClientCounts, taken)
 	if taken > 0 {
 		if v.ClientCounts { // native's library counts none: absent, not 0
 			res.PerOp[figures.FailedClaims.Key] = float64(q.failed) / float64(taken)

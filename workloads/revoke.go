@@ -17,6 +17,7 @@ import (
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/safety"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // RevokeWorkload is the revocable shared lock benchmark: N clients, each
@@ -76,48 +77,57 @@ func revokeSpec() Spec {
 
 // Run runs one revocation case. See Workload.Run.
 func (w *RevokeWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(revokeSpec(), c, 1)
-	if err != nil {
-		return rc.res, err
-	}
+	return drive(ctx, revokeSpec(), c, 1, &revokeCase{})
+}
+
+// revokeCase is one revocation case: its holders and the revoker's state.
+type revokeCase struct {
+	holders      []*revokeHolder
+	st           *revokeState
+	instrumented bool
+}
+
+func (vc *revokeCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
+	c := d.c
 	if c.Config.Rate > 0 {
-		return rc.res, fmt.Errorf("%w: the revoke workload runs a closed loop only (no --rate)", ErrBadCase)
+		return measure.Outcome{}, fmt.Errorf("%w: the revoke workload runs a closed loop only (no --rate)", ErrBadCase)
 	}
 	grace, err := revokeSpec().Duration(c.Config, ParamGrace)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
 	v, err := variants.Revocables(grace).Lookup(c.Variant)
 	if err != nil {
-		return rc.res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
 	share, err := revokeSpec().Float(c.Config, ParamReadShare)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
 	every, err := revokeSpec().Duration(c.Config, ParamRevokeEvery)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
 	cleanup, err := revokeSpec().Duration(c.Config, ParamCleanup)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
 	fenceMode, err := revokeSpec().String(c.Config, ParamFence)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	clients, err := rc.open(ctx, c.Clients+1) // the last one is the revoker's
+	vc.instrumented = v.ClientCounts
+	clients, err := d.open(ctx, c.Clients+1, nil) // the last one is the revoker's
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	defer rc.closeAll(ctx, clients)
 	path := c.Namespace + "/revocable"
-	window := NewWindow(c)
+	d.keep = []string{path}
+	window := measure.NewWindow(c.Config, c.Live)
 	st := &revokeState{window: window, checker: safety.NewRWChecker(),
 		fence:  safety.NewRegister(fenceMode == FenceOn, safety.WithRegisterDetails(maxViolationDetails)),
 		revoke: results.NewRecorder(), toGrant: results.NewRecorder(), errs: map[string]int64{},
-		series: NewSeriesRecorder(SeriesInterval(c.Config))}
+		series: measure.NewSeriesRecorder(measure.SeriesInterval(c.Config))}
 	holders := make([]*revokeHolder, c.Clients)
 	for i := range holders {
 		holders[i] = &revokeHolder{id: i, lock: v.New.Lock(clients.Sessions[i], path), s: clients.Sessions[i],
@@ -127,7 +137,8 @@ func (w *RevokeWorkload) Run(ctx context.Context, c Case) (results.Result, error
 	rs := clients.Sessions[c.Clients]
 	revoker := v.New.Revoker(rs)
 	c.log().Progress(fmt.Sprintf("  %d clients and a revoker connected; a revocation every %v; measuring", c.Clients, every))
-	out := window.Run(ctx, func(runCtx context.Context) <-chan struct{} {
+	vc.holders, vc.st = holders, st
+	return d.measure(ctx, window, func(runCtx context.Context) <-chan struct{} {
 		loops := make([]func(context.Context), 0, len(holders)+1)
 		for _, h := range holders {
 			loops = append(loops, h.run)
@@ -135,24 +146,15 @@ func (w *RevokeWorkload) Run(ctx context.Context, c Case) (results.Result, error
 		loops = append(loops, func(runCtx context.Context) {
 			st.revokeLoop(runCtx, revoker, rs, clients.Counters[c.Clients], path, every)
 		})
-		return runEach(runCtx, loops, func(loop func(context.Context), ctx context.Context) { loop(ctx) })
-	}, func() Snapshot { return rc.meter.Snapshot(ctx, clients) })
-	if !out.Drained {
-		rc.closeAll(ctx, clients)
-		if !window.Wait(closeTimeout) {
-			return rc.done(), fmt.Errorf("workloads: the revoke case's clients did not stop within %v of its end", window.DrainTimeout+closeTimeout)
-		}
-		rc.res.Notes = append(rc.res.Notes, "some clients did not stop within the drain timeout; their sessions were closed to stop them")
-	}
-	rc.closeAll(ctx, clients)
-	w.collect(rc, holders, st, out, v.ClientCounts)
-	rc.finish(ctx, clients.Lost(), 0, path)
-	return rc.done(), nil
+		return measure.RunEach(runCtx, loops, func(loop func(context.Context), ctx context.Context) { loop(ctx) })
+	}, func() measure.Snapshot { return d.snapshot(ctx, clients) }, drainNames{plural: "clients",
+		stuck: func(limit time.Duration) error {
+			return fmt.Errorf("workloads: the revoke case's clients did not stop within %v of its end", limit)
+		}})
 }
 
-func (w *RevokeWorkload) collect(rc *recipeCase, holders []*revokeHolder, st *revokeState, out Outcome, instrumented bool) {
-	res := &rc.res
-	res.StoppedBy, res.Elapsed = out.StoppedBy, out.Elapsed()
+func (vc *revokeCase) collect(d *driver, out measure.Outcome) {
+	res, holders, st, instrumented := &d.res, vc.holders, vc.st, vc.instrumented
 	acquire := results.NewRecorder()
 	perClient := make([]int64, len(holders))
 	var needed, notified, revoked, reads, grants int64
@@ -166,7 +168,7 @@ func (w *RevokeWorkload) collect(rc *recipeCase, holders []*revokeHolder, st *re
 		grants += h.grants
 	}
 	res.Ops = st.ops
-	res.Series = MergeSeries(SeriesInterval(rc.c.Config), res.Elapsed, st.series)
+	res.Series = measure.MergeSeries(measure.SeriesInterval(d.c.Config), res.Elapsed, st.series)
 	res.Ops.Issued = res.Ops.Succeeded + res.Ops.Failed + res.Ops.StillWaiting
 	for k, n := range st.errs {
 		res.Errors[k] += n
@@ -181,7 +183,7 @@ func (w *RevokeWorkload) collect(rc *recipeCase, holders []*revokeHolder, st *re
 	res.Safety = st.checker.Safety()
 	stale := addFence(&res.Safety, st.fence)
 	needed += notified + st.noticed // the ask to the holder, the release to the revoker
-	rc.fill(out, res.Ops.Succeeded, instrumented, needed)
+	d.fill(out, res.Ops.Succeeded, instrumented, needed)
 	if n := res.Ops.Succeeded; n > 0 {
 		res.PerOp[figures.ForcedRevocations.Key] = float64(st.forced) / float64(n)
 		if instrumented {
@@ -205,7 +207,7 @@ func (w *RevokeWorkload) collect(rc *recipeCase, holders []*revokeHolder, st *re
 
 // revokeState is what the holders and the revoker share.
 type revokeState struct {
-	window  *Window
+	window  *measure.Window
 	checker *safety.RWChecker
 	fence   *safety.Register
 
@@ -216,7 +218,7 @@ type revokeState struct {
 	revoke   *hdrhistogram.Histogram // revoker only
 	toGrant  *hdrhistogram.Histogram // under mu
 	ops      results.Ops             // revoker only
-	series   *SeriesRecorder         // revoker only
+	series   *measure.SeriesRecorder // revoker only
 	forced   int64
 	skipped  int64
 	noticed  int64 // the revoker's notifications of the releases it waited for

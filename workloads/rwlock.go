@@ -16,6 +16,7 @@ import (
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/safety"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // RWLockWorkload is the shared lock benchmark: N clients, each on its own
@@ -58,69 +59,71 @@ func rwlockSpec() Spec {
 
 // Run runs one shared lock case. See Workload.Run.
 func (w *RWLockWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(rwlockSpec(), c, 0)
-	if err != nil {
-		return rc.res, err
-	}
+	return drive(ctx, rwlockSpec(), c, 0, &rwlockCase{})
+}
+
+// rwlockCase is one shared lock case: its clients and the checker of
+// their grants.
+type rwlockCase struct {
+	rws          []*rwClient
+	checker      *safety.RWChecker
+	instrumented bool
+}
+
+func (wc *rwlockCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
+	c := d.c
 	if c.Config.Rate > 0 {
-		return rc.res, fmt.Errorf("%w: the rwlock workload runs a closed loop only (no --rate)", ErrBadCase)
+		return measure.Outcome{}, fmt.Errorf("%w: the rwlock workload runs a closed loop only (no --rate)", ErrBadCase)
 	}
 	v, err := variants.RWLocks().Lookup(c.Variant)
 	if err == nil && !v.Supports(c.Backend.Kind()) {
 		err = fmt.Errorf("%s has no %s variant on %s (go-zookeeper has no shared lock recipe)", "rwlock", c.Variant, c.Backend.Kind())
 	}
 	if err != nil {
-		return rc.res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
+	wc.instrumented = v.ClientCounts
 	share, err := rwlockSpec().Float(c.Config, ParamReadShare)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	clients, err := rc.open(ctx, c.Clients)
+	clients, err := d.open(ctx, c.Clients, nil)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	defer rc.closeAll(ctx, clients)
 	path := c.Namespace + "/rwlock"
-	window := NewWindow(c)
+	d.keep = []string{path}
+	window := measure.NewWindow(c.Config, c.Live)
 	checker := safety.NewRWChecker()
 	rws := make([]*rwClient, c.Clients)
 	for i := range rws {
 		l, err := v.New(clients.Sessions[i], path)
 		if err != nil {
-			return rc.res, fmt.Errorf("workloads: shared lock %s for client %d: %w", c.Variant, i, err)
+			return measure.Outcome{}, fmt.Errorf("workloads: shared lock %s for client %d: %w", c.Variant, i, err)
 		}
 		rws[i] = &rwClient{id: i, lock: l, s: clients.Sessions[i], c: clients.Counters[i], window: window, checker: checker,
 			share: share, hold: c.Config.Hold, think: c.Config.Think, rng: rand.New(rand.NewPCG(uint64(c.Repeat), uint64(i))),
 			read: results.NewRecorder(), write: results.NewRecorder(), overtaken: results.NewRecorder(), errs: map[string]int64{},
-			series: NewSeriesRecorder(SeriesInterval(c.Config))}
+			series: measure.NewSeriesRecorder(measure.SeriesInterval(c.Config))}
 	}
+	wc.rws, wc.checker = rws, checker
 	c.log().Progress(fmt.Sprintf("  %d clients connected; %.0f%% reads; measuring", c.Clients, 100*share))
-	out := window.Run(ctx, func(runCtx context.Context) <-chan struct{} {
-		return runEach(runCtx, rws, (*rwClient).run)
-	}, func() Snapshot { return rc.meter.Snapshot(ctx, clients) })
-	if !out.Drained {
-		rc.closeAll(ctx, clients)
-		if !window.Wait(closeTimeout) {
-			return rc.done(), fmt.Errorf("workloads: %d shared lock clients did not stop within %v of the end of the case", c.Clients, window.DrainTimeout+closeTimeout)
-		}
-		rc.res.Notes = append(rc.res.Notes, "some clients did not stop within the drain timeout; their sessions were closed to stop them")
-	}
-	rc.closeAll(ctx, clients)
-	w.collect(rc, rws, checker, out, v.ClientCounts)
-	rc.finish(ctx, clients.Lost(), 0, path)
-	return rc.done(), nil
+	return d.measure(ctx, window, func(runCtx context.Context) <-chan struct{} {
+		return measure.RunEach(runCtx, rws, (*rwClient).run)
+	}, func() measure.Snapshot { return d.snapshot(ctx, clients) }, drainNames{plural: "clients",
+		stuck: func(limit time.Duration) error {
+			return fmt.Errorf("workloads: %d shared lock clients did not stop within %v of the end of the case", c.Clients, limit)
+		}})
 }
 
 // collect merges the clients' records into the result.
-func (w *RWLockWorkload) collect(rc *recipeCase, rws []*rwClient, checker *safety.RWChecker, out Outcome, instrumented bool) {
-	res := &rc.res
-	res.StoppedBy, res.Elapsed = out.StoppedBy, out.Elapsed()
+func (wc *rwlockCase) collect(d *driver, out measure.Outcome) {
+	res, rws, checker, instrumented := &d.res, wc.rws, wc.checker, wc.instrumented
 	all, read, write, overtaken := results.NewRecorder(), results.NewRecorder(), results.NewRecorder(), results.NewRecorder()
 	perClient := make([]int64, len(rws))
 	var needed, reads, overtakers int64
 	tokens := false // some grant carried a token: overtaking is measured
-	var series []*SeriesRecorder
+	var series []*measure.SeriesRecorder
 	for i, r := range rws {
 		series = append(series, r.series)
 		read.Merge(r.read)
@@ -144,14 +147,14 @@ func (w *RWLockWorkload) collect(rc *recipeCase, rws []*rwClient, checker *safet
 		}
 	}
 	res.Ops.Issued = res.Ops.Succeeded + res.Ops.Failed + res.Ops.StillWaiting
-	res.Series = MergeSeries(SeriesInterval(rc.c.Config), res.Elapsed, series...)
+	res.Series = measure.MergeSeries(measure.SeriesInterval(d.c.Config), res.Elapsed, series...)
 	for name, h := range map[figures.Latency]*hdrhistogram.Histogram{figures.LatencyAcquire: all, figures.LatencyAcquireRead: read, figures.LatencyAcquireWrite: write, figures.LatencyWriterOvertaken: overtaken} {
 		addHistogram(res, name, h)
 	}
 	res.Fairness = results.Fairness{Jain: results.JainIndex(perClient)}
 	rep := checker.Report()
 	res.Safety = checker.Safety()
-	rc.fill(out, res.Ops.Succeeded, instrumented, needed)
+	d.fill(out, res.Ops.Succeeded, instrumented, needed)
 	if n := res.Ops.Succeeded; n > 0 {
 		res.PerOp[figures.ReadShare.Key] = float64(reads) / float64(n)
 		if instrumented {
@@ -187,7 +190,7 @@ type rwClient struct {
 	lock    recipes.RWLock
 	s       backends.Session
 	c       *instrument.Counters
-	window  *Window
+	window  *measure.Window
 	checker *safety.RWChecker
 	share   float64
 	hold    time.Duration
@@ -195,7 +198,7 @@ type rwClient struct {
 	rng     *rand.Rand
 
 	read, write, overtaken *hdrhistogram.Histogram
-	series                 *SeriesRecorder
+	series                 *measure.SeriesRecorder
 	ops                    results.Ops
 	needed, reads          int64
 	overtakers             int64 // readers queued behind a waiting writer and granted first

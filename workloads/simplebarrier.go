@@ -14,6 +14,7 @@ import (
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // simpleStepTimeout bounds a simple barrier's waiters once the barrier is down.
@@ -72,53 +73,59 @@ func simpleBarrierSpec() Spec {
 
 // Run runs one simple barrier case. See Workload.Run.
 func (sw *SimpleBarrierWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(simpleBarrierSpec(), c, 1)
-	if err != nil {
-		return rc.res, err
-	}
+	return drive(ctx, simpleBarrierSpec(), c, 1, &simpleBarrierCase{})
+}
+
+// simpleBarrierCase is one simple barrier case: its rounds and their
+// series.
+type simpleBarrierCase struct {
+	t  *simpleRounds
+	sr *measure.SeriesRecorder
+}
+
+func (sc *simpleBarrierCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
+	c := d.c
 	poll, err := simpleBarrierSpec().Duration(c.Config, ParamPoll)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
 	up, err := simpleBarrierSpec().Duration(c.Config, ParamBarrierUp)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
 	v, err := variants.SimpleBarriers(poll).Lookup(c.Variant)
 	if err != nil {
-		return rc.res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
-	clients, err := rc.open(ctx, c.Clients+1)
+	clients, err := d.open(ctx, c.Clients+1, nil)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	defer rc.closeAll(ctx, clients)
 	n := c.Clients
 	base := c.Namespace + "/simple-barrier"
-	runCtx, stop := rc.bound(ctx)
-	defer stop()
+	d.keep = []string{base}
+	bound := d.bound(ctx)
+	defer bound.Release()
 	c.log().Progress(fmt.Sprintf("  %d waiters and a setter connected; barrier up %v once all wait", n, up))
 	t := &simpleRounds{n: n, v: v, up: up, s: clients.Sessions, c: clients.Counters,
 		pass: results.NewRecorder(), release: results.NewRecorder(), wait: results.NewRecorder(), live: c.Live}
 	start := time.Now()
 	t.now = func() time.Duration { return time.Since(start) }
-	sr := NewSeriesRecorder(SeriesInterval(c.Config))
-	var o Outcome
-	o.Before, o.Start, o.Base = rc.meter.Snapshot(ctx, clients), t.now(), start
+	sr := measure.NewSeriesRecorder(measure.SeriesInterval(c.Config))
+	sc.t, sc.sr = t, sr
+	var o measure.Outcome
+	o.Before, o.Start, o.Base = d.snapshot(ctx, clients), t.now(), start
 	c.Live.Start()
 	for r := 0; c.Config.Ops <= 0 || int64(r) < c.Config.Ops; r++ {
-		if !t.round(ctx, runCtx, fmt.Sprintf("%s/round-%d", base, r)) {
+		if !t.round(ctx, bound.Ctx(), fmt.Sprintf("%s/round-%d", base, r)) {
 			break
 		}
 		t.done++
 		sr.Add(t.now() - o.Start)
 	}
-	o.End, o.After = t.now(), rc.meter.Snapshot(ctx, clients)
-	o.StoppedBy = stoppedBy(ctx, runCtx, t.err != nil)
-	rc.closeAll(ctx, clients)
-	sw.collect(rc, t, sr, o)
-	rc.finish(ctx, clients.Lost(), 0, base)
-	return rc.done(), nil
+	o.End, o.After = t.now(), d.snapshot(ctx, clients)
+	o.StoppedBy = bound.Stop(t.err != nil).Reason()
+	return o, nil
 }
 
 // simpleRounds is the state of a case's rounds: the waiters are sessions
@@ -130,7 +137,7 @@ type simpleRounds struct {
 	s    []backends.Session
 	c    []*instrument.Counters
 	now  func() time.Duration
-	live *Live
+	live *measure.Live
 
 	pass, release, wait *hdrhistogram.Histogram
 	issued, done        int64
@@ -243,9 +250,8 @@ func (t *simpleRounds) failed(ctx context.Context, phase string, err error) bool
 }
 
 // collect fills the case's result from the rounds.
-func (sw *SimpleBarrierWorkload) collect(rc *recipeCase, t *simpleRounds, sr *SeriesRecorder, o Outcome) {
-	res := &rc.res
-	res.StoppedBy, res.Elapsed = o.StoppedBy, o.Elapsed()
+func (sc *simpleBarrierCase) collect(d *driver, o measure.Outcome) {
+	res, t, sr := &d.res, sc.t, sc.sr
 	res.Ops = results.Ops{Issued: t.issued, Succeeded: t.done, Failed: t.issued - t.done}
 	res.Safety = results.Safety{Checked: t.done * int64(t.n), Violations: t.earlyN, Details: t.early}
 	for k, v := range t.errs {
@@ -257,13 +263,13 @@ func (sw *SimpleBarrierWorkload) collect(rc *recipeCase, t *simpleRounds, sr *Se
 	addHistogram(res, figures.LatencyPass, t.pass)
 	addHistogram(res, figures.LatencyRelease, t.release)
 	addHistogram(res, figures.LatencyWait, t.wait)
-	res.Series = MergeSeries(sr.interval, res.Elapsed, sr)
+	res.Series = measure.MergeSeries(sr.Interval(), res.Elapsed, sr)
 	// A watching waiter needs one notification a round; a polling one none.
 	needed := int64(0)
 	if t.v.Name != variants.Polling {
 		needed = t.done * int64(t.n)
 	}
-	rc.fill(o, res.Ops.Succeeded, true, needed)
+	d.fill(o, res.Ops.Succeeded, true, needed)
 	if passes := float64(t.done) * float64(t.n); passes > 0 {
 		w := t.waiterCounts
 		res.PerOp[figures.PerParticipant(figures.WatchEvents).Key] = float64(w.WatchEvents) / passes

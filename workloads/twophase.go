@@ -15,6 +15,7 @@ import (
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // Parameters of the twophase workload.
@@ -74,51 +75,56 @@ func twoPhaseSpec() Spec {
 
 // Run runs one twophase case. See Workload.Run.
 func (w *TwoPhaseWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	rc, err := newRecipeCase(twoPhaseSpec(), c, 1)
-	if err != nil {
-		return rc.res, err
-	}
+	return drive(ctx, twoPhaseSpec(), c, 1, &twoPhaseCase{})
+}
+
+// twoPhaseCase is one twophase case: its transactions and their series.
+type twoPhaseCase struct {
+	t  *txRounds
+	sr *measure.SeriesRecorder
+}
+
+func (tc *twoPhaseCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
+	c := d.c
 	v, err := variants.TwoPhases().Lookup(c.Variant)
 	if err != nil {
-		return rc.res, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
 	share, err := twoPhaseSpec().Float(c.Config, ParamAbortShare)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
 	spread, err := twoPhaseSpec().Duration(c.Config, ParamVoteSpread)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	clients, err := rc.open(ctx, c.Clients+1)
+	clients, err := d.open(ctx, c.Clients+1, nil)
 	if err != nil {
-		return rc.res, err
+		return measure.Outcome{}, err
 	}
-	defer rc.closeAll(ctx, clients)
 	base := c.Namespace + "/twophase"
-	runCtx, stop := rc.bound(ctx)
-	defer stop()
+	d.keep = []string{base}
+	bound := d.bound(ctx)
+	defer bound.Release()
 	c.log().Progress(fmt.Sprintf("  %d sites and a coordinator connected; %.0f%% of votes abort", c.Clients, 100*share))
 	start := time.Now()
 	t := &txRounds{v: v, share: share, spread: spread, clients: clients, n: c.Clients, live: c.Live,
 		decide: results.NewRecorder(), whole: results.NewRecorder()}
 	t.now = func() time.Duration { return time.Since(start) }
-	sr := NewSeriesRecorder(SeriesInterval(c.Config))
-	var o Outcome
-	o.Before, o.Start, o.Base = rc.meter.Snapshot(ctx, clients), t.now(), start
+	sr := measure.NewSeriesRecorder(measure.SeriesInterval(c.Config))
+	tc.t, tc.sr = t, sr
+	var o measure.Outcome
+	o.Before, o.Start, o.Base = d.snapshot(ctx, clients), t.now(), start
 	c.Live.Start()
-	for k := 0; runCtx.Err() == nil && (c.Config.Ops <= 0 || int64(k) < c.Config.Ops); k++ {
+	for k := 0; bound.Ctx().Err() == nil && (c.Config.Ops <= 0 || int64(k) < c.Config.Ops); k++ {
 		if !t.transaction(ctx, fmt.Sprintf("%s/tx-%d", base, k)) {
 			break
 		}
 		sr.Add(t.now() - o.Start)
 	}
-	o.End, o.After = t.now(), rc.meter.Snapshot(ctx, clients)
-	o.StoppedBy = stoppedBy(ctx, runCtx, t.err != nil)
-	rc.closeAll(ctx, clients)
-	w.collect(rc, t, sr, o)
-	rc.finish(ctx, clients.Lost(), 0, base)
-	return rc.done(), nil
+	o.End, o.After = t.now(), d.snapshot(ctx, clients)
+	o.StoppedBy = bound.Stop(t.err != nil).Reason()
+	return o, nil
 }
 
 // txRounds is the state of a case's transactions: sites are sessions
@@ -127,10 +133,10 @@ type txRounds struct {
 	v       variants.Variant[recipes.TwoPhase]
 	share   float64
 	spread  time.Duration
-	clients *Clients
+	clients *measure.Clients
 	n       int
 	now     func() time.Duration
-	live    *Live
+	live    *measure.Live
 
 	decide, whole            *hdrhistogram.Histogram
 	issued, decided, aborted int64
@@ -323,9 +329,8 @@ func (t *txRounds) fail(phase string, err error) bool {
 }
 
 // collect fills the case's result from the transactions.
-func (w *TwoPhaseWorkload) collect(rc *recipeCase, t *txRounds, sr *SeriesRecorder, o Outcome) {
-	res := &rc.res
-	res.StoppedBy, res.Elapsed = o.StoppedBy, o.Elapsed()
+func (tc *twoPhaseCase) collect(d *driver, o measure.Outcome) {
+	res, t, sr := &d.res, tc.t, tc.sr
 	res.Ops = results.Ops{Issued: t.issued, Succeeded: t.decided, Failed: t.issued - t.decided}
 	res.Safety = results.Safety{Checked: t.checked, Violations: t.violations, Details: t.details}
 	for k, v := range t.errs {
@@ -339,9 +344,9 @@ func (w *TwoPhaseWorkload) collect(rc *recipeCase, t *txRounds, sr *SeriesRecord
 	}
 	addHistogram(res, figures.LatencyDecide, t.decide)
 	addHistogram(res, figures.LatencyTransaction, t.whole)
-	res.Series = MergeSeries(sr.interval, res.Elapsed, sr)
+	res.Series = measure.MergeSeries(sr.Interval(), res.Elapsed, sr)
 	// Every notification is needed: all-watch's sites must hear every vote.
-	rc.fill(o, res.Ops.Succeeded, true, math.MaxInt64)
+	d.fill(o, res.Ops.Succeeded, true, math.MaxInt64)
 	if t.decided > 0 {
 		res.PerOp[figures.TxAborted.Key] = float64(t.aborted) / float64(t.decided)
 		perSite := float64(t.sitePasses) / float64(t.decided)

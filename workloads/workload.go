@@ -5,12 +5,14 @@
 // counts from backends/instrument beside the servers' own counter deltas,
 // fairness, safety and cost.
 //
-// A Workload is one load model over one recipe family (the lock workload in
-// lock.go; elections and barriers follow the same shape). The shared parts —
-// opening and closing clients with a ramp (clients.go), bounds and warm-up
-// (window.go), server scrapes and cost (meter.go), series (series.go) and the
-// namespace check after a case (leftovers.go) — are exported so that every
-// workload measures the same way.
+// A Workload is one load model over one recipe family, declared by its
+// Spec (spec.go). Every workload's Run goes through one driver
+// (driver.go): it validates the case, opens and closes the sessions,
+// bounds and drains the interval, notes lost sessions, checks the
+// namespace for leftovers and keeps the result's books; a workload brings
+// its client loop and its collect step. How a case is measured (sessions,
+// window, meter, series, live progress, leftovers) is package
+// workloads/measure, the same for every workload.
 package workloads
 
 import (
@@ -23,6 +25,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // Errors returned (wrapped) by workloads, checked with errors.Is.
@@ -34,6 +37,15 @@ var (
 	ErrUnknownWorkload = errors.New("workloads: unknown workload")
 	// ErrUnknownVariant: the workload has no such variant on this backend.
 	ErrUnknownVariant = errors.New("workloads: unknown variant")
+)
+
+// Why a case stopped (results.Result.StoppedBy): the results' own stop
+// reasons, under the names the workloads have always used.
+const (
+	StoppedByOps         = results.StoppedByOps
+	StoppedByDuration    = results.StoppedByDuration
+	StoppedByInterrupted = results.StoppedByInterrupted
+	StoppedByError       = results.StoppedByError
 )
 
 // ListedNamer is an optional ability of a Workload: it says how long the
@@ -107,7 +119,7 @@ type Case struct {
 	Processes *ClientProcesses
 	// Live, if set, is told of the case's operations as they complete (a
 	// status line's source). Nil: nobody watches.
-	Live *Live
+	Live *measure.Live
 	// Shard, if set, makes this process one shard of the case: Clients are
 	// its share, and its measured interval is lined up with the other
 	// shards' (the lock workload only; see CaseShard). Nil: the case is

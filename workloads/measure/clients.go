@@ -1,4 +1,4 @@
-package workloads
+package measure
 
 import (
 	"context"
@@ -98,7 +98,7 @@ func OpenClients(ctx context.Context, b backends.Backend, n int, opts ...OpenOpt
 		opt(&o)
 	}
 	if n < 1 {
-		return nil, fmt.Errorf("%w: %d clients", ErrBadCase, n)
+		return nil, fmt.Errorf("measure: %d clients: need at least 1", n)
 	}
 	c := &Clients{
 		Sessions: make([]backends.Session, n),
@@ -294,29 +294,12 @@ func (c *Clients) Close(ctx context.Context) error {
 	return nil
 }
 
-// CheckClientLimit fails when the cluster limits connections per client IP
-// (ZooKeeper maxClientCnxns) below what n clients need, with a message that
-// says how to fix it. All simulated clients connect from this host's one
-// address, and zkbench itself needs one more connection for its checks.
-func CheckClientLimit(info backends.ClusterInfo, n int) error {
-	if info.Kind != backends.ZooKeeper || info.MaxClientCnxns <= 0 {
-		return nil
-	}
-	if need := n + 1; need > info.MaxClientCnxns {
-		return fmt.Errorf("%w: the ZooKeeper servers allow %d connections per client IP (maxClientCnxns) "+
-			"and %d clients need %d: set maxClientCnxns=0 (unlimited) or at least %d in zoo.cfg and restart the servers, "+
-			"run fewer clients, or use --cluster local, which configures it off",
-			ErrBadCase, info.MaxClientCnxns, n, need, need)
-	}
-	return nil
-}
-
-// baseRSS is the process's resident memory before a case opens its
+// BaseRSS is the process's resident memory before a case opens its
 // sessions, the base of the case's memory per client (Cost). Freed memory
 // is returned to the operating system first, so that what an earlier case
 // left resident (its sessions' buffers, garbage the scavenger has not yet
 // returned) is not counted as this case's base. 0 if it cannot be read.
-func baseRSS() uint64 {
+func BaseRSS() uint64 {
 	debug.FreeOSMemory()
 	st, err := procstat.Self()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 func TestLockCheckerFindsOverlap(t *testing.T) {
@@ -143,12 +144,12 @@ func TestCheckClientLimit(t *testing.T) {
 }
 
 func TestSeriesMerge(t *testing.T) {
-	a, b := NewSeriesRecorder(100*time.Millisecond), NewSeriesRecorder(100*time.Millisecond)
+	a, b := measure.NewSeriesRecorder(100*time.Millisecond), measure.NewSeriesRecorder(100*time.Millisecond)
 	a.Add(50 * time.Millisecond)
 	a.Add(250 * time.Millisecond)
 	b.Add(260 * time.Millisecond)
 	b.Add(900 * time.Millisecond) // after the end: counted in the last bucket
-	s := MergeSeries(100*time.Millisecond, 300*time.Millisecond, a, b)
+	s := measure.MergeSeries(100*time.Millisecond, 300*time.Millisecond, a, b)
 	want := []int64{1, 0, 3}
 	if len(s.Counts) != 3 || s.Counts[0] != want[0] || s.Counts[1] != want[1] || s.Counts[2] != want[2] {
 		t.Fatalf("series = %v, want %v", s.Counts, want)

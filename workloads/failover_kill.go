@@ -7,6 +7,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes/native"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // Ways to end a leader's session (ParamKill).
@@ -94,7 +95,7 @@ func endSession(ctx context.Context, s backends.Session, be backends.Backend, mo
 // quiet (every woken waiter has gone back to sleep), or until limit passes
 // or ctx ends. Variants the instrument does not see count no requests: for
 // them it waits quiet once.
-func quiesce(ctx context.Context, clients *Clients, quiet, limit time.Duration) {
+func quiesce(ctx context.Context, clients *measure.Clients, quiet, limit time.Duration) {
 	if quiet <= 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package workloads
+package measure
 
 import (
 	"context"
@@ -6,10 +6,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/instrument"
 	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/internal/selfstat"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -155,5 +157,32 @@ func TestScrapeMembersAsksAgain(t *testing.T) {
 	}
 	if ms[0].Metrics[backends.MetricWrites] != 1 || ms[1].Err != nil || ms[1].Metrics[backends.MetricWrites] != 102 {
 		t.Errorf("members %+v: want a's first answer and b's second", ms)
+	}
+}
+
+// A lost session's note says which side was late from the meter's timer
+// over the session timeout before the loss.
+func TestLossCauseAroundTheLoss(t *testing.T) {
+	t0 := time.Now()
+	var wakes []selfstat.Wake
+	for i := range 200 { // 10 s of wake-ups, on time but for one 1.5 s stall at 6 s
+		w := selfstat.Wake{At: t0.Add(time.Duration(i) * selfstat.SamplePeriod)}
+		if i == 120 {
+			w.Late = 1500 * time.Millisecond
+		}
+		wakes = append(wakes, w)
+	}
+	m := &Meter{last: selfstat.Peaks{Wakes: wakes}}
+	load := &results.Load{Cores: 2, KeepAlives: &results.KeepAlives{What: results.KeepAlivePingSent, Interval: time.Second,
+		Lateness: results.Spread{Count: 100}, Replies: results.Spread{Count: 100, Max: 2 * time.Second}}}
+	if got := m.LossCause(load, []time.Time{t0.Add(7 * time.Second)}); !strings.Contains(got, "the client was late (its 50 ms timer woke up to 1.50s late in the 3.00s before a loss") {
+		t.Errorf("a loss 1 s after a 1.5 s stall: %q", got)
+	}
+	got := m.LossCause(load, []time.Time{t0.Add(9500 * time.Millisecond)})
+	if !strings.Contains(got, "the client ran on time") || !strings.Contains(got, "the server or the network was late") {
+		t.Errorf("a loss 3.5 s after the stall, the pings' replies slow: %q", got)
+	}
+	if got := m.LossCause(nil, []time.Time{t0.Add(time.Hour)}); got != "" {
+		t.Errorf("a loss outside the sampled interval, nothing measured: %q", got)
 	}
 }

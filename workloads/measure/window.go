@@ -1,7 +1,8 @@
-package workloads
+package measure
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -9,14 +10,79 @@ import (
 	"github.com/zkbench/zkbench/results"
 )
 
-// Why a case stopped (results.Result.StoppedBy): the results' own stop
-// reasons, under the names the workloads' loops have always used.
-const (
-	StoppedByOps         = results.StoppedByOps
-	StoppedByDuration    = results.StoppedByDuration
-	StoppedByInterrupted = results.StoppedByInterrupted
-	StoppedByError       = results.StoppedByError
-)
+// Stop is what ended a case's bounded interval. Reason turns it into the
+// results' stop reason, and is the one place that decides it: an
+// interrupted case was interrupted whatever else happened, a failure
+// outranks the bounds, the duration outranks the operation count, and a
+// case that met none of them ended on its count.
+type Stop struct {
+	// Interrupted: the caller's ctx ended (Ctrl-C, the run's end).
+	Interrupted bool
+	// Failed: the clients could not go on (an error, every worker gone).
+	Failed bool
+	// TimedOut: --duration passed.
+	TimedOut bool
+}
+
+// Reason is the stop reason s describes.
+func (s Stop) Reason() results.StopReason {
+	switch {
+	case s.Interrupted:
+		return results.StoppedByInterrupted
+	case s.Failed:
+		return results.StoppedByError
+	case s.TimedOut:
+		return results.StoppedByDuration
+	}
+	return results.StoppedByOps
+}
+
+// errBoundFailed is a Bound's cause once Fail ended it.
+var errBoundFailed = errors.New("measure: a client failed")
+
+// Bound is the context of a loop that starts its operations until the
+// case's --duration passes (if it has one), its caller's ctx ends, or Fail
+// ends it for a failure; Stop says which.
+type Bound struct {
+	parent  context.Context
+	ctx     context.Context
+	fail    context.CancelCauseFunc
+	release context.CancelFunc
+}
+
+// NewBound bounds ctx by d (no bound but ctx's for d <= 0). Call Release
+// once the loop is over.
+func NewBound(ctx context.Context, d time.Duration) *Bound {
+	b := &Bound{parent: ctx}
+	fctx, fail := context.WithCancelCause(ctx)
+	b.fail = fail
+	b.ctx, b.release = fctx, func() { fail(context.Canceled) }
+	if d > 0 {
+		tctx, cancel := context.WithTimeout(fctx, d)
+		b.ctx, b.release = tctx, func() { cancel(); fail(context.Canceled) }
+	}
+	return b
+}
+
+// Ctx is the bounded context.
+func (b *Bound) Ctx() context.Context { return b.ctx }
+
+// Fail ends the bound for a failure (a client that cannot go on), unless
+// it has already ended.
+func (b *Bound) Fail() { b.fail(errBoundFailed) }
+
+// Release releases the bound's resources.
+func (b *Bound) Release() { b.release() }
+
+// Stop says what ended the bound: failed adds the loop's own failure to
+// one Fail reported.
+func (b *Bound) Stop(failed bool) Stop {
+	return Stop{
+		Interrupted: b.parent.Err() != nil,
+		Failed:      failed || errors.Is(context.Cause(b.ctx), errBoundFailed),
+		TimedOut:    errors.Is(b.ctx.Err(), context.DeadlineExceeded),
+	}
+}
 
 // Window is the measured interval of a case: a warm-up whose operations are
 // not recorded, then measurement until Duration has passed or Ops measured
@@ -62,11 +128,23 @@ type Window struct {
 	done             <-chan struct{}
 }
 
-// NewWindow returns the Window c's bounds describe, reporting to c.Live.
-func NewWindow(c Case) *Window {
-	cfg := c.Config
-	return &Window{Warmup: cfg.Warmup, Duration: cfg.Duration, Ops: cfg.Ops, Live: c.Live, DrainTimeout: 20 * time.Second,
+// NewWindow returns the Window a case's bounds (cfg's Warmup, Duration
+// and Ops) describe, reporting to live.
+func NewWindow(cfg results.Config, live *Live) *Window {
+	return &Window{Warmup: cfg.Warmup, Duration: cfg.Duration, Ops: cfg.Ops, Live: live, DrainTimeout: 20 * time.Second,
 		spent: make(chan struct{}), opened: make(chan struct{}), ended: make(chan struct{})}
+}
+
+// NewMeasuringWindow returns a window with no bound that measures from
+// now on, as Run leaves one without a warm-up once its workers started:
+// for recorders driven without Run (their unit tests).
+func NewMeasuringWindow() *Window {
+	w := NewWindow(results.Config{}, nil)
+	w.base = time.Now()
+	w.opening.Store(true)
+	w.measureStart.Store(1)
+	close(w.opened)
+	return w
 }
 
 // Now is the offset from the start of the workers.
@@ -202,22 +280,17 @@ func (w *Window) Run(ctx context.Context, start func(runCtx context.Context) <-c
 		defer t.Stop()
 		deadline = t.C
 	}
+	var ended Stop
 	select {
 	case <-ctx.Done():
-		o.StoppedBy = StoppedByInterrupted
 	case <-deadline:
-		o.StoppedBy = StoppedByDuration
+		ended.TimedOut = true
 	case <-w.spent:
-		o.StoppedBy = StoppedByOps
 	case <-w.done:
-		o.StoppedBy = StoppedByError
-		if w.Exhausted() {
-			o.StoppedBy = StoppedByOps
-		}
+		ended.Failed = !w.Exhausted()
 	}
-	if ctx.Err() != nil {
-		o.StoppedBy = StoppedByInterrupted
-	}
+	ended.Interrupted = ctx.Err() != nil
+	o.StoppedBy = ended.Reason()
 	o.After = w.snapEdge(snap, &w.measureEnd, &w.closing, w.ended)
 	o.End = time.Duration(w.measureEnd.Load() - 1)
 	stop()
@@ -278,6 +351,9 @@ func NewSeriesRecorder(interval time.Duration) *SeriesRecorder {
 	return &SeriesRecorder{interval: interval}
 }
 
+// Interval is the recorder's bucket width.
+func (s *SeriesRecorder) Interval() time.Duration { return s.interval }
+
 // Add counts one event at offset since (the measurement's start).
 func (s *SeriesRecorder) Add(since time.Duration) {
 	if since < 0 {
@@ -309,10 +385,10 @@ func MergeSeries(interval, elapsed time.Duration, recs ...*SeriesRecorder) resul
 	return out
 }
 
-// runEach runs run(ctx, item) for every item on a goroutine of its own and
+// RunEach runs run(ctx, item) for every item on a goroutine of its own and
 // returns a channel closed once every one has returned: the start function
 // of a Window.Run whose clients each loop until ctx ends.
-func runEach[T any](ctx context.Context, items []T, run func(T, context.Context)) <-chan struct{} {
+func RunEach[T any](ctx context.Context, items []T, run func(T, context.Context)) <-chan struct{} {
 	var wg sync.WaitGroup
 	for _, it := range items {
 		wg.Add(1)

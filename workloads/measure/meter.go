@@ -1,4 +1,4 @@
-package workloads
+package measure
 
 import (
 	"context"
@@ -104,7 +104,7 @@ type Meter struct {
 type MeterOption func(*Meter)
 
 // WithServerPIDs makes the meter ask pids, at every snapshot, for the
-// local servers' process ids by endpoint (Case.ServerPIDs). Default: the
+// local servers' process ids by endpoint (workloads.Case.ServerPIDs). Default: the
 // member PIDs in the ClusterInfo, fixed.
 func WithServerPIDs(pids func() map[string]int) MeterOption {
 	return func(m *Meter) {
@@ -114,7 +114,7 @@ func WithServerPIDs(pids func() map[string]int) MeterOption {
 	}
 }
 
-// WithShardOf makes the meter one shard's (Case.Shard): with scrape it reads
+// WithShardOf makes the meter one shard's (workloads.Case.Shard): with scrape it reads
 // the servers' counters for the whole case but does not compare them with
 // this shard's client counts; without, it does not read them at all.
 func WithShardOf(scrape bool) MeterOption {
