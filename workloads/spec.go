@@ -107,7 +107,7 @@ func Planned() []string {
 func Specs() []Spec {
 	return []Spec{
 		barrierSpec(), configSpec(), failoverSpec(), handoffSpec(), lockSpec(), membershipSpec(),
-		observersSpec(), queueSpec(), revokeSpec(), rwlockSpec(), simpleBarrierSpec(), twoPhaseSpec(),
+		observersSpec(), queueSpec(), revokeSpec(), rwlockSpec(), semaphoreSpec(), simpleBarrierSpec(), twoPhaseSpec(),
 	}
 }
 

@@ -82,6 +82,34 @@ func DoubleBarriers(opts ...recipes.Option) Family[recipes.DoubleBarrierFactory]
 	)
 }
 
+// SemaphoreMaker makes one client's counting semaphore named path, with
+// permits permits, on its own session; the error matches
+// recipes.ErrPermits if permits < 1.
+type SemaphoreMaker func(s backends.Session, path string, permits int) (recipes.Semaphore, error)
+
+// Semaphores is the counting semaphore family (K holders at once):
+//
+//	naive  sequential queue; the first K hold; every waiter watches the
+//	       children, and a release (or an arrival) wakes all of them (herd)
+//	fair   Curator's InterProcessSemaphoreV2: waiters queue on a fair lock
+//	       (the gate) and only its holder watches the leases, so a release
+//	       wakes one client and the gate's handoff one more
+//
+// No native: neither go-zookeeper nor etcd's client (concurrency, the
+// experimental recipes) has a semaphore; Curator's, in Java, is fair.
+func Semaphores(opts ...recipes.Option) Family[SemaphoreMaker] {
+	return newFamily("semaphore",
+		Variant[SemaphoreMaker]{Name: Naive, FIFO: true, ClientCounts: true,
+			New: func(s backends.Session, path string, permits int) (recipes.Semaphore, error) {
+				return naive.NewSemaphore(s, path, permits, opts...)
+			}},
+		Variant[SemaphoreMaker]{Name: Fair, HerdFree: true, FIFO: true, ClientCounts: true,
+			New: func(s backends.Session, path string, permits int) (recipes.Semaphore, error) {
+				return fair.NewSemaphore(s, path, permits, opts...)
+			}},
+	)
+}
+
 // LockFactory adapts a lock variant's LockMaker to recipes.LockFactory,
 // which cannot fail: a construction error (native on an unsupported session)
 // is returned by every Acquire of the lock it makes, and Release returns

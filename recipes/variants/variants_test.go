@@ -28,6 +28,7 @@ func TestNames(t *testing.T) {
 		{SimpleBarriers(0), []string{Fair, Polling}},
 		{TwoPhases(), []string{AllWatch, Coordinated}},
 		{Groups(), []string{Delta, Relist}},
+		{Semaphores(), []string{Fair, Naive}},
 	} {
 		if got := tc.f.Names(); !slices.Equal(got, tc.want) {
 			t.Errorf("%T.Names() = %v, want %v", tc.f, got, tc.want)
@@ -121,5 +122,15 @@ func TestSharedLockTables(t *testing.T) {
 	}
 	if _, err := Revocables(time.Second).Lookup("naive"); !errors.Is(err, ErrUnknown) {
 		t.Errorf("Lookup(naive) in the revocable table: %v, want ErrUnknown", err)
+	}
+}
+
+// TestSemaphorePermits: a semaphore of no permits is refused at
+// construction, before any request.
+func TestSemaphorePermits(t *testing.T) {
+	for _, v := range Semaphores().All() {
+		if _, err := v.New(nil, "/zkbench/semaphore", 0); !errors.Is(err, recipes.ErrPermits) {
+			t.Errorf("%s with 0 permits: %v, want recipes.ErrPermits", v.Name, err)
+		}
 	}
 }
