@@ -3,8 +3,6 @@ package workloads
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -297,66 +295,27 @@ func (lc *lockCase) collect(d *driver, out measure.Outcome) {
 	lc.base = out.Base
 	acquire := results.NewRecorder()
 	stripes.MergeInto(acquire)
-	perClient := make([]int64, len(recs))
+	accs := make([]*acquisitions, len(recs))
 	var waited int64
-	var series []*measure.SeriesRecorder
-	var longestStopped time.Duration
-	samples := map[string]string{}
 	for i, rec := range recs {
-		series = append(series, rec.series)
-		res.Ops.Issued += rec.ops.Issued
-		res.Ops.Succeeded += rec.ops.Succeeded
-		res.Ops.Failed += rec.ops.Failed
-		res.Ops.Unknown += rec.ops.Unknown
-		res.Ops.StillWaiting += rec.ops.StillWaiting
-		perClient[i] = rec.ops.Succeeded
+		accs[i] = &rec.acquisitions
 		waited += rec.waited
-		for k, n := range rec.errs {
-			res.Errors[k] += n
-			if _, ok := samples[k]; !ok && rec.samples[k] != "" {
-				samples[k] = rec.samples[k]
-			}
-		}
-		longestStopped = max(longestStopped, rec.longestStopped)
-		if rec.note != "" {
-			res.Notes = append(res.Notes, rec.note)
-		}
 	}
-	if pace != nil {
-		// Open loop: slots scheduled before the end that no client was free
-		// to take were due and waiting, like any queued acquisition.
-		if n, oldest := pace.backlog(out.End); n > 0 {
-			res.Ops.Issued += n
-			res.Ops.StillWaiting += n
-			longestStopped = max(longestStopped, out.End-oldest)
-			res.Notes = append(res.Notes, fmt.Sprintf(
-				"open loop: %d scheduled acquisitions were still queued for a free client at the end: the clients could not keep up with %.0f/s",
-				n, float64(time.Second)/float64(pace.interval)))
-		}
-	}
+	tot := addAcquisitions(res, accs, pace, out.End)
 	if res.Elapsed > 0 {
 		res.Throughput = float64(res.Ops.Succeeded) / res.Elapsed.Seconds()
 	}
-	res.Series = measure.MergeSeries(lc.interval, res.Elapsed, series...)
+	res.Series = measure.MergeSeries(lc.interval, res.Elapsed, tot.series...)
 	chk := checker.Result()
 	res.Safety = chk.Safety
 	overlaps := chk.Safety.Violations
 	stale := addFence(&res.Safety, fence)
-	res.Fairness = results.Fairness{FIFOInversions: chk.FIFOInversions, Jain: results.JainIndex(perClient)}
+	res.Fairness = results.Fairness{FIFOInversions: chk.FIFOInversions, Jain: results.JainIndex(tot.perClient)}
 	addHistogram(res, figures.LatencyAcquire, acquire)
 	addHistogram(res, figures.LatencyHandoff, chk.Handoff)
 
 	d.fill(out, res.Ops.Succeeded, lc.v.ClientCounts, waited)
-	// Withdrawn waits are not in the histogram; say so when they were
-	// longer than its tail, which then understates the wait.
-	if n := res.Ops.StillWaiting; n > 0 && (acquire.TotalCount() == 0 || int64(longestStopped) > acquire.ValueAtQuantile(99.9)) {
-		res.Notes = append(res.Notes, fmt.Sprintf(
-			"%d acquisitions were still waiting when the case stopped (the longest had waited %v): counted as still waiting at the end, not in the acquire histogram",
-			n, longestStopped.Round(time.Millisecond)))
-	}
-	for _, k := range slices.Sorted(maps.Keys(samples)) {
-		res.Notes = append(res.Notes, fmt.Sprintf("first %s error: %s", k, samples[k]))
-	}
+	tot.note(res, acquire)
 	if overlaps > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("MUTUAL EXCLUSION VIOLATED %d times", overlaps))
 	}

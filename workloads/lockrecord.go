@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/safety"
 	"github.com/zkbench/zkbench/workloads/measure"
@@ -25,8 +24,7 @@ import (
 // ends the critical section in the checker, and the released (or
 // release-failed) event that follows it ends the release.
 type lockRecorder struct {
-	id      int
-	window  *measure.Window
+	acquisitions
 	checker *LockChecker
 	fence   *safety.Register
 	// waits: count measured grants whose acquirer had to wait (Wakeups),
@@ -38,15 +36,7 @@ type lockRecorder struct {
 	ticket   int           // asking: the checker's ticket
 	intended time.Duration // asking: when the acquisition was scheduled
 	measured bool          // the last grant is the window's
-
-	acquire        *results.Stripes // shared; this client records into stripe id
-	series         *measure.SeriesRecorder
-	ops            results.Ops
-	waited         int64 // measured grants whose acquirer had to wait
-	errs           map[string]int64
-	samples        map[string]string
-	longestStopped time.Duration
-	note           string // why its client stopped early, if it did
+	waited   int64         // measured grants whose acquirer had to wait
 	// sections, when set (a shard of a case), records each grant's
 	// critical section for the check across shards; open is the index of
 	// the one held now (-1: none).
@@ -74,9 +64,8 @@ var errLostWhileHolding = errors.New("session ended while holding the lock")
 func newLockRecorder(id int, window *measure.Window, checker *LockChecker, fence *safety.Register, acquire *results.Stripes,
 	interval time.Duration, waits bool) *lockRecorder {
 	return &lockRecorder{
-		id: id, window: window, checker: checker, fence: fence, waits: waits,
-		acquire: acquire, series: measure.NewSeriesRecorder(interval),
-		errs: map[string]int64{}, samples: map[string]string{}, open: -1,
+		acquisitions: newAcquisitions(id, window, acquire, interval),
+		checker:      checker, fence: fence, waits: waits, open: -1,
 	}
 }
 
@@ -111,8 +100,7 @@ func (r *lockRecorder) event(ev lockEvent) error {
 			r.fence.Grant(ev.Token, r.id)
 		}
 		if r.measured {
-			r.acquire.Record(r.id, ev.At-r.intended)
-			r.series.Add(ev.At - r.window.MeasureStart())
+			r.granted(r.intended, ev.At)
 			if r.waits && ev.Wakeups > 0 {
 				r.waited++
 			}
@@ -160,51 +148,5 @@ func (r *lockRecorder) closeSection(at time.Duration) {
 	if r.sections != nil && r.open >= 0 {
 		r.sections.Exit[r.open] = at
 		r.open = -1
-	}
-}
-
-// settle accounts for one acquisition issued at offset issued that ended at
-// done, granted (err nil) or not, and reports whether it is a measured
-// grant. An acquisition belongs to the window it ends in, whenever it was
-// issued. One that ended after the window — withdrawn by the stop, or
-// granted too late or past the budget — but was issued before the end was in
-// flight at the stop: it counts as still waiting at the end (neither a
-// success nor a failure). One that ended in the warm-up is not counted.
-func (r *lockRecorder) settle(issued, done time.Duration, err error) (measured bool) {
-	w := r.window
-	switch {
-	case w.Measured(done) && err != nil:
-		r.ops.Issued++
-		if errors.Is(err, backends.ErrUnknownOutcome) {
-			r.ops.Unknown++
-		} else {
-			r.ops.Failed++
-		}
-		r.count(errorKind(err), err, true)
-		return false
-	case w.Measured(done) && w.Claim():
-		r.ops.Issued++
-		r.ops.Succeeded++
-		return true
-	case w.Measured(done):
-		// Granted past the budget: the window is ending.
-	case w.BeforeEnd(done):
-		return false // ended in the warm-up
-	case !w.BeforeEnd(issued):
-		return false // issued after the end
-	}
-	r.ops.Issued++
-	r.ops.StillWaiting++
-	r.longestStopped = max(r.longestStopped, done-issued)
-	return false
-}
-
-func (r *lockRecorder) count(kind string, err error, measured bool) {
-	if !measured {
-		return
-	}
-	r.errs[kind]++
-	if _, ok := r.samples[kind]; !ok {
-		r.samples[kind] = err.Error()
 	}
 }
