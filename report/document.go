@@ -175,26 +175,10 @@ func (d *Document) glance(cases []*analysis.Case, plan *analysis.Plan) {
 			violations += r.Safety.Violations
 		}
 	}
-	var bound []string
-	for _, c := range cases {
-		if b := c.ClientBound(); b != nil {
-			bound = append(bound, fmt.Sprintf("%s (%s)", c.Key, b.Detail))
-		}
-	}
-	if len(bound) > 0 {
-		items = append(items, fmt.Sprintf("CLIENT-BOUND: %d case(s) measured the load generator, not the servers, and are left out of capacity planning: %s.",
-			len(bound), strings.Join(bound, "; ")))
-	}
-	var loaded []string
-	for _, c := range cases {
-		if x := c.Loaded(); x != nil {
-			loaded = append(loaded, fmt.Sprintf("%s (%s)", c.Key, x.Detail))
-		}
-	}
-	if len(loaded) > 0 {
-		items = append(items, fmt.Sprintf("LOADED MACHINE: %d case(s) ran while other processes took the machine's CPUs, and are left out of capacity planning: %s.",
-			len(loaded), strings.Join(loaded, "; ")))
-	}
+	items = appendMarked(items, cases, clientBound,
+		"CLIENT-BOUND: %d case(s) measured the load generator, not the servers, and are left out of capacity planning: %s.")
+	items = appendMarked(items, cases, loaded,
+		"LOADED MACHINE: %d case(s) ran while other processes took the machine's CPUs, and are left out of capacity planning: %s.")
 	if checked > 0 {
 		if violations == 0 {
 			items = append(items, fmt.Sprintf("Safety: %d operations checked, no violation.", checked))
@@ -206,6 +190,37 @@ func (d *Document) glance(cases []*analysis.Case, plan *analysis.Plan) {
 		items = append(items, "Nothing was measured.")
 	}
 	d.add(List{items})
+}
+
+// appendMarked appends to items, if any case is marked, the line format
+// (the number of marked cases, then each as "key (detail)").
+func appendMarked(items []string, cases []*analysis.Case, mark func(*analysis.Case) (string, bool), format string) []string {
+	var marked []string
+	for _, c := range cases {
+		if detail, ok := mark(c); ok {
+			marked = append(marked, fmt.Sprintf("%s (%s)", c.Key, detail))
+		}
+	}
+	if len(marked) == 0 {
+		return items
+	}
+	return append(items, fmt.Sprintf(format, len(marked), strings.Join(marked, "; ")))
+}
+
+// clientBound is the detail of a client-bound case.
+func clientBound(c *analysis.Case) (string, bool) {
+	if b := c.ClientBound(); b != nil {
+		return b.Detail, true
+	}
+	return "", false
+}
+
+// loaded is the detail of a case that ran on a loaded machine.
+func loaded(c *analysis.Case) (string, bool) {
+	if x := c.Loaded(); x != nil {
+		return x.Detail, true
+	}
+	return "", false
 }
 
 // Growth verdicts on a figure's elasticity (d log y / d log N).
