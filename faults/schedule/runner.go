@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zkbench/zkbench/internal/ctxsleep"
 )
 
 // Recorder receives the timeline events of injected faults (kind "fault").
@@ -118,20 +120,7 @@ func (r *runner) failed(f Fault, what string, err error) {
 }
 
 // sleepUntil waits for t or ctx; it reports whether t came first.
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+func sleepUntil(ctx context.Context, t time.Time) bool { return ctxsleep.Sleep(ctx, time.Until(t)) }
 
 func (r *runner) fire(ctx context.Context, start time.Time, id int, f Fault) {
 	if !sleepUntil(ctx, start.Add(f.At)) {
@@ -318,10 +307,19 @@ func (r *runner) pickVictims(ctx context.Context, n int) []int {
 
 // undoOwned undoes what fault id still owns, at its end.
 func (r *runner) undoOwned(ctx context.Context, id int, f Fault) {
+	r.undoTogether(ctx, func(u undo) bool { return u.owner == id }, id, "end "+f.Name(),
+		func(string) int { return f.Client })
+}
+
+// undoTogether runs, concurrently, the undo of every key in force that
+// matches, as undoKey with owner and why; client names the client of a
+// key's events. Together, because kill-servers restarts its servers
+// together: one alone may lack a quorum.
+func (r *runner) undoTogether(ctx context.Context, match func(undo) bool, owner int, why string, client func(key string) int) {
 	r.mu.Lock()
 	var keys []string
 	for k, u := range r.inForce {
-		if u.owner == id {
+		if match(u) {
 			keys = append(keys, k)
 		}
 	}
@@ -330,9 +328,9 @@ func (r *runner) undoOwned(ctx context.Context, id int, f Fault) {
 	var wg sync.WaitGroup
 	for _, k := range keys {
 		wg.Add(1)
-		go func() { // kill-servers restarts its servers together: one alone may lack a quorum
+		go func() {
 			defer wg.Done()
-			r.undoKey(ctx, k, id, "end "+f.Name(), f.Client)
+			r.undoKey(ctx, k, owner, why, client(k))
 		}()
 	}
 	wg.Wait()
@@ -373,24 +371,7 @@ func (r *runner) undoAll(parent context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), r.undoTimeout)
 	defer cancel()
 	for order := range 3 {
-		r.mu.Lock()
-		var keys []string
-		for k, u := range r.inForce {
-			if u.order == order {
-				keys = append(keys, k)
-			}
-		}
-		r.mu.Unlock()
-		slices.Sort(keys)
-		var wg sync.WaitGroup
-		for _, k := range keys {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r.undoKey(ctx, k, -1, "end of run", clientOf(k))
-			}()
-		}
-		wg.Wait()
+		r.undoTogether(ctx, func(u undo) bool { return u.order == order }, -1, "end of run", clientOf)
 	}
 }
 
