@@ -148,11 +148,15 @@ func (r *runner) fire(ctx context.Context, start time.Time, id int, f Fault) {
 	r.undoOwned(ctx, id, f)
 }
 
-// own registers the way back from a fault on resource key.
-func (r *runner) own(key string, u undo) {
-	r.mu.Lock()
-	r.inForce[key] = u
-	r.mu.Unlock()
+// ownIfDone registers u, the way back from a fault on resource key, if
+// the action that made the fault succeeded (err is nil); it returns err.
+func (r *runner) ownIfDone(err error, key string, u undo) error {
+	if err == nil {
+		r.mu.Lock()
+		r.inForce[key] = u
+		r.mu.Unlock()
+	}
+	return err
 }
 
 func (r *runner) drop(keys ...string) {
@@ -179,13 +183,9 @@ func pausedClientKey(c int) string { return "pause-client:" + strconv.Itoa(c) }
 const latencyKey = "latency"
 
 func (r *runner) killServer(ctx context.Context, id, i int) error {
-	if err := r.t.KillServer(ctx, i); err != nil {
-		return err
-	}
-	r.own(serverKey(i), undo{owner: id, order: 2, what: "restart-server:" + strconv.Itoa(i), fn: func(ctx context.Context) error {
+	return r.ownIfDone(r.t.KillServer(ctx, i), serverKey(i), undo{owner: id, order: 2, what: "restart-server:" + strconv.Itoa(i), fn: func(ctx context.Context) error {
 		return r.t.RestartServer(ctx, i)
 	}})
-	return nil
 }
 
 // apply starts fault f and registers its undo; detail says what it hit.
@@ -220,14 +220,10 @@ func (r *runner) apply(ctx context.Context, id int, f Fault) (detail string, err
 		}
 		return "servers " + strings.Join(killed, ","), nil
 	case PauseServer:
-		if err := t.PauseServer(f.Server); err != nil {
-			return "", err
-		}
 		i := f.Server
-		r.own(pausedServerKey(i), undo{owner: id, order: 0, what: "resume-server:" + strconv.Itoa(i), fn: func(context.Context) error {
+		return "", r.ownIfDone(t.PauseServer(i), pausedServerKey(i), undo{owner: id, order: 0, what: "resume-server:" + strconv.Itoa(i), fn: func(context.Context) error {
 			return t.ResumeServer(i)
 		}})
-		return "", nil
 	case PartitionServer, PartitionLeader:
 		pt, ok := t.(Partitioner)
 		if !ok {
@@ -241,30 +237,18 @@ func (r *runner) apply(ctx context.Context, id int, f Fault) (detail string, err
 			}
 			i, detail = l, fmt.Sprintf("server %d", l)
 		}
-		if err := pt.PartitionServer(ctx, i); err != nil {
-			return detail, err
-		}
-		r.own(partitionKey(i), undo{owner: id, order: 1, what: "heal-server:" + strconv.Itoa(i), fn: func(ctx context.Context) error {
+		return detail, r.ownIfDone(pt.PartitionServer(ctx, i), partitionKey(i), undo{owner: id, order: 1, what: "heal-server:" + strconv.Itoa(i), fn: func(ctx context.Context) error {
 			return pt.HealServer(ctx, i)
 		}})
-		return detail, nil
 	case Latency:
-		if err := t.SetLatency(f.Base, f.Jitter); err != nil {
-			return "", err
-		}
-		r.own(latencyKey, undo{owner: id, order: 1, what: "latency off", fn: func(context.Context) error {
+		return "", r.ownIfDone(t.SetLatency(f.Base, f.Jitter), latencyKey, undo{owner: id, order: 1, what: "latency off", fn: func(context.Context) error {
 			return t.SetLatency(0, 0)
 		}})
-		return "", nil
 	case CutClient, CutAll:
 		c := f.Client // -1 for cut-all
-		if err := t.Cut(c); err != nil {
-			return "", err
-		}
-		r.own(cutKey(c), undo{owner: id, order: 1, what: "restore " + f.Name(), fn: func(context.Context) error {
+		return "", r.ownIfDone(t.Cut(c), cutKey(c), undo{owner: id, order: 1, what: "restore " + f.Name(), fn: func(context.Context) error {
 			return t.Restore(c)
 		}})
-		return "", nil
 	case ResetConns:
 		n, err := t.Reset(f.Client)
 		if err != nil {
@@ -272,14 +256,10 @@ func (r *runner) apply(ctx context.Context, id int, f Fault) (detail string, err
 		}
 		return fmt.Sprintf("%d connections", n), nil
 	case PauseClient:
-		if err := t.PauseClient(f.Client); err != nil {
-			return "", err
-		}
 		c := f.Client
-		r.own(pausedClientKey(c), undo{owner: id, order: 0, what: "resume-client:" + strconv.Itoa(c), fn: func(context.Context) error {
+		return "", r.ownIfDone(t.PauseClient(c), pausedClientKey(c), undo{owner: id, order: 0, what: "resume-client:" + strconv.Itoa(c), fn: func(context.Context) error {
 			return t.ResumeClient(c)
 		}})
-		return "", nil
 	case ExpireSession:
 		return "", t.ExpireSession(ctx, f.Client)
 	}
