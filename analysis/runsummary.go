@@ -12,8 +12,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -380,20 +380,11 @@ func faultsValue(r *results.Result, sessions bool) any {
 		return nil
 	}
 	var out []string
-	for _, k := range sortedKeys(r.Faults) {
+	for _, k := range slices.Sorted(maps.Keys(r.Faults)) {
 		what, session := strings.CutPrefix(k, "session.")
 		if session == sessions {
 			out = append(out, fmt.Sprintf("%s %d", what, r.Faults[k]))
 		}
 	}
 	return strings.Join(out, ", ")
-}
-
-func sortedKeys(m map[string]int64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -8,6 +8,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -394,7 +395,7 @@ func (d *Document) setup(runs []*results.Run) {
 			clients = append(clients, strconv.Itoa(n))
 		}
 		var params []string
-		for _, k := range sortedKeys(c.Params) {
+		for _, k := range slices.Sorted(maps.Keys(c.Params)) {
 			params = append(params, k+"="+c.Params[k])
 		}
 		ops := NotMeasured
@@ -420,25 +421,21 @@ func (d *Document) setup(runs []*results.Run) {
 	d.add(env)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// appendValues appends to row each of figs of case c, formatted, or
+// NotMeasured where c lacks it.
+func appendValues(row []string, figs []figures.Figure, c *analysis.Case) ([]string, error) {
+	for _, f := range figs {
+		v, ok, err := c.Value(f)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			row = append(row, NotMeasured)
+			continue
+		}
+		row = append(row, Num(v))
 	}
-	sort.Strings(keys)
-	return keys
-}
-
-// value formats a figure of a case, NotMeasured if absent.
-func value(f figures.Figure, c *analysis.Case) (string, error) {
-	v, ok, err := c.Value(f)
-	if err != nil {
-		return "", err
-	}
-	if !ok {
-		return NotMeasured, nil
-	}
-	return Num(v), nil
+	return row, nil
 }
 
 // SummaryHeading is the heading of a workload's summary section.
@@ -495,23 +492,14 @@ func (d *Document) summaries(cases []*analysis.Case) error {
 				"still waiting at the end"),
 		}
 		for _, c := range wc {
-			row := append(keyCells(c), strconv.FormatInt(c.Succeeded(), 10))
-			for _, f := range figs {
-				v, err := value(f, c)
-				if err != nil {
-					return err
-				}
-				row = append(row, v)
+			row, err := appendValues(append(keyCells(c), strconv.FormatInt(c.Succeeded(), 10)), figs, c)
+			if err != nil {
+				return err
 			}
 			perf.Rows = append(perf.Rows, row)
 
-			row = keyCells(c)
-			for _, f := range costFigs {
-				v, err := value(f, c)
-				if err != nil {
-					return err
-				}
-				row = append(row, v)
+			if row, err = appendValues(keyCells(c), costFigs, c); err != nil {
+				return err
 			}
 			cost.Rows = append(cost.Rows, row)
 
