@@ -12,8 +12,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -158,20 +158,34 @@ func writeText(w io.Writer, run *results.Run, wide bool) error {
 			printLines(w, g.lines(SummaryWidth))
 		}
 	}
+	textEnd.write(w, run)
+	return nil
+}
+
+// summaryEnd is how a format prints the end of a summary: the namespace's
+// leftovers (a heading with their count, then a line each) and how a run
+// that did not complete ended.
+type summaryEnd struct{ leftovers, leftover, status string }
+
+var (
+	textEnd     = summaryEnd{"\nleftovers after cleanup (%d):\n", "  %s\n", "\nrun %s: %s"}
+	markdownEnd = summaryEnd{"\n**Leftovers after cleanup** (%d)\n\n", "- `%s`\n", "\nRun %s: %s"}
+)
+
+func (e summaryEnd) write(w io.Writer, run *results.Run) {
 	if len(run.Leftovers) > 0 {
-		fmt.Fprintf(w, "\nleftovers after cleanup (%d):\n", len(run.Leftovers))
+		fmt.Fprintf(w, e.leftovers, len(run.Leftovers))
 		for _, p := range run.Leftovers {
-			fmt.Fprintln(w, "  "+p)
+			fmt.Fprintf(w, e.leftover, p)
 		}
 	}
 	if run.Status != results.StatusComplete {
-		fmt.Fprintf(w, "\nrun %s: %s", run.ID, run.Status)
+		fmt.Fprintf(w, e.status, run.ID, run.Status)
 		if run.StatusDetail != "" {
 			fmt.Fprintf(w, " (%s)", run.StatusDetail)
 		}
 		fmt.Fprintln(w)
 	}
-	return nil
 }
 
 func printLines(w io.Writer, lines []string) {
@@ -366,20 +380,11 @@ func faultsValue(r *results.Result, sessions bool) any {
 		return nil
 	}
 	var out []string
-	for _, k := range sortedKeys(r.Faults) {
+	for _, k := range slices.Sorted(maps.Keys(r.Faults)) {
 		what, session := strings.CutPrefix(k, "session.")
 		if session == sessions {
 			out = append(out, fmt.Sprintf("%s %d", what, r.Faults[k]))
 		}
 	}
 	return strings.Join(out, ", ")
-}
-
-func sortedKeys(m map[string]int64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -232,19 +232,7 @@ func writeMarkdown(w io.Writer, run *results.Run) error {
 			}
 		}
 	}
-	if len(run.Leftovers) > 0 {
-		fmt.Fprintf(w, "\n**Leftovers after cleanup** (%d)\n\n", len(run.Leftovers))
-		for _, p := range run.Leftovers {
-			fmt.Fprintf(w, "- `%s`\n", p)
-		}
-	}
-	if run.Status != results.StatusComplete {
-		fmt.Fprintf(w, "\nRun %s: %s", run.ID, run.Status)
-		if run.StatusDetail != "" {
-			fmt.Fprintf(w, " (%s)", run.StatusDetail)
-		}
-		fmt.Fprintln(w)
-	}
+	markdownEnd.write(w, run)
 	return nil
 }
 

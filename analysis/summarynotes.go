@@ -7,6 +7,7 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -135,7 +136,7 @@ func RunNotes(run *results.Run) (findings, notes []NoteGroup) {
 		}
 		if n := realErrors(res); n > 0 {
 			var kinds []string
-			for _, k := range sortedKeys(res.Errors) {
+			for _, k := range slices.Sorted(maps.Keys(res.Errors)) {
 				if k != results.ErrorKindStoppedWaiting && res.Errors[k] > 0 {
 					kinds = append(kinds, fmt.Sprintf("%s %d", k, res.Errors[k]))
 				}

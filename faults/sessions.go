@@ -26,13 +26,27 @@ type SessionTimeline struct {
 	rec Recorder
 
 	mu     sync.Mutex
-	client map[int64]int
+	client sessionClients
 	counts map[SessionState]int64
+}
+
+// sessionClients maps session ids to client indexes.
+type sessionClients map[int64]int
+
+// reset maps ids[i] to client i, dropping earlier mappings; a zero id (a
+// client without a session) maps nothing.
+func (m sessionClients) reset(ids []int64) {
+	clear(m)
+	for i, id := range ids {
+		if id != 0 {
+			m[id] = i
+		}
+	}
 }
 
 // NewSessionTimeline records into rec (nil: count only).
 func NewSessionTimeline(rec Recorder) *SessionTimeline {
-	return &SessionTimeline{rec: rec, client: map[int64]int{}, counts: map[SessionState]int64{}}
+	return &SessionTimeline{rec: rec, client: sessionClients{}, counts: map[SessionState]int64{}}
 }
 
 // SetSessions maps the session ids of the case now running to client
@@ -40,12 +54,7 @@ func NewSessionTimeline(rec Recorder) *SessionTimeline {
 func (t *SessionTimeline) SetSessions(ids []int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	clear(t.client)
-	for i, id := range ids {
-		if id != 0 {
-			t.client[id] = i
-		}
-	}
+	t.client.reset(ids)
 }
 
 // SetSession maps one session id to its client, as sessions open one by

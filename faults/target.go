@@ -160,26 +160,33 @@ func (t *Target) partitioner() Partitioner {
 
 // PartitionServer implements schedule.Partitioner.
 func (t *Target) PartitionServer(ctx context.Context, i int) error {
-	if err := t.server(i); err != nil {
+	p, err := t.partitionerOf(i)
+	if err != nil {
 		return err
-	}
-	p := t.partitioner()
-	if p == nil {
-		return unsupported("servers cannot be partitioned (not in containers)")
 	}
 	return p.Partition(ctx, i)
 }
 
 // HealServer implements schedule.Partitioner.
 func (t *Target) HealServer(ctx context.Context, i int) error {
-	if err := t.server(i); err != nil {
+	p, err := t.partitionerOf(i)
+	if err != nil {
 		return err
+	}
+	return p.Heal(ctx, i)
+}
+
+// partitionerOf returns the Partitioner that cuts server i off, or why
+// there is none.
+func (t *Target) partitionerOf(i int) (Partitioner, error) {
+	if err := t.server(i); err != nil {
+		return nil, err
 	}
 	p := t.partitioner()
 	if p == nil {
-		return unsupported("servers cannot be partitioned (not in containers)")
+		return nil, unsupported("servers cannot be partitioned (not in containers)")
 	}
-	return p.Heal(ctx, i)
+	return p, nil
 }
 
 func unsupported(what string) error { return fmt.Errorf("%w: %s", schedule.ErrUnsupported, what) }

@@ -60,7 +60,7 @@ type ZKSessions struct {
 	mu     sync.Mutex
 	keys   map[int64]zkKey
 	tags   *proxy.Tags
-	client map[int64]int                  // session -> client index (SetClients)
+	client sessionClients                 // session -> client index (SetClients)
 	conns  map[int64]map[*zkConn]struct{} // open connections by session
 }
 
@@ -72,7 +72,7 @@ type zkKey struct {
 // NewZKSessions returns a watcher reporting to onEvent (nil: no reports).
 // onEvent runs on the client's I/O goroutines and must not block.
 func NewZKSessions(onEvent func(session int64, s SessionState)) *ZKSessions {
-	return &ZKSessions{onEvent: onEvent, keys: map[int64]zkKey{}, client: map[int64]int{}, conns: map[int64]map[*zkConn]struct{}{}}
+	return &ZKSessions{onEvent: onEvent, keys: map[int64]zkKey{}, client: sessionClients{}, conns: map[int64]map[*zkConn]struct{}{}}
 }
 
 // TagClients makes every connection of a session whose client is known
@@ -90,12 +90,7 @@ func (z *ZKSessions) TagClients(tags *proxy.Tags) {
 func (z *ZKSessions) SetClients(ids []int64) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	clear(z.client)
-	for i, id := range ids {
-		if id != 0 {
-			z.client[id] = i
-		}
-	}
+	z.client.reset(ids)
 	if z.tags == nil {
 		return
 	}
@@ -253,12 +248,9 @@ func expireAt(ctx context.Context, endpoint string, session int64, key zkKey) er
 	if _, err := nc.Write(req); err != nil {
 		return err
 	}
-	resp, err := readFrame(nc)
+	resp, err := readReply(nc, "connect")
 	if err != nil {
-		return fmt.Errorf("connect reply: %w", err)
-	}
-	if len(resp) < 16 {
-		return fmt.Errorf("connect reply of %d bytes is too short", len(resp))
+		return err
 	}
 	if timeout, sid := int32(be.Uint32(resp[4:8])), int64(be.Uint64(resp[8:16])); timeout <= 0 || sid != session {
 		return fmt.Errorf("%w: 0x%x", ErrSessionGone, session)
@@ -272,17 +264,27 @@ func expireAt(ctx context.Context, endpoint string, session int64, key zkKey) er
 		return err
 	}
 	// Reply header: xid, zxid, err.
-	reply, err := readFrame(nc)
+	reply, err := readReply(nc, "close")
 	if err != nil {
-		return fmt.Errorf("close reply: %w", err)
-	}
-	if len(reply) < 16 {
-		return fmt.Errorf("close reply of %d bytes is too short", len(reply))
+		return err
 	}
 	if code := int32(be.Uint32(reply[12:16])); code != 0 {
 		return fmt.Errorf("close session: server error %d", code)
 	}
 	return nil
+}
+
+// readReply reads the server's reply to the request what ("connect",
+// "close"): a frame of at least the 16 bytes Expire reads of either.
+func readReply(r io.Reader, what string) ([]byte, error) {
+	b, err := readFrame(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s reply: %w", what, err)
+	}
+	if len(b) < 16 {
+		return nil, fmt.Errorf("%s reply of %d bytes is too short", what, len(b))
+	}
+	return b, nil
 }
 
 func readFrame(r io.Reader) ([]byte, error) {

@@ -8,6 +8,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -175,26 +176,10 @@ func (d *Document) glance(cases []*analysis.Case, plan *analysis.Plan) {
 			violations += r.Safety.Violations
 		}
 	}
-	var bound []string
-	for _, c := range cases {
-		if b := c.ClientBound(); b != nil {
-			bound = append(bound, fmt.Sprintf("%s (%s)", c.Key, b.Detail))
-		}
-	}
-	if len(bound) > 0 {
-		items = append(items, fmt.Sprintf("CLIENT-BOUND: %d case(s) measured the load generator, not the servers, and are left out of capacity planning: %s.",
-			len(bound), strings.Join(bound, "; ")))
-	}
-	var loaded []string
-	for _, c := range cases {
-		if x := c.Loaded(); x != nil {
-			loaded = append(loaded, fmt.Sprintf("%s (%s)", c.Key, x.Detail))
-		}
-	}
-	if len(loaded) > 0 {
-		items = append(items, fmt.Sprintf("LOADED MACHINE: %d case(s) ran while other processes took the machine's CPUs, and are left out of capacity planning: %s.",
-			len(loaded), strings.Join(loaded, "; ")))
-	}
+	items = appendMarked(items, cases, clientBound,
+		"CLIENT-BOUND: %d case(s) measured the load generator, not the servers, and are left out of capacity planning: %s.")
+	items = appendMarked(items, cases, loaded,
+		"LOADED MACHINE: %d case(s) ran while other processes took the machine's CPUs, and are left out of capacity planning: %s.")
 	if checked > 0 {
 		if violations == 0 {
 			items = append(items, fmt.Sprintf("Safety: %d operations checked, no violation.", checked))
@@ -206,6 +191,37 @@ func (d *Document) glance(cases []*analysis.Case, plan *analysis.Plan) {
 		items = append(items, "Nothing was measured.")
 	}
 	d.add(List{items})
+}
+
+// appendMarked appends to items, if any case is marked, the line format
+// (the number of marked cases, then each as "key (detail)").
+func appendMarked(items []string, cases []*analysis.Case, mark func(*analysis.Case) (string, bool), format string) []string {
+	var marked []string
+	for _, c := range cases {
+		if detail, ok := mark(c); ok {
+			marked = append(marked, fmt.Sprintf("%s (%s)", c.Key, detail))
+		}
+	}
+	if len(marked) == 0 {
+		return items
+	}
+	return append(items, fmt.Sprintf(format, len(marked), strings.Join(marked, "; ")))
+}
+
+// clientBound is the detail of a client-bound case.
+func clientBound(c *analysis.Case) (string, bool) {
+	if b := c.ClientBound(); b != nil {
+		return b.Detail, true
+	}
+	return "", false
+}
+
+// loaded is the detail of a case that ran on a loaded machine.
+func loaded(c *analysis.Case) (string, bool) {
+	if x := c.Loaded(); x != nil {
+		return x.Detail, true
+	}
+	return "", false
 }
 
 // Growth verdicts on a figure's elasticity (d log y / d log N).
@@ -379,7 +395,7 @@ func (d *Document) setup(runs []*results.Run) {
 			clients = append(clients, strconv.Itoa(n))
 		}
 		var params []string
-		for _, k := range sortedKeys(c.Params) {
+		for _, k := range slices.Sorted(maps.Keys(c.Params)) {
 			params = append(params, k+"="+c.Params[k])
 		}
 		ops := NotMeasured
@@ -405,25 +421,21 @@ func (d *Document) setup(runs []*results.Run) {
 	d.add(env)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// appendValues appends to row each of figs of case c, formatted, or
+// NotMeasured where c lacks it.
+func appendValues(row []string, figs []figures.Figure, c *analysis.Case) ([]string, error) {
+	for _, f := range figs {
+		v, ok, err := c.Value(f)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			row = append(row, NotMeasured)
+			continue
+		}
+		row = append(row, Num(v))
 	}
-	sort.Strings(keys)
-	return keys
-}
-
-// value formats a figure of a case, NotMeasured if absent.
-func value(f figures.Figure, c *analysis.Case) (string, error) {
-	v, ok, err := c.Value(f)
-	if err != nil {
-		return "", err
-	}
-	if !ok {
-		return NotMeasured, nil
-	}
-	return Num(v), nil
+	return row, nil
 }
 
 // SummaryHeading is the heading of a workload's summary section.
@@ -480,23 +492,14 @@ func (d *Document) summaries(cases []*analysis.Case) error {
 				"still waiting at the end"),
 		}
 		for _, c := range wc {
-			row := append(keyCells(c), strconv.FormatInt(c.Succeeded(), 10))
-			for _, f := range figs {
-				v, err := value(f, c)
-				if err != nil {
-					return err
-				}
-				row = append(row, v)
+			row, err := appendValues(append(keyCells(c), strconv.FormatInt(c.Succeeded(), 10)), figs, c)
+			if err != nil {
+				return err
 			}
 			perf.Rows = append(perf.Rows, row)
 
-			row = keyCells(c)
-			for _, f := range costFigs {
-				v, err := value(f, c)
-				if err != nil {
-					return err
-				}
-				row = append(row, v)
+			if row, err = appendValues(keyCells(c), costFigs, c); err != nil {
+				return err
 			}
 			cost.Rows = append(cost.Rows, row)
 

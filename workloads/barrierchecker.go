@@ -30,63 +30,69 @@ type BarrierChecker struct {
 	details             []string
 }
 
-// roundMarks are one round's counts and times.
-type roundMarks struct {
-	arrived, entered, leaving, left int
-	firstArrive, lastArrive         time.Duration
-	lastEntered                     time.Duration
-	lastLeaving, lastLeft           time.Duration
+// roundMarks are one round's counts and times, a phaseMarks for Enter and
+// one for Leave.
+type roundMarks [2]phaseMarks
+
+// barrierPhase indexes roundMarks.
+type barrierPhase int
+
+const (
+	enterPhase barrierPhase = iota
+	leavePhase
+)
+
+// passed is what a participant through the phase did, in violations.
+func (p barrierPhase) passed() string { return [...]string{"entered", "left"}[p] }
+
+// phaseMarks are one phase's calls (of Enter or Leave) and passes through.
+type phaseMarks struct {
+	called, passed          int
+	firstCalled, lastCalled time.Duration
+	lastPassed              time.Duration
 }
 
 // NewBarrierChecker returns a checker for rounds of n participants.
 func NewBarrierChecker(n int) *BarrierChecker { return &BarrierChecker{n: n} }
 
-func (c *BarrierChecker) round(r int) *roundMarks {
+// Arrive records that a participant calls Enter of round r at at.
+func (c *BarrierChecker) Arrive(r int, at time.Duration) { c.call(r, enterPhase, at) }
+
+// Entered records that participant who passed Enter of round r at at.
+func (c *BarrierChecker) Entered(r, who int, at time.Duration) { c.pass(r, enterPhase, who, at) }
+
+// Leaving records that a participant calls Leave of round r at at.
+func (c *BarrierChecker) Leaving(r int, at time.Duration) { c.call(r, leavePhase, at) }
+
+// Left records that participant who passed Leave of round r at at.
+func (c *BarrierChecker) Left(r, who int, at time.Duration) { c.pass(r, leavePhase, who, at) }
+
+// phase returns the marks of phase p of round r. The caller holds c.mu.
+func (c *BarrierChecker) phase(r int, p barrierPhase) *phaseMarks {
 	for len(c.rounds) <= r {
 		c.rounds = append(c.rounds, roundMarks{})
 	}
-	return &c.rounds[r]
+	return &c.rounds[r][p]
 }
 
-// Arrive records that a participant calls Enter of round r at at.
-func (c *BarrierChecker) Arrive(r int, at time.Duration) {
+func (c *BarrierChecker) call(r int, p barrierPhase, at time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	m := c.round(r)
-	if m.arrived == 0 {
-		m.firstArrive = at
+	m := c.phase(r, p)
+	if m.called == 0 {
+		m.firstCalled = at
 	}
-	m.arrived++
-	m.lastArrive = max(m.lastArrive, at)
+	m.called++
+	m.lastCalled = max(m.lastCalled, at)
 }
 
-// Entered records that participant who passed Enter of round r at at.
-func (c *BarrierChecker) Entered(r, who int, at time.Duration) {
+func (c *BarrierChecker) pass(r int, p barrierPhase, who int, at time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	m := c.round(r)
-	m.entered++
-	m.lastEntered = max(m.lastEntered, at)
-	c.check(m.arrived, "entered", r, who, at)
-}
-
-// Leaving records that a participant calls Leave of round r at at.
-func (c *BarrierChecker) Leaving(r int, at time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m := c.round(r)
-	m.leaving++
-	m.lastLeaving = max(m.lastLeaving, at)
-}
-
-// Left records that participant who passed Leave of round r at at.
-func (c *BarrierChecker) Left(r, who int, at time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m := c.round(r)
-	m.left++
-	m.lastLeft = max(m.lastLeft, at)
-	c.check(m.leaving, "left", r, who, at)
+	m := c.phase(r, p)
+	m.passed++
+	m.lastPassed = max(m.lastPassed, at)
+	c.check(m.called, p.passed(), r, who, at)
 }
 
 func (c *BarrierChecker) check(started int, what string, r, who int, at time.Duration) {
@@ -120,17 +126,18 @@ func (c *BarrierChecker) Result() BarrierCheckerResult {
 		EnterRelease: results.NewRecorder(), LeaveRelease: results.NewRecorder(), Round: results.NewRecorder(),
 	}
 	for _, m := range c.rounds {
-		if m.arrived > 0 {
+		enter, leave := m[enterPhase], m[leavePhase]
+		if enter.called > 0 {
 			out.BegunRounds++
 		}
-		if m.left < c.n {
+		if leave.passed < c.n {
 			continue
 		}
 		out.CompleteRounds++
-		out.CompletedAt = append(out.CompletedAt, m.lastLeft)
-		results.Record(out.EnterRelease, m.lastEntered-m.lastArrive)
-		results.Record(out.LeaveRelease, m.lastLeft-m.lastLeaving)
-		results.Record(out.Round, m.lastLeft-m.firstArrive)
+		out.CompletedAt = append(out.CompletedAt, leave.lastPassed)
+		results.Record(out.EnterRelease, enter.lastPassed-enter.lastCalled)
+		results.Record(out.LeaveRelease, leave.lastPassed-leave.lastCalled)
+		results.Record(out.Round, leave.lastPassed-enter.firstCalled)
 	}
 	return out
 }

@@ -20,17 +20,57 @@ var errStepTimeout = errors.New("workloads: step timed out")
 // first election settled to the one after the last failover settled, so
 // that it holds exactly the failovers' own cost.
 func (e *electionRun) failovers(ctx context.Context) measure.Outcome {
+	o, _ := e.failoversWith(ctx, failoverSteps{
+		measured: e.clients,
+		quiet:    []*measure.Clients{e.clients},
+		succeeded: func(ctx context.Context, killed int, t0 time.Duration, next elected) time.Duration {
+			e.recordLostNotice(ctx, killed, t0)
+			return next.at
+		},
+	})
+	return o
+}
+
+// failoverSteps is what a workload brings to the failover loop.
+type failoverSteps struct {
+	// measured are the clients the interval's snapshots count; quiet, those
+	// waited for until they are quiet after every election.
+	measured *measure.Clients
+	quiet    []*measure.Clients
+	// known, if set, waits after an election until the workload's clients
+	// know the new leader: the failover succeeds only then.
+	known func(ctx context.Context, leader elected) error
+	// succeeded records the failover begun at t0 that ended the term of
+	// candidate killed and elected next, beyond its failover latency; it
+	// returns the offset at which the failover ended, for the series.
+	succeeded func(ctx context.Context, killed int, t0 time.Duration, next elected) time.Duration
+}
+
+// failoversWith runs the failover loop: it elects the first leader and
+// waits for quiet, then kills the leader min(K, candidates-1) times, each
+// time awaiting the next leader (and s.known) and quiet. It returns the
+// outcome, and the candidates' notifications over the measured interval.
+func (e *electionRun) failoversWith(ctx context.Context, s failoverSteps) (measure.Outcome, int64) {
 	o := measure.Outcome{StoppedBy: StoppedByError}
 	res := &e.d.res
 	leader, err := e.awaitWin(ctx)
+	if err == nil && s.known != nil {
+		err = s.known(ctx, leader)
+	}
 	if err != nil {
 		e.countErr(errorKind(err), fmt.Errorf("first election: %w", err))
-		return o
+		return o, 0
+	}
+	settle := func() {
+		for _, c := range s.quiet {
+			quiesce(ctx, c, e.set.settle, e.set.stepTimeout)
+		}
 	}
 	var ended measure.Stop
-	quiesce(ctx, e.clients, e.set.settle, e.set.stepTimeout)
-	o.Before, o.Start, o.Base = e.d.snapshot(ctx, e.clients), e.now(), e.start
+	settle()
+	o.Before, o.Start, o.Base = e.d.snapshot(ctx, s.measured), e.now(), e.start
 	e.d.c.Live.Start()
+	candBefore := e.clients.Total().WatchEvents
 	cfg := e.d.c.Config
 	k := min(e.set.failovers, len(e.latches)-1)
 	for i := 0; i < k; i++ {
@@ -57,6 +97,12 @@ func (e *electionRun) failovers(ctx context.Context) measure.Outcome {
 		}
 		e.killed++
 		next, err := e.awaitWin(ctx)
+		if err == nil {
+			results.Record(e.latency, next.at-t0)
+			if s.known != nil {
+				err = s.known(ctx, next)
+			}
+		}
 		if err != nil {
 			res.Ops.Failed++
 			if ctx.Err() == nil {
@@ -67,16 +113,14 @@ func (e *electionRun) failovers(ctx context.Context) measure.Outcome {
 		}
 		res.Ops.Succeeded++
 		e.d.c.Live.Op()
-		results.Record(e.latency, next.at-t0)
-		e.series.Add(next.at - o.Start)
-		e.recordLostNotice(ctx, leader.candidate, t0)
-		quiesce(ctx, e.clients, e.set.settle, e.set.stepTimeout)
+		e.series.Add(s.succeeded(ctx, leader.candidate, t0, next) - o.Start)
+		settle()
 		leader = next
 	}
 	ended.Interrupted = ctx.Err() != nil
 	o.StoppedBy = ended.Reason()
-	o.End, o.After = e.now(), e.d.snapshot(ctx, e.clients)
-	return o
+	o.End, o.After = e.now(), e.d.snapshot(ctx, s.measured)
+	return o, e.clients.Total().WatchEvents - candBefore
 }
 
 // awaitWin waits for the next candidate to be elected.

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -220,13 +221,5 @@ func (c *conn) close() {
 }
 
 func sortByID(cs []ConnInfo) {
-	slices.SortFunc(cs, func(a, b ConnInfo) int {
-		switch {
-		case a.ID < b.ID:
-			return -1
-		case a.ID > b.ID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(cs, func(a, b ConnInfo) int { return cmp.Compare(a.ID, b.ID) })
 }

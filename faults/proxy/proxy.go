@@ -239,9 +239,7 @@ func (p *Proxy) delay(d Direction) time.Duration {
 func (p *Proxy) Cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.stopTimerLocked()
-	p.cutAll = true
-	p.notifyLocked()
+	p.cutAllLocked(true)
 }
 
 // CutFor cuts like Cut and restores after d, without blocking. A later Cut,
@@ -249,9 +247,7 @@ func (p *Proxy) Cut() {
 func (p *Proxy) CutFor(d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.stopTimerLocked()
-	p.cutAll = true
-	p.notifyLocked()
+	p.cutAllLocked(true)
 	var t *time.Timer
 	t = time.AfterFunc(d, func() {
 		p.mu.Lock()
@@ -271,21 +267,25 @@ func (p *Proxy) CutFor(d time.Duration) {
 func (p *Proxy) Restore() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.stopTimerLocked()
-	p.cutAll = false
-	p.notifyLocked()
+	p.cutAllLocked(false)
 }
 
 // Heal lifts every cut: Cut, every CutClient and every CutConn.
 func (p *Proxy) Heal() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.stopTimerLocked()
-	p.cutAll = false
 	clear(p.cutClients)
 	for _, c := range p.conns {
 		c.cut = false
 	}
+	p.cutAllLocked(false)
+}
+
+// cutAllLocked sets or lifts the cut of every connection, replacing a
+// pending CutFor restore, and wakes the pumps.
+func (p *Proxy) cutAllLocked(cut bool) {
+	p.stopTimerLocked()
+	p.cutAll = cut
 	p.notifyLocked()
 }
 
@@ -308,24 +308,19 @@ func (p *Proxy) RestoreClient(client int) {
 
 // CutConn stops forwarding on one connection (by ConnInfo.ID). It reports
 // whether the connection was found.
-func (p *Proxy) CutConn(id uint64) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	c, ok := p.conns[id]
-	if ok {
-		c.cut = true
-		p.notifyLocked()
-	}
-	return ok
-}
+func (p *Proxy) CutConn(id uint64) bool { return p.cutConn(id, true) }
 
 // RestoreConn lifts CutConn(id).
-func (p *Proxy) RestoreConn(id uint64) bool {
+func (p *Proxy) RestoreConn(id uint64) bool { return p.cutConn(id, false) }
+
+// cutConn sets or lifts the cut of connection id; it reports whether the
+// connection was found.
+func (p *Proxy) cutConn(id uint64, cut bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c, ok := p.conns[id]
 	if ok {
-		c.cut = false
+		c.cut = cut
 		p.notifyLocked()
 	}
 	return ok

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zkbench/zkbench/internal/ctxsleep"
 )
 
 // Recorder receives the timeline events of injected faults (kind "fault").
@@ -118,20 +120,7 @@ func (r *runner) failed(f Fault, what string, err error) {
 }
 
 // sleepUntil waits for t or ctx; it reports whether t came first.
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+func sleepUntil(ctx context.Context, t time.Time) bool { return ctxsleep.Sleep(ctx, time.Until(t)) }
 
 func (r *runner) fire(ctx context.Context, start time.Time, id int, f Fault) {
 	if !sleepUntil(ctx, start.Add(f.At)) {
@@ -159,11 +148,15 @@ func (r *runner) fire(ctx context.Context, start time.Time, id int, f Fault) {
 	r.undoOwned(ctx, id, f)
 }
 
-// own registers the way back from a fault on resource key.
-func (r *runner) own(key string, u undo) {
-	r.mu.Lock()
-	r.inForce[key] = u
-	r.mu.Unlock()
+// ownIfDone registers u, the way back from a fault on resource key, if
+// the action that made the fault succeeded (err is nil); it returns err.
+func (r *runner) ownIfDone(err error, key string, u undo) error {
+	if err == nil {
+		r.mu.Lock()
+		r.inForce[key] = u
+		r.mu.Unlock()
+	}
+	return err
 }
 
 func (r *runner) drop(keys ...string) {
@@ -190,13 +183,9 @@ func pausedClientKey(c int) string { return "pause-client:" + strconv.Itoa(c) }
 const latencyKey = "latency"
 
 func (r *runner) killServer(ctx context.Context, id, i int) error {
-	if err := r.t.KillServer(ctx, i); err != nil {
-		return err
-	}
-	r.own(serverKey(i), undo{owner: id, order: 2, what: "restart-server:" + strconv.Itoa(i), fn: func(ctx context.Context) error {
+	return r.ownIfDone(r.t.KillServer(ctx, i), serverKey(i), undo{owner: id, order: 2, what: "restart-server:" + strconv.Itoa(i), fn: func(ctx context.Context) error {
 		return r.t.RestartServer(ctx, i)
 	}})
-	return nil
 }
 
 // apply starts fault f and registers its undo; detail says what it hit.
@@ -231,14 +220,10 @@ func (r *runner) apply(ctx context.Context, id int, f Fault) (detail string, err
 		}
 		return "servers " + strings.Join(killed, ","), nil
 	case PauseServer:
-		if err := t.PauseServer(f.Server); err != nil {
-			return "", err
-		}
 		i := f.Server
-		r.own(pausedServerKey(i), undo{owner: id, order: 0, what: "resume-server:" + strconv.Itoa(i), fn: func(context.Context) error {
+		return "", r.ownIfDone(t.PauseServer(i), pausedServerKey(i), undo{owner: id, order: 0, what: "resume-server:" + strconv.Itoa(i), fn: func(context.Context) error {
 			return t.ResumeServer(i)
 		}})
-		return "", nil
 	case PartitionServer, PartitionLeader:
 		pt, ok := t.(Partitioner)
 		if !ok {
@@ -252,30 +237,18 @@ func (r *runner) apply(ctx context.Context, id int, f Fault) (detail string, err
 			}
 			i, detail = l, fmt.Sprintf("server %d", l)
 		}
-		if err := pt.PartitionServer(ctx, i); err != nil {
-			return detail, err
-		}
-		r.own(partitionKey(i), undo{owner: id, order: 1, what: "heal-server:" + strconv.Itoa(i), fn: func(ctx context.Context) error {
+		return detail, r.ownIfDone(pt.PartitionServer(ctx, i), partitionKey(i), undo{owner: id, order: 1, what: "heal-server:" + strconv.Itoa(i), fn: func(ctx context.Context) error {
 			return pt.HealServer(ctx, i)
 		}})
-		return detail, nil
 	case Latency:
-		if err := t.SetLatency(f.Base, f.Jitter); err != nil {
-			return "", err
-		}
-		r.own(latencyKey, undo{owner: id, order: 1, what: "latency off", fn: func(context.Context) error {
+		return "", r.ownIfDone(t.SetLatency(f.Base, f.Jitter), latencyKey, undo{owner: id, order: 1, what: "latency off", fn: func(context.Context) error {
 			return t.SetLatency(0, 0)
 		}})
-		return "", nil
 	case CutClient, CutAll:
 		c := f.Client // -1 for cut-all
-		if err := t.Cut(c); err != nil {
-			return "", err
-		}
-		r.own(cutKey(c), undo{owner: id, order: 1, what: "restore " + f.Name(), fn: func(context.Context) error {
+		return "", r.ownIfDone(t.Cut(c), cutKey(c), undo{owner: id, order: 1, what: "restore " + f.Name(), fn: func(context.Context) error {
 			return t.Restore(c)
 		}})
-		return "", nil
 	case ResetConns:
 		n, err := t.Reset(f.Client)
 		if err != nil {
@@ -283,14 +256,10 @@ func (r *runner) apply(ctx context.Context, id int, f Fault) (detail string, err
 		}
 		return fmt.Sprintf("%d connections", n), nil
 	case PauseClient:
-		if err := t.PauseClient(f.Client); err != nil {
-			return "", err
-		}
 		c := f.Client
-		r.own(pausedClientKey(c), undo{owner: id, order: 0, what: "resume-client:" + strconv.Itoa(c), fn: func(context.Context) error {
+		return "", r.ownIfDone(t.PauseClient(c), pausedClientKey(c), undo{owner: id, order: 0, what: "resume-client:" + strconv.Itoa(c), fn: func(context.Context) error {
 			return t.ResumeClient(c)
 		}})
-		return "", nil
 	case ExpireSession:
 		return "", t.ExpireSession(ctx, f.Client)
 	}
@@ -318,10 +287,19 @@ func (r *runner) pickVictims(ctx context.Context, n int) []int {
 
 // undoOwned undoes what fault id still owns, at its end.
 func (r *runner) undoOwned(ctx context.Context, id int, f Fault) {
+	r.undoTogether(ctx, func(u undo) bool { return u.owner == id }, id, "end "+f.Name(),
+		func(string) int { return f.Client })
+}
+
+// undoTogether runs, concurrently, the undo of every key in force that
+// matches, as undoKey with owner and why; client names the client of a
+// key's events. Together, because kill-servers restarts its servers
+// together: one alone may lack a quorum.
+func (r *runner) undoTogether(ctx context.Context, match func(undo) bool, owner int, why string, client func(key string) int) {
 	r.mu.Lock()
 	var keys []string
 	for k, u := range r.inForce {
-		if u.owner == id {
+		if match(u) {
 			keys = append(keys, k)
 		}
 	}
@@ -330,9 +308,9 @@ func (r *runner) undoOwned(ctx context.Context, id int, f Fault) {
 	var wg sync.WaitGroup
 	for _, k := range keys {
 		wg.Add(1)
-		go func() { // kill-servers restarts its servers together: one alone may lack a quorum
+		go func() {
 			defer wg.Done()
-			r.undoKey(ctx, k, id, "end "+f.Name(), f.Client)
+			r.undoKey(ctx, k, owner, why, client(k))
 		}()
 	}
 	wg.Wait()
@@ -373,24 +351,7 @@ func (r *runner) undoAll(parent context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), r.undoTimeout)
 	defer cancel()
 	for order := range 3 {
-		r.mu.Lock()
-		var keys []string
-		for k, u := range r.inForce {
-			if u.order == order {
-				keys = append(keys, k)
-			}
-		}
-		r.mu.Unlock()
-		slices.Sort(keys)
-		var wg sync.WaitGroup
-		for _, k := range keys {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r.undoKey(ctx, k, -1, "end of run", clientOf(k))
-			}()
-		}
-		wg.Wait()
+		r.undoTogether(ctx, func(u undo) bool { return u.order == order }, -1, "end of run", clientOf)
 	}
 }
 
