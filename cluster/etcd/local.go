@@ -106,7 +106,7 @@ func (l *Local) startAll(ctx context.Context, n int, noFsync bool) error {
 			return err
 		}
 	}
-	return l.waitReady(ctx, allMembers(n))
+	return l.waitReady(ctx, members.All(n))
 }
 
 // Open re-attaches to a cluster from its saved State. Members whose PID no
@@ -125,24 +125,11 @@ func Open(st State) *Local {
 }
 
 // Endpoints returns every member's client URL, running or not.
-func (l *Local) Endpoints() []string {
-	st := l.State()
-	eps := make([]string, len(st.Members))
-	for i, m := range st.Members {
-		eps[i] = m.Endpoint()
-	}
-	return eps
-}
+func (l *Local) Endpoints() []string { return members.Endpoints(l.State().Members) }
 
 // PIDs maps each running member's endpoint to its process id.
 func (l *Local) PIDs() map[string]int {
-	pids := make(map[string]int)
-	for _, m := range l.State().Members {
-		if m.PID != 0 {
-			pids[m.Endpoint()] = m.PID
-		}
-	}
-	return pids
+	return members.PIDs(l.State().Members, func(m Member) int { return m.PID })
 }
 
 // State returns a copy of the cluster's state, for saving.
@@ -167,12 +154,4 @@ func (l *Local) Stop(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-func allMembers(n int) []int {
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	return idx
 }

@@ -182,19 +182,11 @@ func (c *Cluster) startAll(ctx context.Context) error {
 			return err
 		}
 	}
-	return c.waitReady(ctx, allMembers(len(c.st.Members)))
+	return c.waitReady(ctx, members.All(len(c.st.Members)))
 }
 
 // Endpoints returns every member's client address, running or not.
-func (c *Cluster) Endpoints() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	eps := make([]string, len(c.st.Members))
-	for i, m := range c.st.Members {
-		eps[i] = m.Endpoint()
-	}
-	return eps
-}
+func (c *Cluster) Endpoints() []string { return members.Endpoints(c.Members()) }
 
 // Members returns the members with their current PIDs (0 if not running).
 func (c *Cluster) Members() []Member {
@@ -204,13 +196,7 @@ func (c *Cluster) Members() []Member {
 // PIDs maps each running member's endpoint to its process id, the shape
 // backends/zookeeper's WithServerPIDs takes.
 func (c *Cluster) PIDs() map[string]int {
-	pids := make(map[string]int)
-	for _, m := range c.Members() {
-		if m.PID != 0 {
-			pids[m.Endpoint()] = m.PID
-		}
-	}
-	return pids
+	return members.PIDs(c.Members(), func(m Member) int { return m.PID })
 }
 
 // State returns a copy of the cluster's state, for saving.
@@ -235,12 +221,4 @@ func (c *Cluster) cleanup() {
 	if c.st.OwnsDir {
 		_ = os.RemoveAll(c.st.Dir)
 	}
-}
-
-func allMembers(n int) []int {
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	return idx
 }

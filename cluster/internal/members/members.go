@@ -2,8 +2,8 @@
 // per member by index, for cluster/etcd and cluster/zookeeper: it starts a
 // member with its output appended to its log, stops, kills, restarts and
 // signals it, and records each member's process id in the cluster's state
-// as it changes. What a member runs and when it is ready stay with the
-// cluster.
+// as it changes; Endpoints and PIDs read the members' records. What a
+// member runs and when it is ready stay with the cluster.
 package members
 
 import (
@@ -170,4 +170,34 @@ func (s *Procs) Signal(i int, sig syscall.Signal) (*spawn.Proc, error) {
 		return nil, fmt.Errorf("%s: member %d is not running", s.spec.Pkg, i)
 	}
 	return p, p.Signal(sig)
+}
+
+// Endpoints returns each member's endpoint, running or not.
+func Endpoints[M interface{ Endpoint() string }](ms []M) []string {
+	eps := make([]string, len(ms))
+	for i, m := range ms {
+		eps[i] = m.Endpoint()
+	}
+	return eps
+}
+
+// PIDs maps each running member's endpoint to its process id (pid says
+// which, 0 when it is not running).
+func PIDs[M interface{ Endpoint() string }](ms []M, pid func(M) int) map[string]int {
+	pids := make(map[string]int)
+	for _, m := range ms {
+		if p := pid(m); p != 0 {
+			pids[m.Endpoint()] = p
+		}
+	}
+	return pids
+}
+
+// All is the indices of n members, from 0.
+func All(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
 }

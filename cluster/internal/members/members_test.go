@@ -2,9 +2,11 @@ package members
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -73,5 +75,28 @@ func TestProcsLifecycle(t *testing.T) {
 	}
 	if err := s.Kill(-1); !errors.Is(err, errNoMember) {
 		t.Errorf("Kill(-1) = %v, want errNoMember", err)
+	}
+}
+
+type member struct {
+	addr string
+	pid  int
+}
+
+func (m member) Endpoint() string { return m.addr }
+
+// TestEndpointsAndPIDs: every member has an endpoint; only a running one
+// (pid not 0) has a PID.
+func TestEndpointsAndPIDs(t *testing.T) {
+	ms := []member{{"a:1", 10}, {"b:2", 0}, {"c:3", 30}}
+	if got := Endpoints(ms); !slices.Equal(got, []string{"a:1", "b:2", "c:3"}) {
+		t.Errorf("Endpoints = %v", got)
+	}
+	got := PIDs(ms, func(m member) int { return m.pid })
+	if want := map[string]int{"a:1": 10, "c:3": 30}; !maps.Equal(got, want) {
+		t.Errorf("PIDs = %v, want %v", got, want)
+	}
+	if got := All(3); !slices.Equal(got, []int{0, 1, 2}) {
+		t.Errorf("All(3) = %v", got)
 	}
 }
