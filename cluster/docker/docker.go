@@ -42,6 +42,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	etcdcluster "github.com/zkbench/zkbench/cluster/etcd"
+	"github.com/zkbench/zkbench/cluster/internal/members"
 	zkcluster "github.com/zkbench/zkbench/cluster/zookeeper"
 )
 
@@ -177,7 +178,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := c.create(ctx, opts, image, labels); err != nil {
 		return c, err
 	}
-	if err := c.waitReady(ctx, allMembers(n), true); err != nil {
+	if err := c.waitReady(ctx, members.All(n), true); err != nil {
 		return c, err
 	}
 	return c, nil
@@ -420,12 +421,4 @@ func (c *Cluster) logTail(ctx context.Context, i int) string {
 		lines = lines[len(lines)-15:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-func allMembers(n int) []int {
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	return idx
 }

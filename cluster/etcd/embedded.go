@@ -54,14 +54,23 @@ type Embedded struct {
 // loopback ports and waits, under ctx, until they serve. Logs are discarded.
 // Exe, Args and Detach are StartLocal's and are ignored here.
 func StartEmbedded(ctx context.Context, opts Options) (*Embedded, error) {
-	n := opts.Nodes
-	if n == 0 {
-		n = 1
-	}
-	if n < 1 {
-		return nil, fmt.Errorf("cluster/etcd: %d members: want at least 1", n)
+	n, err := opts.members("at least 1")
+	if err != nil {
+		return nil, err
 	}
 	return startEmbedded(ctx, opts, n)
+}
+
+// members is the member count, Nodes or its default 1; a negative count is
+// an error that says what is wanted.
+func (o Options) members(want string) (int, error) {
+	if o.Nodes == 0 {
+		return 1, nil
+	}
+	if o.Nodes < 1 {
+		return 0, fmt.Errorf("cluster/etcd: %d members: want %s", o.Nodes, want)
+	}
+	return o.Nodes, nil
 }
 
 // StartEmbeddedCluster starts n embedded members in one cluster (for tests)

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkbench/zkbench/internal/spawn"
+	"github.com/zkbench/zkbench/cluster/internal/members"
 )
 
 // Member is one member process as started: its launch config, log file and
@@ -41,7 +41,7 @@ type State struct {
 type Local struct {
 	mu    sync.Mutex
 	st    State
-	procs []*spawn.Proc // by member index; nil when not running
+	procs *members.Procs
 }
 
 // StartLocal starts opts.Nodes members (default 1) as separate processes,
@@ -51,12 +51,9 @@ type Local struct {
 // parent-death signal unless opts.Detach. Each member's output goes to
 // <Dir>/<name>.log; a failed start quotes its tail and stops everything.
 func StartLocal(ctx context.Context, opts Options) (*Local, error) {
-	n := opts.Nodes
-	if n == 0 {
-		n = 1
-	}
-	if n < 1 {
-		return nil, fmt.Errorf("cluster/etcd: %d members: want 1 or more", n)
+	n, err := opts.members("1 or more")
+	if err != nil {
+		return nil, err
 	}
 	st := State{Exe: opts.Exe, Args: opts.Args, Detach: opts.Detach}
 	if st.Exe == "" {
@@ -74,7 +71,8 @@ func StartLocal(ctx context.Context, opts Options) (*Local, error) {
 		return nil, err
 	}
 	st.Dir, st.OwnsDir = dir, owns
-	l := &Local{st: st, procs: make([]*spawn.Proc, n)}
+	l := &Local{st: st}
+	l.procs = l.memberProcs(n)
 	for attempt := 0; attempt < 3; attempt++ {
 		if err = l.startAll(ctx, n, opts.UnsafeNoFsync); err == nil || !errors.Is(err, errPortTaken) || ctx.Err() != nil {
 			break
@@ -91,7 +89,7 @@ func StartLocal(ctx context.Context, opts Options) (*Local, error) {
 
 // startAll lays the members out on fresh ports and starts them all.
 func (l *Local) startAll(ctx context.Context, n int, noFsync bool) error {
-	l.killAll()
+	l.procs.KillAll()
 	cfgs, err := layout(l.st.Dir, n, newToken(), noFsync)
 	if err != nil {
 		return err
@@ -104,23 +102,22 @@ func (l *Local) startAll(ctx context.Context, n int, noFsync bool) error {
 	}
 	l.mu.Unlock()
 	for i := range cfgs {
-		if err := l.startMember(i); err != nil {
+		if err := l.procs.Start(i); err != nil {
 			return err
 		}
 	}
-	return l.waitReady(ctx, allMembers(n))
+	return l.waitReady(ctx, members.All(n))
 }
 
 // Open re-attaches to a cluster from its saved State. Members whose PID no
 // longer runs are marked stopped. Restart works as for a started cluster;
 // Stop signals the processes by PID.
 func Open(st State) *Local {
-	l := &Local{st: st, procs: make([]*spawn.Proc, len(st.Members))}
+	l := &Local{st: st}
 	l.st.Members = append([]Member(nil), st.Members...)
+	l.procs = l.memberProcs(len(st.Members))
 	for i, m := range l.st.Members {
-		if p := spawn.Adopt(m.PID); p != nil {
-			l.procs[i] = p
-		} else {
+		if !l.procs.Adopt(i, m.PID) {
 			l.st.Members[i].PID = 0
 		}
 	}
@@ -128,24 +125,11 @@ func Open(st State) *Local {
 }
 
 // Endpoints returns every member's client URL, running or not.
-func (l *Local) Endpoints() []string {
-	st := l.State()
-	eps := make([]string, len(st.Members))
-	for i, m := range st.Members {
-		eps[i] = m.Endpoint()
-	}
-	return eps
-}
+func (l *Local) Endpoints() []string { return members.Endpoints(l.State().Members) }
 
 // PIDs maps each running member's endpoint to its process id.
 func (l *Local) PIDs() map[string]int {
-	pids := make(map[string]int)
-	for _, m := range l.State().Members {
-		if m.PID != 0 {
-			pids[m.Endpoint()] = m.PID
-		}
-	}
-	return pids
+	return members.PIDs(l.State().Members, func(m Member) int { return m.PID })
 }
 
 // State returns a copy of the cluster's state, for saving.
@@ -163,30 +147,11 @@ func (l *Local) State() State {
 // or when ctx ends, and removes the folder if StartLocal made it. Safe to
 // call twice.
 func (l *Local) Stop(ctx context.Context) error {
-	leader := l.leaderIndex(ctx)
-	var wg sync.WaitGroup
-	for i := range l.procs {
-		if i == leader {
-			continue
-		}
-		wg.Go(func() { l.stopMember(ctx, i, 10*time.Second) })
-	}
-	wg.Wait()
-	if leader >= 0 {
-		l.stopMember(ctx, leader, 10*time.Second)
-	}
+	l.procs.StopAll(ctx, 10*time.Second, l.leaderIndex(ctx))
 	if l.st.OwnsDir {
 		if err := os.RemoveAll(l.st.Dir); err != nil {
 			return fmt.Errorf("cluster/etcd: %w", err)
 		}
 	}
 	return nil
-}
-
-func allMembers(n int) []int {
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	return idx
 }

@@ -31,7 +31,7 @@ func (l *Local) waitReady(ctx context.Context, idx []int) error {
 	for {
 		ready := 0
 		for _, i := range idx {
-			p, _ := l.proc(i)
+			p, _ := l.procs.Proc(i)
 			if p == nil || !p.Running() {
 				return l.startError(i, "exited during start")
 			}
@@ -60,7 +60,7 @@ func (l *Local) waitReady(ctx context.Context, idx []int) error {
 // or -1.
 func (l *Local) leaderIndex(ctx context.Context) int {
 	for i, m := range l.State().Members {
-		if p, _ := l.proc(i); p == nil || !p.Running() {
+		if p, _ := l.procs.Proc(i); p == nil || !p.Running() {
 			continue
 		}
 		st, err := status(ctx, m.Endpoint(), 300*time.Millisecond)

@@ -20,7 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkbench/zkbench/internal/spawn"
+	"github.com/zkbench/zkbench/cluster/internal/members"
 )
 
 // Options configure Start. The zero value starts one server in a temporary
@@ -92,7 +92,7 @@ type State struct {
 type Cluster struct {
 	mu    sync.Mutex
 	st    State
-	procs []*spawn.Proc // by member index; nil when not running
+	procs *members.Procs
 }
 
 // Start lays out the folder, starts every server and waits, under ctx, until
@@ -144,7 +144,8 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 			ConfigPath: filepath.Join(dir, "zoo.cfg"), LogPath: filepath.Join(dir, "server.log"),
 		})
 	}
-	c := &Cluster{st: st, procs: make([]*spawn.Proc, n)}
+	c := &Cluster{st: st}
+	c.procs = c.memberProcs(n)
 	if err := writeLogConfigs(st.Dir); err != nil {
 		c.cleanup()
 		return nil, err
@@ -167,7 +168,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 
 // startAll picks ports, writes configs and starts every member.
 func (c *Cluster) startAll(ctx context.Context) error {
-	c.killAll()
+	c.procs.KillAll()
 	if err := assignPorts(c.st.Members); err != nil {
 		return err
 	}
@@ -177,23 +178,15 @@ func (c *Cluster) startAll(ctx context.Context) error {
 		}
 	}
 	for i := range c.st.Members {
-		if err := c.startMember(i); err != nil {
+		if err := c.procs.Start(i); err != nil {
 			return err
 		}
 	}
-	return c.waitReady(ctx, allMembers(len(c.st.Members)))
+	return c.waitReady(ctx, members.All(len(c.st.Members)))
 }
 
 // Endpoints returns every member's client address, running or not.
-func (c *Cluster) Endpoints() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	eps := make([]string, len(c.st.Members))
-	for i, m := range c.st.Members {
-		eps[i] = m.Endpoint()
-	}
-	return eps
-}
+func (c *Cluster) Endpoints() []string { return members.Endpoints(c.Members()) }
 
 // Members returns the members with their current PIDs (0 if not running).
 func (c *Cluster) Members() []Member {
@@ -203,13 +196,7 @@ func (c *Cluster) Members() []Member {
 // PIDs maps each running member's endpoint to its process id, the shape
 // backends/zookeeper's WithServerPIDs takes.
 func (c *Cluster) PIDs() map[string]int {
-	pids := make(map[string]int)
-	for _, m := range c.Members() {
-		if m.PID != 0 {
-			pids[m.Endpoint()] = m.PID
-		}
-	}
-	return pids
+	return members.PIDs(c.Members(), func(m Member) int { return m.PID })
 }
 
 // State returns a copy of the cluster's state, for saving.
@@ -224,22 +211,7 @@ func (c *Cluster) State() State {
 // Stop ends every server (SIGTERM, then SIGKILL when ctx ends or after
 // 10 s) and removes the folder if Start made it. Safe to call twice.
 func (c *Cluster) Stop(ctx context.Context) error {
-	c.mu.Lock()
-	procs := append([]*spawn.Proc(nil), c.procs...)
-	c.mu.Unlock()
-	var wg sync.WaitGroup
-	for i, p := range procs {
-		if p == nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p.Terminate(ctx, 10*time.Second)
-			c.forget(i, p)
-		}()
-	}
-	wg.Wait()
+	c.procs.StopAll(ctx, 10*time.Second, -1)
 	c.cleanup()
 	return nil
 }
@@ -249,19 +221,4 @@ func (c *Cluster) cleanup() {
 	if c.st.OwnsDir {
 		_ = os.RemoveAll(c.st.Dir)
 	}
-}
-
-// killAll SIGKILLs every running member and waits for it.
-func (c *Cluster) killAll() {
-	for i := range c.st.Members {
-		_ = c.Kill(i)
-	}
-}
-
-func allMembers(n int) []int {
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	return idx
 }

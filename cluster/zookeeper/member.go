@@ -7,84 +7,41 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/zkbench/zkbench/internal/spawn"
+	"github.com/zkbench/zkbench/cluster/internal/members"
 )
 
 // ErrNoMember: the member index is out of range.
 var ErrNoMember = errors.New("cluster/zookeeper: no such member")
 
-// startMember starts member i's JVM; its output is appended to server.log.
-func (c *Cluster) startMember(i int) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if p := c.procs[i]; p != nil && p.Running() {
-		return nil
-	}
-	m := c.st.Members[i]
-	logf, err := os.OpenFile(m.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("cluster/zookeeper: %w", err)
-	}
-	fmt.Fprintf(logf, "=== zkbench: starting server %d at %s\n", m.ID, time.Now().Format(time.RFC3339))
-	cmd := exec.Command(c.st.Dist.Java, javaArgs(&c.st, m)...)
-	cmd.Dir = m.Dir
-	p, err := spawn.Launch(cmd, logf, c.st.Detach)
-	if err != nil {
-		return fmt.Errorf("cluster/zookeeper: start %s: %w", c.st.Dist.Java, err)
-	}
-	c.procs[i] = p
-	c.st.Members[i].PID = p.PID()
-	return nil
-}
-
-// forget clears member i's process if it is still p.
-func (c *Cluster) forget(i int, p *spawn.Proc) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.procs[i] == p {
-		c.procs[i] = nil
-		c.st.Members[i].PID = 0
-	}
-}
-
-func (c *Cluster) proc(i int) (*spawn.Proc, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if i < 0 || i >= len(c.procs) {
-		return nil, fmt.Errorf("%w: %d of %d", ErrNoMember, i, len(c.procs))
-	}
-	return c.procs[i], nil
+// memberProcs returns the processes of c's members, none running: each
+// member's JVM, its output appended to server.log.
+func (c *Cluster) memberProcs(n int) *members.Procs {
+	return members.New(&c.mu, n, members.Spec{
+		Pkg: "cluster/zookeeper", ErrNoMember: ErrNoMember, Detach: c.st.Detach,
+		Command: func(i int) (*exec.Cmd, string, string) {
+			m := c.st.Members[i]
+			cmd := exec.Command(c.st.Dist.Java, javaArgs(&c.st, m)...)
+			cmd.Dir = m.Dir
+			return cmd, m.LogPath, "server " + strconv.Itoa(m.ID)
+		},
+		SetPID: func(i, pid int) { c.st.Members[i].PID = pid },
+	})
 }
 
 // Kill SIGKILLs member i (index from 0) and waits for it to exit: a crash.
 // Killing a member that is not running does nothing.
-func (c *Cluster) Kill(i int) error {
-	p, err := c.proc(i)
-	if err != nil || p == nil {
-		return err
-	}
-	p.Kill()
-	c.forget(i, p)
-	return nil
-}
+func (c *Cluster) Kill(i int) error { return c.procs.Kill(i) }
 
 // Restart stops member i if it runs (SIGTERM, SIGKILL after 5 s), starts it
 // again on the same ports and data, and waits under ctx until it answers
 // srvr as a serving member.
 func (c *Cluster) Restart(ctx context.Context, i int) error {
-	p, err := c.proc(i)
-	if err != nil {
-		return err
-	}
-	if p != nil {
-		p.Terminate(ctx, 5*time.Second)
-		c.forget(i, p)
-	}
-	if err := c.startMember(i); err != nil {
+	if err := c.procs.Restart(ctx, i, 5*time.Second); err != nil {
 		return err
 	}
 	return c.waitReady(ctx, []int{i})
@@ -100,14 +57,8 @@ func (c *Cluster) Pause(i int) error { return c.signal(i, syscall.SIGSTOP, true)
 func (c *Cluster) Resume(i int) error { return c.signal(i, syscall.SIGCONT, false) }
 
 func (c *Cluster) signal(i int, sig syscall.Signal, stopped bool) error {
-	p, err := c.proc(i)
+	p, err := c.procs.Signal(i, sig)
 	if err != nil {
-		return err
-	}
-	if p == nil || !p.Running() {
-		return fmt.Errorf("cluster/zookeeper: member %d is not running", i)
-	}
-	if err := p.Signal(sig); err != nil {
 		return err
 	}
 	pid := p.PID()

@@ -24,7 +24,7 @@ func (c *Cluster) waitReady(ctx context.Context, idx []int) error {
 	for {
 		leaders, ready := 0, 0
 		for _, i := range idx {
-			p, _ := c.proc(i)
+			p, _ := c.procs.Proc(i)
 			if p == nil || !p.Running() {
 				return c.startError(i, "exited during start")
 			}

@@ -20,8 +20,7 @@ package testcluster
 
 import (
 	"context"
-	"os"
-	"sync"
+	"fmt"
 	"testing"
 	"time"
 
@@ -30,60 +29,28 @@ import (
 	etcdcluster "github.com/zkbench/zkbench/cluster/etcd"
 )
 
-// etcdServer is one shared embedded member or cluster, started once.
-type etcdServer struct {
-	nodes int
-	once  sync.Once
-	e     *etcdcluster.Embedded
-	err   error
+// etcdServer is the shared embedded member (nodes 1) or cluster.
+func etcdServer(nodes int) *sharedServer[*etcdcluster.Embedded] {
+	return &sharedServer[*etcdcluster.Embedded]{
+		what:    fmt.Sprintf("a %d-member embedded etcd", nodes),
+		prefix:  "zkbench-testetcd-",
+		timeout: 60 * time.Second,
+		start: func(ctx context.Context, dir string) (*etcdcluster.Embedded, error) {
+			return etcdcluster.StartEmbedded(ctx, etcdcluster.Options{Dir: dir, Nodes: nodes, UnsafeNoFsync: true})
+		},
+		stop: func(ctx context.Context, e *etcdcluster.Embedded) error {
+			return e.Close(ctx) // its folder stays if Close fails
+		},
+		open: func(e *etcdcluster.Embedded) (backends.Backend, error) {
+			return etcdbackend.New(etcdbackend.Config{Endpoints: e.Endpoints(), Embedded: true})
+		},
+	}
 }
 
 var (
-	etcdSingle  = &etcdServer{nodes: 1}
-	etcdCluster = &etcdServer{nodes: 3}
+	etcdSingle  = etcdServer(1)
+	etcdCluster = etcdServer(3)
 )
-
-// get starts the server on first use; later calls get the same one, or the
-// same start error.
-func (s *etcdServer) get(tb testing.TB) *etcdcluster.Embedded {
-	tb.Helper()
-	s.once.Do(func() {
-		dir, err := serverDir("zkbench-testetcd-")
-		if err != nil {
-			s.err = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		s.e, s.err = etcdcluster.StartEmbedded(ctx, etcdcluster.Options{Dir: dir, Nodes: s.nodes, UnsafeNoFsync: true})
-		if s.err != nil {
-			os.RemoveAll(dir)
-			return
-		}
-		atExit(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			defer cancel()
-			if s.e.Close(ctx) == nil {
-				os.RemoveAll(dir)
-			}
-		})
-	})
-	if s.err != nil {
-		tb.Fatalf("testcluster: cannot start a %d-member embedded etcd: %v", s.nodes, s.err)
-	}
-	return s.e
-}
-
-func (s *etcdServer) backend(tb testing.TB) backends.Backend {
-	tb.Helper()
-	e := s.get(tb)
-	b, err := etcdbackend.New(etcdbackend.Config{Endpoints: e.Endpoints(), Embedded: true})
-	if err != nil {
-		tb.Fatalf("testcluster: %v", err)
-	}
-	tb.Cleanup(func() { b.Close() })
-	return b
-}
 
 // EtcdBackend returns a fresh Backend on the test binary's shared embedded
 // etcd member, closed when tb ends (with every session it opened).
@@ -103,11 +70,11 @@ func EtcdClusterBackend(tb testing.TB) backends.Backend {
 // configure a Backend themselves.
 func EtcdEndpoints(tb testing.TB) []string {
 	tb.Helper()
-	return etcdSingle.get(tb).Endpoints()
+	return etcdSingle.endpoints(tb)
 }
 
 // EtcdClusterEndpoints returns the shared 3-member cluster's client URLs.
 func EtcdClusterEndpoints(tb testing.TB) []string {
 	tb.Helper()
-	return etcdCluster.get(tb).Endpoints()
+	return etcdCluster.endpoints(tb)
 }

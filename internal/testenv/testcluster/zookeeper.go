@@ -18,8 +18,7 @@ package testcluster
 
 import (
 	"context"
-	"os"
-	"sync"
+	"fmt"
 	"testing"
 	"time"
 
@@ -31,60 +30,29 @@ import (
 // zkTickTime is the test servers' tick: sessions of 1 s to 10 s.
 const zkTickTime = 500 * time.Millisecond
 
-// zkServer is one shared server or ensemble, started once.
-type zkServer struct {
-	nodes  int
-	heapMB int
-	once   sync.Once
-	c      *zkcluster.Cluster
-	err    error
+// zkServer is the shared standalone server (nodes 1) or ensemble.
+func zkServer(nodes, heapMB int) *sharedServer[*zkcluster.Cluster] {
+	return &sharedServer[*zkcluster.Cluster]{
+		what:    fmt.Sprintf("a %d-server ZooKeeper", nodes),
+		prefix:  "zkbench-testzk-",
+		timeout: 90 * time.Second,
+		start: func(ctx context.Context, dir string) (*zkcluster.Cluster, error) {
+			return zkcluster.Start(ctx, zkcluster.Options{Nodes: nodes, Dir: dir, TickTime: zkTickTime, HeapMB: heapMB})
+		},
+		stop: func(ctx context.Context, c *zkcluster.Cluster) error {
+			_ = c.Stop(ctx)
+			return nil // its folder is removed whatever Stop says
+		},
+		open: func(c *zkcluster.Cluster) (backends.Backend, error) {
+			return zkbackend.New(zkbackend.Config{Endpoints: c.Endpoints()}, zkbackend.WithServerPIDs(c.PIDs()))
+		},
+	}
 }
 
 var (
-	zkStandalone = &zkServer{nodes: 1, heapMB: 512}
-	zkEnsemble   = &zkServer{nodes: 3, heapMB: 256}
+	zkStandalone = zkServer(1, 512)
+	zkEnsemble   = zkServer(3, 256)
 )
-
-// get starts the server on first use; later calls get the same one, or the
-// same start error.
-func (z *zkServer) get(tb testing.TB) *zkcluster.Cluster {
-	tb.Helper()
-	z.once.Do(func() {
-		dir, err := serverDir("zkbench-testzk-")
-		if err != nil {
-			z.err = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		z.c, z.err = zkcluster.Start(ctx, zkcluster.Options{Nodes: z.nodes, Dir: dir, TickTime: zkTickTime, HeapMB: z.heapMB})
-		if z.err != nil {
-			os.RemoveAll(dir)
-			return
-		}
-		atExit(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			defer cancel()
-			_ = z.c.Stop(ctx)
-			os.RemoveAll(dir)
-		})
-	})
-	if z.err != nil {
-		tb.Fatalf("testcluster: cannot start a %d-server ZooKeeper: %v", z.nodes, z.err)
-	}
-	return z.c
-}
-
-func (z *zkServer) backend(tb testing.TB) backends.Backend {
-	tb.Helper()
-	c := z.get(tb)
-	b, err := zkbackend.New(zkbackend.Config{Endpoints: c.Endpoints()}, zkbackend.WithServerPIDs(c.PIDs()))
-	if err != nil {
-		tb.Fatalf("testcluster: %v", err)
-	}
-	tb.Cleanup(func() { b.Close() })
-	return b
-}
 
 // ZooKeeperBackend returns a fresh Backend on the test binary's shared
 // standalone ZooKeeper, closed when tb ends (with every session it opened).
@@ -105,11 +73,11 @@ func ZooKeeperEnsembleBackend(tb testing.TB) backends.Backend {
 // tests that configure a Backend themselves.
 func ZooKeeperEndpoints(tb testing.TB) []string {
 	tb.Helper()
-	return zkStandalone.get(tb).Endpoints()
+	return zkStandalone.endpoints(tb)
 }
 
 // ZooKeeperEnsembleEndpoints returns the shared ensemble's endpoints.
 func ZooKeeperEnsembleEndpoints(tb testing.TB) []string {
 	tb.Helper()
-	return zkEnsemble.get(tb).Endpoints()
+	return zkEnsemble.endpoints(tb)
 }
