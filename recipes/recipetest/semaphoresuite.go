@@ -250,8 +250,8 @@ func testSemReleaseWakes(e *semEnv) {
 	switch {
 	case e.sem.HerdFree && e.v.ClientCounts && woken != 2:
 		e.t.Errorf("one release woke waiters %d times, want 2 (herd-free: the gate holder and the next)", woken)
-	case e.sem.HerdFree && sent != 2:
-		e.t.Errorf("one release: the servers sent %d notifications, want 2 (herd-free)", sent)
+	case e.sem.HerdFree && (sent < 2 || sent > 2+staleAllowance(e.b.Kind())):
+		e.t.Errorf("one release: the servers sent %d notifications, want 2 (herd-free; on etcd up to %d)", sent, 2+staleAllowance(backends.Etcd))
 	case !e.sem.HerdFree && e.v.ClientCounts && woken < semWaiters:
 		e.t.Errorf("one herd-prone release woke waiters %d times, want every one of %d", woken, semWaiters)
 	case !e.sem.HerdFree && sent < semWaiters:
@@ -277,4 +277,19 @@ func testHeadCancelled(e *semEnv) {
 	e.cancelled("Acquire of the first waiter", ps[0].done, &ps[0].err)
 	e.admitsOnly(hs[0], ps[1], "the second waiter")
 	e.releaseAll(append(hs[1:], ws[1])...)
+}
+
+// staleAllowance is how many notifications beyond the herd-free two a
+// release may cost on the servers of backend k: on etcd, one. The gate
+// holder that wakes cancels its leases watch and lists again, and etcd
+// cancels a watch asynchronously: the next gate holder's lease can be put
+// before the cancel reaches the server, which then sends the put to the
+// watch being cancelled (and the client drops it: its waiters still
+// count two). Seen once on a 3-member etcd beside two compiles: 2 to the
+// waiters, 3 sent. ZooKeeper's watches fire once: none.
+func staleAllowance(k backends.Kind) int64 {
+	if k == backends.Etcd {
+		return 1
+	}
+	return 0
 }
