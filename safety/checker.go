@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sync"
@@ -208,34 +209,34 @@ func (c *Checker) Safety() results.Safety {
 // section with End < Start is taken as still open at the end. Sections that
 // only touch (one ends exactly when the next starts) do not overlap.
 func Overlaps(sections []Section) []Overlap {
-	s := slices.Clone(sections)
-	slices.SortStableFunc(s, func(a, b Section) int {
-		switch {
-		case a.Start < b.Start:
-			return -1
-		case a.Start > b.Start:
-			return 1
+	var out []Overlap
+	sweep(sections, func(cur Section, open []Section) {
+		for _, a := range open {
+			if a.Client != cur.Client {
+				out = append(out, Overlap{First: a, Second: cur, At: cur.Start})
+			}
 		}
-		return 0
 	})
+	return out
+}
+
+// sweep visits sections in order of start (stable), each with the
+// sections that started before it and are still open when it starts. A
+// section with End < Start is open to the end; one that ends exactly when
+// another starts is not open then.
+func sweep(sections []Section, visit func(cur Section, open []Section)) {
+	s := slices.Clone(sections)
+	slices.SortStableFunc(s, func(a, b Section) int { return cmp.Compare(a.Start, b.Start) })
 	end := func(x Section) time.Duration {
 		if x.End < x.Start {
 			return time.Duration(1<<63 - 1)
 		}
 		return x.End
 	}
-	var (
-		out    []Overlap
-		active []Section
-	)
+	var open []Section
 	for _, cur := range s {
-		active = slices.DeleteFunc(active, func(a Section) bool { return end(a) <= cur.Start })
-		for _, a := range active {
-			if a.Client != cur.Client {
-				out = append(out, Overlap{First: a, Second: cur, At: cur.Start})
-			}
-		}
-		active = append(active, cur)
+		open = slices.DeleteFunc(open, func(a Section) bool { return end(a) <= cur.Start })
+		visit(cur, open)
+		open = append(open, cur)
 	}
-	return out
 }

@@ -175,34 +175,15 @@ func (cr Crowd) String() string {
 // keep of those. A section with End < Start is open at the end. A section
 // that ends exactly when another starts does not overlap it.
 func Crowded(sections []Section, permits, keep int) (most int, n int64, crowds []Crowd) {
-	s := slices.Clone(sections)
-	slices.SortStableFunc(s, func(a, b Section) int {
-		switch {
-		case a.Start < b.Start:
-			return -1
-		case a.Start > b.Start:
-			return 1
-		}
-		return 0
-	})
-	end := func(x Section) time.Duration {
-		if x.End < x.Start {
-			return time.Duration(1<<63 - 1)
-		}
-		return x.End
-	}
-	var active []Section
-	for _, cur := range s {
-		active = slices.DeleteFunc(active, func(a Section) bool { return end(a) <= cur.Start })
-		active = append(active, cur)
-		most = max(most, len(active))
-		if len(active) <= permits {
-			continue
+	sweep(sections, func(cur Section, open []Section) {
+		most = max(most, len(open)+1)
+		if len(open)+1 <= permits {
+			return
 		}
 		n++
 		if len(crowds) < keep {
-			crowds = append(crowds, Crowd{At: cur.Start, Holders: slices.Clone(active)})
+			crowds = append(crowds, Crowd{At: cur.Start, Holders: append(slices.Clone(open), cur)})
 		}
-	}
+	})
 	return most, n, crowds
 }
