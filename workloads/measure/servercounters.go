@@ -2,6 +2,7 @@ package measure
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -36,16 +37,7 @@ func fillPartial(res *results.Result, before, after Snapshot, isGauge func(strin
 		return false
 	}
 	b, a := byEndpoint(before.Members), byEndpoint(after.Members)
-	var endpoints []string
-	for ep := range b {
-		endpoints = append(endpoints, ep)
-	}
-	for ep := range a {
-		if _, ok := b[ep]; !ok {
-			endpoints = append(endpoints, ep)
-		}
-	}
-	slices.Sort(endpoints)
+	endpoints := endpointsOf(b, a)
 
 	sum := backends.Metrics{}
 	var problems []string
@@ -133,16 +125,7 @@ func byEndpoint(ms []backends.MemberMetrics) map[string]backends.MemberMetrics {
 // changedServers says which local servers were not the same process at
 // both edges of the case ("" if all were).
 func changedServers(before, after map[string]int) string {
-	var eps []string
-	for ep := range before {
-		eps = append(eps, ep)
-	}
-	for ep := range after {
-		if _, ok := before[ep]; !ok {
-			eps = append(eps, ep)
-		}
-	}
-	slices.Sort(eps)
+	eps := endpointsOf(before, after)
 	var out []string
 	for _, ep := range eps {
 		pb, pa := before[ep], after[ep]
@@ -192,4 +175,16 @@ func describeNames(names []string) string {
 		return fmt.Sprintf("%d server figures (%s, ...)", raw, names[0])
 	}
 	return fmt.Sprintf("%s and %d raw server figures", strings.Join(canonical, ", "), raw)
+}
+
+// endpointsOf is every endpoint of before or after, sorted.
+func endpointsOf[V any](before, after map[string]V) []string {
+	eps := slices.Collect(maps.Keys(before))
+	for ep := range after {
+		if _, ok := before[ep]; !ok {
+			eps = append(eps, ep)
+		}
+	}
+	slices.Sort(eps)
+	return eps
 }
