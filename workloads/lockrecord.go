@@ -77,14 +77,23 @@ var lockEventFrom = map[lockEventKind]lockClientState{
 	evLost: stateHolding, evExit: stateHolding, evReleased: stateReleasing, evReleaseFailed: stateReleasing,
 }
 
-// event records ev, a loop event at ev.At on the case's clock.
-func (r *lockRecorder) event(ev lockEvent) error {
+// fitsLockEvent reports, wrapping errLockProtocol, an event that is not a client
+// of noun's or does not follow state, the state of client id.
+func fitsLockEvent(noun string, id int, state lockClientState, ev lockEvent) error {
 	from, ok := lockEventFrom[ev.Kind]
 	switch {
 	case !ok:
-		return fmt.Errorf("%w: client %d: %s is not a lock client's event", errLockProtocol, r.id, ev.Kind)
-	case r.state != from:
-		return fmt.Errorf("%w: client %d: %s while %s", errLockProtocol, r.id, ev.Kind, r.state)
+		return fmt.Errorf("%w: client %d: %s is not a %s client's event", errLockProtocol, id, ev.Kind, noun)
+	case state != from:
+		return fmt.Errorf("%w: client %d: %s while %s", errLockProtocol, id, ev.Kind, state)
+	}
+	return nil
+}
+
+// event records ev, a loop event at ev.At on the case's clock.
+func (r *lockRecorder) event(ev lockEvent) error {
+	if err := fitsLockEvent("lock", r.id, r.state, ev); err != nil {
+		return err
 	}
 	switch ev.Kind {
 	case evAsked:

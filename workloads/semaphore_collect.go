@@ -37,12 +37,8 @@ func newSemRecorder(id int, window *measure.Window, checker *safety.SemaphoreChe
 // Writes (the lock's fenced register) are not a semaphore's: K holders
 // share no register, so they are let pass unrecorded.
 func (r *semRecorder) event(ev lockEvent) error {
-	from, ok := lockEventFrom[ev.Kind]
-	switch {
-	case !ok:
-		return fmt.Errorf("%w: client %d: %s is not a semaphore client's event", errLockProtocol, r.id, ev.Kind)
-	case r.state != from:
-		return fmt.Errorf("%w: client %d: %s while %s", errLockProtocol, r.id, ev.Kind, r.state)
+	if err := fitsLockEvent("semaphore", r.id, r.state, ev); err != nil {
+		return err
 	}
 	switch ev.Kind {
 	case evAsked:
