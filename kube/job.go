@@ -1,8 +1,8 @@
 // Package kube writes the Kubernetes manifests of a sharded zkbench run
 // (docs/kubernetes.md): an Indexed Job whose pods are the run's shards, each
-// running `zkbench run ... --shards S` with its index from
-// JOB_COMPLETION_INDEX and writing its results file to a shared volume; the
-// run's configuration in a ConfigMap; the claim of that volume; the Job that
+// running `zkbench run --spec` on the run's spec (in the run's ConfigMap)
+// with its index from JOB_COMPLETION_INDEX and writing its results file to a
+// shared volume; the run's configuration in that ConfigMap; the claim of that volume; the Job that
 // merges the shards' files with `zkbench merge`; and a pod to copy the
 // merged results out. Every object is built from k8s.io/api's types, so a
 // field that the API does not know cannot be written.
@@ -46,9 +46,14 @@ const (
 	ResultsMount = "/results"
 	// ConfigMount is where the run's ConfigMap is mounted, read-only.
 	ConfigMount = "/etc/zkbench/run"
+	// SpecFile is the run's spec inside the pods (the ConfigMap's SpecKey).
+	SpecFile = ConfigMount + "/" + SpecKey
 	// TLSMount is where a Secret with etcd's TLS files is mounted.
 	TLSMount = "/etc/zkbench/tls"
 )
+
+// SpecKey is the ConfigMap's key of the run's spec.
+const SpecKey = "run-spec.json"
 
 // PasswordEnv is the variable `zkbench run` reads etcd's password from.
 const PasswordEnv = "ZKBENCH_ETCD_PASSWORD"
@@ -63,7 +68,7 @@ const (
 )
 
 // Spec is a sharded run to write as manifests. Name, Image, Shards, RunID
-// and RunFlags are required; the rest have defaults.
+// and RunSpec are required; the rest have defaults.
 type Spec struct {
 	// Name names the Job (the shards' pods are <Name>-<index>-...) and
 	// prefixes the other objects' names: a DNS label.
@@ -75,10 +80,12 @@ type Spec struct {
 	PullPolicy corev1.PullPolicy
 	Shards     int
 	RunID      string
-	// RunFlags are the flags of `zkbench run` every shard gets, as
-	// --name=value, without --shards, --shard-index, --run-id, --output and
-	// --no-plots (the manifests set those).
-	RunFlags []string
+	// RunSpec is the run every shard runs, a runner.Spec as JSON (`zkbench
+	// run --spec`): sharded over Shards, without secrets (the pods take them
+	// from their environment), its shard index and output each pod's own
+	// (JOB_COMPLETION_INDEX, ShardOutput). It is the ConfigMap's SpecKey,
+	// mounted at SpecFile.
+	RunSpec string
 	// NoPlots: the merge draws no plots.
 	NoPlots bool
 	// Claim is an existing PersistentVolumeClaim for the results; empty:
@@ -167,11 +174,10 @@ func (s Spec) ShardsDir() string { return ResultsMount + "/" + s.RunID + "/shard
 func (s Spec) MergeOutput() string { return ResultsMount + "/" + s.RunID + "/merged" }
 
 // ShardArgs are the arguments of each shard's container (its command is
-// Binary): `run`, the run's flags, and the shard's.
+// Binary): `run` of the run's spec, into the shard's own folder; the shard's
+// index comes from JOB_COMPLETION_INDEX.
 func (s Spec) ShardArgs() []string {
-	args := append([]string{"run"}, s.RunFlags...)
-	return append(args, "--shards="+strconv.Itoa(s.Shards), "--run-id="+s.RunID,
-		"--output="+s.ShardOutput("$("+IndexEnv+")"), "--no-plots")
+	return []string{"run", "--spec=" + SpecFile, "--output=" + s.ShardOutput("$("+IndexEnv+")"), "--no-plots"}
 }
 
 // MergeArgs are the arguments of the merge's container: the shards'
@@ -198,6 +204,8 @@ func (s Spec) Check() error {
 		return errors.New("--image: give the zkbench image the pods run")
 	case s.RunID == "":
 		return errors.New("--run-id: every shard must name the same run")
+	case s.RunSpec == "":
+		return errors.New("kube: no run spec: every shard runs one (zkbench kube job writes it from the run's flags)")
 	}
 	// The longest name derived from Name: a pod's hostname <Name>-<index>,
 	// and the objects' suffixes; each must be a DNS label.
@@ -239,7 +247,7 @@ func (s Spec) Check() error {
 // MaxObjectBytes bounds each object's JSON: `kubectl apply` stores the
 // whole object in its kubectl.kubernetes.io/last-applied-configuration
 // annotation, and the annotations of an object may hold at most 256 KiB.
-// Nothing in the manifests grows with the shards; the run's flags are the
+// Nothing in the manifests grows with the shards; the run's spec is the
 // one thing that can make an object large.
 const MaxObjectBytes = 200 << 10
 
@@ -251,7 +259,7 @@ func checkSize(obj runtime.Object) error {
 	}
 	if len(b) > MaxObjectBytes {
 		o := obj.(metav1.Object)
-		return fmt.Errorf("%s %s would be %d bytes, more than the %d that kubectl apply can keep in its last-applied annotation (256 KiB at most): shorten the run's flags (a long --clients or --endpoints list; they are in the shards' Job and the ConfigMap)",
+		return fmt.Errorf("%s %s would be %d bytes, more than the %d that kubectl apply can keep in its last-applied annotation (256 KiB at most): shorten the run's flags (a long --clients or --endpoints list; the run's spec in the ConfigMap holds them)",
 			obj.GetObjectKind().GroupVersionKind().Kind, o.GetName(), len(b), MaxObjectBytes)
 	}
 	return nil
@@ -319,7 +327,7 @@ func (s Spec) configMap() *corev1.ConfigMap {
 			"run-id":        s.RunID,
 			"shards":        strconv.Itoa(s.Shards),
 			"image":         s.Image,
-			"run-flags":     strings.Join(s.RunFlags, "\n") + "\n",
+			SpecKey:         s.RunSpec,
 			"shard-command": ShellQuote(append([]string{Binary}, s.ShardArgs()...)) + "\n",
 			"merge-command": ShellQuote(append([]string{Binary}, s.MergeArgs()...)) + "\n",
 			"results": "shard I: " + s.ShardOutput("I") + "/" + s.RunID + "/results.json\n" +

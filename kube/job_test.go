@@ -59,7 +59,7 @@ func stripComments(b []byte) []byte {
 func testSpec() Spec {
 	return Spec{
 		Name: "zkbench-lock-16k", Namespace: "bench", Image: "zkbench/zkbench:v1.2.3", Shards: 4, RunID: "lock-16k",
-		RunFlags: []string{"--backend=zookeeper", "--endpoints=zk-0.zk:2181", "--endpoints=zk-1.zk:2181", "--clients=16000", "--duration=30s"},
+		RunSpec:  `{"config":{"backend":"zookeeper","clients":[16000]},"run_id":"lock-16k","shard":{"index":0,"count":4}}`,
 		Deadline: 20 * time.Minute,
 	}
 }
@@ -129,13 +129,14 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	if c.Image != "zkbench/zkbench:v1.2.3" || !slices.Equal(c.Command, []string{"/zkbench"}) {
 		t.Errorf("shard container runs %s %v", c.Image, c.Command)
 	}
-	wantArgs := []string{"run", "--backend=zookeeper", "--endpoints=zk-0.zk:2181", "--endpoints=zk-1.zk:2181", "--clients=16000", "--duration=30s",
-		"--shards=4", "--run-id=lock-16k", "--output=/results/lock-16k/shards/$(JOB_COMPLETION_INDEX)", "--no-plots"}
+	wantArgs := []string{"run", "--spec=/etc/zkbench/run/run-spec.json", "--output=/results/lock-16k/shards/$(JOB_COMPLETION_INDEX)", "--no-plots"}
 	if !slices.Equal(c.Args, wantArgs) {
 		t.Errorf("shard args\n %q\nwant\n %q", c.Args, wantArgs)
 	}
-	if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == ResultsMount }) {
-		t.Errorf("shard mounts %+v: no %s", c.VolumeMounts, ResultsMount)
+	for _, dir := range []string{ResultsMount, ConfigMount} {
+		if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == dir }) {
+			t.Errorf("shard mounts %+v: no %s", c.VolumeMounts, dir)
+		}
 	}
 	if !slices.ContainsFunc(js.Template.Spec.Volumes, func(v corev1.Volume) bool {
 		return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "zkbench-lock-16k-results"
@@ -152,7 +153,7 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	// Each shard's --output, its index expanded, is the folder the merge
 	// reads shard I from: <shards-dir>/I.
 	for i := range 4 {
-		out := strings.ReplaceAll(strings.TrimPrefix(wantArgs[8], "--output="), "$(JOB_COMPLETION_INDEX)", string(rune('0'+i)))
+		out := strings.ReplaceAll(strings.TrimPrefix(wantArgs[2], "--output="), "$(JOB_COMPLETION_INDEX)", string(rune('0'+i)))
 		if dir := strings.TrimPrefix(margs[1], "--shards-dir=") + "/" + string(rune('0'+i)); dir != out {
 			t.Errorf("merge reads shard %d from %s, it writes to %s", i, dir, out)
 		}
@@ -160,6 +161,7 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 
 	cm := objs["ConfigMap/zkbench-lock-16k-config"].(*corev1.ConfigMap)
 	if cm.Data["shards"] != "4" || cm.Data["run-id"] != "lock-16k" || !strings.Contains(cm.Data["shard-command"], "'--output=/results/lock-16k/shards/$(JOB_COMPLETION_INDEX)'") ||
+		cm.Data[SpecKey] != testSpec().RunSpec ||
 		cm.Data["merge-command"] != "/zkbench "+strings.Join(wantMerge, " ")+"\n" {
 		t.Errorf("config map %v", cm.Data)
 	}
@@ -397,7 +399,10 @@ func TestSpecRefuses(t *testing.T) {
 		{func(s *Spec) { s.Namespace = "Bench" }, "--namespace"},
 		{func(s *Spec) { s.AccessMode = corev1.ReadWriteOncePod }, "--access-mode ReadWriteOncePod with --shards 4: only one pod can mount the claim"},
 		{func(s *Spec) { s.AccessMode = "ReadOnlyMany" }, `--access-mode "ReadOnlyMany"`},
-		{func(s *Spec) { s.RunFlags = append(s.RunFlags, "--clients="+strings.Repeat("1000,", 50000)+"1000") }, "kubectl apply can keep"},
+		{func(s *Spec) {
+			s.RunSpec = strings.Replace(s.RunSpec, "16000", strings.Repeat("1000,", 50000)+"1000", 1)
+		}, "kubectl apply can keep"},
+		{func(s *Spec) { s.RunSpec = "" }, "no run spec"},
 	} {
 		s := testSpec()
 		c.edit(&s)

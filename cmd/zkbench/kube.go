@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -63,20 +64,22 @@ func newKubeJobCmd() *cobra.Command {
 <output>/<name>/, generated from Kubernetes' own API types:
 
   00-config.yaml         a ConfigMap with the run's configuration: run id, shards,
-                         image, each shard's command and the merge's
+                         image, the run's spec (run-spec.json, the run as data),
+                         each shard's command and the merge's
   10-results-claim.yaml  a PersistentVolumeClaim (ReadWriteMany) the shards write
                          their results to (left out with --claim)
   20-shards-job.yaml     the Indexed Job: completions = parallelism = S,
                          backoffLimitPerIndex 0; pod I runs
-                         /zkbench run [run flags] --shards S --run-id ID
+                         /zkbench run --spec /etc/zkbench/run/run-spec.json
                          --output /results/ID/shards/I, its --shard-index taken
                          from JOB_COMPLETION_INDEX
   30-merge-job.yaml      a Job running zkbench merge --shards-dir /results/ID/shards
                          --shards S: apply it once the shards' Job has ended
   40-fetch-pod.yaml      a pod holding the volume, to kubectl cp the results from
 
-It takes zkbench run's flags and checks them exactly as zkbench run does, so
-that a flag a shard would refuse is refused here, not in S pods. A Job's pods
+It takes zkbench run's flags, makes the run's spec of them and checks it
+exactly as zkbench run does, so that a flag a shard would refuse is refused
+here, not in S pods. A Job's pods
 reach a running cluster: --endpoints is required and --cluster is refused.
 ZooKeeper counts maxClientCnxns per client IP, that is per pod (or per node
 behind SNAT): size --clients/S against it.
@@ -123,11 +126,7 @@ the nodes; ReadWriteOncePod is refused with more than one shard.`,
 	own.StringVar(&k.passwordSecret, "password-secret", "", "etcd: SECRET:KEY of a Secret holding the password (set as $ZKBENCH_ETCD_PASSWORD in the pods)")
 	own.StringVar(&k.tlsSecret, "tls-secret", "", "etcd: a Secret with the TLS files, mounted at "+kube.TLSMount+" (give --cacert etc. as paths there)")
 	own.StringVar(&k.fetchImage, "fetch-image", kube.DefaultFetchImage, "image of the fetch pod (needs tar, for kubectl cp)")
-	k.own = map[string]bool{}
-	own.VisitAll(func(flag *pflag.Flag) {
-		fl.AddFlag(flag)
-		k.own[flag.Name] = true
-	})
+	own.VisitAll(fl.AddFlag)
 	return cmd
 }
 
@@ -148,19 +147,25 @@ func runKubeJob(cmd *cobra.Command, f *runFlags, k *kubeJobFlags) error {
 	}
 	name := cmp.Or(k.name, kube.DefaultName(f.runID))
 
-	// The run's flags, checked as each shard will check them (as shard 0,
-	// on the --endpoints); nothing is reached.
+	// The run's spec, checked as each shard will check it (as shard 0, on
+	// the --endpoints); nothing is reached. Each pod gives its own index and
+	// output, and takes the secrets from its environment.
 	saved := *f
 	f.output, f.shardIndex = kube.ResultsMount, 0
 	if k.passwordSecret != "" {
 		f.password = "from --password-secret" // only to check; never written
 	}
-	cfg, opts, err := f.config(fl)
+	spec, err := f.runSpec(fl)
+	*f = saved
 	var r *runner.Runner
 	if err == nil {
-		r, err = runner.New(cfg, opts...)
+		r, err = runner.NewFromSpec(spec)
 	}
-	*f = saved
+	if err != nil {
+		return err
+	}
+	spec.Output = ""
+	runSpec, err := json.MarshalIndent(spec, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -181,15 +186,9 @@ func runKubeJob(cmd *cobra.Command, f *runFlags, k *kubeJobFlags) error {
 	if deadline == 0 {
 		deadline = kube.Deadline(r.CaseBounds(), f.shardTimeout)
 	}
-	// Every shard is given the run flags the user set, but those the
-	// manifests set for it, and none of kube job's own.
-	skip := map[string]bool{"shards": true, "run-id": true, "no-plots": true}
-	for name := range k.own {
-		skip[name] = true
-	}
 	m, err := kube.Build(kube.Spec{
 		Name: name, Namespace: k.namespace, Image: k.image, PullPolicy: pull,
-		Shards: f.shards, RunID: f.runID, RunFlags: givenFlags(fl, skip), NoPlots: f.noPlots,
+		Shards: f.shards, RunID: f.runID, RunSpec: string(runSpec) + "\n", NoPlots: f.noPlots,
 		Claim: k.claim, StorageSize: size, StorageClass: k.storageClass,
 		AccessMode: corev1.PersistentVolumeAccessMode(k.accessMod), // kube.Spec.Check refuses a bad one
 		Resources:  res, Deadline: deadline,

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,10 +15,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/kube"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/runner"
 )
 
 func TestKubeJobWritesManifests(t *testing.T) {
@@ -38,11 +41,18 @@ func TestKubeJobWritesManifests(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := job.Spec.Template.Spec.Containers[0]
-	want := []string{"run", "--backend=zookeeper", "--clients=300", "--duration=20s",
-		"--endpoints=zk-0.zk:2181", "--endpoints=zk-1.zk:2181", "--hold=1ms", "--variants=naive,fair",
-		"--shards=3", "--run-id=lock-300", "--output=/results/lock-300/shards/$(JOB_COMPLETION_INDEX)", "--no-plots"}
+	want := []string{"run", "--spec=" + kube.SpecFile, "--output=/results/lock-300/shards/$(JOB_COMPLETION_INDEX)", "--no-plots"}
 	if strings.Join(c.Args, " ") != strings.Join(want, " ") {
 		t.Errorf("args %q\nwant %q", c.Args, want)
+	}
+	// The pods run the spec the flags describe: sharded, shard 0's index
+	// and no output (each pod gives its own), no secret.
+	spec := readRunSpec(t, jobDir)
+	cfg := spec.Config
+	if cfg.Backend != "zookeeper" || !slices.Equal(cfg.Clients, []int{300}) || cfg.Duration != 20*time.Second || cfg.Hold != time.Millisecond ||
+		!slices.Equal(cfg.Variants, []string{"naive", "fair"}) || !slices.Equal(cfg.Servers.Endpoints, []string{"zk-0.zk:2181", "zk-1.zk:2181"}) ||
+		spec.RunID != "lock-300" || spec.Output != "" || spec.Shard == nil || spec.Shard.Count != 3 || spec.Shard.Index != 0 {
+		t.Errorf("the pods' spec: %+v", spec)
 	}
 	if c.Image != "zkbench/zkbench:test" || *job.Spec.Completions != 3 || *job.Spec.Parallelism != 3 || job.Namespace != "bench" {
 		t.Errorf("job %s, image %s, completions %d, parallelism %d", job.Namespace, c.Image, *job.Spec.Completions, *job.Spec.Parallelism)
@@ -117,6 +127,8 @@ func TestKubeJobRefuses(t *testing.T) {
 		{append(base, "--shards", "2", "--digest", "u:p"), "--digest: a ZooKeeper password in a manifest"},
 		{append(base, "--shards", "2", "--access-mode", "ReadWriteOncePod"), "only one pod can mount the claim"},
 		{append(base, "--shards", "2", "--access-mode", "rwx"), `--access-mode "rwx": want ReadWriteMany`},
+		{append(base, "--shards", "2", "--spec", "run.json"), "--spec: kube job writes the pods' spec"},
+		{append(base, "--shards", "2", "--format", "csv"), "--format: a shard's summary goes to its pod's log"},
 	} {
 		start := time.Now()
 		out, err := execute(t, c.args...)
@@ -137,18 +149,33 @@ func TestKubeJobSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "zkbench-etcd-20", "20-shards-job.yaml"))
+	jobDir := filepath.Join(dir, "zkbench-etcd-20")
+	b, err := os.ReadFile(filepath.Join(jobDir, "20-shards-job.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := string(b)
-	for _, want := range []string{"--user=bench", "--cacert=/etc/zkbench/tls/ca.pem", "secretName: etcd-tls", "name: ZKBENCH_ETCD_PASSWORD"} {
-		if !strings.Contains(s, want) {
-			t.Errorf("no %q in the Job:\n%s", want, s)
+	for _, want := range []string{"secretName: etcd-tls", "name: ZKBENCH_ETCD_PASSWORD", "key: password"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("no %q in the Job:\n%s", want, b)
 		}
 	}
-	if strings.Contains(s, "--password") || strings.Contains(s, "from --password-secret") {
-		t.Errorf("a password in the Job:\n%s", s)
+	if srv := readRunSpec(t, jobDir).Config.Servers; srv.Username != "bench" || srv.TLS.CAFile != kube.TLSMount+"/ca.pem" {
+		t.Errorf("the pods' servers: %+v", srv)
+	}
+	// No password anywhere in the manifests, not even the placeholder the
+	// check used.
+	files, err := os.ReadDir(jobDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(jobDir, f.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "--password") || strings.Contains(string(b), "from --password-secret") {
+			t.Errorf("a password in %s:\n%s", f.Name(), b)
+		}
 	}
 }
 
@@ -179,11 +206,15 @@ func TestKubeJobCommandsRun(t *testing.T) {
 		}
 		jobs[f] = &job
 	}
-	root := t.TempDir()
+	// The volumes as the pods see them: the results claim a folder, the
+	// ConfigMap's keys its files.
+	root, config := t.TempDir(), t.TempDir()
+	writeConfigMap(t, filepath.Join(dir, "zkbench-kube-cmds"), config)
 	local := func(args []string, index string) []string {
 		out := make([]string, len(args))
 		for i, a := range args {
 			a = strings.ReplaceAll(a, "$("+kube.IndexEnv+")", index)
+			a = strings.ReplaceAll(a, kube.ConfigMount+"/", config+"/")
 			out[i] = strings.ReplaceAll(a, kube.ResultsMount+"/", root+"/")
 		}
 		return out
@@ -252,5 +283,40 @@ func TestKubeJobCommandsRun(t *testing.T) {
 	}
 	if _, _, err := zkbench(t, "merge", "--no-plots", "-o", mdir, "--shards-dir", shardsDir, "--shards", "2"); err == nil || !strings.Contains(err.Error(), "shard 1 of 2: no "+filepath.Join(shardsDir, "1")+"/<run-id>/results.json") {
 		t.Errorf("merge without shard 1's file: %v", err)
+	}
+}
+
+// readConfigMap decodes the ConfigMap of the manifests in jobDir.
+func readConfigMap(t *testing.T, jobDir string) *corev1.ConfigMap {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(jobDir, "00-config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm corev1.ConfigMap
+	if err := yaml.UnmarshalStrict(b, &cm); err != nil {
+		t.Fatal(err)
+	}
+	return &cm
+}
+
+// readRunSpec is the run spec the manifests in jobDir give the pods.
+func readRunSpec(t *testing.T, jobDir string) runner.Spec {
+	t.Helper()
+	spec, err := runner.ReadSpec(strings.NewReader(readConfigMap(t, jobDir).Data[kube.SpecKey]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
+
+// writeConfigMap writes each key of the ConfigMap in jobDir as a file in
+// dir, as the kubelet mounts a ConfigMap volume.
+func writeConfigMap(t *testing.T, jobDir, dir string) {
+	t.Helper()
+	for k, v := range readConfigMap(t, jobDir).Data {
+		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -47,22 +47,3 @@ func shardIndexOf(fl *pflag.FlagSet, flag int) (index int, ok bool, err error) {
 	}
 	return kube.IndexFromEnv()
 }
-
-// givenFlags are the flags the user set, but those in skip, as
-// --name=value (a list flag once per value), for a shard's command line.
-func givenFlags(fl *pflag.FlagSet, skip map[string]bool) []string {
-	var given []string
-	fl.Visit(func(flag *pflag.Flag) {
-		if skip[flag.Name] {
-			return
-		}
-		if sv, ok := flag.Value.(pflag.SliceValue); ok {
-			for _, v := range sv.GetSlice() {
-				given = append(given, "--"+flag.Name+"="+v)
-			}
-			return
-		}
-		given = append(given, "--"+flag.Name+"="+flag.Value.String())
-	})
-	return given
-}

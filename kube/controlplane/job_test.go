@@ -152,8 +152,9 @@ func checkShardPod(t *testing.T, p corev1.Pod) int {
 	if env["JOB_COMPLETION_INDEX"] != strconv.Itoa(i) {
 		t.Errorf("pod %s (index %d): JOB_COMPLETION_INDEX %q (env %+v)", p.Name, i, env["JOB_COMPLETION_INDEX"], c.Env)
 	}
-	want := append(append([]string{"run"}, runFlags...), "--shards="+strconv.Itoa(shards), "--run-id="+runID,
-		"--output=/results/"+runID+"/shards/$(JOB_COMPLETION_INDEX)", "--no-plots")
+	// The run's spec is the ConfigMap's, mounted (kube.SpecFile: this
+	// module does not import zkbench's).
+	want := []string{"run", "--spec=/etc/zkbench/run/run-spec.json", "--output=/results/" + runID + "/shards/$(JOB_COMPLETION_INDEX)", "--no-plots"}
 	if c.Image != image || !slices.Equal(c.Command, []string{"/zkbench"}) || !slices.Equal(c.Args, want) {
 		t.Errorf("pod %s runs %s %q %q\nwant %s /zkbench %q", p.Name, c.Image, c.Command, c.Args, image, want)
 	}
