@@ -18,8 +18,6 @@ var RefusedRunFlags = map[string]string{
 	"shard-index": "the Job gives each pod its index ($JOB_COMPLETION_INDEX): leave --shard-index out",
 	"server-pids": "the servers do not run in the shards' pods",
 	"spec":        "kube job writes the pods' spec from the run's flags: give those instead",
-	"format":      "a shard's summary goes to its pod's log: print the merged run's with zkbench summary --format",
-	"wide":        "a shard's summary goes to its pod's log: print the merged run's with zkbench summary --wide",
 	"password":    "a password in a manifest is readable by whoever reads the Job: keep it in a Secret and give --password-secret SECRET:KEY",
 	"digest":      "a ZooKeeper password in a manifest is readable by whoever reads the Job, and zkbench reads the digest from no Secret yet: run the Job against a ZooKeeper without digest authentication",
 }

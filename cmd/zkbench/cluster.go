@@ -20,23 +20,12 @@ import (
 
 func newClusterCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "cluster",
-		Short: "Start, inspect and stop a local ZooKeeper or etcd cluster that outlives zkbench",
-		Long: `cluster manages one local cluster per backend that keeps running between zkbench
-commands, so that several runs (or runs and your own tools) share the same
-servers: "up" starts it and saves its state, "status" checks it, "down" stops it
-and removes its files.
-
-State lives in $XDG_STATE_HOME/zkbench (else ~/.local/state/zkbench):
-cluster-<backend>.json, and the servers' data, configs and logs in
-cluster-<backend>/ next to it. --state FILE keeps a cluster's state elsewhere
-(give the same --state to status and down).`,
-		Example: `  zkbench cluster up --backend zookeeper --nodes 3
-  zkbench run --backend zookeeper --endpoints 127.0.0.1:41811,127.0.0.1:41814,127.0.0.1:41817
-  zkbench cluster status
-  zkbench cluster down --backend zookeeper`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Use:     "cluster",
+		Short:   "Start, inspect and stop a local ZooKeeper or etcd cluster that outlives zkbench",
+		Long:    longHelp("cluster"),
+		Example: examples("cluster"),
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newClusterUpCmd(), newClusterDownCmd(), newClusterStatusCmd())
 	return cmd
@@ -48,22 +37,11 @@ func newClusterUpCmd() *cobra.Command {
 		nodes               int
 	)
 	cmd := &cobra.Command{
-		Use:   "up",
-		Short: "Start a local cluster in the background and print its endpoints",
-		Long: `up starts a local ZooKeeper (Java, from ZOOKEEPER_HOME or Debian's zookeeper
-package) or etcd (zkbench itself runs each member) with 1 or 3 members on free
-loopback ports, detached from this terminal so that it keeps running after zkbench
-exits. It waits until every member serves (and an ensemble has a leader), saves
-the cluster's state, and prints its endpoints and a zkbench run command line for it.
-
-If a cluster of the same size is already running for that backend, up says so,
-prints its endpoints and exits 0 (so up can be repeated safely); a running
-cluster of another size is an error (stop it first with down). State left by a
-cluster whose processes are all gone is removed and a fresh cluster started.`,
-		Example: `  zkbench cluster up --backend zookeeper
-  zkbench cluster up --backend etcd --nodes 3
-  zkbench cluster up --backend zookeeper --nodes 3 --dir /data/zk --state /data/zk.json`,
-		Args: cobra.NoArgs,
+		Use:     "up",
+		Short:   "Start a local cluster in the background and print its endpoints",
+		Long:    longHelp("cluster-up"),
+		Example: examples("cluster-up"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runClusterUp(cmd, backends.Kind(backend), nodes, dir, state)
 		},
@@ -79,18 +57,11 @@ cluster whose processes are all gone is removed and a fresh cluster started.`,
 func newClusterDownCmd() *cobra.Command {
 	var backend, state string
 	cmd := &cobra.Command{
-		Use:   "down",
-		Short: "Stop a cluster started by cluster up and remove its files",
-		Long: `down stops the members of a cluster started by "cluster up" (SIGTERM, then SIGKILL
-after 10 s; etcd followers before the leader), removes its data folder and its
-state file. With no --backend it stops every saved cluster. A process is only
-signalled if it still runs the member's command line, so a pid reused by another
-program is never touched. Stale state, whose processes are already gone, is
-removed the same way. With nothing saved, down says so and exits 0.`,
-		Example: `  zkbench cluster down --backend etcd
-  zkbench cluster down
-  zkbench cluster down --state /data/zk.json`,
-		Args: cobra.NoArgs,
+		Use:     "down",
+		Short:   "Stop a cluster started by cluster up and remove its files",
+		Long:    longHelp("cluster-down"),
+		Example: examples("cluster-down"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runClusterDown(cmd, backend, state)
 		},
@@ -107,18 +78,11 @@ func newClusterStatusCmd() *cobra.Command {
 		asJSON         bool
 	)
 	cmd := &cobra.Command{
-		Use:   "status",
-		Short: "Show each saved cluster's members: endpoint, pid, alive, and a live check",
-		Long: `status reads every saved cluster (or the one named by --backend or --state) and,
-for each member, shows its endpoint, its pid, whether that process still runs, and
-what the member answers within --timeout: ZooKeeper's srvr (mode and version) or
-etcd's Status (leader or follower, version). A cluster is "serving" when every
-member runs and answers, "degraded" when some do, and "stale" when none of its
-processes runs any more (remove the state with cluster down). Exits 0 whenever
-it could report, whatever the health.`,
-		Example: `  zkbench cluster status
-  zkbench cluster status --backend etcd --json`,
-		Args: cobra.NoArgs,
+		Use:     "status",
+		Short:   "Show each saved cluster's members: endpoint, pid, alive, and a live check",
+		Long:    longHelp("cluster-status"),
+		Example: examples("cluster-status"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runClusterStatus(cmd, backend, state, timeout, asJSON)
 		},

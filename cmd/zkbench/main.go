@@ -17,16 +17,9 @@ var version = "dev"
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
-		Use:   "zkbench",
-		Short: "Measure the herd effect of coordination recipes on ZooKeeper and etcd",
-		Long: `zkbench runs coordination recipes (locks, leader election, barriers) in a naive
-variant, where every waiter watches one node, and a herd-free variant, where each
-waiter watches only its predecessor, against a real ZooKeeper or etcd with
-hundreds to thousands of clients. It records notification fan-out, latency
-histograms, throughput, server requests per operation, fairness and safety into
-a results file, and plots and reports them.
-
-With no endpoints, zkbench starts an embedded etcd in-process.`,
+		Use:           "zkbench",
+		Short:         "Measure the herd effect of coordination recipes on ZooKeeper and etcd",
+		Long:          longHelp("zkbench"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

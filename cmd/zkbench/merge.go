@@ -20,35 +20,10 @@ func newMergeCmd() *cobra.Command {
 		summary   summaryFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "merge SHARD_RESULTS... | --shards-dir DIR --shards S",
-		Short: "Merge the results files of a sharded run's shards into one results file",
-		Long: `merge joins the results files that the shards of one run wrote (zkbench run
---shards S --shard-index I, one file per shard) into one results file of the
-same shape as a run of one process, <output>/<run-id>/results.json, which
-report, plot and compare read unchanged.
-
-Counts are summed, latency histograms merged bucket by bucket with no value
-dropped, throughput is the sum of the shards' rates, the servers' counters come
-from shard 0 (which scraped them for the whole case) and per-operation figures
-divide by every shard's operations. Mutual exclusion is judged again over every
-shard's critical sections, in fencing-token order. Each result records the
-shards' clocks and their skew. See docs/sharding.md.
-
-It refuses files that are not shards, of different runs or configurations,
-and a shard index missing or given twice; a case that some shard has no
-results for is left out and the merged run is marked failed, naming it.
-
---shards-dir DIR --shards S reads shard I from DIR/I, the folder that shard's
---output named (zkbench run --shards S --output DIR/I writes
-DIR/I/<run-id>/results.json), for I from 0 to S-1, and refuses a missing one:
-a command line as short for 10,000 shards as for 2 (the Kubernetes merge Job
-runs it, docs/kubernetes.md).
-
-It prints the merged run's summary as zkbench run does (--wide, --format).`,
-		Example: `  zkbench merge shard-*/lock-2k/results.json -o runs
-  zkbench merge runs/lock-2k/shards/*/lock-2k -o merged
-  zkbench merge --shards-dir runs/lock-2k/shards --shards 8 -o merged
-  zkbench merge --shards-dir runs/lock-2k/shards --shards 8 -o merged --format json > summary.json`,
+		Use:     "merge SHARD_RESULTS... | --shards-dir DIR --shards S",
+		Short:   "Merge the results files of a sharded run's shards into one results file",
+		Long:    longHelp("merge"),
+		Example: examples("merge"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := summary.options()
 			if err != nil {

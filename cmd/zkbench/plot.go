@@ -14,25 +14,11 @@ import (
 func newPlotCmd() *cobra.Command {
 	var out, formats string
 	cmd := &cobra.Command{
-		Use:   "plot RESULTS...",
-		Short: "Draw the plots of one or more results files",
-		Long: `plot draws zkbench's charts from results files into a folder, as PNG and/or SVG:
-notification fan-out per operation against clients (client and server side),
-throughput against clients, server requests per operation by type, latency
-percentiles (p50, p99, p99.9) against clients, the latency distribution by
-percentile, and throughput over time within each case. Results of several runs
-(a ZooKeeper run and an etcd run, or a sweep split over runs) are drawn
-together, one panel per backend; results of the same case in several files are
-treated as repeats. A RESULTS argument may be a run folder holding results.json.
-
---format hgrm also exports every latency histogram in HdrHistogram's percentile
-distribution text (.hgrm, values in milliseconds), one file per case and
-histogram, for HdrHistogram's own plotter and tools.`,
-		Example: `  zkbench plot runs/run-1/results.json
-  zkbench plot runs/zk-lock runs/etcd-lock -o lock-plots
-  zkbench plot run.json --format svg -o figures
-  zkbench plot runs/run-1 --format hgrm -o hgrm`,
-		Args: cobra.MinimumNArgs(1),
+		Use:     "plot RESULTS...",
+		Short:   "Draw the plots of one or more results files",
+		Long:    longHelp("plot"),
+		Example: examples("plot"),
+		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			runs, err := results.ReadPaths(args)
 			if err != nil {

@@ -17,7 +17,7 @@ func TestRequireQuietReachesTheSpec(t *testing.T) {
 		if err := cmd.Flags().Parse(c.args); err != nil {
 			t.Fatal(err)
 		}
-		s, err := f.runSpec(cmd.Flags())
+		s, err := f.Spec(cmd.Flags())
 		if err != nil {
 			t.Fatalf("%v: %v", c.args, err)
 		}

@@ -17,31 +17,11 @@ func newReportCmd() *cobra.Command {
 		target analysis.Target
 	)
 	cmd := &cobra.Command{
-		Use:   "report RESULTS...",
-		Short: "Write an HTML and Markdown capacity-planning report from results files",
-		Long: `report writes report.html (self-contained: plots inlined) and report.md (with its
-plots under plots/) into a folder: the setup and environment, findings at a
-glance, summary tables (throughput, latency percentiles, watch events, requests
-and server figures per operation, fairness and safety), the plots, and capacity
-planning.
-
-Capacity planning answers from closed-loop sweeps with each variant's saturation
-throughput and the cost of an operation there, a Universal Scalability Law fit
-(σ contention, κ coherency: how herd-prone), and how many waiters one lock can
-have before a release's handoff p99 passes --target-handoff; latency targets
-(p99 under --target-p99) only from open-loop runs (zkbench run --rate), never
-from a closed loop's latency, which is N handoffs by construction (zkbench plan
-predicts other points). It fits how each cost grows with clients (a line or a
-power law, whichever has the higher R²) and gives the server request rate each
-variant needs at --at-clients (at --target-rate operations per second if given),
-marked EXTRAPOLATED beyond the measured counts. With a calibration in the
-results (zkbench run --calibrate) it says how close each case ran to the
-server's measured write capacity and, for locks, to the herd-free handoff bound.
-Each answer names the runs behind it.`,
-		Example: `  zkbench report runs/run-1
-  zkbench report zk.json etcd.json -o lock-report --target-p99 20ms
-  zkbench report sweep.json --target-rate 500 --at-clients 2000`,
-		Args: cobra.MinimumNArgs(1),
+		Use:     "report RESULTS...",
+		Short:   "Write an HTML and Markdown capacity-planning report from results files",
+		Long:    longHelp("report"),
+		Example: examples("report"),
+		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			runs, err := results.ReadPaths(args)
 			if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/internal/testenv/testcluster"
+	"github.com/zkbench/zkbench/kube"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -148,7 +149,7 @@ func TestRunLocalShards(t *testing.T) {
 // TestRunShardFlags: --shard-index comes from $JOB_COMPLETION_INDEX when
 // not given, and sharding flags without --shards are refused.
 func TestRunShardFlags(t *testing.T) {
-	t.Setenv(jobIndexEnv, "5")
+	t.Setenv(kube.IndexEnv, "5")
 	_, _, err := zkbench(t, "run", "--shards", "2", "--endpoints", "127.0.0.1:1", "--run-id", "x")
 	if err == nil || !strings.Contains(err.Error(), "--shard-index 5: a run of 2 shards") {
 		t.Errorf("index from the environment: %v", err)

@@ -55,33 +55,11 @@ func (s *summaryFlags) moreColumns(dir string) string {
 func newSummaryCmd() *cobra.Command {
 	var sf summaryFlags
 	cmd := &cobra.Command{
-		Use:   "summary RESULTS",
-		Short: "Print a run's summary from its results file: the verdict, its cases, findings and notes",
-		Long: `summary prints the summary that zkbench run printed at its end, from the run's
-results file (or its folder), without running anything again:
-
-  verdict    the herd in words: for each naive variant against each herd-free one
-             (by the herd class the results record), notifications and server
-             requests per operation at each client count, and the ratio at the
-             largest; baselines beside; then whether there are findings
-  table      a row a case: variant, clients, operations per second, the primary
-             latency's p50 and p99, notifications and requests per operation
-             client | server, sessions lost, flags (client-bound, UNSAFE, errors,
-             ended early, server counts partial); --wide adds every other column
-  findings   errors, safety violations, lost sessions and client|server
-             disagreements with no documented cause, each with its cases
-  notes      the rest, a documented cause or a note several cases share said
-             once with the cases it applies to
-
-The text fits a 120-column terminal. --format csv prints the table alone, every
-column, a number in the unit its name says (p99_ms, ops_per_s), an empty cell
-where not measured; json prints all of it; markdown all of it, for an issue or
-a README.`,
-		Example: `  zkbench summary runs/<run-id>
-  zkbench summary docs/runs/lock-etcd --wide
-  zkbench summary runs/<run-id>/results.json --format csv > cases.csv
-  zkbench summary runs/<run-id> --format json | jq -r '.verdict[]'`,
-		Args: cobra.ExactArgs(1),
+		Use:     "summary RESULTS",
+		Short:   "Print a run's summary from its results file: the verdict, its cases, findings and notes",
+		Long:    longHelp("summary"),
+		Example: examples("summary"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := sf.options()
 			if err != nil {

@@ -1,4 +1,4 @@
-package main
+package runflags
 
 import (
 	"github.com/spf13/pflag"
@@ -6,14 +6,6 @@ import (
 	"github.com/zkbench/zkbench/runner"
 	"github.com/zkbench/zkbench/workloads"
 )
-
-// faultHelp is --fault's help text.
-const faultHelp = `inject a fault, ACTION[:ARG]@AT[+FOR], AT counted in each case from when every client
-has its session (before the warm-up); repeatable, or comma-separated. Actions: kill-server:I, restart-server:I, kill-leader,
-kill-servers:N, pause-server:I (+FOR required), latency:BASE[±JITTER], cut-client:C, cut-all,
-reset-conns[:C], expire-session:C, pause-client:C (+FOR required; lock workload, closed loop:
-client C runs in a worker process that is SIGSTOPped, as in a long GC pause). Servers and
-clients count from 0. Examples: kill-leader@10s+5s, latency:50ms±20ms@5s+10s, cut-client:3@5s+8s`
 
 // recipeFlags are the flags of the workloads' own parameters, one a
 // parameter key (workloads.Spec.Params: a parameter several workloads
@@ -39,7 +31,7 @@ func (v *paramValue) Set(s string) error {
 	return nil
 }
 
-func addRecipeFlags(fl *pflag.FlagSet, f *recipeFlags) {
+func (f *recipeFlags) bind(fl *pflag.FlagSet) {
 	f.values = map[string]*paramValue{}
 	for _, d := range runner.ParamFlags() {
 		usage, def := d.Usage()
@@ -69,11 +61,4 @@ func (f *recipeFlags) params(fl *pflag.FlagSet, spec workloads.Spec, variants []
 		out[d.Param.Key] = v
 	}
 	return out, nil
-}
-
-// checkFlagsRead is runner.CheckFlagsRead of the flags the user set.
-func checkFlagsRead(fl *pflag.FlagSet, f *runFlags, spec *workloads.Spec) error {
-	given := runner.FlagsGiven{Backend: f.backend, Preset: f.recipe.preset, Endpoints: len(f.endpoints) > 0}
-	fl.Visit(func(flag *pflag.Flag) { given.Changed = append(given.Changed, flag.Name) })
-	return runner.CheckFlagsRead(given, spec)
 }
