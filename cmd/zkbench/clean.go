@@ -26,11 +26,9 @@ type cleanFlags struct {
 func newCleanCmd() *cobra.Command {
 	f := &cleanFlags{}
 	cmd := &cobra.Command{
-		Use:     "clean",
-		Short:   "Remove what interrupted runs left: namespaces under /zkbench, clusters in Docker",
-		Long:    longHelp("clean"),
-		Example: examples("clean"),
-		Args:    cobra.NoArgs,
+		Use:   "clean",
+		Short: "Remove what interrupted runs left: namespaces under /zkbench, clusters in Docker",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runClean(cmd, f)
 		},

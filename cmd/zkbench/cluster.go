@@ -20,12 +20,10 @@ import (
 
 func newClusterCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "cluster",
-		Short:   "Start, inspect and stop a local ZooKeeper or etcd cluster that outlives zkbench",
-		Long:    longHelp("cluster"),
-		Example: examples("cluster"),
-		Args:    cobra.NoArgs,
-		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Use:   "cluster",
+		Short: "Start, inspect and stop a local ZooKeeper or etcd cluster that outlives zkbench",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newClusterUpCmd(), newClusterDownCmd(), newClusterStatusCmd())
 	return cmd
@@ -37,11 +35,9 @@ func newClusterUpCmd() *cobra.Command {
 		nodes               int
 	)
 	cmd := &cobra.Command{
-		Use:     "up",
-		Short:   "Start a local cluster in the background and print its endpoints",
-		Long:    longHelp("cluster-up"),
-		Example: examples("cluster-up"),
-		Args:    cobra.NoArgs,
+		Use:   "up",
+		Short: "Start a local cluster in the background and print its endpoints",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runClusterUp(cmd, backends.Kind(backend), nodes, dir, state)
 		},
@@ -57,11 +53,9 @@ func newClusterUpCmd() *cobra.Command {
 func newClusterDownCmd() *cobra.Command {
 	var backend, state string
 	cmd := &cobra.Command{
-		Use:     "down",
-		Short:   "Stop a cluster started by cluster up and remove its files",
-		Long:    longHelp("cluster-down"),
-		Example: examples("cluster-down"),
-		Args:    cobra.NoArgs,
+		Use:   "down",
+		Short: "Stop a cluster started by cluster up and remove its files",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runClusterDown(cmd, backend, state)
 		},
@@ -78,11 +72,9 @@ func newClusterStatusCmd() *cobra.Command {
 		asJSON         bool
 	)
 	cmd := &cobra.Command{
-		Use:     "status",
-		Short:   "Show each saved cluster's members: endpoint, pid, alive, and a live check",
-		Long:    longHelp("cluster-status"),
-		Example: examples("cluster-status"),
-		Args:    cobra.NoArgs,
+		Use:   "status",
+		Short: "Show each saved cluster's members: endpoint, pid, alive, and a live check",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runClusterStatus(cmd, backend, state, timeout, asJSON)
 		},

@@ -12,11 +12,9 @@ import (
 func newCompareCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "compare A B",
-		Short:   "Print what changed between two runs, figure by figure",
-		Long:    longHelp("compare"),
-		Example: examples("compare"),
-		Args:    cobra.ExactArgs(2),
+		Use:   "compare A B",
+		Short: "Print what changed between two runs, figure by figure",
+		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			runs, err := results.ReadPaths(args)
 			if err != nil {

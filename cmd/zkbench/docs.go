@@ -13,11 +13,10 @@ func newDocsCmd() *cobra.Command {
 	var runs string
 	var check bool
 	cmd := &cobra.Command{
-		Use:     "docs FILE...",
-		Short:   "Write the published tables of markdown files from the kept runs' results files",
-		Long:    longHelp("docs") + " Tables: " + strings.Join(docsgen.Names(), ", ") + ".",
-		Example: examples("docs"),
-		Args:    cobra.MinimumNArgs(1),
+		Use:   "docs FILE...",
+		Short: "Write the published tables of markdown files from the kept runs' results files",
+		Long:  longHelp("docs") + " Tables: " + strings.Join(docsgen.Names(), ", ") + ".",
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var stale []string
 			for _, f := range args {

@@ -25,11 +25,9 @@ type execFlags struct {
 func newExecCmd() *cobra.Command {
 	f := &execFlags{}
 	cmd := &cobra.Command{
-		Use:     "exec NODE FILE PROGRAM [ARGS...]",
-		Short:   "Keep PROGRAM running on NODE's data, restarted on each change (the ZooKeeper guide's Executor)",
-		Long:    longHelp("exec"),
-		Example: examples("exec"),
-		Args:    cobra.MinimumNArgs(3),
+		Use:   "exec NODE FILE PROGRAM [ARGS...]",
+		Short: "Keep PROGRAM running on NODE's data, restarted on each change (the ZooKeeper guide's Executor)",
+		Args:  cobra.MinimumNArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runExec(cmd, f, args)
 		},

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"embed"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 // helpFiles hold the commands' long help and examples, prose kept apart
@@ -13,17 +16,24 @@ import (
 //go:embed help/*.txt
 var helpFiles embed.FS
 
+// withHelp gives cmd and every command below it its long help and
+// examples from its file, where the command does not set them itself.
+// name is cmd's: its path without "zkbench " and with "-" for spaces.
+func withHelp(cmd *cobra.Command, name string) *cobra.Command {
+	long, example := help(name)
+	cmd.Long = cmp.Or(cmd.Long, long)
+	cmd.Example = cmp.Or(cmd.Example, example)
+	for _, sub := range cmd.Commands() {
+		withHelp(sub, strings.TrimPrefix(name+"-"+sub.Name(), "zkbench-"))
+	}
+	return cmd
+}
+
 // longHelp is the long help of command name ("" for a command with no
 // file: TestEveryCommandHasHelp fails then).
 func longHelp(name string) string {
 	long, _ := help(name)
 	return long
-}
-
-// examples are the examples of command name.
-func examples(name string) string {
-	_, example := help(name)
-	return example
 }
 
 func help(name string) (long, example string) {

@@ -16,7 +16,6 @@ func newKubeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "kube",
 		Short: "Run zkbench on Kubernetes: write the manifests of a sharded run",
-		Long:  longHelp("kube"),
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -37,11 +36,9 @@ func defaultImage() string {
 func newKubeJobCmd() *cobra.Command {
 	var k *runflags.KubeJob
 	cmd := &cobra.Command{
-		Use:     "job [run flags] --shards S --endpoints HOST:PORT,... [-o DIR]",
-		Short:   "Write an Indexed Job that runs a sharded zkbench run, and its merge",
-		Long:    longHelp("kube-job"),
-		Example: examples("kube-job"),
-		Args:    cobra.NoArgs,
+		Use:   "job [run flags] --shards S --endpoints HOST:PORT,... [-o DIR]",
+		Short: "Write an Indexed Job that runs a sharded zkbench run, and its merge",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runKubeJob(cmd, k)
 		},

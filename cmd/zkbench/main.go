@@ -19,7 +19,6 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "zkbench",
 		Short:         "Measure the herd effect of coordination recipes on ZooKeeper and etcd",
-		Long:          longHelp("zkbench"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -41,7 +40,7 @@ func newRootCmd() *cobra.Command {
 		newPlanCmd(),
 		newDocsCmd(),
 	)
-	return root
+	return withHelp(root, "zkbench")
 }
 
 func newVersionCmd() *cobra.Command {

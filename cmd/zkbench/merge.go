@@ -20,10 +20,8 @@ func newMergeCmd() *cobra.Command {
 		summary   summaryFlags
 	)
 	cmd := &cobra.Command{
-		Use:     "merge SHARD_RESULTS... | --shards-dir DIR --shards S",
-		Short:   "Merge the results files of a sharded run's shards into one results file",
-		Long:    longHelp("merge"),
-		Example: examples("merge"),
+		Use:   "merge SHARD_RESULTS... | --shards-dir DIR --shards S",
+		Short: "Merge the results files of a sharded run's shards into one results file",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := summary.options()
 			if err != nil {

@@ -16,11 +16,9 @@ import (
 func newPlanCmd() *cobra.Command {
 	var f *runflags.Plan
 	cmd := &cobra.Command{
-		Use:     "plan RESULTS...",
-		Short:   "Predict a lock workload's waits and server load from kept sweeps",
-		Long:    longHelp("plan"),
-		Example: examples("plan"),
-		Args:    cobra.MinimumNArgs(1),
+		Use:   "plan RESULTS...",
+		Short: "Predict a lock workload's waits and server load from kept sweeps",
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPlan(cmd, f, args)
 		},

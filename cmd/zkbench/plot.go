@@ -14,11 +14,9 @@ import (
 func newPlotCmd() *cobra.Command {
 	var out, formats string
 	cmd := &cobra.Command{
-		Use:     "plot RESULTS...",
-		Short:   "Draw the plots of one or more results files",
-		Long:    longHelp("plot"),
-		Example: examples("plot"),
-		Args:    cobra.MinimumNArgs(1),
+		Use:   "plot RESULTS...",
+		Short: "Draw the plots of one or more results files",
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			runs, err := results.ReadPaths(args)
 			if err != nil {

@@ -17,11 +17,9 @@ func newReportCmd() *cobra.Command {
 		target analysis.Target
 	)
 	cmd := &cobra.Command{
-		Use:     "report RESULTS...",
-		Short:   "Write an HTML and Markdown capacity-planning report from results files",
-		Long:    longHelp("report"),
-		Example: examples("report"),
-		Args:    cobra.MinimumNArgs(1),
+		Use:   "report RESULTS...",
+		Short: "Write an HTML and Markdown capacity-planning report from results files",
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			runs, err := results.ReadPaths(args)
 			if err != nil {

@@ -35,11 +35,9 @@ func newRunCmd() *cobra.Command {
 func newRunCmdFlags() (*cobra.Command, *runFlags) {
 	f := &runFlags{}
 	cmd := &cobra.Command{
-		Use:     "run",
-		Short:   "Run a benchmark sweep and write its results",
-		Long:    longHelp("run"),
-		Example: examples("run"),
-		Args:    cobra.NoArgs,
+		Use:   "run",
+		Short: "Run a benchmark sweep and write its results",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRun(cmd, f)
 		},

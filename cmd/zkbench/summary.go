@@ -55,11 +55,9 @@ func (s *summaryFlags) moreColumns(dir string) string {
 func newSummaryCmd() *cobra.Command {
 	var sf summaryFlags
 	cmd := &cobra.Command{
-		Use:     "summary RESULTS",
-		Short:   "Print a run's summary from its results file: the verdict, its cases, findings and notes",
-		Long:    longHelp("summary"),
-		Example: examples("summary"),
-		Args:    cobra.ExactArgs(1),
+		Use:   "summary RESULTS",
+		Short: "Print a run's summary from its results file: the verdict, its cases, findings and notes",
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := sf.options()
 			if err != nil {
