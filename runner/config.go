@@ -420,21 +420,10 @@ func checkKnobs(spec workloads.Spec, cfg Config) error {
 		{workloads.KnobWarmup, cfg.Warmup != 0 && cfg.Warmup != Auto},
 	} {
 		if k.set && !spec.Reads(k.knob) {
-			return fmt.Errorf("--%s: the %s workload does not read it (%s)", k.knob, spec.Name, readers(k.knob))
+			return fmt.Errorf("--%s: the %s workload does not read it (%s)", k.knob, spec.Name, workloads.ReadersOf(k.knob))
 		}
 	}
 	return nil
-}
-
-// readers says which workloads read knob k.
-func readers(k workloads.Knob) string {
-	var names []string
-	for _, s := range workloads.Specs() {
-		if s.Reads(k) {
-			names = append(names, s.Name)
-		}
-	}
-	return whoDoes(names)
 }
 
 // ableWorkloads names the workloads with an ability, with verb in the
@@ -451,18 +440,6 @@ func ableWorkloads(has func(workloads.Abilities) bool, one, many string) string 
 		return "the " + names[0] + " workload " + one
 	}
 	return "the " + strings.Join(names, ", ") + " workloads " + many
-}
-
-// whoDoes is "only the lock workload does" or "only the lock, queue
-// workloads do".
-func whoDoes(names []string) string {
-	switch len(names) {
-	case 0:
-		return "no workload does"
-	case 1:
-		return "only the " + names[0] + " workload does"
-	}
-	return "only the " + strings.Join(names, ", ") + " workloads do"
 }
 
 // presetOwner is the workload that runs preset name ("" if none).

@@ -27,27 +27,3 @@ func TestNextHint(t *testing.T) {
 		}
 	}
 }
-
-func TestParseClients(t *testing.T) {
-	got, err := ParseClients(" 10, 100,10,1000 ")
-	if err != nil || len(got) != 3 || got[0] != 10 || got[2] != 1000 {
-		t.Errorf("%v %v, want [10 100 1000]", got, err)
-	}
-	for _, bad := range []string{"", "ten", "0", "100001"} {
-		if _, err := ParseClients(bad); err == nil || !strings.HasPrefix(err.Error(), "--clients") {
-			t.Errorf("%q: %v, want an error naming --clients", bad, err)
-		}
-	}
-}
-
-func TestParsePIDs(t *testing.T) {
-	got, err := ParsePIDs("127.0.0.1:2181=42,127.0.0.1:2182=43")
-	if err != nil || got["127.0.0.1:2181"] != 42 || got["127.0.0.1:2182"] != 43 {
-		t.Errorf("%v %v", got, err)
-	}
-	for _, bad := range []string{"127.0.0.1:2181", "=42", "a=0", "a=x"} {
-		if _, err := ParsePIDs(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}

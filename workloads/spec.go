@@ -428,3 +428,26 @@ func fromFamily[T any](f variants.Family[T], vs ...VariantSpec) []VariantSpec {
 	}
 	return vs
 }
+
+// ReadersOf says which workloads read knob k, as WhoDoes.
+func ReadersOf(k Knob) string {
+	var names []string
+	for _, s := range Specs() {
+		if s.Reads(k) {
+			names = append(names, s.Name)
+		}
+	}
+	return WhoDoes(names)
+}
+
+// WhoDoes is "only the lock workload does" or "only the lock, queue
+// workloads do".
+func WhoDoes(names []string) string {
+	switch len(names) {
+	case 0:
+		return "no workload does"
+	case 1:
+		return "only the " + names[0] + " workload does"
+	}
+	return "only the " + strings.Join(names, ", ") + " workloads do"
+}

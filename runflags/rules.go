@@ -1,4 +1,4 @@
-package runner
+package runflags
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/faults/schedule"
+	"github.com/zkbench/zkbench/runner"
 	"github.com/zkbench/zkbench/workloads"
 )
 
@@ -93,7 +94,7 @@ func (d *ParamFlag) Check(spec workloads.Spec, variants []string, value string) 
 	flag := d.Param.Flag()
 	p, ok := spec.Param(d.Param.Key)
 	if !ok {
-		return fmt.Errorf("--%s: the %s workload does not read it (%s)", flag, spec.Name, whoDoes(d.Workloads))
+		return fmt.Errorf("--%s: the %s workload does not read it (%s)", flag, spec.Name, workloads.WhoDoes(d.Workloads))
 	}
 	if len(p.Variants) > 0 && !slices.ContainsFunc(variants, func(v string) bool { return slices.Contains(p.Variants, v) }) {
 		return fmt.Errorf("--%s: only the %s variant reads it (add --variants %s)", flag, strings.Join(p.Variants, ", "), p.Variants[0])
@@ -144,7 +145,7 @@ func CheckFlagsRead(given FlagsGiven, spec *workloads.Spec) error {
 	if spec != nil {
 		for _, k := range knobFlags {
 			if changed(string(k)) && !spec.Reads(k) {
-				return fmt.Errorf("--%s: the %s workload does not read it (%s)", k, spec.Name, readers(k))
+				return fmt.Errorf("--%s: the %s workload does not read it (%s)", k, spec.Name, workloads.ReadersOf(k))
 			}
 		}
 		if changed("preset") && !slices.Contains(spec.Abilities.Presets, given.Preset) {
@@ -154,7 +155,7 @@ func CheckFlagsRead(given FlagsGiven, spec *workloads.Spec) error {
 					owners = append(owners, s.Name)
 				}
 			}
-			return fmt.Errorf("--preset: the %s workload does not read it (%s)", spec.Name, whoDoes(owners))
+			return fmt.Errorf("--preset: the %s workload does not read it (%s)", spec.Name, workloads.WhoDoes(owners))
 		}
 	}
 	switch {
@@ -168,7 +169,7 @@ func CheckFlagsRead(given FlagsGiven, spec *workloads.Spec) error {
 	return nil
 }
 
-// ParseClients reads --clients: whole numbers from 1 to MaxClients,
+// ParseClients reads --clients: whole numbers from 1 to runner.MaxClients,
 // comma-separated, each once.
 func ParseClients(s string) ([]int, error) {
 	var out []int
@@ -180,8 +181,8 @@ func ParseClients(s string) ([]int, error) {
 		if n < 1 {
 			return nil, fmt.Errorf("--clients: %d: every case needs at least 1 client", n)
 		}
-		if n > MaxClients {
-			return nil, fmt.Errorf("--clients: %d is more than zkbench runs from one machine (at most %d)", n, MaxClients)
+		if n > runner.MaxClients {
+			return nil, fmt.Errorf("--clients: %d is more than zkbench runs from one machine (at most %d)", n, runner.MaxClients)
 		}
 		if !slices.Contains(out, n) {
 			out = append(out, n)
@@ -235,12 +236,12 @@ func SplitList(s string) []string {
 	return out
 }
 
-// AutoDuration is a duration flag that also takes "auto" (Auto): the run
+// AutoDuration is a duration flag that also takes "auto" (runner.Auto): the run
 // chooses the value (from its client counts, or its workload).
 type AutoDuration time.Duration
 
 func (d *AutoDuration) String() string {
-	if time.Duration(*d) == Auto {
+	if time.Duration(*d) == runner.Auto {
 		return "auto"
 	}
 	return time.Duration(*d).String()
@@ -249,7 +250,7 @@ func (d *AutoDuration) String() string {
 // Set reads "auto" or a duration that is not negative.
 func (d *AutoDuration) Set(s string) error {
 	if s == "auto" {
-		*d = AutoDuration(Auto)
+		*d = AutoDuration(runner.Auto)
 		return nil
 	}
 	v, err := time.ParseDuration(s)
