@@ -166,15 +166,7 @@ func newStyle(cases []*analysis.Case) *style {
 		s.variant[v.name] = palette[next%len(palette)]
 		next++
 	}
-	var types []string
-	for _, c := range cases {
-		for _, t := range c.RequestTypes() {
-			if !slices.Contains(types, t) {
-				types = append(types, t)
-			}
-		}
-	}
-	slices.Sort(types)
+	types := requestTypes(cases)
 	// Request types avoid the variants' red and blue until those run out.
 	reqPalette := append(slices.Clone(palette), "#1f77b4", "#d62728")
 	for i, t := range types {
@@ -296,15 +288,30 @@ func runsOf(runs []*results.Run, w string) []*results.Run {
 	return out
 }
 
-func latencyNames(cases []*analysis.Case) []figures.Latency {
-	var names []figures.Latency
+// union is every value that of gives for one of the cases, once, in the
+// order first given.
+func union[T comparable](cases []*analysis.Case, of func(*analysis.Case) []T) []T {
+	var out []T
 	for _, c := range cases {
-		for _, n := range c.LatencyNames() {
-			if !slices.Contains(names, n) {
-				names = append(names, n)
+		for _, x := range of(c) {
+			if !slices.Contains(out, x) {
+				out = append(out, x)
 			}
 		}
 	}
+	return out
+}
+
+// requestTypes is every request type the cases counted, sorted.
+func requestTypes(cases []*analysis.Case) []string {
+	types := union(cases, (*analysis.Case).RequestTypes)
+	slices.Sort(types)
+	return types
+}
+
+// latencyNames is every latency the cases recorded, in the results' order.
+func latencyNames(cases []*analysis.Case) []figures.Latency {
+	names := union(cases, (*analysis.Case).LatencyNames)
 	if len(cases) > 0 && len(cases[0].Results) > 0 {
 		cases[0].Results[0].SortLatencies(names)
 	}
@@ -611,15 +618,7 @@ func (b *builder) requests() (*Chart, error) {
 				Group: "variant " + v,
 			}
 			cs := b.series[analysis.Series{Workload: b.workload, Backend: kind, Variant: v, Class: vc.class}]
-			var types []string
-			for _, c := range cs {
-				for _, t := range c.RequestTypes() {
-					if !slices.Contains(types, t) {
-						types = append(types, t)
-					}
-				}
-			}
-			slices.Sort(types)
+			types := requestTypes(cs)
 			add := func(l Line, y func(*analysis.Case) (float64, bool, error)) error {
 				l.Variant, l.Backend = v, string(kind)
 				for _, c := range cs {
