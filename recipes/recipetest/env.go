@@ -45,12 +45,7 @@ func runSuite[E any](t *testing.T, b backends.Backend, name string, subtests []s
 // session opens a session on the backend, closed when the test ends.
 func (e *env) session() backends.Session {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	s, err := e.b.NewSession(ctx)
-	if err != nil {
-		e.t.Fatalf("NewSession: %v", err)
-	}
+	s := within(e.t, "NewSession", e.b.NewSession)
 	e.t.Cleanup(func() { _ = s.Close() })
 	return s
 }
@@ -112,6 +107,19 @@ func (e *env) listIn(dirs ...string) []string {
 		}
 	}
 	return out
+}
+
+// within runs call under opTimeout and fails the test on its error, as
+// "<what>: <error>".
+func within[T any](t testing.TB, what string, call func(context.Context) (T, error)) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	v, err := call(ctx)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
 }
 
 // count is list for goroutines other than the test's: it reports errors
