@@ -140,11 +140,13 @@ func (e *env) listBecomes(p string, n int) {
 	e.becomes(p, n, func() []string { return e.list(p) })
 }
 
-// cancelled checks that call, whose ctx was just cancelled, returns
+// cancelled cancels call's ctx with cancel and checks that call returns
 // within promptBound (done closes) with context.Canceled (*err, read once
-// done closed).
-func (e *env) cancelled(call string, done <-chan struct{}, err *error) {
+// done closed); it logs how long that took.
+func (e *env) cancelled(call string, cancel func(), done <-chan struct{}, err *error) {
 	e.t.Helper()
+	start := time.Now()
+	cancel()
 	select {
 	case <-done:
 	case <-time.After(promptBound):
@@ -153,6 +155,7 @@ func (e *env) cancelled(call string, done <-chan struct{}, err *error) {
 	if !errors.Is(*err, context.Canceled) {
 		e.t.Fatalf("cancelled %s returned %v, want context.Canceled", call, *err)
 	}
+	e.t.Logf("cancelled %s returned after %v", call, time.Since(start).Round(time.Millisecond))
 }
 
 // becomes waits until list, what's nodes, returns exactly n names.
