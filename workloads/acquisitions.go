@@ -105,11 +105,7 @@ func addAcquisitions(res *results.Result, accs []*acquisitions, pace *pacer, end
 	t := acquisitionTotals{perClient: make([]int64, len(accs)), samples: map[string]string{}}
 	for i, a := range accs {
 		t.series = append(t.series, a.series)
-		res.Ops.Issued += a.ops.Issued
-		res.Ops.Succeeded += a.ops.Succeeded
-		res.Ops.Failed += a.ops.Failed
-		res.Ops.Unknown += a.ops.Unknown
-		res.Ops.StillWaiting += a.ops.StillWaiting
+		res.Ops.Add(a.ops)
 		t.perClient[i] = a.ops.Succeeded
 		for k, n := range a.errs {
 			res.Errors[k] += n
