@@ -166,15 +166,7 @@ func newStyle(cases []*analysis.Case) *style {
 		s.variant[v.name] = palette[next%len(palette)]
 		next++
 	}
-	var types []string
-	for _, c := range cases {
-		for _, t := range c.RequestTypes() {
-			if !slices.Contains(types, t) {
-				types = append(types, t)
-			}
-		}
-	}
-	slices.Sort(types)
+	types := requestTypes(cases)
 	// Request types avoid the variants' red and blue until those run out.
 	reqPalette := append(slices.Clone(palette), "#1f77b4", "#d62728")
 	for i, t := range types {
@@ -296,15 +288,30 @@ func runsOf(runs []*results.Run, w string) []*results.Run {
 	return out
 }
 
-func latencyNames(cases []*analysis.Case) []figures.Latency {
-	var names []figures.Latency
+// union is every value that of gives for one of the cases, once, in the
+// order first given.
+func union[T comparable](cases []*analysis.Case, of func(*analysis.Case) []T) []T {
+	var out []T
 	for _, c := range cases {
-		for _, n := range c.LatencyNames() {
-			if !slices.Contains(names, n) {
-				names = append(names, n)
+		for _, x := range of(c) {
+			if !slices.Contains(out, x) {
+				out = append(out, x)
 			}
 		}
 	}
+	return out
+}
+
+// requestTypes is every request type the cases counted, sorted.
+func requestTypes(cases []*analysis.Case) []string {
+	types := union(cases, (*analysis.Case).RequestTypes)
+	slices.Sort(types)
+	return types
+}
+
+// latencyNames is every latency the cases recorded, in the results' order.
+func latencyNames(cases []*analysis.Case) []figures.Latency {
+	names := union(cases, (*analysis.Case).LatencyNames)
 	if len(cases) > 0 && len(cases[0].Results) > 0 {
 		cases[0].Results[0].SortLatencies(names)
 	}
@@ -349,11 +356,10 @@ func (b *builder) sweepLines(kind backends.Kind, dash int, extra string, y func(
 			lines = append(lines, l)
 		}
 	}
-	if bound := b.boundPoints(kind, y); len(bound.Points) > 0 {
-		lines = append(lines, bound)
-	}
-	if loaded := b.loadedPoints(kind, y); len(loaded.Points) > 0 {
-		lines = append(lines, loaded)
+	for _, m := range []mark{clientBoundMark, loadedMark} {
+		if l := b.markPoints(kind, y, m); len(l.Points) > 0 {
+			lines = append(lines, l)
+		}
 	}
 	return lines, nil
 }
@@ -361,27 +367,6 @@ func (b *builder) sweepLines(kind backends.Kind, dash int, extra string, y func(
 // ClientBoundLabel is the legend of the crosses drawn over client-bound
 // cases' points (results.Result.ClientBound).
 const ClientBoundLabel = "client-bound: the load generator was the limit"
-
-// boundPoints marks, with a black cross over its point, every case of
-// backend kind that was client-bound: what it shows is zkbench on that
-// machine, not the server.
-func (b *builder) boundPoints(kind backends.Kind, y func(*analysis.Case) (float64, bool, error)) Line {
-	l := Line{Label: ClientBoundLabel, Legend: ClientBoundLabel, Color: "#000000", Glyph: "cross", Scatter: true}
-	for _, s := range b.order {
-		if s.Backend != kind {
-			continue
-		}
-		for _, c := range b.series[s] {
-			if c.ClientBound() == nil {
-				continue
-			}
-			if v, ok, err := y(c); err == nil && ok {
-				l.Points = append(l.Points, Point{X: float64(c.Clients), Y: v})
-			}
-		}
-	}
-	return l
-}
 
 // LoadedLabel is the legend of the rings drawn around the points of cases
 // measured on a loaded machine (results.Result.Loaded).
@@ -391,16 +376,37 @@ const LoadedLabel = "loaded machine: other processes took its CPUs"
 // loaded), not a line of its own.
 func isMark(label string) bool { return label == ClientBoundLabel || label == LoadedLabel }
 
-// loadedPoints marks, with a grey ring around its point, every case of
-// backend kind measured on a loaded machine.
-func (b *builder) loadedPoints(kind backends.Kind, y func(*analysis.Case) (float64, bool, error)) Line {
-	l := Line{Label: LoadedLabel, Legend: LoadedLabel, Color: "#808080", Glyph: "ring", Scatter: true}
+// mark is a style drawn over the points of the cases that have a condition.
+type mark struct {
+	line Line // the style, with no points
+	has  func(*analysis.Case) bool
+}
+
+var (
+	// clientBoundMark: a black cross over the point of a client-bound case:
+	// what it shows is zkbench on that machine, not the server.
+	clientBoundMark = mark{
+		line: Line{Label: ClientBoundLabel, Legend: ClientBoundLabel, Color: "#000000", Glyph: "cross", Scatter: true},
+		has:  func(c *analysis.Case) bool { return c.ClientBound() != nil },
+	}
+	// loadedMark: a grey ring around the point of a case measured on a
+	// loaded machine.
+	loadedMark = mark{
+		line: Line{Label: LoadedLabel, Legend: LoadedLabel, Color: "#808080", Glyph: "ring", Scatter: true},
+		has:  func(c *analysis.Case) bool { return c.Loaded() != nil },
+	}
+)
+
+// markPoints draws m over the points of every case of backend kind that
+// has m's condition.
+func (b *builder) markPoints(kind backends.Kind, y func(*analysis.Case) (float64, bool, error), m mark) Line {
+	l := m.line
 	for _, s := range b.order {
 		if s.Backend != kind {
 			continue
 		}
 		for _, c := range b.series[s] {
-			if c.Loaded() == nil {
+			if !m.has(c) {
 				continue
 			}
 			if v, ok, err := y(c); err == nil && ok {
@@ -612,15 +618,7 @@ func (b *builder) requests() (*Chart, error) {
 				Group: "variant " + v,
 			}
 			cs := b.series[analysis.Series{Workload: b.workload, Backend: kind, Variant: v, Class: vc.class}]
-			var types []string
-			for _, c := range cs {
-				for _, t := range c.RequestTypes() {
-					if !slices.Contains(types, t) {
-						types = append(types, t)
-					}
-				}
-			}
-			slices.Sort(types)
+			types := requestTypes(cs)
 			add := func(l Line, y func(*analysis.Case) (float64, bool, error)) error {
 				l.Variant, l.Backend = v, string(kind)
 				for _, c := range cs {

@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/zkbench/zkbench/internal/atomicfile"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -196,20 +196,9 @@ func Write(runs []*results.Run, dir string, opts Options) ([]string, error) {
 	return paths, nil
 }
 
-// writeFile writes through a temporary file and a rename.
+// writeFile writes data to path atomically (atomicfile.Write).
 func writeFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), 0o644)); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("report: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.Write(path, data); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil

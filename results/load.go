@@ -150,11 +150,7 @@ func (x *Loaded) Note() string { return loadedNoteStart + x.Detail + loadedNoteE
 // beside the case ...") and the case's own Detail. False for any other
 // note.
 func ReadLoadedNote(note string) (words, detail string, ok bool) {
-	rest, ok := strings.CutPrefix(note, loadedNoteStart)
-	if !ok {
-		return "", "", false
-	}
-	if detail, ok = strings.CutSuffix(rest, loadedNoteEnd); !ok {
+	if detail, ok = between(note, loadedNoteStart, loadedNoteEnd); !ok {
 		return "", "", false
 	}
 	return loadedNoteStart + "other processes took a share of its CPUs" + loadedNoteEnd, detail, true
@@ -305,11 +301,8 @@ func (b *ClientBound) Note(serverInProcess bool) string {
 // server shares the process); left out of capacity answers"), and the
 // case's own Detail. False for any other note.
 func ReadBoundNote(note string) (words, detail string, ok bool) {
-	rest, ok := strings.CutPrefix(note, boundNoteStart)
+	rest, ok := between(note, boundNoteStart, boundNoteEnd)
 	if !ok {
-		return "", "", false
-	}
-	if rest, ok = strings.CutSuffix(rest, boundNoteEnd); !ok {
 		return "", "", false
 	}
 	words = boundNoteHead + " the case"
@@ -319,6 +312,16 @@ func ReadBoundNote(note string) (words, detail string, ok bool) {
 		detail = rest
 	}
 	return words + boundNoteEnd, detail, true
+}
+
+// between is what s holds between start and end, if it begins with start
+// and ends with end.
+func between(s, start, end string) (string, bool) {
+	rest, ok := strings.CutPrefix(s, start)
+	if !ok {
+		return "", false
+	}
+	return strings.CutSuffix(rest, end)
 }
 
 // Bound applies the client-bound rule to l: the case was client-bound if

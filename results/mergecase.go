@@ -81,11 +81,7 @@ func (m *caseMerge) add(i int, p *Result) error {
 	}
 	m.perClient = append(m.perClient, sc.PerClient...)
 	res.StoppedBy = worseStop(res.StoppedBy, p.StoppedBy)
-	res.Ops.Issued += p.Ops.Issued
-	res.Ops.Succeeded += p.Ops.Succeeded
-	res.Ops.Failed += p.Ops.Failed
-	res.Ops.Unknown += p.Ops.Unknown
-	res.Ops.StillWaiting += p.Ops.StillWaiting
+	res.Ops.Add(p.Ops)
 	if p.ClientBound != nil {
 		// One saturated load generator bounds the whole case: its share of
 		// the clients ran slower than the rest could.

@@ -193,6 +193,16 @@ type Ops struct {
 	StillWaiting int64 `json:"still_waiting,omitempty"`
 }
 
+// Add adds p's counts to o's: the operations of one part of a case (a
+// client, a shard) to the case's.
+func (o *Ops) Add(p Ops) {
+	o.Issued += p.Issued
+	o.Succeeded += p.Succeeded
+	o.Failed += p.Failed
+	o.Unknown += p.Unknown
+	o.StillWaiting += p.StillWaiting
+}
+
 // ClientCounts are the instrument decorator's totals over all clients.
 type ClientCounts struct {
 	// Requests by type: "create", "create_seq", "get", "delete",

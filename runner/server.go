@@ -95,14 +95,9 @@ func startServer(ctx context.Context, p *plan) (*server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("start local ZooKeeper: %w", err)
 		}
-		b, err := zkbackend.New(p.zkConfig(c.Endpoints()), zkbackend.WithServerPIDFunc(c.PIDs))
-		if err != nil {
-			_ = c.Stop(context.WithoutCancel(ctx))
-			return nil, err
-		}
-		return &server{backend: b, mode: p.mode, pids: c.PIDs(), livePIDs: c.PIDs, endpoints: c.Endpoints(), cluster: c, stop: func(ctx context.Context) error {
-			return errors.Join(b.Close(), c.Stop(ctx))
-		}}, nil
+		return started(ctx, p.mode, c, func() (backends.Backend, error) {
+			return zkbackend.New(p.zkConfig(c.Endpoints()), zkbackend.WithServerPIDFunc(c.PIDs))
+		})
 
 	case p.mode == Local && p.kind == backends.Etcd:
 		sctx, cancel := context.WithTimeout(ctx, localStartTimeout)
@@ -111,14 +106,9 @@ func startServer(ctx context.Context, p *plan) (*server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("start local etcd: %w", err)
 		}
-		b, err := etcdbackend.New(etcdbackend.Config{Endpoints: l.Endpoints(), LeaseTTL: srv.LeaseTTL, Conns: srv.Conns})
-		if err != nil {
-			_ = l.Stop(context.WithoutCancel(ctx))
-			return nil, err
-		}
-		return &server{backend: b, mode: p.mode, pids: l.PIDs(), livePIDs: l.PIDs, endpoints: l.Endpoints(), cluster: l, stop: func(ctx context.Context) error {
-			return errors.Join(b.Close(), l.Stop(ctx))
-		}}, nil
+		return started(ctx, p.mode, l, func() (backends.Backend, error) {
+			return etcdbackend.New(etcdbackend.Config{Endpoints: l.Endpoints(), LeaseTTL: srv.LeaseTTL, Conns: srv.Conns})
+		})
 
 	case p.mode == Docker:
 		// Containers on a network of their own; clients reach them at
@@ -129,19 +119,12 @@ func startServer(ctx context.Context, p *plan) (*server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("start %s in Docker: %w", p.kind, err)
 		}
-		var b backends.Backend
-		if p.kind == backends.ZooKeeper {
-			b, err = zkbackend.New(p.zkConfig(d.Endpoints()), zkbackend.WithServerPIDFunc(d.PIDs))
-		} else {
-			b, err = etcdbackend.New(etcdConfig(d.Endpoints(), srv))
-		}
-		if err != nil {
-			_ = d.Stop(context.WithoutCancel(ctx))
-			return nil, err
-		}
-		return &server{backend: b, mode: p.mode, pids: d.PIDs(), livePIDs: d.PIDs, endpoints: d.Endpoints(), cluster: d, stop: func(ctx context.Context) error {
-			return errors.Join(b.Close(), d.Stop(ctx))
-		}}, nil
+		return started(ctx, p.mode, d, func() (backends.Backend, error) {
+			if p.kind == backends.ZooKeeper {
+				return zkbackend.New(p.zkConfig(d.Endpoints()), zkbackend.WithServerPIDFunc(d.PIDs))
+			}
+			return etcdbackend.New(etcdConfig(d.Endpoints(), srv))
+		})
 
 	case p.kind == backends.ZooKeeper:
 		b, err := zkbackend.New(p.zkConfig(srv.Endpoints))
@@ -157,6 +140,28 @@ func startServer(ctx context.Context, p *plan) (*server, error) {
 		}
 		return &server{backend: b, mode: p.mode, endpoints: srv.Endpoints, stop: func(context.Context) error { return b.Close() }}, nil
 	}
+}
+
+// processes is a cluster of server processes zkbench started, locally or
+// in Docker.
+type processes interface {
+	faults.Cluster
+	Endpoints() []string
+	PIDs() map[string]int
+	Stop(ctx context.Context) error
+}
+
+// started is the server on c, with the backend open returns; if open
+// fails, c is stopped.
+func started(ctx context.Context, mode ClusterMode, c processes, open func() (backends.Backend, error)) (*server, error) {
+	b, err := open()
+	if err != nil {
+		_ = c.Stop(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return &server{backend: b, mode: mode, pids: c.PIDs(), livePIDs: c.PIDs, endpoints: c.Endpoints(), cluster: c, stop: func(ctx context.Context) error {
+		return errors.Join(b.Close(), c.Stop(ctx))
+	}}, nil
 }
 
 // NewBackend opens a backend of kind on srv's endpoints with its session

@@ -2,7 +2,6 @@ package safety
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -40,8 +39,7 @@ type Overlap struct {
 // Safe for concurrent use; Enter and Exit take one short lock and are O(number
 // of clients inside), which is 1 when the recipe is safe.
 type Checker struct {
-	noun       string
-	maxDetails int
+	noun string
 
 	mu         sync.Mutex
 	inside     []Section // open sections, at most one per client
@@ -51,7 +49,7 @@ type Checker struct {
 	regressed  int64
 	unbalanced int64
 	overlaps   []Overlap
-	details    []string
+	details    findings
 }
 
 // CheckerOption configures a Checker.
@@ -63,11 +61,11 @@ func WithNoun(s string) CheckerOption { return func(c *Checker) { c.noun = s } }
 
 // WithMaxDetails bounds the overlaps kept and described one by one. Default
 // DefaultMaxDetails.
-func WithMaxDetails(n int) CheckerOption { return func(c *Checker) { c.maxDetails = n } }
+func WithMaxDetails(n int) CheckerOption { return func(c *Checker) { c.details.max = n } }
 
 // NewChecker returns a checker with nobody inside.
 func NewChecker(opts ...CheckerOption) *Checker {
-	c := &Checker{noun: "lock", maxDetails: DefaultMaxDetails}
+	c := &Checker{noun: "lock", details: findings{max: DefaultMaxDetails}}
 	for _, o := range opts {
 		o(c)
 	}
@@ -88,7 +86,7 @@ func (c *Checker) Enter(client int, token int64, at time.Duration) int {
 	if token != 0 {
 		if token <= c.maxToken {
 			c.regressed++
-			c.detailLocked("at %v client %d was granted the %s with token %d, not above an earlier grant's %d",
+			c.details.add("at %v client %d was granted the %s with token %d, not above an earlier grant's %d",
 				at.Round(time.Microsecond), client, c.noun, token, c.maxToken)
 		} else {
 			c.maxToken = token
@@ -99,10 +97,10 @@ func (c *Checker) Enter(client int, token int64, at time.Duration) int {
 	if others > 0 {
 		c.violations++
 		for _, o := range c.inside {
-			if len(c.overlaps) < c.maxDetails {
+			if len(c.overlaps) < c.details.max {
 				c.overlaps = append(c.overlaps, Overlap{First: o, Second: s, At: at})
 			}
-			c.detailLocked("at %v client %d was granted the %s with token %d while client %d held it with token %d since %v",
+			c.details.add("at %v client %d was granted the %s with token %d while client %d held it with token %d since %v",
 				at.Round(time.Microsecond), client, c.noun, token, o.Client, o.Token, o.Start.Round(time.Microsecond))
 		}
 	}
@@ -159,12 +157,6 @@ func (c *Checker) find(client int) int {
 	return -1
 }
 
-func (c *Checker) detailLocked(format string, args ...any) {
-	if len(c.details) < c.maxDetails {
-		c.details = append(c.details, fmt.Sprintf(format, args...))
-	}
-}
-
 // Report is what a Checker found.
 type Report struct {
 	// Entered counts grants checked.
@@ -192,7 +184,7 @@ func (c *Checker) Report() Report {
 		TokenRegressions: c.regressed,
 		Unbalanced:       c.unbalanced,
 		Overlaps:         slices.Clone(c.overlaps),
-		Details:          slices.Clone(c.details),
+		Details:          slices.Clone(c.details.list),
 	}
 }
 

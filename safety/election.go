@@ -52,7 +52,7 @@ func (e *ElectionChecker) Act(client int, term int64, at time.Duration) bool {
 	e.acts++
 	if c.find(client) < 0 {
 		e.actsWithoutTerm++
-		c.detailLocked("at %v client %d acted as leader of term %d without leading", at.Round(time.Microsecond), client, term)
+		c.details.add("at %v client %d acted as leader of term %d without leading", at.Round(time.Microsecond), client, term)
 		return false
 	}
 	if len(c.inside) == 1 {
@@ -61,7 +61,7 @@ func (e *ElectionChecker) Act(client int, term int64, at time.Duration) bool {
 	e.concurrentActs++
 	for _, o := range c.inside {
 		if o.Client != client {
-			c.detailLocked("at %v client %d acted as leader of term %d while client %d led term %d",
+			c.details.add("at %v client %d acted as leader of term %d while client %d led term %d",
 				at.Round(time.Microsecond), client, term, o.Client, o.Token)
 			break
 		}

@@ -10,6 +10,7 @@ package safety
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/zkbench/zkbench/results"
@@ -17,6 +18,19 @@ import (
 
 // DefaultMaxDetails bounds the findings a checker describes one by one.
 const DefaultMaxDetails = 10
+
+// findings describes a checker's first findings one by one, at most max.
+type findings struct {
+	max  int
+	list []string
+}
+
+// add describes one finding, unless max are described already.
+func (f *findings) add(format string, args ...any) {
+	if len(f.list) < f.max {
+		f.list = append(f.list, fmt.Sprintf(format, args...))
+	}
+}
 
 // Register is a shared resource that lock holders write to, such as a file
 // or a row a critical section updates. It shows what fencing buys: a holder
@@ -35,8 +49,7 @@ const DefaultMaxDetails = 10
 // Grant: a late write from a holder whose lock was already granted to
 // someone else.
 type Register struct {
-	fenced     bool
-	maxDetails int
+	fenced bool
 
 	mu         sync.Mutex
 	lastToken  int64 // highest token of an accepted write
@@ -47,7 +60,7 @@ type Register struct {
 	accepted   int64
 	prevented  int64
 	violations int64
-	details    []string
+	details    findings
 }
 
 // RegisterOption configures a Register.
@@ -55,11 +68,11 @@ type RegisterOption func(*Register)
 
 // WithRegisterDetails bounds the findings described one by one. Default
 // DefaultMaxDetails.
-func WithRegisterDetails(n int) RegisterOption { return func(r *Register) { r.maxDetails = n } }
+func WithRegisterDetails(n int) RegisterOption { return func(r *Register) { r.details.max = n } }
 
 // NewRegister returns an empty register, fenced or not.
 func NewRegister(fenced bool, opts ...RegisterOption) *Register {
-	r := &Register{fenced: fenced, maxDetails: DefaultMaxDetails, lastClient: -1, grantedTo: -1}
+	r := &Register{fenced: fenced, details: findings{max: DefaultMaxDetails}, lastClient: -1, grantedTo: -1}
 	for _, o := range opts {
 		o(r)
 	}
@@ -89,7 +102,7 @@ func (r *Register) Write(token int64, client int) (accepted bool) {
 	r.writes++
 	if r.fenced && token < r.lastToken {
 		r.prevented++
-		r.detailLocked("client %d's write with token %d rejected: client %d already wrote with token %d",
+		r.details.add("client %d's write with token %d rejected: client %d already wrote with token %d",
 			client, token, r.lastClient, r.lastToken)
 		return false
 	}
@@ -97,23 +110,17 @@ func (r *Register) Write(token int64, client int) (accepted bool) {
 	switch {
 	case token < r.lastToken:
 		r.violations++
-		r.detailLocked("client %d's late write with token %d accepted after client %d wrote with token %d",
+		r.details.add("client %d's late write with token %d accepted after client %d wrote with token %d",
 			client, token, r.lastClient, r.lastToken)
 	case token < r.granted:
 		r.violations++
-		r.detailLocked("client %d's late write with token %d accepted after the lock was granted to client %d with token %d",
+		r.details.add("client %d's late write with token %d accepted after the lock was granted to client %d with token %d",
 			client, token, r.grantedTo, r.granted)
 	}
 	if token >= r.lastToken {
 		r.lastToken, r.lastClient = token, client
 	}
 	return true
-}
-
-func (r *Register) detailLocked(format string, args ...any) {
-	if len(r.details) < r.maxDetails {
-		r.details = append(r.details, fmt.Sprintf(format, args...))
-	}
 }
 
 // FenceStats are a Register's counts.
@@ -142,6 +149,6 @@ func (r *Register) Safety() results.Safety {
 		Checked:    r.writes,
 		Violations: r.violations,
 		Prevented:  r.prevented,
-		Details:    append([]string(nil), r.details...),
+		Details:    slices.Clone(r.details.list),
 	}
 }

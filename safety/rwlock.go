@@ -1,7 +1,6 @@
 package safety
 
 import (
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -19,8 +18,6 @@ import (
 //
 // Safe for concurrent use; Enter and Exit take one short lock.
 type RWChecker struct {
-	maxDetails int
-
 	mu           sync.Mutex
 	readers      map[int]time.Duration // client -> grant
 	writers      map[int]time.Duration
@@ -32,12 +29,12 @@ type RWChecker struct {
 	granted      []int64 // the tokens of the reader grants, in grant order
 	overtaken    int64   // reader grants that overtook a waiting writer, summed over writers
 	maxReaders   int
-	details      []string
+	details      findings
 }
 
 // NewRWChecker returns a checker with nobody inside.
 func NewRWChecker() *RWChecker {
-	return &RWChecker{maxDetails: DefaultMaxDetails, readers: map[int]time.Duration{}, writers: map[int]time.Duration{}}
+	return &RWChecker{details: findings{max: DefaultMaxDetails}, readers: map[int]time.Duration{}, writers: map[int]time.Duration{}}
 }
 
 // Ask is when a client asked, as the checker counts: the reader grants
@@ -94,7 +91,7 @@ func (c *RWChecker) Enter(client int, write bool, ask Ask, token int64, at time.
 	}
 	for w, since := range c.writers {
 		c.violations++
-		c.detailLocked("at %v client %d was granted the lock to %s while client %d held it to write since %v",
+		c.details.add("at %v client %d was granted the lock to %s while client %d held it to write since %v",
 			at.Round(time.Microsecond), client, mode, w, since.Round(time.Microsecond))
 	}
 	if write {
@@ -105,7 +102,7 @@ func (c *RWChecker) Enter(client int, write bool, ask Ask, token int64, at time.
 				readers = append(readers, r)
 			}
 			slices.Sort(readers)
-			c.detailLocked("at %v client %d was granted the lock to write while clients %v held it to read", at.Round(time.Microsecond), client, readers)
+			c.details.add("at %v client %d was granted the lock to write while clients %v held it to read", at.Round(time.Microsecond), client, readers)
 		}
 		c.writers[client] = at
 		e.Readers = len(c.readers)
@@ -137,12 +134,6 @@ func (c *RWChecker) Exit(client int, at time.Duration) bool {
 	return false
 }
 
-func (c *RWChecker) detailLocked(format string, args ...any) {
-	if len(c.details) < c.maxDetails {
-		c.details = append(c.details, fmt.Sprintf(format, args...))
-	}
-}
-
 // RWReport is what an RWChecker found.
 type RWReport struct {
 	Entered    int64 `json:"entered"`
@@ -165,7 +156,7 @@ func (c *RWChecker) Report() RWReport {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := RWReport{Entered: c.entered, Violations: c.violations, Unbalanced: c.unbalanced,
-		ReaderGrants: c.readerGrants, MaxReaders: c.maxReaders, Overtaken: c.overtaken, Details: append([]string(nil), c.details...)}
+		ReaderGrants: c.readerGrants, MaxReaders: c.maxReaders, Overtaken: c.overtaken, Details: slices.Clone(c.details.list)}
 	if c.readerGrants > 0 {
 		r.MeanReaders = float64(c.readersSum) / float64(c.readerGrants)
 	}

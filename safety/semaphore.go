@@ -21,8 +21,7 @@ import (
 //
 // Safe for concurrent use; Enter and Exit take one short lock.
 type SemaphoreChecker struct {
-	permits    int
-	maxDetails int
+	permits int
 
 	mu         sync.Mutex
 	inside     map[int]Section // client -> open section
@@ -32,13 +31,13 @@ type SemaphoreChecker struct {
 	unbalanced int64
 	holdersSum int64
 	maxHolders int
-	details    []string
+	details    findings
 }
 
 // NewSemaphoreChecker returns a checker of a semaphore with permits permits,
 // with nobody inside.
 func NewSemaphoreChecker(permits int) *SemaphoreChecker {
-	return &SemaphoreChecker{permits: permits, maxDetails: DefaultMaxDetails, inside: map[int]Section{}}
+	return &SemaphoreChecker{permits: permits, details: findings{max: DefaultMaxDetails}, inside: map[int]Section{}}
 }
 
 // Enter records that client was granted a permit with token (0 if none) at
@@ -58,10 +57,8 @@ func (c *SemaphoreChecker) Enter(client int, token int64, at time.Duration) int 
 	c.maxHolders = max(c.maxHolders, n)
 	if n > c.permits {
 		c.violations++
-		if len(c.details) < c.maxDetails {
-			c.details = append(c.details, fmt.Sprintf("at %v client %d was granted a permit while %d clients held the semaphore's %d permits: %v",
-				at.Round(time.Microsecond), client, n-1, c.permits, c.holdersLocked(client)))
-		}
+		c.details.add("at %v client %d was granted a permit while %d clients held the semaphore's %d permits: %v",
+			at.Round(time.Microsecond), client, n-1, c.permits, c.holdersLocked(client))
 	}
 	return n
 }
@@ -132,12 +129,12 @@ func (c *SemaphoreChecker) Report() SemaphoreReport {
 	hist := c.History()
 	c.mu.Lock()
 	r := SemaphoreReport{Permits: c.permits, Entered: c.entered, Violations: c.violations, Unbalanced: c.unbalanced,
-		MaxHolders: c.maxHolders, Details: slices.Clone(c.details)}
+		MaxHolders: c.maxHolders, Details: slices.Clone(c.details.list)}
 	if c.entered > 0 {
 		r.MeanHolders = float64(c.holdersSum) / float64(c.entered)
 	}
 	c.mu.Unlock()
-	r.MostAtOnce, r.Crowded, r.Crowds = Crowded(hist, c.permits, c.maxDetails)
+	r.MostAtOnce, r.Crowded, r.Crowds = Crowded(hist, c.permits, c.details.max)
 	return r
 }
 

@@ -14,13 +14,17 @@ import (
 	"github.com/zkbench/zkbench/workloads/measure"
 )
 
-// acquisitions is one client's account of what it asked for: its
-// operation counts, errors, series and share of the acquire histogram. The
-// recorders of the lock and the semaphore keep one each; only the client's
-// loop (or its worker process's reader) touches it, except the window and
-// the acquire histogram, which are shared.
+// acquisitions is one client's account of what it asked for: where its
+// loop is, its operation counts, errors, series and share of the acquire
+// histogram. The recorders of the lock and the semaphore keep one each;
+// only the client's loop (or its worker process's reader) touches it,
+// except the window and the acquire histogram, which are shared.
 type acquisitions struct {
-	id             int
+	id       int
+	state    lockClientState
+	intended time.Duration // asking: when the acquisition was scheduled
+	measured bool          // the last grant is the window's
+
 	window         *measure.Window
 	acquire        *results.Stripes // shared; this client records into stripe id
 	series         *measure.SeriesRecorder
@@ -34,6 +38,41 @@ type acquisitions struct {
 func newAcquisitions(id int, window *measure.Window, acquire *results.Stripes, interval time.Duration) acquisitions {
 	return acquisitions{id: id, window: window, acquire: acquire, series: measure.NewSeriesRecorder(interval),
 		errs: map[string]int64{}, samples: map[string]string{}}
+}
+
+// follow moves the client along ev, a loop event at ev.At on the case's
+// clock, and counts what the lock's and the semaphore's recorders count
+// alike: each acquisition's outcome, a measured grant's latency and series
+// point, a loss while holding, a failed release. An event that does not fit
+// the client's state, or is not a client of noun's, is refused
+// (fitsLockEvent). The recorder then adds its checker's part.
+func (a *acquisitions) follow(noun string, ev lockEvent) error {
+	if err := fitsLockEvent(noun, a.id, a.state, ev); err != nil {
+		return err
+	}
+	switch ev.Kind {
+	case evAsked:
+		a.state, a.intended = stateAsking, ev.Intended
+	case evGranted:
+		a.state = stateHolding
+		a.measured = a.settle(a.intended, ev.At, nil)
+		if a.measured {
+			a.granted(a.intended, ev.At)
+		}
+	case evFailed:
+		a.state = stateIdle
+		a.settle(a.intended, ev.At, ev.Err)
+	case evLost:
+		a.count("lock_lost", errLostWhileHolding, a.measured)
+	case evExit:
+		a.state = stateReleasing
+	case evReleased:
+		a.state = stateIdle
+	case evReleaseFailed:
+		a.state = stateIdle
+		a.count("release_"+errorKind(ev.Err), ev.Err, a.measured)
+	}
+	return nil
 }
 
 // granted records a measured grant at at of an acquisition scheduled at
@@ -105,11 +144,7 @@ func addAcquisitions(res *results.Result, accs []*acquisitions, pace *pacer, end
 	t := acquisitionTotals{perClient: make([]int64, len(accs)), samples: map[string]string{}}
 	for i, a := range accs {
 		t.series = append(t.series, a.series)
-		res.Ops.Issued += a.ops.Issued
-		res.Ops.Succeeded += a.ops.Succeeded
-		res.Ops.Failed += a.ops.Failed
-		res.Ops.Unknown += a.ops.Unknown
-		res.Ops.StillWaiting += a.ops.StillWaiting
+		res.Ops.Add(a.ops)
 		t.perClient[i] = a.ops.Succeeded
 		for k, n := range a.errs {
 			res.Errors[k] += n

@@ -37,11 +37,7 @@ func (bc *barrierCase) collect(d *driver, o measure.Outcome) {
 	addHistogram(res, figures.LatencyEnterRelease, chk.EnterRelease)
 	addHistogram(res, figures.LatencyLeaveRelease, chk.LeaveRelease)
 	addHistogram(res, figures.LatencyRound, chk.Round)
-	sr := measure.NewSeriesRecorder(measure.SeriesInterval(d.c.Config))
-	for _, at := range chk.CompletedAt {
-		sr.Add(at - o.Start)
-	}
-	res.Series = measure.MergeSeries(sr.Interval(), res.Elapsed, sr)
+	res.Series = d.seriesAt(o, chk.CompletedAt)
 
 	// The herd-free barrier's best case: N-1 wake-ups to enter (the ready
 	// node) and N to leave (the lowest once, everyone once when it goes).

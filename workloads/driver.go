@@ -326,6 +326,16 @@ func CheckClientLimit(info backends.ClusterInfo, n int) error {
 	return nil
 }
 
+// seriesAt is the result's series of the events that happened at the
+// offsets at (from the case's base): its measured part, from o.Start.
+func (d *driver) seriesAt(o measure.Outcome, at []time.Duration) results.Series {
+	sr := measure.NewSeriesRecorder(measure.SeriesInterval(d.c.Config))
+	for _, t := range at {
+		sr.Add(t - o.Start)
+	}
+	return measure.MergeSeries(sr.Interval(), d.res.Elapsed, sr)
+}
+
 // addHistogram stores h as the result's latency name, unless it is empty.
 func addHistogram(res *results.Result, name figures.Latency, h *hdrhistogram.Histogram) {
 	if h.TotalCount() == 0 {

@@ -32,11 +32,8 @@ type lockRecorder struct {
 	// process, whose watch events are not counted here.
 	waits bool
 
-	state    lockClientState
-	ticket   int           // asking: the checker's ticket
-	intended time.Duration // asking: when the acquisition was scheduled
-	measured bool          // the last grant is the window's
-	waited   int64         // measured grants whose acquirer had to wait
+	ticket int   // asking: the checker's ticket
+	waited int64 // measured grants whose acquirer had to wait
 	// sections, when set (a shard of a case), records each grant's
 	// critical section for the check across shards; open is the index of
 	// the one held now (-1: none).
@@ -90,17 +87,17 @@ func fitsLockEvent(noun string, id int, state lockClientState, ev lockEvent) err
 	return nil
 }
 
-// event records ev, a loop event at ev.At on the case's clock.
+// event records ev, a loop event at ev.At on the case's clock: the
+// client's account (follow), then the checker's, the fence's and the
+// sections' part.
 func (r *lockRecorder) event(ev lockEvent) error {
-	if err := fitsLockEvent("lock", r.id, r.state, ev); err != nil {
+	if err := r.follow("lock", ev); err != nil {
 		return err
 	}
 	switch ev.Kind {
 	case evAsked:
-		r.state, r.ticket, r.intended = stateAsking, r.checker.Ask(), ev.Intended
+		r.ticket = r.checker.Ask()
 	case evGranted:
-		r.state = stateHolding
-		r.measured = r.settle(r.intended, ev.At, nil)
 		r.checker.Grant(r.id, r.ticket, ev.Token, ev.At, r.measured)
 		if r.sections != nil {
 			r.open = r.sections.Add(r.id, ev.Token, ev.At)
@@ -108,30 +105,17 @@ func (r *lockRecorder) event(ev lockEvent) error {
 		if ev.Token != 0 {
 			r.fence.Grant(ev.Token, r.id)
 		}
-		if r.measured {
-			r.granted(r.intended, ev.At)
-			if r.waits && ev.Wakeups > 0 {
-				r.waited++
-			}
+		if r.measured && r.waits && ev.Wakeups > 0 {
+			r.waited++
 		}
 	case evFailed:
-		r.state = stateIdle
 		r.checker.Withdraw(r.ticket)
-		r.settle(r.intended, ev.At, ev.Err)
 	case evWrite:
 		// A worker's write arrives at the register now, when it is read.
 		r.fence.Write(ev.Token, r.id)
-	case evLost:
-		r.count("lock_lost", errLostWhileHolding, r.measured)
 	case evExit:
-		r.state = stateReleasing
 		r.checker.Release(r.id, ev.At)
 		r.closeSection(ev.At)
-	case evReleased:
-		r.state = stateIdle
-	case evReleaseFailed:
-		r.state = stateIdle
-		r.count("release_"+errorKind(ev.Err), ev.Err, r.measured)
 	}
 	return nil
 }

@@ -410,11 +410,7 @@ func (qc *queueCase) collect(dr *driver, o measure.Outcome) {
 	addHistogram(res, figures.LatencyPut, q.put)
 	addHistogram(res, figures.LatencyTake, q.take)
 	addHistogram(res, figures.LatencyAck, q.ack)
-	sr := measure.NewSeriesRecorder(measure.SeriesInterval(dr.c.Config))
-	for _, at := range chk.TakenAt {
-		sr.Add(at - o.Start)
-	}
-	res.Series = measure.MergeSeries(sr.Interval(), res.Elapsed, sr)
+	res.Series = dr.seriesAt(o, chk.TakenAt)
 	// The herd-free best case: one notification an item.
 	dr.fill(o, taken, v.ClientCounts, taken)
 	if taken > 0 {

@@ -18,11 +18,8 @@ type semRecorder struct {
 	acquisitions
 	checker *safety.SemaphoreChecker
 
-	state    lockClientState
-	intended time.Duration // asking: when the acquisition was scheduled
-	measured bool          // the last grant is the window's
-	stages   int64         // notifications a wait needs at most (stagesOf)
-	needed   int64         // notifications of measured grants that moved their waiter forward
+	stages int64 // notifications a wait needs at most (stagesOf)
+	needed int64 // notifications of measured grants that moved their waiter forward
 }
 
 var _ lockSink = (*semRecorder)(nil)
@@ -32,38 +29,21 @@ func newSemRecorder(id int, window *measure.Window, checker *safety.SemaphoreChe
 	return &semRecorder{acquisitions: newAcquisitions(id, window, acquire, interval), checker: checker, stages: max(stages, 1)}
 }
 
-// event records ev, a loop event at ev.At on the case's clock. It follows
-// the client as lockRecorder does and refuses an event that does not fit.
-// Writes (the lock's fenced register) are not a semaphore's: K holders
+// event records ev, a loop event at ev.At on the case's clock: the
+// client's account (follow), then the checker's part. Writes (the lock's fenced register) are not a semaphore's: K holders
 // share no register, so they are let pass unrecorded.
 func (r *semRecorder) event(ev lockEvent) error {
-	if err := fitsLockEvent("semaphore", r.id, r.state, ev); err != nil {
+	if err := r.follow("semaphore", ev); err != nil {
 		return err
 	}
 	switch ev.Kind {
-	case evAsked:
-		r.state, r.intended = stateAsking, ev.Intended
 	case evGranted:
-		r.state = stateHolding
 		r.checker.Enter(r.id, ev.Token, ev.At)
-		r.measured = r.settle(r.intended, ev.At, nil)
 		if r.measured {
-			r.granted(r.intended, ev.At)
 			r.needed += min(int64(ev.Wakeups), r.stages)
 		}
-	case evFailed:
-		r.state = stateIdle
-		r.settle(r.intended, ev.At, ev.Err)
-	case evLost:
-		r.count("lock_lost", errLostWhileHolding, r.measured)
 	case evExit:
-		r.state = stateReleasing
 		r.checker.Exit(r.id, ev.At)
-	case evReleased:
-		r.state = stateIdle
-	case evReleaseFailed:
-		r.state = stateIdle
-		r.count("release_"+errorKind(ev.Err), ev.Err, r.measured)
 	}
 	return nil
 }

@@ -21,23 +21,27 @@ const (
 	errorBackoff = 10 * time.Millisecond
 )
 
-// errorKind names an error for Result.Errors.
+// errorKinds name errors for Result.Errors: the first that an error
+// matches names it, and one that matches none is "other".
+var errorKinds = []struct {
+	err  error
+	kind string
+}{
+	{backends.ErrUnknownOutcome, "unknown_outcome"},
+	{backends.ErrSessionLost, "session_lost"},
+	{recipes.ErrLockLost, "lock_lost"},
+	{recipes.ErrNotHeld, "not_held"},
+	{context.DeadlineExceeded, "timeout"},
+	{backends.ErrNoNode, "no_node"},
+	{backends.ErrNodeExists, "node_exists"},
+}
+
+// errorKind names an error for Result.Errors (errorKinds).
 func errorKind(err error) string {
-	switch {
-	case errors.Is(err, backends.ErrUnknownOutcome):
-		return "unknown_outcome"
-	case errors.Is(err, backends.ErrSessionLost):
-		return "session_lost"
-	case errors.Is(err, recipes.ErrLockLost):
-		return "lock_lost"
-	case errors.Is(err, recipes.ErrNotHeld):
-		return "not_held"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
-	case errors.Is(err, backends.ErrNoNode):
-		return "no_node"
-	case errors.Is(err, backends.ErrNodeExists):
-		return "node_exists"
+	for _, k := range errorKinds {
+		if errors.Is(err, k.err) {
+			return k.kind
+		}
 	}
 	return "other"
 }

@@ -149,6 +149,16 @@ func session(t *testing.T, b backends.Backend) backends.Session {
 
 func (e *env) session(t *testing.T) backends.Session { return session(t, e.b) }
 
+// ownerAndWatcher opens two sessions: an owner, which makes the folder dir,
+// and a watcher, which waits until it can list it.
+func (e *env) ownerAndWatcher(t *testing.T, dir string) (owner, watcher backends.Session) {
+	t.Helper()
+	owner, watcher = e.session(t), e.session(t)
+	ensure(t, owner, dir)
+	dirVisible(t, watcher, dir)
+	return owner, watcher
+}
+
 // opCtx is a context for one call expected to succeed.
 func opCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), opTimeout)

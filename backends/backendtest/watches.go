@@ -66,9 +66,7 @@ func testExistsWDelete(t *testing.T, e *env) {
 }
 
 func testExistsWCreate(t *testing.T, e *env) {
-	owner, watcher := e.session(t), e.session(t)
-	ensure(t, owner, e.ns)
-	dirVisible(t, watcher, e.ns)
+	owner, watcher := e.ownerAndWatcher(t, e.ns)
 	p := e.p("later")
 
 	ctx, _ := contextWithCancel(t)
@@ -82,10 +80,8 @@ func testExistsWCreate(t *testing.T, e *env) {
 }
 
 func testWatchCancel(t *testing.T, e *env) {
-	owner, watcher := e.session(t), e.session(t)
 	parent := e.p("w")
-	ensure(t, owner, parent)
-	dirVisible(t, watcher, parent)
+	owner, watcher := e.ownerAndWatcher(t, parent)
 	p := parent + "/n"
 
 	ctx1, cancel1 := contextWithCancel(t)
@@ -135,9 +131,7 @@ func testNoMissedDelete(t *testing.T, e *env) {
 }
 
 func testNoMissedCreate(t *testing.T, e *env) {
-	owner, watcher := e.session(t), e.session(t)
-	ensure(t, owner, e.ns)
-	dirVisible(t, watcher, e.ns)
+	owner, watcher := e.ownerAndWatcher(t, e.ns)
 	for i := range noMissedLoops {
 		p := e.p(fmt.Sprintf("n%d", i))
 		ctx, cancel := contextWithCancel(t)
@@ -150,10 +144,8 @@ func testNoMissedCreate(t *testing.T, e *env) {
 }
 
 func testChildrenW(t *testing.T, e *env) {
-	owner, watcher := e.session(t), e.session(t)
 	parent := e.p("kids")
-	ensure(t, owner, parent)
-	dirVisible(t, watcher, parent)
+	owner, watcher := e.ownerAndWatcher(t, parent)
 
 	ctx, _ := contextWithCancel(t)
 	ns, ch := childrenW(t, ctx, watcher, parent)
@@ -180,10 +172,8 @@ func testChildrenW(t *testing.T, e *env) {
 }
 
 func testChildrenWNoMissedChange(t *testing.T, e *env) {
-	owner, watcher := e.session(t), e.session(t)
 	parent := e.p("kids")
-	ensure(t, owner, parent)
-	dirVisible(t, watcher, parent)
+	owner, watcher := e.ownerAndWatcher(t, parent)
 	for i := range noMissedLoops {
 		child := fmt.Sprintf("%s/c%d", parent, i)
 		ctx, cancel := contextWithCancel(t)

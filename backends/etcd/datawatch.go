@@ -14,10 +14,7 @@ var _ backends.DataWatcher = (*Session)(nil)
 // Set puts path without a lease: a persistent key that outlives the
 // session, created if absent. One write.
 func (s *Session) Set(ctx context.Context, p string, data []byte) error {
-	if err := checkPath(p); err != nil {
-		return err
-	}
-	c, stop, err := s.call(ctx)
+	c, stop, err := s.callAt(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -141,12 +138,6 @@ func (s *Session) followData(ctx context.Context, p string, modRev, next int64, 
 				continue
 			}
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-base.Done():
-		}
-		t.Stop()
-		wait = min(2*wait, time.Second)
+		wait = backOff(base, wait)
 	}
 }

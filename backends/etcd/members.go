@@ -23,9 +23,6 @@ func (b *Backend) ScrapeMembers(ctx context.Context) ([]backends.MemberMetrics, 
 	if err != nil {
 		return nil, err
 	}
-	if b.cfg.Embedded {
-		urls = urls[:1]
-	}
 	client := b.httpClient()
 	out := make([]backends.MemberMetrics, len(urls))
 	var wg sync.WaitGroup

@@ -32,10 +32,7 @@ func nodeOf(kv *mvccpb.KeyValue) backends.Node {
 // A cancelled ctx or a broken connection may leave the key created: the
 // error then also matches backends.ErrUnknownOutcome.
 func (s *Session) Create(ctx context.Context, p string, data []byte) (backends.Node, error) {
-	if err := checkPath(p); err != nil {
-		return backends.Node{}, err
-	}
-	c, stop, err := s.call(ctx)
+	c, stop, err := s.callAt(ctx, p)
 	if err != nil {
 		return backends.Node{}, err
 	}
@@ -63,10 +60,7 @@ func (s *Session) putIfAbsent(ctx context.Context, key string, data []byte) (*cl
 
 // Get reads path. ErrNoNode if absent.
 func (s *Session) Get(ctx context.Context, p string) ([]byte, backends.Node, error) {
-	if err := checkPath(p); err != nil {
-		return nil, backends.Node{}, err
-	}
-	c, stop, err := s.call(ctx)
+	c, stop, err := s.callAt(ctx, p)
 	if err != nil {
 		return nil, backends.Node{}, err
 	}
@@ -83,10 +77,7 @@ func (s *Session) Get(ctx context.Context, p string) ([]byte, backends.Node, err
 
 // Delete removes path (keys below it are untouched). ErrNoNode if absent.
 func (s *Session) Delete(ctx context.Context, p string) error {
-	if err := checkPath(p); err != nil {
-		return err
-	}
-	c, stop, err := s.call(ctx)
+	c, stop, err := s.callAt(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -111,10 +102,7 @@ func (s *Session) Children(ctx context.Context, parent string) ([]backends.Node,
 
 // children also returns the revision the listing was read at.
 func (s *Session) children(ctx context.Context, parent string) ([]backends.Node, int64, error) {
-	if err := checkPath(parent); err != nil {
-		return nil, 0, err
-	}
-	c, stop, err := s.call(ctx)
+	c, stop, err := s.callAt(ctx, parent)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -171,10 +159,7 @@ func (s *Session) Update(ctx context.Context, p string, data []byte) error {
 // Then(then...): ErrNoNode if p is absent, ErrUnknownOutcome as for any
 // write whose reply was lost. op names it in errors.
 func (s *Session) ifExists(ctx context.Context, op, p string, then ...clientv3.Op) error {
-	if err := checkPath(p); err != nil {
-		return err
-	}
-	c, stop, err := s.call(ctx)
+	c, stop, err := s.callAt(ctx, p)
 	if err != nil {
 		return err
 	}

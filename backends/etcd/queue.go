@@ -79,10 +79,7 @@ const tailSuffix = "\x00/tail"
 // other departure (a waiter cancelled or expired, the record's writer's
 // session ended) takes the range.
 func (s *Session) Predecessor(ctx context.Context, parent string, me backends.Node, gone string) (backends.Node, bool, error) {
-	if err := checkPath(parent); err != nil {
-		return backends.Node{}, false, err
-	}
-	c, stop, err := s.call(ctx)
+	c, stop, err := s.callAt(ctx, parent)
 	if err != nil {
 		return backends.Node{}, false, err
 	}
@@ -140,10 +137,7 @@ func (s *Session) Predecessor(ctx context.Context, parent string, me backends.No
 // whose fast path in etcd 3.7 answers from the index without the lease) and
 // keeps those held by this session's lease.
 func (s *Session) Tagged(ctx context.Context, parent, tag string) ([]backends.Node, error) {
-	if err := checkPath(parent); err != nil {
-		return nil, err
-	}
-	c, stop, err := s.call(ctx)
+	c, stop, err := s.callAt(ctx, parent)
 	if err != nil {
 		return nil, err
 	}

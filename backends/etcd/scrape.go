@@ -49,9 +49,6 @@ func (b *Backend) Scrape(ctx context.Context) (backends.Metrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.cfg.Embedded {
-		urls = urls[:1]
-	}
 	client := b.httpClient()
 	m := make(backends.Metrics)
 	var mu sync.Mutex
@@ -80,7 +77,9 @@ func (b *Backend) Scrape(ctx context.Context) (backends.Metrics, error) {
 	return m, nil
 }
 
-// metricsURLs lists each member's first client URL + "/metrics".
+// metricsURLs lists each member's first client URL + "/metrics", sorted;
+// with Config.Embedded only the first, since in-process members share one
+// Prometheus registry.
 func (b *Backend) metricsURLs(ctx context.Context) ([]string, error) {
 	var urls []string
 	if cli, err := b.adminClient(); err == nil {
@@ -105,6 +104,9 @@ func (b *Backend) metricsURLs(ctx context.Context) ([]string, error) {
 		}
 	}
 	slices.Sort(urls)
+	if b.cfg.Embedded {
+		urls = urls[:1]
+	}
 	return urls, nil
 }
 

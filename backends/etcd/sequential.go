@@ -68,13 +68,7 @@ func (s *Session) createSequential(ctx context.Context, parent, prefix string, d
 		if c.Err() != nil {
 			break
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-c.Done():
-		}
-		t.Stop()
-		wait = min(2*wait, time.Second)
+		wait = backOff(c, wait)
 	}
 	if s.ctx.Err() != nil && ctx.Err() == nil {
 		return backends.Node{}, fmt.Errorf("etcd: create-sequential %s: %w", key, backends.ErrSessionLost)

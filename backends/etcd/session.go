@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/internal/ctxsleep"
 )
 
 // Session is one lease kept alive: zkbench's etcd session. Every key it
@@ -120,6 +121,22 @@ func (s *Session) call(ctx context.Context) (context.Context, func(), error) {
 	c, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(s.ctx, cancel)
 	return c, func() { stop(); cancel() }, nil
+}
+
+// callAt is call for a request on path p, which it checks first
+// (ErrInvalidPath).
+func (s *Session) callAt(ctx context.Context, p string) (context.Context, func(), error) {
+	if err := checkPath(p); err != nil {
+		return nil, nil, err
+	}
+	return s.call(ctx)
+}
+
+// backOff sleeps wait, or until ctx ends, between two tries of a request
+// or a watch, and returns the next wait: doubled, at most a second.
+func backOff(ctx context.Context, wait time.Duration) time.Duration {
+	ctxsleep.Sleep(ctx, wait)
+	return min(2*wait, time.Second)
 }
 
 // fail maps a client error to zkbench's sentinels; ctx is the caller's. write says whether the

@@ -138,13 +138,7 @@ func (w *oneShot) run(base context.Context, end func(), wch clientv3.WatchChan, 
 			}
 		}
 		if rearm {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-base.Done():
-			}
-			t.Stop()
-			wait = min(2*wait, time.Second)
+			wait = backOff(base, wait)
 		}
 		// A re-armed watch must start where the last one stopped; if
 		// revisions were written meanwhile it is unsynced on the server and

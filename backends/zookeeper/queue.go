@@ -32,27 +32,18 @@ func (s *Session) Enqueue(ctx context.Context, parent, tag string) (backends.Nod
 		return backends.Node{}, fmt.Errorf("zookeeper: queue tag %q holds a '/'", tag)
 	}
 	data := []byte(fmt.Sprintf("%s/%08x", tag, rand.Uint32()))
-	want := join(parent, "")
-	for {
-		raw, err := write(ctx, s, "enqueue", want, func() (string, error) {
-			return s.l.conn.Create(want, data, zk.FlagEphemeral|zk.FlagSequence, acl)
-		})
-		if err == nil {
-			return s.enqueued(raw), nil
+	p, err := s.createFindable(ctx, "enqueue", join(parent, ""), data, func() (string, bool, error) {
+		// Look for this call's data.
+		found, err := s.mine(ctx, parent, func(d []byte) bool { return bytes.Equal(d, data) }, true)
+		if err != nil || len(found) == 0 {
+			return "", false, err
 		}
-		if !errors.Is(err, backends.ErrUnknownOutcome) {
-			s.refused(err, 1)
-			return backends.Node{}, err
-		}
-		// The create may or may not have happened: look for our data.
-		found, lerr := s.mine(ctx, parent, func(d []byte) bool { return bytes.Equal(d, data) }, true)
-		if lerr != nil {
-			return backends.Node{}, fmt.Errorf("%w (finding %s after: %v)", lerr, want, err)
-		}
-		if len(found) > 0 {
-			return s.enqueued(found[0].Path), nil
-		}
+		return found[0].Path, true, nil
+	})
+	if err != nil {
+		return backends.Node{}, err
 	}
+	return s.enqueued(p), nil
 }
 
 // enqueued completes an Enqueue that made path p.

@@ -36,27 +36,47 @@ func (s *Session) CreateSequential(ctx context.Context, parent, prefix string, d
 		return backends.Node{}, fmt.Errorf("zookeeper: sequential prefix %q holds a '/'", prefix)
 	}
 	tagged := prefix + fmt.Sprintf("%016x", rand.Uint64()) + "-"
-	want := join(parent, tagged)
-	for {
-		raw, err := write(ctx, s, "create-sequential", want, func() (string, error) {
-			return s.l.conn.Create(want, data, zk.FlagEphemeral|zk.FlagSequence, acl)
-		})
-		if err == nil {
-			return s.made(raw), nil
-		}
-		if !errors.Is(err, backends.ErrUnknownOutcome) {
-			s.refused(err, 1)
-			return backends.Node{}, err
-		}
-		// The create may or may not have happened: look for our tag.
-		kids, lerr := s.Children(ctx, parent)
-		if lerr != nil {
-			return backends.Node{}, fmt.Errorf("%w (finding %s after: %v)", lerr, want, err)
+	p, err := s.createFindable(ctx, "create-sequential", join(parent, tagged), data, func() (string, bool, error) {
+		kids, err := s.Children(ctx, parent)
+		if err != nil {
+			return "", false, err
 		}
 		for _, k := range kids {
 			if strings.HasPrefix(k.Name, tagged) && len(k.Name) == len(tagged)+seqDigits {
-				return s.made(k.Path), nil
+				return k.Path, true, nil
 			}
+		}
+		return "", false, nil
+	})
+	if err != nil {
+		return backends.Node{}, err
+	}
+	return s.made(p), nil
+}
+
+// createFindable creates the ephemeral sequential node want (plus the
+// sequence number) holding data, for op, and returns its path. If the reply
+// is lost (ErrUnknownOutcome), find looks for the node the create may have
+// made, once the session reconnected; if there is none, the create is sent
+// again, so a lost reply never leaves a duplicate behind.
+func (s *Session) createFindable(ctx context.Context, op, want string, data []byte, find func() (string, bool, error)) (string, error) {
+	for {
+		raw, err := write(ctx, s, op, want, func() (string, error) {
+			return s.l.conn.Create(want, data, zk.FlagEphemeral|zk.FlagSequence, acl)
+		})
+		if err == nil {
+			return raw, nil
+		}
+		if !errors.Is(err, backends.ErrUnknownOutcome) {
+			s.refused(err, 1)
+			return "", err
+		}
+		p, found, ferr := find()
+		if ferr != nil {
+			return "", fmt.Errorf("%w (finding %s after: %v)", ferr, want, err)
+		}
+		if found {
+			return p, nil
 		}
 	}
 }

@@ -23,28 +23,23 @@ import (
 // Herd note: the server keeps one watch per connection and path, so each
 // session watching p gets its own notification when p changes.
 func (s *Session) ExistsW(ctx context.Context, p string) (bool, backends.Node, <-chan backends.Event, error) {
-	type got struct {
+	type found struct {
 		ok bool
 		st *zk.Stat
-		ch <-chan zk.Event
 	}
-	k := watchKey{p, dataTable}
-	var h watchHandoff
-	g, err := read(ctx, s, "exists-watch", p, func() (got, error) {
+	f, ch, err := readWatched(ctx, s, "exists-watch", watchKey{p, dataTable}, func() (found, <-chan zk.Event, error) {
 		ok, st, ch, err := s.l.conn.ExistsW(p)
-		s.armed(k, ch, &h)
-		return got{ok, st, ch}, err
+		return found{ok, st}, ch, err
 	})
 	if err != nil {
-		s.gaveUp(k, &h)
 		return false, backends.Node{}, nil, err
 	}
 	var n backends.Node
-	if g.ok {
+	if f.ok {
 		n = node(p)
-		n.CreateRev = g.st.Czxid
+		n.CreateRev = f.st.Czxid
 	}
-	return g.ok, n, s.forward(ctx, k, g.ch), nil
+	return f.ok, n, ch, nil
 }
 
 // ChildrenW lists parent's children like Children and arms a one-shot
@@ -52,22 +47,36 @@ func (s *Session) ExistsW(ctx context.Context, p string) (bool, backends.Node, <
 // removed, or parent is deleted. Channel semantics and late events as
 // ExistsW.
 func (s *Session) ChildrenW(ctx context.Context, parent string) ([]backends.Node, <-chan backends.Event, error) {
-	type got struct {
-		names []string
-		ch    <-chan zk.Event
-	}
-	k := watchKey{parent, childTable}
-	var h watchHandoff
-	g, err := read(ctx, s, "children-watch", parent, func() (got, error) {
+	names, ch, err := readWatched(ctx, s, "children-watch", watchKey{parent, childTable}, func() ([]string, <-chan zk.Event, error) {
 		names, _, ch, err := s.l.conn.ChildrenW(parent)
+		return names, ch, err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return childNodes(parent, names), ch, nil
+}
+
+// readWatched runs call, a read that arms the watch k, as read does (op
+// names it in errors), and returns what it read and the watch's channel
+// relayed by forward. A watch armed for a call whose caller gets an error
+// is abandoned to the late set.
+func readWatched[T any](ctx context.Context, s *Session, op string, k watchKey, call func() (T, <-chan zk.Event, error)) (T, <-chan backends.Event, error) {
+	type got struct {
+		v  T
+		ch <-chan zk.Event
+	}
+	var h watchHandoff
+	g, err := read(ctx, s, op, k.path, func() (got, error) {
+		v, ch, err := call()
 		s.armed(k, ch, &h)
-		return got{names, ch}, err
+		return got{v, ch}, err
 	})
 	if err != nil {
 		s.gaveUp(k, &h)
-		return nil, nil, err
+		return g.v, nil, err
 	}
-	return childNodes(parent, g.names), s.forward(ctx, k, g.ch), nil
+	return g.v, s.forward(ctx, k, g.ch), nil
 }
 
 // armed runs on the request's goroutine when go-zookeeper returns the

@@ -12,6 +12,8 @@ import (
 
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+
+	"github.com/zkbench/zkbench/cluster/internal/members"
 )
 
 // Options configure StartEmbedded and StartLocal. The zero value is one
@@ -195,17 +197,11 @@ func (e *Embedded) closeServers(ctx context.Context) error {
 // makeDir returns dir, creating it, or a new temporary folder owned by the
 // caller.
 func makeDir(dir, pattern string) (string, bool, error) {
-	if dir == "" {
-		d, err := os.MkdirTemp("", pattern)
-		if err != nil {
-			return "", false, fmt.Errorf("cluster/etcd: %w", err)
-		}
-		return d, true, nil
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	d, owned, err := members.Folder(dir, pattern, 0o700)
+	if err != nil {
 		return "", false, fmt.Errorf("cluster/etcd: %w", err)
 	}
-	return dir, false, nil
+	return d, owned, nil
 }
 
 func newToken() string {

@@ -125,18 +125,11 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		}
 		st.Dist = d
 	}
-	if opts.Dir == "" {
-		dir, err := os.MkdirTemp("", "zkbench-zookeeper-")
-		if err != nil {
-			return nil, fmt.Errorf("cluster/zookeeper: %w", err)
-		}
-		st.Dir, st.OwnsDir = dir, true
-	} else {
-		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-			return nil, fmt.Errorf("cluster/zookeeper: %w", err)
-		}
-		st.Dir = opts.Dir
+	dir, owned, err := members.Folder(opts.Dir, "zkbench-zookeeper-", 0o755)
+	if err != nil {
+		return nil, fmt.Errorf("cluster/zookeeper: %w", err)
 	}
+	st.Dir, st.OwnsDir = dir, owned
 	for i := 1; i <= n; i++ {
 		dir := filepath.Join(st.Dir, "node"+strconv.Itoa(i))
 		st.Members = append(st.Members, Member{
@@ -150,7 +143,6 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		c.cleanup()
 		return nil, err
 	}
-	var err error
 	// A port picked free may be taken before the JVM binds it: retry then.
 	for attempt := 0; attempt < 3; attempt++ {
 		if err = c.startAll(ctx); err == nil || !errors.Is(err, errPortTaken) || ctx.Err() != nil {

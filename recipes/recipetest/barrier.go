@@ -154,8 +154,7 @@ func testBarrierCancel(e *barrierEnv) {
 	pa, pb := startPhase(actx, a.Enter), startPhase(bctx, b.Enter)
 	e.listBecomes(members, 2)
 	time.Sleep(quietWindow)
-	acancel()
-	e.cancelled("Enter", pa.done, &pa.err)
+	e.cancelled("Enter", acancel, pa.done, &pa.err)
 	if names := e.list(members); len(names) != 1 {
 		e.t.Errorf("after cancel the members are %q, want only the other participant's", names)
 	}

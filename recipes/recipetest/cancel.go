@@ -1,17 +1,12 @@
 package recipetest
 
-import "time"
-
 // testCancelCleansUp: a waiter whose ctx is cancelled returns ctx's error
 // promptly and leaves no node behind; the holder and the lock are unharmed,
 // and the same Lock acquires again afterwards.
 func testCancelCleansUp(e *lockEnv) {
 	q := e.holderAndWaiter()
 	holder, waiter, p, holderNodes := q.holder, q.waiter, q.p, q.nodes
-	cancelled := time.Now()
-	p.cancel()
-	e.cancelled("Acquire", p.done, &p.err)
-	e.t.Logf("cancelled Acquire returned after %v", time.Since(cancelled).Round(time.Millisecond))
+	e.cancelled("Acquire", p.cancel, p.done, &p.err)
 	// The cleanup happened before Acquire returned: check at once, no settling.
 	if names := e.children(); len(names) != holderNodes {
 		e.t.Errorf("after cancel the lock path holds %q, want only the holder's %d node(s)", names, holderNodes)

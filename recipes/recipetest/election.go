@@ -199,10 +199,7 @@ func testAwaitCancelCleansUp(e *electionEnv) {
 	leaderNodes := len(e.nodes())
 	b.awaitAsync()
 	time.Sleep(quietWindow)
-	cancelled := time.Now()
-	b.cancel()
-	e.cancelled("Await", b.done, &b.err)
-	e.t.Logf("cancelled Await returned after %v", time.Since(cancelled).Round(time.Millisecond))
+	e.cancelled("Await", b.cancel, b.done, &b.err)
 	if names := e.nodes(); len(names) != leaderNodes {
 		e.t.Errorf("after cancel the election holds %q, want the leader's %d node(s)", names, leaderNodes)
 	}

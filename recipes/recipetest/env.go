@@ -45,12 +45,7 @@ func runSuite[E any](t *testing.T, b backends.Backend, name string, subtests []s
 // session opens a session on the backend, closed when the test ends.
 func (e *env) session() backends.Session {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	s, err := e.b.NewSession(ctx)
-	if err != nil {
-		e.t.Fatalf("NewSession: %v", err)
-	}
+	s := within(e.t, "NewSession", e.b.NewSession)
 	e.t.Cleanup(func() { _ = s.Close() })
 	return s
 }
@@ -114,6 +109,19 @@ func (e *env) listIn(dirs ...string) []string {
 	return out
 }
 
+// within runs call under opTimeout and fails the test on its error, as
+// "<what>: <error>".
+func within[T any](t testing.TB, what string, call func(context.Context) (T, error)) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	v, err := call(ctx)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
 // count is list for goroutines other than the test's: it reports errors
 // instead of failing.
 func (e *env) count(p string) ([]string, error) {
@@ -132,11 +140,13 @@ func (e *env) listBecomes(p string, n int) {
 	e.becomes(p, n, func() []string { return e.list(p) })
 }
 
-// cancelled checks that call, whose ctx was just cancelled, returns
+// cancelled cancels call's ctx with cancel and checks that call returns
 // within promptBound (done closes) with context.Canceled (*err, read once
-// done closed).
-func (e *env) cancelled(call string, done <-chan struct{}, err *error) {
+// done closed); it logs how long that took.
+func (e *env) cancelled(call string, cancel func(), done <-chan struct{}, err *error) {
 	e.t.Helper()
+	start := time.Now()
+	cancel()
 	select {
 	case <-done:
 	case <-time.After(promptBound):
@@ -145,6 +155,7 @@ func (e *env) cancelled(call string, done <-chan struct{}, err *error) {
 	if !errors.Is(*err, context.Canceled) {
 		e.t.Fatalf("cancelled %s returned %v, want context.Canceled", call, *err)
 	}
+	e.t.Logf("cancelled %s returned after %v", call, time.Since(start).Round(time.Millisecond))
 }
 
 // becomes waits until list, what's nodes, returns exactly n names.

@@ -66,13 +66,7 @@ func (e *lockEnv) newClientOn(wrap func(backends.Session) backends.Session) *cli
 // acquire acquires under opTimeout and fails the test on error.
 func (e *lockEnv) acquire(c *client) recipes.Grant {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	g, err := c.lock.Acquire(ctx)
-	if err != nil {
-		e.t.Fatalf("Acquire: %v", err)
-	}
-	return g
+	return within(e.t, "Acquire", c.lock.Acquire)
 }
 
 // release releases under opTimeout and fails the test on error.

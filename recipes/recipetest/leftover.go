@@ -150,8 +150,7 @@ func testCancelCleanupFails(e *lockEnv) {
 	pb := e.enqueue(behind, 3)
 
 	flaky.failDeletes.Store(1)
-	p.cancel()
-	e.cancelled("Acquire", p.done, &p.err)
+	e.cancelled("Acquire", p.cancel, p.done, &p.err)
 	if names := e.children(); len(names) != 3 {
 		e.t.Fatalf("after a cancel whose cleanup failed the lock path holds %q, want the holder's, the "+
 			"cancelled waiter's and the next waiter's node", names)

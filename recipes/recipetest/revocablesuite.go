@@ -3,6 +3,7 @@ package recipetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -89,13 +90,9 @@ func (e *revEnv) enqueueWriter(c *revClient, who string) (p *pending, next *reci
 
 func (e *revEnv) acquire(c *revClient, mode recipes.Mode) recipes.RevocableGrant {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	g, err := c.rev.Acquire(ctx, mode)
-	if err != nil {
-		e.t.Fatalf("Acquire(%s): %v", mode, err)
-	}
-	return g
+	return within(e.t, fmt.Sprintf("Acquire(%s)", mode), func(ctx context.Context) (recipes.RevocableGrant, error) {
+		return c.rev.Acquire(ctx, mode)
+	})
 }
 
 // RunRevocableSuite runs the revocable subtests for v on b (with only,

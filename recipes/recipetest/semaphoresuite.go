@@ -273,8 +273,7 @@ func testSemReleaseWakes(e *semEnv) {
 func testHeadCancelled(e *semEnv) {
 	hs := e.holders()
 	ws, ps := e.queue(2)
-	ps[0].cancel()
-	e.cancelled("Acquire of the first waiter", ps[0].done, &ps[0].err)
+	e.cancelled("Acquire of the first waiter", ps[0].cancel, ps[0].done, &ps[0].err)
 	e.admitsOnly(hs[0], ps[1], "the second waiter")
 	e.releaseAll(append(hs[1:], ws[1])...)
 }

@@ -3,7 +3,8 @@
 // member with its output appended to its log, stops, kills, restarts and
 // signals it, and records each member's process id in the cluster's state
 // as it changes; Endpoints and PIDs read the members' records. What a
-// member runs and when it is ready stay with the cluster.
+// member runs and when it is ready stay with the cluster. Folder gives a
+// cluster its folder.
 package members
 
 import (
@@ -17,6 +18,23 @@ import (
 
 	"github.com/zkbench/zkbench/internal/spawn"
 )
+
+// Folder returns the cluster's folder: dir, made with perm if missing, or
+// if dir is "" a fresh temporary folder named after pattern (os.MkdirTemp),
+// which the cluster owns and removes when it stops.
+func Folder(dir, pattern string, perm os.FileMode) (path string, owned bool, err error) {
+	if dir == "" {
+		d, err := os.MkdirTemp("", pattern)
+		if err != nil {
+			return "", false, err
+		}
+		return d, true, nil
+	}
+	if err := os.MkdirAll(dir, perm); err != nil {
+		return "", false, err
+	}
+	return dir, false, nil
+}
 
 // Spec is what a cluster tells Procs about its members.
 type Spec struct {
