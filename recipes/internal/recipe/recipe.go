@@ -7,7 +7,7 @@
 // parameterises with its own algorithm step: the lock queue, its two ways
 // of waiting and its leftover nodes (queue.go, waits.go, leftovers.go,
 // parent.go), an election's candidacy and term and the selector loop built
-// on a latch (election.go, term.go, selector.go), a double barrier's round
+// on a latch (election.go, term.go), a double barrier's round
 // (barrier.go), the take-by-delete queue consumer (items.go) and the
 // two-phase commit's nodes (twophase.go). Nothing here knows which backend
 // it runs on.
