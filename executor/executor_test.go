@@ -33,8 +33,11 @@ const bound = 20 * time.Second
 
 // program is a real child: it appends "start PID DATA" to out when it
 // starts and "stop PID" when it gets SIGTERM, and prints DATA on stdout.
+// Its trap is set before it logs its start: a test that changes the data
+// once it reads "start" must find the SIGTERM logged, however late a
+// loaded machine runs the shell.
 func program(file, out string) []string {
-	script := fmt.Sprintf(`echo "start $$ $(cat %[1]s)" >> %[2]s; cat %[1]s; echo; trap 'echo "stop $$" >> %[2]s; exit 0' TERM; while :; do sleep 0.05; done`, file, out)
+	script := fmt.Sprintf(`trap 'echo "stop $$" >> %[2]s; exit 0' TERM; echo "start $$ $(cat %[1]s)" >> %[2]s; cat %[1]s; echo; while :; do sleep 0.05; done`, file, out)
 	return []string{"/bin/sh", "-c", script}
 }
 
@@ -340,8 +343,8 @@ func TestExecStopsProgramGroup(t *testing.T) {
 	defer cancel()
 	writer, watcher, node := etcdSessions(ctx, t)
 	h := startProgram(t, watcher, node, func(file, out string) []string {
-		script := fmt.Sprintf(`echo "start $$ $(cat %[1]s)" >> %[2]s; sleep 1000 & echo "child $!" >> %[2]s; `+
-			`trap 'echo "stop $$" >> %[2]s; exit 0' TERM; while :; do sleep 0.05; done`, file, out)
+		script := fmt.Sprintf(`trap 'echo "stop $$" >> %[2]s; exit 0' TERM; echo "start $$ $(cat %[1]s)" >> %[2]s; `+
+			`sleep 1000 & echo "child $!" >> %[2]s; while :; do sleep 0.05; done`, file, out)
 		return []string{"/bin/sh", "-c", script}
 	})
 	children := func(l string) []string {
