@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/zookeeper"
 	"github.com/zkbench/zkbench/faults/proxy"
 	"github.com/zkbench/zkbench/internal/testenv/testcluster"
@@ -286,4 +287,85 @@ func TestPersistentWatchSessionEnd(t *testing.T) {
 		t.Fatalf("persistent watch at Close got %v, want EventNotWatching", ev.Type)
 	}
 	closedZK(t, ch, "persistent watch after Close")
+}
+
+// TestWatchDataAcrossReconnects: the ZooKeeper DataWatcher keeps its
+// stream across dropped connections: a change made while the watcher was
+// away (ZooKeeper does not replay it) is read again and delivered once, a
+// deletion while away as EventDeleted, a reconnect with no change
+// delivers nothing, and later changes arrive once each, in order.
+func TestWatchDataAcrossReconnects(t *testing.T) {
+	zkTopologies(t, func(t *testing.T, endpoints []string) {
+		px, err := proxy.New(context.Background(), endpoints[0])
+		mustZK(t, err)
+		t.Cleanup(func() { px.Close() })
+		ws, _ := conn(t, []string{px.Addr()})
+		ns := namespace(t, open(t, zookeeper.Config{Endpoints: endpoints}), ws)
+		w, _ := conn(t, endpoints[:1])
+		p := ns + "/config"
+		mustZK(t, w.Set(ctxT(t), p, []byte("v0")))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		data, exists, ch, err := ws.WatchData(ctx, p)
+		if err != nil || !exists || string(data) != "v0" {
+			t.Fatalf("WatchData = %q, %v, %v; want v0, true, nil", data, exists, err)
+		}
+		next := func(what string, typ backends.EventType, want string) {
+			t.Helper()
+			select {
+			case ev, ok := <-ch:
+				if !ok || ev.Type != typ || string(ev.Data) != want || ev.Path != p {
+					t.Fatalf("%s: got %v %q %s (open %v), want %v %q", what, ev.Type, ev.Data, ev.Path, ok, typ, want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: nothing within 10s", what)
+			}
+		}
+		quiet := func(what string) {
+			t.Helper()
+			select {
+			case ev := <-ch:
+				t.Fatalf("%s: unexpected %v %q", what, ev.Type, ev.Data)
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+		// away drops the watcher's connection with change made while its
+		// traffic is held, and lets it reconnect.
+		away := func(change func()) {
+			t.Helper()
+			px.Cut()
+			change()
+			if px.ResetAll() == 0 {
+				t.Fatal("no connection to drop")
+			}
+			px.Restore()
+		}
+
+		mustZK(t, w.Set(ctxT(t), p, []byte("v1")))
+		next("a change", backends.EventDataChanged, "v1")
+		away(func() { mustZK(t, w.Set(ctxT(t), p, []byte("away"))) })
+		next("a change made while away", backends.EventDataChanged, "away")
+		quiet("after the change made while away")
+		mustZK(t, w.Set(ctxT(t), p, []byte("v2")))
+		next("a change after the reconnect", backends.EventDataChanged, "v2")
+		away(func() {})
+		quiet("a reconnect with no change")
+		mustZK(t, w.Set(ctxT(t), p, []byte("v3")))
+		next("a change after a quiet reconnect", backends.EventDataChanged, "v3")
+		away(func() { mustZK(t, w.Delete(ctxT(t), p)) })
+		next("a deletion while away", backends.EventDeleted, "")
+		mustZK(t, w.Set(ctxT(t), p, []byte("back")))
+		next("a re-creation", backends.EventCreated, "back")
+		quiet("after the last change")
+		cancel()
+		select {
+		case _, ok := <-ch:
+			if ok {
+				t.Fatal("an event after cancel")
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("channel not closed after cancel")
+		}
+		mustZK(t, w.Delete(ctxT(t), p))
+	})
 }
