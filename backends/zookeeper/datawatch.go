@@ -33,8 +33,10 @@ var _ backends.DataWatcher = (*Session)(nil)
 //
 // Against a 3.8 server, a one-shot watch (ExistsW) on the same path
 // through the same connection (shared connections: Config.Conns) turns
-// the server's persistent watch into a one-shot one: the server keeps one
-// watch mode per connection and path. Do not mix them on one path.
+// the server's persistent watch into a one-shot one (the server keeps one
+// watch mode per connection and path); the client then adds it again and
+// says so as after a reconnect, and the node is read again in the same
+// way.
 //
 // The watch is removed (removeWatches) when ctx ends; the session's end
 // delivers EventSessionLost, then the channel closes.

@@ -276,6 +276,41 @@ func TestPersistentWatchSurvivesReconnect(t *testing.T) {
 	})
 }
 
+// TestPersistentWatchBesideOneShot: a one-shot watch armed on a path that
+// has a persistent watch of the same connection turns the server's watch
+// into a one-shot one on ZooKeeper 3.8 (one mode per connection and
+// path); the client adds the persistent watch again and says so
+// (EventWatchRestored), so every later change still reaches it, and the
+// one-shot watch fires once.
+func TestPersistentWatchBesideOneShot(t *testing.T) {
+	zkTopologies(t, func(t *testing.T, endpoints []string) {
+		ws, wc := conn(t, endpoints)
+		ns := namespace(t, open(t, zookeeper.Config{Endpoints: endpoints}), ws)
+		_, c := conn(t, []string{wc.Server()})
+		p := ns + "/node"
+		_, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+		mustZK(t, err)
+		ch, err := wc.AddPersistentWatch(p, zk.AddWatchModePersistent)
+		mustZK(t, err)
+		_, _, one, err := wc.ExistsW(p)
+		mustZK(t, err)
+		expectZK(t, ch, "persistent watch after a one-shot one on its path", zkEvent{zk.EventWatchRestored, p})
+		for range 3 {
+			_, err = c.Set(p, nil, -1)
+			mustZK(t, err)
+		}
+		expectZK(t, ch, "persistent watch beside a one-shot one",
+			zkEvent{zk.EventNodeDataChanged, p}, zkEvent{zk.EventNodeDataChanged, p}, zkEvent{zk.EventNodeDataChanged, p})
+		quietZK(t, ch, "persistent watch after the last change")
+		if ev := nextZK(t, one, "one-shot watch"); ev.Type != zk.EventNodeDataChanged {
+			t.Fatalf("one-shot watch got %v", ev.Type)
+		}
+		closedZK(t, one, "one-shot watch after its event")
+		mustZK(t, wc.RemovePersistentWatch(ch))
+		mustZK(t, c.Delete(p, -1))
+	})
+}
+
 // TestPersistentWatchSessionEnd: closing the session ends a persistent
 // watch's channel with EventNotWatching, as one-shot watches end.
 func TestPersistentWatchSessionEnd(t *testing.T) {

@@ -985,6 +985,7 @@ func (c *Conn) addWatcher(path string, watchType watchType) <-chan Event {
 	ch := make(chan Event, 1)
 	wpt := watchPathType{path, watchType}
 	c.watchers[wpt] = append(c.watchers[wpt], ch)
+	c.oneShotBesidePersistent(path)
 	return ch
 }
 
