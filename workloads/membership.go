@@ -344,7 +344,7 @@ func (m *membershipCase) collect(dr *driver, o measure.Outcome) {
 	if !v.ClientCounts {
 		res.PerOp[figures.WatchEvents.Key] = float64(d.events) / ch
 		res.PerOp[figures.BytesReceived.Key] = float64(d.bytes) / ch
-		res.Notes = append(res.Notes, "delta: client-side notifications and bytes received are the group's own count of what its etcd watch delivered (recipes.GroupCounter); its requests are not counted")
+		res.Notes = append(res.Notes, "delta: client-side notifications and bytes received are the group's own count of what its watch delivered (recipes.GroupCounter); its requests are not counted")
 	}
 	for _, f := range figures.Counts() {
 		if val, ok := res.PerOp[f.Key]; ok {
