@@ -215,24 +215,29 @@ type Queues interface {
 // decorators pass it through): a watch on one path that stays armed, every
 // change in order with the node's new data, the way a configuration
 // client follows its config. etcd has it natively (one watch stream from a
-// revision). ZooKeeper 3.6+ has persistent watches (the AddWatch request,
-// opcode 106, mode PERSISTENT), but go-zookeeper v1.0.4 cannot send it:
-// it has no AddWatch, no generic request call, and it deletes a watch
-// from its table on the first event; its ZooKeeper Session does not
-// implement this interface.
+// revision, each change with its value). ZooKeeper 3.6+ has persistent
+// watches (the AddWatch request, opcode 106, mode PERSISTENT), which the
+// go-zookeeper copy in third_party sends; its notifications carry no data,
+// so the ZooKeeper session reads the node after each one and delivers
+// what it reads: changes made faster than that read are delivered as one,
+// the newest (versions skipped, never repeated or reordered).
 type DataWatcher interface {
 	// WatchData returns the node's data now (nil and exists false if
 	// absent) and a channel that receives, in order, every change after
 	// that read: EventDataChanged and EventCreated with Data, EventDeleted
-	// without. A lost connection is not a change: the stream resumes
-	// where it was. The channel is closed when ctx ends, and gets
+	// without (on ZooKeeper, a burst of changes may arrive as its last
+	// one, see above). A lost connection is not a change: the stream
+	// resumes where it was, or (ZooKeeper) with the node's data read again
+	// after the reconnect if it moved meanwhile. The channel is closed when ctx ends, and gets
 	// EventSessionLost (then closes) when the session ends. The caller
 	// must keep reading until it cancels ctx.
 	WatchData(ctx context.Context, path string) (data []byte, exists bool, events <-chan Event, err error)
 }
 
-// ErrNoDataWatch: the session cannot keep a watch armed (see DataWatcher).
-var ErrNoDataWatch = errors.New("backends: no persistent watch on this backend (go-zookeeper v1.0.4 cannot send ZooKeeper's AddWatch)")
+// ErrNoDataWatch: the session cannot keep a watch armed (see DataWatcher):
+// a Session that does not implement DataWatcher, seen through a decorator
+// (backends/instrument). Both zkbench backends implement it.
+var ErrNoDataWatch = errors.New("backends: no persistent watch on this session")
 
 // Session is one simulated client's session with the service: one zk.Conn
 // session, or one etcd lease kept alive. Ephemeral nodes live as long as it.

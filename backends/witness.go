@@ -42,6 +42,17 @@ type Witness struct {
 	// every call, ZooKeeper's per-namespace count only the writes that
 	// changed its tree.
 	RefusedWrites int64 `json:"refused_writes,omitempty"`
+	// WatchReads are the reads a ZooKeeper DataWatcher makes after each
+	// notification and each reconnect (getData: the notifications of a
+	// persistent watch carry no data): the server counts each as a read;
+	// the instrument counts the watch once, as watch_data.
+	WatchReads int64 `json:"watch_reads,omitempty"`
+	// SkippedWatchEvents are the notifications a ZooKeeper DataWatcher
+	// received and did not deliver: its read found a version it had
+	// delivered already (changes faster than a read arrive as one), or
+	// no node (its deletion's notification follows), or they were of
+	// another kind (the node's children). The server counts each.
+	SkippedWatchEvents int64 `json:"skipped_watch_events,omitempty"`
 }
 
 // Sub is w - before.
@@ -66,6 +77,7 @@ func (w Witness) combine(o Witness, f func(a, b int64) int64) Witness {
 		ReadTxns: f(w.ReadTxns, o.ReadTxns), SessionWrites: f(w.SessionWrites, o.SessionWrites),
 		WireWatchEvents: f(w.WireWatchEvents, o.WireWatchEvents), WatchStreams: f(w.WatchStreams, o.WatchStreams),
 		RefusedWrites: f(w.RefusedWrites, o.RefusedWrites),
+		WatchReads:    f(w.WatchReads, o.WatchReads), SkippedWatchEvents: f(w.SkippedWatchEvents, o.SkippedWatchEvents),
 	}
 }
 
@@ -78,11 +90,12 @@ type Witnesser interface {
 // WitnessCounters are a backend's Witness counters.
 type WitnessCounters struct {
 	PathCreates, PathsCreated, ReadTxns, SessionWrites, WireWatchEvents, WatchStreams, RefusedWrites atomic.Int64
+	WatchReads, SkippedWatchEvents                                                                   atomic.Int64
 }
 
 // Witness reads the counters.
 func (c *WitnessCounters) Witness() Witness {
 	return Witness{PathCreates: c.PathCreates.Load(), PathsCreated: c.PathsCreated.Load(), ReadTxns: c.ReadTxns.Load(),
 		SessionWrites: c.SessionWrites.Load(), WireWatchEvents: c.WireWatchEvents.Load(), WatchStreams: c.WatchStreams.Load(),
-		RefusedWrites: c.RefusedWrites.Load()}
+		RefusedWrites: c.RefusedWrites.Load(), WatchReads: c.WatchReads.Load(), SkippedWatchEvents: c.SkippedWatchEvents.Load()}
 }

@@ -35,9 +35,10 @@ const (
 	// ConfigOneShot: the seed's DataMonitor: exists with a watch, then
 	// getData; each event re-arms (two requests and the data a change).
 	ConfigOneShot = "one-shot"
-	// ConfigPersistent: a watch that stays armed and carries the data
-	// (backends.DataWatcher): etcd's watch stream. ZooKeeper 3.6+ has
-	// persistent watches, but go-zookeeper v1.0.4 cannot arm one.
+	// ConfigPersistent: a watch that stays armed (backends.DataWatcher):
+	// etcd's watch stream, whose events carry the data; ZooKeeper's
+	// persistent watch (AddWatch, mode PERSISTENT), whose notifications
+	// carry none, so the backend reads the node after each one.
 	ConfigPersistent = "persistent"
 )
 
@@ -56,7 +57,8 @@ const (
 // the job, not a herd; the variants differ in what each costs: one-shot
 // watches pay a re-arm and a read (the data) an event and may skip
 // versions written while they re-arm; a persistent watch pays one
-// notification carrying the data; polling pays a read an interval whether
+// notification carrying the data (etcd) or one notification and a read
+// (ZooKeeper, whose notifications carry no data); polling pays a read an interval whether
 // anything changed or not, and its latency is half the interval on
 // average.
 //
@@ -82,9 +84,7 @@ func configSpec() Spec {
 		Variants: []VariantSpec{
 			{Name: ConfigPolling, Class: figures.Other},
 			{Name: ConfigOneShot, Class: figures.Other},
-			{Name: ConfigPersistent, Class: figures.Other, Backends: []backends.Kind{backends.Etcd},
-				Why: fmt.Errorf("%w; ZooKeeper 3.6+ could (AddWatch, mode PERSISTENT), see docs/config.md; use %s or %s, or --backend etcd",
-					backends.ErrNoDataWatch, ConfigOneShot, ConfigPolling)},
+			{Name: ConfigPersistent, Class: figures.Other},
 		},
 		Latencies: []figures.Latency{figures.LatencyPropagate, figures.LatencyPropagateLast, figures.LatencyWrite},
 		Params: []Param{
@@ -107,8 +107,7 @@ func (*ConfigWorkload) LargestReply(cfg results.Config) int {
 	return size
 }
 
-// CheckRun refuses the persistent variant on ZooKeeper and a --size the
-// servers would refuse (workloads.RunChecker).
+// CheckRun refuses a --size the servers would refuse (workloads.RunChecker).
 func (*ConfigWorkload) CheckRun(kind backends.Kind, variants []string, params map[string]string) error {
 	if err := configSpec().CheckVariants(kind, variants); err != nil {
 		return err
@@ -185,11 +184,7 @@ func (cc *configCase) run(ctx context.Context, d *driver) (measure.Outcome, erro
 		return measure.Outcome{}, fmt.Errorf("%w: parameter %s: want a positive interval", ErrBadCase, ParamPoll)
 	}
 	switch c.Variant {
-	case ConfigPolling, ConfigOneShot:
-	case ConfigPersistent:
-		if c.Backend.Kind() == backends.ZooKeeper {
-			return measure.Outcome{}, fmt.Errorf("%w %q on zookeeper: %w", ErrUnknownVariant, c.Variant, backends.ErrNoDataWatch)
-		}
+	case ConfigPolling, ConfigOneShot, ConfigPersistent:
 	default:
 		return measure.Outcome{}, fmt.Errorf("%w %q (config: %v)", ErrUnknownVariant, c.Variant, configSpec().VariantNames(c.Backend.Kind()))
 	}

@@ -10,10 +10,8 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/recipes"
-	"github.com/zkbench/zkbench/recipes/native"
 	"github.com/zkbench/zkbench/recipes/variants"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/workloads/measure"
@@ -59,7 +57,7 @@ func membershipSpec() Spec {
 		Unit:    figures.Change,
 		Variants: fromFamily(variants.Groups(),
 			VariantSpec{Name: variants.Relist, Class: figures.Naive},
-			VariantSpec{Name: variants.Delta, Class: figures.Other, Why: native.ErrNoPersistentWatch}),
+			VariantSpec{Name: variants.Delta, Class: figures.Other}),
 		Latencies: []figures.Latency{figures.LatencyConverge},
 		Params:    []Param{{Key: ParamChurn, Type: ParamPerSecond, Default: "10", Help: "changes (joins plus leaves) per second"}},
 		New:       func() Workload { return NewMembership() },
@@ -90,9 +88,6 @@ func (m *membershipCase) run(ctx context.Context, d *driver) (measure.Outcome, e
 	}
 	if !v.Supports(c.Backend.Kind()) {
 		_, err := v.New(nil, "")
-		if c.Backend.Kind() == backends.ZooKeeper {
-			err = native.ErrNoPersistentWatch
-		}
 		return measure.Outcome{}, fmt.Errorf("%w: %s on %s: %w", ErrUnknownVariant, v.Name, c.Backend.Kind(), err)
 	}
 	m.v = v
@@ -349,7 +344,7 @@ func (m *membershipCase) collect(dr *driver, o measure.Outcome) {
 	if !v.ClientCounts {
 		res.PerOp[figures.WatchEvents.Key] = float64(d.events) / ch
 		res.PerOp[figures.BytesReceived.Key] = float64(d.bytes) / ch
-		res.Notes = append(res.Notes, "delta: client-side notifications and bytes received are the group's own count of what its etcd watch delivered (recipes.GroupCounter); its requests are not counted")
+		res.Notes = append(res.Notes, "delta: client-side notifications and bytes received are the group's own count of what its watch delivered (recipes.GroupCounter); its requests are not counted")
 	}
 	for _, f := range figures.Counts() {
 		if val, ok := res.PerOp[f.Key]; ok {

@@ -108,9 +108,12 @@ func TestSpecVariants(t *testing.T) {
 	if d := queueSpec().DefaultVariants(backends.ZooKeeper); slices.Contains(d, variants.Native) || d[0] != variants.Naive {
 		t.Errorf("queue defaults on ZooKeeper %v: every variant that runs there, naive first", d)
 	}
-	err := membershipSpec().CheckVariants(backends.ZooKeeper, []string{variants.Delta})
-	if !errors.Is(err, ErrUnknownVariant) || !strings.Contains(err.Error(), "go-zookeeper") {
-		t.Errorf("delta on ZooKeeper: %v", err)
+	err := queueSpec().CheckVariants(backends.ZooKeeper, []string{variants.Native})
+	if !errors.Is(err, ErrUnknownVariant) || !strings.Contains(err.Error(), "etcd's experimental recipe Queue") {
+		t.Errorf("native queue on ZooKeeper: %v", err)
+	}
+	if err := membershipSpec().CheckVariants(backends.ZooKeeper, []string{variants.Delta}); err != nil {
+		t.Errorf("delta on ZooKeeper (a persistent recursive watch): %v", err)
 	}
 	if err := lockSpec().CheckVariants(backends.Etcd, []string{"bogus"}); !errors.Is(err, ErrUnknownVariant) ||
 		!strings.Contains(err.Error(), "naive-children") {

@@ -67,7 +67,7 @@ type ReplySizer interface {
 // RunChecker is an optional ability of a Workload: it refuses a run's
 // variants or parameters on a backend before any server starts, with an
 // error that says what to give instead (the config workload's --size over
-// the server's request limit, its persistent variant on ZooKeeper).
+// the server's request limit).
 type RunChecker interface {
 	CheckRun(kind backends.Kind, variants []string, params map[string]string) error
 }

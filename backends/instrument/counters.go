@@ -29,8 +29,10 @@
 //     MetricReads (the per-namespace read count of /zkbench; the raw
 //     zk_cnt_readlatency also counts pings) counts only reads that found
 //     their node. backends/backendtest checks both models. "watch_data"
-//     (etcd only) is one read and one watch stream, whose events are
-//     WatchEvents with the data they carry in BytesReceived. On ZooKeeper
+//     is, on etcd, one read and one watch stream, whose events are
+//     WatchEvents with the data they carry in BytesReceived; on ZooKeeper
+//     an addWatch and a getData, and each of its events a getData more
+//     (notifications carry no data), which the instrument does not count. On ZooKeeper
 //     "set" of an absent node is a failed setData and a create. "tagged" is one
 //     read on etcd and, on ZooKeeper, a listing and a read per child.
 //   - WatchEvents + LateWatchEvents equals the watch notifications the

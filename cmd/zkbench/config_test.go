@@ -17,7 +17,6 @@ func TestConfigBadInput(t *testing.T) {
 	}{
 		{"size over jute.maxbuffer", []string{"run", "--backend", "zookeeper", "--cluster", "local", "--workload", "config", "--size", "1MB"}, "jute.maxbuffer"},
 		{"size over etcd's limit", []string{"run", "--workload", "config", "--size", "2MB"}, "--max-request-bytes"},
-		{"persistent on zookeeper", []string{"run", "--backend", "zookeeper", "--cluster", "local", "--workload", "config", "--variants", "persistent"}, "AddWatch"},
 		{"size on a lock", []string{"run", "--size", "1KB"}, "--size: the lock workload does not read it"},
 		{"bad size", []string{"run", "--workload", "config", "--size", "big"}, "--size"},
 		{"relative node", []string{"exec", "app", "/tmp/f", "true"}, "want an absolute path"},

@@ -177,7 +177,7 @@ func TestRunBadInput(t *testing.T) {
 		{"abort share on a lock", []string{"--abort-share", "0.1"}, "--abort-share: the lock workload does not read it"},
 		{"abort share above 1", []string{"--workload", "twophase", "--abort-share", "1.5"}, "--abort-share 1.5: want a share from 0 to 1"},
 		{"churn on a lock", []string{"--churn", "5"}, "--churn: the lock workload does not read it"},
-		{"delta on zookeeper", []string{"--backend", "zookeeper", "--workload", "membership", "--variants", "relist,delta"}, "no persistent recursive watch"},
+		{"native queue on zookeeper", []string{"--backend", "zookeeper", "--workload", "queue", "--variants", "native"}, "etcd's experimental recipe Queue"},
 	}
 	runBadInput(t, tests)
 }

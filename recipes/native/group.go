@@ -15,21 +15,15 @@ import (
 	"github.com/zkbench/zkbench/recipes"
 )
 
-// ErrNoPersistentWatch: the delta group needs a watch that stays armed and
-// delivers each change, which go-zookeeper v1.0.4 does not offer.
-var ErrNoPersistentWatch = fmt.Errorf("native: delta group on ZooKeeper: go-zookeeper v1.0.4 has no persistent recursive watch "+
-	"(ZooKeeper 3.6's AddWatch, opcode 106, mode PERSISTENT_RECURSIVE) and no exported way to send it; run the relist variant, "+
-	"or a client library that implements AddWatch: %w", recipes.ErrUnsupported)
-
 // NewDeltaGroup is a recipes.GroupFactory: group membership whose view is
-// kept by one watch stream that delivers only the change. etcd only: on
-// ZooKeeper it returns ErrNoPersistentWatch (see there).
+// kept by one watch that delivers only the change: etcd's prefix watch
+// (DeltaGroup), ZooKeeper's persistent recursive watch (ZooKeeperDeltaGroup).
 func NewDeltaGroup(s backends.Session, p string) (recipes.Group, error) {
 	inner := Underlying(s)
-	es, ok := inner.(EtcdSession)
-	if _, zk := inner.(ZooKeeperSession); zk {
-		return nil, ErrNoPersistentWatch
+	if zs, ok := inner.(ZooKeeperSession); ok && zs.Conn() != nil {
+		return &ZooKeeperDeltaGroup{s: s, c: zs.Conn(), path: p}, nil
 	}
+	es, ok := inner.(EtcdSession)
 	if !ok || es.Client() == nil {
 		return nil, fmt.Errorf("native: delta group %s on %T: %w", p, inner, ErrUnsupported)
 	}

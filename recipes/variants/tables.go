@@ -194,13 +194,14 @@ const (
 //
 //	relist  every member watches the group's children and lists it on
 //	        every change: O(N) bytes a member a change
-//	delta   etcd's prefix watch from a revision: each member gets only the
-//	        change, O(1) bytes; etcd only (go-zookeeper 1.0.4 has no
-//	        persistent recursive watch: native.ErrNoPersistentWatch)
+//	delta   a watch that stays armed and delivers each change: etcd's
+//	        prefix watch from a revision, ZooKeeper's persistent recursive
+//	        watch (addWatch) after one listing; each member gets only the
+//	        change, O(1) bytes
 func Groups() Family[recipes.GroupFactory] {
 	return newFamily("group membership",
 		Variant[recipes.GroupFactory]{Name: Relist, New: fair.NewRelistGroup, ClientCounts: true},
-		Variant[recipes.GroupFactory]{Name: Delta, New: native.NewDeltaGroup, Backends: []backends.Kind{backends.Etcd}},
+		Variant[recipes.GroupFactory]{Name: Delta, New: native.NewDeltaGroup},
 	)
 }
 

@@ -100,6 +100,14 @@ type Conn struct {
 	watchersLock sync.Mutex
 	closeChan    chan struct{} // channel to tell send loop stop
 
+	// persistent are the AddPersistentWatch registrations by channel
+	// (under watchersLock); persistMu serializes their adding and
+	// removal; removeWithAny: the server refused removeWatches types 4
+	// and 5 (ZooKeeper 3.8), use 3. See persistent.go.
+	persistent    map[<-chan Event]*persistentWatch
+	persistMu     sync.Mutex
+	removeWithAny atomic.Bool
+
 	// Debug (used by unit tests)
 	reconnectLatch   chan struct{}
 	setWatchLimit    int
@@ -573,13 +581,18 @@ func (c *Conn) invalidateWatches(err error) {
 		}
 		c.watchers = make(map[watchPathType][]chan Event)
 	}
+	c.invalidatePersistent(err)
 }
 
 func (c *Conn) sendSetWatches() {
 	c.watchersLock.Lock()
 	defer c.watchersLock.Unlock()
 
-	if len(c.watchers) == 0 {
+	if len(c.watchers) == 0 && len(c.persistent) == 0 {
+		return
+	}
+	if len(c.persistent) > 0 {
+		c.sendSetWatches2()
 		return
 	}
 
@@ -647,6 +660,90 @@ func (c *Conn) sendSetWatches() {
 		// could hang indefinitely and cause this goroutine to leak...
 		for _, req := range reqs {
 			_, err := c.request(opSetWatches, req, res, nil)
+			if err != nil {
+				c.logger.Printf("Failed to set previous watches: %v", err)
+				break
+			}
+		}
+	}()
+}
+
+// sendSetWatches2 re-registers every watch after a reconnect when some are
+// persistent (sendSetWatches without them): setWatches2 (opcode 105,
+// ZooKeeper 3.6+) carries the one-shot watches as setWatches does and the
+// persistent and recursive ones, each path once a mode, in packets of at
+// most the same limit. With each packet's reply, in the receive loop, the
+// persistent watches it carried get EventWatchRestored. The caller holds
+// watchersLock.
+func (c *Conn) sendSetWatches2() {
+	limit := 128 * 1024
+	if c.setWatchLimit > 0 {
+		limit = c.setWatchLimit
+	}
+	type packet struct {
+		req     *setWatches2Request
+		watches []*persistentWatch
+	}
+	var packets []*packet
+	var cur *packet
+	size := 0
+	room := func(path string) *packet {
+		add := 4 + len(path)
+		if cur == nil || size+add > limit {
+			cur = &packet{req: &setWatches2Request{
+				RelativeZxid:               atomic.LoadInt64(&c.lastZxid),
+				DataWatches:                make([]string, 0),
+				ExistWatches:               make([]string, 0),
+				ChildWatches:               make([]string, 0),
+				PersistentWatches:          make([]string, 0),
+				PersistentRecursiveWatches: make([]string, 0),
+			}}
+			packets = append(packets, cur)
+			size = 36 // fixed overhead: header, zxid, five vector lengths
+		}
+		size += add
+		return cur
+	}
+	for pathType, watchers := range c.watchers {
+		if len(watchers) == 0 {
+			continue
+		}
+		p := room(pathType.path)
+		switch pathType.wType {
+		case watchTypeData:
+			p.req.DataWatches = append(p.req.DataWatches, pathType.path)
+		case watchTypeExist:
+			p.req.ExistWatches = append(p.req.ExistWatches, pathType.path)
+		case watchTypeChild:
+			p.req.ChildWatches = append(p.req.ChildWatches, pathType.path)
+		}
+	}
+	sent := map[AddWatchMode]map[string]*packet{
+		AddWatchModePersistent:          {},
+		AddWatchModePersistentRecursive: {},
+	}
+	for _, w := range c.persistent {
+		p := sent[w.mode][w.path]
+		if p == nil {
+			p = room(w.path)
+			sent[w.mode][w.path] = p
+			if w.mode == AddWatchModePersistent {
+				p.req.PersistentWatches = append(p.req.PersistentWatches, w.path)
+			} else {
+				p.req.PersistentRecursiveWatches = append(p.req.PersistentRecursiveWatches, w.path)
+			}
+		}
+		p.watches = append(p.watches, w)
+	}
+
+	go func() {
+		for _, p := range packets {
+			ws := p.watches
+			_, err := c.request(opSetWatches2, p.req, &setWatchesResponse{}, func(_ *request, _ *responseHeader, err error) {
+				if err == nil {
+					c.restored(ws)
+				}
+			})
 			if err != nil {
 				c.logger.Printf("Failed to set previous watches: %v", err)
 				break
@@ -840,6 +937,7 @@ func (c *Conn) recvLoop(conn net.Conn) error {
 			}
 			c.sendEvent(ev)
 			c.notifyWatches(ev)
+			c.notifyPersistent(ev)
 		} else if res.Xid == -2 {
 			// Ping response. Ignore.
 		} else if res.Xid < 0 {
@@ -887,6 +985,7 @@ func (c *Conn) addWatcher(path string, watchType watchType) <-chan Event {
 	ch := make(chan Event, 1)
 	wpt := watchPathType{path, watchType}
 	c.watchers[wpt] = append(c.watchers[wpt], ch)
+	c.oneShotBesidePersistent(path)
 	return ch
 }
 

@@ -27,11 +27,14 @@ const (
 	opCheck           = 13
 	opMulti           = 14
 	opReconfig        = 16
+	opRemoveWatches   = 18
 	opCreateContainer = 19
 	opCreateTTL       = 21
 	opClose           = -11
 	opSetAuth         = 100
 	opSetWatches      = 101
+	opSetWatches2     = 105
+	opAddWatch        = 106
 	opError           = -1
 	// Not in protocol, used internally
 	opWatcherEvent = -2
@@ -47,6 +50,11 @@ const (
 	// EventSession represents a session event.
 	EventSession     EventType = -1
 	EventNotWatching EventType = -2
+	// EventWatchRestored is made by the client, not sent by the server: a
+	// persistent watch (AddPersistentWatch) was registered again after a
+	// reconnect. The server does not replay the changes made while the
+	// client was away, so a caller that needs them must read again.
+	EventWatchRestored EventType = -3
 )
 
 var (
@@ -57,6 +65,7 @@ var (
 		EventNodeChildrenChanged: "EventNodeChildrenChanged",
 		EventSession:             "EventSession",
 		EventNotWatching:         "EventNotWatching",
+		EventWatchRestored:       "EventWatchRestored",
 	}
 )
 
@@ -124,6 +133,12 @@ var (
 	ErrSessionMoved            = errors.New("zk: session moved to another server, so operation is ignored")
 	ErrReconfigDisabled        = errors.New("attempts to perform a reconfiguration operation when reconfiguration feature is disabled")
 	ErrBadArguments            = errors.New("invalid arguments")
+	// ErrMarshalling: the server could not process the request (ZooKeeper
+	// answers so, among others, a removeWatches whose watcher type it does
+	// not know).
+	ErrMarshalling = errors.New("zk: server failed to process the request (marshalling error)")
+	// ErrNoWatcher: removeWatches found no such watch on the server.
+	ErrNoWatcher = errors.New("zk: no such watcher")
 	// ErrInvalidCallback         = errors.New("zk: invalid callback specified")
 
 	errCodeToError = map[ErrCode]error{
@@ -144,6 +159,8 @@ var (
 		errSessionMoved:      ErrSessionMoved,
 		errZReconfigDisabled: ErrReconfigDisabled,
 		errBadArguments:      ErrBadArguments,
+		errMarshallingError:  ErrMarshalling,
+		errNoWatcher:         ErrNoWatcher,
 	}
 )
 
@@ -181,6 +198,7 @@ const (
 	errClosing                 ErrCode = -116
 	errNothing                 ErrCode = -117
 	errSessionMoved            ErrCode = -118
+	errNoWatcher               ErrCode = -121
 	// Attempts to perform a reconfiguration operation when reconfiguration feature is disabled
 	errZReconfigDisabled ErrCode = -123
 )
@@ -219,6 +237,9 @@ var (
 		opClose:           "close",
 		opSetAuth:         "setAuth",
 		opSetWatches:      "setWatches",
+		opSetWatches2:     "setWatches2",
+		opAddWatch:        "addWatch",
+		opRemoveWatches:   "removeWatches",
 
 		opWatcherEvent: "watcherEvent",
 	}

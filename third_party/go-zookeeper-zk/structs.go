@@ -262,6 +262,36 @@ type setWatchesRequest struct {
 
 type setWatchesResponse struct{}
 
+// setWatches2Request is ZooKeeper 3.6+'s SetWatches2 (zookeeper.jute):
+// SetWatches with the persistent and persistent recursive watches last.
+type setWatches2Request struct {
+	RelativeZxid               int64
+	DataWatches                []string
+	ExistWatches               []string
+	ChildWatches               []string
+	PersistentWatches          []string
+	PersistentRecursiveWatches []string
+}
+
+// addWatchRequest is AddWatchRequest {ustring path; int mode}. The reply
+// is ErrorResponse {int err} with err 0 (FinalRequestProcessor, 3.8),
+// which addWatchResponse ignores: the header's error says it all.
+type addWatchRequest struct {
+	Path string
+	Mode int32
+}
+
+type addWatchResponse struct{}
+
+// removeWatchesRequest is RemoveWatchesRequest {ustring path; int type};
+// the reply has no body.
+type removeWatchesRequest struct {
+	Path string
+	Type int32
+}
+
+type removeWatchesResponse struct{}
+
 type syncRequest pathRequest
 type syncResponse pathResponse
 
@@ -620,6 +650,12 @@ func requestStructForOp(op int32) interface{} {
 		return &SetDataRequest{}
 	case opSetWatches:
 		return &setWatchesRequest{}
+	case opSetWatches2:
+		return &setWatches2Request{}
+	case opAddWatch:
+		return &addWatchRequest{}
+	case opRemoveWatches:
+		return &removeWatchesRequest{}
 	case opSync:
 		return &syncRequest{}
 	case opSetAuth:
