@@ -276,6 +276,78 @@ func TestPersistentWatchSurvivesReconnect(t *testing.T) {
 	})
 }
 
+// TestPersistentWatchMovesServer: when the watcher's server is gone for
+// good, the client reconnects to another member of the ensemble, which
+// re-adds the watches from setWatches2 (a server that never held them);
+// later changes are delivered once each. Each member is reached through a
+// proxy of its own, so that the one carrying the watcher's connection can
+// be cut for the rest of the test.
+func TestPersistentWatchMovesServer(t *testing.T) {
+	endpoints := testcluster.ZooKeeperEnsembleEndpoints(t)
+	var pxs []*proxy.Proxy
+	var addrs []string
+	for _, ep := range endpoints {
+		px, err := proxy.New(context.Background(), ep)
+		mustZK(t, err)
+		t.Cleanup(func() { px.Close() })
+		pxs, addrs = append(pxs, px), append(addrs, px.Addr())
+	}
+	ws, wc := conn(t, addrs)
+	ns := namespace(t, open(t, zookeeper.Config{Endpoints: endpoints}), ws)
+	_, c := conn(t, endpoints)
+	p := ns + "/node"
+	_, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+	mustZK(t, err)
+	pch, err := wc.AddPersistentWatch(p, zk.AddWatchModePersistent)
+	mustZK(t, err)
+	rch, err := wc.AddPersistentWatch(ns, zk.AddWatchModePersistentRecursive)
+	mustZK(t, err)
+	id := wc.SessionID()
+	_, err = c.Set(p, []byte("before"), -1)
+	mustZK(t, err)
+	expectZK(t, pch, "persistent before the move", zkEvent{zk.EventNodeDataChanged, p})
+	expectZK(t, rch, "recursive before the move", zkEvent{zk.EventNodeDataChanged, p})
+
+	// Hold everything, change p, drop the watcher's connection, and let
+	// only the other members be reached again.
+	for _, px := range pxs {
+		px.Cut()
+	}
+	_, err = c.Set(p, []byte("away"), -1)
+	mustZK(t, err)
+	from := -1
+	for i, px := range pxs {
+		if px.ResetAll() > 0 {
+			from = i
+		}
+	}
+	if from < 0 {
+		t.Fatal("no connection to drop")
+	}
+	for i, px := range pxs {
+		if i != from {
+			px.Restore()
+		}
+	}
+	expectZK(t, pch, "persistent on the new server", zkEvent{zk.EventWatchRestored, p})
+	expectZK(t, rch, "recursive on the new server", zkEvent{zk.EventWatchRestored, ns})
+	if wc.SessionID() != id {
+		t.Fatalf("session changed from %x to %x", id, wc.SessionID())
+	}
+	if srv := wc.Server(); srv == addrs[from] {
+		t.Fatalf("the watcher is still on %s, the member it was cut from", srv)
+	}
+	_, err = c.Set(p, []byte("after"), -1)
+	mustZK(t, err)
+	mustZK(t, c.Delete(p, -1))
+	expectZK(t, pch, "persistent on the new server", zkEvent{zk.EventNodeDataChanged, p}, zkEvent{zk.EventNodeDeleted, p})
+	expectZK(t, rch, "recursive on the new server", zkEvent{zk.EventNodeDataChanged, p}, zkEvent{zk.EventNodeDeleted, p})
+	quietZK(t, pch, "persistent after the last change")
+	quietZK(t, rch, "recursive after the last change")
+	mustZK(t, wc.RemovePersistentWatch(pch))
+	mustZK(t, wc.RemovePersistentWatch(rch))
+}
+
 // TestPersistentWatchBesideOneShot: a one-shot watch armed on a path that
 // has a persistent watch of the same connection turns the server's watch
 // into a one-shot one on ZooKeeper 3.8 (one mode per connection and
