@@ -95,6 +95,34 @@ func mustZK(t *testing.T, err error) {
 	}
 }
 
+// proxyTo is a proxy in front of endpoint, closed when t ends.
+func proxyTo(t *testing.T, endpoint string) *proxy.Proxy {
+	t.Helper()
+	px, err := proxy.New(context.Background(), endpoint)
+	mustZK(t, err)
+	t.Cleanup(func() { px.Close() })
+	return px
+}
+
+// watchedNode creates ns/node through c, arms through wc a persistent
+// watch on it and a recursive one on ns, and checks that both see a first
+// change: the watches a reconnect test then takes across its reconnect.
+func watchedNode(t *testing.T, c, wc *zk.Conn, ns string) (p string, pch, rch <-chan zk.Event) {
+	t.Helper()
+	p = ns + "/node"
+	_, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+	mustZK(t, err)
+	pch, err = wc.AddPersistentWatch(p, zk.AddWatchModePersistent)
+	mustZK(t, err)
+	rch, err = wc.AddPersistentWatch(ns, zk.AddWatchModePersistentRecursive)
+	mustZK(t, err)
+	_, err = c.Set(p, []byte("before"), -1)
+	mustZK(t, err)
+	expectZK(t, pch, "persistent before the reconnect", zkEvent{zk.EventNodeDataChanged, p})
+	expectZK(t, rch, "recursive before the reconnect", zkEvent{zk.EventNodeDataChanged, p})
+	return p, pch, rch
+}
+
 // TestPersistentWatch: a PERSISTENT watch gets its node's creation, data
 // changes, children changes and deletion, each once and in order, stays
 // armed across them, and delivers nothing once removed.
@@ -220,32 +248,19 @@ func TestPersistentRecursiveWatch(t *testing.T) {
 // front of one server (the standalone one, or the ensemble's first).
 func TestPersistentWatchSurvivesReconnect(t *testing.T) {
 	zkTopologies(t, func(t *testing.T, endpoints []string) {
-		px, err := proxy.New(context.Background(), endpoints[0])
-		mustZK(t, err)
-		t.Cleanup(func() { px.Close() })
+		px := proxyTo(t, endpoints[0])
 		ws, wc := conn(t, []string{px.Addr()})
 		ns := namespace(t, open(t, zookeeper.Config{Endpoints: endpoints}), ws)
 		_, c := conn(t, endpoints[:1])
 		acl := zk.WorldACL(zk.PermAll)
-		p := ns + "/node"
-		_, err = c.Create(p, nil, 0, acl)
-		mustZK(t, err)
-		pch, err := wc.AddPersistentWatch(p, zk.AddWatchModePersistent)
-		mustZK(t, err)
-		rch, err := wc.AddPersistentWatch(ns, zk.AddWatchModePersistentRecursive)
-		mustZK(t, err)
+		p, pch, rch := watchedNode(t, c, wc, ns)
 		id := wc.SessionID()
-
-		_, err = c.Set(p, []byte("before"), -1)
-		mustZK(t, err)
-		expectZK(t, pch, "persistent before the drop", zkEvent{zk.EventNodeDataChanged, p})
-		expectZK(t, rch, "recursive before the drop", zkEvent{zk.EventNodeDataChanged, p})
 
 		// Hold the watcher's traffic, change p (its notification is held
 		// in the proxy), then drop the connection with it: the client
 		// reconnects through the proxy, which forwards again on Restore.
 		px.Cut()
-		_, err = c.Set(p, []byte("away"), -1)
+		_, err := c.Set(p, []byte("away"), -1)
 		mustZK(t, err)
 		if px.ResetAll() == 0 {
 			t.Fatal("no connection to drop")
@@ -287,33 +302,21 @@ func TestPersistentWatchMovesServer(t *testing.T) {
 	var pxs []*proxy.Proxy
 	var addrs []string
 	for _, ep := range endpoints {
-		px, err := proxy.New(context.Background(), ep)
-		mustZK(t, err)
-		t.Cleanup(func() { px.Close() })
+		px := proxyTo(t, ep)
 		pxs, addrs = append(pxs, px), append(addrs, px.Addr())
 	}
 	ws, wc := conn(t, addrs)
 	ns := namespace(t, open(t, zookeeper.Config{Endpoints: endpoints}), ws)
 	_, c := conn(t, endpoints)
-	p := ns + "/node"
-	_, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
-	mustZK(t, err)
-	pch, err := wc.AddPersistentWatch(p, zk.AddWatchModePersistent)
-	mustZK(t, err)
-	rch, err := wc.AddPersistentWatch(ns, zk.AddWatchModePersistentRecursive)
-	mustZK(t, err)
+	p, pch, rch := watchedNode(t, c, wc, ns)
 	id := wc.SessionID()
-	_, err = c.Set(p, []byte("before"), -1)
-	mustZK(t, err)
-	expectZK(t, pch, "persistent before the move", zkEvent{zk.EventNodeDataChanged, p})
-	expectZK(t, rch, "recursive before the move", zkEvent{zk.EventNodeDataChanged, p})
 
 	// Hold everything, change p, drop the watcher's connection, and let
 	// only the other members be reached again.
 	for _, px := range pxs {
 		px.Cut()
 	}
-	_, err = c.Set(p, []byte("away"), -1)
+	_, err := c.Set(p, []byte("away"), -1)
 	mustZK(t, err)
 	from := -1
 	for i, px := range pxs {
@@ -403,9 +406,7 @@ func TestPersistentWatchSessionEnd(t *testing.T) {
 // delivers nothing, and later changes arrive once each, in order.
 func TestWatchDataAcrossReconnects(t *testing.T) {
 	zkTopologies(t, func(t *testing.T, endpoints []string) {
-		px, err := proxy.New(context.Background(), endpoints[0])
-		mustZK(t, err)
-		t.Cleanup(func() { px.Close() })
+		px := proxyTo(t, endpoints[0])
 		ws, _ := conn(t, []string{px.Addr()})
 		ns := namespace(t, open(t, zookeeper.Config{Endpoints: endpoints}), ws)
 		w, _ := conn(t, endpoints[:1])
