@@ -133,9 +133,13 @@ func sorted(view map[string]bool) []string {
 	return names
 }
 
-func (g *DeltaGroup) fail(op string, err error) error {
+func (g *DeltaGroup) fail(op string, err error) error { return groupFailed(op, g.path, err) }
+
+// groupFailed wraps an error of operation op on the delta group at path;
+// nil stays nil.
+func groupFailed(op, path string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("native: %s group %s: %w", op, g.path, err)
+	return fmt.Errorf("native: %s group %s: %w", op, path, err)
 }

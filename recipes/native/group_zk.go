@@ -3,7 +3,6 @@ package native
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path"
 	"sync/atomic"
 
@@ -158,9 +157,4 @@ func (g *ZooKeeperDeltaGroup) list(ctx context.Context) (map[string]bool, error)
 	return view, nil
 }
 
-func (g *ZooKeeperDeltaGroup) fail(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("native: %s group %s: %w", op, g.path, err)
-}
+func (g *ZooKeeperDeltaGroup) fail(op string, err error) error { return groupFailed(op, g.path, err) }
