@@ -32,7 +32,7 @@ func (v *paramValue) Set(s string) error {
 
 func (f *recipeFlags) bind(fl *pflag.FlagSet) {
 	f.values = map[string]*paramValue{}
-	for _, d := range ParamFlags() {
+	for _, d := range paramFlags() {
 		usage, def := d.Usage()
 		v := &paramValue{p: d.Param, val: def}
 		fl.Var(v, d.Param.Flag(), usage)
@@ -49,7 +49,7 @@ func (f *recipeFlags) bind(fl *pflag.FlagSet) {
 // refused.
 func (f *recipeFlags) params(fl *pflag.FlagSet, spec workloads.Spec, variants []string) (map[string]string, error) {
 	out := map[string]string{}
-	for _, d := range ParamFlags() {
+	for _, d := range paramFlags() {
 		if !fl.Changed(d.Param.Flag()) {
 			continue
 		}

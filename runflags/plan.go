@@ -61,7 +61,7 @@ func BindPlan(fl *pflag.FlagSet) *Plan {
 	fl.StringVar(&f.RunID, "run-id", "", "with --validate: run id (default: plan-<variant>-<clients>-<time>)")
 	fl.StringVar(&f.Cluster, "cluster", "", "with --validate: servers to start (embedded, local, docker); default: the basis run's")
 	fl.StringSliceVar(&f.Endpoints, "endpoints", nil, "with --validate: servers of a running cluster instead")
-	fl.BoolVar(&f.RequireQuiet, "require-quiet", false, RequireQuietHelp)
+	fl.BoolVar(&f.RequireQuiet, "require-quiet", false, requireQuietHelp)
 	fl.StringVar(&f.ServiceFrom, "service-from", "", "draw every acquire's service from the handoffs of this run (a results file or run folder; open loop allowed) instead of the sweep's: a run at the workload's own duty cycle")
 	fl.StringVar(&f.Against, "against", "", "print predicted against measured for a run already made (a results file or run folder) instead of running one")
 	return f

@@ -20,11 +20,11 @@ import (
 // flag makes a benchmark measure something other than what its user asked
 // for.
 
-// ParamFlag is one parameter flag: the workloads' parameter of one key
+// paramFlag is one parameter flag: the workloads' parameter of one key
 // (workloads.Spec.Params: a parameter several workloads declare is one
 // flag), with the workloads that declare it, in the order of
 // workloads.Specs.
-type ParamFlag struct {
+type paramFlag struct {
 	Param     workloads.Param
 	Workloads []string
 	// Helps are "<workloads>: <help>", one per distinct help.
@@ -33,9 +33,9 @@ type ParamFlag struct {
 	Defaults []string
 }
 
-// ParamFlags are the parameter flags of every workload.
-func ParamFlags() []*ParamFlag {
-	var out []*ParamFlag
+// paramFlags are the parameter flags of every workload.
+func paramFlags() []*paramFlag {
+	var out []*paramFlag
 	type said struct {
 		help  string
 		names []string
@@ -43,9 +43,9 @@ func ParamFlags() []*ParamFlag {
 	helps := map[string][]*said{}
 	for _, s := range workloads.Specs() {
 		for _, p := range s.Params {
-			i := slices.IndexFunc(out, func(d *ParamFlag) bool { return d.Param.Key == p.Key })
+			i := slices.IndexFunc(out, func(d *paramFlag) bool { return d.Param.Key == p.Key })
 			if i < 0 {
-				out = append(out, &ParamFlag{Param: p})
+				out = append(out, &paramFlag{Param: p})
 				i = len(out) - 1
 			}
 			d := out[i]
@@ -70,7 +70,7 @@ func ParamFlags() []*ParamFlag {
 // Usage is the flag's help: its helps, the variants and choices it
 // takes; def is its default, "" when the workloads' defaults differ (the
 // usage then lists them).
-func (d *ParamFlag) Usage() (usage, def string) {
+func (d *paramFlag) Usage() (usage, def string) {
 	usage = strings.Join(d.Helps, "; ")
 	if len(d.Param.Variants) > 0 {
 		usage += " (variant " + strings.Join(d.Param.Variants, ", ") + ")"
@@ -90,7 +90,7 @@ func (d *ParamFlag) Usage() (usage, def string) {
 // Check refuses value for a run of workload spec and variants: a
 // parameter the workload does not read, that none of the variants reads,
 // or a value of the wrong type.
-func (d *ParamFlag) Check(spec workloads.Spec, variants []string, value string) error {
+func (d *paramFlag) Check(spec workloads.Spec, variants []string, value string) error {
 	flag := d.Param.Flag()
 	p, ok := spec.Param(d.Param.Key)
 	if !ok {
@@ -119,8 +119,8 @@ var backendFlags = map[string]backends.Kind{
 	"user": backends.Etcd, "password": backends.Etcd,
 }
 
-// FlagsGiven are the flags a user set, as CheckFlagsRead judges them.
-type FlagsGiven struct {
+// flagsGiven are the flags a user set, as checkFlagsRead judges them.
+type flagsGiven struct {
 	// Changed are the names of the flags set, in the order given.
 	Changed []string
 	// Backend is --backend; Preset is --preset; Endpoints says
@@ -130,12 +130,12 @@ type FlagsGiven struct {
 	Endpoints bool
 }
 
-// CheckFlagsRead refuses a flag the user set that this run would not
+// checkFlagsRead refuses a flag the user set that this run would not
 // read: another backend's, a knob or a preset the workload does not read,
 // --scale without --preset, --nodes with --endpoints, --clients with a
 // preset. spec is the run's workload, nil for a command that runs none
 // (zkbench exec).
-func CheckFlagsRead(given FlagsGiven, spec *workloads.Spec) error {
+func checkFlagsRead(given flagsGiven, spec *workloads.Spec) error {
 	changed := func(name string) bool { return slices.Contains(given.Changed, name) }
 	for _, name := range given.Changed {
 		if k, ok := backendFlags[name]; ok && string(k) != given.Backend {
@@ -169,11 +169,11 @@ func CheckFlagsRead(given FlagsGiven, spec *workloads.Spec) error {
 	return nil
 }
 
-// ParseClients reads --clients: whole numbers from 1 to runner.MaxClients,
+// parseClients reads --clients: whole numbers from 1 to runner.MaxClients,
 // comma-separated, each once.
-func ParseClients(s string) ([]int, error) {
+func parseClients(s string) ([]int, error) {
 	var out []int
-	for _, part := range SplitList(s) {
+	for _, part := range splitList(s) {
 		n, err := strconv.Atoi(part)
 		if err != nil {
 			return nil, fmt.Errorf("--clients: %q is not a whole number", part)
@@ -194,9 +194,9 @@ func ParseClients(s string) ([]int, error) {
 	return out, nil
 }
 
-// ParseFaults checks the --fault flags and returns them as a Spec holds
+// parseFaults checks the --fault flags and returns them as a Spec holds
 // them, one a fault.
-func ParseFaults(specs []string) ([]string, error) {
+func parseFaults(specs []string) ([]string, error) {
 	if len(specs) == 0 {
 		return nil, nil
 	}
@@ -211,10 +211,10 @@ func ParseFaults(specs []string) ([]string, error) {
 	return out, nil
 }
 
-// ParsePIDs reads --server-pids: endpoint=pid,...
-func ParsePIDs(s string) (map[string]int, error) {
+// parsePIDs reads --server-pids: endpoint=pid,...
+func parsePIDs(s string) (map[string]int, error) {
 	pids := map[string]int{}
-	for _, part := range SplitList(s) {
+	for _, part := range splitList(s) {
 		ep, v, ok := strings.Cut(part, "=")
 		pid, err := strconv.Atoi(v)
 		if !ok || ep == "" || err != nil || pid <= 0 {
@@ -225,8 +225,8 @@ func ParsePIDs(s string) (map[string]int, error) {
 	return pids, nil
 }
 
-// SplitList splits a comma-separated flag, dropping blanks.
-func SplitList(s string) []string {
+// splitList splits a comma-separated flag, dropping blanks.
+func splitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p != "" {
@@ -236,11 +236,11 @@ func SplitList(s string) []string {
 	return out
 }
 
-// AutoDuration is a duration flag that also takes "auto" (runner.Auto): the run
+// autoDuration is a duration flag that also takes "auto" (runner.Auto): the run
 // chooses the value (from its client counts, or its workload).
-type AutoDuration time.Duration
+type autoDuration time.Duration
 
-func (d *AutoDuration) String() string {
+func (d *autoDuration) String() string {
 	if time.Duration(*d) == runner.Auto {
 		return "auto"
 	}
@@ -248,9 +248,9 @@ func (d *AutoDuration) String() string {
 }
 
 // Set reads "auto" or a duration that is not negative.
-func (d *AutoDuration) Set(s string) error {
+func (d *autoDuration) Set(s string) error {
 	if s == "auto" {
-		*d = AutoDuration(runner.Auto)
+		*d = autoDuration(runner.Auto)
 		return nil
 	}
 	v, err := time.ParseDuration(s)
@@ -260,17 +260,17 @@ func (d *AutoDuration) Set(s string) error {
 	if v < 0 {
 		return errors.New("must not be negative")
 	}
-	*d = AutoDuration(v)
+	*d = autoDuration(v)
 	return nil
 }
 
 // Type names the flag's values in help texts.
-func (d *AutoDuration) Type() string { return "duration|auto" }
+func (d *autoDuration) Type() string { return "duration|auto" }
 
-// VariantsUsage lists every workload's variants for --variants' help, its
+// variantsUsage lists every workload's variants for --variants' help, its
 // defaults first when they are not all of them: "lock: naive, fair (also
 // naive-children, native); ...".
-func VariantsUsage() string {
+func variantsUsage() string {
 	var parts []string
 	for _, s := range workloads.Specs() {
 		var all []string

@@ -23,20 +23,20 @@ func TestCheckFlagsRead(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		given FlagsGiven
+		given flagsGiven
 		spec  *workloads.Spec
 		want  string // "": accepted
 	}{
-		{"lock reads hold", FlagsGiven{Changed: []string{"hold", "think"}, Backend: "etcd"}, &lock, ""},
-		{"other backend", FlagsGiven{Changed: []string{"lease-ttl"}, Backend: "zookeeper"}, &lock, "--lease-ttl: only etcd reads it"},
-		{"knob", FlagsGiven{Changed: []string{"think"}, Backend: "etcd"}, &barrier, "--think: the barrier workload does not read it (only the"},
-		{"preset on a lock", FlagsGiven{Changed: []string{"preset"}, Backend: "etcd", Preset: workloads.PresetPaperBarrier}, &lock, "--preset: the lock workload does not read it (only the barrier workload does)"},
-		{"scale alone", FlagsGiven{Changed: []string{"scale"}, Backend: "etcd"}, &barrier, "--scale: it scales a --preset's grid"},
-		{"clients with a preset", FlagsGiven{Changed: []string{"clients", "preset"}, Backend: "etcd", Preset: workloads.PresetPaperBarrier}, &barrier, "--clients: --preset"},
-		{"nodes with endpoints", FlagsGiven{Changed: []string{"nodes"}, Backend: "etcd", Endpoints: true}, nil, "--nodes: zkbench starts no servers"},
-		{"no workload", FlagsGiven{Changed: []string{"think", "digest"}, Backend: "zookeeper"}, nil, ""},
+		{"lock reads hold", flagsGiven{Changed: []string{"hold", "think"}, Backend: "etcd"}, &lock, ""},
+		{"other backend", flagsGiven{Changed: []string{"lease-ttl"}, Backend: "zookeeper"}, &lock, "--lease-ttl: only etcd reads it"},
+		{"knob", flagsGiven{Changed: []string{"think"}, Backend: "etcd"}, &barrier, "--think: the barrier workload does not read it (only the"},
+		{"preset on a lock", flagsGiven{Changed: []string{"preset"}, Backend: "etcd", Preset: workloads.PresetPaperBarrier}, &lock, "--preset: the lock workload does not read it (only the barrier workload does)"},
+		{"scale alone", flagsGiven{Changed: []string{"scale"}, Backend: "etcd"}, &barrier, "--scale: it scales a --preset's grid"},
+		{"clients with a preset", flagsGiven{Changed: []string{"clients", "preset"}, Backend: "etcd", Preset: workloads.PresetPaperBarrier}, &barrier, "--clients: --preset"},
+		{"nodes with endpoints", flagsGiven{Changed: []string{"nodes"}, Backend: "etcd", Endpoints: true}, nil, "--nodes: zkbench starts no servers"},
+		{"no workload", flagsGiven{Changed: []string{"think", "digest"}, Backend: "zookeeper"}, nil, ""},
 	} {
-		err := CheckFlagsRead(tc.given, tc.spec)
+		err := checkFlagsRead(tc.given, tc.spec)
 		if tc.want == "" {
 			if err != nil {
 				t.Errorf("%s: %v", tc.name, err)
@@ -58,7 +58,7 @@ func TestParamFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for _, d := range ParamFlags() {
+	for _, d := range paramFlags() {
 		if seen[d.Param.Flag()] {
 			t.Errorf("--%s declared twice", d.Param.Flag())
 		}
@@ -81,7 +81,7 @@ func TestParamFlags(t *testing.T) {
 }
 
 func TestAutoDuration(t *testing.T) {
-	var d AutoDuration
+	var d autoDuration
 	for _, tc := range []struct {
 		in, out string
 		bad     bool
@@ -94,30 +94,30 @@ func TestAutoDuration(t *testing.T) {
 	if d.Set("auto"); time.Duration(d) != runner.Auto {
 		t.Errorf("auto is %v", time.Duration(d))
 	}
-	if !strings.Contains(VariantsUsage(), "lock: ") {
-		t.Errorf("variants usage %q", VariantsUsage())
+	if !strings.Contains(variantsUsage(), "lock: ") {
+		t.Errorf("variants usage %q", variantsUsage())
 	}
 }
 
 func TestParseClients(t *testing.T) {
-	got, err := ParseClients(" 10, 100,10,1000 ")
+	got, err := parseClients(" 10, 100,10,1000 ")
 	if err != nil || len(got) != 3 || got[0] != 10 || got[2] != 1000 {
 		t.Errorf("%v %v, want [10 100 1000]", got, err)
 	}
 	for _, bad := range []string{"", "ten", "0", "100001"} {
-		if _, err := ParseClients(bad); err == nil || !strings.HasPrefix(err.Error(), "--clients") {
+		if _, err := parseClients(bad); err == nil || !strings.HasPrefix(err.Error(), "--clients") {
 			t.Errorf("%q: %v, want an error naming --clients", bad, err)
 		}
 	}
 }
 
 func TestParsePIDs(t *testing.T) {
-	got, err := ParsePIDs("127.0.0.1:2181=42,127.0.0.1:2182=43")
+	got, err := parsePIDs("127.0.0.1:2181=42,127.0.0.1:2182=43")
 	if err != nil || got["127.0.0.1:2181"] != 42 || got["127.0.0.1:2182"] != 43 {
 		t.Errorf("%v %v", got, err)
 	}
 	for _, bad := range []string{"127.0.0.1:2181", "=42", "a=0", "a=x"} {
-		if _, err := ParsePIDs(bad); err == nil {
+		if _, err := parsePIDs(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}

@@ -41,16 +41,16 @@ type Run struct {
 	recipe       recipeFlags // the workloads' parameters, --preset
 }
 
-// FaultHelp is --fault's help.
-const FaultHelp = `inject a fault, ACTION[:ARG]@AT[+FOR], AT counted in each case from when every client
+// faultHelp is --fault's help.
+const faultHelp = `inject a fault, ACTION[:ARG]@AT[+FOR], AT counted in each case from when every client
 has its session (before the warm-up); repeatable, or comma-separated. Actions: kill-server:I, restart-server:I, kill-leader,
 kill-servers:N, pause-server:I (+FOR required), latency:BASE[±JITTER], cut-client:C, cut-all,
 reset-conns[:C], expire-session:C, pause-client:C (+FOR required; lock workload, closed loop:
 client C runs in a worker process that is SIGSTOPped, as in a long GC pause). Servers and
 clients count from 0. Examples: kill-leader@10s+5s, latency:50ms±20ms@5s+10s, cut-client:3@5s+8s`
 
-// RequireQuietHelp is --require-quiet's help, on run and plan --validate.
-var RequireQuietHelp = fmt.Sprintf("stop the run, marked failed, at the first case measured on a loaded machine "+
+// requireQuietHelp is --require-quiet's help, on run and plan --validate.
+var requireQuietHelp = fmt.Sprintf("stop the run, marked failed, at the first case measured on a loaded machine "+
 	"(other processes above %.0f%% of the cores, or steal above %.0f%%): for runs that are kept and published",
 	100*results.MaxOthersShare, 100*results.MaxStealShare)
 
@@ -59,14 +59,14 @@ func Bind(fl *pflag.FlagSet) *Run {
 	f := &Run{}
 	fl.StringVar(&f.Backend, "backend", "etcd", "coordination service: etcd or zookeeper")
 	fl.StringVar(&f.Workload, "workload", "lock", "workload: "+strings.Join(workloads.Names(), ", "))
-	fl.StringVar(&f.Variants, "variants", "", "comma-separated variants (default: the workload's own; "+VariantsUsage()+")")
+	fl.StringVar(&f.Variants, "variants", "", "comma-separated variants (default: the workload's own; "+variantsUsage()+")")
 	fl.StringVar(&f.Clients, "clients", "10,25,50", "comma-separated client counts, one case each (queue: the consumers)")
 	fl.DurationVar(&f.Duration, "duration", 5*time.Second, "measured time per case (after the warm-up)")
 	fl.Int64Var(&f.Ops, "ops", 0, "stop a case after this many measured operations (0: duration only)")
 	f.Warmup = runner.Auto
-	fl.Var((*AutoDuration)(&f.Warmup), "warmup", "unrecorded warm-up per case; auto: 500ms, or 1ms per client of the largest case when longer")
+	fl.Var((*autoDuration)(&f.Warmup), "warmup", "unrecorded warm-up per case; auto: 500ms, or 1ms per client of the largest case when longer")
 	f.Hold = runner.Auto
-	fl.Var((*AutoDuration)(&f.Hold), "hold", fmt.Sprintf("time each client holds the lock (queue: each consumer works on an item before its Ack); "+
+	fl.Var((*autoDuration)(&f.Hold), "hold", fmt.Sprintf("time each client holds the lock (queue: each consumer works on an item before its Ack); "+
 		"auto: %v for the lock workload in a closed loop, else 0", workloads.DefaultLockHold))
 	fl.DurationVar(&f.Think, "think", 0, "closed loop: pause between a release and the next acquire")
 	fl.Float64Var(&f.Rate, "rate", 0, "open loop: operations per second over all clients (0: closed loop; queue: items its producers put per second, default 100; config: updates per second, default 10)")
@@ -75,15 +75,15 @@ func Bind(fl *pflag.FlagSet) *Run {
 	fl.StringVar(&f.Cluster, "cluster", "", "servers to start when no --endpoints: embedded (etcd only, the default for etcd), local or docker")
 	fl.IntVar(&f.Nodes, "nodes", 1, "servers to start with --cluster local or docker: 1 or 3")
 	f.SessionTimeout, f.LeaseTTL = runner.Auto, runner.Auto
-	fl.Var((*AutoDuration)(&f.SessionTimeout), "session-timeout", "ZooKeeper session timeout; auto: 4s, or 3ms per client of the largest case when longer (at most 30s)")
-	fl.Var((*AutoDuration)(&f.LeaseTTL), "lease-ttl", "etcd session lease TTL (at least 2s); auto: 5s, or 3ms per client of the largest case when longer (at most 30s)")
+	fl.Var((*autoDuration)(&f.SessionTimeout), "session-timeout", "ZooKeeper session timeout; auto: 4s, or 3ms per client of the largest case when longer (at most 30s)")
+	fl.Var((*autoDuration)(&f.LeaseTTL), "lease-ttl", "etcd session lease TTL (at least 2s); auto: 5s, or 3ms per client of the largest case when longer (at most 30s)")
 	fl.IntVar(&f.Conns, "conns", 0, "share K connections among all sessions (hides the herd; 0: one per client)")
 	fl.StringVarP(&f.Output, "output", "o", runner.DefaultOutput, "folder for results; each run writes <output>/<run-id>/"+runner.OutputHelp)
 	fl.StringVar(&f.RunID, "run-id", "", "run id (default: time-based); names the namespace and the results folder")
 	fl.BoolVar(&f.Calibrate, "calibrate", false, "measure the server's raw capacity before the sweep")
-	fl.BoolVar(&f.RequireQuiet, "require-quiet", false, RequireQuietHelp)
+	fl.BoolVar(&f.RequireQuiet, "require-quiet", false, requireQuietHelp)
 	fl.DurationVar(&f.PreflightTimeout, "preflight-timeout", 10*time.Second, "bound on the check that the servers answer")
-	fl.StringArrayVar(&f.Faults, "fault", nil, FaultHelp)
+	fl.StringArrayVar(&f.Faults, "fault", nil, faultHelp)
 	fl.StringVar(&f.SpecFile, "spec", "", "run the run described by this JSON file (- for standard input), as local shards, Kubernetes pods and plan --validate do; "+
 		"only --output, --shard-index, --no-plots, --format and --wide may be given beside it")
 	fl.IntVar(&f.Shards, "shards", 0, "split every case's clients over this many shards (lock workload); without --shard-index, runs them as processes on this machine and merges their results (docs/sharding.md)")
@@ -108,12 +108,12 @@ func (f *Run) Spec(fl *pflag.FlagSet) (runner.Spec, error) {
 	if err := f.CheckRead(fl, f.recipe.preset, &wspec); err != nil {
 		return runner.Spec{}, err
 	}
-	clients, err := ParseClients(f.Clients)
+	clients, err := parseClients(f.Clients)
 	if err != nil {
 		return runner.Spec{}, err
 	}
 	cfg := runner.Config{
-		Backend: backends.Kind(f.Backend), Workload: f.Workload, Variants: SplitList(f.Variants), Clients: clients,
+		Backend: backends.Kind(f.Backend), Workload: f.Workload, Variants: splitList(f.Variants), Clients: clients,
 		Repeat: f.Repeat, Duration: f.Duration, Ops: f.Ops, Warmup: f.Warmup,
 		Rate: f.Rate, Hold: f.Hold, Think: f.Think,
 		Servers: f.Config(),
@@ -125,14 +125,14 @@ func (f *Run) Spec(fl *pflag.FlagSet) (runner.Spec, error) {
 		return runner.Spec{}, err
 	}
 	s := runner.Spec{Config: cfg, RunID: f.RunID, Output: f.Output, Calibrate: f.Calibrate, RequireQuiet: f.RequireQuiet}
-	if s.Faults, err = ParseFaults(f.Faults); err != nil {
+	if s.Faults, err = parseFaults(f.Faults); err != nil {
 		return runner.Spec{}, err
 	}
 	if f.recipe.preset != "" {
 		s.Preset, s.Scale = f.recipe.preset, f.recipe.scale
 	}
 	if f.ServerPIDs != "" {
-		if s.ServerPIDs, err = ParsePIDs(f.ServerPIDs); err != nil {
+		if s.ServerPIDs, err = parsePIDs(f.ServerPIDs); err != nil {
 			return runner.Spec{}, err
 		}
 	}

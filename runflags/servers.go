@@ -2,7 +2,7 @@
 // bound to a pflag.FlagSet and turned into the runner.Spec they describe,
 // and the server flags that exec and clean take from it. The commands
 // (cmd/zkbench) add their own help and printing; the runner knows nothing
-// of flags but the rules it exports (CheckFlagsRead, ParamFlags).
+// of flags but the rules it exports (checkFlagsRead, paramFlags).
 package runflags
 
 import (
@@ -80,11 +80,11 @@ func (s *Servers) Config() runner.Servers {
 // Kind is --backend, checked.
 func (s *Servers) Kind() (backends.Kind, error) { return runner.ParseBackend(s.Backend, false) }
 
-// CheckRead is CheckFlagsRead of the flags set in fl: a flag the
+// CheckRead is checkFlagsRead of the flags set in fl: a flag the
 // backend, the servers or the workload of spec (nil: none) would not read
 // is refused. preset is --preset's value.
 func (s *Servers) CheckRead(fl *pflag.FlagSet, preset string, spec *workloads.Spec) error {
-	given := FlagsGiven{Backend: s.Backend, Preset: preset, Endpoints: len(s.Endpoints) > 0}
+	given := flagsGiven{Backend: s.Backend, Preset: preset, Endpoints: len(s.Endpoints) > 0}
 	fl.Visit(func(flag *pflag.Flag) { given.Changed = append(given.Changed, flag.Name) })
-	return CheckFlagsRead(given, spec)
+	return checkFlagsRead(given, spec)
 }
