@@ -563,6 +563,9 @@ func (c *Conn) notifyWatches(ev Event) {
 			delete(c.watchers, wpt)
 		}
 	}
+	if len(wTypes) > 0 {
+		c.notifyPersistent(ev)
+	}
 }
 
 // Send error to all watchers and clear watchers map
@@ -937,7 +940,6 @@ func (c *Conn) recvLoop(conn net.Conn) error {
 			}
 			c.sendEvent(ev)
 			c.notifyWatches(ev)
-			c.notifyPersistent(ev)
 		} else if res.Xid == -2 {
 			// Ping response. Ignore.
 		} else if res.Xid < 0 {

@@ -348,16 +348,9 @@ func (c *Conn) rearmPersistent(path string) {
 }
 
 // notifyPersistent queues a node event on every persistent watch it is for.
-// The receive loop calls it, after notifyWatches, for each event in the
-// order the server sent them.
+// notifyWatches calls it for each node event, in the order the server sent
+// them, holding watchersLock: one lock an event for both kinds of watch.
 func (c *Conn) notifyPersistent(ev Event) {
-	switch ev.Type {
-	case EventNodeCreated, EventNodeDeleted, EventNodeDataChanged, EventNodeChildrenChanged:
-	default:
-		return
-	}
-	c.watchersLock.Lock()
-	defer c.watchersLock.Unlock()
 	for _, w := range c.persistent {
 		if w.matches(ev) {
 			w.push(ev, false)
