@@ -44,7 +44,7 @@ func (d *Document) watchers(runs []*results.Run, t analysis.Target) {
 			pt.Rows = append(pt.Rows, []string{string(wc.Backend), wc.Variant, figures.FormatSize(wc.Size), fmt.Sprint(p.Clients) + pointFlag(p),
 				ms(p.P50), ms(p.P99), ms(p.P999), ms(p.LastP99),
 				Num(p.Notifications) + " | " + Num(p.ServerNotifications), Num(p.BytesPerUpdate) + " | " + Num(p.ServerBytesPerUpdate),
-				orDash(p.ServerCPUPerUpdate*1000), orDash(p.HeapPerWatcher), Num(p.Skipped), fmt.Sprint(p.SessionsLost)})
+				orDash(p.ServerCPUPerUpdate * 1000), orDash(p.HeapPerWatcher), Num(p.Skipped), fmt.Sprint(p.SessionsLost)})
 		}
 	}
 	d.add(pt)
