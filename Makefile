@@ -10,7 +10,7 @@ BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: build test bench bench-runs bench-scale bench-plan plan-check lint deps images clean docs
-.PHONY: kube-bins kept-runs bench-other bench-kept
+.PHONY: kube-bins kept-runs bench-other bench-kept bench-watchers
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zkbench
@@ -123,6 +123,25 @@ bench-scale: build
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload lock --hold 0 --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-etcd
 	$(BIN) report $(RUNS)/scale-zookeeper $(RUNS)/scale-etcd $(RUNS)/scale-naive-zookeeper $(RUNS)/scale-naive-etcd -o $(RUNS)/scale-report
 
+# Watches at scale: the config center (1 KB and 64 KB, every variant) and
+# group membership (every variant) at 1,000, 5,000 and 10,000 watchers on
+# local servers of both backends (servers of their own, so that their CPU
+# and live heap are measured apart from zkbench's), and the report whose
+# watchers section answers from them. Run on a quiet machine: about 45
+# minutes of 2 cores. The config writer's rate is 2 updates a second; a
+# backend that cannot carry it at a point shows it as a lower ops/s.
+WATCHERS    ?= 1000,5000,10000
+WATCHFLAGS  ?= --duration 10s --warmup 2s --rate 2 --poll 1s
+MEMBERFLAGS ?= --duration 10s --churn 1
+bench-watchers: build
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload config --clients $(WATCHERS) --size 1KB $(WATCHFLAGS) -o $(RUNS) --run-id watchers-zookeeper-1kb
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload config --clients $(WATCHERS) --size 1KB $(WATCHFLAGS) -o $(RUNS) --run-id watchers-etcd-1kb
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload config --clients $(WATCHERS) --size 64KB $(WATCHFLAGS) -o $(RUNS) --run-id watchers-zookeeper-64kb
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload config --clients $(WATCHERS) --size 64KB $(WATCHFLAGS) -o $(RUNS) --run-id watchers-etcd-64kb
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload membership --clients $(WATCHERS) $(MEMBERFLAGS) -o $(RUNS) --run-id watchers-membership-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload membership --clients $(WATCHERS) $(MEMBERFLAGS) -o $(RUNS) --run-id watchers-membership-etcd
+	$(BIN) report $(RUNS)/watchers-zookeeper-1kb $(RUNS)/watchers-etcd-1kb $(RUNS)/watchers-zookeeper-64kb $(RUNS)/watchers-etcd-64kb -o $(RUNS)/watchers-report
+
 # Capacity planning: closed-loop sweeps at 1 to 64 clients with a
 # calibration (the USL fits and zkbench plan's basis), then the model's
 # validation grid: each zkbench plan --validate runs its predicted point
@@ -169,7 +188,7 @@ bench-kept:
 # Every kept run in one pass (about 60 minutes on 2 cores: 2026-12-04), each refusing a
 # loaded machine, then the published tables written again from them. Run it
 # on a quiet machine: nothing else, not even a build, beside it.
-kept-runs: bench-runs bench-scale bench-plan plan-check bench-other bench-kept docs
+kept-runs: bench-runs bench-scale bench-watchers bench-plan plan-check bench-other bench-kept docs
 
 # The plan model against the kept validation runs, without servers: each
 # <run-id>.plan.txt predicts from the USL sweep alone, each

@@ -52,7 +52,8 @@ const (
 	LatencyDecide      Latency = "decide"      // a transaction's start to each site's decision
 	LatencyTransaction Latency = "transaction" // a transaction's start to the last site's decision
 	// Group membership.
-	LatencyConverge Latency = "converge" // a change's write to every member's view agreeing
+	LatencyConverge      Latency = "converge"       // a change's write to every member's view agreeing
+	LatencyConvergeReply Latency = "converge_reply" // a change's write's reply to every view agreeing
 	// Queues.
 	LatencyDelivery Latency = "delivery" // an item's scheduled put to the Take that returned it
 	LatencyPut      Latency = "put"      // a producer's put

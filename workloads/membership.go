@@ -32,7 +32,9 @@ const membershipSettle = 30 * time.Second
 // case's Ops count changes; --duration (or --ops) bounds the churn.
 //
 // Convergence ("converge") is, for each change, the time from the start of the change's
-// write until every member's view equals the membership after it; a change
+// write until every member's view equals the membership after it
+// ("converge_reply": from the write's reply, for the changes every view
+// had after it; those that beat it are counted in a note, not as zeros); a change
 // followed by the next one before every view agreed is counted as
 // superseded, not converged; each change is counted once, converged or
 // superseded (one that restores a membership every view still shows, by
@@ -58,7 +60,7 @@ func membershipSpec() Spec {
 		Variants: fromFamily(variants.Groups(),
 			VariantSpec{Name: variants.Relist, Class: figures.Naive},
 			VariantSpec{Name: variants.Delta, Class: figures.Other}),
-		Latencies: []figures.Latency{figures.LatencyConverge},
+		Latencies: []figures.Latency{figures.LatencyConverge, figures.LatencyConvergeReply},
 		Params:    []Param{{Key: ParamChurn, Type: ParamPerSecond, Default: "10", Help: "changes (joins plus leaves) per second"}},
 		New:       func() Workload { return NewMembership() },
 	}
@@ -178,6 +180,7 @@ func (m *membershipCase) run(ctx context.Context, d *driver) (measure.Outcome, e
 			m.changeErr = fmt.Errorf("member %d: %w", i, err)
 			break
 		}
+		g.replied(time.Now())
 		c.Live.Op()
 	}
 	m.agreed = g.waitAgreed(ctx, membershipSettle)
@@ -211,10 +214,35 @@ type groupRun struct {
 
 	changes, converged, superseded int64
 	converge                       *hdrhistogram.Histogram
+	// replyAt is when the current change's write returned (zero until
+	// it has); convergeReply times convergence from there, and
+	// beforeReply counts the changes every view had before it.
+	replyAt       time.Time
+	convergeReply *hdrhistogram.Histogram
+	beforeReply   int64
 }
 
 func newGroupRun(n int) *groupRun {
-	return &groupRun{n: n, in: make([]bool, n), view: make([]uint64, n), converge: results.NewRecorder()}
+	return &groupRun{n: n, in: make([]bool, n), view: make([]uint64, n), converge: results.NewRecorder(), convergeReply: results.NewRecorder()}
+}
+
+// replied records that the current change's write returned at `at`.
+func (g *groupRun) replied(at time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.replyAt = at
+}
+
+// convergedAt records the current change's convergence at `at`: from the
+// write's start, and from its reply if it had one by then.
+func (g *groupRun) convergedAt(at time.Time) {
+	g.converged++
+	results.Record(g.converge, at.Sub(g.changeAt))
+	if g.replyAt.IsZero() {
+		g.beforeReply++
+		return
+	}
+	results.Record(g.convergeReply, at.Sub(g.replyAt))
 }
 
 func nameHash(name string) uint64 {
@@ -241,7 +269,7 @@ func (g *groupRun) setTruth(at time.Time) {
 			g.superseded++
 		}
 	}
-	g.truth, g.changeAt = fp, at
+	g.truth, g.changeAt, g.replyAt = fp, at, time.Time{}
 	g.agreed = 0
 	for _, v := range g.view {
 		if v == fp {
@@ -252,8 +280,7 @@ func (g *groupRun) setTruth(at time.Time) {
 	// undid one that no view had seen yet) has converged as it begins.
 	g.settled = first || g.agreed == g.n
 	if !first && g.settled {
-		g.converged++
-		results.Record(g.converge, time.Since(at))
+		g.convergedAt(time.Now())
 	}
 }
 
@@ -274,8 +301,7 @@ func (g *groupRun) seen(i int, members []string) {
 		g.agreed++
 		if g.agreed == g.n && !g.settled {
 			g.settled = true
-			g.converged++
-			results.Record(g.converge, now.Sub(g.changeAt))
+			g.convergedAt(now)
 		}
 	case was && !is:
 		g.agreed--
@@ -339,6 +365,10 @@ func (m *membershipCase) collect(dr *driver, o measure.Outcome) {
 		res.Safety.Details = append(res.Safety.Details, fmt.Sprintf("%d of %d views did not agree with the membership within %v of the churn's end", g.n-g.agreed, g.n, membershipSettle))
 	}
 	addHistogram(res, figures.LatencyConverge, g.converge)
+	addHistogram(res, figures.LatencyConvergeReply, g.convergeReply)
+	if g.beforeReply > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d of %d converged changes were in every view before the change's write returned: in converge only", g.beforeReply, g.converged))
+	}
 	// Every member must hear every change: no notification is wasted.
 	dr.fill(o, g.changes, v.ClientCounts, 1<<62)
 	if g.changes == 0 {

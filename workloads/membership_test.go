@@ -39,6 +39,9 @@ func TestMembershipConvergence(t *testing.T) {
 			if h == nil || float64(h.Count)+superseded < changes-0.5 {
 				t.Fatalf("%s: converge histogram %v with %.0f superseded, want %d changes in all", v, h, superseded, changes)
 			}
+			if hr := res.Latency["converge_reply"]; hr != nil && (hr.Count > h.Count || hr.Max > h.Max) {
+				t.Errorf("%s: converge_reply %+v: want no more changes than converge %+v and none timed longer from the reply", v, hr, h)
+			}
 			ev := res.PerOp["watch_events_per_participant"]
 			bytes := res.PerOp["bytes_received"]
 			t.Logf("%s %s: %.2f notifications and %.2f view updates a member a change, %.0f bytes received a change, %.0f superseded",
@@ -77,12 +80,19 @@ func TestGroupRunCountsEachChangeOnce(t *testing.T) {
 			g.changes, g.superseded, g.converged, g.converge.TotalCount(), g.agreed)
 	}
 	g.in[1] = true
-	g.setTruth(time.Now()) // m1 joins; both views see it
+	g.setTruth(time.Now()) // m1 joins; its write returns; both views see it
+	g.replied(time.Now())
 	g.seen(0, []string{memberID(1)})
 	g.seen(1, []string{memberID(1)})
 	g.in[1] = false
 	g.setTruth(time.Now())
 	if g.changes != 4 || g.superseded != 1 || g.converged != 2 {
 		t.Errorf("after a seen change: changes %d, superseded %d, converged %d; want 4, 1, 2", g.changes, g.superseded, g.converged)
+	}
+	// The leave that converged as it began did so before its reply: it is
+	// timed from the start only; the join is timed on both clocks.
+	if g.beforeReply != 1 || g.convergeReply.TotalCount() != 1 || g.converge.TotalCount() != 2 {
+		t.Errorf("before the reply %d, timed from the reply %d, from the start %d; want 1, 1, 2",
+			g.beforeReply, g.convergeReply.TotalCount(), g.converge.TotalCount())
 	}
 }
