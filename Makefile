@@ -131,8 +131,8 @@ bench-scale: build
 # minutes of 2 cores. The config writer's rate is 2 updates a second; a
 # backend that cannot carry it at a point shows it as a lower ops/s.
 WATCHERS    ?= 1000,5000,10000
-WATCHFLAGS  ?= --duration 10s --warmup 2s --rate 2 --poll 1s
-MEMBERFLAGS ?= --duration 10s --churn 1
+WATCHFLAGS  ?= --duration 15s --warmup 2s --rate 2 --poll 1s
+MEMBERFLAGS ?= --duration 15s --churn 1
 bench-watchers: build
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload config --clients $(WATCHERS) --size 1KB $(WATCHFLAGS) -o $(RUNS) --run-id watchers-zookeeper-1kb
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload config --clients $(WATCHERS) --size 1KB $(WATCHFLAGS) -o $(RUNS) --run-id watchers-etcd-1kb
