@@ -20,6 +20,9 @@ import (
 //
 //	run                 the run's id
 //	rss                 the load generator's resident memory a client (KB)
+//	heap                the servers' live heap a watching client (bytes; watch_footprint)
+//	server_cpu          the servers' CPU an operation (ms)
+//	lost                the sessions lost
 //	per_op:KEY          the case's per-operation figure KEY (results per_op)
 //	pair:KEY/KEY        two of them, "client | server"
 //	latency:NAME:Q      percentile Q of the case's latency histogram NAME
@@ -97,6 +100,22 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 			}
 			return fmt.Sprintf("%.0f KB", res.Cost.ClientCostPerClient/1000)
 		}
+	case "heap":
+		c.cell = func(_ *results.Run, res *results.Result) string {
+			if res.Watch == nil || res.Watch.HeapPerWatcher == 0 {
+				return "-"
+			}
+			return num(res.Watch.HeapPerWatcher)
+		}
+	case "server_cpu":
+		c.cell = func(_ *results.Run, res *results.Result) string {
+			if !res.Cost.ServerCostMeasured || res.Ops.Succeeded == 0 {
+				return "-"
+			}
+			return num(res.Cost.ServerCPUSeconds * 1000 / float64(res.Ops.Succeeded))
+		}
+	case "lost":
+		c.cell = func(_ *results.Run, res *results.Result) string { return fmt.Sprint(res.SessionsLost) }
 	case "per_op":
 		c.cell = func(_ *results.Run, res *results.Result) string { return perOpKey(res, arg) }
 		if !labelled {

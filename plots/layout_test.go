@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"bytes"
 	"fmt"
 	"image"
 	"image/color"
@@ -309,5 +310,32 @@ func TestLayoutAtAnySize(t *testing.T) {
 			f.finish()
 			checkLayout(t, f)
 		})
+	}
+}
+
+// A panel note wider than the data area, over a panel whose points all sit
+// at one client count: gonum pads the data area to hold every glyph box,
+// and a note's box made that padding infinite (the plot then filled an
+// unbounded area: most of an hour for a 10,000-client config run). The note
+// wraps and the panel draws.
+func TestLongNoteAtOneClientCount(t *testing.T) {
+	x := Axis{Label: "clients", Scale: Log, Min: 5000, Max: 20000, Ticks: []float64{10000}}
+	y := Axis{Label: "events", Scale: Log, Min: 4800, Max: 12900}
+	panel := func(notes ...string) *Panel {
+		return &Panel{Title: "p", X: x, Y: y, Notes: notes, Lines: []Line{
+			{Label: "a", Color: "#2ca02c", Glyph: "circle", Points: []Point{{X: 10000, Y: 6852}}},
+			{Label: "b", Color: "#9467bd", Glyph: "circle", Points: []Point{{X: 10000, Y: 10308}}},
+		}}
+	}
+	f := &Chart{Name: "long-note", Title: "t", Rows: 2, Cols: 1, Panels: []*Panel{
+		panel("polling (zookeeper): 1 zero point(s) not shown on the log scale",
+			"loaded machine: other processes took its CPUs: 1 zero point(s) not shown on the log scale"),
+		panel(),
+	}}
+	for _, format := range []string{"png", "svg"} {
+		var buf bytes.Buffer
+		if err := Render(&buf, f, format); err != nil || buf.Len() == 0 {
+			t.Fatalf("%s: %v, %d bytes", format, err, buf.Len())
+		}
 	}
 }

@@ -77,12 +77,28 @@ func drawPanels(c vg.Canvas, f *Chart, lay *layout) error {
 	}
 	tiles := draw.Tiles{Rows: f.Rows, Cols: f.Cols, PadX: 12, PadY: 12, PadTop: 4, PadLeft: 4, PadRight: 4, PadBottom: 4}
 	canvases := plot.Align(grid, tiles, draw.Canvas{Canvas: c, Rectangle: lay.grid})
+	for r := range canvases {
+		for col, cv := range canvases[r] {
+			if !finite(cv.Rectangle) || cv.Max.X <= cv.Min.X || cv.Max.Y <= cv.Min.Y {
+				return fmt.Errorf("plots: %s: panel %q has no room (%v)", f.Name, f.Panels[r*f.Cols+col].Title, cv.Rectangle)
+			}
+		}
+	}
 	for r := range grid {
 		for col := range grid[r] {
 			grid[r][col].Draw(canvases[r][col])
 		}
 	}
 	return nil
+}
+
+func finite(r vg.Rectangle) bool {
+	for _, v := range []vg.Length{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y} {
+		if math.IsInf(float64(v), 0) || math.IsNaN(float64(v)) {
+			return false
+		}
+	}
+	return true
 }
 
 // fastPNG encodes with the fastest deflate level: plots are mostly flat
@@ -222,29 +238,43 @@ func panelPlot(pn *Panel) (*plot.Plot, error) {
 	if err := addMarkLabels(p, pn); err != nil {
 		return nil, err
 	}
-	// Notes sit in the top-left corner of the data area.
+	// Notes sit in the top-left corner of the data area, wrapped to its
+	// width.
 	if len(pn.Notes) > 0 {
 		var xs plotter.XYs
 		var labels []string
-		for i, n := range pn.Notes {
-			xs = append(xs, plotter.XY{X: pn.X.at(0.03), Y: pn.Y.at(0.95 - 0.07*float64(i))})
-			labels = append(labels, n)
+		for _, n := range pn.Notes {
+			for _, l := range wrap(noteStyle, n, noteWidth) {
+				xs = append(xs, plotter.XY{X: pn.X.at(0.03), Y: pn.Y.at(0.95 - 0.07*float64(len(labels)))})
+				labels = append(labels, l)
+			}
 		}
 		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xs, Labels: labels})
 		if err != nil {
 			return nil, err
 		}
 		for i := range lb.TextStyle {
-			lb.TextStyle[i].Font.Size = 9
-			lb.TextStyle[i].Color = color.Gray{Y: 0x60}
+			lb.TextStyle[i] = noteStyle
 		}
-		p.Add(lb)
+		// Drawn without glyph boxes: gonum pads the data area to hold
+		// every glyph box, and a text wider than the area made that
+		// padding infinite (a plot then took most of an hour to fill).
+		p.Add(plotOnly{lb})
 		// Labels widen the data range; put the shared ranges back.
 		setAxis(&p.X, pn.X)
 		setAxis(&p.Y, pn.Y)
 	}
 	return p, nil
 }
+
+// noteStyle and noteWidth are a panel note's text and the width it wraps
+// at: the data area of a panel (panelW less its axes), with room to spare.
+var noteStyle = textStyle(9, color.Gray{Y: 0x60})
+
+const noteWidth vg.Length = 220
+
+// plotOnly is a plotter that claims no glyph boxes.
+type plotOnly struct{ plot.Plotter }
 
 // fwd maps a data value to the plotted coordinate. Log axes are drawn as
 // linear axes over log10 of the data: gonum's LogScale places a vertical
