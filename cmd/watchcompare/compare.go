@@ -1,0 +1,208 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/results"
+)
+
+// Row is one point of the comparison: one run of etcd's tool beside the
+// zkbench case of the same watcher count, read through one of zkbench's
+// latency names.
+type Row struct {
+	Watchers int
+	Layout   string // how the tool's watches shared connections
+	ToolFile string
+	ToolP50  time.Duration
+	ToolP99  time.Duration
+	ToolPut  time.Duration // p99 of the tool's puts, start to reply; -1 if too few puts
+	Latency  figures.Latency
+	// Missing: the zkbench case has no histogram of that name (a results
+	// file from before it was recorded); the figures below are zero.
+	Missing bool
+	ZkP50   time.Duration
+	ZkP99   time.Duration
+	// Ratio is zkbench's p99 over the tool's; NaN where either is 0 or
+	// Missing.
+	Ratio float64
+	// Bound is the zkbench case's client-bound verdict, "" if it was not.
+	Bound string
+}
+
+// Within says whether the ratio is inside [1/tol, tol]: "yes", or which
+// side it fell out on, or "-" where there is no ratio.
+func (r Row) Within(tol float64) string {
+	switch {
+	case math.IsNaN(r.Ratio):
+		return "-"
+	case r.Ratio > tol:
+		return "no (zkbench slower)"
+	case r.Ratio < 1/tol:
+		return "no (zkbench faster)"
+	}
+	return "yes"
+}
+
+// Compare pairs every tool run with the config workload's persistent etcd
+// case of the same watcher count in run, once per latency name. Mismatched
+// settings (rate, size) are returned as warnings: the points are then not
+// the same point.
+func Compare(tools map[string]*ToolRun, run *results.Run, latencies []figures.Latency) ([]Row, []string, error) {
+	var rows []Row
+	var warnings []string
+	if run.Config.Workload != "config" {
+		return nil, nil, fmt.Errorf("watchcompare: the zkbench run is of workload %q, not config", run.Config.Workload)
+	}
+	files := make([]string, 0, len(tools))
+	for f := range tools {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		t := tools[f]
+		n, err := t.Watchers()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", f, err)
+		}
+		warnings = append(warnings, settingsDiffer(f, t, run)...)
+		res := findCase(run, n)
+		if res == nil {
+			return nil, nil, fmt.Errorf("watchcompare: %s has %d watchers; the zkbench run has no persistent etcd case at %d clients", f, n, n)
+		}
+		tp50, err := t.Watch.Percentile("50")
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: watch events: %w", f, err)
+		}
+		tp99, err := t.Watch.Percentile("99")
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: watch events: %w", f, err)
+		}
+		put, err := t.Put.Percentile("99")
+		if err != nil {
+			put = -1 // fewer than 100 puts: no p99
+		}
+		bound := ""
+		if b := res.Load.Bound(); b != nil {
+			bound = b.String()
+		}
+		for _, l := range latencies {
+			row := Row{Watchers: n, Layout: t.Layout(), ToolFile: filepath.Base(f), ToolP50: tp50, ToolP99: tp99, ToolPut: put, Latency: l, Ratio: math.NaN(), Bound: bound}
+			h := res.Latency[l]
+			if h == nil {
+				row.Missing = true
+			} else {
+				row.ZkP50, row.ZkP99 = time.Duration(h.P50), time.Duration(h.P99)
+				if tp99 > 0 && row.ZkP99 > 0 {
+					row.Ratio = float64(row.ZkP99) / float64(tp99)
+				}
+			}
+			rows = append(rows, row)
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Watchers < rows[j].Watchers })
+	return rows, warnings, nil
+}
+
+func findCase(run *results.Run, clients int) *results.Result {
+	for i := range run.Results {
+		r := &run.Results[i]
+		if r.Workload == "config" && r.Variant == "persistent" && r.Backend == backends.Etcd && r.Clients == clients {
+			return r
+		}
+	}
+	return nil
+}
+
+// settingsDiffer names what makes a tool run and the zkbench run not the
+// same point: the rate of puts and the value's size.
+func settingsDiffer(file string, t *ToolRun, run *results.Run) []string {
+	var w []string
+	if v, ok := t.Args["--put-rate"]; ok {
+		if r, err := strconv.ParseFloat(v, 64); err == nil && r != run.Config.Rate {
+			w = append(w, fmt.Sprintf("%s: the tool put %g a second, zkbench's writer %g", filepath.Base(file), r, run.Config.Rate))
+		}
+	}
+	if v, ok := t.Args["--val-size"]; ok {
+		size := run.Config.Params["size"]
+		if size != v && !(v == "1024" && strings.EqualFold(size, "1KB")) {
+			w = append(w, fmt.Sprintf("%s: the tool's values are %s bytes, zkbench's config %s", filepath.Base(file), v, size))
+		}
+	}
+	return w
+}
+
+// WriteTable prints rows as the comparison table, then what each column
+// counts.
+func WriteTable(out io.Writer, rows []Row, tol float64) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "watchers\tetcd tool\ttool p50\ttool p99\ttool put p99\tzkbench latency\tzkbench p50\tzkbench p99\tzkbench/tool p99\twithin "+strconv.FormatFloat(tol, 'g', -1, 64)+"x\tzkbench client-bound")
+	for _, r := range rows {
+		zk50, zk99, ratio := ms(r.ZkP50), ms(r.ZkP99), "-"
+		if r.Missing {
+			zk50, zk99 = "absent", "absent"
+		}
+		if !math.IsNaN(r.Ratio) {
+			ratio = fmt.Sprintf("%.2f", r.Ratio)
+		}
+		bound := "no"
+		if r.Bound != "" {
+			bound = r.Bound
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Watchers, r.Layout, ms(r.ToolP50), ms(r.ToolP99), ms(r.ToolPut), r.Latency, zk50, zk99, ratio, r.Within(tol), bound)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprint(out, `
+etcd tool: benchmark watch-latency, "Watch events summary": each watcher's event of each
+  put, from that put's reply (the writer's Put returned); an event that beat the reply counts
+  0. "put p99": the tool's puts, start to reply.
+zkbench propagate: each client's reload of a version, from the writer's Set returning; a
+  reload that beat the reply counts 0 (the tool's definition). propagate_start, where
+  present: from the writer's Set starting.
+`)
+	return err
+}
+
+func ms(d time.Duration) string {
+	if d < 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + " ms"
+}
+
+// readTools reads the tool's kept outputs, by file name.
+func readTools(files []string) (map[string]*ToolRun, error) {
+	m := make(map[string]*ToolRun, len(files))
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			return nil, err
+		}
+		t, err := ParseToolRun(fh)
+		fh.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		if len(t.Watch.Errors)+len(t.Put.Errors) > 0 {
+			return nil, fmt.Errorf("%s: the tool reported errors (put %v, watch %v)", f, t.Put.Errors, t.Watch.Errors)
+		}
+		m[f] = t
+	}
+	if len(m) == 0 {
+		return nil, errors.New("watchcompare: no tool output given")
+	}
+	return m, nil
+}
