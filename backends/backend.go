@@ -108,7 +108,19 @@ const (
 	MetricCPUSeconds = "zkbench_server_cpu_seconds"
 	// MetricResidentBytes: server resident memory (a gauge, not a counter).
 	MetricResidentBytes = "zkbench_server_resident_bytes"
+	// MetricWatchers: the watches the servers hold now, a gauge that
+	// ScrapeGauges adds (ZooKeeper zk_watch_count, etcd
+	// etcd_debugging_mvcc_watcher_total, summed over the members).
+	MetricWatchers = "zkbench_server_watchers"
 )
+
+// HeapReader is a Backend that reads its servers' live heap: the bytes
+// still reachable after a garbage collection it forces, summed over the
+// members. The collection pauses each server: read it outside a measured
+// interval. source says how it was read. Found by type assertion.
+type HeapReader interface {
+	LiveHeap(ctx context.Context) (bytes float64, source string, err error)
+}
 
 // GaugeNamer is a Scraper that knows which of its raw names are gauges
 // (values now: connections, watchers, averages, percentiles), whose

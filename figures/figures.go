@@ -267,6 +267,11 @@ var (
 	// version (they went from an older one to a newer one).
 	VersionsSkipped = Figure{Key: "versions_skipped", Label: "clients that skipped the version", Side: Client,
 		Doc: "config: per update, how many clients never loaded that version (a one-shot watch re-arming, a poll interval)"}
+	// BeforeReply: per update, the clients that loaded it before the
+	// writer had its reply. Those reloads are in "propagate_start" only:
+	// "propagate" counts from the reply and holds no negative times.
+	BeforeReply = Figure{Key: "reloads_before_reply", Label: "reloads before the write's reply", Side: Client,
+		Doc: "config: per update, how many clients loaded the version before the writer's call returned (counted in propagate_start, not in propagate)"}
 )
 
 // PerParticipant is f divided by a barrier's participants: key

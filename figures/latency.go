@@ -37,8 +37,13 @@ const (
 	LatencyRound        Latency = "round"         // one round, first arrival to last departure
 	// The config center.
 	LatencyWrite         Latency = "write"          // the writer's Set
-	LatencyPropagate     Latency = "propagate"      // a write's commit to each client's reload
-	LatencyPropagateLast Latency = "propagate_last" // a write's commit to the last client's reload
+	LatencyPropagate     Latency = "propagate"      // a write's reply to each client's reload after it
+	LatencyPropagateLast Latency = "propagate_last" // a write's reply to the last client's reload
+	// LatencyPropagateStart and LatencyPropagateLastStart count from the
+	// start of the writer's call, as etcd's own benchmark watch-latency
+	// does: every reload is in them, also those that beat the reply.
+	LatencyPropagateStart     Latency = "propagate_start"      // a write's start to each client's reload
+	LatencyPropagateLastStart Latency = "propagate_last_start" // a write's start to the last client's reload
 	// Simple barriers.
 	LatencyPass    Latency = "pass"    // the barrier's removal to each waiter through
 	LatencyRelease Latency = "release" // the barrier's removal to the last waiter through

@@ -116,6 +116,9 @@ func (m *caseMerge) add(i int, p *Result) error {
 		res.Client.Witness = nil
 	}
 	if sc.Scraped {
+		// The scraping shard read the servers' watches and heap too; its
+		// readings saw the other shards' clients arm at their own pace.
+		res.Watch = p.Watch
 		res.Server, res.ServerPartial = p.Server, p.ServerPartial
 		res.Cost.ServerCPUSeconds, res.Cost.ServerRSSBytes = p.Cost.ServerCPUSeconds, p.Cost.ServerRSSBytes
 		res.Cost.ServerCostMeasured = p.Cost.ServerCostMeasured

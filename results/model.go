@@ -167,6 +167,9 @@ type Result struct {
 	// capacity answers too, and is never called client-bound for what the
 	// others did. Nil: not loaded, or the machine not measured.
 	Loaded *Loaded `json:"loaded,omitempty"`
+	// Watch is what the servers held for the case's watches (the config
+	// and membership workloads); nil where the workload does not measure it.
+	Watch *WatchFootprint `json:"watch_footprint,omitempty"`
 	// Series is successful operations per interval over the case.
 	Series Series `json:"series"`
 	// Notes are findings a reader must see (disagreements, truncations).
@@ -175,6 +178,31 @@ type Result struct {
 	Shard *ShardCase `json:"shard,omitempty"`
 	// Merged describes the shards a merged result was made from.
 	Merged *Merged `json:"merged,omitempty"`
+}
+
+// WatchFootprint is what the servers held for a case's watches, read
+// before the clients armed them and once every client had: the watches the
+// servers counted (backends.MetricWatchers) and their live heap, the bytes
+// still reachable after a collection the probe forced
+// (backends.HeapReader). Nothing is measured while the case's interval
+// runs: the forced collection pauses the servers.
+type WatchFootprint struct {
+	// WatchersBefore and Watchers are the watches the servers counted
+	// (ZooKeeper counts a persistent watch twice, in its data and its child
+	// watch tables); WatchingClients the clients that armed one (0 for
+	// polling).
+	WatchersBefore  float64 `json:"watchers_before"`
+	Watchers        float64 `json:"watchers"`
+	WatchingClients int     `json:"watching_clients"`
+	HeapBefore      float64 `json:"heap_before_bytes,omitempty"`
+	Heap            float64 `json:"heap_bytes,omitempty"`
+	// HeapPerWatcher is (Heap-HeapBefore)/WatchingClients, when both
+	// heaps were read and a client watches.
+	HeapPerWatcher float64 `json:"heap_per_watcher_bytes,omitempty"`
+	// HeapSource says how the heap was read.
+	HeapSource string `json:"heap_source,omitempty"`
+	// NotMeasured says why a figure is missing.
+	NotMeasured string `json:"not_measured,omitempty"`
 }
 
 // Ops accounts for every operation.

@@ -62,12 +62,16 @@ const (
 // anything changed or not, and its latency is half the interval on
 // average.
 //
-// The unit is an update. "propagate" is each client's reload of a
-// version, from the write's commit (when Set returned in the writer: the
-// clients share its clock; a reload that beat the reply counts 0);
-// "propagate_last" is, per update, until the last client has it or a newer
-// one; "write" is the writer's Set. VersionsSkipped counts the versions a
-// client never loaded, per update over all clients. Safety checks every
+// The unit is an update. Propagation is counted on two clocks, both the
+// writer's (the clients share its process): "propagate_start" is each
+// client's reload of a version from the start of the writer's Set (as
+// etcd's benchmark watch-latency counts), "propagate" from its reply (the
+// commit as the writer knows it), over the reloads that came after the
+// reply; those that beat it are counted in BeforeReply, never as zeros.
+// "propagate_last" and "propagate_last_start" are, per update, until the
+// last client has it or a newer one; "write" is the writer's Set.
+// VersionsSkipped counts the versions a client never loaded, per update
+// over all clients. Safety checks every
 // client: its versions never go back, each data has the size and stamp
 // written, and it ends on the last version.
 type ConfigWorkload struct{}
@@ -86,7 +90,8 @@ func configSpec() Spec {
 			{Name: ConfigOneShot, Class: figures.Other},
 			{Name: ConfigPersistent, Class: figures.Other},
 		},
-		Latencies: []figures.Latency{figures.LatencyPropagate, figures.LatencyPropagateLast, figures.LatencyWrite},
+		Latencies: []figures.Latency{figures.LatencyPropagate, figures.LatencyPropagateLast,
+			figures.LatencyPropagateStart, figures.LatencyPropagateLastStart, figures.LatencyWrite},
 		Params: []Param{
 			{Key: ParamSize, Type: ParamBytes, Default: "1KB", Help: "bytes of the config node's data (512, 64KB, 1MB; KB = 1024 bytes), at most the servers' request limit"},
 			{Key: ParamPoll, Type: ParamPause, Default: "100ms", Help: "the polling variant's re-read interval"},
@@ -127,6 +132,7 @@ type configRun struct {
 	path    string
 	size    int
 	base    time.Time
+	starts  []time.Duration // starts[v]: offset at which version v's Set was called
 	commits []time.Duration // commits[v]: offset at which version v's Set returned
 	inDoubt int64           // the version whose Set failed, which may have committed; -1 if none
 	cls     []*configClient
@@ -165,6 +171,7 @@ type configCase struct {
 	size         int
 	poll         time.Duration
 	removeErr    error // the config node's removal, at the end of the run
+	footprint    *results.WatchFootprint
 }
 
 func (cc *configCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
@@ -207,10 +214,12 @@ func (cc *configCase) run(ctx context.Context, d *driver) (measure.Outcome, erro
 	if err := writer.EnsurePath(ctx, c.Namespace); err != nil {
 		return measure.Outcome{}, fmt.Errorf("config: %w", err)
 	}
+	t0 := r.now()
 	if err := writer.Set(ctx, r.path, stamp(0, size)); err != nil {
 		return measure.Outcome{}, fmt.Errorf("config: first write: %w", err)
 	}
-	r.commits = append(r.commits, r.now())
+	r.starts, r.commits = append(r.starts, t0), append(r.commits, r.now())
+	unarmed := d.hold(ctx)
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	for i := 0; i < c.Clients; i++ {
@@ -236,6 +245,11 @@ func (cc *configCase) run(ctx context.Context, d *driver) (measure.Outcome, erro
 		r.wg.Wait()
 		return measure.Outcome{}, errNoInterval
 	}
+	watching := c.Clients
+	if c.Variant == ConfigPolling {
+		watching = 0
+	}
+	cc.footprint = measure.Footprint(unarmed, d.hold(ctx), watching)
 	writeLat := results.NewRecorder()
 	var measureFrom atomic.Int64
 	measureFrom.Store(-1)
@@ -270,7 +284,8 @@ func (cc *configCase) run(ctx context.Context, d *driver) (measure.Outcome, erro
 				return
 			}
 			at := r.now()
-			r.commits = append(r.commits, at) // read only after writerDone
+			// read only after writerDone
+			r.starts, r.commits = append(r.starts, t0), append(r.commits, at)
 			if measureFrom.Load() >= 0 {
 				results.Record(writeLat, at-t0)
 				c.Live.Op()
@@ -321,6 +336,7 @@ func (cc *configCase) collect(d *driver, o measure.Outcome) {
 	res.Ops.Succeeded = res.Ops.Issued
 	r.collect(res, first, lastV)
 	addHistogram(res, figures.LatencyWrite, cc.writeLat)
+	res.Watch = cc.footprint
 	d.fill(o, res.Ops.Succeeded, true, res.Ops.Succeeded*int64(c.Clients))
 	if c.Variant == ConfigPolling {
 		res.Client.WastedWakeups = 0 // polling has no watch: nothing woke

@@ -9,12 +9,15 @@ import (
 	"github.com/zkbench/zkbench/results"
 )
 
-// collect turns the writer's commits and the clients' reloads of the
+// collect turns the writer's calls and the clients' reloads of the
 // measured versions first..last into the case's histograms, skipped
-// versions and safety check.
+// versions and safety check. Each reload is counted from the start of its
+// version's Set and, if it came after it, from the Set's reply: a reload
+// that beat the reply is counted as such (BeforeReply), not as a zero.
 func (r *configRun) collect(res *results.Result, first, last int64) {
-	propagate, lastHas := results.NewRecorder(), results.NewRecorder()
-	var skipped int64
+	fromStart, fromReply := results.NewRecorder(), results.NewRecorder()
+	lastFromStart, lastFromReply := results.NewRecorder(), results.NewRecorder()
+	var skipped, early, lastEarly int64
 	if last >= first {
 		// until[v-first]: the latest, over clients, first load of v or newer.
 		until := make([]time.Duration, last-first+1)
@@ -22,7 +25,12 @@ func (r *configRun) collect(res *results.Result, first, last int64) {
 			loaded := 0
 			for _, rl := range cl.reloads {
 				if rl.v >= first && rl.v <= last {
-					results.Record(propagate, max(0, rl.at-r.commits[rl.v]))
+					results.Record(fromStart, rl.at-r.starts[rl.v])
+					if rl.at >= r.commits[rl.v] {
+						results.Record(fromReply, rl.at-r.commits[rl.v])
+					} else {
+						early++
+					}
 					loaded++
 				}
 			}
@@ -36,13 +44,24 @@ func (r *configRun) collect(res *results.Result, first, last int64) {
 			}
 		}
 		for v := first; v <= last; v++ {
-			results.Record(lastHas, max(0, until[v-first]-r.commits[v]))
+			results.Record(lastFromStart, until[v-first]-r.starts[v])
+			if until[v-first] >= r.commits[v] {
+				results.Record(lastFromReply, until[v-first]-r.commits[v])
+			} else {
+				lastEarly++
+			}
 		}
 	}
-	addHistogram(res, figures.LatencyPropagate, propagate)
-	addHistogram(res, figures.LatencyPropagateLast, lastHas)
+	addHistogram(res, figures.LatencyPropagate, fromReply)
+	addHistogram(res, figures.LatencyPropagateLast, lastFromReply)
+	addHistogram(res, figures.LatencyPropagateStart, fromStart)
+	addHistogram(res, figures.LatencyPropagateLastStart, lastFromStart)
 	if n := res.Ops.Succeeded; n > 0 {
 		res.PerOp[figures.VersionsSkipped.Key] = float64(skipped) / float64(n)
+		res.PerOp[figures.BeforeReply.Key] = float64(early) / float64(n)
+	}
+	if lastEarly > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d updates reached every client before the writer's reply: they are in propagate_last_start only", lastEarly))
 	}
 	final := int64(len(r.commits) - 1)
 	for i, cl := range r.cls {

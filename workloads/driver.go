@@ -162,6 +162,20 @@ func (d *driver) startMeter() {
 	d.baseRSS = measure.BaseRSS()
 }
 
+// holdTimeout bounds one reading of what the servers hold (a forced
+// collection on every member).
+const holdTimeout = 30 * time.Second
+
+// hold reads what the servers hold now (measure.Meter.Hold): their watches
+// and live heap. Outside the measured interval only: it pauses them.
+func (d *driver) hold(ctx context.Context) measure.Hold {
+	d.startMeter()
+	hctx, cancel := context.WithTimeout(ctx, holdTimeout)
+	defer cancel()
+	d.c.log().Progress("  reading the servers' watches and live heap (a forced collection)")
+	return d.meter.Hold(hctx, d.c.Backend)
+}
+
 // closeAll closes every session the case opened, once, on a fresh bounded
 // context; a failure becomes a note.
 func (d *driver) closeAll(ctx context.Context) {

@@ -78,6 +78,7 @@ type membershipCase struct {
 	d         deliveries
 	changeErr error
 	watchErrs []error
+	footprint *results.WatchFootprint
 }
 
 func (m *membershipCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
@@ -115,6 +116,7 @@ func (m *membershipCase) run(ctx context.Context, d *driver) (measure.Outcome, e
 		g.in[i] = true
 	}
 	g.setTruth(time.Now())
+	unwatched := d.hold(ctx)
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	var watchers sync.WaitGroup
@@ -134,6 +136,7 @@ func (m *membershipCase) run(ctx context.Context, d *driver) (measure.Outcome, e
 		watchers.Wait()
 		return measure.Outcome{}, fmt.Errorf("membership: the %d views did not agree on the initial group within %v", n, membershipSettle)
 	}
+	m.footprint = measure.Footprint(unwatched, d.hold(ctx), n)
 	c.log().Progress(fmt.Sprintf("  %d members joined and agree; churn %.3g changes/s", n, churn))
 	bound := d.bound(ctx)
 	defer bound.Release()
@@ -317,6 +320,7 @@ func delivered(members []recipes.Group) deliveries {
 // collect fills the case's result.
 func (m *membershipCase) collect(dr *driver, o measure.Outcome) {
 	res := &dr.res
+	res.Watch = m.footprint
 	if m.changeErr != nil {
 		dr.count("change", m.changeErr)
 	}

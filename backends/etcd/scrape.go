@@ -178,6 +178,7 @@ func (b *Backend) ScrapeGauges(ctx context.Context) (backends.Metrics, error) {
 			out[k] = v
 		}
 	}
+	out[backends.MetricWatchers] = m["etcd_debugging_mvcc_watcher_total"]
 	return out, err
 }
 

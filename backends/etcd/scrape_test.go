@@ -1,6 +1,7 @@
 package etcd_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/etcd"
 	"github.com/zkbench/zkbench/internal/procstat"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
 
 func scrape(t *testing.T, b *etcd.Backend) backends.Metrics {
@@ -206,4 +208,45 @@ func TestScrapeSeparateProcesses(t *testing.T) {
 		t.Errorf("scraped resident bytes %.0f, /proc says the 3 members hold %.0f", got, rss)
 	}
 	t.Logf("3 members: %.1f MiB resident (scraped), %.1f MiB (/proc)", got/(1<<20), rss/(1<<20))
+
+	// The members' live heap (pprof after a forced collection) is read
+	// from each, and is some of what they hold resident; a watch armed
+	// shows in the watchers gauge.
+	heap, source, err := b.LiveHeap(ctx)
+	if err != nil || source == "" {
+		t.Fatalf("live heap of the member processes: %v, %q", err, source)
+	}
+	if heap < 3<<20 || heap > rss {
+		t.Errorf("live heap %.0f bytes over 3 members, resident %.0f: want at least 1 MiB a member and no more than resident", heap, rss)
+	}
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	if _, _, _, err := s.ExistsW(wctx, "/zkbench/scrape-test/watched"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		g, err := b.ScrapeGauges(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g[backends.MetricWatchers] >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("watchers gauge %v 10s after a watch was armed", g[backends.MetricWatchers])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("3 members: %.1f MiB live heap (%s)", heap/(1<<20), source)
+}
+
+// An embedded server's heap is this process's: LiveHeap says so instead of
+// a figure.
+func TestLiveHeapEmbedded(t *testing.T) {
+	b := testcluster.EtcdBackend(t)
+	_, _, err := b.(backends.HeapReader).LiveHeap(ctxFor(t, 10*time.Second))
+	if err == nil || !strings.Contains(err.Error(), "embedded") {
+		t.Fatalf("LiveHeap on the embedded server: %v, want the reason it is not read", err)
+	}
 }

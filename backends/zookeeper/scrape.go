@@ -98,6 +98,7 @@ func (b *Backend) ScrapeGauges(ctx context.Context) (backends.Metrics, error) {
 				out[k] += v
 			}
 		}
+		out[backends.MetricWatchers] += m["zk_watch_count"]
 	}
 	if len(errs) == len(b.cfg.Endpoints) {
 		return nil, errors.Join(errs...)

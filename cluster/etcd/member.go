@@ -130,6 +130,10 @@ func RunMember(ctx context.Context, c MemberConfig) error {
 	if err != nil {
 		return err
 	}
+	// A member process serves /debug/pprof on its client URL, so that a
+	// run can read its live heap (a watch's memory on the server). An
+	// embedded member shares zkbench's heap and has nothing to tell apart.
+	cfg.EnablePprof = true
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return fmt.Errorf("cluster/etcd: start member %s: %w", c.Name, err)

@@ -170,3 +170,22 @@ func TestAliveCmdlineMemTotal(t *testing.T) {
 		t.Errorf("MemTotal = %d bytes", m)
 	}
 }
+
+// A class histogram's last line holds the live bytes; one without it is an
+// error, not a zero.
+func TestParseClassHistogramTotal(t *testing.T) {
+	out := []byte(`12345:
+ num     #instances         #bytes  class name (module)
+-------------------------------------------------------
+   1:         20418        1542464  [B (java.base@17.0.21)
+   2:          3390         409640  java.lang.Class (java.base@17.0.21)
+Total         89123        5282472
+`)
+	n, err := parseClassHistogramTotal(out)
+	if err != nil || n != 5282472 {
+		t.Fatalf("parseClassHistogramTotal = %d, %v; want 5282472", n, err)
+	}
+	if _, err := parseClassHistogramTotal([]byte("12345:\ncom.sun.tools.attach.AttachNotSupportedException: Unable to open socket file\n")); err == nil {
+		t.Fatal("no Total line: want an error")
+	}
+}
