@@ -13,6 +13,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
@@ -28,9 +30,11 @@ type Row struct {
 	ToolP50  time.Duration
 	ToolP99  time.Duration
 	ToolPut  time.Duration // p99 of the tool's puts, start to reply; -1 if too few puts
-	Latency  figures.Latency
-	// Missing: the zkbench case has no histogram of that name (a results
-	// file from before it was recorded); the figures below are zero.
+	// View is the zkbench figure: a latency name of the results file, or
+	// ToolDefinition.
+	View string
+	// Missing: the zkbench case lacks the histograms of View (a results
+	// file from before they were recorded); the figures below are zero.
 	Missing bool
 	ZkP50   time.Duration
 	ZkP99   time.Duration
@@ -56,10 +60,11 @@ func (r Row) Within(tol float64) string {
 }
 
 // Compare pairs every tool run with the config workload's persistent etcd
-// case of the same watcher count in run, once per latency name. Mismatched
+// case of the same watcher count in run, once per view (a latency name of
+// the results file, or ToolDefinition). Mismatched
 // settings (rate, size) are returned as warnings: the points are then not
 // the same point.
-func Compare(tools map[string]*ToolRun, run *results.Run, latencies []figures.Latency) ([]Row, []string, error) {
+func Compare(tools map[string]*ToolRun, run *results.Run, views []string) ([]Row, []string, error) {
 	var rows []Row
 	var warnings []string
 	if run.Config.Workload != "config" {
@@ -97,13 +102,16 @@ func Compare(tools map[string]*ToolRun, run *results.Run, latencies []figures.La
 		if b := res.Load.Bound(); b != nil {
 			bound = b.String()
 		}
-		for _, l := range latencies {
-			row := Row{Watchers: n, Layout: t.Layout(), ToolFile: filepath.Base(f), ToolP50: tp50, ToolP99: tp99, ToolPut: put, Latency: l, Ratio: math.NaN(), Bound: bound}
-			h := res.Latency[l]
+		for _, v := range views {
+			row := Row{Watchers: n, Layout: t.Layout(), ToolFile: filepath.Base(f), ToolP50: tp50, ToolP99: tp99, ToolPut: put, View: v, Ratio: math.NaN(), Bound: bound}
+			h, err := zkHistogram(res, v)
+			if err != nil {
+				return nil, nil, fmt.Errorf("watchcompare: the zkbench case at %d clients, %s: %w", n, v, err)
+			}
 			if h == nil {
 				row.Missing = true
 			} else {
-				row.ZkP50, row.ZkP99 = time.Duration(h.P50), time.Duration(h.P99)
+				row.ZkP50, row.ZkP99 = time.Duration(h.ValueAtQuantile(50)), time.Duration(h.ValueAtQuantile(99))
 				if tp99 > 0 && row.ZkP99 > 0 {
 					row.Ratio = float64(row.ZkP99) / float64(tp99)
 				}
@@ -113,6 +121,43 @@ func Compare(tools map[string]*ToolRun, run *results.Run, latencies []figures.La
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Watchers < rows[j].Watchers })
 	return rows, warnings, nil
+}
+
+// ToolDefinition is the view of zkbench's reloads that counts them as etcd's
+// watch-latency counts its events: from the put's reply, an event that beat
+// the reply as 0 (tools/benchmark/cmd/watch_latency.go: putTimes[i] = end,
+// and start = end where the event came first). zkbench keeps the same
+// reloads as propagate (from the reply, those after it) and propagate_start
+// (from the start, all of them); the ones that beat the reply are the
+// difference of their counts, and go in at the histogram's floor.
+const ToolDefinition = "propagate, early as 0"
+
+// zkHistogram is the distribution of view in res; nil if res lacks what
+// it is made of.
+func zkHistogram(res *results.Result, view string) (*hdrhistogram.Histogram, error) {
+	if view != ToolDefinition {
+		h := res.Latency[figures.Latency(view)]
+		if h == nil {
+			return nil, nil
+		}
+		return h.Decode()
+	}
+	fromStart, fromReply := res.Latency[figures.LatencyPropagateStart], res.Latency[figures.LatencyPropagate]
+	if fromStart == nil || fromReply == nil {
+		return nil, nil
+	}
+	h, err := fromReply.Decode()
+	if err != nil {
+		return nil, err
+	}
+	early := fromStart.Count - h.TotalCount()
+	if early < 0 {
+		return nil, fmt.Errorf("%d reloads from the reply but %d in all (propagate_start)", h.TotalCount(), fromStart.Count)
+	}
+	if err := h.RecordValues(h.LowestTrackableValue(), early); err != nil {
+		return nil, err
+	}
+	return h, nil
 }
 
 func findCase(run *results.Run, clients int) *results.Result {
@@ -147,7 +192,7 @@ func settingsDiffer(file string, t *ToolRun, run *results.Run) []string {
 // counts.
 func WriteTable(out io.Writer, rows []Row, tol float64) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "watchers\tetcd tool\ttool p50\ttool p99\ttool put p99\tzkbench latency\tzkbench p50\tzkbench p99\tzkbench/tool p99\twithin "+strconv.FormatFloat(tol, 'g', -1, 64)+"x\tzkbench client-bound")
+	fmt.Fprintln(tw, "watchers\tetcd tool\ttool p50\ttool p99\ttool put p99\tzkbench figure\tzkbench p50\tzkbench p99\tzkbench/tool p99\twithin "+strconv.FormatFloat(tol, 'g', -1, 64)+"x\tzkbench client-bound")
 	for _, r := range rows {
 		zk50, zk99, ratio := ms(r.ZkP50), ms(r.ZkP99), "-"
 		if r.Missing {
@@ -160,18 +205,21 @@ func WriteTable(out io.Writer, rows []Row, tol float64) error {
 		if r.Bound != "" {
 			bound = r.Bound
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Watchers, r.Layout, ms(r.ToolP50), ms(r.ToolP99), ms(r.ToolPut), r.Latency, zk50, zk99, ratio, r.Within(tol), bound)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Watchers, r.Layout, ms(r.ToolP50), ms(r.ToolP99), ms(r.ToolPut), r.View, zk50, zk99, ratio, r.Within(tol), bound)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	_, err := fmt.Fprint(out, `
-etcd tool: benchmark watch-latency, "Watch events summary": each watcher's event of each
+etcd tool: benchmark watch-latency's "Watch events summary": each watcher's event of each
   put, from that put's reply (the writer's Put returned); an event that beat the reply counts
-  0. "put p99": the tool's puts, start to reply.
-zkbench propagate: each client's reload of a version, from the writer's Set returning; a
-  reload that beat the reply counts 0 (the tool's definition). propagate_start, where
-  present: from the writer's Set starting.
+  0. "put p99": the tool's puts, start to reply. Watches: one gRPC connection per watcher
+  ("N conns, N streams", as zkbench's clients each have their own), or streams sharing one.
+zkbench, the config workload's persistent variant (one session, so one connection, a client):
+  propagate_start        each client's reload, from the start of the writer's Set
+  propagate              from the Set's reply, the reloads after it only
+  propagate, early as 0  from the reply, a reload that beat it as 0: the tool's definition,
+                         so the row to hold to the tolerance
 `)
 	return err
 }

@@ -12,89 +12,134 @@ import (
 	"github.com/zkbench/zkbench/results"
 )
 
-// configRun is a zkbench config run with one persistent etcd case at
-// clients, whose propagate histogram holds the given latencies.
-func configRun(t *testing.T, clients int, rate float64, size string, propagate ...time.Duration) *results.Run {
+func histogram(t *testing.T, lat ...time.Duration) *results.Histogram {
 	t.Helper()
 	rec := results.NewRecorder()
-	for _, d := range propagate {
+	for _, d := range lat {
 		results.Record(rec, d)
 	}
 	h, err := results.NewHistogram(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return h
+}
+
+func repeat(d time.Duration, n int) []time.Duration {
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = d
+	}
+	return out
+}
+
+// configRun is a zkbench config run with one persistent etcd case at
+// clients: 40 reloads 1.9 ms after the writer's reply (4.9 ms after its
+// start) and 60 that beat the reply (2.5 ms after the start).
+func configRun(t *testing.T, clients int, rate float64, size string) *results.Run {
+	t.Helper()
+	start := append(repeat(4900*time.Microsecond, 40), repeat(2500*time.Microsecond, 60)...)
 	return &results.Run{
 		Config: results.Config{Workload: "config", Backend: backends.Etcd, Rate: rate, Params: map[string]string{"size": size}},
 		Results: []results.Result{{
 			Workload: "config", Variant: "persistent", Backend: backends.Etcd, Clients: clients,
-			Latency: map[figures.Latency]*results.Histogram{figures.LatencyPropagate: h},
+			Latency: map[figures.Latency]*results.Histogram{
+				figures.LatencyPropagateStart: histogram(t, start...),
+				figures.LatencyPropagate:      histogram(t, repeat(1900*time.Microsecond, 40)...),
+			},
 		}},
 	}
 }
 
 func TestCompare(t *testing.T) {
 	tools := map[string]*ToolRun{"testdata/watch-latency-10-conns.txt": parseFile(t, "watch-latency-10-conns.txt")}
-	// The tool's watch p99 in that file is 1.626174 ms; zkbench's p99 here
-	// is 1.9 ms (every value the same, so every percentile is it).
-	var lat []time.Duration
-	for range 100 {
-		lat = append(lat, 1900*time.Microsecond)
-	}
-	run := configRun(t, 10, 20, "1024", lat...)
-	rows, warnings, err := Compare(tools, run, []figures.Latency{figures.LatencyPropagate, "propagate_start"})
+	run := configRun(t, 10, 20, "1024")
+	rows, warnings, err := Compare(tools, run, []string{"propagate_start", "propagate", ToolDefinition, "propagate_elsewhere"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(warnings) != 0 {
 		t.Errorf("warnings = %v, want none (same rate and size)", warnings)
 	}
-	if len(rows) != 2 {
-		t.Fatalf("rows = %+v, want one per latency name", rows)
+	if len(rows) != 4 {
+		t.Fatalf("rows = %+v, want one per view", rows)
 	}
-	got := rows[0]
-	if got.Watchers != 10 || got.Layout != "10 conns, 10 streams" || got.Latency != figures.LatencyPropagate || got.Missing {
-		t.Errorf("row = %+v", got)
+	for _, r := range rows {
+		if r.Watchers != 10 || r.Layout != "10 conns, 10 streams" {
+			t.Errorf("row = %+v, want 10 watchers on 10 conns", r)
+		}
+		// The tool's watch p99 in that file is 1.626174 ms; its p50 is 0
+		// (most events beat the put's reply); 20 puts have no p99.
+		if r.ToolP99 != 1626174*time.Nanosecond || r.ToolP50 != 0 || r.ToolPut != -1 {
+			t.Errorf("tool figures = p50 %v, p99 %v, put p99 %v; want 0, 1.626174ms, -1", r.ToolP50, r.ToolP99, r.ToolPut)
+		}
 	}
-	if got.ToolP99 != 1626174*time.Nanosecond || got.ToolP50 != 0 || got.ToolPut != -1 {
-		t.Errorf("tool figures = p50 %v, p99 %v, put p99 %v; want 0, 1.626174ms, -1 (20 puts: no p99)", got.ToolP50, got.ToolP99, got.ToolPut)
+	// hdrhistogram keeps 3 significant digits: values read back within 0.1%.
+	// A want of 0 is the histogram's floor (1 µs, read back as 1.023 µs).
+	near := func(d, want time.Duration) bool {
+		if want == 0 {
+			return d > 0 && d < 2*time.Microsecond
+		}
+		return math.Abs(float64(d-want)) <= 0.001*float64(want)
 	}
-	// hdrhistogram keeps 3 significant digits: 1.9 ms reads back within 0.1%.
-	if want := 1.9 / 1.626174; math.Abs(got.Ratio-want) > 0.002 {
-		t.Errorf("ratio = %v, want %v", got.Ratio, want)
+	for i, want := range []struct {
+		view     string
+		p50, p99 time.Duration
+		within   string
+	}{
+		{"propagate_start", 2500 * time.Microsecond, 4900 * time.Microsecond, "no (zkbench slower)"},
+		{"propagate", 1900 * time.Microsecond, 1900 * time.Microsecond, "yes"},
+		// 60 of the 100 reloads beat the reply: as the tool counts, they are
+		// 0 (the histogram's floor) and fill the median.
+		{ToolDefinition, 0, 1900 * time.Microsecond, "yes"},
+	} {
+		r := rows[i]
+		if r.View != want.view || r.Missing || !near(r.ZkP50, want.p50) || !near(r.ZkP99, want.p99) {
+			t.Errorf("row %d = %s p50 %v p99 %v (missing %v); want %s p50 %v p99 %v", i, r.View, r.ZkP50, r.ZkP99, r.Missing, want.view, want.p50, want.p99)
+		}
+		if wantRatio := float64(want.p99) / 1626174; math.Abs(r.Ratio-wantRatio) > 0.002*wantRatio {
+			t.Errorf("%s: ratio %v, want %v", r.View, r.Ratio, wantRatio)
+		}
+		if got := r.Within(1.2); got != want.within {
+			t.Errorf("%s: Within(1.2) = %q at %.3f, want %q", r.View, got, r.Ratio, want.within)
+		}
 	}
-	if got.Within(1.2) != "yes" {
-		t.Errorf("Within(1.2) = %q, want yes at %.3f", got.Within(1.2), got.Ratio)
-	}
-	if !rows[1].Missing || rows[1].Latency != "propagate_start" || !math.IsNaN(rows[1].Ratio) || rows[1].Within(1.2) != "-" {
-		t.Errorf("row of a latency the run did not record = %+v, want Missing with no ratio", rows[1])
+	if !rows[3].Missing || !math.IsNaN(rows[3].Ratio) || rows[3].Within(1.2) != "-" {
+		t.Errorf("row of a latency the run did not record = %+v, want Missing with no ratio", rows[3])
 	}
 	var out bytes.Buffer
 	if err := WriteTable(&out, rows, 1.2); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"10 conns, 10 streams", "1.63 ms", "1.90 ms", "1.17", "absent", "within 1.2x"} {
+	for _, want := range []string{"10 conns, 10 streams", "1.63 ms", "1.90 ms", "1.17", "absent", "within 1.2x", ToolDefinition} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
+	}
+
+	// A results file from before propagate_start has no tool view.
+	delete(run.Results[0].Latency, figures.LatencyPropagateStart)
+	rows, _, err = Compare(tools, run, []string{ToolDefinition})
+	if err != nil || len(rows) != 1 || !rows[0].Missing {
+		t.Errorf("without propagate_start: rows %+v, err %v; want the tool view absent", rows, err)
 	}
 }
 
 func TestCompareRefuses(t *testing.T) {
 	tools := map[string]*ToolRun{"a.txt": parseFile(t, "watch-latency-10-conns.txt")}
-	if _, _, err := Compare(tools, configRun(t, 100, 20, "1024", time.Millisecond), []figures.Latency{figures.LatencyPropagate}); err == nil || !strings.Contains(err.Error(), "no persistent etcd case at 10 clients") {
+	if _, _, err := Compare(tools, configRun(t, 100, 20, "1024"), []string{ToolDefinition}); err == nil || !strings.Contains(err.Error(), "no persistent etcd case at 10 clients") {
 		t.Errorf("no case at the tool's watcher count: err = %v", err)
 	}
-	_, warnings, err := Compare(tools, configRun(t, 10, 2, "64KB", time.Millisecond), []figures.Latency{figures.LatencyPropagate})
+	_, warnings, err := Compare(tools, configRun(t, 10, 2, "64KB"), []string{ToolDefinition})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(warnings) != 2 || !strings.Contains(warnings[0], "put 20 a second, zkbench's writer 2") || !strings.Contains(warnings[1], "1024 bytes, zkbench's config 64KB") {
 		t.Errorf("warnings = %q, want the rate and the size named", warnings)
 	}
-	lock := configRun(t, 10, 20, "1024", time.Millisecond)
+	lock := configRun(t, 10, 20, "1024")
 	lock.Config.Workload = "lock"
-	if _, _, err := Compare(tools, lock, []figures.Latency{figures.LatencyPropagate}); err == nil {
+	if _, _, err := Compare(tools, lock, []string{ToolDefinition}); err == nil {
 		t.Error("a lock run compared without error")
 	}
 }

@@ -4,11 +4,14 @@
 // propagation p50/p99 from the zkbench run, with the ratio of the p99s and
 // whether it lies within a tolerance (1.2x by default, either way).
 //
-//	watchcompare --zkbench RUNDIR [--latency propagate,propagate_start] [--tolerance 1.2] TOOLOUT...
+//	watchcompare --zkbench RUNDIR [--latency NAMES] [--tolerance 1.2] TOOLOUT...
 //
 // Each TOOLOUT is the tool's standard output headed by the line
 // "# benchmark <its arguments>" (the watcher count and layout come from
-// it). A latency name the zkbench run did not record prints "absent".
+// it). The zkbench figures are propagate_start, propagate and, made of
+// the two, the reloads counted as the tool counts its events (from the
+// put's reply, one that beat the reply as 0: ToolDefinition). A figure the
+// zkbench run did not record prints "absent".
 package main
 
 import (
@@ -17,7 +20,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -31,7 +33,7 @@ func main() {
 func run(args []string) error {
 	fs := flag.NewFlagSet("watchcompare", flag.ContinueOnError)
 	zk := fs.String("zkbench", "", "the zkbench run's folder (or its results.json): config --variants persistent on etcd")
-	lat := fs.String("latency", "propagate,propagate_start", "zkbench latency names to compare, comma-separated")
+	lat := fs.String("latency", "propagate_start,propagate,"+ToolDefinition, "zkbench figures to compare, comma-separated: latency names of the results file, or \""+ToolDefinition+"\" (from the reply, reloads that beat it as 0, as etcd's tool counts)")
 	tol := fs.Float64("tolerance", 1.2, "the ratio zkbench p99 / tool p99 must lie within [1/t, t]")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -42,10 +44,10 @@ func run(args []string) error {
 	if *tol < 1 {
 		return fmt.Errorf("watchcompare: --tolerance %g: want at least 1", *tol)
 	}
-	var names []figures.Latency
+	var views []string
 	for _, n := range strings.Split(*lat, ",") {
 		if n = strings.TrimSpace(n); n != "" {
-			names = append(names, figures.Latency(n))
+			views = append(views, n)
 		}
 	}
 	tools, err := readTools(fs.Args())
@@ -56,7 +58,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	rows, warnings, err := Compare(tools, runs[0], names)
+	rows, warnings, err := Compare(tools, runs[0], views)
 	if err != nil {
 		return err
 	}
