@@ -130,7 +130,7 @@ func Compare(tools map[string]*ToolRun, run *results.Run, views []string) ([]Row
 // reloads as propagate (from the reply, those after it) and propagate_start
 // (from the start, all of them); the ones that beat the reply are the
 // difference of their counts, and go in at the histogram's floor.
-const ToolDefinition = "propagate, early as 0"
+const ToolDefinition = "propagate_clamped"
 
 // zkHistogram is the distribution of view in res; nil if res lacks what
 // it is made of.
@@ -218,7 +218,7 @@ etcd tool: benchmark watch-latency's "Watch events summary": each watcher's even
 zkbench, the config workload's persistent variant (one session, so one connection, a client):
   propagate_start        each client's reload, from the start of the writer's Set
   propagate              from the Set's reply, the reloads after it only
-  propagate, early as 0  from the reply, a reload that beat it as 0: the tool's definition,
+  propagate_clamped      from the reply, a reload that beat it as 0: the tool's definition,
                          so the row to hold to the tolerance
 `)
 	return err

@@ -125,6 +125,14 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+func TestDefaultViews(t *testing.T) {
+	got := splitViews(defaultViews)
+	want := []string{"propagate_start", "propagate", ToolDefinition}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("splitViews(defaultViews) = %q, want %q", got, want)
+	}
+}
+
 func TestCompareRefuses(t *testing.T) {
 	tools := map[string]*ToolRun{"a.txt": parseFile(t, "watch-latency-10-conns.txt")}
 	if _, _, err := Compare(tools, configRun(t, 100, 20, "1024"), []string{ToolDefinition}); err == nil || !strings.Contains(err.Error(), "no persistent etcd case at 10 clients") {

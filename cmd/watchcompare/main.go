@@ -30,10 +30,24 @@ func main() {
 	}
 }
 
+// defaultViews are the zkbench figures the table shows unless told.
+const defaultViews = "propagate_start,propagate," + ToolDefinition
+
+// splitViews reads a comma-separated list of zkbench figures.
+func splitViews(list string) []string {
+	var views []string
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			views = append(views, n)
+		}
+	}
+	return views
+}
+
 func run(args []string) error {
 	fs := flag.NewFlagSet("watchcompare", flag.ContinueOnError)
 	zk := fs.String("zkbench", "", "the zkbench run's folder (or its results.json): config --variants persistent on etcd")
-	lat := fs.String("latency", "propagate_start,propagate,"+ToolDefinition, "zkbench figures to compare, comma-separated: latency names of the results file, or \""+ToolDefinition+"\" (from the reply, reloads that beat it as 0, as etcd's tool counts)")
+	lat := fs.String("latency", defaultViews, "zkbench figures to compare, comma-separated: latency names of the results file, or \""+ToolDefinition+"\" (from the reply, reloads that beat it as 0, as etcd's tool counts)")
 	tol := fs.Float64("tolerance", 1.2, "the ratio zkbench p99 / tool p99 must lie within [1/t, t]")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -44,12 +58,7 @@ func run(args []string) error {
 	if *tol < 1 {
 		return fmt.Errorf("watchcompare: --tolerance %g: want at least 1", *tol)
 	}
-	var views []string
-	for _, n := range strings.Split(*lat, ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			views = append(views, n)
-		}
-	}
+	views := splitViews(*lat)
 	tools, err := readTools(fs.Args())
 	if err != nil {
 		return err
