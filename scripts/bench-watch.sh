@@ -56,7 +56,7 @@ fi
 mkdir -p "$OUT"
 rm -rf "$OUT/zkbench" "$OUT"/etcd-watch-latency-*.txt "$OUT/comparison.txt"
 commit="$(git describe --tags --always --dirty 2>/dev/null || echo unknown)"
-head="# make bench-watch, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit, $(nproc) cores, one local etcd member (zkbench cluster up) at $endpoint"
+head="# make bench-watch, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit, $(nproc) cores (load average $(cut -d' ' -f1-3 /proc/loadavg) at the start), one local etcd member (zkbench cluster up) at $endpoint"
 
 # tool N NAME CONNS STREAMS: one run of the tool, kept with its command line.
 tool() {
