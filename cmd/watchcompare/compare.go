@@ -86,6 +86,7 @@ func Compare(tools map[string]*ToolRun, run *results.Run, views []string) ([]Row
 		if res == nil {
 			return nil, nil, fmt.Errorf("watchcompare: %s has %d watchers; the zkbench run has no persistent etcd case at %d clients", f, n, n)
 		}
+		warnings = append(warnings, ratesFell(f, t, res, run.Config.Rate)...)
 		tp50, err := t.Watch.Percentile("50")
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: watch events: %w", f, err)
@@ -184,6 +185,28 @@ func settingsDiffer(file string, t *ToolRun, run *results.Run) []string {
 		if size != v && !(v == "1024" && strings.EqualFold(size, "1KB")) {
 			w = append(w, fmt.Sprintf("%s: the tool's values are %s bytes, zkbench's config %s", filepath.Base(file), v, size))
 		}
+	}
+	return w
+}
+
+// keptUp is the share of the target rate a side must reach to be at the
+// point: a writer whose puts take longer than the gap between two falls
+// behind it, and fewer updates a second is a lighter load.
+const keptUp = 0.9
+
+// ratesFell names a side that made fewer updates a second than the point
+// asks (under keptUp of the zkbench run's --rate).
+func ratesFell(file string, t *ToolRun, res *results.Result, rate float64) []string {
+	if rate <= 0 {
+		return nil
+	}
+	var w []string
+	name := filepath.Base(file)
+	if r := t.PutRate(); r > 0 && r < keptUp*rate {
+		w = append(w, fmt.Sprintf("%s: the tool made %.1f puts a second, not %g (a put took longer than the gap between two)", name, r, rate))
+	}
+	if res.Throughput < keptUp*rate {
+		w = append(w, fmt.Sprintf("zkbench at %d clients: the writer made %.1f updates a second, not %g", res.Clients, res.Throughput, rate))
 	}
 	return w
 }

@@ -42,7 +42,7 @@ func configRun(t *testing.T, clients int, rate float64, size string) *results.Ru
 	return &results.Run{
 		Config: results.Config{Workload: "config", Backend: backends.Etcd, Rate: rate, Params: map[string]string{"size": size}},
 		Results: []results.Result{{
-			Workload: "config", Variant: "persistent", Backend: backends.Etcd, Clients: clients,
+			Workload: "config", Variant: "persistent", Backend: backends.Etcd, Clients: clients, Throughput: rate,
 			Latency: map[figures.Latency]*results.Histogram{
 				figures.LatencyPropagateStart: histogram(t, start...),
 				figures.LatencyPropagate:      histogram(t, repeat(1900*time.Microsecond, 40)...),
@@ -144,6 +144,15 @@ func TestCompareRefuses(t *testing.T) {
 	}
 	if len(warnings) != 2 || !strings.Contains(warnings[0], "put 20 a second, zkbench's writer 2") || !strings.Contains(warnings[1], "1024 bytes, zkbench's config 64KB") {
 		t.Errorf("warnings = %q, want the rate and the size named", warnings)
+	}
+	slow := configRun(t, 10, 20, "1024")
+	slow.Results[0].Throughput = 11.5
+	_, warnings, err = Compare(tools, slow, []string{ToolDefinition})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "zkbench at 10 clients: the writer made 11.5 updates a second, not 20") {
+		t.Errorf("warnings = %q, want the writer's rate named", warnings)
 	}
 	lock := configRun(t, 10, 20, "1024")
 	lock.Config.Workload = "lock"

@@ -74,8 +74,12 @@ func run(args []string) error {
 	if err := WriteTable(os.Stdout, rows, *tol); err != nil {
 		return err
 	}
+	seen := map[string]bool{}
 	for _, w := range warnings {
-		fmt.Fprintln(os.Stdout, "warning: not the same point:", w)
+		if !seen[w] {
+			seen[w] = true
+			fmt.Fprintln(os.Stdout, "warning: not the same point:", w)
+		}
 	}
 	return nil
 }

@@ -30,6 +30,9 @@ type Summary struct {
 	// Count is the number of results, the sum of the histogram's buckets.
 	Count                     int64
 	Fastest, Slowest, Average time.Duration
+	// Total is the report's span: from its start to its last result. For
+	// the puts, which the tool makes one after another, the time they took.
+	Total time.Duration
 	// Percentiles by the label the tool prints ("50", "99", "99.9"). The
 	// tool prints no line for a percentile whose value is 0, nor for one
 	// that too few results reach; Percentile tells the two apart.
@@ -70,6 +73,15 @@ func knownPercentile(p string) bool {
 		}
 	}
 	return false
+}
+
+// PutRate is the puts a second the tool made: its rate limiter's target
+// unless a put took longer than the gap between two.
+func (t *ToolRun) PutRate() float64 {
+	if t.Put.Total <= 0 {
+		return 0
+	}
+	return float64(t.Put.Count) / t.Put.Total.Seconds()
 }
 
 // Watchers is the number of watches the run opened: --streams times
@@ -113,7 +125,7 @@ func (t *ToolRun) intArg(name string, def int) (int, error) {
 var (
 	histogramLine  = regexp.MustCompile(`^\s+\S+ \[(\d+)\]\t\|`)
 	percentileLine = regexp.MustCompile(`^\s+([0-9.]+)% in (\S+) secs\.$`)
-	statLine       = regexp.MustCompile(`^\s+(Fastest|Slowest|Average):\t(\S+) secs\.$`)
+	statLine       = regexp.MustCompile(`^\s+(Total|Fastest|Slowest|Average):\t(\S+) secs\.$`)
 	errorLine      = regexp.MustCompile(`^\s+\[(\d+)\]\t(.*)$`)
 )
 
@@ -185,6 +197,8 @@ func ParseToolRun(r io.Reader) (*ToolRun, error) {
 				return nil, fmt.Errorf("watchcompare: line %q: %w", line, err)
 			}
 			switch m[1] {
+			case "Total":
+				cur.Total = d
 			case "Fastest":
 				cur.Fastest = d
 			case "Slowest":

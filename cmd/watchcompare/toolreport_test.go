@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -34,6 +35,7 @@ func TestParseToolRun(t *testing.T) {
 		watchP50, watchP99   time.Duration
 		putP50               time.Duration
 		putFastest, watchMax time.Duration
+		putRate              float64
 	}{
 		{
 			file: "watch-latency-10-conns.txt", watchers: 10, layout: "10 conns, 10 streams",
@@ -42,12 +44,17 @@ func TestParseToolRun(t *testing.T) {
 			// 0 and prints no line for the 10% to 75% they fill.
 			watchP50: 0, watchP99: 1626174 * time.Nanosecond,
 			putP50: 3766985 * time.Nanosecond, putFastest: 2077039 * time.Nanosecond, watchMax: 3305289 * time.Nanosecond,
+			// The limiter lets a burst of --put-rate through at once: 20 puts
+			// in 0.201751144 s.
+			putRate: 20 / 0.201751144,
 		},
 		{
 			file: "watch-latency-100-shared.txt", watchers: 100, layout: "1 conn, 10 streams",
 			puts: 60, events: 6000,
 			watchP50: 976222 * time.Nanosecond, watchP99: 10097692 * time.Nanosecond,
 			putP50: 4616296 * time.Nanosecond, putFastest: 0, watchMax: 12913803 * time.Nanosecond,
+			// 20 at once (the burst), then 40 at 20 a second.
+			putRate: 60 / 2.004718413,
 		},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
@@ -81,6 +88,9 @@ func TestParseToolRun(t *testing.T) {
 			}
 			if tc.putFastest > 0 && tr.Put.Fastest != tc.putFastest {
 				t.Errorf("put fastest = %v, want %v", tr.Put.Fastest, tc.putFastest)
+			}
+			if r := tr.PutRate(); math.Abs(r-tc.putRate) > 0.05 {
+				t.Errorf("PutRate() = %v, want %v", r, tc.putRate)
 			}
 			if tr.Watch.Slowest != tc.watchMax {
 				t.Errorf("watch slowest = %v, want %v", tr.Watch.Slowest, tc.watchMax)
