@@ -3,7 +3,6 @@ package analysis
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,11 +18,32 @@ import (
 type WatcherPoint struct {
 	Clients int `json:"clients"`
 	// LastP99 is the p99 over updates of the time until the last client
-	// had the update (histogram "propagate_last"); P99 each client's.
+	// had the update, from the start of the write (histogram
+	// "propagate_last_start"; in files from before it was kept, from the
+	// reply: "propagate_last"). P50, P99 and P999 are each client's
+	// reloads, on the same clock.
 	LastP99 time.Duration `json:"last_p99_ns"`
+	P50     time.Duration `json:"p50_ns,omitempty"`
 	P99     time.Duration `json:"p99_ns"`
-	// BytesPerUpdate: bytes the clients received per update.
-	BytesPerUpdate float64 `json:"bytes_per_update"`
+	P999    time.Duration `json:"p999_ns,omitempty"`
+	// FromStart says the latencies count from the write's start.
+	FromStart bool `json:"from_start,omitempty"`
+	// BytesPerUpdate: bytes the clients received per update;
+	// ServerBytesPerUpdate what the servers sent.
+	BytesPerUpdate       float64 `json:"bytes_per_update"`
+	ServerBytesPerUpdate float64 `json:"server_bytes_per_update,omitempty"`
+	// Notifications per update, client and server side.
+	Notifications       float64 `json:"notifications_per_update,omitempty"`
+	ServerNotifications float64 `json:"server_notifications_per_update,omitempty"`
+	// ServerCPUPerUpdate is the servers' CPU seconds per update (0: not
+	// measured).
+	ServerCPUPerUpdate float64 `json:"server_cpu_seconds_per_update,omitempty"`
+	// HeapPerWatcher is the servers' live heap per watching client
+	// (results.WatchFootprint; 0: not measured).
+	HeapPerWatcher float64 `json:"heap_per_watcher_bytes,omitempty"`
+	// Skipped: per update, the clients that never loaded it.
+	Skipped      float64 `json:"versions_skipped,omitempty"`
+	SessionsLost int64   `json:"sessions_lost,omitempty"`
 	// ClientBound, if set, says why the load generator was the limit, or
 	// (starting "loaded machine: ") that other processes took the
 	// machine; the point is left out of the answer.
@@ -39,12 +59,15 @@ type WatcherCapacity struct {
 	Size    int            `json:"size"`
 	Target  time.Duration  `json:"target_ns"`
 	Points  []WatcherPoint `json:"points"`
-	// Watchers is the answer (0 when none meets the target); Status says
-	// how it was reached: "interpolated" (between a measured count that
-	// met the target and the next that did not, log-log), "at least" (every
-	// usable count met it: the largest measured), "none" (the smallest
-	// usable count already missed it), "client-bound" (no usable point).
+	// Watchers is the answer, a measured count (0 when none meets the
+	// target); Missed the smallest measured count above it that missed
+	// (0 if none did). Status says how it was reached: "measured" (met at
+	// Watchers, missed at Missed), "at least" (every usable count met it:
+	// the largest measured), "none" (the smallest usable count already
+	// missed it), "client-bound" (no usable point). Nothing is
+	// interpolated: the answer is where the target held in a kept case.
 	Watchers int    `json:"watchers"`
+	Missed   int    `json:"missed,omitempty"`
 	Status   string `json:"status"`
 }
 
@@ -71,8 +94,11 @@ func WatcherCapacities(runs []*results.Run, target time.Duration) []WatcherCapac
 				continue
 			}
 			size, _ := strconv.Atoi(run.Config.Params["size"])
-			last, ok := r.Latency[figures.LatencyPropagateLast]
-			if !ok || last == nil {
+			each, last, fromStart := r.Latency[figures.LatencyPropagateStart], r.Latency[figures.LatencyPropagateLastStart], true
+			if last == nil {
+				each, last, fromStart = r.Latency[figures.LatencyPropagate], r.Latency[figures.LatencyPropagateLast], false
+			}
+			if last == nil {
 				continue
 			}
 			k := key{r.Backend, r.Variant, size}
@@ -82,9 +108,18 @@ func WatcherCapacities(runs []*results.Run, target time.Duration) []WatcherCapac
 				by[k] = wc
 				out = append(out, wc)
 			}
-			p := WatcherPoint{Clients: r.Clients, LastP99: time.Duration(last.P99), BytesPerUpdate: r.PerOp[figures.BytesReceived.Key]}
-			if h := r.Latency[figures.LatencyPropagate]; h != nil {
-				p.P99 = time.Duration(h.P99)
+			p := WatcherPoint{Clients: r.Clients, LastP99: time.Duration(last.P99), FromStart: fromStart,
+				BytesPerUpdate: r.PerOp[figures.BytesReceived.Key], ServerBytesPerUpdate: r.PerOp[figures.ServerBytesSent.Key],
+				Notifications: r.PerOp[figures.WatchEvents.Key], ServerNotifications: r.PerOp[figures.ServerWatchEvents.Key],
+				Skipped: r.PerOp[figures.VersionsSkipped.Key], SessionsLost: r.SessionsLost}
+			if each != nil {
+				p.P50, p.P99, p.P999 = time.Duration(each.P50), time.Duration(each.P99), time.Duration(each.P999)
+			}
+			if r.Cost.ServerCostMeasured && r.Ops.Succeeded > 0 {
+				p.ServerCPUPerUpdate = r.Cost.ServerCPUSeconds / float64(r.Ops.Succeeded)
+			}
+			if w := r.Watch; w != nil {
+				p.HeapPerWatcher = w.HeapPerWatcher
 			}
 			if b := r.Load.Bound(); b != nil {
 				p.ClientBound = b.Detail
@@ -106,8 +141,9 @@ func WatcherCapacities(runs []*results.Run, target time.Duration) []WatcherCapac
 	return res
 }
 
-// answer finds the largest watcher count within the target among the
-// usable (not client-bound) points.
+// answer finds the largest measured watcher count within the target
+// among the usable (not client-bound) points, and the smallest above it
+// that missed.
 func (wc *WatcherCapacity) answer() {
 	var usable []WatcherPoint
 	for _, p := range wc.Points {
@@ -120,24 +156,14 @@ func (wc *WatcherCapacity) answer() {
 		return
 	}
 	if usable[0].LastP99 > wc.Target {
-		wc.Status = "none"
+		wc.Status, wc.Missed = "none", usable[0].Clients
 		return
 	}
 	for i := 1; i < len(usable); i++ {
-		lo, hi := usable[i-1], usable[i]
-		if hi.LastP99 <= wc.Target {
-			continue
+		if usable[i].LastP99 > wc.Target {
+			wc.Watchers, wc.Missed, wc.Status = usable[i-1].Clients, usable[i].Clients, "measured"
+			return
 		}
-		// log-log between lo (meets) and hi (misses).
-		x0, x1 := math.Log(float64(lo.Clients)), math.Log(float64(hi.Clients))
-		y0, y1 := math.Log(max(float64(lo.LastP99), 1)), math.Log(float64(hi.LastP99))
-		x := x0
-		if y1 > y0 {
-			x = x0 + (math.Log(float64(wc.Target))-y0)*(x1-x0)/(y1-y0)
-		}
-		wc.Watchers = max(lo.Clients, int(math.Exp(x)))
-		wc.Status = "interpolated"
-		return
 	}
 	wc.Watchers = usable[len(usable)-1].Clients
 	wc.Status = "at least"
@@ -147,7 +173,7 @@ func (wc *WatcherCapacity) answer() {
 func (wc WatcherCapacity) Text() string {
 	switch wc.Status {
 	case "none":
-		return fmt.Sprintf("fewer than %d", wc.Points[0].Clients)
+		return fmt.Sprintf("fewer than %d", wc.Missed)
 	case "client-bound":
 		for _, p := range wc.Points {
 			if strings.HasPrefix(p.ClientBound, loadedPrefix) {
@@ -158,7 +184,7 @@ func (wc WatcherCapacity) Text() string {
 	case "at least":
 		return fmt.Sprintf("at least %d (every usable count met the target)", wc.Watchers)
 	}
-	return fmt.Sprintf("about %d", wc.Watchers)
+	return fmt.Sprintf("%d (met there; missed at %d)", wc.Watchers, wc.Missed)
 }
 
 // loadedPrefix starts a point's ClientBound when other processes, not the

@@ -37,7 +37,14 @@ type MemberMetrics struct {
 	// the request statistics behind zk_packets_received, at every leader
 	// election); zero if there are none.
 	StatsStarted time.Time
-	Restartable  []string
+	// StatsStartedEarliest, if set, is the earliest StatsStarted can be:
+	// a start derived from an uptime lies between the scrape's send less
+	// the uptime and its reply less the uptime (StatsStarted), and a
+	// loaded server may take seconds to answer. A restart of the
+	// statistics is known only when a later scrape's earliest start is
+	// after an earlier scrape's latest.
+	StatsStartedEarliest time.Time
+	Restartable          []string
 }
 
 // SumMembers adds up the members that answered, under every name they

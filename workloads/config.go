@@ -132,12 +132,17 @@ type configRun struct {
 	path    string
 	size    int
 	base    time.Time
-	starts  []time.Duration // starts[v]: offset at which version v's Set was called
-	commits []time.Duration // commits[v]: offset at which version v's Set returned
+	starts  []time.Duration // starts[v]: offset at which version v's Set was called (under gate)
+	commits []time.Duration // commits[v]: offset at which version v's Set returned (under gate)
 	inDoubt int64           // the version whose Set failed, which may have committed; -1 if none
 	cls     []*configClient
 	wg      sync.WaitGroup
 	errMu   sync.Mutex
+	// gate is held by the writer through each write and its record
+	// (starts, commits), and by the case while it takes the interval's
+	// first snapshot with no write in flight; held says the case did.
+	gate sync.Mutex
+	held bool
 }
 
 // configClient is what one client saw; only its goroutine writes it
@@ -271,8 +276,21 @@ func (cc *configCase) run(ctx context.Context, d *driver) (measure.Outcome, erro
 				return
 			case <-time.After(time.Until(r.base.Add(next))):
 			}
+			r.gate.Lock()
+			if r.held && r.now()-next > interval {
+				// Held at the interval's start: go on at the rate from
+				// here, not in a burst that catches up.
+				next = r.now()
+			}
+			r.held = false
 			t0 := r.now()
-			if err := writer.Set(wctx, r.path, stamp(v, size)); err != nil {
+			err := writer.Set(wctx, r.path, stamp(v, size))
+			at := r.now()
+			if err == nil {
+				r.starts, r.commits = append(r.starts, t0), append(r.commits, at)
+			}
+			r.gate.Unlock()
+			if err != nil {
 				if ctx.Err() == nil {
 					if wctx.Err() != nil {
 						err = fmt.Errorf("%w: %w: the write of version %d was still in flight %v after the case stopped writing",
@@ -283,9 +301,6 @@ func (cc *configCase) run(ctx context.Context, d *driver) (measure.Outcome, erro
 				r.inDoubt = v // it may have committed all the same
 				return
 			}
-			at := r.now()
-			// read only after writerDone
-			r.starts, r.commits = append(r.starts, t0), append(r.commits, at)
 			if measureFrom.Load() >= 0 {
 				results.Record(writeLat, at-t0)
 				c.Live.Op()
@@ -296,8 +311,18 @@ func (cc *configCase) run(ctx context.Context, d *driver) (measure.Outcome, erro
 	// shorter of the two bounds.
 	ended := measure.Stop{TimedOut: true}
 	warm := sleepCtx(ctx, c.Config.Warmup)
+	// The interval starts between writes, once every client has the last
+	// one: no notification is then on its way, so the counts at its edges
+	// (the client's at delivery, the servers' at the trigger) agree, also
+	// where an update takes seconds to reach 10,000 watchers.
+	r.gate.Lock()
+	if err := r.allHave(ctx, int64(len(r.commits)-1), stepTimeout); err != nil && ctx.Err() == nil {
+		r.count(errorKind(err), fmt.Errorf("before the interval: %w", err))
+	}
 	o.Before, o.Start = d.snapshot(ctx, all), r.now()
 	measureFrom.Store(int64(o.Start))
+	r.held = true
+	r.gate.Unlock()
 	c.Live.Start()
 	bound := c.Config.Duration
 	if bound <= 0 || (c.Config.Ops > 0 && time.Duration(float64(c.Config.Ops)/rate*float64(time.Second)) < bound) {

@@ -135,7 +135,8 @@ func (b *Backend) Scrape(ctx context.Context) (backends.Metrics, error) {
 // seconds and resident bytes where WithServerPIDs or WithServerPIDFunc
 // names its process (a process that cannot be read makes the member's
 // Err). StatsStarted is when the member's request statistics started
-// (now - zk_uptime); statsCounters restart with them.
+// (the reply's arrival - zk_uptime; StatsStartedEarliest from the request's
+// sending); statsCounters restart with them.
 func (b *Backend) ScrapeMembers(ctx context.Context) ([]backends.MemberMetrics, error) {
 	pids := b.opts.serverPIDs()
 	res := make([]backends.MemberMetrics, len(b.cfg.Endpoints))
@@ -152,6 +153,7 @@ func (b *Backend) ScrapeMembers(ctx context.Context) ([]backends.MemberMetrics, 
 
 func (b *Backend) scrapeMember(ctx context.Context, ep string, pid int) backends.MemberMetrics {
 	mm := backends.MemberMetrics{Endpoint: ep}
+	sent := time.Now()
 	reply, err := fourlw.Query(ctx, ep, "mntr")
 	at := time.Now()
 	if err != nil {
@@ -186,6 +188,7 @@ func (b *Backend) scrapeMember(ctx context.Context, ep string, pid int) backends
 	}
 	if up, ok := m["zk_uptime"]; ok {
 		mm.StatsStarted = at.Add(-time.Duration(up) * time.Millisecond)
+		mm.StatsStartedEarliest = sent.Add(-time.Duration(up) * time.Millisecond)
 		mm.Restartable = statsCounters
 	}
 	if pid > 0 {

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net/url"
@@ -73,7 +74,7 @@ func fillPartial(res *results.Result, before, after Snapshot, isGauge func(strin
 		}
 		d := am.Metrics.CounterDelta(bm.Metrics, isGauge)
 		var statsNote string
-		if later(am.StatsStarted, bm.StatsStarted) && len(am.Restartable) > 0 {
+		if later(cmp.Or(am.StatsStartedEarliest, am.StatsStarted), bm.StatsStarted) && len(am.Restartable) > 0 {
 			for _, k := range am.Restartable {
 				delete(d, k)
 			}

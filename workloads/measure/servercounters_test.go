@@ -43,6 +43,17 @@ func TestFillPartial(t *testing.T) {
 		{"restarted, not answering yet", snap(end, map[string]int{"a:1": 10, "b:1": 21, "c:1": 30},
 			member("a:1", 150, 1100), backends.MemberMetrics{Endpoint: "b:1", Err: errors.New("refused")}, member("c:1", 101, 1001)),
 			true, 51, true, "b:1 restarted (process 20, then 21) and did not answer at the end"},
+		{"a slow answer is no restart", func() Snapshot {
+			// A loaded server answered the last mntr 5s after it was
+			// asked: the start derived from the reply moved, the one from
+			// the request did not.
+			s := snap(end, pids, member("a:1", 150, 1100), member("b:1", 110, 1010), member("c:1", 101, 1001))
+			for i := range s.Members {
+				s.Members[i].StatsStarted = t0.Add(-time.Hour + 5*time.Second)
+				s.Members[i].StatsStartedEarliest = t0.Add(-time.Hour)
+			}
+			return s
+		}(), false, 0, true, ""},
 		{"reported start moved", func() Snapshot {
 			s := snap(end, pids, member("a:1", 150, 1100), member("b:1", 3, 9), member("c:1", 101, 1001))
 			s.Members[1].Started = t0.Add(5 * time.Second)
