@@ -53,9 +53,10 @@ if [ -z "$endpoint" ]; then
 	exit 1
 fi
 
+# The commit before this run replaces the kept outputs (which would mark it dirty).
+commit="$(git describe --tags --always --dirty 2>/dev/null || echo unknown)"
 mkdir -p "$OUT"
 rm -rf "$OUT/zkbench" "$OUT"/etcd-watch-latency-*.txt "$OUT/comparison.txt"
-commit="$(git describe --tags --always --dirty 2>/dev/null || echo unknown)"
 head="# make bench-watch, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit, $(nproc) cores (load average $(cut -d' ' -f1-3 /proc/loadavg) at the start), one local etcd member (zkbench cluster up) at $endpoint"
 
 # tool N NAME CONNS STREAMS: one run of the tool, kept with its command line.
