@@ -10,7 +10,7 @@ BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: build test bench bench-runs bench-scale bench-plan plan-check lint deps images clean docs
-.PHONY: kube-bins kept-runs bench-other bench-kept bench-watchers
+.PHONY: kube-bins kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zkbench
@@ -228,6 +228,28 @@ images:
 KUBE_BIN_CACHE ?= .cache/kube-bin
 kube-bins:
 	GO=$(GO) kube/controlplane/build.sh $(abspath $(KUBE_BIN_CACHE))
+
+# etcd's own benchmark tool (tools/benchmark in etcd's repository), built from
+# etcd's root module at the version tools/etcdbenchmark/go.mod names into
+# $(ETCD_BENCH_CACHE)/<versions>/benchmark (gitignored): a few minutes cold,
+# then nothing until that version or Go's changes.
+ETCD_BENCH_CACHE ?= .cache/etcd-benchmark
+etcd-benchmark:
+	GO=$(GO) tools/etcdbenchmark/build.sh $(abspath $(ETCD_BENCH_CACHE))
+
+# The config workload's persistent variant beside etcd's `benchmark
+# watch-latency`, in one sitting on one local etcd member (zkbench cluster
+# up, stopped at the end): 100 and 1,000 watchers x 1 KB at 20 puts a second,
+# the tool with one connection per watcher and with 10 streams on one
+# connection, then the p50/p99 of each and the ratio of the p99s
+# (docs/results.md, zkbench beside etcd's watch benchmark). Raw outputs, the
+# zkbench run and the table land in $(RUNS)/watch-vs-etcd. A few minutes;
+# run it on a quiet machine.
+WATCHCOMPARE := bin/watchcompare
+bench-watch: build etcd-benchmark
+	$(GO) build -o $(WATCHCOMPARE) ./cmd/watchcompare
+	OUT=$(RUNS)/watch-vs-etcd ZKFLAGS="$(KEEPFLAGS)" scripts/bench-watch.sh $(BIN) \
+		"$$(GO=$(GO) tools/etcdbenchmark/build.sh --path $(abspath $(ETCD_BENCH_CACHE)))" $(WATCHCOMPARE)
 
 # The tables README.md and docs/results.md publish, written again from the kept
 # runs' results files (no servers); docsgen's test fails when one differs.

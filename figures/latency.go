@@ -40,8 +40,10 @@ const (
 	LatencyPropagate     Latency = "propagate"      // a write's reply to each client's reload after it
 	LatencyPropagateLast Latency = "propagate_last" // a write's reply to the last client's reload
 	// LatencyPropagateStart and LatencyPropagateLastStart count from the
-	// start of the writer's call, as etcd's own benchmark watch-latency
-	// does: every reload is in them, also those that beat the reply.
+	// start of the writer's call: every reload is in them, also those that
+	// beat the reply. (etcd's benchmark watch-latency counts from the put's
+	// reply, an event that beat it as 0: cmd/watchcompare rebuilds that
+	// reading from these and LatencyPropagate.)
 	LatencyPropagateStart     Latency = "propagate_start"      // a write's start to each client's reload
 	LatencyPropagateLastStart Latency = "propagate_last_start" // a write's start to the last client's reload
 	// Simple barriers.

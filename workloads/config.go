@@ -64,8 +64,8 @@ const (
 //
 // The unit is an update. Propagation is counted on two clocks, both the
 // writer's (the clients share its process): "propagate_start" is each
-// client's reload of a version from the start of the writer's Set (as
-// etcd's benchmark watch-latency counts), "propagate" from its reply (the
+// client's reload of a version from the start of the writer's Set,
+// "propagate" from its reply (the
 // commit as the writer knows it), over the reloads that came after the
 // reply; those that beat it are counted in BeforeReply, never as zeros.
 // "propagate_last" and "propagate_last_start" are, per update, until the
