@@ -39,7 +39,7 @@ func ledgerSpec() Spec {
 		Name: "ledger",
 		Summary: "one ledger operation under the herd-free lock: acquire, --steps account writes and a commit " +
 			"(spread over --hold), release, think --think",
-		Unit: figures.Operation,
+		Unit: figures.Acquisition, // each grant does one operation of its own
 		Variants: []VariantSpec{
 			// Every variant runs on the herd-free lock: the class is
 			// the lock's.
