@@ -158,9 +158,9 @@ var (
 	ServerWatchesTriggeredDeleted = Figure{Key: "server_watches_triggered_deleted", Label: "watches triggered by deletes (server)",
 		Side: Server, Metric: backends.MetricWatchesTriggeredOnDelete,
 		Doc: "ZooKeeper watches triggered by deletes"}
-	WorkRequests = Figure{Key: "work_requests", Label: "store requests (work)", Side: Client, Tabled: true,
+	WorkRequests = Figure{Key: "work_requests", Label: "store requests (work)", Side: Client,
 		Doc: "requests the critical sections' work made to the store it protects (ledger), lock traffic excluded, per committed operation"}
-	WorkBytes = Figure{Key: "work_bytes", Label: "store bytes (work)", Side: Client, Tabled: true,
+	WorkBytes = Figure{Key: "work_bytes", Label: "store bytes (work)", Side: Client,
 		Doc: "payload bytes (paths and data, both ways) of the work's store requests (ledger), per committed operation"}
 )
 
