@@ -1,10 +1,12 @@
 package workloads
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/safety"
 )
 
 // ledgerScript builds a ledger history in the order its calls arrive, as
@@ -231,5 +233,39 @@ func TestStoreRecords(t *testing.T) {
 		if _, err := decodeRecord([]byte(bad)); err == nil {
 			t.Errorf("decodeRecord(%q): want an error", bad)
 		}
+	}
+}
+
+// TestLedgerRecorder: a ledger client's recorder passes its grants and work
+// to the history and remembers the holder's last step (what a crash
+// interrupted); a lock client's recorder refuses work events, and a step
+// outside a critical section breaks the protocol.
+func TestLedgerRecorder(t *testing.T) {
+	w := measuringWindow()
+	checker := NewLockChecker()
+	fence := safety.NewRegister(false)
+	h := &ledgerHistory{}
+	r := newLockRecorder(0, w, checker, fence, results.NewStripes(1), 100*ms, false)
+	r.ledger = h
+	feed(t, r,
+		lockEvent{Kind: evAsked, At: 1 * ms, Intended: 1 * ms},
+		lockEvent{Kind: evGranted, At: 2 * ms, Token: 5},
+		lockEvent{Kind: evStep, At: 3 * ms, Op: "0.1", Step: 1, Token: 5, Outcome: stepApplied})
+	if r.op != "0.1" || r.step != 1 || len(h.grants) != 1 || len(h.steps) != 1 {
+		t.Fatalf("recorder op %q step %d, history %d grants %d steps", r.op, r.step, len(h.grants), len(h.steps))
+	}
+	feed(t, r,
+		lockEvent{Kind: evCommit, At: 4 * ms, Op: "0.1", Token: 5, Reqs: 8, Bytes: 300},
+		lockEvent{Kind: evExit, At: 5 * ms}, lockEvent{Kind: evReleased, At: 6 * ms})
+	if err := r.event(lockEvent{Kind: evStep, At: 7 * ms, Op: "0.2", Step: 1}); !errors.Is(err, errLockProtocol) {
+		t.Errorf("a step while idle: err %v, want errLockProtocol", err)
+	}
+	lock := newLockRecorder(1, w, checker, fence, results.NewStripes(1), 100*ms, false)
+	feed(t, lock, lockEvent{Kind: evAsked, At: 8 * ms, Intended: 8 * ms}, lockEvent{Kind: evGranted, At: 9 * ms, Token: 6})
+	if err := lock.event(lockEvent{Kind: evStep, At: 10 * ms, Op: "1.1", Step: 1}); !errors.Is(err, errLockProtocol) {
+		t.Errorf("a step to a lock client's recorder: err %v, want errLockProtocol", err)
+	}
+	if h.reqs != 8 || h.bytes != 300 {
+		t.Errorf("history counted %d requests, %d bytes; want 8, 300", h.reqs, h.bytes)
 	}
 }
