@@ -183,15 +183,19 @@ func (lg *ledgerCase) collect(res *results.Result, params map[string]string) {
 				parts = append(parts, fmt.Sprintf("%d %s", ended[k], k))
 			}
 		}
-		timeout := "the session timeout (ZooKeeper) or lease TTL (etcd)"
-		if t := params["session_timeout"]; t != "" {
-			timeout = "the session timeout, " + t
-		} else if t := params["lease_ttl"]; t != "" {
-			timeout = "the lease TTL, " + t
+		line := fmt.Sprintf("%d worker clients killed, their operations ended: %s", len(w.Crashes), strings.Join(parts, ", "))
+		if rec.TotalCount() > 0 {
+			timeout := "the session timeout (ZooKeeper) or lease TTL (etcd)"
+			if t := params["session_timeout"]; t != "" {
+				timeout = "the session timeout, " + t
+			} else if t := params["lease_ttl"]; t != "" {
+				timeout = "the lease TTL, " + t
+			}
+			line += fmt.Sprintf("; a killed holder's lock is freed only when the server ends its session, so the kill to the next grant (recovery: %v to %v) "+
+				"is about %s: up to that after the victim's last keep-alive, plus the server's expiry check",
+				time.Duration(rec.Min()).Round(time.Millisecond), time.Duration(rec.Max()).Round(time.Millisecond), timeout)
 		}
-		res.Notes = append(res.Notes, fmt.Sprintf("%d worker clients killed, their operations ended: %s; a killed holder's lock is freed only when the server ends its session, "+
-			"so the kill to the next grant (recovery) is about %s: up to that after the victim's last keep-alive, plus the server's expiry check",
-			len(w.Crashes), strings.Join(parts, ", "), timeout))
+		res.Notes = append(res.Notes, line)
 	}
 	if v := a.Violations(); v > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("LEDGER ANOMALIES %d: %d lost updates, %d steps applied twice, %d partial operations left visible, %d accounts off the committed count, %d stale writes accepted",

@@ -37,8 +37,8 @@ type lockClient struct {
 // (open loop: wait for the next scheduled slot) ask, acquire, write to the
 // register with the grant's token, hold for hold, write again — before
 // looking at whether the lock is still held, as a holder waking from a
-// pause acts before it learns anything — leave, release, (closed loop:
-// think). A failed acquisition is followed by errorBackoff. Release runs on
+// pause acts before it learns anything — (the ledger: its work instead of
+// the writes and the hold) leave, release, (closed loop: think). A failed acquisition is followed by errorBackoff. Release runs on
 // a fresh context bounded by releaseTimeout, so that a stopping case still
 // lets its lock go. It returns the sink's error, if any.
 func (c *lockClient) run(ctx context.Context, sink lockSink) error {

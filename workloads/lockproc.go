@@ -305,7 +305,7 @@ func (p *lockProc) run(ctx context.Context, rec *lockRecorder, log Recorder) {
 	switch {
 	case crash != nil:
 		log.Event("fault", fmt.Sprintf("client %d's worker killed (%s) while %s", p.client, crash.fault, was), p.client)
-		p.note = fmt.Sprintf("client %d's worker process was killed by a %s fault at %v", p.client, crash.fault, crash.at.Round(time.Millisecond))
+		p.note = fmt.Sprintf("client %d's worker process was killed by a %s fault at %v of the case's clock", p.client, crash.fault, crash.at.Round(time.Millisecond))
 	case broken != nil:
 		p.note = fmt.Sprintf("client %d's worker process was killed: %v", p.client, broken)
 	case p.killed.Load():

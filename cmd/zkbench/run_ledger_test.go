@@ -165,3 +165,59 @@ func TestRunLedgerBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestRunKillClient kills client 0's worker at 1 s on the embedded etcd,
+// in a lock case and in a ledger case: the case goes on without it, its
+// ops still add up, the lock stays exclusive, and the ledger accounts for
+// the crash (whatever the client was doing at that moment).
+func TestRunKillClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 6 s cases on the embedded etcd")
+	}
+	lockWorkerEnv = []string{"ZKBENCH_TEST_MAIN=1"}
+	t.Cleanup(func() { lockWorkerEnv = nil })
+	for _, workload := range []string{"lock", "ledger"} {
+		t.Run(workload, func(t *testing.T) {
+			dir := t.TempDir()
+			args := []string{"run", "--workload", workload, "--clients", "3", "--hold", "200ms", "--duration", "6s", "--warmup", "0s",
+				"--lease-ttl", "2s", "--fault", "kill-client:0@1s", "-o", dir, "--run-id", "kill", "--no-plots"}
+			if workload == "lock" {
+				args = append(args, "--variants", "fair")
+			} else {
+				args = append(args, "--variants", "idempotent")
+			}
+			if _, stderr, err := zkbench(t, args...); err != nil {
+				t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
+			}
+			run, err := results.ReadFile(filepath.Join(dir, "kill", "results.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := run.Results[0]
+			t.Logf("ops %+v; faults %v; safety %+v; notes %q", res.Ops, res.Faults, res.Safety, res.Notes)
+			if res.Faults["kill-client"] != 1 || res.Faults["failed"] != 0 {
+				t.Errorf("faults %v: want the kill injected, none failed", res.Faults)
+			}
+			if !slices.ContainsFunc(res.Notes, func(n string) bool {
+				return strings.Contains(n, "client 0's worker process was killed by a kill-client fault")
+			}) {
+				t.Errorf("no note of the kill: %q", res.Notes)
+			}
+			if o := res.Ops; o.Issued != o.Succeeded+o.Failed+o.Unknown+o.StillWaiting || o.Succeeded < 3 {
+				t.Errorf("ops %+v: want issued = succeeded + failed + unknown + still waiting, and grants", o)
+			}
+			if res.Safety.Violations != 0 {
+				t.Errorf("safety %+v: want no overlap", res.Safety)
+			}
+			if workload == "ledger" {
+				w := res.Work
+				if w == nil || len(w.Crashes) != 1 || w.Crashes[0].Fault != "kill-client" || w.Crashes[0].Client != 0 || w.Crashes[0].Ended == "" {
+					t.Fatalf("work %+v: want client 0's crash accounted for", w)
+				}
+				if w.Anomalies.Violations() != 0 {
+					t.Errorf("idempotent work after a kill: anomalies %+v", w.Anomalies)
+				}
+			}
+		})
+	}
+}
