@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 
@@ -109,6 +110,15 @@ func workerClients(p *plan) []int {
 	return out
 }
 
+// atoiOr is s as a whole number, or or if it is not one.
+func atoiOr(s string, or int) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return or
+	}
+	return n
+}
+
 // kills counts the plan's faults of action a.
 func kills(fs []schedule.Fault, a schedule.Action) int {
 	n := 0
@@ -150,6 +160,8 @@ func checkPauseClients(p *plan) error {
 		return fmt.Errorf("%s: a paused or killed client runs in a worker process, which the open loop (--rate) cannot schedule: use the closed loop", what)
 	case slices.Min(p.cfg.Clients) <= len(workers):
 		return fmt.Errorf("%s: every case needs a client in this process besides the %d in worker processes (--clients at least %d)", what, len(workers), len(workers)+1)
+	case holderKills > 0 && workloads.KillStep(atoiOr(p.cfg.Params[workloads.ParamSteps], 0)) == 0:
+		return fmt.Errorf("--fault kill-holder: --steps %s: an operation of fewer than 2 steps has no point between two of them for a kill to fall", p.cfg.Params[workloads.ParamSteps])
 	case holderKills > len(workers):
 		return fmt.Errorf("--fault kill-holder: %d kill-holder faults but only %d clients in worker processes, and a killed client does not come back: --clients at least %d",
 			holderKills, len(workers), holderKills+1)
