@@ -49,7 +49,7 @@ func TestParseValid(t *testing.T) {
 		})},
 		{"expire-session:3@5s", with(func(f *Fault) { f.Action, f.Client, f.At = ExpireSession, 3, 5*time.Second })},
 		{"kill-client:2@3s", with(func(f *Fault) { f.Action, f.Client, f.At = KillClient, 2, 3*time.Second })},
-		{"kill-holder@1500ms", with(func(f *Fault) { f.Action, f.At = KillHolder, 1500 * time.Millisecond })},
+		{"kill-holder@1500ms", with(func(f *Fault) { f.Action, f.At = KillHolder, 1500*time.Millisecond })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {
