@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
-	"github.com/zkbench/zkbench/backends/instrument"
 )
 
 // The ledger's protected store, the work a holder does in it, and the
@@ -325,7 +324,9 @@ func (w *ledgerWork) apply(ctx, stop context.Context, op string, token int64, si
 var errNoTransactions = errors.New("workloads: this backend's sessions cannot write several nodes in one transaction")
 
 func (w *ledgerWork) txn(ctx, stop context.Context, op string, token int64, sink lockSink) error {
-	tx, ok := instrument.Unwrap(w.s).(backends.Transactor)
+	// The instrument forwards SetIf (counted as one write); a session
+	// beneath it that cannot do it answers errors.ErrUnsupported.
+	tx, ok := w.s.(backends.Transactor)
 	if !ok {
 		return errNoTransactions
 	}
