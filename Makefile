@@ -89,6 +89,12 @@ bench-runs: build
 	$(BIN) run $(KEEPFLAGS) --backend etcd --workload revoke --variants consent,forced --clients 10,50 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms -o $(RUNS) --run-id revoke-etcd
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload revoke --variants forced --clients 10 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms --fence on -o $(RUNS) --run-id revoke-fenced-zookeeper
 	$(BIN) run $(KEEPFLAGS) --backend etcd --workload revoke --variants forced --clients 10 --duration 8s --warmup 1s --hold 1s --cleanup 200ms --grace 50ms --revoke-every 20ms --fence on -o $(RUNS) --run-id revoke-fenced-etcd
+# The ledger (docs/faults.md, killing a holder mid-work): 6 clients, five holders killed
+# after step 2 of 3, naive against idempotent (and txn on etcd), standalone and 3-node
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload ledger --variants naive,idempotent --clients 6 --duration 40s --warmup 0s --session-timeout 2s --fault kill-holder@2s,kill-holder@8s,kill-holder@14s,kill-holder@20s,kill-holder@26s -o $(RUNS) --run-id ledger-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --nodes 3 --workload ledger --variants naive,idempotent --clients 6 --duration 40s --warmup 0s --session-timeout 2s --fault kill-holder@2s,kill-holder@8s,kill-holder@14s,kill-holder@20s,kill-holder@26s -o $(RUNS) --run-id ledger-zookeeper-3
+	$(BIN) run $(KEEPFLAGS) --backend etcd --workload ledger --variants naive,idempotent,txn --clients 6 --duration 40s --warmup 0s --lease-ttl 2s --fault kill-holder@2s,kill-holder@8s,kill-holder@14s,kill-holder@20s,kill-holder@26s -o $(RUNS) --run-id ledger-etcd
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --nodes 3 --workload ledger --variants naive,idempotent,txn --clients 6 --duration 40s --warmup 0s --lease-ttl 2s --fault kill-holder@2s,kill-holder@8s,kill-holder@14s,kill-holder@20s,kill-holder@26s -o $(RUNS) --run-id ledger-etcd-3
 # The simple barrier, watched (fair) against polled, at 10, 100 and 500 waiters, and at
 # 100 waiters with the barrier up 1s (a polling waiter's requests grow with the wait)
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload simple-barrier --variants polling,fair --clients 10,100,500 --duration 10s -o $(RUNS) --run-id simple-barrier-zookeeper
@@ -174,6 +180,8 @@ bench-other: build
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster docker --nodes 3 --workload lock --hold 0 --variants naive,fair,native --clients 10,100,1000 --duration 15s --warmup 2s -o $(RUNS) --run-id lock-docker-etcd
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster docker --nodes 3 --workload lock --hold 0 --variants fair --clients 20 --duration 20s --fence on --fault partition-leader@5s+5s -o $(RUNS) --run-id partition-docker-zookeeper
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster docker --nodes 3 --workload lock --hold 0 --variants fair --clients 20 --duration 20s --fence on --fault partition-leader@5s+5s -o $(RUNS) --run-id partition-docker-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster docker --nodes 3 --workload ledger --variants naive,idempotent --clients 6 --duration 40s --warmup 0s --session-timeout 2s --fault kill-holder@2s,kill-holder@8s,kill-holder@14s,kill-holder@20s,kill-holder@26s -o $(RUNS) --run-id ledger-docker-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster docker --nodes 3 --workload ledger --variants naive,idempotent,txn --clients 6 --duration 40s --warmup 0s --lease-ttl 2s --fault kill-holder@2s,kill-holder@8s,kill-holder@14s,kill-holder@20s,kill-holder@26s -o $(RUNS) --run-id ledger-docker-etcd
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --shards 4 --clients 2000 --variants naive,fair --hold 0 --duration 15s --warmup 2s -o $(RUNS) --run-id lock-zookeeper-shards4 2>&1 | tee $(RUNS)/lock-zookeeper-shards4.log
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --nodes 3 --workload lock --hold 0 --variants fair --clients 20 --duration 20s --fence on --fault kill-leader@5s+5s --fault cut-client:3@12s+6s -o $(RUNS) --run-id fault-zk
 

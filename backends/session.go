@@ -285,3 +285,23 @@ type Updater interface {
 	// Blocks as Nodes' methods do.
 	Update(ctx context.Context, path string, data []byte) error
 }
+
+// Transactor is an optional ability of a Session, found by type assertion
+// on the innermost session (instrument.Unwrap): several writes to
+// persistent nodes in one atomic request, made only if one node still
+// holds what the caller read — a unit of work that a crash cannot leave
+// half done. etcd has it (one Txn); zkbench's ZooKeeper session does not
+// offer it (ZooKeeper's multi could, with a version check on the guard).
+type Transactor interface {
+	// SetIf writes every w.Data to w.Path (persistent nodes, as Set does)
+	// in one request if guard's data is want (want nil: guard is absent),
+	// and reports whether it wrote. All or none is applied. A write whose
+	// reply is lost matches ErrUnknownOutcome. Blocks as Nodes' methods do.
+	SetIf(ctx context.Context, guard string, want []byte, writes []Write) (bool, error)
+}
+
+// Write is one node's new data in a Transactor's request.
+type Write struct {
+	Path string
+	Data []byte
+}

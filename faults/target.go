@@ -45,6 +45,13 @@ type Workers interface {
 	Resume(client int) error
 }
 
+// Killers kill the worker processes that run clients (SIGKILL): one
+// client's now, or the next holder's mid-work.
+type Killers interface {
+	KillClient(client int) error
+	KillHolder() error
+}
+
 // Target is the schedule.Target of a run: it acts on the servers, proxies,
 // sessions and workers it was given and says, through Limits, which faults
 // it can take. What it was not given it refuses with schedule.ErrUnsupported.
@@ -59,6 +66,8 @@ type Target struct {
 	own     map[int]proxy.Group
 	expirer Expirer
 	workers Workers
+	killers Killers
+	holders bool
 	clients int
 
 	mu         sync.Mutex
@@ -70,6 +79,7 @@ type Target struct {
 var (
 	_ schedule.Target      = (*Target)(nil)
 	_ schedule.Partitioner = (*Target)(nil)
+	_ schedule.Killer      = (*Target)(nil)
 )
 
 // TargetOption gives a Target something to act on.
@@ -103,6 +113,12 @@ func WithExpirer(e Expirer) TargetOption { return func(t *Target) { t.expirer = 
 
 // WithWorkers lets the target pause the clients' worker processes.
 func WithWorkers(w Workers) TargetOption { return func(t *Target) { t.workers = w } }
+
+// WithKillers lets the target kill the clients' worker processes;
+// holders says the workload's holders work in steps (kill-holder).
+func WithKillers(k Killers, holders bool) TargetOption {
+	return func(t *Target) { t.killers, t.holders = k, holders }
+}
 
 // WithClients sets how many clients every case has (the smallest count of
 // the sweep), for validation.
@@ -150,6 +166,8 @@ func (t *Target) Limits() schedule.Limits {
 		Workers:   t.workers != nil,
 		Expire:    t.expirer != nil,
 		Partition: t.partitioner() != nil,
+		Kill:      t.killers != nil,
+		Holders:   t.killers != nil && t.holders,
 	}
 }
 
@@ -367,6 +385,22 @@ func (t *Target) ResumeClient(c int) error {
 		return unsupported("clients do not run in worker processes")
 	}
 	return t.workers.Resume(c)
+}
+
+// KillClient implements schedule.Killer.
+func (t *Target) KillClient(c int) error {
+	if t.killers == nil {
+		return unsupported("clients do not run in worker processes")
+	}
+	return t.killers.KillClient(c)
+}
+
+// KillHolder implements schedule.Killer.
+func (t *Target) KillHolder() error {
+	if t.killers == nil {
+		return unsupported("clients do not run in worker processes")
+	}
+	return t.killers.KillHolder()
 }
 
 // ErrNoSession: expire-session named a client with no open session.

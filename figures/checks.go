@@ -168,9 +168,10 @@ var NamespaceWritesCheck = Check{
 }
 
 // writesOf sums the write calls in per-type counts: create, create_seq,
-// enqueue, dequeue, delete, set and update (WritesCheck's client side).
+// enqueue, dequeue, delete, set, update and set_if (WritesCheck's client
+// side).
 func writesOf(n map[string]int64) float64 {
-	return float64(n["create"] + n["create_seq"] + n["enqueue"] + n["dequeue"] + n["delete"] + n["set"] + n["update"])
+	return float64(n["create"] + n["create_seq"] + n["enqueue"] + n["dequeue"] + n["delete"] + n["set"] + n["update"] + n["set_if"])
 }
 
 // MaxQueuedAtClose bounds the events etcd counts for a watch stream as it

@@ -158,6 +158,10 @@ var (
 	ServerWatchesTriggeredDeleted = Figure{Key: "server_watches_triggered_deleted", Label: "watches triggered by deletes (server)",
 		Side: Server, Metric: backends.MetricWatchesTriggeredOnDelete,
 		Doc: "ZooKeeper watches triggered by deletes"}
+	WorkRequests = Figure{Key: "work_requests", Label: "store requests (work)", Side: Client,
+		Doc: "requests the critical sections' work made to the store it protects (ledger), lock traffic excluded, per committed operation"}
+	WorkBytes = Figure{Key: "work_bytes", Label: "store bytes (work)", Side: Client,
+		Doc: "payload bytes (paths and data, both ways) of the work's store requests (ledger), per committed operation"}
 )
 
 // all is every figure in the order tables show them: throughput, latency
@@ -170,7 +174,7 @@ var all = []Figure{
 	Throughput, P50, P99, P999,
 	WatchEvents, ServerWatchEvents, WastedWakeups, Requests, ServerRequests, ServerWrites, ServerReads,
 	BytesSent, BytesReceived, ServerBytesReceived, ServerBytesSent,
-	WatchesArmed, ServerWatchesTriggeredDeleted,
+	WatchesArmed, ServerWatchesTriggeredDeleted, WorkRequests, WorkBytes,
 }
 
 // All returns every declared figure (request types aside, see RequestsOf),

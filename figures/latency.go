@@ -23,6 +23,7 @@ const (
 	LatencyWriterOvertaken Latency = "writer_overtaken" // a waiting writer overtaken by later readers
 	LatencyRevoke          Latency = "revoke"           // a revoker's ask to the holder's release
 	LatencyRevokeToGrant   Latency = "revoke_to_grant"  // a revoker's ask to the next grant
+	LatencyRecovery        Latency = "recovery"         // a holder killed mid-work to the next grant (ledger)
 	// Elections.
 	LatencyFailover   Latency = "failover"     // a leader lost to a new leader acting
 	LatencyLostNotice Latency = "lost_notice"  // a leader's session ended to its learning of it

@@ -22,7 +22,7 @@ type Mark struct {
 const markColor = "#d62728"
 
 // instantFaults never have an end event: they act once.
-var instantFaults = []string{"restart-server", "reset-conns", "expire-session"}
+var instantFaults = []string{"restart-server", "reset-conns", "expire-session", "kill-client", "kill-holder"}
 
 // sessionStates are the session changes a timeline counts, in drawing
 // order, with their colours.

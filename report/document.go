@@ -108,6 +108,7 @@ func Build(runs []*results.Run, opts Options) (*Document, error) {
 	if err := d.summaries(cases); err != nil {
 		return nil, err
 	}
+	d.work(cases)
 	if !opts.NoPlots {
 		if err := d.plots(runs); err != nil {
 			return nil, err

@@ -140,6 +140,9 @@ type Result struct {
 	PerOp    map[string]float64 `json:"per_op"`
 	Fairness Fairness           `json:"fairness"`
 	Safety   Safety             `json:"safety"`
+	// Work is what the critical sections did to the store they protect
+	// (the ledger workload); nil for the others.
+	Work *Work `json:"work,omitempty"`
 	// Errors counts failures by kind.
 	Errors map[string]int64 `json:"errors,omitempty"`
 	// SessionsLost counts the clients' sessions that ended during the case

@@ -99,6 +99,26 @@ func (r *Run) Validate() error {
 				add("%s: an unfenced register rejected %d writes", where, f.Rejected)
 			}
 		}
+		if w := res.Work; w != nil {
+			a := w.Anomalies
+			switch {
+			case w.Steps < 1 || w.Committed < 0 || w.Recovered < 0 || w.Recovered > w.Committed || w.Aborted < 0 || w.Requests < 0 || w.Bytes < 0:
+				add("%s: work counts %+v: want steps >= 1 and 0 <= recovered <= committed, none negative", where, *w)
+			case a.LostUpdates < 0 || a.AppliedTwice < 0 || a.PartialVisible < 0 || a.Mismatched < 0 || a.StaleAccepted < 0 ||
+				a.StaleRejected < 0 || a.Pending < 0 || a.Unreported < 0:
+				add("%s: negative work anomalies %+v", where, a)
+			}
+			for _, c := range w.Crashes {
+				switch c.Ended {
+				case CrashCompleted, CrashNothing, CrashPending, CrashPartial, CrashIdle:
+				default:
+					add("%s: crash of client %d ended %q", where, c.Client, c.Ended)
+				}
+				if c.Recovery < 0 || c.At < 0 {
+					add("%s: crash of client %d at %v, recovery %v: want neither negative", where, c.Client, c.At, c.Recovery)
+				}
+			}
+		}
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrInvalidRun, strings.Join(problems, "; "))

@@ -126,6 +126,15 @@ func TestValidate(t *testing.T) {
 			r.Results[0].Safety.Fence = &Fence{Writes: 20, Stale: 3, Rejected: 2}
 			r.Results[0].Safety.Prevented = 2
 		}, "unfenced register rejected"},
+		{"work recovered above committed", func(r *Run) {
+			r.Results[0].Work = &Work{Steps: 3, Committed: 1, Recovered: 2}
+		}, "0 <= recovered <= committed"},
+		{"negative work anomaly", func(r *Run) {
+			r.Results[0].Work = &Work{Steps: 3, Anomalies: WorkAnomalies{LostUpdates: -1}}
+		}, "negative work anomalies"},
+		{"crash ended nowhere", func(r *Run) {
+			r.Results[0].Work = &Work{Steps: 3, Crashes: []Crash{{Client: 2, Ended: "vanished"}}}
+		}, `crash of client 2 ended "vanished"`},
 	}
 	if err := writeTestRun(t).Validate(); err != nil {
 		t.Fatalf("valid run rejected: %v", err)

@@ -46,8 +46,11 @@ const faultHelp = `inject a fault, ACTION[:ARG]@AT[+FOR], AT counted in each cas
 has its session (before the warm-up); repeatable, or comma-separated. Actions: kill-server:I, restart-server:I, kill-leader,
 kill-servers:N, pause-server:I (+FOR required), latency:BASE[±JITTER], cut-client:C, cut-all,
 reset-conns[:C], expire-session:C, pause-client:C (+FOR required; lock workload, closed loop:
-client C runs in a worker process that is SIGSTOPped, as in a long GC pause). Servers and
-clients count from 0. Examples: kill-leader@10s+5s, latency:50ms±20ms@5s+10s, cut-client:3@5s+8s`
+client C runs in a worker process that is SIGSTOPped, as in a long GC pause), kill-client:C
+(SIGKILL of client C's worker process: no release, the server frees its lock when its session
+times out; it does not come back), kill-holder (ledger workload: SIGKILL of the next worker client
+that holds the lock mid-work, between two steps). Servers and clients count from 0.
+Examples: kill-leader@10s+5s, latency:50ms±20ms@5s+10s, cut-client:3@5s+8s, kill-holder@2s`
 
 // requireQuietHelp is --require-quiet's help, on run and plan --validate.
 var requireQuietHelp = fmt.Sprintf("stop the run, marked failed, at the first case measured on a loaded machine "+

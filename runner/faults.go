@@ -206,7 +206,7 @@ func (r *Runner) setupFaults(ctx context.Context, srv *server) (err error) {
 		return err
 	}
 	if rig.workers != nil {
-		opts = append(opts, faults.WithWorkers(rig.workers))
+		opts = append(opts, faults.WithWorkers(rig.workers), faults.WithKillers(rig.workers, rig.workers.holders))
 	}
 	shared, err := openOn(eps)
 	if err != nil {

@@ -66,7 +66,7 @@ func TestNewRefuses(t *testing.T) {
 		{"unknown preset", func(c *Config) { c.Workload = "barrier" }, []Option{WithPreset("zk-paper-lock", 0.1)}, "the only preset is"},
 		{"preset scale", func(c *Config) { c.Workload = "barrier" }, []Option{WithPreset(workloads.PresetPaperBarrier, 2)}, "--scale"},
 		{"pause-client off the lock", func(c *Config) { c.Workload = "barrier" },
-			[]Option{WithFaults(faultsOf(t, "pause-client:0@1s+1s")...)}, "only the lock workload"},
+			[]Option{WithFaults(faultsOf(t, "pause-client:0@1s+1s")...)}, "only the ledger, lock workloads run clients in worker processes"},
 		{"pause-client open loop", func(c *Config) { c.Rate = 10 },
 			[]Option{WithFaults(faultsOf(t, "pause-client:0@1s+1s")...)}, "open loop"},
 		{"bad run id", nil, []Option{WithRunID("a/b")}, "--run-id"},

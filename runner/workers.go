@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 
@@ -59,7 +60,8 @@ func OpenLockWorkerSession(ctx context.Context, raw json.RawMessage) (backends.S
 }
 
 // lockWorkers are the worker processes of the clients that pause-client
-// faults name, as the fault target sees them (faults.Workers).
+// and kill faults act on, as the fault target sees them (faults.Workers,
+// faults.Killers).
 type lockWorkers struct {
 	clients []int
 	config  json.RawMessage
@@ -69,50 +71,110 @@ type lockWorkers struct {
 	// the first case.
 	onSession func(client int, session int64)
 
+	// crasher kills the workers for kill-client and kill-holder;
+	// holders: the workload's holders work in steps (kill-holder).
+	crasher *workloads.Crasher
+	holders bool
+
 	mu   sync.Mutex
 	pids map[int]int
 }
 
-var _ faults.Workers = (*lockWorkers)(nil)
+var (
+	_ faults.Workers = (*lockWorkers)(nil)
+	_ faults.Killers = (*lockWorkers)(nil)
+)
 
-// pausedClients lists the clients pause-client faults name.
-func pausedClients(fs []schedule.Fault) []int {
+// workerClients lists the clients the plan runs in worker processes: the
+// ones pause-client and kill-client faults name and, when a kill-holder
+// fault asks for the holder whoever it is, every client but the last of
+// the smallest case (one must run in this process).
+func workerClients(p *plan) []int {
 	var out []int
-	for _, f := range fs {
-		if f.Action == schedule.PauseClient && f.Client >= 0 && !slices.Contains(out, f.Client) {
-			out = append(out, f.Client)
+	add := func(c int) {
+		if c >= 0 && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	for _, f := range p.faults {
+		switch f.Action {
+		case schedule.PauseClient, schedule.KillClient:
+			add(f.Client)
+		case schedule.KillHolder:
+			for c := range slices.Min(p.cfg.Clients) - 1 {
+				add(c)
+			}
 		}
 	}
 	slices.Sort(out)
 	return out
 }
 
+// atoiOr is s as a whole number, or or if it is not one.
+func atoiOr(s string, or int) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return or
+	}
+	return n
+}
+
+// kills counts the plan's faults of action a.
+func kills(fs []schedule.Fault, a schedule.Action) int {
+	n := 0
+	for _, f := range fs {
+		if f.Action == a {
+			n++
+		}
+	}
+	return n
+}
+
 // checkPauseClients explains why a run cannot run the clients its
-// pause-client faults name in worker processes, if it cannot.
+// pause-client and kill faults name in worker processes, if it cannot.
 func checkPauseClients(p *plan) error {
-	paused := pausedClients(p.faults)
-	if len(paused) == 0 {
+	workers := workerClients(p)
+	holderKills := kills(p.faults, schedule.KillHolder)
+	if len(workers) == 0 {
+		if holderKills > 0 && slices.Min(p.cfg.Clients) < 2 {
+			return fmt.Errorf("--fault kill-holder: a killed holder does not come back and one client must run in this process: --clients at least 2")
+		}
 		return nil
 	}
-	what := fmt.Sprintf("--fault pause-client:%d", paused[0])
+	var first schedule.Fault
+	for _, f := range p.faults {
+		if f.Action == schedule.PauseClient || f.Action == schedule.KillClient || f.Action == schedule.KillHolder {
+			first = f
+			break
+		}
+	}
+	what := "--fault " + first.Name()
 	switch {
 	case !p.wspec.Abilities.ClientProcesses:
-		return fmt.Errorf("%s: only %s clients in worker processes that can be paused (this run's workload is %s)", what,
+		return fmt.Errorf("%s: only %s clients in worker processes that can be paused or killed (this run's workload is %s)", what,
 			ableWorkloads(func(a workloads.Abilities) bool { return a.ClientProcesses }, "runs", "run"), p.wspec.Name)
+	case holderKills > 0 && !p.wspec.Abilities.Steps:
+		return fmt.Errorf("--fault kill-holder: the %s workload's holders do no work in steps for a kill to fall between: only %s (kill-client:C kills a client whatever it does)",
+			p.wspec.Name, ableWorkloads(func(a workloads.Abilities) bool { return a.Steps }, "does", "do"))
 	case p.cfg.Rate > 0:
-		return fmt.Errorf("%s: a paused client runs in a worker process, which the open loop (--rate) cannot schedule: use the closed loop", what)
-	case slices.Min(p.cfg.Clients) <= len(paused):
-		return fmt.Errorf("%s: every case needs a client in this process besides the %d paused ones (--clients at least %d)", what, len(paused), len(paused)+1)
+		return fmt.Errorf("%s: a paused or killed client runs in a worker process, which the open loop (--rate) cannot schedule: use the closed loop", what)
+	case slices.Min(p.cfg.Clients) <= len(workers):
+		return fmt.Errorf("%s: every case needs a client in this process besides the %d in worker processes (--clients at least %d)", what, len(workers), len(workers)+1)
+	case holderKills > 0 && workloads.KillStep(atoiOr(p.cfg.Params[workloads.ParamSteps], 0)) == 0:
+		return fmt.Errorf("--fault kill-holder: --steps %s: an operation of fewer than 2 steps has no point between two of them for a kill to fall", p.cfg.Params[workloads.ParamSteps])
+	case holderKills > len(workers):
+		return fmt.Errorf("--fault kill-holder: %d kill-holder faults but only %d clients in worker processes, and a killed client does not come back: --clients at least %d",
+			holderKills, len(workers), holderKills+1)
 	}
 	for _, fl := range p.faults {
-		if !slices.Contains(paused, fl.Client) {
+		if !slices.Contains(workers, fl.Client) {
 			continue
 		}
 		switch {
 		case fl.Action == schedule.CutClient, fl.Action == schedule.ResetConns:
-			return fmt.Errorf("--fault %s: client %d runs in a worker process (it is paused), whose connections the fault proxies cannot single out", fl, fl.Client)
+			return fmt.Errorf("--fault %s: client %d runs in a worker process (it is paused or killed), whose connections the fault proxies cannot single out", fl, fl.Client)
 		case fl.Action == schedule.ExpireSession && p.kind == backends.ZooKeeper:
-			return fmt.Errorf("--fault %s: client %d runs in a worker process (it is paused), whose ZooKeeper session zkbench cannot expire from here", fl, fl.Client)
+			return fmt.Errorf("--fault %s: client %d runs in a worker process (it is paused or killed), whose ZooKeeper session zkbench cannot expire from here", fl, fl.Client)
 		}
 	}
 	return nil
@@ -123,7 +185,7 @@ func checkPauseClients(p *plan) error {
 // the run's settings and a connection of their own each; nil if no fault
 // pauses a client.
 func newLockWorkers(p *plan, endpoints []string) (*lockWorkers, error) {
-	paused := pausedClients(p.faults)
+	paused := workerClients(p)
 	if len(paused) == 0 {
 		return nil, nil
 	}
@@ -141,7 +203,8 @@ func newLockWorkers(p *plan, endpoints []string) (*lockWorkers, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &lockWorkers{clients: paused, config: raw, env: p.workerEnv, pids: map[int]int{}}, nil
+	return &lockWorkers{clients: paused, config: raw, env: p.workerEnv, pids: map[int]int{},
+		crasher: workloads.NewCrasher(), holders: p.wspec.Abilities.Steps}, nil
 }
 
 // processes is what a case is given to run the workers.
@@ -172,8 +235,16 @@ func (w *lockWorkers) processes() *workloads.ClientProcesses {
 				w.onSession(client, id)
 			}
 		},
+		Crasher: w.crasher,
 	}
 }
+
+// KillClient SIGKILLs client c's worker process (faults.Killers).
+func (w *lockWorkers) KillClient(c int) error { return w.crasher.KillClient(c) }
+
+// KillHolder arms a kill of the next worker client that holds the lock
+// mid-work (faults.Killers).
+func (w *lockWorkers) KillHolder() error { return w.crasher.KillHolder() }
 
 // ErrNoWorker: pause-client named a client whose worker process is not
 // running (between cases, or it exited after losing its session).

@@ -125,18 +125,30 @@ type lockCase struct {
 	interval time.Duration
 	released time.Time // when the shards' intervals started together
 	base     time.Time // the workers' start, which their offsets count from
+	// ledger, when set, makes the case the ledger workload's: its holders
+	// do the ledger's work on the herd-free lock (see ledger.go).
+	ledger *ledgerCase
+	// missedKills are kill-holder faults that found no holder mid-work
+	// before the case ended.
+	missedKills int
 }
 
 func (lc *lockCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
-	v, err := variants.Locks().Lookup(c.Variant)
+	lockVariant, fenceMode := c.Variant, FenceOff
+	var work *WorkSpec
+	if lc.ledger != nil {
+		lockVariant, work = variants.Fair, &lc.ledger.spec
+	}
+	v, err := variants.Locks().Lookup(lockVariant)
 	if err != nil {
 		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
 	}
 	lc.v = v
-	fenceMode, err := lockSpec().String(c.Config, ParamFence)
-	if err != nil {
-		return measure.Outcome{}, err
+	if lc.ledger == nil {
+		if fenceMode, err = lockSpec().String(c.Config, ParamFence); err != nil {
+			return measure.Outcome{}, err
+		}
 	}
 	if c.Shard != nil {
 		if c.Processes != nil || c.Config.Ops > 0 {
@@ -147,8 +159,11 @@ func (lc *lockCase) run(ctx context.Context, d *driver) (measure.Outcome, error)
 	log := c.log()
 	lockPath := c.Namespace + "/lock"
 	d.keep = []string{lockPath}
+	if lc.ledger != nil {
+		d.keep = append(d.keep, lc.ledger.nodes()...)
+	}
 	d.startMeter()
-	clients, ids, procs, err := lockClients(ctx, d, lockPath)
+	clients, ids, procs, err := lockClients(ctx, d, lockPath, lockVariant, work)
 	if err != nil {
 		return measure.Outcome{}, err
 	}
@@ -198,9 +213,27 @@ func (lc *lockCase) run(ctx context.Context, d *driver) (measure.Outcome, error)
 		}
 		loops[j] = &lockClient{lock: l, session: clients.Sessions[j], hold: c.Config.Hold, think: c.Config.Think,
 			pace: pace, now: window.Now}
+		if lc.ledger != nil {
+			loops[j].work = &ledgerWork{spec: lc.ledger.spec, s: clients.Sessions[j], client: id, now: window.Now}
+		}
 	}
 	for _, p := range procs {
 		recs[p.client] = newLockRecorder(p.client, window, checker, fence, acquire, interval, false)
+	}
+	if lc.ledger != nil {
+		for _, r := range recs {
+			r.ledger = lc.ledger.history
+		}
+	}
+	var crasher *Crasher
+	if c.Processes != nil && c.Processes.Crasher != nil && len(procs) > 0 {
+		crasher = c.Processes.Crasher
+		killStep := 0
+		if lc.ledger != nil {
+			killStep = KillStep(lc.ledger.spec.Steps)
+		}
+		crasher.attach(procs, window.Now, killStep)
+		d.atEnd(func() { crasher.detach() })
 	}
 	log.Progress(fmt.Sprintf("  %d clients connected; measuring", c.Clients))
 	start := func(runCtx context.Context) <-chan struct{} {
@@ -239,7 +272,7 @@ func (lc *lockCase) run(ctx context.Context, d *driver) (measure.Outcome, error)
 		return done
 	}
 	opened := false
-	return d.measure(ctx, window, start, func() measure.Snapshot {
+	out, err := d.measure(ctx, window, start, func() measure.Snapshot {
 		if !opened {
 			opened = true
 			checker.OpenWindow()
@@ -248,6 +281,14 @@ func (lc *lockCase) run(ctx context.Context, d *driver) (measure.Outcome, error)
 	}, drainNames{plural: "clients", stuck: func(limit time.Duration) error {
 		return fmt.Errorf("workloads: %d lock workers did not stop within %v of the end of the case", c.Clients, limit)
 	}})
+	if crasher != nil {
+		lc.missedKills = crasher.detach()
+	}
+	if err == nil && lc.ledger != nil {
+		// Every holder has stopped: the store is as the case left it.
+		lc.ledger.readStore(ctx, clients.Sessions)
+	}
+	return out, err
 }
 
 // end lines the shards up once this one's clients are gone: shard 0
@@ -337,9 +378,15 @@ func (lc *lockCase) collect(d *driver, out measure.Outcome) {
 		}
 	}
 	if len(lc.procs) > 0 {
-		res.Notes = append(res.Notes, procNote(lc.procs))
+		res.Notes = append(res.Notes, procNote(lc.procs, lc.ledger != nil))
 	}
 	d.lossCause = func(l *results.Load) string { return d.meter.LossCause(l, lc.clients.LostAt()) }
+	if lc.missedKills > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d kill-holder faults found no worker client holding the lock mid-work before the case ended: nothing was killed for them", lc.missedKills))
+	}
+	if lc.ledger != nil {
+		lc.ledger.collect(res, d.c.Config.Params)
+	}
 }
 
 // pacer hands out the scheduled start times of the open loop: slot k starts

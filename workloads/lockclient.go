@@ -28,14 +28,17 @@ type lockClient struct {
 	pace        *pacer // open loop: the shared schedule; nil: closed loop
 	// now is the client's clock, the offset its events are stamped with.
 	now func() time.Duration
+	// work, if set, is what each critical section does (the ledger
+	// workload) instead of the register writes and the hold.
+	work *ledgerWork
 }
 
 // run repeats, until ctx ends or the session does after a failed call:
 // (open loop: wait for the next scheduled slot) ask, acquire, write to the
 // register with the grant's token, hold for hold, write again — before
 // looking at whether the lock is still held, as a holder waking from a
-// pause acts before it learns anything — leave, release, (closed loop:
-// think). A failed acquisition is followed by errorBackoff. Release runs on
+// pause acts before it learns anything — (the ledger: its work instead of
+// the writes and the hold) leave, release, (closed loop: think). A failed acquisition is followed by errorBackoff. Release runs on
 // a fresh context bounded by releaseTimeout, so that a stopping case still
 // lets its lock go. It returns the sink's error, if any.
 func (c *lockClient) run(ctx context.Context, sink lockSink) error {
@@ -68,33 +71,11 @@ func (c *lockClient) run(ctx context.Context, sink lockSink) error {
 		if err := sink.event(lockEvent{Kind: evGranted, At: done, Token: g.Token, Wakeups: g.Wakeups}); err != nil {
 			return err
 		}
-		// A variant without tokens cannot be fenced: it does not write.
-		write := func() error {
-			if g.Token == 0 {
-				return nil
+		if c.work != nil {
+			if err := c.work.section(ctx, g.Token, sink); err != nil {
+				return err
 			}
-			return sink.event(lockEvent{Kind: evWrite, At: c.now(), Token: g.Token})
-		}
-		if err := write(); err != nil {
-			return err
-		}
-		if c.hold > 0 {
-			t := time.NewTimer(c.hold)
-			var lost bool
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-			case <-g.Lost:
-				lost = true
-			}
-			t.Stop()
-			if lost {
-				if err := sink.event(lockEvent{Kind: evLost, At: c.now()}); err != nil {
-					return err
-				}
-			}
-		}
-		if err := write(); err != nil {
+		} else if err := c.section(ctx, g, sink); err != nil {
 			return err
 		}
 		if err := sink.event(lockEvent{Kind: evExit, At: c.now()}); err != nil {
@@ -118,4 +99,37 @@ func (c *lockClient) run(ctx context.Context, sink lockSink) error {
 		}
 	}
 	return nil
+}
+
+// section is the lock workload's critical section: a register write with
+// the grant's token, the hold — ended early if the lock is lost — and
+// another write. A variant without tokens cannot be fenced: it does not
+// write.
+func (c *lockClient) section(ctx context.Context, g recipes.Grant, sink lockSink) error {
+	write := func() error {
+		if g.Token == 0 {
+			return nil
+		}
+		return sink.event(lockEvent{Kind: evWrite, At: c.now(), Token: g.Token})
+	}
+	if err := write(); err != nil {
+		return err
+	}
+	if c.hold > 0 {
+		t := time.NewTimer(c.hold)
+		var lost bool
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		case <-g.Lost:
+			lost = true
+		}
+		t.Stop()
+		if lost {
+			if err := sink.event(lockEvent{Kind: evLost, At: c.now()}); err != nil {
+				return err
+			}
+		}
+	}
+	return write()
 }

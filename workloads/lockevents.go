@@ -27,7 +27,9 @@ import (
 //	                 with no gap) and, on exit, "ack": true
 //
 // The worker's first event is session (or error); the loop's events follow
-// start. An exit event is acknowledged: the worker sends its release request
+// start. A step of the ledger's work is acknowledged too, so that a
+// kill-holder fault can kill the worker between two steps (instead of the
+// ack). An exit event is acknowledged: the worker sends its release request
 // only once the parent has ended the critical section in its checker, as
 // the in-process loop ends it before it releases, so that no grant the
 // release lets through is ever recorded before the exit. An event kind or a
@@ -51,12 +53,19 @@ const (
 	evSession     // the session is open: Session (before start)
 	evSessionLost // the session ended; the worker exits
 	evError       // the worker cannot go on: Err
+
+	// The ledger's work inside a critical section (ledgerwork.go), recorded
+	// by lockRecorder into the case's ledgerHistory.
+	evStep   // a step of operation Op: Step, Token, Outcome
+	evCommit // operation Op committed: Token, Recovered, Reqs, Bytes
+	evAbort  // the work stopped before its commit: Op, Token, Err, Reqs, Bytes
 )
 
 var lockEventNames = [...]string{
 	evAsked: "asked", evGranted: "granted", evFailed: "failed", evWrite: "write", evLost: "lost",
 	evExit: "exit", evReleased: "released", evReleaseFailed: "release-failed",
 	evSession: "session", evSessionLost: "session-lost", evError: "error",
+	evStep: "step", evCommit: "commit", evAbort: "abort",
 }
 
 // errLockProtocol: a message between a worker and its parent that breaks
@@ -100,6 +109,15 @@ type lockEvent struct {
 	Token    int64 // granted, write
 	Wakeups  int   // granted
 	Session  int64 // session
+	// The ledger's work (step, commit, abort): the operation, the step
+	// (1..K; K+1 is the commit), what became of the step, whether the
+	// commit finished another holder's operation, and the store requests
+	// and payload bytes spent since the last commit or abort.
+	Op          string
+	Step        int
+	Outcome     string
+	Recovered   bool
+	Reqs, Bytes int64
 	// Err (failed, release-failed, error): across the pipe it arrives as a
 	// workerError of the same kind (errorKind) and text.
 	Err error
@@ -107,15 +125,21 @@ type lockEvent struct {
 
 // lockWire is a lockEvent on the pipe.
 type lockWire struct {
-	Seq      uint64        `json:"seq"`
-	Kind     lockEventKind `json:"kind"`
-	At       time.Duration `json:"at_ns,omitempty"`
-	Intended time.Duration `json:"intended_ns,omitempty"`
-	Token    int64         `json:"token,omitempty"`
-	Wakeups  int           `json:"wakeups,omitempty"`
-	Session  int64         `json:"session,omitempty"`
-	ErrKind  string        `json:"err_kind,omitempty"`
-	Err      string        `json:"err,omitempty"`
+	Seq       uint64        `json:"seq"`
+	Kind      lockEventKind `json:"kind"`
+	At        time.Duration `json:"at_ns,omitempty"`
+	Intended  time.Duration `json:"intended_ns,omitempty"`
+	Token     int64         `json:"token,omitempty"`
+	Wakeups   int           `json:"wakeups,omitempty"`
+	Session   int64         `json:"session,omitempty"`
+	Op        string        `json:"op,omitempty"`
+	Step      int           `json:"step,omitempty"`
+	Outcome   string        `json:"outcome,omitempty"`
+	Recovered bool          `json:"recovered,omitempty"`
+	Reqs      int64         `json:"reqs,omitempty"`
+	Bytes     int64         `json:"bytes,omitempty"`
+	ErrKind   string        `json:"err_kind,omitempty"`
+	Err       string        `json:"err,omitempty"`
 	// Ack: the worker waits for the parent's ack of Seq before it goes
 	// on, unless the parent has closed its stdin (it is stopping it).
 	Ack bool `json:"ack,omitempty"`
@@ -124,7 +148,8 @@ type lockWire struct {
 // encodeEvent is ev as the seq-th line of a worker, without its newline.
 func encodeEvent(seq uint64, ev lockEvent, ack bool) ([]byte, error) {
 	w := lockWire{Seq: seq, Kind: ev.Kind, At: ev.At, Intended: ev.Intended, Token: ev.Token,
-		Wakeups: ev.Wakeups, Session: ev.Session, Ack: ack}
+		Wakeups: ev.Wakeups, Session: ev.Session, Op: ev.Op, Step: ev.Step, Outcome: ev.Outcome, Recovered: ev.Recovered,
+		Reqs: ev.Reqs, Bytes: ev.Bytes, Ack: ack}
 	if ev.Err != nil {
 		w.ErrKind, w.Err = errorKind(ev.Err), ev.Err.Error()
 	}
@@ -143,7 +168,8 @@ func decodeEvent(line []byte) (ev lockEvent, seq uint64, ack bool, err error) {
 	if w.Seq == 0 || w.Kind == 0 {
 		return lockEvent{}, 0, false, fmt.Errorf("%w: event %q without a sequence number or kind", errLockProtocol, line)
 	}
-	ev = lockEvent{Kind: w.Kind, At: w.At, Intended: w.Intended, Token: w.Token, Wakeups: w.Wakeups, Session: w.Session}
+	ev = lockEvent{Kind: w.Kind, At: w.At, Intended: w.Intended, Token: w.Token, Wakeups: w.Wakeups, Session: w.Session,
+		Op: w.Op, Step: w.Step, Outcome: w.Outcome, Recovered: w.Recovered, Reqs: w.Reqs, Bytes: w.Bytes}
 	if w.ErrKind != "" || w.Err != "" {
 		ev.Err = &workerError{kind: w.ErrKind, text: w.Err}
 	}

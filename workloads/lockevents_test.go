@@ -26,6 +26,9 @@ func TestLockEventRoundTrip(t *testing.T) {
 		{Kind: evSession, Session: 0x7fff_0000_0001},
 		{Kind: evSessionLost, At: time.Second},
 		{Kind: evError, Err: errors.New("spec: bad")},
+		{Kind: evStep, At: 14 * time.Millisecond, Op: "3.7", Step: 2, Token: 99, Outcome: stepReplayed},
+		{Kind: evCommit, At: 15 * time.Millisecond, Op: "3.7", Token: 99, Recovered: true, Reqs: 11, Bytes: 600},
+		{Kind: evAbort, At: 16 * time.Millisecond, Op: "3.8", Token: 99, Reqs: 3, Bytes: 90, Err: errors.New("rejected")},
 	} {
 		t.Run(ev.Kind.String(), func(t *testing.T) {
 			for _, ack := range []bool{false, true} {
@@ -78,7 +81,7 @@ func TestDecodeEventRefuses(t *testing.T) {
 			}
 		})
 	}
-	for _, k := range []lockEventKind{0, evError + 1, 255} {
+	for _, k := range []lockEventKind{0, evAbort + 1, 255} {
 		if line, err := encodeEvent(1, lockEvent{Kind: k}, false); !errors.Is(err, errLockProtocol) {
 			t.Errorf("kind %d encoded as %s, err %v: want errLockProtocol", k, line, err)
 		}

@@ -28,7 +28,7 @@ func (b clientRemap) NewSession(ctx context.Context) (backends.Session, error) {
 // lockClients opens c's in-process clients and starts its worker
 // processes. ids[i] is the client index of clients.Sessions[i]; procs are
 // the workers, in c.Processes.Clients order.
-func lockClients(ctx context.Context, d *driver, lockPath string) (clients *measure.Clients, ids []int, procs []*lockProc, err error) {
+func lockClients(ctx context.Context, d *driver, lockPath, variant string, work *WorkSpec) (clients *measure.Clients, ids []int, procs []*lockProc, err error) {
 	c, log := d.c, d.c.log()
 	var remote []int
 	if c.Processes != nil {
@@ -50,7 +50,7 @@ func lockClients(ctx context.Context, d *driver, lockPath string) (clients *meas
 		case c.Processes.Command == nil:
 			return nil, nil, nil, fmt.Errorf("%w: worker clients without a command to run them", ErrBadCase)
 		}
-		spec := LockWorkerSpec{Variant: c.Variant, Path: lockPath, Hold: c.Config.Hold, Think: c.Config.Think, Config: c.Processes.Config}
+		spec := LockWorkerSpec{Variant: variant, Path: lockPath, Hold: c.Config.Hold, Think: c.Config.Think, Config: c.Processes.Config, Work: work}
 		if procs, err = startLockProcs(ctx, c.Processes, spec); err != nil {
 			return nil, nil, nil, err
 		}
@@ -72,12 +72,16 @@ func lockClients(ctx context.Context, d *driver, lockPath string) (clients *meas
 }
 
 // procNote says what a case with worker clients does not measure.
-func procNote(procs []*lockProc) string {
+func procNote(procs []*lockProc, ledger bool) string {
 	ids := make([]string, len(procs))
 	for i, p := range procs {
 		ids[i] = strconv.Itoa(p.client)
 	}
+	writes := "its register writes arrived when this process read them"
+	if ledger {
+		writes = "its store requests are counted by its work and reported with its commits"
+	}
 	return fmt.Sprintf("client %s ran in a worker process: its requests and watch events are not in the client-side counts "+
-		"(which per-operation client counts divide by every client's acquisitions), and its register writes arrived when this process read them",
-		strings.Join(ids, ", "))
+		"(which per-operation client counts divide by every client's acquisitions), and %s",
+		strings.Join(ids, ", "), writes)
 }

@@ -54,6 +54,9 @@ type ClientProcesses struct {
 	// Session, if set, is called with the id of the session client's
 	// worker opened, once it is open.
 	Session func(client int, id int64)
+	// Crasher, if set, is given the case's workers while it runs, so that
+	// a fault can kill one (kill-client, kill-holder).
+	Crasher *Crasher
 }
 
 // lockProcStopTimeout bounds a worker's exit after it was told to stop (it
@@ -82,6 +85,10 @@ type lockProc struct {
 	killed  atomic.Bool   // it did not stop in time and was killed
 	lost    bool          // it reported session-lost
 	note    string        // why it stopped early, for the result
+	// crasher, if set, may kill it between two steps of its work; crash
+	// says how a fault killed it (nil: none did).
+	crasher *Crasher
+	crash   atomic.Pointer[procCrash]
 }
 
 // startLockProcs starts a worker for each of cp's clients and waits under
@@ -279,21 +286,32 @@ func (p *lockProc) run(ctx context.Context, rec *lockRecorder, log Recorder) {
 		if ev.Kind == evGranted || ev.Kind == evFailed {
 			firstDone()
 		}
+		if ev.Kind == evStep && p.crasher != nil && p.crasher.atStep(p, ev.lockEvent) {
+			continue // killed instead of acknowledged: its EOF follows
+		}
 		if ev.ack {
 			// Write errors mean the worker is gone: its EOF follows.
 			_, _ = p.stdin.Write(encodeCommand(lockCommand{Cmd: cmdAck, Seq: ev.seq}))
 		}
 	}
 	<-p.exited
+	crash, was := p.crashOf(), rec.state
+	if crash != nil && rec.ledger != nil {
+		rec.ledger.crash(ledgerCrash{At: crash.at, Client: p.client, Fault: crash.fault,
+			Holding: rec.state == stateHolding, Op: rec.op, Step: rec.step})
+	}
 	// A worker that died (killed) mid-call acts no more from now.
 	rec.abandon(rec.window.Now(), errWorkerExited)
 	switch {
+	case crash != nil:
+		log.Event("fault", fmt.Sprintf("client %d's worker killed (%s) while %s", p.client, crash.fault, was), p.client)
+		p.note = fmt.Sprintf("client %d's worker process was killed by a %s fault at %v of the case's clock", p.client, crash.fault, crash.at.Round(time.Millisecond))
 	case broken != nil:
 		p.note = fmt.Sprintf("client %d's worker process was killed: %v", p.client, broken)
 	case p.killed.Load():
 		p.note = fmt.Sprintf("client %d's worker process did not stop within %v of the end of the case: killed", p.client, lockProcStopTimeout)
 	}
-	if ctx.Err() == nil && !p.lost && p.note == "" {
+	if ctx.Err() == nil && !p.lost && p.note == "" && crash == nil {
 		p.note = p.failure("exited during the case").Error()
 	}
 }

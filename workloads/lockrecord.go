@@ -39,6 +39,12 @@ type lockRecorder struct {
 	// the one held now (-1: none).
 	sections *results.Sections
 	open     int
+	// ledger, when set (the ledger workload), takes the grants and the
+	// work's events; op and step are the holder's last step reported in
+	// the critical section it is in ("", 0: none yet).
+	ledger *ledgerHistory
+	op     string
+	step   int
 }
 
 // lockClientState is where a client is in its loop, as its events say.
@@ -72,6 +78,7 @@ var _ lockSink = (*lockRecorder)(nil)
 var lockEventFrom = map[lockEventKind]lockClientState{
 	evAsked: stateIdle, evGranted: stateAsking, evFailed: stateAsking, evWrite: stateHolding,
 	evLost: stateHolding, evExit: stateHolding, evReleased: stateReleasing, evReleaseFailed: stateReleasing,
+	evStep: stateHolding, evCommit: stateHolding, evAbort: stateHolding,
 }
 
 // fitsLockEvent reports, wrapping errLockProtocol, an event that is not a client
@@ -91,14 +98,29 @@ func fitsLockEvent(noun string, id int, state lockClientState, ev lockEvent) err
 // client's account (follow), then the checker's, the fence's and the
 // sections' part.
 func (r *lockRecorder) event(ev lockEvent) error {
+	work := ev.Kind == evStep || ev.Kind == evCommit || ev.Kind == evAbort
+	if work && r.ledger == nil {
+		return fmt.Errorf("%w: client %d: %s outside the ledger workload", errLockProtocol, r.id, ev.Kind)
+	}
 	if err := r.follow("lock", ev); err != nil {
 		return err
+	}
+	if work {
+		r.ledger.work(r.id, ev)
+		if ev.Kind == evStep {
+			r.op, r.step = ev.Op, ev.Step
+		}
+		return nil
 	}
 	switch ev.Kind {
 	case evAsked:
 		r.ticket = r.checker.Ask()
 	case evGranted:
 		r.checker.Grant(r.id, r.ticket, ev.Token, ev.At, r.measured)
+		if r.ledger != nil {
+			r.ledger.grant(ev.At, r.id, ev.Token)
+			r.op, r.step = "", 0
+		}
 		if r.sections != nil {
 			r.open = r.sections.Add(r.id, ev.Token, ev.At)
 		}

@@ -35,6 +35,9 @@ type LockWorkerSpec struct {
 	Path    string        `json:"path"`
 	Hold    time.Duration `json:"hold_ns"`
 	Think   time.Duration `json:"think_ns"`
+	// Work, if set, is the ledger's work each critical section does
+	// instead of the register writes and the hold.
+	Work *WorkSpec `json:"work,omitempty"`
 	// Config is the backend configuration, passed to the worker's
 	// LockWorkerOpen unread.
 	Config json.RawMessage `json:"config"`
@@ -124,8 +127,11 @@ func RunLockWorker(ctx context.Context, open LockWorkerOpen, in io.Reader, out i
 		}
 	}()
 
-	client := &lockClient{lock: l, session: s, hold: spec.Hold, think: spec.Think,
-		now: func() time.Duration { return time.Since(start) }}
+	now := func() time.Duration { return time.Since(start) }
+	client := &lockClient{lock: l, session: s, hold: spec.Hold, think: spec.Think, now: now}
+	if spec.Work != nil {
+		client.work = &ledgerWork{spec: *spec.Work, s: s, client: spec.Client, now: now}
+	}
 	if err := client.run(runCtx, w); err != nil {
 		return fmt.Errorf("%w: %w", ErrLockWorker, err)
 	}
@@ -186,7 +192,7 @@ type lockEventWriter struct {
 var _ lockSink = (*lockEventWriter)(nil)
 
 func (w *lockEventWriter) event(ev lockEvent) error {
-	ack := ev.Kind == evExit && w.acks != nil
+	ack := (ev.Kind == evExit || ev.Kind == evStep) && w.acks != nil
 	w.mu.Lock()
 	w.seq++
 	seq := w.seq

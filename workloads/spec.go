@@ -90,6 +90,9 @@ type Abilities struct {
 	// Planned: zkbench plan models the workload (one lock, FIFO waiters)
 	// from its sweeps.
 	Planned bool
+	// Steps: a holder's critical section is work in steps that a
+	// kill-holder fault can fall between (the ledger).
+	Steps bool
 }
 
 // Planned lists the workloads zkbench plan models.
@@ -106,7 +109,7 @@ func Planned() []string {
 // Specs lists every workload, by name.
 func Specs() []Spec {
 	return []Spec{
-		barrierSpec(), configSpec(), failoverSpec(), handoffSpec(), lockSpec(), membershipSpec(),
+		barrierSpec(), configSpec(), failoverSpec(), handoffSpec(), ledgerSpec(), lockSpec(), membershipSpec(),
 		observersSpec(), queueSpec(), revokeSpec(), rwlockSpec(), semaphoreSpec(), simpleBarrierSpec(), twoPhaseSpec(),
 	}
 }

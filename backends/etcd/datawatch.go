@@ -141,3 +141,33 @@ func (s *Session) followData(ctx context.Context, p string, modRev, next int64, 
 		wait = backOff(base, wait)
 	}
 }
+
+var _ backends.Transactor = (*Session)(nil)
+
+// SetIf is one transaction: If(Value(guard) == want) — or, for a nil want,
+// If(CreateRevision(guard) == 0) — Then a Put of each write (no lease).
+func (s *Session) SetIf(ctx context.Context, guard string, want []byte, writes []backends.Write) (bool, error) {
+	for _, w := range writes {
+		if err := checkPath(w.Path); err != nil {
+			return false, err
+		}
+	}
+	c, stop, err := s.callAt(ctx, guard)
+	if err != nil {
+		return false, err
+	}
+	defer stop()
+	cmp := clientv3.Compare(clientv3.Value(guard), "=", string(want))
+	if want == nil {
+		cmp = clientv3.Compare(clientv3.CreateRevision(guard), "=", 0)
+	}
+	ops := make([]clientv3.Op, len(writes))
+	for i, w := range writes {
+		ops[i] = clientv3.OpPut(w.Path, string(w.Data))
+	}
+	resp, err := s.cli.Txn(c).If(cmp).Then(ops...).Commit()
+	if err != nil {
+		return false, s.fail(ctx, "set-if", guard, true, err)
+	}
+	return resp.Succeeded, nil
+}

@@ -16,7 +16,7 @@
 // the wire: compare with the servers only over intervals without those.
 //
 //   - Requests["create"] + ["create_seq"] + ["enqueue"] + ["dequeue"] + ["update"] +
-//     ["delete"] + ["set"] equal the servers' write requests over the same interval (backends.MetricWrites: ZooKeeper
+//     ["delete"] + ["set"] + ["set_if"] equal the servers' write requests over the same interval (backends.MetricWrites: ZooKeeper
 //     zk_cnt_updatelatency, which counts failed creates and deletes too; etcd
 //     Txn/Put/DeleteRange calls handled), provided nothing else wrote in the
 //     interval: opening a session (ZooKeeper createSession, etcd LeaseGrant),
@@ -109,6 +109,7 @@ const (
 	OpSet
 	OpWatchData
 	OpUpdate
+	OpSetIf
 	numOps
 )
 
@@ -128,6 +129,7 @@ var opNames = [numOps]string{
 	OpSet:         "set",
 	OpWatchData:   "watch_data",
 	OpUpdate:      "update",
+	OpSetIf:       "set_if",
 }
 
 // Ops lists every request type in a stable order.

@@ -14,7 +14,7 @@ import (
 )
 
 func TestOpNamesMatchResultsKeys(t *testing.T) {
-	want := []string{"create", "create_seq", "get", "delete", "children", "ensure_path", "exists_w", "children_w", "enqueue", "predecessor", "tagged", "dequeue", "set", "watch_data", "update"}
+	want := []string{"create", "create_seq", "get", "delete", "children", "ensure_path", "exists_w", "children_w", "enqueue", "predecessor", "tagged", "dequeue", "set", "watch_data", "update", "set_if"}
 	ops := instrument.Ops()
 	if len(ops) != len(want) {
 		t.Fatalf("Ops() has %d types, want %d", len(ops), len(want))
@@ -55,6 +55,7 @@ func TestCountsEveryRequestAndFailure(t *testing.T) {
 			t.Errorf("WatchData on a session without the ability: %v", err)
 		}
 		s.Update(ctx, "/a", []byte("unlock"))
+		s.SetIf(ctx, "/h", nil, []backends.Write{{Path: "/a", Data: []byte("1")}, {Path: "/h", Data: []byte("1")}})
 	}
 	call()
 	stub.err = errStub
@@ -63,10 +64,10 @@ func TestCountsEveryRequestAndFailure(t *testing.T) {
 	got := c.Snapshot()
 	want := map[string]int64{"create": 2, "create_seq": 4, "get": 2, "delete": 2, "children": 2,
 		"ensure_path": 2, "exists_w": 2, "children_w": 2, "enqueue": 2, "predecessor": 2, "tagged": 2, "dequeue": 2,
-		"update": 2, "set": 2, "watch_data": 0}
+		"update": 2, "set": 2, "watch_data": 0, "set_if": 2}
 	wantFail := map[string]int64{"create": 1, "create_seq": 2, "get": 1, "delete": 1, "children": 1,
 		"ensure_path": 1, "exists_w": 1, "children_w": 1, "enqueue": 1, "predecessor": 1, "tagged": 1, "dequeue": 1,
-		"update": 1, "set": 1, "watch_data": 0}
+		"update": 1, "set": 1, "watch_data": 0, "set_if": 1}
 	for k, v := range want {
 		if got.Requests[k] != v {
 			t.Errorf("Requests[%q] = %d, want %d", k, got.Requests[k], v)
@@ -78,8 +79,8 @@ func TestCountsEveryRequestAndFailure(t *testing.T) {
 	if len(got.Requests) != len(want) || len(got.Failures) != len(want) {
 		t.Errorf("snapshot has %d request and %d failure keys, want %d", len(got.Requests), len(got.Failures), len(want))
 	}
-	if got.TotalRequests() != 30 {
-		t.Errorf("TotalRequests = %d, want 30", got.TotalRequests())
+	if got.TotalRequests() != 32 {
+		t.Errorf("TotalRequests = %d, want 32", got.TotalRequests())
 	}
 	// Only the two successful watch calls armed a watch.
 	if got.WatchesArmed != 2 {
@@ -432,6 +433,20 @@ func TestUpdateWithoutUpdater(t *testing.T) {
 	}
 	if got := c.Snapshot(); got.Requests["update"] != 1 || got.Failures["update"] != 1 {
 		t.Fatalf("set counted %d requests, %d failures; want 1 and 1", got.Requests["update"], got.Failures["update"])
+	}
+}
+
+// TestSetIfWithoutTransactor: SetIf through the instrument on a session that
+// cannot write in a transaction fails with errors.ErrUnsupported, counted
+// as a failed set_if.
+func TestSetIfWithoutTransactor(t *testing.T) {
+	var c instrument.Counters
+	s := instrument.Wrap(struct{ backends.Session }{newStub()}, &c)
+	if ok, err := s.SetIf(context.Background(), "/h", nil, nil); ok || !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("SetIf = %v, %v, want errors.ErrUnsupported", ok, err)
+	}
+	if got := c.Snapshot(); got.Requests["set_if"] != 1 || got.Failures["set_if"] != 1 {
+		t.Fatalf("set_if counted %d requests, %d failures; want 1 and 1", got.Requests["set_if"], got.Failures["set_if"])
 	}
 }
 

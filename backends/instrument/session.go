@@ -16,8 +16,9 @@ type Session struct {
 }
 
 var (
-	_ backends.Session = (*Session)(nil)
-	_ backends.Updater = (*Session)(nil)
+	_ backends.Session    = (*Session)(nil)
+	_ backends.Updater    = (*Session)(nil)
+	_ backends.Transactor = (*Session)(nil)
 )
 
 // Wrap returns s counting into c. Wrapping an already wrapped session counts
@@ -174,6 +175,29 @@ func (s *Session) Update(ctx context.Context, path string, data []byte) error {
 	}
 	s.done(OpUpdate, err)
 	return err
+}
+
+// SetIf counts OpSetIf (backends.Transactor), one write however many nodes
+// it writes, forwarding to the wrapped session; one that cannot returns an
+// error matching errors.ErrUnsupported, counted as a failed request.
+func (s *Session) SetIf(ctx context.Context, guard string, want []byte, writes []backends.Write) (bool, error) {
+	s.c.sent(OpSetIf)
+	n := len(guard) + len(want)
+	for _, w := range writes {
+		n += len(w.Path) + len(w.Data)
+	}
+	s.c.bytesSent.Add(int64(n))
+	var (
+		done bool
+		err  error
+	)
+	if tx, ok := s.inner.(backends.Transactor); ok {
+		done, err = tx.SetIf(ctx, guard, want, writes)
+	} else {
+		err = fmt.Errorf("instrument: set-if %s: %T cannot write in a transaction: %w", guard, s.inner, errors.ErrUnsupported)
+	}
+	s.done(OpSetIf, err)
+	return done, err
 }
 
 // EnsurePath counts OpEnsurePath once per call, however many server

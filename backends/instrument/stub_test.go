@@ -42,7 +42,10 @@ func (s *stubSession) Enqueue(ctx context.Context, parent, tag string) (backends
 func (s *stubSession) Predecessor(ctx context.Context, parent string, me backends.Node, gone string) (backends.Node, bool, error) {
 	return backends.Node{}, false, s.err
 }
-func (s *stubSession) Dequeue(ctx context.Context, me backends.Node) error        { return s.err }
+func (s *stubSession) Dequeue(ctx context.Context, me backends.Node) error { return s.err }
+func (s *stubSession) SetIf(ctx context.Context, guard string, want []byte, writes []backends.Write) (bool, error) {
+	return s.err == nil, s.err
+}
 func (s *stubSession) Update(ctx context.Context, path string, data []byte) error { return s.err }
 func (s *stubSession) Tagged(ctx context.Context, parent, tag string) ([]backends.Node, error) {
 	return nil, s.err

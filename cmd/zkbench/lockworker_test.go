@@ -150,7 +150,7 @@ func TestRunPauseClientBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--clients", "1", "--fault", "pause-client:0@1s+1s"}, "besides the 1 paused"},
+		{[]string{"--clients", "1", "--fault", "pause-client:0@1s+1s"}, "besides the 1 in worker processes"},
 		{[]string{"--backend", "zookeeper", "--endpoints", "127.0.0.1:1", "--fault", "pause-client:1@1s+1s", "--fault", "expire-session:1@2s"}, "cannot expire"},
 	} {
 		args := append([]string{"run", "--duration", "200ms", "-o", dir, "--no-plots"}, tc.args...)

@@ -162,7 +162,7 @@ func TestRunFaultsBadInput(t *testing.T) {
 		{[]string{"--fault", "nap:1@1s"}, "unknown action"},
 		{[]string{"--fault", "kill-server:0@1s"}, "--cluster local"},
 		{[]string{"--fault", "cut-client:5@1s"}, "no such client: the run has clients 0..2"},
-		{[]string{"--workload", "barrier", "--fault", "pause-client:0@1s+1s"}, "only the lock workload runs clients in worker processes"},
+		{[]string{"--workload", "barrier", "--fault", "pause-client:0@1s+1s"}, "only the ledger, lock workloads run clients in worker processes"},
 		{[]string{"--rate", "10", "--fault", "pause-client:0@1s+1s"}, "open loop"},
 		{[]string{"--fault", "pause-client:0@1s+1s", "--fault", "cut-client:0@1s"}, "cannot single out"},
 	} {

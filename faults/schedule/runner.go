@@ -262,6 +262,15 @@ func (r *runner) apply(ctx context.Context, id int, f Fault) (detail string, err
 		}})
 	case ExpireSession:
 		return "", t.ExpireSession(ctx, f.Client)
+	case KillClient, KillHolder:
+		k, ok := t.(Killer)
+		if !ok {
+			return "", fmt.Errorf("%w: clients cannot be killed here", ErrUnsupported)
+		}
+		if f.Action == KillHolder {
+			return "armed: the next holder mid-work", k.KillHolder()
+		}
+		return "", k.KillClient(f.Client)
 	}
 	return "", fmt.Errorf("%w: action %q", ErrUnsupported, f.Action)
 }

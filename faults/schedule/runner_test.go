@@ -66,7 +66,7 @@ func (f *fakeTarget) at(what string) time.Duration {
 }
 
 func (f *fakeTarget) Limits() Limits {
-	return Limits{Servers: f.servers, Clients: 8, Network: true, Workers: true, Expire: true}
+	return Limits{Servers: f.servers, Clients: 8, Network: true, Workers: true, Expire: true, Kill: true, Holders: true}
 }
 
 func (f *fakeTarget) KillServer(_ context.Context, i int) error {
@@ -310,5 +310,43 @@ func TestRestartServerTakesOverAKill(t *testing.T) {
 	}
 	if rep.Undone != 0 || rep.Total() != 2 {
 		t.Fatalf("report %+v", rep)
+	}
+}
+
+// killerTarget is a fakeTarget that can kill clients.
+type killerTarget struct{ *fakeTarget }
+
+func (k killerTarget) KillClient(c int) error { return k.log(fmt.Sprintf("kill-client %d", c)) }
+func (k killerTarget) KillHolder() error      { return k.log("kill-holder") }
+
+// TestRunKills: kill-client and kill-holder reach a Killer once each and
+// are never undone; a target that cannot kill records a failure.
+func TestRunKills(t *testing.T) {
+	fs := mustParse(t, "kill-client:2@0s", "kill-holder@5ms")
+	run := func(tg Target, fake *fakeTarget, rec *recorder, done func() bool) Report {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			defer cancel()
+			for deadline := time.Now().Add(time.Minute); !done() && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+		}()
+		return Run(ctx, fake.start, fs, tg, rec)
+	}
+	k := killerTarget{newFake(1, 0)}
+	rec := &recorder{}
+	rep := run(k, k.fakeTarget, rec, func() bool { return hasAll("kill-client 2", "kill-holder")(k.whats()) })
+	if rep.Injected[KillClient] != 1 || rep.Injected[KillHolder] != 1 || rep.Undone != 0 || len(rep.Failures) != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	if !slices.Contains(rec.all(), "fault|kill-holder: armed: the next holder mid-work|-1") {
+		t.Fatalf("timeline %v", rec.all())
+	}
+	plain := newFake(1, 0)
+	rec = &recorder{}
+	rep = run(plain, plain, rec, func() bool { return len(rec.all()) >= 2 })
+	if len(rep.Failures) != 2 || !strings.Contains(rep.Failures[0], "clients cannot be killed here") {
+		t.Fatalf("kills on a target that cannot: failures %v", rep.Failures)
 	}
 }

@@ -31,10 +31,13 @@
 //	reset-conns     [C] (client)   no        reset every connection (or client C's) with a TCP RST
 //	pause-client    C (client)     required  SIGSTOP client C's worker process; SIGCONT
 //	expire-session  C (client)     no        force client C's session to expire on the server
+//	kill-client     C (client)     no        SIGKILL client C's worker process (no release, no close); it does not come back
+//	kill-holder     -              no        SIGKILL the next worker client that holds the lock mid-work (ledger: after step j<K); it does not come back
 //
 // Examples: kill-server:1@10s, kill-leader@10s+5s, restart-server:1@20s,
 // kill-servers:2@10s+15s, latency:50ms±20ms@5s+10s, cut-client:3@5s+8s,
-// reset-conns@12s, pause-client:3@5s+10s, expire-session:3@5s.
+// reset-conns@12s, pause-client:3@5s+10s, expire-session:3@5s,
+// kill-client:0@5s, kill-holder@5s.
 //
 // A fault without +FOR stays in force until a later fault undoes it
 // (restart-server after kill-server) or the run ends: the runner undoes
@@ -75,6 +78,11 @@ const (
 	ResetConns      Action = "reset-conns"
 	PauseClient     Action = "pause-client"
 	ExpireSession   Action = "expire-session"
+	// KillClient and KillHolder need a Target that is a Killer (clients
+	// in worker processes). Their victims' sessions end on the server
+	// only when they time out; the clients do not come back.
+	KillClient Action = "kill-client"
+	KillHolder Action = "kill-holder"
 )
 
 type argKind int
@@ -116,6 +124,8 @@ var rules = map[Action]actionRule{
 	ResetConns:      {argOptClient, durNo, "reset-conns[:C]@AT"},
 	PauseClient:     {argClient, durRequired, "pause-client:C@AT+FOR"},
 	ExpireSession:   {argClient, durNo, "expire-session:C@AT"},
+	KillClient:      {argClient, durNo, "kill-client:C@AT"},
+	KillHolder:      {argNone, durNo, "kill-holder@AT"},
 }
 
 // Actions lists every action, sorted.
@@ -143,7 +153,8 @@ type Fault struct {
 	// Count is kill-servers' N; 0 otherwise.
 	Count int
 	// Client is the client index of cut-client, pause-client,
-	// expire-session and reset-conns:C; -1 otherwise (reset-conns: all).
+	// expire-session, kill-client and reset-conns:C; -1 otherwise
+	// (reset-conns: all).
 	Client int
 	// Base and Jitter are latency's delay.
 	Base, Jitter time.Duration

@@ -48,6 +48,8 @@ func TestParseValid(t *testing.T) {
 			f.Action, f.Client, f.At, f.For = PauseClient, 3, 5*time.Second, 10*time.Second
 		})},
 		{"expire-session:3@5s", with(func(f *Fault) { f.Action, f.Client, f.At = ExpireSession, 3, 5*time.Second })},
+		{"kill-client:2@3s", with(func(f *Fault) { f.Action, f.Client, f.At = KillClient, 2, 3*time.Second })},
+		{"kill-holder@1500ms", with(func(f *Fault) { f.Action, f.At = KillHolder, 1500*time.Millisecond })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {
@@ -103,6 +105,10 @@ func TestParseErrorsSayWhatIsWrong(t *testing.T) {
 		{"latency:10ms±1x@5s", []string{"JITTER is not a duration"}},
 		{"latency:fast@5s", []string{"BASE must start with a digit"}},
 		{"cut-client@5s", []string{"needs a client index"}},
+		{"kill-client@5s", []string{"needs a client index", "kill-client:C@AT"}},
+		{"kill-client:1@5s+1s", []string{"instant", "kill-client:C@AT"}},
+		{"kill-holder:1@5s", []string{"takes no argument", "kill-holder@AT"}},
+		{"kill-holder@5s+1s", []string{"instant"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {
@@ -194,12 +200,52 @@ func TestValidateAgainstLimits(t *testing.T) {
 	}
 }
 
+// TestValidateKills: kill-client needs worker processes and a client that
+// exists; kill-holder needs worker processes and holders that work in
+// steps.
+func TestValidateKills(t *testing.T) {
+	fs, err := ParseAll([]string{"kill-client:1@1s", "kill-holder@2s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		lim  Limits
+		fs   []Fault
+		want []string // "" for none
+	}{
+		{"no workers", Limits{Clients: 4}, fs, []string{`"kill-client:1@1s": needs clients running in worker processes`,
+			`"kill-holder@2s": needs clients running in worker processes`}},
+		{"no steps", Limits{Clients: 4, Kill: true}, fs[1:], []string{`"kill-holder@2s": needs a workload whose lock holders work in steps`}},
+		{"no such client", Limits{Clients: 1, Kill: true, Holders: true}, fs[:1], []string{`"kill-client:1@1s": "1": no such client: the run has clients 0..0`}},
+		{"fine", Limits{Clients: 4, Kill: true, Holders: true}, fs, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Validate(tt.fs, tt.lim)
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("Validate = %v, want nil", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrBadSpec) {
+				t.Fatalf("Validate = %v, want ErrBadSpec", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"kill-server:1@10s", "kill-leader@10s+5s", "restart-server:1@20s", "kill-servers:2@10s+15s",
 		"latency:50ms±20ms@5s+10s", "latency:50ms~20ms@5s", "cut-client:3@5s+8s", "reset-conns@12s",
 		"reset-conns:2@1s", "pause-client:3@5s+10s", "expire-session:3@5s", "cut-all@1h+1m",
-		"pause-server:0@0s+1ns", "kill-server:1@10s@", "latency:±@+", "",
+		"pause-server:0@0s+1ns", "kill-server:1@10s@", "latency:±@+", "", "kill-client:0@1s", "kill-holder@2s",
 	} {
 		f.Add(s)
 	}

@@ -39,6 +39,21 @@ type Limits struct {
 	// Partition: servers can be cut off the network (the Target is a
 	// Partitioner).
 	Partition bool
+	// Kill: clients run in worker processes that can be killed (the
+	// Target is a Killer); Holders: the workload's holders work in steps
+	// that kill-holder can fall between.
+	Kill, Holders bool
+}
+
+// Killer is the optional ability of a Target whose clients run in worker
+// processes: to SIGKILL one, with no release and no close, so that its
+// session ends on the server only when it times out.
+type Killer interface {
+	// KillClient kills client c's worker now.
+	KillClient(c int) error
+	// KillHolder arms a kill of the next worker client that holds the
+	// lock mid-work: it is killed between two steps of its work.
+	KillHolder() error
 }
 
 // Partitioner is the optional ability of a Target whose servers sit on a
@@ -124,6 +139,17 @@ func Validate(faults []Fault, lim Limits) error {
 		case ExpireSession:
 			if !lim.Expire {
 				bad("", "this backend cannot expire a session on demand")
+			}
+		case KillClient:
+			if !lim.Kill {
+				bad("", "needs clients running in worker processes, which this run does not have")
+			}
+		case KillHolder:
+			switch {
+			case !lim.Kill:
+				bad("", "needs clients running in worker processes, which this run does not have")
+			case !lim.Holders:
+				bad("", "needs a workload whose lock holders work in steps a kill can fall between (the ledger workload)")
 			}
 		}
 		if f.Client >= 0 && f.Client >= lim.Clients {
