@@ -186,11 +186,18 @@ func (e summaryEnd) write(w io.Writer, run *results.Run) {
 		}
 	}
 	if run.Status != results.StatusComplete {
-		fmt.Fprintf(w, e.status, run.ID, run.Status)
+		line := fmt.Sprintf(e.status, run.ID, run.Status)
 		if run.StatusDetail != "" {
-			fmt.Fprintf(w, " (%s)", run.StatusDetail)
+			line += fmt.Sprintf(" (%s)", run.StatusDetail)
 		}
-		fmt.Fprintln(w)
+		// A long reason wraps as the notes do (the leading newline of
+		// the format stays its own).
+		head, rest := "", line
+		if strings.HasPrefix(rest, "\n") {
+			head, rest = "\n", rest[1:]
+		}
+		fmt.Fprint(w, head)
+		printLines(w, wrap(rest, "", "  ", SummaryWidth))
 	}
 }
 

@@ -118,7 +118,7 @@ func TestSummary(t *testing.T) {
 	}
 	for row, want := range map[string]string{
 		"variant": "variant clients ops/s acquire p50 p99 notif/op cli|srv req/op cli|srv sessions lost flags",
-		"naive":   "naive 10 500.0 5.00ms 9.90ms 9.02 | 9.01 - | - 0 client-bound, errors",
+		"naive":   "naive 10 500.0 5.00ms 9.90ms 9.02 | 9.01 - | - 0 client-bound,errors",
 		"native":  "native 10 5.00 - - - | 1.00 - | - -",
 	} {
 		if rows[row] != want {

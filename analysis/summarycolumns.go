@@ -337,7 +337,9 @@ func flags(res *results.Result) string {
 	if res.ServerPartial {
 		out = append(out, "server partial")
 	}
-	return strings.Join(out, ", ")
+	// No space after the commas: the narrow table stays within
+	// SummaryWidth with three flags.
+	return strings.Join(out, ",")
 }
 
 func violations(res *results.Result) string {

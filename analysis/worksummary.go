@@ -56,9 +56,9 @@ func workColumns() []column {
 		}}
 	}
 	return []column{
-		count("committed", func(w *results.Work) int64 { return w.Committed }),
-		count("finished for a crash", func(w *results.Work) int64 { return w.Recovered }),
-		{head: "crashes (ended)", narrow: true, wide: true, cell: func(r *results.Result) string {
+		count("ops", func(w *results.Work) int64 { return w.Committed }),
+		count("finished", func(w *results.Work) int64 { return w.Recovered }),
+		{head: "crashes", narrow: true, wide: true, cell: func(r *results.Result) string {
 			if r.Work == nil {
 				return unmeasured
 			}
@@ -67,14 +67,14 @@ func workColumns() []column {
 		count("lost", func(w *results.Work) int64 { return w.Anomalies.LostUpdates }),
 		count("twice", func(w *results.Work) int64 { return w.Anomalies.AppliedTwice }),
 		count("partial", func(w *results.Work) int64 { return w.Anomalies.PartialVisible }),
-		count("off count", func(w *results.Work) int64 { return w.Anomalies.Mismatched }),
-		{head: "stale acc|rej", narrow: true, wide: true, cell: func(r *results.Result) string {
+		count("off", func(w *results.Work) int64 { return w.Anomalies.Mismatched }),
+		{head: "stale a|r", narrow: true, wide: true, cell: func(r *results.Result) string {
 			if r.Work == nil {
 				return unmeasured
 			}
 			return fmt.Sprintf("%d|%d", r.Work.Anomalies.StaleAccepted, r.Work.Anomalies.StaleRejected)
 		}},
-		{head: "recovery (s)", narrow: true, wide: true, cell: func(r *results.Result) string {
+		{head: "recovery s", narrow: true, wide: true, cell: func(r *results.Result) string {
 			if r.Work == nil {
 				return unmeasured
 			}

@@ -86,8 +86,11 @@ for n in $WATCHERS; do
 	clients="${clients:+$clients,}$n"
 done
 
+# The member is not below zkbench run's process: name it, so that its CPU
+# is the server's, not another process's loading the machine.
+pid="$(sed -n 's/^ *"pid": \([0-9]*\),*$/\1/p' "$state" | head -n 1)"
 # shellcheck disable=SC2086 # ZKFLAGS is a list of flags
-"$zkbench" run --backend etcd --endpoints "$endpoint" --workload config --variants persistent \
+"$zkbench" run --backend etcd --endpoints "$endpoint" --server-pids "$endpoint=$pid" --workload config --variants persistent \
 	--clients "$clients" --size "$SIZE" --rate "$RATE" --duration "$duration" --warmup 1s \
 	$ZKFLAGS -o "$OUT" --run-id zkbench
 
