@@ -133,7 +133,7 @@ func TestRunQueueBadInput(t *testing.T) {
 		{"warm-up on a queue", []string{"--workload", "queue", "--rate", "10", "--warmup", "1s"}, "--warmup: the queue workload"},
 		{"native with priorities", []string{"--workload", "queue", "--rate", "10", "--variants", "native", "--priorities", "3"}, "has no priorities"},
 		{"native on zookeeper", []string{"--workload", "queue", "--rate", "10", "--backend", "zookeeper", "--variants", "native"}, "native"},
-		{"pause a consumer", []string{"--workload", "queue", "--rate", "10", "--fault", "pause-client:0@1s+1s"}, "only the lock workload runs clients in worker processes"},
+		{"pause a consumer", []string{"--workload", "queue", "--rate", "10", "--fault", "pause-client:0@1s+1s"}, "only the ledger, lock workloads run clients in worker processes"},
 	}
 	runBadInput(t, tests)
 }

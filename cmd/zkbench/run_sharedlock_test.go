@@ -20,8 +20,8 @@ func TestRunSharedLockFlags(t *testing.T) {
 		{"rate on rwlock", []string{"--workload", "rwlock", "--rate", "10"}, "--rate: the rwlock workload does not read it"},
 		{"zero revoke-every", []string{"--workload", "revoke", "--variants", "consent", "--revoke-every", "0s"}, "--revoke-every 0s: want a positive pause"},
 		{"negative revoke-every", []string{"--workload", "revoke", "--variants", "consent", "--revoke-every", "-5ms"}, "--revoke-every -5ms: want a positive pause"},
-		{"pause a rwlock client", []string{"--workload", "rwlock", "--fault", "pause-client:0@1s+1s"}, "only the lock workload runs clients in worker processes"},
-		{"pause a revoke client", []string{"--workload", "revoke", "--variants", "consent", "--fault", "pause-client:0@1s+1s"}, "only the lock workload runs clients in worker processes"},
+		{"pause a rwlock client", []string{"--workload", "rwlock", "--fault", "pause-client:0@1s+1s"}, "only the ledger, lock workloads run clients in worker processes"},
+		{"pause a revoke client", []string{"--workload", "revoke", "--variants", "consent", "--fault", "pause-client:0@1s+1s"}, "only the ledger, lock workloads run clients in worker processes"},
 	})
 }
 
