@@ -22,7 +22,6 @@ import (
 //	rss                 the load generator's resident memory a client (KB)
 //	heap                the servers' live heap a watching client (bytes; watch_footprint)
 //	server_cpu          the servers' CPU an operation (ms)
-//	lost                the sessions lost
 //	per_op:KEY          the case's per-operation figure KEY (results per_op)
 //	pair:KEY/KEY        two of them, "client | server"
 //	latency:NAME:Q      percentile Q of the case's latency histogram NAME
@@ -114,8 +113,6 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 			}
 			return num(res.Cost.ServerCPUSeconds * 1000 / float64(res.Ops.Succeeded))
 		}
-	case "lost":
-		c.cell = func(_ *results.Run, res *results.Result) string { return fmt.Sprint(res.SessionsLost) }
 	case "per_op":
 		c.cell = func(_ *results.Run, res *results.Result) string { return perOpKey(res, arg) }
 		if !labelled {

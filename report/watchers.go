@@ -61,10 +61,10 @@ func pointFlag(p analysis.WatcherPoint) string {
 	return ""
 }
 
-// orDash is v, or "—" for a figure not measured (0).
+// orDash is v, or NotMeasured for a figure not measured (0).
 func orDash(v float64) string {
 	if v == 0 {
-		return "—"
+		return NotMeasured
 	}
 	return Num(v)
 }

@@ -46,20 +46,12 @@ func (b *Backend) LiveHeap(ctx context.Context) (float64, string, error) {
 }
 
 func memberHeap(ctx context.Context, client *http.Client, url string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	body, err := get(ctx, client, "heap", url, " (is the member started with --enable-pprof?)")
 	if err != nil {
-		return 0, fmt.Errorf("etcd: heap %s: %w", url, err)
+		return 0, err
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("etcd: heap %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-		return 0, fmt.Errorf("etcd: heap %s: HTTP %s (is the member started with --enable-pprof?)", url, resp.Status)
-	}
-	return parseHeapAlloc(resp.Body, url)
+	defer body.Close()
+	return parseHeapAlloc(body, url)
 }
 
 // parseHeapAlloc finds "# HeapAlloc = N" in a text heap profile.

@@ -120,25 +120,37 @@ func (b *Backend) httpClient() *http.Client {
 }
 
 func fetchMetrics(ctx context.Context, client *http.Client, url string) (map[string]*dto.MetricFamily, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	body, err := get(ctx, client, "scrape", url, "")
 	if err != nil {
-		return nil, fmt.Errorf("etcd: scrape %s: %w", url, err)
+		return nil, err
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("etcd: scrape %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-		return nil, fmt.Errorf("etcd: scrape %s: HTTP %s", url, resp.Status)
-	}
+	defer body.Close()
 	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
+	fams, err := p.TextToMetricFamilies(body)
 	if err != nil {
 		return nil, fmt.Errorf("etcd: scrape %s: parse: %w", url, err)
 	}
 	return fams, nil
+}
+
+// get GETs url from a member and returns the body of a 200 answer; errors
+// name what was read ("scrape", "heap") and, for another status, end with
+// hint. The caller closes the body.
+func get(ctx context.Context, client *http.Client, what, url, hint string) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("etcd: %s %s: %w", what, url, err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("etcd: %s %s: %w", what, url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		return nil, fmt.Errorf("etcd: %s %s: HTTP %s%s", what, url, resp.Status, hint)
+	}
+	return resp.Body, nil
 }
 
 // noteGauges remembers the gauge families of a scrape (TYPE gauge or
