@@ -229,8 +229,10 @@ type DataWatcher interface {
 	// one, see above). A lost connection is not a change: the stream
 	// resumes where it was, or (ZooKeeper) with the node's data read again
 	// after the reconnect if it moved meanwhile. The channel is closed when ctx ends, and gets
-	// EventSessionLost (then closes) when the session ends. The caller
-	// must keep reading until it cancels ctx.
+	// EventSessionLost (then closes) when the session ends. It returns
+	// once the server holds the watch, so the servers' watch count read
+	// after it includes this one. The caller must keep reading until it
+	// cancels ctx.
 	WatchData(ctx context.Context, path string) (data []byte, exists bool, events <-chan Event, err error)
 }
 

@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -27,7 +28,9 @@ func (s *Session) Set(ctx context.Context, p string, data []byte) error {
 
 // WatchData reads path at revision G and follows it with one watch stream
 // from G+1 (backends.DataWatcher): every put arrives with its value, in
-// revision order, one notification a change and no read. The stream is
+// revision order, one notification a change and no read. It returns once
+// the server has confirmed the stream (a created response), so a caller
+// that counts the servers' watches after it finds this one there. The stream is
 // etcd's own: a broken connection makes clientv3 resume it from the next
 // unseen revision, so a disconnect is no event. If the server cancels
 // the watch (no leader) it is armed again from the next unseen revision;
@@ -42,7 +45,13 @@ func (s *Session) WatchData(ctx context.Context, p string) ([]byte, bool, <-chan
 		return nil, false, nil, s.fail(ctx, "watch-data", p, false, err)
 	}
 	out := make(chan backends.Event, 16)
-	go s.followData(ctx, p, modRev, rev+1, out)
+	armed := make(chan struct{})
+	go s.followData(ctx, p, modRev, rev+1, out, armed)
+	select {
+	case <-armed:
+	case <-ctx.Done():
+		return nil, false, nil, ctx.Err()
+	}
 	return data, modRev != 0, out, nil
 }
 
@@ -65,9 +74,13 @@ func (s *Session) readKey(ctx context.Context, p string) ([]byte, int64, int64, 
 }
 
 // followData forwards p's changes from revision next to out until ctx or
-// the session ends; modRev is the last version reported.
-func (s *Session) followData(ctx context.Context, p string, modRev, next int64, out chan<- backends.Event) {
+// the session ends; modRev is the last version reported. It closes armed
+// when the server confirms the first watch, or when it gives up before.
+func (s *Session) followData(ctx context.Context, p string, modRev, next int64, out chan<- backends.Event, armed chan struct{}) {
 	defer close(out)
+	var confirm sync.Once
+	confirmed := func() { confirm.Do(func() { close(armed) }) }
+	defer confirmed()
 	base, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	stopLost := context.AfterFunc(s.ctx, cancel)
@@ -84,13 +97,17 @@ func (s *Session) followData(ctx context.Context, p string, modRev, next int64, 
 	for {
 		wctx, wcancel := context.WithCancel(base)
 		compacted := false
-		for resp := range s.cli.Watch(wctx, p, clientv3.WithRev(next)) {
+		for resp := range s.cli.Watch(wctx, p, clientv3.WithRev(next), clientv3.WithCreatedNotify()) {
 			if resp.CompactRevision != 0 {
 				compacted = true
 				break
 			}
 			if resp.Err() != nil {
 				break
+			}
+			if resp.Created {
+				confirmed()
+				continue
 			}
 			for _, ev := range resp.Events {
 				next = ev.Kv.ModRevision + 1
