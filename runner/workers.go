@@ -28,10 +28,11 @@ type LockWorkerConfig struct {
 	Etcd      *etcdbackend.Config `json:"etcd,omitempty"`
 }
 
-// OpenLockWorkerSession opens a lock worker's session from its
-// LockWorkerConfig (JSON); the worker process (`zkbench __lock-worker`)
-// passes it to workloads.RunLockWorker.
-func OpenLockWorkerSession(ctx context.Context, raw json.RawMessage) (backends.Session, func() error, error) {
+// OpenLockWorkerBackend opens the backend of a lock worker's session from
+// its LockWorkerConfig (JSON); the worker process (`zkbench
+// __lock-worker`) passes it to workloads.RunLockWorker, which opens its
+// session on it and closes it with the returned func.
+func OpenLockWorkerBackend(_ context.Context, raw json.RawMessage) (backends.Backend, func() error, error) {
 	var cfg LockWorkerConfig
 	if err := json.Unmarshal(raw, &cfg); err != nil {
 		return nil, nil, fmt.Errorf("config: %w", err)
@@ -51,12 +52,7 @@ func OpenLockWorkerSession(ctx context.Context, raw json.RawMessage) (backends.S
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := b.NewSession(ctx)
-	if err != nil {
-		_ = b.Close()
-		return nil, nil, err
-	}
-	return s, b.Close, nil
+	return b, b.Close, nil
 }
 
 // lockWorkers are the worker processes of the clients that pause-client

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/instrument"
 	"github.com/zkbench/zkbench/recipes"
 )
 
@@ -24,7 +25,8 @@ import (
 //	                 and {"cmd":"ack","seq":N} for each event that asks for
 //	                 one; EOF to stop
 //	worker → parent: lockWire: an event with its sequence number (1, 2, ...
-//	                 with no gap) and, on exit, "ack": true
+//	                 with no gap), the worker's counts so far (report) and,
+//	                 on exit and step, "ack": true
 //
 // The worker's first event is session (or error); the loop's events follow
 // start. A step of the ledger's work is acknowledged too, so that a
@@ -121,6 +123,19 @@ type lockEvent struct {
 	// Err (failed, release-failed, error): across the pipe it arrives as a
 	// workerError of the same kind (errorKind) and text.
 	Err error
+	// Report is a worker's counts when it sent the event (on the pipe
+	// only; lockProc passes it to the case's client counts).
+	Report *workerReport
+}
+
+// workerReport is what a worker process has counted so far: its session's
+// requests and watch events (backends/instrument) and its backend's
+// witness of the server work they caused. Sent with every event, so the
+// parent's client counts lag the worker's by at most what it did since its
+// last event.
+type workerReport struct {
+	Counts  instrument.Counts `json:"counts"`
+	Witness backends.Witness  `json:"witness"`
 }
 
 // lockWire is a lockEvent on the pipe.
@@ -140,6 +155,7 @@ type lockWire struct {
 	Bytes     int64         `json:"bytes,omitempty"`
 	ErrKind   string        `json:"err_kind,omitempty"`
 	Err       string        `json:"err,omitempty"`
+	Report    *workerReport `json:"report,omitempty"`
 	// Ack: the worker waits for the parent's ack of Seq before it goes
 	// on, unless the parent has closed its stdin (it is stopping it).
 	Ack bool `json:"ack,omitempty"`
@@ -149,7 +165,7 @@ type lockWire struct {
 func encodeEvent(seq uint64, ev lockEvent, ack bool) ([]byte, error) {
 	w := lockWire{Seq: seq, Kind: ev.Kind, At: ev.At, Intended: ev.Intended, Token: ev.Token,
 		Wakeups: ev.Wakeups, Session: ev.Session, Op: ev.Op, Step: ev.Step, Outcome: ev.Outcome, Recovered: ev.Recovered,
-		Reqs: ev.Reqs, Bytes: ev.Bytes, Ack: ack}
+		Reqs: ev.Reqs, Bytes: ev.Bytes, Report: ev.Report, Ack: ack}
 	if ev.Err != nil {
 		w.ErrKind, w.Err = errorKind(ev.Err), ev.Err.Error()
 	}
@@ -169,7 +185,7 @@ func decodeEvent(line []byte) (ev lockEvent, seq uint64, ack bool, err error) {
 		return lockEvent{}, 0, false, fmt.Errorf("%w: event %q without a sequence number or kind", errLockProtocol, line)
 	}
 	ev = lockEvent{Kind: w.Kind, At: w.At, Intended: w.Intended, Token: w.Token, Wakeups: w.Wakeups, Session: w.Session,
-		Op: w.Op, Step: w.Step, Outcome: w.Outcome, Recovered: w.Recovered, Reqs: w.Reqs, Bytes: w.Bytes}
+		Op: w.Op, Step: w.Step, Outcome: w.Outcome, Recovered: w.Recovered, Reqs: w.Reqs, Bytes: w.Bytes, Report: w.Report}
 	if w.ErrKind != "" || w.Err != "" {
 		ev.Err = &workerError{kind: w.ErrKind, text: w.Err}
 	}

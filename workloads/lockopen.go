@@ -68,20 +68,47 @@ func lockClients(ctx context.Context, d *driver, lockPath, variant string, work 
 		}
 		return nil, nil, nil, err
 	}
+	// The workers' counts join the case's client counts as they report
+	// them (their loops start later, in lockProc.run).
+	for _, p := range procs {
+		p.remote = clients.Remote()
+	}
 	return clients, ids, procs, nil
 }
 
-// procNote says what a case with worker clients does not measure.
+// procNote says how a case with worker clients counts them.
 func procNote(procs []*lockProc, ledger bool) string {
-	ids := make([]string, len(procs))
-	for i, p := range procs {
-		ids[i] = strconv.Itoa(p.client)
+	var ids, lost []string
+	for _, p := range procs {
+		ids = append(ids, strconv.Itoa(p.client))
+		if p.remote != nil && p.remote.Unseen() > 0 {
+			lost = append(lost, strconv.Itoa(p.client))
+		}
 	}
-	writes := "its register writes arrived when this process read them"
+	writes := "their register writes arrived when this process read them"
 	if ledger {
-		writes = "its store requests are counted by its work and reported with its commits"
+		writes = "their store requests are counted by their work too and reported with its commits"
 	}
-	return fmt.Sprintf("client %s ran in a worker process: its requests and watch events are not in the client-side counts "+
-		"(which per-operation client counts divide by every client's acquisitions), and %s",
-		strings.Join(ids, ", "), writes)
+	where := "worker processes"
+	if len(ids) == 1 {
+		where = "a worker process"
+	}
+	note := fmt.Sprintf("%s ran in %s: their requests and watch events are in the client-side counts as each last reported them (with every event), and %s",
+		clientList(ids), where, writes)
+	if len(lost) > 0 {
+		was := "was"
+		if len(lost) > 1 {
+			was = "were"
+		}
+		note += fmt.Sprintf("; %s %s killed between two reports: the calls made after the last are bounded by the most made between two, counted as in flight", clientList(lost), was)
+	}
+	return note
+}
+
+// clientList names clients ids: "client 3", "clients 0, 1, 2".
+func clientList(ids []string) string {
+	if len(ids) == 1 {
+		return "client " + ids[0]
+	}
+	return "clients " + strings.Join(ids, ", ")
 }

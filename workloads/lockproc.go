@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zkbench/zkbench/backends/instrument"
 	"github.com/zkbench/zkbench/internal/spawn"
 )
 
@@ -25,11 +26,13 @@ import (
 // The parent reads each worker's events and feeds them to the case's
 // checker, register, acquire histogram, series and operation counts as the
 // in-process clients do, so Ops still add up (issued = succeeded + failed
-// + unknown + still waiting). Two differences: a worker's register writes reach the
+// + unknown + still waiting). A worker counts its requests and watch
+// events itself (backends/instrument runs in the worker) and sends its
+// totals with every event: the case's client counts add each worker's
+// latest (see lockClients). A worker's register writes reach the
 // register in this process when their lines are read, which is when such a
 // write "arrives at the resource" (a paused worker's late write arrives
-// when it wakes and prints it); and its requests and watch events are not
-// in the client-side counts (backends/instrument runs in the worker). The
+// when it wakes and prints it). The
 // workers ask first: the in-process clients start once each worker's first
 // acquisition has ended — its grant or failure has been recorded, or it
 // exited — so that the client a pause-client fault names is the first holder
@@ -89,6 +92,40 @@ type lockProc struct {
 	// says how a fault killed it (nil: none did).
 	crasher *Crasher
 	crash   atomic.Pointer[procCrash]
+	// remote, if set, takes the counts the worker reports with its
+	// events into the case's client counts; last is its latest report
+	// and gap, by request type, the most calls it made between two.
+	remote *instrument.Remote
+	last   *workerReport
+	gap    map[string]int64
+}
+
+// report passes a worker's counts to the case's client counts.
+func (p *lockProc) report(r *workerReport) {
+	if p.remote == nil || r == nil {
+		return
+	}
+	if p.last != nil {
+		if p.gap == nil {
+			p.gap = map[string]int64{}
+		}
+		for k, n := range r.Counts.Requests {
+			p.gap[k] = max(p.gap[k], n-p.last.Counts.Requests[k])
+		}
+	}
+	p.last = r
+	p.remote.Report(r.Counts, r.Witness)
+}
+
+// reportLost ends the worker's counts when it was killed other than at a
+// step's ack (where it waits, its counts reported): the calls it made
+// after its last report are unknown, at most as many of each type as it
+// made between two reports.
+func (p *lockProc) reportLost(atStep bool) {
+	if p.remote == nil || atStep {
+		return
+	}
+	p.remote.Lost(p.gap)
 }
 
 // startLockProcs starts a worker for each of cp's clients and waits under
@@ -267,6 +304,9 @@ func (p *lockProc) run(ctx context.Context, rec *lockRecorder, log Recorder) {
 		firstOnce sync.Once
 		firstDone = func() { firstOnce.Do(func() { close(p.first) }) }
 		broken    error // the protocol error the worker was killed for
+		// killedAtStep: a kill-holder fault killed it waiting for a
+		// step's ack, everything it did reported.
+		killedAtStep bool
 	)
 	defer firstDone()
 	for ev := range p.events {
@@ -275,6 +315,7 @@ func (p *lockProc) run(ctx context.Context, rec *lockRecorder, log Recorder) {
 		}
 		err := ev.err
 		if err == nil {
+			p.report(ev.Report)
 			err = p.handle(ev, base, rec, log)
 		}
 		if err != nil {
@@ -287,6 +328,7 @@ func (p *lockProc) run(ctx context.Context, rec *lockRecorder, log Recorder) {
 			firstDone()
 		}
 		if ev.Kind == evStep && p.crasher != nil && p.crasher.atStep(p, ev.lockEvent) {
+			killedAtStep = true
 			continue // killed instead of acknowledged: its EOF follows
 		}
 		if ev.ack {
@@ -296,6 +338,9 @@ func (p *lockProc) run(ctx context.Context, rec *lockRecorder, log Recorder) {
 	}
 	<-p.exited
 	crash, was := p.crashOf(), rec.state
+	if crash != nil || broken != nil || p.killed.Load() {
+		p.reportLost(killedAtStep)
+	}
 	if crash != nil && rec.ledger != nil {
 		rec.ledger.crash(ledgerCrash{At: crash.at, Client: p.client, Fault: crash.fault,
 			Holding: rec.state == stateHolding, Op: rec.op, Step: rec.step})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/instrument"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
 
@@ -43,10 +44,10 @@ type LockWorkerSpec struct {
 	Config json.RawMessage `json:"config"`
 }
 
-// LockWorkerOpen opens a lock worker's one session from the configuration
-// the parent sent. closeFn releases what it opened besides the session (the
-// backend); it is called after the session is closed. ctx bounds the open.
-type LockWorkerOpen func(ctx context.Context, config json.RawMessage) (s backends.Session, closeFn func() error, err error)
+// LockWorkerOpen opens the backend a lock worker opens its one session on,
+// from the configuration the parent sent. closeFn (nil: nothing) releases
+// it; it is called after the session is closed. ctx bounds the open.
+type LockWorkerOpen func(ctx context.Context, config json.RawMessage) (b backends.Backend, closeFn func() error, err error)
 
 // lockWorkerOpenTimeout bounds reading the spec and opening the session.
 const lockWorkerOpenTimeout = 30 * time.Second
@@ -82,20 +83,35 @@ func RunLockWorker(ctx context.Context, open LockWorkerOpen, in io.Reader, out i
 		return fail(err)
 	}
 	octx, cancel := context.WithTimeout(ctx, lockWorkerOpenTimeout)
-	s, closeBackend, err := open(octx, spec.Config)
-	cancel()
+	defer cancel()
+	b, closeBackend, err := open(octx, spec.Config)
 	if err != nil {
 		return fail(fmt.Errorf("open session: %w", err))
 	}
-	defer func() {
-		_ = s.Close()
-		if closeBackend != nil {
-			_ = closeBackend()
-		}
-	}()
+	if closeBackend != nil {
+		defer func() { _ = closeBackend() }()
+	}
+	// The session is counted here and its counts sent with every event,
+	// with the backend's witness: the parent adds them to the case's
+	// client counts.
+	reg := instrument.NewRegistry()
+	s, err := instrument.WrapBackend(b, reg).NewSession(octx)
+	if err != nil {
+		return fail(fmt.Errorf("open session: %w", err))
+	}
+	cancel()
+	defer func() { _ = s.Close() }()
+	witness, _ := b.(backends.Witnesser)
 	l, err := v.New(s, spec.Path)
 	if err != nil {
 		return fail(err)
+	}
+	w.report = func() *workerReport {
+		r := &workerReport{Counts: reg.Total()}
+		if witness != nil {
+			r.Witness = witness.Witness()
+		}
+		return r
 	}
 	if err := w.event(lockEvent{Kind: evSession, Session: s.ID()}); err != nil {
 		return fmt.Errorf("%w: %w", ErrLockWorker, err)
@@ -184,6 +200,8 @@ type lockEventWriter struct {
 	// done ends a wait for an ack: the worker is told to stop (a signal)
 	// and releases without it.
 	done <-chan struct{}
+	// report, if set, reads the worker's counts, sent with every event.
+	report func() *workerReport
 
 	mu  sync.Mutex
 	seq uint64
@@ -194,6 +212,9 @@ var _ lockSink = (*lockEventWriter)(nil)
 func (w *lockEventWriter) event(ev lockEvent) error {
 	ack := (ev.Kind == evExit || ev.Kind == evStep) && w.acks != nil
 	w.mu.Lock()
+	if w.report != nil {
+		ev.Report = w.report()
+	}
 	w.seq++
 	seq := w.seq
 	line, err := encodeEvent(seq, ev, ack)

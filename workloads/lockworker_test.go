@@ -26,7 +26,7 @@ func TestRunLockWorkerBadSpec(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
 			opened := false
-			open := func(context.Context, json.RawMessage) (backends.Session, func() error, error) {
+			open := func(context.Context, json.RawMessage) (backends.Backend, func() error, error) {
 				opened = true
 				return nil, nil, errors.New("must not open")
 			}
@@ -61,9 +61,8 @@ func startWorkerPipe(t *testing.T, spec LockWorkerSpec) *workerPipe {
 	if spec.Path == "" {
 		spec.Path = testcluster.TestNamespace(t, b) + "/lock"
 	}
-	open := func(ctx context.Context, _ json.RawMessage) (backends.Session, func() error, error) {
-		s, err := b.NewSession(ctx)
-		return s, nil, err
+	open := func(context.Context, json.RawMessage) (backends.Backend, func() error, error) {
+		return b, nil, nil
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -151,8 +150,14 @@ func TestRunLockWorkerProtocol(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 	w.send(encodeCommand(lockCommand{Cmd: cmdAck, Seq: w.expect - 1}))
-	if ev, _ := w.next(10 * time.Second); ev.Kind != evReleased {
-		t.Fatalf("after the ack: %+v, want released", ev)
+	released, _ := w.next(10 * time.Second)
+	if released.Kind != evReleased {
+		t.Fatalf("after the ack: %+v, want released", released)
+	}
+	// Every event carries the worker's counts so far: by its release, the
+	// fair lock's enqueue, its register writes' and its release's calls.
+	if r := released.Report; r == nil || r.Counts.Requests["enqueue"] != 1 || r.Counts.TotalRequests() < 3 || r.Counts.Requests["dequeue"] != 1 {
+		t.Fatalf("released with report %+v: want the worker's counts, one enqueue and one dequeue among them", r)
 	}
 	if ev, _ := w.next(10 * time.Second); ev.Kind != evAsked {
 		t.Fatalf("after released: %+v, want the next ask", ev)

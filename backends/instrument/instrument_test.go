@@ -226,6 +226,41 @@ func TestRegistryTotalsAndConcurrency(t *testing.T) {
 	}
 }
 
+// A remote client's reports join the totals, the latest replacing the one
+// before; once lost, its unseen calls are calls in flight.
+func TestRegistryRemoteClients(t *testing.T) {
+	ctx := context.Background()
+	r := instrument.NewRegistry()
+	s, err := instrument.WrapBackend(stubBackend{}, r).NewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Get(ctx, "/a")
+	m := r.NewRemote()
+	if got := r.Total().Requests["get"]; got != 1 {
+		t.Fatalf("before any report: %d gets, want this process's 1", got)
+	}
+	report := func(gets int64) instrument.Counts {
+		return instrument.Counts{Requests: map[string]int64{"get": gets}, WatchEvents: gets / 2}
+	}
+	m.Report(report(4), backends.Witness{SessionWrites: 1})
+	m.Report(report(10), backends.Witness{SessionWrites: 1, RefusedWrites: 3})
+	total := r.Total()
+	if total.Requests["get"] != 11 || total.WatchEvents != 5 || total.InFlight["get"] != 0 {
+		t.Errorf("after two reports: %+v, want 1+10 gets, 5 watch events, none in flight", total)
+	}
+	if w := r.RemoteWitness(); w.SessionWrites != 1 || w.RefusedWrites != 3 {
+		t.Errorf("remote witness %+v, want the last report's", w)
+	}
+	if r.Len() != 1 {
+		t.Errorf("Len %d: want the clients of this process only", r.Len())
+	}
+	m.Lost(map[string]int64{"get": 2})
+	if total := r.Total(); total.Requests["get"] != 11 || total.InFlight["get"] != 2 || m.Unseen() != 2 {
+		t.Errorf("lost: %+v (unseen %d), want 11 gets and 2 in flight", total, m.Unseen())
+	}
+}
+
 func TestWrapBackendKeepsOptionalInterfaces(t *testing.T) {
 	cases := []struct {
 		name           string

@@ -12,6 +12,69 @@ import (
 type Registry struct {
 	mu      sync.Mutex
 	clients []*Counters
+	remotes []*Remote
+}
+
+// Remote is a client counted in another process (a worker process that
+// runs one client): its Counts, and its backend's Witness, arrive as
+// reports of their totals so far. Safe for concurrent use.
+type Remote struct {
+	mu      sync.Mutex
+	counts  Counts
+	witness backends.Witness
+	// unseen bounds, by request type, the calls made after the last
+	// report by a process that will send none again (Lost).
+	unseen map[string]int64
+}
+
+// NewRemote adds a client counted elsewhere, with nothing counted yet.
+func (r *Registry) NewRemote() *Remote {
+	m := &Remote{}
+	r.mu.Lock()
+	r.remotes = append(r.remotes, m)
+	r.mu.Unlock()
+	return m
+}
+
+// Report replaces the remote client's totals with newer ones.
+func (m *Remote) Report(c Counts, w backends.Witness) {
+	m.mu.Lock()
+	m.counts, m.witness = c, w
+	m.mu.Unlock()
+}
+
+// Lost says the remote client will report no more (its process was
+// killed) and that it may have made up to unseen calls of each type since
+// its last report: they are added to its InFlight, the bound on how far
+// its counts may be off the servers'.
+func (m *Remote) Lost(unseen map[string]int64) {
+	m.mu.Lock()
+	m.unseen = unseen
+	m.mu.Unlock()
+}
+
+// Unseen is the most calls the remote client may have made since its last
+// report, once Lost: the sum of its unseen calls.
+func (m *Remote) Unseen() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	for _, v := range m.unseen {
+		n += v
+	}
+	return n
+}
+
+// last returns the remote client's latest totals, its unseen calls as
+// calls in flight.
+func (m *Remote) last() (Counts, backends.Witness) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.counts
+	if len(m.unseen) > 0 {
+		c = c.Add(Counts{InFlight: m.unseen})
+	}
+	return c, m.witness
 }
 
 // NewRegistry returns an empty Registry.
@@ -33,7 +96,8 @@ func (r *Registry) Len() int {
 	return len(r.clients)
 }
 
-// PerClient snapshots every client, in the order NewClient made them.
+// PerClient snapshots every client NewClient made, in that order (not
+// the remote ones).
 func (r *Registry) PerClient() []Counts {
 	r.mu.Lock()
 	cs := append([]*Counters(nil), r.clients...)
@@ -45,11 +109,13 @@ func (r *Registry) PerClient() []Counts {
 	return out
 }
 
-// Total sums every client's counts.
+// Total sums every client's counts, the remote clients' last reports
+// included.
 func (r *Registry) Total() Counts {
 	var t Counters
 	r.mu.Lock()
 	cs := append([]*Counters(nil), r.clients...)
+	remotes := append([]*Remote(nil), r.remotes...)
 	r.mu.Unlock()
 	var late int64
 	for _, c := range cs {
@@ -67,7 +133,27 @@ func (r *Registry) Total() Counts {
 		t.bytesReceived.Add(c.bytesReceived.Load())
 	}
 	t.lateClosed = late
-	return t.Snapshot()
+	total := t.Snapshot()
+	for _, m := range remotes {
+		c, _ := m.last()
+		total = total.Add(c)
+	}
+	return total
+}
+
+// RemoteWitness sums the remote clients' backend witnesses (the server
+// work their backends counted that their Counts do not show): a meter adds
+// it to its own backend's.
+func (r *Registry) RemoteWitness() backends.Witness {
+	r.mu.Lock()
+	remotes := append([]*Remote(nil), r.remotes...)
+	r.mu.Unlock()
+	var w backends.Witness
+	for _, m := range remotes {
+		_, mw := m.last()
+		w = w.Add(mw)
+	}
+	return w
 }
 
 // Backend is a backends.Backend whose sessions are instrumented: each

@@ -90,7 +90,7 @@ func newLockWorkerCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return workloads.RunLockWorker(ctx, runner.OpenLockWorkerSession, cmd.InOrStdin(), cmd.OutOrStdout())
+			return workloads.RunLockWorker(ctx, runner.OpenLockWorkerBackend, cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
 }

@@ -95,6 +95,14 @@ func TestRunLedgerHolderCrashes(t *testing.T) {
 				if res.Safety.Violations != 0 {
 					t.Errorf("%s: mutual exclusion violated: %+v", v, res.Safety)
 				}
+				// The worker clients' counts are the case's too: the
+				// clients and the servers agree, or a documented cause
+				// explains why not.
+				for _, n := range res.Notes {
+					if strings.Contains(n, "UNEXPLAINED") {
+						t.Errorf("%s: %s", v, n)
+					}
+				}
 				a := w.Anomalies
 				switch v {
 				case "naive":

@@ -230,6 +230,13 @@ func (c *Clients) Len() int { return len(c.Sessions) }
 // Total sums every client's counts now.
 func (c *Clients) Total() instrument.Counts { return c.reg.Total() }
 
+// Remote adds a client of the case that runs in another process (a worker)
+// and reports its counts: Total includes its last report from then on.
+func (c *Clients) Remote() *instrument.Remote { return c.reg.NewRemote() }
+
+// RemoteWitness sums the witnesses the remote clients reported.
+func (c *Clients) RemoteWitness() backends.Witness { return c.reg.RemoteWitness() }
+
 // Lost is how many sessions ended before Close.
 func (c *Clients) Lost() int64 { return c.lost.Load() }
 

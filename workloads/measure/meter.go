@@ -222,6 +222,9 @@ func (m *Meter) Snapshot(ctx context.Context, clients *Clients) Snapshot {
 
 	if clients != nil {
 		s.Client = clients.Total()
+		if s.HasWitness {
+			s.Witness = s.Witness.Add(clients.RemoteWitness())
+		}
 	}
 	if m.scraper != nil {
 		if m.members != nil {
@@ -239,7 +242,11 @@ func (m *Meter) Snapshot(ctx context.Context, clients *Clients) Snapshot {
 			s.Client = midpoint(s.Client, clients.Total())
 		}
 		if s.HasWitness {
-			s.Witness = s.Witness.Mid(m.witness.Witness())
+			w := m.witness.Witness()
+			if clients != nil {
+				w = w.Add(clients.RemoteWitness())
+			}
+			s.Witness = s.Witness.Mid(w)
 		}
 	}
 	s.Self, s.SelfErr = procstat.Self()
