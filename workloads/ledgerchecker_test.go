@@ -1,10 +1,13 @@
 package workloads
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
 
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/safety"
 )
@@ -268,4 +271,78 @@ func TestLedgerRecorder(t *testing.T) {
 	if h.reqs != 8 || h.bytes != 300 {
 		t.Errorf("history counted %d requests, %d bytes; want 8, 300", h.reqs, h.bytes)
 	}
+}
+
+// historySink records a holder's work events into a ledger history, as
+// its recorder would.
+type historySink struct {
+	h      *ledgerHistory
+	client int
+}
+
+func (s historySink) event(ev lockEvent) error {
+	s.h.work(s.client, ev)
+	return nil
+}
+
+// A holder whose lock has passed on and that works on anyway (a paused
+// holder waking after the next holder's grant) writes stale, on real
+// servers: the naive work's writes are taken and the checker counts them
+// as stale writes accepted; the idempotent work's fence (the intent's
+// token) and the txn work's (head's token) refuse it, counted as stale
+// writes rejected, and the store stays whole. The grants are given by
+// hand: the lock's part is the lock suites'.
+func TestLedgerStaleHolder(t *testing.T) {
+	const steps = 3
+	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
+		for _, v := range ledgerSpec().VariantNames(b.Kind()) {
+			t.Run(v, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				spec := WorkSpec{Variant: v, Steps: steps, Store: testcluster.TestNamespace(t, b) + "/ledger"}
+				start := time.Now()
+				now := func() time.Duration { return time.Since(start) }
+				h := &ledgerHistory{}
+				works := make([]*ledgerWork, 2)
+				for i := range works {
+					s, err := b.NewSession(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { _ = s.Close() })
+					works[i] = &ledgerWork{spec: spec, s: s, client: i, now: now}
+				}
+				section := func(client int, token int64) {
+					t.Helper()
+					if err := works[client].section(ctx, token, historySink{h, client}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				h.grant(now(), 0, 1)
+				section(0, 1)
+				h.grant(now(), 1, 2)
+				section(1, 2)
+				section(0, 1) // client 0's lock passed on to client 1
+				st, err := readLedgerStore(ctx, works[1].s, spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w := checkLedger(h, v, steps, st)
+				a := w.Anomalies
+				t.Logf("%s: store %+v, anomalies %+v, committed %d", v, st, a, w.Committed)
+				switch v {
+				case WorkNaive:
+					if a.StaleAccepted != steps || a.StaleRejected != 0 || w.Committed != 3 {
+						t.Errorf("naive: %d stale writes accepted, %d rejected, %d committed: want %d accepted (every step), 3 committed",
+							a.StaleAccepted, a.StaleRejected, w.Committed, steps)
+					}
+				default:
+					if a.StaleAccepted != 0 || a.StaleRejected != 1 || a.Violations() != 0 || w.Committed != 2 || st.Head.Count != 2 {
+						t.Errorf("%s: anomalies %+v, %d committed, head %+v: want the stale holder's one write rejected, nothing else, 2 committed",
+							v, a, w.Committed, st.Head)
+					}
+				}
+			})
+		}
+	})
 }

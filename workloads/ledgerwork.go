@@ -32,7 +32,9 @@ import (
 // way: after a crash its applied steps stay, the next holder starts its own
 // operation on top of them, and the accounts no longer match the count.
 //
-// idempotent: the holder writes the intent first; each step reads its
+// idempotent: the holder reads the intent (one with a newer token than its
+// own means the lock has passed on: rejected as step 1) and writes its own
+// first; each step reads its
 // account and writes it only if the account's op is not this operation (a
 // replay is a no-op) and its token is not newer than the holder's (a newer
 // one means the lock has passed on: the fence rejects the holder, which
@@ -43,9 +45,11 @@ import (
 // two requests: a holder that stops between them still writes.
 //
 // txn (etcd): the holder reads head and every account, and writes all K
-// accounts and head in one transaction guarded by head's value (a holder
-// whose lock passed on finds head moved: rejected). A crash before the
-// transaction leaves nothing written; nothing is ever part-done.
+// accounts and head in one transaction guarded by head's value. A holder
+// whose lock passed on is rejected: before the transaction if head names a
+// newer token than its own, by the guard if head moved after its read. A
+// crash before the transaction leaves nothing written; nothing is ever
+// part-done.
 
 // The work variants (the ledger workload's variants).
 const (
@@ -259,7 +263,8 @@ func (w *ledgerWork) idempotent(ctx, stop context.Context, op string, token int6
 		return err
 	}
 	if found && in.Token > token {
-		return errRejected
+		// The fence at the intent: a newer holder's operation is there.
+		return w.reject(sink, op, 1, token)
 	}
 	if found && in.Count == 1 {
 		// A holder before this one crashed mid-operation: finish it.
@@ -276,12 +281,7 @@ func (w *ledgerWork) idempotent(ctx, stop context.Context, op string, token int6
 // apply does every step of op that is not done yet and commits it, once:
 // the idempotent work, for its own operation or one it recovers.
 func (w *ledgerWork) apply(ctx, stop context.Context, op string, token int64, sink lockSink, recovered bool) error {
-	reject := func(s int) error {
-		if err := w.emit(sink, lockEvent{Kind: evStep, Op: op, Step: s, Token: token, Outcome: stepRejected}); err != nil {
-			return err
-		}
-		return errRejected
-	}
+	reject := func(s int) error { return w.reject(sink, op, s, token) }
 	for s := 1; s <= w.spec.Steps; s++ {
 		p := accountPath(w.spec.Store, s)
 		r, _, _, err := w.get(ctx, p)
@@ -320,6 +320,14 @@ func (w *ledgerWork) apply(ctx, stop context.Context, op string, token int64, si
 	return w.emit(sink, lockEvent{Kind: evCommit, Op: op, Token: token, Recovered: recovered})
 }
 
+// reject reports step s of op refused by the fence and returns errRejected.
+func (w *ledgerWork) reject(sink lockSink, op string, s int, token int64) error {
+	if err := w.emit(sink, lockEvent{Kind: evStep, Op: op, Step: s, Token: token, Outcome: stepRejected}); err != nil {
+		return err
+	}
+	return errRejected
+}
+
 // errNoTransactions: the txn work on a session that cannot do it.
 var errNoTransactions = errors.New("workloads: this backend's sessions cannot write several nodes in one transaction")
 
@@ -333,6 +341,10 @@ func (w *ledgerWork) txn(ctx, stop context.Context, op string, token int64, sink
 	h, raw, _, err := w.get(ctx, headPath(w.spec.Store))
 	if err != nil {
 		return err
+	}
+	if h.Token > token {
+		// A newer holder committed: this one's lock has passed on.
+		return w.reject(sink, op, w.spec.Steps+1, token)
 	}
 	writes := make([]backends.Write, 0, w.spec.Steps+1)
 	for s := 1; s <= w.spec.Steps; s++ {
