@@ -101,7 +101,8 @@ const (
 	// etcd_network_client_grpc_received_bytes_total).
 	MetricBytesReceived = "zkbench_server_bytes_received"
 	// MetricBytesSent: bytes the servers sent to clients, whole messages
-	// (ZooKeeper zk_response_bytes, replies and notifications; etcd
+	// (ZooKeeper zk_response_bytes, the replies, plus zk_watch_bytes, the
+	// notifications; etcd
 	// etcd_network_client_grpc_sent_bytes_total).
 	MetricBytesSent = "zkbench_server_bytes_sent"
 	// MetricCPUSeconds: server process CPU time, where the server exports it.

@@ -74,8 +74,8 @@
 //     payload the server sends on etcd.
 //
 // A call that fails counts what it sent and receives nothing. These are
-// not the wire's bytes: ZooKeeper's zk_bytes_received_count and
-// zk_response_bytes and etcd's etcd_network_client_grpc_*_bytes_total count
+// not the wire's bytes: ZooKeeper's zk_bytes_received_count,
+// zk_response_bytes and zk_watch_bytes and etcd's etcd_network_client_grpc_*_bytes_total count
 // whole messages (headers, stats, full keys and values, keep-alives), so
 // they are larger, and for small payloads by a large factor.
 package instrument

@@ -34,7 +34,9 @@ import (
 //     handshakes included. -> MetricRequests.
 //   - zk_bytes_received_count: bytes read from clients, four-letter words
 //     included -> MetricBytesReceived; zk_response_bytes: bytes of the
-//     replies and notifications sent -> MetricBytesSent.
+//     replies sent (FinalRequestProcessor), and zk_watch_bytes: bytes of
+//     the notifications sent (ServerCnxn.process) -> MetricBytesSent is
+//     their sum.
 var watchSums = []string{
 	"zk_sum_node_created_watch_count",
 	"zk_sum_node_deleted_watch_count",
@@ -184,7 +186,7 @@ func (b *Backend) scrapeMember(ctx context.Context, ep string, pid int) backends
 		m[backends.MetricBytesReceived] = v
 	}
 	if v, ok := m["zk_response_bytes"]; ok {
-		m[backends.MetricBytesSent] = v
+		m[backends.MetricBytesSent] = v + m["zk_watch_bytes"]
 	}
 	if up, ok := m["zk_uptime"]; ok {
 		mm.StatsStarted = at.Add(-time.Duration(up) * time.Millisecond)

@@ -92,6 +92,13 @@ func TestScrapeCountsWatchFanOut(t *testing.T) {
 			if got := d[backends.MetricWrites]; got != 1 {
 				t.Errorf("writes delta %v, want 1 (the delete)", got)
 			}
+			// The notifications' bytes are zk_watch_bytes (a counter, 61
+			// bytes a notification measured), the replies'
+			// zk_response_bytes: bytes sent are both.
+			if w, r := d["zk_watch_bytes"], d["zk_response_bytes"]; w < 20*watchers || r <= 0 || d[backends.MetricBytesSent] != w+r {
+				t.Errorf("bytes sent %v, notifications %v, replies %v: want the sum, at least 20 bytes a notification",
+					d[backends.MetricBytesSent], w, r)
+			}
 			if d[backends.MetricCPUSeconds] < 0 || scrape(t, b)[backends.MetricResidentBytes] < 1<<20 {
 				t.Errorf("server cost missing: %s", show(d))
 			}
@@ -180,7 +187,7 @@ func TestScrapeLeavesGaugesOut(t *testing.T) {
 			t.Errorf("scrape holds gauge %s = %v", k, m[k])
 		}
 	}
-	for _, k := range []string{"zk_packets_received", "zk_cnt_updatelatency", "zk_sum_node_deleted_watch_count"} {
+	for _, k := range []string{"zk_packets_received", "zk_cnt_updatelatency", "zk_sum_node_deleted_watch_count", "zk_watch_bytes"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("scrape lacks counter %s", k)
 		}
