@@ -78,10 +78,13 @@ func lockClients(ctx context.Context, d *driver, lockPath, variant string, work 
 
 // procNote says how a case with worker clients counts them.
 func procNote(procs []*lockProc, ledger bool) string {
-	var ids, lost []string
+	var ids, lost, unbounded []string
 	for _, p := range procs {
 		ids = append(ids, strconv.Itoa(p.client))
-		if p.remote != nil && p.remote.Unseen() > 0 {
+		switch {
+		case p.unreported && len(p.gap) == 0:
+			unbounded = append(unbounded, strconv.Itoa(p.client))
+		case p.unreported:
 			lost = append(lost, strconv.Itoa(p.client))
 		}
 	}
@@ -101,6 +104,9 @@ func procNote(procs []*lockProc, ledger bool) string {
 			was = "were"
 		}
 		note += fmt.Sprintf("; %s %s killed between two reports: the calls made after the last are bounded by the most made between two, counted as in flight", clientList(lost), was)
+	}
+	if len(unbounded) > 0 {
+		note += fmt.Sprintf("; %s reported fewer than twice before it was killed: the calls made after its last report are not in the counts, nor bounded", clientList(unbounded))
 	}
 	return note
 }

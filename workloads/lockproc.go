@@ -98,6 +98,9 @@ type lockProc struct {
 	remote *instrument.Remote
 	last   *workerReport
 	gap    map[string]int64
+	// unreported: it was killed between two reports, its calls since the
+	// last bounded by gap (not bounded if it reported fewer than twice).
+	unreported bool
 }
 
 // report passes a worker's counts to the case's client counts.
@@ -125,6 +128,7 @@ func (p *lockProc) reportLost(atStep bool) {
 	if p.remote == nil || atStep {
 		return
 	}
+	p.unreported = true
 	p.remote.Lost(p.gap)
 }
 

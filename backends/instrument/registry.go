@@ -53,18 +53,6 @@ func (m *Remote) Lost(unseen map[string]int64) {
 	m.mu.Unlock()
 }
 
-// Unseen is the most calls the remote client may have made since its last
-// report, once Lost: the sum of its unseen calls.
-func (m *Remote) Unseen() int64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var n int64
-	for _, v := range m.unseen {
-		n += v
-	}
-	return n
-}
-
 // last returns the remote client's latest totals, its unseen calls as
 // calls in flight.
 func (m *Remote) last() (Counts, backends.Witness) {
