@@ -755,6 +755,24 @@ func (c *Conn) sendSetWatches2() {
 	}()
 }
 
+// handshakeTimeout bounds the connect request's write and the wait for its
+// reply: the session timeout shared among the servers, as ZooKeeper's Java
+// client bounds it (ClientCnxn's connectTimeout), and at least
+// connectTimeout. v1.0.4 waited ten receive timeouts, 6.7 session
+// timeouts: a connection that a restarting server accepted and never
+// answered (ZooKeeper 3.8 under load) held the client until its session
+// had expired, while the server served a new connection.
+func (c *Conn) handshakeTimeout() time.Duration {
+	t := time.Duration(c.sessionTimeoutMs) * time.Millisecond
+	if n := c.hostProvider.Len(); n > 1 {
+		t /= time.Duration(n)
+	}
+	if t < c.connectTimeout {
+		return c.connectTimeout
+	}
+	return t
+}
+
 func (c *Conn) authenticate() error {
 	buf := make([]byte, 256)
 
@@ -772,7 +790,7 @@ func (c *Conn) authenticate() error {
 
 	binary.BigEndian.PutUint32(buf[:4], uint32(n))
 
-	c.conn.SetWriteDeadline(time.Now().Add(c.recvTimeout * 10))
+	c.conn.SetWriteDeadline(time.Now().Add(c.handshakeTimeout()))
 	_, err = c.conn.Write(buf[:n+4])
 	c.conn.SetWriteDeadline(time.Time{})
 	if err != nil {
@@ -780,7 +798,7 @@ func (c *Conn) authenticate() error {
 	}
 
 	// Receive and decode a connect response.
-	c.conn.SetReadDeadline(time.Now().Add(c.recvTimeout * 10))
+	c.conn.SetReadDeadline(time.Now().Add(c.handshakeTimeout()))
 	_, err = io.ReadFull(c.conn, buf[:4])
 	c.conn.SetReadDeadline(time.Time{})
 	if err != nil {
