@@ -53,6 +53,14 @@ type Witness struct {
 	// no node (its deletion's notification follows), or they were of
 	// another kind (the node's children). The server counts each.
 	SkippedWatchEvents int64 `json:"skipped_watch_events,omitempty"`
+	// RecursiveDeleteEvents are the notifications of a deletion that
+	// reached the client through a ZooKeeper persistent-recursive watch.
+	// ZooKeeper 3.6 to 3.8 holds such a watch in both its data and its
+	// child watch tables; a deletion triggers both, the child table's
+	// trigger finds the watch again and suppresses the second
+	// notification, but zk_sum_node_deleted_watch_count counts both (from
+	// 3.9.0, ZOOKEEPER-4466, the child table holds no recursive watch).
+	RecursiveDeleteEvents int64 `json:"recursive_delete_events,omitempty"`
 }
 
 // Sub is w - before.
@@ -78,6 +86,7 @@ func (w Witness) combine(o Witness, f func(a, b int64) int64) Witness {
 		WireWatchEvents: f(w.WireWatchEvents, o.WireWatchEvents), WatchStreams: f(w.WatchStreams, o.WatchStreams),
 		RefusedWrites: f(w.RefusedWrites, o.RefusedWrites),
 		WatchReads:    f(w.WatchReads, o.WatchReads), SkippedWatchEvents: f(w.SkippedWatchEvents, o.SkippedWatchEvents),
+		RecursiveDeleteEvents: f(w.RecursiveDeleteEvents, o.RecursiveDeleteEvents),
 	}
 }
 

@@ -34,7 +34,16 @@ type GroupFactory func(s backends.Session, path string) (Group, error)
 // backends/instrument (the native delta variant): it counts what its watch
 // delivered itself. Safe to call concurrently with Watch.
 type GroupCounter interface {
-	// Delivered returns the watch events delivered so far and their
-	// payload bytes (keys and values).
-	Delivered() (events, bytes int64)
+	// Delivered returns what the watch delivered so far.
+	Delivered() Delivered
+}
+
+// Delivered is what a GroupCounter's watch delivered.
+type Delivered struct {
+	// Events are the watch events, Bytes their payload (keys and values).
+	Events, Bytes int64
+	// RecursiveDeletes are those of Events that told of a deletion through
+	// a ZooKeeper persistent-recursive watch, which ZooKeeper before 3.9.0
+	// counts twice (backends.Witness.RecursiveDeleteEvents).
+	RecursiveDeletes int64
 }

@@ -10,6 +10,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
@@ -330,23 +331,46 @@ func (g *groupRun) waitAgreed(ctx context.Context, bound time.Duration) bool {
 	}
 }
 
-// deliveries are the notifications and bytes the groups counted themselves.
-type deliveries struct{ events, bytes int64 }
+// deliveries are what the groups counted themselves (recipes.GroupCounter),
+// and how many of the groups watch.
+type deliveries struct {
+	recipes.Delivered
+	watchers int64
+}
 
 func (d deliveries) sub(o deliveries) deliveries {
-	return deliveries{d.events - o.events, d.bytes - o.bytes}
+	return deliveries{recipes.Delivered{Events: d.Events - o.Events, Bytes: d.Bytes - o.Bytes,
+		RecursiveDeletes: d.RecursiveDeletes - o.RecursiveDeletes}, d.watchers}
 }
 
 func delivered(members []recipes.Group) deliveries {
 	var d deliveries
 	for _, m := range members {
 		if c, ok := m.(recipes.GroupCounter); ok {
-			e, b := c.Delivered()
-			d.events += e
-			d.bytes += b
+			n := c.Delivered()
+			d.Events += n.Events
+			d.Bytes += n.Bytes
+			d.RecursiveDeletes += n.RecursiveDeletes
+			d.watchers++
 		}
 	}
 	return d
+}
+
+// check compares the groups' own count of notifications with the
+// servers' (figures.WatchEventsCheck), for a variant past the instrument:
+// each group counts every event that reached it on the wire, on one watch
+// stream (etcd) or connection. Empty where the servers' counts are not
+// whole or agree.
+func (d deliveries) check(res *results.Result) string {
+	if _, ok := res.Server[backends.MetricWatchEvents]; !ok || res.ServerPartial {
+		return ""
+	}
+	w := &backends.Witness{RecursiveDeleteEvents: d.RecursiveDeletes}
+	if res.Backend == backends.Etcd {
+		w.WireWatchEvents, w.WatchStreams = d.Events, d.watchers
+	}
+	return figures.WatchEventsCheck.Note(res.Backend, figures.Totals{WatchEvents: d.Events, Witness: w}, res.Server)
 }
 
 // collect fills the case's result.
@@ -382,9 +406,12 @@ func (m *membershipCase) collect(dr *driver, o measure.Outcome) {
 	}
 	ch, n := float64(g.changes), float64(g.n)
 	if !v.ClientCounts {
-		res.PerOp[figures.WatchEvents.Key] = float64(d.events) / ch
-		res.PerOp[figures.BytesReceived.Key] = float64(d.bytes) / ch
+		res.PerOp[figures.WatchEvents.Key] = float64(d.Events) / ch
+		res.PerOp[figures.BytesReceived.Key] = float64(d.Bytes) / ch
 		res.Notes = append(res.Notes, "delta: client-side notifications and bytes received are the group's own count of what its watch delivered (recipes.GroupCounter); its requests are not counted")
+		if n := d.check(res); n != "" {
+			res.Notes = append(res.Notes, n)
+		}
 	}
 	for _, f := range figures.Counts() {
 		if val, ok := res.PerOp[f.Key]; ok {

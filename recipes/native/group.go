@@ -77,7 +77,9 @@ func (g *DeltaGroup) Leave(ctx context.Context, id string) error {
 }
 
 // Delivered implements recipes.GroupCounter.
-func (g *DeltaGroup) Delivered() (int64, int64) { return g.events.Load(), g.nbytes.Load() }
+func (g *DeltaGroup) Delivered() recipes.Delivered {
+	return recipes.Delivered{Events: g.events.Load(), Bytes: g.nbytes.Load()}
+}
 
 // Watch implements recipes.Group.
 func (g *DeltaGroup) Watch(ctx context.Context, seen func([]string)) error {

@@ -31,13 +31,14 @@ import (
 // path, no listing): O(1) bytes a watcher a change, and no request after
 // the first listing but one a reconnect. The watch goes to the raw
 // zk.Conn, bypassing backends/instrument; Join, Leave and the listings
-// use the session. Delivered counts the notifications the watch received
-// and their paths' bytes.
+// use the session. Delivered counts the notifications the watch received,
+// their paths' bytes and the deletions among them.
 type ZooKeeperDeltaGroup struct {
 	s              backends.Session
 	c              *zk.Conn
 	path           string
 	events, nbytes atomic.Int64
+	deletes        atomic.Int64 // of events, those of a deletion
 }
 
 var (
@@ -60,7 +61,9 @@ func (g *ZooKeeperDeltaGroup) Leave(ctx context.Context, id string) error {
 }
 
 // Delivered implements recipes.GroupCounter.
-func (g *ZooKeeperDeltaGroup) Delivered() (int64, int64) { return g.events.Load(), g.nbytes.Load() }
+func (g *ZooKeeperDeltaGroup) Delivered() recipes.Delivered {
+	return recipes.Delivered{Events: g.events.Load(), Bytes: g.nbytes.Load(), RecursiveDeletes: g.deletes.Load()}
+}
 
 // Watch implements recipes.Group.
 func (g *ZooKeeperDeltaGroup) Watch(ctx context.Context, seen func([]string)) error {
@@ -96,6 +99,9 @@ func (g *ZooKeeperDeltaGroup) Watch(ctx context.Context, seen func([]string)) er
 			}
 			g.events.Add(1)
 			g.nbytes.Add(int64(len(ev.Path)))
+			if ev.Type == zk.EventNodeDeleted {
+				g.deletes.Add(1)
+			}
 			if path.Dir(ev.Path) != g.path {
 				continue // the group node itself, or deeper
 			}
