@@ -143,6 +143,12 @@ func writeText(w io.Writer, run *results.Run, wide bool) error {
 			return err
 		}
 	}
+	if needsHandoffTable(run) {
+		fmt.Fprintln(w, "\nhandoff's critical path (lock; docs/figures.md):")
+		if err := WriteHandoffPath(w, run); err != nil {
+			return err
+		}
+	}
 	if needsWorkTable(run) {
 		fmt.Fprintln(w, "\ncritical-section work (ledger; docs/faults.md):")
 		if err := WriteWork(w, run); err != nil {

@@ -18,6 +18,9 @@ const (
 	// Locks.
 	LatencyAcquire         Latency = "acquire"          // request to grant
 	LatencyHandoff         Latency = "handoff"          // a release to the next waiter's grant
+	LatencyReleaseCall     Latency = "release_call"     // a holder's release call: its commit and reply (workloads.HandoffPath)
+	LatencyHandoffNotify   Latency = "handoff_notify"   // a release's start to the next holder's last watch event before its grant
+	LatencyHandoffDecide   Latency = "handoff_decide"   // that event to the next holder's grant
 	LatencyAcquireRead     Latency = "acquire_read"     // a shared lock's read acquisitions
 	LatencyAcquireWrite    Latency = "acquire_write"    // a shared lock's write acquisitions
 	LatencyWriterOvertaken Latency = "writer_overtaken" // a waiting writer overtaken by later readers

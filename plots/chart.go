@@ -215,7 +215,7 @@ func Build(runs []*results.Run) ([]*Chart, error) {
 		slices.Sort(b.clients)
 		b.order, b.series = analysis.Group(wc)
 		first := len(figs)
-		for _, f := range []func() (*Chart, error){b.herd, b.fanout, b.bytes, b.throughput, b.usl, b.requests, b.loadgen} {
+		for _, f := range []func() (*Chart, error){b.herd, b.fanout, b.bytes, b.throughput, b.usl, b.requests, b.loadgen, b.handoffPath} {
 			fig, err := f()
 			if err != nil {
 				return nil, err

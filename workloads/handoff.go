@@ -160,13 +160,13 @@ func (wk *handoffWorker) run(ctx context.Context) {
 		at := wk.window.Now()
 		measured := wk.window.Measured(at)
 		if measured && !wk.window.Claim() {
-			wk.checker.Grant(wk.id, ticket, 0, at, false)
+			wk.checker.Grant(wk.id, ticket, 0, at, 0, false)
 			wk.checker.Release(wk.id, wk.window.Now())
 			wk.grants = append(wk.grants, time.Now())
 			ticket = -1 // granted: nothing left to withdraw
 			return errBudget
 		}
-		wk.checker.Grant(wk.id, ticket, 0, at, measured)
+		wk.checker.Grant(wk.id, ticket, 0, at, 0, measured)
 		wk.grants = append(wk.grants, time.Now())
 		if measured {
 			wk.terms++

@@ -78,10 +78,11 @@ func lockSpec() Spec {
 			VariantSpec{Name: variants.NaiveChildren, Class: figures.Naive},
 			VariantSpec{Name: variants.Fair, Class: figures.HerdFree},
 			VariantSpec{Name: variants.Native, Class: figures.Baseline}),
-		Defaults:  []string{variants.Naive, variants.Fair},
-		Latencies: []figures.Latency{figures.LatencyAcquire, figures.LatencyHandoff},
-		Params:    []Param{fenceParam()},
-		Knobs:     []Knob{KnobHold, KnobThink, KnobRate, KnobWarmup},
+		Defaults: []string{variants.Naive, variants.Fair},
+		Latencies: []figures.Latency{figures.LatencyAcquire, figures.LatencyHandoff,
+			figures.LatencyReleaseCall, figures.LatencyHandoffNotify, figures.LatencyHandoffDecide},
+		Params: []Param{fenceParam()},
+		Knobs:  []Knob{KnobHold, KnobThink, KnobRate, KnobWarmup},
 		// A critical section of its own keeps the default run below what
 		// a 2-core machine carries with the embedded server in the process
 		// (the README's default run: the busiest case, naive at 50
@@ -354,6 +355,7 @@ func (lc *lockCase) collect(d *driver, out measure.Outcome) {
 	res.Fairness = results.Fairness{FIFOInversions: chk.FIFOInversions, Jain: results.JainIndex(tot.perClient)}
 	addHistogram(res, figures.LatencyAcquire, acquire)
 	addHistogram(res, figures.LatencyHandoff, chk.Handoff)
+	addHandoffPath(res, chk.Path)
 
 	d.fill(out, res.Ops.Succeeded, lc.v.ClientCounts, waited)
 	tot.note(res, acquire)

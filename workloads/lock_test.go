@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/workloads/measure"
@@ -114,6 +115,7 @@ func TestLockEveryVariant(t *testing.T) {
 			})
 		}
 		naive, fair := got["naive"], got["fair"]
+		handoffPath(t, fair)
 		// The servers see the herd on both backends. The clients see it
 		// fully on ZooKeeper; on etcd the releaser often takes the lock
 		// back before the waiters' (resynced) watches deliver, so only
@@ -145,6 +147,32 @@ func TestLockEveryVariant(t *testing.T) {
 			t.Errorf("fair lock: %d FIFO inversions in %d grants", inv, fair.Ops.Succeeded)
 		}
 	})
+}
+
+// handoffPath checks the fair lock's handoffs split into their critical
+// path: every release call timed, nearly every handoff's grantee woken by a
+// watch event after the release (the fair lock's waiter waits on one), and
+// the release-to-event and event-to-grant parts adding up to the handoff
+// (means: each handoff's two parts sum to its gap exactly).
+func handoffPath(t *testing.T, res results.Result) {
+	t.Helper()
+	handoff, release := res.Latency[figures.LatencyHandoff], res.Latency[figures.LatencyReleaseCall]
+	notify, decide := res.Latency[figures.LatencyHandoffNotify], res.Latency[figures.LatencyHandoffDecide]
+	if handoff == nil || release == nil || notify == nil || decide == nil {
+		t.Fatalf("fair lock: handoff %v, release call %v, notify %v, decide %v: want all four", handoff != nil, release != nil, notify != nil, decide != nil)
+	}
+	t.Logf("fair lock: %d handoffs, p50 %v = release to event %v + event to grant %v; release call p50 %v", handoff.Count,
+		time.Duration(handoff.P50), time.Duration(notify.P50), time.Duration(decide.P50), time.Duration(release.P50))
+	if notify.Count != decide.Count || notify.Count > handoff.Count || notify.Count < handoff.Count*9/10 {
+		t.Errorf("fair lock: %d handoffs, %d with a notification, %d decisions: want nearly every handoff notified, once", handoff.Count, notify.Count, decide.Count)
+	}
+	if release.Count < handoff.Count {
+		t.Errorf("fair lock: %d release calls timed for %d handoffs", release.Count, handoff.Count)
+	}
+	if sum := notify.Mean + decide.Mean; sum < 0.9*handoff.Mean || sum > 1.1*handoff.Mean {
+		t.Errorf("fair lock: mean release to event %.0f ns + event to grant %.0f ns = %.0f, handoff mean %.0f: want equal within 10%%",
+			notify.Mean, decide.Mean, sum, handoff.Mean)
+	}
 }
 
 // TestLockFIFOInversions: the fair lock grants in ask order, the naive lock

@@ -1,11 +1,13 @@
 package workloads
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/safety"
 )
@@ -29,7 +31,9 @@ const maxViolationDetails = 10
 //     inversions) would swamp the steady state. Without a warm-up the burst
 //     is in the window and counts;
 //   - handoff gap: from a holder's release to the next grant, when the
-//     grantee was already waiting at that release.
+//     grantee was already waiting at that release, and its critical path
+//     (HandoffPath): the release call, the release to the grantee's last
+//     watch event, that event to the grant.
 //
 // It is safe for concurrent use; each call takes one short lock (two for
 // Grant and Release: this checker's and the safety checker's).
@@ -44,6 +48,7 @@ type LockChecker struct {
 	releasePending bool
 	releaseTicket  int // tickets below it were asked before the last release
 	handoff        *hdrhistogram.Histogram
+	path           HandoffPath
 
 	checked, inversions int64
 	// windowTicket is the first ticket asked in the measured window.
@@ -55,7 +60,22 @@ func NewLockChecker() *LockChecker {
 	return &LockChecker{
 		excl:    safety.NewChecker(safety.WithNoun("lock"), safety.WithMaxDetails(maxViolationDetails)),
 		handoff: results.NewRecorder(),
+		path:    HandoffPath{Release: results.NewRecorder(), Notify: results.NewRecorder(), Decide: results.NewRecorder()},
 	}
+}
+
+// HandoffPath is where a handoff's time goes, on the clock every client
+// shares: Release, the holder's release call (its commit and reply); Notify,
+// from the release's start to the grantee's last watch event before its
+// grant (a commit plus a notification, what the calibration's notify
+// latency measures); Decide, from that event to the grant (the grantee's
+// own work after the event, with any requests it made). Notify + Decide is
+// the handoff gap of the same handoff. Handoffs whose grantee had no watch
+// event after the release (it was not instrumented, or it learned without
+// one) are in Unnotified, not in Notify and Decide.
+type HandoffPath struct {
+	Release, Notify, Decide *hdrhistogram.Histogram
+	Unnotified              int64
 }
 
 // Ask records that a client asked for the lock; pass the ticket to Grant or
@@ -85,11 +105,12 @@ func (c *LockChecker) Withdraw(ticket int) {
 }
 
 // Grant records that client, holding ticket, was granted the lock with
-// fencing token (0: none) at offset at. measured says whether the grant
+// fencing token (0: none) at offset at, its last watch event having come at
+// notified (not positive: none known). measured says whether the grant
 // falls in the measured interval: only then is it counted as checked and
 // are its FIFO inversions and handoff gap recorded. Mutual exclusion is
 // checked for every grant.
-func (c *LockChecker) Grant(client, ticket int, token int64, at time.Duration, measured bool) {
+func (c *LockChecker) Grant(client, ticket int, token int64, at, notified time.Duration, measured bool) {
 	c.excl.Enter(client, token, at)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -101,6 +122,12 @@ func (c *LockChecker) Grant(client, ticket int, token int64, at time.Duration, m
 		}
 		if c.releasePending && c.askedBefore(ticket) {
 			results.Record(c.handoff, at-c.lastRelease)
+			if notified > c.lastRelease && notified <= at {
+				results.Record(c.path.Notify, notified-c.lastRelease)
+				results.Record(c.path.Decide, at-notified)
+			} else {
+				c.path.Unnotified++
+			}
 		}
 	}
 	c.releasePending = false
@@ -124,6 +151,30 @@ func (c *LockChecker) Release(client int, at time.Duration) {
 	c.releaseTicket = c.nextTicket
 }
 
+// addHandoffPath adds the handoff's critical path to res: the release
+// calls, and where some handoff's grantee had a watch event after the
+// release, its notification and decision; a note counts the handoffs that
+// had none.
+func addHandoffPath(res *results.Result, p HandoffPath) {
+	addHistogram(res, figures.LatencyReleaseCall, p.Release)
+	if p.Notify.TotalCount() == 0 {
+		return
+	}
+	addHistogram(res, figures.LatencyHandoffNotify, p.Notify)
+	addHistogram(res, figures.LatencyHandoffDecide, p.Decide)
+	if p.Unnotified > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("handoff path: %d of %d handoffs had no watch event at the grantee after the release (not in handoff_notify and handoff_decide)",
+			p.Unnotified, p.Unnotified+p.Notify.TotalCount()))
+	}
+}
+
+// Released records a measured release call of d (the holder's Release).
+func (c *LockChecker) Released(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	results.Record(c.path.Release, d)
+}
+
 // CheckerResult is what a LockChecker found.
 type CheckerResult struct {
 	// Safety: Checked counts measured grants; Violations every grant, in
@@ -135,6 +186,7 @@ type CheckerResult struct {
 	Exclusion      safety.Report
 	FIFOInversions int64
 	Handoff        *hdrhistogram.Histogram
+	Path           HandoffPath
 }
 
 // Result returns the findings so far.
@@ -144,6 +196,11 @@ func (c *LockChecker) Result() CheckerResult {
 	defer c.mu.Unlock()
 	h := results.NewRecorder()
 	h.Merge(c.handoff)
+	path := HandoffPath{Release: results.NewRecorder(), Notify: results.NewRecorder(), Decide: results.NewRecorder(),
+		Unnotified: c.path.Unnotified}
+	path.Release.Merge(c.path.Release)
+	path.Notify.Merge(c.path.Notify)
+	path.Decide.Merge(c.path.Decide)
 	return CheckerResult{
 		Safety: results.Safety{
 			Checked:    c.checked,
@@ -153,6 +210,7 @@ func (c *LockChecker) Result() CheckerResult {
 		Exclusion:      excl,
 		FIFOInversions: c.inversions,
 		Handoff:        h,
+		Path:           path,
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/workloads/measure"
@@ -14,8 +16,8 @@ import (
 func TestLockCheckerFindsOverlap(t *testing.T) {
 	c := NewLockChecker()
 	a, b := c.Ask(), c.Ask()
-	c.Grant(1, a, 100, time.Millisecond, true)
-	c.Grant(2, b, 101, 2*time.Millisecond, true) // client 1 never released
+	c.Grant(1, a, 100, time.Millisecond, 0, true)
+	c.Grant(2, b, 101, 2*time.Millisecond, 0, true) // client 1 never released
 	r := c.Result()
 	if r.Safety.Violations != 1 || r.Safety.Checked != 2 {
 		t.Fatalf("safety = %+v, want 1 violation in 2 checked", r.Safety)
@@ -30,16 +32,16 @@ func TestLockCheckerFindsOverlap(t *testing.T) {
 // holder's section, and a token that does not grow is a violation.
 func TestLockCheckerPerClient(t *testing.T) {
 	c := NewLockChecker()
-	c.Grant(1, c.Ask(), 10, time.Millisecond, true)
+	c.Grant(1, c.Ask(), 10, time.Millisecond, 0, true)
 	c.Release(3, 2*time.Millisecond) // client 3 never held it
-	c.Grant(2, c.Ask(), 11, 3*time.Millisecond, true)
+	c.Grant(2, c.Ask(), 11, 3*time.Millisecond, 0, true)
 	r := c.Result()
 	if r.Safety.Violations != 1 || r.Exclusion.Unbalanced != 1 {
 		t.Fatalf("safety %+v, exclusion %+v: want client 1 still inside at client 2's grant", r.Safety, r.Exclusion)
 	}
 	c.Release(1, 4*time.Millisecond)
 	c.Release(2, 5*time.Millisecond)
-	c.Grant(3, c.Ask(), 7, 6*time.Millisecond, true) // token went back
+	c.Grant(3, c.Ask(), 7, 6*time.Millisecond, 0, true) // token went back
 	if r := c.Result(); r.Safety.Violations != 2 || r.Exclusion.TokenRegressions != 1 || r.Safety.Checked != 3 {
 		t.Fatalf("safety %+v, exclusion %+v: want the token regression counted", r.Safety, r.Exclusion)
 	}
@@ -48,16 +50,16 @@ func TestLockCheckerPerClient(t *testing.T) {
 func TestLockCheckerFIFOAndHandoff(t *testing.T) {
 	c := NewLockChecker()
 	t1 := c.Ask()
-	c.Grant(1, t1, 1, 0, true)
+	c.Grant(1, t1, 1, 0, 0, true)
 	t2, t3, t4 := c.Ask(), c.Ask(), c.Ask() // 2, 3, 4 wait in this order
 	c.Release(1, 10*time.Millisecond)
-	c.Grant(4, t4, 2, 13*time.Millisecond, true) // 2 and 3 asked earlier: 2 inversions
+	c.Grant(4, t4, 2, 13*time.Millisecond, 0, true) // 2 and 3 asked earlier: 2 inversions
 	c.Release(4, 20*time.Millisecond)
 	c.Withdraw(t3)
-	c.Grant(2, t2, 3, 21*time.Millisecond, true) // nobody earlier waits: 0
+	c.Grant(2, t2, 3, 21*time.Millisecond, 0, true) // nobody earlier waits: 0
 	c.Release(2, 30*time.Millisecond)
 	t5 := c.Ask() // asked after the release: no handoff gap
-	c.Grant(5, t5, 4, 40*time.Millisecond, true)
+	c.Grant(5, t5, 4, 40*time.Millisecond, 0, true)
 	r := c.Result()
 	if r.FIFOInversions != 2 {
 		t.Errorf("FIFO inversions = %d, want 2", r.FIFOInversions)
@@ -73,14 +75,43 @@ func TestLockCheckerFIFOAndHandoff(t *testing.T) {
 	}
 }
 
+// The handoff's critical path: the release call, the release to the
+// grantee's last watch event, that event to the grant; a grantee with no
+// event after the release is counted apart.
+func TestLockCheckerHandoffPath(t *testing.T) {
+	c := NewLockChecker()
+	c.Grant(1, c.Ask(), 1, 0, 0, true)
+	t2, t3 := c.Ask(), c.Ask()
+	c.Release(1, 10*time.Millisecond)
+	c.Released(2 * time.Millisecond)
+	c.Grant(2, t2, 2, 14*time.Millisecond, 13*time.Millisecond, true) // notified 3 ms after the release, decided in 1 ms
+	c.Release(2, 20*time.Millisecond)
+	c.Released(4 * time.Millisecond)
+	c.Grant(3, t3, 3, 25*time.Millisecond, 5*time.Millisecond, true) // its last event came before the release
+	p := c.Result().Path
+	within := func(what string, h *hdrhistogram.Histogram, n int64, lo, hi time.Duration) {
+		t.Helper()
+		if h.TotalCount() != n || time.Duration(h.Min()) < lo*99/100 || time.Duration(h.Max()) > hi*101/100 {
+			t.Errorf("%s: %d values in [%v, %v], want %d in [%v, %v]", what, h.TotalCount(),
+				time.Duration(h.Min()), time.Duration(h.Max()), n, lo, hi)
+		}
+	}
+	within("release", p.Release, 2, 2*time.Millisecond, 4*time.Millisecond)
+	within("notify", p.Notify, 1, 3*time.Millisecond, 3*time.Millisecond)
+	within("decide", p.Decide, 1, time.Millisecond, time.Millisecond)
+	if p.Unnotified != 1 {
+		t.Errorf("unnotified handoffs = %d, want 1", p.Unnotified)
+	}
+}
+
 func TestLockCheckerWindowLeavesOutTheStartBurst(t *testing.T) {
 	c := NewLockChecker()
 	burst := []int{c.Ask(), c.Ask(), c.Ask()} // all at once, before the window
 	c.OpenWindow()
 	late := c.Ask()
-	c.Grant(3, burst[2], 1, 0, true) // two earlier burst asks wait: not counted
+	c.Grant(3, burst[2], 1, 0, 0, true) // two earlier burst asks wait: not counted
 	c.Release(3, time.Millisecond)
-	c.Grant(4, late, 2, 2*time.Millisecond, true) // asked in the window, passes 2 waiters: counted
+	c.Grant(4, late, 2, 2*time.Millisecond, 0, true) // asked in the window, passes 2 waiters: counted
 	if r := c.Result(); r.FIFOInversions != 2 {
 		t.Fatalf("FIFO inversions = %d, want 2 (only the grant asked in the window)", r.FIFOInversions)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/instrument"
 	"github.com/zkbench/zkbench/recipes"
 )
 
@@ -68,7 +69,7 @@ func (c *lockClient) run(ctx context.Context, sink lockSink) error {
 			}
 			continue
 		}
-		if err := sink.event(lockEvent{Kind: evGranted, At: done, Token: g.Token, Wakeups: g.Wakeups}); err != nil {
+		if err := sink.event(lockEvent{Kind: evGranted, At: done, Token: g.Token, Wakeups: g.Wakeups, Notified: c.notified(done)}); err != nil {
 			return err
 		}
 		if c.work != nil {
@@ -99,6 +100,20 @@ func (c *lockClient) run(ctx context.Context, sink lockSink) error {
 		}
 	}
 	return nil
+}
+
+// notified is when the client's last watch event arrived, on its clock at
+// now (0: none, or the session is not instrumented).
+func (c *lockClient) notified(now time.Duration) time.Duration {
+	cs := instrument.CountersOf(c.session)
+	if cs == nil {
+		return 0
+	}
+	t := cs.LastWatchEvent()
+	if t.IsZero() {
+		return 0
+	}
+	return max(1, now-time.Since(t))
 }
 
 // section is the lock workload's critical section: a register write with

@@ -110,6 +110,10 @@ type lockEvent struct {
 	Intended time.Duration
 	Token    int64 // granted, write
 	Wakeups  int   // granted
+	// Notified (granted) is when the grantee's last watch event before the
+	// grant arrived, on the case's clock: the notification that let it
+	// decide. Not positive: none, or its session is not instrumented.
+	Notified time.Duration
 	Session  int64 // session
 	// The ledger's work (step, commit, abort): the operation, the step
 	// (1..K; K+1 is the commit), what became of the step, whether the
@@ -146,6 +150,7 @@ type lockWire struct {
 	Intended  time.Duration `json:"intended_ns,omitempty"`
 	Token     int64         `json:"token,omitempty"`
 	Wakeups   int           `json:"wakeups,omitempty"`
+	Notified  time.Duration `json:"notified_ns,omitempty"`
 	Session   int64         `json:"session,omitempty"`
 	Op        string        `json:"op,omitempty"`
 	Step      int           `json:"step,omitempty"`
@@ -164,7 +169,7 @@ type lockWire struct {
 // encodeEvent is ev as the seq-th line of a worker, without its newline.
 func encodeEvent(seq uint64, ev lockEvent, ack bool) ([]byte, error) {
 	w := lockWire{Seq: seq, Kind: ev.Kind, At: ev.At, Intended: ev.Intended, Token: ev.Token,
-		Wakeups: ev.Wakeups, Session: ev.Session, Op: ev.Op, Step: ev.Step, Outcome: ev.Outcome, Recovered: ev.Recovered,
+		Wakeups: ev.Wakeups, Notified: ev.Notified, Session: ev.Session, Op: ev.Op, Step: ev.Step, Outcome: ev.Outcome, Recovered: ev.Recovered,
 		Reqs: ev.Reqs, Bytes: ev.Bytes, Report: ev.Report, Ack: ack}
 	if ev.Err != nil {
 		w.ErrKind, w.Err = errorKind(ev.Err), ev.Err.Error()
@@ -184,7 +189,7 @@ func decodeEvent(line []byte) (ev lockEvent, seq uint64, ack bool, err error) {
 	if w.Seq == 0 || w.Kind == 0 {
 		return lockEvent{}, 0, false, fmt.Errorf("%w: event %q without a sequence number or kind", errLockProtocol, line)
 	}
-	ev = lockEvent{Kind: w.Kind, At: w.At, Intended: w.Intended, Token: w.Token, Wakeups: w.Wakeups, Session: w.Session,
+	ev = lockEvent{Kind: w.Kind, At: w.At, Intended: w.Intended, Token: w.Token, Wakeups: w.Wakeups, Notified: w.Notified, Session: w.Session,
 		Op: w.Op, Step: w.Step, Outcome: w.Outcome, Recovered: w.Recovered, Reqs: w.Reqs, Bytes: w.Bytes, Report: w.Report}
 	if w.ErrKind != "" || w.Err != "" {
 		ev.Err = &workerError{kind: w.ErrKind, text: w.Err}

@@ -45,6 +45,9 @@ type lockRecorder struct {
 	ledger *ledgerHistory
 	op     string
 	step   int
+	// exited is when the client left its critical section last (its
+	// release call's start).
+	exited time.Duration
 }
 
 // lockClientState is where a client is in its loop, as its events say.
@@ -116,7 +119,7 @@ func (r *lockRecorder) event(ev lockEvent) error {
 	case evAsked:
 		r.ticket = r.checker.Ask()
 	case evGranted:
-		r.checker.Grant(r.id, r.ticket, ev.Token, ev.At, r.measured)
+		r.checker.Grant(r.id, r.ticket, ev.Token, ev.At, ev.Notified, r.measured)
 		if r.ledger != nil {
 			r.ledger.grant(ev.At, r.id, ev.Token)
 			r.op, r.step = "", 0
@@ -138,6 +141,11 @@ func (r *lockRecorder) event(ev lockEvent) error {
 	case evExit:
 		r.checker.Release(r.id, ev.At)
 		r.closeSection(ev.At)
+		r.exited = ev.At
+	case evReleased:
+		if r.measured {
+			r.checker.Released(ev.At - r.exited)
+		}
 	}
 	return nil
 }

@@ -84,6 +84,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/zkbench/zkbench/backends"
 )
@@ -158,6 +159,7 @@ type Counters struct {
 	watchesArmed      atomic.Int64
 	watchesOpen       atomic.Int64
 	watchEvents       atomic.Int64
+	lastWatchEvent    atomic.Int64 // Unix nanoseconds; 0: none yet
 	sessionLostEvents atomic.Int64
 	wastedWakeups     atomic.Int64
 	bytesSent         atomic.Int64
@@ -168,6 +170,23 @@ type Counters struct {
 	lateMu     sync.Mutex
 	lateOpen   []backends.LateWatchCounter
 	lateClosed int64
+}
+
+// watchEvent counts one watch event that arrived from the backend now.
+func (c *Counters) watchEvent() {
+	c.watchEvents.Add(1)
+	c.lastWatchEvent.Store(time.Now().UnixNano())
+}
+
+// LastWatchEvent is when the last watch event delivered on this client's
+// channels arrived from the backend (the zero Time: none yet). A lock
+// workload reads it at a grant to split the handoff into the notification
+// and the successor's decision.
+func (c *Counters) LastWatchEvent() time.Time {
+	if n := c.lastWatchEvent.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 // Request records that a request of type op was sent.

@@ -245,7 +245,7 @@ func (s *Session) WatchData(ctx context.Context, path string) ([]byte, bool, <-c
 			if ev.Type == backends.EventSessionLost {
 				s.c.sessionLostEvents.Add(1)
 			} else {
-				s.c.watchEvents.Add(1)
+				s.c.watchEvent()
 				s.c.bytesReceived.Add(int64(len(ev.Path) + len(ev.Data)))
 			}
 			select {
@@ -307,7 +307,7 @@ func (s *Session) forward(in <-chan backends.Event) <-chan backends.Event {
 			if ev.Type == backends.EventSessionLost {
 				s.c.sessionLostEvents.Add(1)
 			} else {
-				s.c.watchEvents.Add(1)
+				s.c.watchEvent()
 				s.c.bytesReceived.Add(int64(len(ev.Path)))
 			}
 		}

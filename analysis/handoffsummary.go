@@ -1,0 +1,86 @@
+package analysis
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/results"
+)
+
+// needsHandoffTable reports whether some case split its handoffs into their
+// critical path (the lock workload, instrumented variants).
+func needsHandoffTable(run *results.Run) bool {
+	return slices.ContainsFunc(run.Results, hasHandoffPath)
+}
+
+func hasHandoffPath(r results.Result) bool {
+	h := r.Latency[figures.LatencyHandoffNotify]
+	return h != nil && h.Count > 0
+}
+
+// WriteHandoffPath prints one row per case whose handoffs were split into
+// their critical path: the handoff's p50, the holder's release call, the
+// release to the grantee's watch event and that event to its grant (p50s
+// of each, not parts of one handoff), and with a calibration of the run's
+// cluster its write and notify latencies, the floor a handoff's notify
+// meets: a commit plus a notification.
+func WriteHandoffPath(w io.Writer, run *results.Run) error {
+	if cal := run.Calibration; cal != nil && cal.NotifyLatency > 0 {
+		fmt.Fprintf(w, "calibrated on the run's %s cluster (p50): write %s, write + notify %s\n", cal.Backend,
+			results.FormatDuration(cal.WriteLatency), results.FormatDuration(cal.NotifyLatency))
+	}
+	var cols []column
+	for _, c := range summaryColumns(run)[:3] {
+		if c.narrow {
+			cols = append(cols, c)
+		}
+	}
+	cols = append(cols, handoffColumns(run.Calibration)...)
+	sub := *run
+	sub.Results = slices.DeleteFunc(slices.Clone(run.Results), func(r results.Result) bool { return !hasHandoffPath(r) })
+	if err := writeCases(w, &sub, cols, 0); err != nil {
+		return fmt.Errorf("analysis: write handoff path: %w", err)
+	}
+	return nil
+}
+
+func handoffColumns(cal *results.Calibration) []column {
+	p50 := func(r *results.Result, name figures.Latency) (time.Duration, bool) {
+		h := r.Latency[name]
+		if h == nil || h.Count == 0 {
+			return 0, false
+		}
+		return time.Duration(h.P50), true
+	}
+	latency := func(head string, name figures.Latency) column {
+		return column{head: head, narrow: true, wide: true, cell: func(r *results.Result) string {
+			d, ok := p50(r, name)
+			if !ok {
+				return unmeasured
+			}
+			return results.FormatDuration(d)
+		}}
+	}
+	cols := []column{
+		{head: "handoffs", narrow: true, wide: true, cell: func(r *results.Result) string {
+			return fmt.Sprint(r.Latency[figures.LatencyHandoff].Count)
+		}},
+		latency("handoff p50", figures.LatencyHandoff),
+		latency("release call p50", figures.LatencyReleaseCall),
+		latency("release to event p50", figures.LatencyHandoffNotify),
+		latency("event to grant p50", figures.LatencyHandoffDecide),
+	}
+	if cal != nil && cal.NotifyLatency > 0 {
+		cols = append(cols, column{head: "handoff / calibrated notify", narrow: true, wide: true, cell: func(r *results.Result) string {
+			d, ok := p50(r, figures.LatencyHandoff)
+			if !ok || r.Backend != cal.Backend {
+				return unmeasured
+			}
+			return fmt.Sprintf("%.2fx", d.Seconds()/cal.NotifyLatency.Seconds())
+		}})
+	}
+	return cols
+}

@@ -1,0 +1,52 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/results"
+)
+
+// The summary's handoff table: a row for each case with the critical path,
+// the run's calibration above it and the handoff against its notify.
+func TestSummaryHandoffPath(t *testing.T) {
+	h := func(n int64, p50 time.Duration) *results.Histogram {
+		return &results.Histogram{Count: n, P50: int64(p50)}
+	}
+	run := &results.Run{ID: "hp", Status: results.StatusComplete,
+		Calibration: &results.Calibration{Backend: backends.Etcd, WriteLatency: 440 * time.Microsecond, NotifyLatency: 590 * time.Microsecond},
+		Results: []results.Result{
+			{Backend: backends.Etcd, Workload: "lock", Variant: "naive", Clients: 20,
+				Latency: map[figures.Latency]*results.Histogram{figures.LatencyHandoff: h(991, 3680*time.Microsecond)}},
+			{Backend: backends.Etcd, Workload: "lock", Variant: "fair", Clients: 20,
+				Latency: map[figures.Latency]*results.Histogram{
+					figures.LatencyHandoff:       h(3104, 1444*time.Microsecond),
+					figures.LatencyReleaseCall:   h(3104, 823*time.Microsecond),
+					figures.LatencyHandoffNotify: h(3104, 840*time.Microsecond),
+					figures.LatencyHandoffDecide: h(3104, 552*time.Microsecond),
+				}},
+		}}
+	var b strings.Builder
+	if err := writeText(&b, run, false); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	t.Log(out)
+	i := strings.Index(out, "handoff's critical path")
+	if i < 0 {
+		t.Fatalf("no handoff table in\n%s", out)
+	}
+	table := out[i:]
+	for _, want := range []string{"calibrated on the run's etcd cluster (p50): write 440µs, write + notify 590µs",
+		"release to event p50", "3104", "1.44ms", "823µs", "840µs", "552µs", "2.45x"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the handoff table lacks %q", want)
+		}
+	}
+	if strings.Contains(table, "naive") {
+		t.Errorf("the naive case, whose handoffs were not split, has a row:\n%s", table)
+	}
+}
