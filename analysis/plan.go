@@ -279,7 +279,7 @@ type Headroom struct {
 	ServerWritesPerSec float64 `json:"server_writes_per_sec,omitempty"`
 	WriteShare         float64 `json:"write_share,omitempty"`
 	// HandoffShare is throughput over the herd-free handoff bound
-	// (1 / Calibration.HandoffBound), for lock workloads.
+	// (1 / Calibration.Bound), for lock workloads.
 	HandoffShare float64 `json:"handoff_share,omitempty"`
 }
 
@@ -429,8 +429,8 @@ func planSeries(s Series, all []*Case, t Target, cal *results.Calibration, runOf
 			if w, ok := c.ServerRate(backends.MetricWrites); ok && cal.WritesPerSec > 0 {
 				h.ServerWritesPerSec, h.WriteShare = w, w/cal.WritesPerSec
 			}
-			if unit == figures.Acquisition && cal.HandoffBound > 0 {
-				h.HandoffShare = h.Throughput * cal.HandoffBound.Seconds()
+			if unit == figures.Acquisition && cal.Bound() > 0 {
+				h.HandoffShare = h.Throughput * cal.Bound().Seconds()
 			}
 			sp.Headroom = append(sp.Headroom, h)
 		}

@@ -866,17 +866,18 @@ func (d *Document) capacity(plan *analysis.Plan) {
 	}
 	cal := Table{
 		Caption: "Raw capacity measured with plain session calls before the workload. Handoff bound: one write commit plus one " +
-			"notification plus one read, the fastest a herd-free lock can pass from one holder to the next.",
+			"notification (on etcd plus one read, the successor's read-only transaction), the fastest a herd-free lock can pass from one holder to the next.",
 		Header: []string{"backend", "sessions", "writes/s", "reads/s", "round trip (ms)", "write (ms)", "write + notify (ms)", "handoff bound (ms)", "max handoffs/s"},
 	}
 	for _, k := range sortedKinds(plan) {
 		c := plan.Calibrations[backends.Kind(k)]
 		maxHand := NotMeasured
-		if c.HandoffBound > 0 {
-			maxHand = Num(1 / c.HandoffBound.Seconds())
+		bound := c.Bound()
+		if bound > 0 {
+			maxHand = Num(1 / bound.Seconds())
 		}
 		cal.Rows = append(cal.Rows, []string{string(k), strconv.Itoa(c.Sessions), Num(c.WritesPerSec), Num(c.ReadsPerSec),
-			ms(c.RTT), ms(c.WriteLatency), ms(c.NotifyLatency), ms(c.HandoffBound), maxHand})
+			ms(c.RTT), ms(c.WriteLatency), ms(c.NotifyLatency), ms(bound), maxHand})
 	}
 	d.add(cal)
 	head := Table{

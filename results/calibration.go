@@ -33,9 +33,26 @@ type Calibration struct {
 	// to another session's watch firing on it (one commit plus one
 	// notification).
 	NotifyLatency time.Duration `json:"notify_latency_ns"`
-	// HandoffBound: the fastest a herd-free lock can hand over, one write
-	// commit plus one notification plus one read: NotifyLatency + RTT.
+	// HandoffBound: the fastest a herd-free lock can hand over
+	// (Calibration.Bound). Files written before 2026-12-05 added a read on
+	// ZooKeeper too; readers take Bound, not this field.
 	HandoffBound time.Duration `json:"handoff_bound_ns"`
+}
+
+// Bound is the fastest handoff of the herd-free lock on the calibrated
+// cluster: the release's commit and its notification (NotifyLatency), and
+// on etcd the successor's one read-only transaction more (RTT), which it
+// makes before it knows it holds. On ZooKeeper the release's data change
+// tells the successor, which reads nothing. 0 where the notification was
+// not measured.
+func (c *Calibration) Bound() time.Duration {
+	if c.NotifyLatency <= 0 {
+		return 0
+	}
+	if c.Backend == backends.Etcd {
+		return c.NotifyLatency + c.RTT
+	}
+	return c.NotifyLatency
 }
 
 // CalibrationPhase is one bounded measurement.

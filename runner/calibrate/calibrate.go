@@ -2,8 +2,9 @@
 // calls, no recipe: how many writes and reads per second it commits, one
 // round trip, one write, and one write-plus-notification. A report sets each
 // recipe's load against these numbers to say how close it runs to the
-// server's limit. For the herd-free lock the bound is one write commit plus
-// one notification plus one read per handoff (Calibration.HandoffBound).
+// server's limit. For the herd-free lock the bound is what its handoff
+// needs at the least: one write commit plus one notification, and on etcd
+// one read more (Calibration.HandoffBound).
 package calibrate
 
 import (
@@ -234,7 +235,7 @@ func (c *calibrator) run(ctx context.Context) (*results.Calibration, error) {
 	cal.WriteLatency = time.Duration(commit.ValueAtQuantile(50))
 	cal.RTT = time.Duration(get.hist.ValueAtQuantile(50))
 	cal.NotifyLatency = time.Duration(notify.hist.ValueAtQuantile(50))
-	cal.HandoffBound = cal.NotifyLatency + cal.RTT
+	cal.HandoffBound = cal.Bound()
 	cal.WritesPerSec = write.out.Rate
 	cal.ReadsPerSec = read.out.Rate
 	return cal, nil
