@@ -1,6 +1,8 @@
 package workloads
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,6 +57,35 @@ func TestMembershipConvergence(t *testing.T) {
 		d, ok := perEvent[variants.Delta]
 		if r, rok := perEvent[variants.Relist]; ok && rok && d >= r {
 			t.Errorf("delta received %.1f bytes a notification, relist %.1f: want fewer", d, r)
+		}
+	})
+}
+
+// TestMembershipNotAgreed: views that do not agree on the joined group in
+// time (here at once: the bound is cut to nothing) end the case as a
+// measured failure with its count and note, not the run with an error.
+func TestMembershipNotAgreed(t *testing.T) {
+	defer func(f func(int) time.Duration) { initialSettle = f }(initialSettle)
+	initialSettle = func(int) time.Duration { return 0 }
+	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		res, err := NewMembership().Run(ctx, Case{
+			Backend: b, Cluster: preflight(t, b), Variant: variants.Relist, Clients: 8, Repeat: 1,
+			Namespace: testcluster.TestNamespace(t, b), Log: NewRunLog(nil, time.Now()),
+			Config: results.Config{Duration: time.Minute, Ops: 5, Params: map[string]string{ParamChurn: "20"}},
+		})
+		if err != nil {
+			t.Fatalf("the case's failure ended the run: %v", err)
+		}
+		run := &results.Run{Format: results.FormatVersion, ID: "t", Status: results.StatusComplete, Results: []results.Result{res}}
+		if err := run.Validate(); err != nil {
+			t.Fatalf("invalid result: %v", err)
+		}
+		notes := strings.Join(res.Notes, "\n")
+		if res.StoppedBy != StoppedByError || res.Errors["not_agreed"] != 1 || res.Ops.Succeeded != 0 ||
+			!strings.Contains(notes, "views did not agree on the group every member joined within 0s") {
+			t.Errorf("stopped by %s, errors %v, %d changes, notes %q: want a case stopped by its error, counted and noted", res.StoppedBy, res.Errors, res.Ops.Succeeded, res.Notes)
 		}
 	})
 }
