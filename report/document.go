@@ -109,6 +109,7 @@ func Build(runs []*results.Run, opts Options) (*Document, error) {
 		return nil, err
 	}
 	d.work(cases)
+	d.handoffPath(runs, cases)
 	if !opts.NoPlots {
 		if err := d.plots(runs); err != nil {
 			return nil, err

@@ -1,0 +1,67 @@
+package report
+
+import (
+	"strconv"
+
+	"github.com/zkbench/zkbench/analysis"
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/results"
+)
+
+// handoffPath shows where each lock case's handoffs spent their time
+// (workloads.HandoffPath): the p50 of the handoff, of the holder's release
+// call, of the release to the next holder's watch event and of that event
+// to its grant, beside the calibrated write + notify latency of the
+// backend's cluster (one commit plus one notification, the floor of the
+// first part) where a run calibrated it. Nothing where no case split its
+// handoffs.
+func (d *Document) handoffPath(runs []*results.Run, cases []*analysis.Case) {
+	notify := map[backends.Kind]results.Calibration{}
+	for _, r := range runs {
+		if c := r.Calibration; c != nil && c.NotifyLatency > 0 {
+			if _, ok := notify[c.Backend]; !ok {
+				notify[c.Backend] = *c
+			}
+		}
+	}
+	t := Table{
+		Caption: "Each handoff from a holder's release to the next holder's grant, split on the clock all clients share: " +
+			"the release to the next holder's last watch event before its grant (a commit plus a notification), then that " +
+			"event to the grant (the next holder's own decision, with any request it makes). p50s in milliseconds, each of " +
+			"its own histogram, so the two parts add up to about the handoff's p50, not exactly. Calibrated: the run's " +
+			"write + notify latency on that backend (--calibrate).",
+		Header: []string{"workload", "backend", "variant", "clients", "handoffs", "handoff", "release call",
+			"release to event", "event to grant", "calibrated write + notify", "handoff / calibrated"},
+	}
+	for _, c := range cases {
+		if _, ok, _ := c.Quantile(figures.LatencyHandoffNotify, 50); !ok {
+			continue
+		}
+		cell := func(name figures.Latency) string {
+			v, ok, err := c.Quantile(name, 50)
+			if err != nil || !ok {
+				return NotMeasured
+			}
+			return ms(v)
+		}
+		handoffs := NotMeasured
+		if h, err := c.Latency(figures.LatencyHandoff); err == nil && h != nil {
+			handoffs = strconv.FormatInt(h.TotalCount(), 10)
+		}
+		calibrated, ratio := NotMeasured, NotMeasured
+		if cal, ok := notify[c.Backend]; ok {
+			calibrated = ms(cal.NotifyLatency)
+			if v, ok, err := c.Quantile(figures.LatencyHandoff, 50); err == nil && ok {
+				ratio = Num(v.Seconds()/cal.NotifyLatency.Seconds()) + "x"
+			}
+		}
+		t.Rows = append(t.Rows, []string{c.Workload, string(c.Backend), c.Variant, strconv.Itoa(c.Clients), handoffs,
+			cell(figures.LatencyHandoff), cell(figures.LatencyReleaseCall), cell(figures.LatencyHandoffNotify),
+			cell(figures.LatencyHandoffDecide), calibrated, ratio})
+	}
+	if len(t.Rows) == 0 {
+		return
+	}
+	d.add(Heading{2, "Where a handoff's time goes"}, t)
+}

@@ -1,0 +1,68 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/results"
+)
+
+// The report's handoff table: a row for the case whose handoffs were split,
+// with the calibrated notify of its backend and the ratio; none for the
+// case without.
+func TestReportHandoffPath(t *testing.T) {
+	h := func(d time.Duration) *results.Histogram {
+		rec := results.NewRecorder()
+		for range 100 {
+			results.Record(rec, d)
+		}
+		hs, err := results.NewHistogram(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hs
+	}
+	run := &results.Run{Format: results.FormatVersion, ID: "hp", Status: results.StatusComplete,
+		Calibration: &results.Calibration{Backend: backends.Etcd, NotifyLatency: 500 * time.Microsecond},
+		Results: []results.Result{
+			{Workload: "lock", Backend: backends.Etcd, Variant: "naive", Clients: 20, Ops: results.Ops{Issued: 100, Succeeded: 100},
+				Elapsed: time.Second, Throughput: 100, StoppedBy: "duration",
+				Latency: map[figures.Latency]*results.Histogram{figures.LatencyHandoff: h(3 * time.Millisecond)}},
+			{Workload: "lock", Backend: backends.Etcd, Variant: "fair", Clients: 20, Ops: results.Ops{Issued: 100, Succeeded: 100},
+				Elapsed: time.Second, Throughput: 100, StoppedBy: "duration",
+				Latency: map[figures.Latency]*results.Histogram{
+					figures.LatencyHandoff:       h(1500 * time.Microsecond),
+					figures.LatencyReleaseCall:   h(800 * time.Microsecond),
+					figures.LatencyHandoffNotify: h(900 * time.Microsecond),
+					figures.LatencyHandoffDecide: h(600 * time.Microsecond),
+				}},
+		}}
+	d, err := Build([]*results.Run{run}, Options{NoPlots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := d.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	i := strings.Index(out, "Where a handoff's time goes")
+	if i < 0 {
+		t.Fatalf("no handoff section in\n%s", out)
+	}
+	section := out[i:]
+	if j := strings.Index(section[1:], "\n## "); j >= 0 {
+		section = section[:j+1]
+	}
+	t.Log(section)
+	if !strings.Contains(section, "| lock | etcd | fair | 20 | 100 | 1.5") || !strings.Contains(section, "| 0.5 | 3x |") {
+		t.Errorf("the fair case's row is not there, or lacks its calibration and ratio")
+	}
+	if strings.Contains(section, "| naive |") {
+		t.Errorf("the naive case, whose handoffs were not split, has a row")
+	}
+}
