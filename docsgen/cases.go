@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/figures"
@@ -26,6 +27,10 @@ import (
 //	pair:KEY/KEY        two of them, "client | server"
 //	latency:NAME:Q      percentile Q of the case's latency histogram NAME
 //	count:NAME          the samples of that histogram
+//	calibrated:notify   the run's calibrated write + notify latency (--calibrate)
+//	calibrated:bound    the run's calibrated herd-free handoff bound (results.Calibration.Bound)
+//	over_notify:NAME    the p50 of latency NAME over the calibrated notify latency
+//	floor_share         throughput times the calibrated handoff bound (a lock's share of its floor)
 //
 // and any of them may end in =LABEL, the heading the table prints.
 func casesTable(runs, args string) (string, error) {
@@ -127,6 +132,41 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 		c.cell = func(_ *results.Run, res *results.Result) string {
 			return perOpKey(res, client) + " | " + perOpKey(res, server)
 		}
+	case "calibrated":
+		// calibrated:notify or calibrated:bound: the run's calibration
+		// (--calibrate) of the case's backend.
+		if arg != "notify" && arg != "bound" {
+			return c, fmt.Errorf("cases: column %q: write calibrated:notify or calibrated:bound", spec)
+		}
+		c.cell = func(r *results.Run, res *results.Result) string {
+			d := calibrated(r, res, arg)
+			if d <= 0 {
+				return "-"
+			}
+			return results.FormatDuration(d)
+		}
+	case "over_notify":
+		// over_notify:NAME: the latency NAME's p50 over the run's
+		// calibrated notify latency.
+		c.cell = func(r *results.Run, res *results.Result) string {
+			n := calibrated(r, res, "notify")
+			d, ok := analysis.Quantile(res.Latency[figures.Latency(arg)], 50)
+			if n <= 0 || !ok {
+				return "-"
+			}
+			return fmt.Sprintf("%.2fx", d.Seconds()/n.Seconds())
+		}
+	case "floor_share":
+		// floor_share: the case's throughput times the run's calibrated
+		// handoff bound, the share of the fastest a herd-free lock can
+		// hand over that it reached.
+		c.cell = func(r *results.Run, res *results.Result) string {
+			b := calibrated(r, res, "bound")
+			if b <= 0 || res.Elapsed <= 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.0f%%", 100*res.Throughput*b.Seconds())
+		}
 	case "latency", "count":
 		name, qs, _ := strings.Cut(arg, ":")
 		q, err := strconv.ParseFloat(qs, 64)
@@ -168,6 +208,19 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 		}
 	}
 	return c, nil
+}
+
+// calibrated is the run's calibrated notify latency or handoff bound
+// (what: "notify", "bound") for res's backend, 0 where it has none.
+func calibrated(r *results.Run, res *results.Result, what string) time.Duration {
+	c := r.Calibration
+	if c == nil || c.Backend != res.Backend {
+		return 0
+	}
+	if what == "bound" {
+		return c.Bound()
+	}
+	return c.NotifyLatency
 }
 
 // perOpKey is the per-operation figure key of res, "-" where not measured.

@@ -1,10 +1,14 @@
 package docsgen
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zkbench/zkbench/analysis"
+	"github.com/zkbench/zkbench/results"
 )
 
 // TestPublishedTablesMatchTheirRuns: every generated table in the
@@ -86,7 +90,29 @@ func TestCasesTable(t *testing.T) {
 	if !strings.HasPrefix(lines[2], "| zookeeper | "+first.Variant+" | ") || !strings.Contains(lines[2], ` \| `) {
 		t.Errorf("first row %q", lines[2])
 	}
-	for _, bad := range []string{"failover-zookeeper", "failover-zookeeper; nope", "failover-zookeeper; pair:a", "failover-zookeeper; latency:loss:x", "no-such-run; variant"} {
+	// The calibration's columns, from a kept run that calibrated: its
+	// notify latency, the bound (on ZooKeeper the notify alone), and each
+	// case's throughput against the bound.
+	usl, err := run(runs, "usl-zookeeper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal, err := casesTable(runs, "usl-zookeeper; variant; clients; calibrated:notify=notify; calibrated:bound=bound; floor_share=share; over_notify:handoff=ratio")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := usl.Results[0]
+	notify := results.FormatDuration(usl.Calibration.NotifyLatency)
+	share := fmt.Sprintf("%.0f%%", 100*r.Throughput*usl.Calibration.NotifyLatency.Seconds())
+	ratio := "-"
+	if d, ok := analysis.Quantile(r.Latency["handoff"], 50); ok {
+		ratio = fmt.Sprintf("%.2fx", d.Seconds()/usl.Calibration.NotifyLatency.Seconds())
+	}
+	if want := fmt.Sprintf("| %s | %d | %s | %s | %s | %s |", r.Variant, r.Clients, notify, notify, share, ratio); strings.Split(cal, "\n")[2] != want {
+		t.Errorf("calibrated columns: first row %q, want %q", strings.Split(cal, "\n")[2], want)
+	}
+	for _, bad := range []string{"failover-zookeeper", "failover-zookeeper; nope", "failover-zookeeper; pair:a", "failover-zookeeper; latency:loss:x", "no-such-run; variant",
+		"usl-zookeeper; calibrated:rtt"} {
 		if _, err := casesTable(runs, bad); err == nil {
 			t.Errorf("casesTable(%q) gave no error", bad)
 		}
