@@ -11,6 +11,7 @@ import (
 	"github.com/zkbench/zkbench/backends/zookeeper"
 	"github.com/zkbench/zkbench/faults/proxy"
 	"github.com/zkbench/zkbench/internal/testenv/testcluster"
+	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/native"
 )
 
@@ -112,8 +113,9 @@ func TestZooKeeperDeltaGroupAcrossReconnect(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Watch still running after its ctx ended")
 	}
-	if n, _ := watcher.(interface{ Delivered() (int64, int64) }).Delivered(); n != 3 {
-		t.Errorf("%d notifications received, want 3 (a's join, c's join, b's leave: the two changes made while away are not replayed)", n)
+	if d := watcher.(recipes.GroupCounter).Delivered(); d.Events != 3 || d.RecursiveDeletes != 1 {
+		t.Errorf("%d notifications received, %d of them deletions: want 3 (a's join, c's join, b's leave: the two changes made while away are not replayed), 1 a deletion",
+			d.Events, d.RecursiveDeletes)
 	}
 	must(member.Leave(ctx, "c"))
 }
