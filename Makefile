@@ -128,6 +128,11 @@ bench-scale: build
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload lock --hold 0 --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-zookeeper
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload lock --hold 0 --variants naive --clients 10000 $(NAIVEFLAGS) -o $(RUNS) --run-id scale-naive-etcd
 	$(BIN) report $(RUNS)/scale-zookeeper $(RUNS)/scale-etcd $(RUNS)/scale-naive-zookeeper $(RUNS)/scale-naive-etcd -o $(RUNS)/scale-report
+	# The fair lock's handoff against its floor (the calibrated commit plus
+	# notification) at 100, 1,000 and 10,000 clients: where each handoff's
+	# time goes (release_call, handoff_notify, handoff_decide).
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload lock --hold 0 --variants fair --clients 100,1000,10000 --calibrate $(SCALEFLAGS) -o $(RUNS) --run-id handoff-path-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload lock --hold 0 --variants fair --clients 100,1000,10000 --calibrate $(SCALEFLAGS) -o $(RUNS) --run-id handoff-path-etcd
 
 # Watches at scale: the config center (1 KB and 64 KB, every variant) at
 # 1,000, 5,000 and 10,000 watchers and group membership (every variant) at

@@ -28,8 +28,10 @@ func hasHandoffPath(r results.Result) bool {
 // cluster its write and notify latencies, the floor a handoff's notify
 // meets: a commit plus a notification.
 func WriteHandoffPath(w io.Writer, run *results.Run) error {
+	fmt.Fprintln(w, "p50s: the handoff; the holder's release call; release-event, a release to the next holder's watch event;")
+	fmt.Fprintln(w, "event-grant, that event to its grant")
 	if cal := run.Calibration; cal != nil && cal.NotifyLatency > 0 {
-		fmt.Fprintf(w, "calibrated on the run's %s cluster (p50): write %s, write + notify %s\n", cal.Backend,
+		fmt.Fprintf(w, "calibrated on the run's %s cluster (p50): write %s, write + notify %s (x notify: the handoff over it)\n", cal.Backend,
 			results.FormatDuration(cal.WriteLatency), results.FormatDuration(cal.NotifyLatency))
 	}
 	var cols []column
@@ -68,13 +70,13 @@ func handoffColumns(cal *results.Calibration) []column {
 		{head: "handoffs", narrow: true, wide: true, cell: func(r *results.Result) string {
 			return fmt.Sprint(r.Latency[figures.LatencyHandoff].Count)
 		}},
-		latency("handoff p50", figures.LatencyHandoff),
-		latency("release call p50", figures.LatencyReleaseCall),
-		latency("release to event p50", figures.LatencyHandoffNotify),
-		latency("event to grant p50", figures.LatencyHandoffDecide),
+		latency("handoff", figures.LatencyHandoff),
+		latency("release call", figures.LatencyReleaseCall),
+		latency("release-event", figures.LatencyHandoffNotify),
+		latency("event-grant", figures.LatencyHandoffDecide),
 	}
 	if cal != nil && cal.NotifyLatency > 0 {
-		cols = append(cols, column{head: "handoff / calibrated notify", narrow: true, wide: true, cell: func(r *results.Result) string {
+		cols = append(cols, column{head: "x notify", narrow: true, wide: true, cell: func(r *results.Result) string {
 			d, ok := p50(r, figures.LatencyHandoff)
 			if !ok || r.Backend != cal.Backend {
 				return unmeasured

@@ -41,7 +41,7 @@ func TestSummaryHandoffPath(t *testing.T) {
 	}
 	table := out[i:]
 	for _, want := range []string{"calibrated on the run's etcd cluster (p50): write 440µs, write + notify 590µs",
-		"release to event p50", "3104", "1.44ms", "823µs", "840µs", "552µs", "2.45x"} {
+		"release-event", "event-grant", "x notify", "3104", "1.44ms", "823µs", "840µs", "552µs", "2.45x"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("the handoff table lacks %q", want)
 		}
