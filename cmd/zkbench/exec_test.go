@@ -108,18 +108,33 @@ func TestExecCommand(t *testing.T) {
 		cmd := child(t, "", "exec", "--backend", "etcd", "--endpoints", etcdHostPort(t), "--grace", "2s",
 			node, file, "sh", "-c", `echo "got $(cat `+file+`)"; sleep 1000 & echo "child $!"; wait`)
 		cmd.Stdout, cmd.Stderr = out, out
+		// A PROGRAM's child that outlives a failed test holds the output
+		// pipe: Wait gives up on it after WaitDelay instead of waiting
+		// for its sleep to end, and the cleanup kills the children named.
+		cmd.WaitDelay = 5 * time.Second
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
 		exited := make(chan struct{})
 		go func() { done <- cmd.Wait(); close(exited) }()
-		t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			<-exited
+			for _, m := range regexp.MustCompile(`child (\d+)`).FindAllStringSubmatch(out.String(), -1) {
+				if pid, err := strconv.Atoi(m[1]); err == nil && spawn.Alive(pid) {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		})
 		return cmd, out, done
 	}
 
 	_, out, done := start()
 	waitFor(t, "start", out, "got alpha")
+	// The first PROGRAM names its child after printing the data; a change
+	// before that would stop it unnamed (seen beside two busy loops).
+	waitChildren(t, "start", out, 1)
 	if _, err := cli.Put(ctx, node, "beta"); err != nil {
 		t.Fatal(err)
 	}
