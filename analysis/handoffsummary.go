@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"time"
 
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
@@ -50,21 +49,8 @@ func WriteHandoffPath(w io.Writer, run *results.Run) error {
 }
 
 func handoffColumns(cal *results.Calibration) []column {
-	p50 := func(r *results.Result, name figures.Latency) (time.Duration, bool) {
-		h := r.Latency[name]
-		if h == nil || h.Count == 0 {
-			return 0, false
-		}
-		return time.Duration(h.P50), true
-	}
 	latency := func(head string, name figures.Latency) column {
-		return column{head: head, narrow: true, wide: true, cell: func(r *results.Result) string {
-			d, ok := p50(r, name)
-			if !ok {
-				return unmeasured
-			}
-			return results.FormatDuration(d)
-		}}
+		return column{head: head, narrow: true, wide: true, cell: func(r *results.Result) string { return quantile(r.Latency[name], 50) }}
 	}
 	cols := []column{
 		{head: "handoffs", narrow: true, wide: true, cell: func(r *results.Result) string {
@@ -77,7 +63,7 @@ func handoffColumns(cal *results.Calibration) []column {
 	}
 	if cal != nil && cal.NotifyLatency > 0 {
 		cols = append(cols, column{head: "x notify", narrow: true, wide: true, cell: func(r *results.Result) string {
-			d, ok := p50(r, figures.LatencyHandoff)
+			d, ok := quantileOf(r.Latency[figures.LatencyHandoff], 50)
 			if !ok || r.Backend != cal.Backend {
 				return unmeasured
 			}
