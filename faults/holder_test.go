@@ -8,8 +8,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -95,8 +98,19 @@ func holderMain(args []string) int {
 			// write and the check that follows it, and on etcd the
 			// session's own expiry timer may then report the loss before
 			// the next write (holder.stopBeforeWrite).
+			//
+			// The signal goes to this thread (tgkill), not the process:
+			// a process's SIGSTOP is taken by whichever thread the kernel
+			// picks, and this one runs on until it next enters the
+			// kernel, which on a loaded machine was the write below: it
+			// froze with its write made and its check not, and woke to a
+			// loss its expiry timer had already reported (CI saw no late
+			// write). A signal to this thread stops it before tgkill
+			// returns.
+			runtime.LockOSThread()
 			fmt.Printf("stopping %d\n", time.Now().UnixNano())
-			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			_ = syscall.Tgkill(os.Getpid(), syscall.Gettid(), syscall.SIGSTOP)
+			runtime.UnlockOSThread()
 		case <-stdinClosed:
 			rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
 			err := l.Release(rctx)
@@ -130,6 +144,9 @@ type holder struct {
 	stdin  io.WriteCloser
 	events chan holderEvent
 	exited chan struct{}
+
+	mu    sync.Mutex
+	lines []holderEvent // every line but the writes before the last stop
 }
 
 // startHolder starts a holder on c's lock at path. Every line it prints is
@@ -174,6 +191,7 @@ func startHolderTimeout(t *testing.T, c *cluster, path, variant string, timeout 
 			if onEvent != nil {
 				onEvent(ev)
 			}
+			h.record(ev)
 			select {
 			case h.events <- ev:
 			default: // nobody is reading writes; keep the reader going
@@ -209,11 +227,54 @@ func (h *holder) next(t *testing.T, kind string, within time.Duration) holderEve
 				return ev
 			}
 		case <-h.exited:
-			t.Fatalf("holder exited before %q", kind)
+			// The events it printed before exiting are all queued by now:
+			// read them before saying it ended without one.
+			select {
+			case ev := <-h.events:
+				if strings.HasPrefix(ev.kind, "error") {
+					t.Fatalf("holder: %s", ev.kind)
+				}
+				if ev.kind == kind {
+					return ev
+				}
+				continue
+			default:
+			}
+			t.Fatalf("holder exited before %q; it printed %s", kind, h.printed())
 		case <-timer.C:
-			t.Fatalf("holder: no %q within %v", kind, within)
+			t.Fatalf("holder: no %q within %v; it printed %s", kind, within, h.printed())
 		}
 	}
+}
+
+// record keeps ev for printed: a run of writes is kept as its first and
+// last line, and a stop forgets the writes before it.
+func (h *holder) record(ev holderEvent) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ev.kind == "stopping" {
+		h.lines = slices.DeleteFunc(h.lines, func(e holderEvent) bool { return e.kind == "write" })
+	}
+	if n := len(h.lines); ev.kind == "write" && n >= 2 && h.lines[n-1].kind == "write" && h.lines[n-2].kind == "write" {
+		h.lines[n-1] = ev
+		return
+	}
+	h.lines = append(h.lines, ev)
+}
+
+// printed describes the holder's lines as record kept them, with their
+// arrival times, for a failure message.
+func (h *holder) printed() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var b strings.Builder
+	for i, ev := range h.lines {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %d at %s", ev.kind, ev.value, ev.at.Format("15:04:05.000"))
+	}
+	return "[" + b.String() + "]"
 }
 
 // drain forgets queued events (the writes of a running holder).

@@ -168,7 +168,8 @@ func TestScenarioHolderPausedPastTimeout(t *testing.T) {
 			t.Errorf("checker %+v: want the one overlap of the paused holder and the waiter", rep)
 		}
 		if us.Violations < 1 {
-			t.Errorf("unfenced register: %+v: the paused holder's late write must be accepted and counted", us)
+			t.Errorf("unfenced register: %+v: the paused holder's late write must be accepted and counted; the waiter was granted token %d at %s, the holder printed %s",
+				us, r.g.Token, r.at.Format("15:04:05.000"), h.printed())
 		}
 		if fs.Violations != 0 || fs.Prevented < 1 {
 			t.Errorf("fenced register: %+v: want 0 stale writes accepted and at least 1 prevented", fs)
