@@ -59,6 +59,12 @@ type Node struct {
 	// tail key. It may be gone already (or not be a queue node at all);
 	// Predecessor answers for sure. Empty where the backend cannot name it.
 	Prev string `json:"prev,omitempty"`
+	// Listed is, on the Node that Predecessor or PredecessorOf returns
+	// (the empty one with false included), the bytes of names the backend
+	// received to answer: ZooKeeper's whole listing of the parent, etcd's
+	// one or two keys. The instrument counts them as bytes received, which
+	// it cannot see otherwise. Zero on every other Node.
+	Listed int64 `json:"-"`
 }
 
 // EventType says what a watch saw.
@@ -192,6 +198,13 @@ type Queues interface {
 	// work, not a walk of the queue (ZooKeeper's watcher already learns it
 	// from the event and ignores gone).
 	Predecessor(ctx context.Context, parent string, me Node, gone string) (Node, bool, error)
+	// PredecessorOf is Predecessor among the children of parent whose
+	// names start with prefix (all of them for ""), without gone: how a
+	// shared lock's reader finds the nearest writer before it. etcd answers
+	// with one bounded range under parent/prefix that also checks me (O(1)
+	// bytes); ZooKeeper lists parent, as for Predecessor. ErrNoNode if me
+	// is gone.
+	PredecessorOf(ctx context.Context, parent, prefix string, me Node) (Node, bool, error)
 	// Tagged returns the children of parent that this session made with
 	// Enqueue and tag, ordered by Seq: how a queue finds nodes it may have
 	// left behind after a failure. etcd reads the tag's key range (O(own)

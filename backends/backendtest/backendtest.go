@@ -68,6 +68,7 @@ var subtests = []subtest{
 	{"Tagged", testTagged},
 	{"Dequeue", testDequeue},
 	{"PredecessorGone", testPredecessorGone},
+	{"PredecessorOf", testPredecessorOf},
 	{"Update", testUpdate},
 	{"EphemeralGoneAfterClose", testEphemeralGoneAfterClose},
 	{"DoneClosesOnClose", testDoneClosesOnClose},

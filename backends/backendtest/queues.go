@@ -73,6 +73,74 @@ func testEnqueuePredecessor(t *testing.T, e *env) {
 	}
 }
 
+// testPredecessorOf: PredecessorOf finds the nearest node before me among
+// those whose names start with prefix, skipping the others and deleted
+// ones; "" takes every node; nothing before me is false; a node that is
+// gone gets ErrNoNode, also when no node of the prefix is left.
+func testPredecessorOf(t *testing.T, e *env) {
+	a, b := e.session(t), e.session(t)
+	parent := e.p("shared")
+	ensure(t, a, parent)
+	// w0 r1 w2 r3 r4 (w: "lock-write-", r: "lock-read-"), by two sessions.
+	var q []backends.Node
+	for i, kind := range []string{"write", "read", "write", "read", "read"} {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		q = append(q, createSeq(t, s, parent, "lock-"+kind+"-"))
+	}
+	of := func(s backends.Session, prefix string, me backends.Node) (string, bool) {
+		t.Helper()
+		p, ok, err := s.PredecessorOf(opCtx(t), parent, prefix, me)
+		if err != nil {
+			t.Fatalf("PredecessorOf(%q, %s): %v", prefix, me.Name, err)
+		}
+		// The names it received: at least the answer's (the instrument
+		// counts them as bytes received).
+		if ok && p.Listed < int64(len(p.Name)) {
+			t.Errorf("PredecessorOf(%q, %s) = %s, Listed %d, want at least its name's %d bytes", prefix, me.Name, p.Name, p.Listed, len(p.Name))
+		}
+		return p.Path, ok
+	}
+	cases := []struct {
+		prefix string
+		me     int
+		want   int // -1: none
+	}{
+		{"lock-write-", 4, 2},
+		{"lock-write-", 3, 2},
+		{"lock-write-", 2, 0},
+		{"lock-write-", 1, 0},
+		{"lock-write-", 0, -1},
+		{"lock-read-", 2, 1},
+		{"lock-read-", 1, -1},
+		{"", 4, 3},
+		{"", 1, 0},
+		{"", 0, -1},
+	}
+	for _, c := range cases {
+		got, ok := of(b, c.prefix, q[c.me])
+		switch {
+		case c.want < 0 && ok:
+			t.Errorf("PredecessorOf(%q, %s) = %s, want none", c.prefix, q[c.me].Name, got)
+		case c.want >= 0 && (!ok || got != q[c.want].Path):
+			t.Errorf("PredecessorOf(%q, %s) = %s %v, want %s", c.prefix, q[c.me].Name, got, ok, q[c.want].Path)
+		}
+	}
+	del(t, a, q[2].Path)
+	if got, ok := of(a, "lock-write-", q[4]); !ok || got != q[0].Path {
+		t.Errorf("after deleting the nearest writer, PredecessorOf = %s %v, want %s", got, ok, q[0].Path)
+	}
+	del(t, a, q[0].Path)
+	if got, ok := of(a, "lock-write-", q[4]); ok {
+		t.Errorf("with no writer left, PredecessorOf = %s, want none", got)
+	}
+	if _, _, err := b.PredecessorOf(opCtx(t), parent, "lock-write-", q[0]); !errors.Is(err, backends.ErrNoNode) {
+		t.Errorf("PredecessorOf of a deleted node: %v, want ErrNoNode", err)
+	}
+}
+
 // testEnqueuePrev: Node.Prev names the node made just before under the same
 // parent, also after deletes under it (ZooKeeper numbers a parent's
 // children by its creates only; etcd's tail key names the last enqueued).

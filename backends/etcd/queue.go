@@ -85,7 +85,7 @@ func (s *Session) Predecessor(ctx context.Context, parent string, me backends.No
 	}
 	defer stop()
 	lostMe := fmt.Errorf("etcd: predecessor of %s: %w", me.Path, backends.ErrNoNode)
-	below, limit := me.Seq, int64(2)
+	below, limit, listed := me.Seq, int64(2), int64(0)
 	for below > 0 {
 		opts := append([]clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly(),
 			clientv3.WithMaxCreateRev(below)}, clientv3.WithLastCreate()...)
@@ -101,11 +101,12 @@ func (s *Session) Predecessor(ctx context.Context, parent string, me backends.No
 				return backends.Node{}, false, s.fail(ctx, "predecessor", parent, false, err)
 			}
 			kvs = resp.Responses[0].GetResponseRange().GetKvs()
+			listed += keyNames(kvs)
 			if resp.Succeeded {
 				if len(kvs) == 0 {
-					return backends.Node{}, false, lostMe
+					return backends.Node{Listed: listed}, false, lostMe
 				}
-				return backends.Node{}, false, nil
+				return backends.Node{Listed: listed}, false, nil
 			}
 			gone = ""
 		} else {
@@ -114,23 +115,85 @@ func (s *Session) Predecessor(ctx context.Context, parent string, me backends.No
 				return backends.Node{}, false, s.fail(ctx, "predecessor", parent, false, err)
 			}
 			kvs = resp.Kvs
+			listed += keyNames(kvs)
 		}
 		if limit == 2 {
 			if len(kvs) == 0 || string(kvs[0].Key) != me.Path {
-				return backends.Node{}, false, lostMe
+				return backends.Node{Listed: listed}, false, lostMe
 			}
 			kvs = kvs[1:]
 		}
 		if len(kvs) == 0 {
-			return backends.Node{}, false, nil
+			return backends.Node{Listed: listed}, false, nil
 		}
 		kv := kvs[0]
 		if isDirectChild(parent, string(kv.Key)) {
-			return nodeOf(kv), true, nil
+			n := nodeOf(kv)
+			n.Listed = listed
+			return n, true, nil
 		}
 		below, limit = kv.CreateRevision-1, 1
 	}
-	return backends.Node{}, false, nil
+	return backends.Node{Listed: listed}, false, nil
+}
+
+// PredecessorOf is Predecessor among the children whose names start with
+// prefix, in one read-only transaction:
+//
+//	If(CreateRevision(me) > 0)
+//	Then(Get(parent/prefix.., created below me, newest first, limit 1, keys only))
+//
+// The reply holds one key whatever the queue's length (O(1) bytes, as
+// Predecessor's); the server walks the keys under the prefix in its index.
+// A failed compare means me is gone (ErrNoNode). A key deeper than a
+// direct child is skipped by asking again below it.
+func (s *Session) PredecessorOf(ctx context.Context, parent, prefix string, me backends.Node) (backends.Node, bool, error) {
+	c, stop, err := s.callAt(ctx, parent)
+	if err != nil {
+		return backends.Node{}, false, err
+	}
+	defer stop()
+	if strings.Contains(prefix, "/") {
+		return backends.Node{}, false, fmt.Errorf("%w: predecessor prefix %q holds a '/'", ErrInvalidPath, prefix)
+	}
+	var listed int64
+	for below := me.Seq - 1; below > 0; {
+		opts := append([]clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly(),
+			clientv3.WithMaxCreateRev(below), clientv3.WithLimit(1)}, clientv3.WithLastCreate()...)
+		resp, err := s.cli.Txn(c).
+			If(clientv3.Compare(clientv3.CreateRevision(me.Path), ">", 0)).
+			Then(clientv3.OpGet(parent+"/"+prefix, opts...)).
+			Commit()
+		if err != nil {
+			return backends.Node{}, false, s.fail(ctx, "predecessor", parent, false, err)
+		}
+		if !resp.Succeeded {
+			return backends.Node{}, false, fmt.Errorf("etcd: predecessor of %s: %w", me.Path, backends.ErrNoNode)
+		}
+		kvs := resp.Responses[0].GetResponseRange().GetKvs()
+		listed += keyNames(kvs)
+		if len(kvs) == 0 {
+			return backends.Node{Listed: listed}, false, nil
+		}
+		kv := kvs[0]
+		if isDirectChild(parent, string(kv.Key)) {
+			n := nodeOf(kv)
+			n.Listed = listed
+			return n, true, nil
+		}
+		below = kv.CreateRevision - 1
+	}
+	return backends.Node{Listed: listed}, false, nil
+}
+
+// keyNames is the bytes of the names (last path elements) of kvs' keys, as
+// the instrument counts a listing's.
+func keyNames(kvs []*mvccpb.KeyValue) int64 {
+	var n int64
+	for _, kv := range kvs {
+		n += int64(len(path.Base(string(kv.Key))))
+	}
+	return n
 }
 
 // Tagged reads the keys parent/<tag>-... (O(own) bytes; not keys only,

@@ -29,6 +29,22 @@ func TestOpNamesMatchResultsKeys(t *testing.T) {
 	}
 }
 
+// The names a backend received to answer a predecessor query (Node.Listed:
+// ZooKeeper lists the parent) are bytes received, which the instrument
+// cannot see in the answer itself.
+func TestPredecessorCountsListedBytes(t *testing.T) {
+	ctx := context.Background()
+	stub := newStub()
+	stub.listed = 40
+	var c instrument.Counters
+	s := instrument.Wrap(stub, &c)
+	s.Predecessor(ctx, "/p", backends.Node{Path: "/p/1", Seq: 1}, "")
+	s.PredecessorOf(ctx, "/p", "w-", backends.Node{Path: "/p/1", Seq: 1})
+	if got := c.Snapshot().BytesReceived; got != 80 {
+		t.Errorf("bytes received = %d, want the 2 x 40 the backend listed", got)
+	}
+}
+
 func TestCountsEveryRequestAndFailure(t *testing.T) {
 	ctx := context.Background()
 	stub := newStub()
@@ -47,6 +63,7 @@ func TestCountsEveryRequestAndFailure(t *testing.T) {
 		s.ChildrenW(ctx, "/p")
 		s.Enqueue(ctx, "/p", "t")
 		s.Predecessor(ctx, "/p", backends.Node{Path: "/p/1", Seq: 1}, "")
+		s.PredecessorOf(ctx, "/p", "w-", backends.Node{Path: "/p/1", Seq: 1})
 		s.Tagged(ctx, "/p", "t")
 		s.Dequeue(ctx, backends.Node{Path: "/p/1", Seq: 1})
 		s.Set(ctx, "/c", []byte("v"))
@@ -63,10 +80,10 @@ func TestCountsEveryRequestAndFailure(t *testing.T) {
 
 	got := c.Snapshot()
 	want := map[string]int64{"create": 2, "create_seq": 4, "get": 2, "delete": 2, "children": 2,
-		"ensure_path": 2, "exists_w": 2, "children_w": 2, "enqueue": 2, "predecessor": 2, "tagged": 2, "dequeue": 2,
+		"ensure_path": 2, "exists_w": 2, "children_w": 2, "enqueue": 2, "predecessor": 4, "tagged": 2, "dequeue": 2,
 		"update": 2, "set": 2, "watch_data": 0, "set_if": 2}
 	wantFail := map[string]int64{"create": 1, "create_seq": 2, "get": 1, "delete": 1, "children": 1,
-		"ensure_path": 1, "exists_w": 1, "children_w": 1, "enqueue": 1, "predecessor": 1, "tagged": 1, "dequeue": 1,
+		"ensure_path": 1, "exists_w": 1, "children_w": 1, "enqueue": 1, "predecessor": 2, "tagged": 1, "dequeue": 1,
 		"update": 1, "set": 1, "watch_data": 0, "set_if": 1}
 	for k, v := range want {
 		if got.Requests[k] != v {
@@ -79,8 +96,8 @@ func TestCountsEveryRequestAndFailure(t *testing.T) {
 	if len(got.Requests) != len(want) || len(got.Failures) != len(want) {
 		t.Errorf("snapshot has %d request and %d failure keys, want %d", len(got.Requests), len(got.Failures), len(want))
 	}
-	if got.TotalRequests() != 32 {
-		t.Errorf("TotalRequests = %d, want 32", got.TotalRequests())
+	if got.TotalRequests() != 34 {
+		t.Errorf("TotalRequests = %d, want 34", got.TotalRequests())
 	}
 	// Only the two successful watch calls armed a watch.
 	if got.WatchesArmed != 2 {

@@ -140,6 +140,16 @@ func (s *Session) Enqueue(ctx context.Context, parent, tag string) (backends.Nod
 func (s *Session) Predecessor(ctx context.Context, parent string, me backends.Node, gone string) (backends.Node, bool, error) {
 	s.c.sent(OpPredecessor)
 	n, ok, err := s.inner.Predecessor(ctx, parent, me, gone)
+	s.c.bytesReceived.Add(n.Listed)
+	s.done(OpPredecessor, err)
+	return n, ok, err
+}
+
+// PredecessorOf counts OpPredecessor: the same query, among fewer children.
+func (s *Session) PredecessorOf(ctx context.Context, parent, prefix string, me backends.Node) (backends.Node, bool, error) {
+	s.c.sent(OpPredecessor)
+	n, ok, err := s.inner.PredecessorOf(ctx, parent, prefix, me)
+	s.c.bytesReceived.Add(n.Listed)
 	s.done(OpPredecessor, err)
 	return n, ok, err
 }

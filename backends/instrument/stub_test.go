@@ -13,6 +13,7 @@ import (
 // own counters, is tested in backends/backendtest.
 type stubSession struct {
 	err     error                    // returned by every call when set
+	listed  int64                    // Listed of what Predecessor and PredecessorOf return
 	watches chan chan backends.Event // if set, each watch call takes its channel from here
 	done    chan struct{}
 }
@@ -40,7 +41,10 @@ func (s *stubSession) Enqueue(ctx context.Context, parent, tag string) (backends
 	return backends.Node{Path: parent + "/" + tag}, s.err
 }
 func (s *stubSession) Predecessor(ctx context.Context, parent string, me backends.Node, gone string) (backends.Node, bool, error) {
-	return backends.Node{}, false, s.err
+	return backends.Node{Listed: s.listed}, false, s.err
+}
+func (s *stubSession) PredecessorOf(ctx context.Context, parent, prefix string, me backends.Node) (backends.Node, bool, error) {
+	return backends.Node{Listed: s.listed}, false, s.err
 }
 func (s *stubSession) Dequeue(ctx context.Context, me backends.Node) error { return s.err }
 func (s *stubSession) SetIf(ctx context.Context, guard string, want []byte, writes []backends.Write) (bool, error) {

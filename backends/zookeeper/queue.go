@@ -62,6 +62,13 @@ func (s *Session) enqueued(p string) backends.Node {
 // that grows with the queue beyond the listing go-zookeeper decodes. gone
 // is ignored: a watcher learns of a Dequeue from its event.
 func (s *Session) Predecessor(ctx context.Context, parent string, me backends.Node, _ string) (backends.Node, bool, error) {
+	return s.PredecessorOf(ctx, parent, "", me)
+}
+
+// PredecessorOf is Predecessor among the children whose names start with
+// prefix: one listing, as Predecessor (ZooKeeper has no bounded or filtered
+// child query, so the reply is O(N) bytes whatever prefix is).
+func (s *Session) PredecessorOf(ctx context.Context, parent, prefix string, me backends.Node) (backends.Node, bool, error) {
 	names, err := read(ctx, s, "predecessor", parent, func() ([]string, error) {
 		names, _, err := s.l.conn.Children(parent)
 		return names, err
@@ -69,21 +76,24 @@ func (s *Session) Predecessor(ctx context.Context, parent string, me backends.No
 	if err != nil {
 		return backends.Node{}, false, err
 	}
-	best, bestSeq, found := "", int64(-1), false
+	best, bestSeq, found, listed := "", int64(-1), false, int64(0)
 	for _, name := range names {
+		listed += int64(len(name))
 		if name == me.Name {
 			found = true
-		} else if seq := parseSeq(name); seq < me.Seq && seq > bestSeq {
+		} else if seq := parseSeq(name); seq < me.Seq && seq > bestSeq && strings.HasPrefix(name, prefix) {
 			best, bestSeq = name, seq
 		}
 	}
 	if !found {
-		return backends.Node{}, false, fmt.Errorf("zookeeper: predecessor of %s: %w", me.Path, backends.ErrNoNode)
+		return backends.Node{Listed: listed}, false, fmt.Errorf("zookeeper: predecessor of %s: %w", me.Path, backends.ErrNoNode)
 	}
 	if bestSeq < 0 {
-		return backends.Node{}, false, nil
+		return backends.Node{Listed: listed}, false, nil
 	}
-	return node(join(parent, best)), true, nil
+	n := node(join(parent, best))
+	n.Listed = listed
+	return n, true, nil
 }
 
 // Tagged lists parent and reads every child for the data Enqueue gave it
