@@ -133,7 +133,8 @@ var (
 			Backend: backends.Etcd,
 			Reason: "etcd's gRPC counters, which the server side reads, count every Txn call as a write, and a " +
 				"Predecessor told which node went (the fair lock's wake-up) is a read-only Txn: it compares the " +
-				"queue's last-dequeued record before it ranges",
+				"queue's last-dequeued record before it ranges; so is a shared lock's PredecessorOf, which " +
+				"checks the waiter's own node",
 			Predict: func(w backends.Witness, _ Totals) (float64, float64) { return exactly(w.ReadTxns) },
 			Request: "predecessor", PerCall: [2]float64{0, 1},
 		}, {

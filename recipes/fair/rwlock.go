@@ -11,14 +11,16 @@ import (
 // RWLock is the ZooKeeper recipes page's shared (read/write) lock.
 //
 // Algorithm: Acquire creates an ephemeral sequential node under <path>
-// named for its mode ("lock-<tag>-read-..." or "lock-<tag>-write-...",
-// recipe.Kind) and lists <path>'s children without a watch. A reader holds
-// the lock when no writer's node comes before its own; otherwise it arms
-// an exists watch on the nearest writer's node before its own. A writer
-// holds the lock when its node is the first; otherwise it arms an exists
-// watch on the node just before its own, whatever its mode. If the
-// watched node is already gone it lists again at once; when the watch
-// fires it lists again. Release deletes the node.
+// named for its mode ("lock-read-<tag>-..." or "lock-write-<tag>-...",
+// recipe.Kind, recipe.Queue.NameFor). A reader holds the lock when no
+// writer's node comes before its own; otherwise it arms an exists watch on
+// the nearest writer's node before its own. A writer holds the lock when
+// its node is the first; otherwise it arms an exists watch on the node
+// just before its own, whatever its mode. Each asks the backend for that
+// one node (Session.PredecessorOf: among the writers' names for a reader,
+// among all for a writer) rather than listing the queue. If the watched
+// node is already gone it asks again at once; when the watch fires it asks
+// again. Release deletes the node.
 //
 // Herd behaviour: a reader watches a writer, a writer its predecessor, so
 // a node is watched by the readers between it and the next writer plus at
@@ -27,15 +29,21 @@ import (
 // valid, not a herd (only a "herd" released when a few can proceed is
 // one). A reader's release wakes at most the one writer behind it, which
 // is let in only if no earlier reader still holds: readers that release
-// out of queue order wake that writer for nothing (it lists, and watches
+// out of queue order wake that writer for nothing (it asks, and watches
 // the reader now before it). A cancelled or expired waiter wakes only
-// those that watched it, who list and watch again. Grants to writers are
+// those that watched it, who ask and watch again. Grants to writers are
 // FIFO; readers are let in together once no writer is ahead of them.
 //
-// Cost: every wake-up and every acquisition lists the queue (the recipe's
-// getChildren without a watch): O(N) bytes, with names of up to 51 bytes
-// on ZooKeeper. Requests per acquisition: create + children, and per
-// wait + exists and, per wake-up, + children; release: one delete.
+// Cost: requests per acquisition: create + predecessor, and per wait +
+// exists and, per wake-up, + predecessor; release: one delete. On etcd
+// every one is O(1) bytes (the predecessor is one range with limit 1 under
+// the mode's name prefix, checking in the same transaction that the
+// waiter's own node is there), as etcd's own RWMutex. ZooKeeper has no
+// bounded or filtered child query, so there the predecessor is a listing
+// of the queue, O(N) bytes with names of up to 51 bytes: the one cost this
+// lock cannot make O(1) on ZooKeeper without a structure of its own (a
+// reader would have to learn the nearest writer from nodes it reads one at
+// a time).
 //
 // Token, leftovers and cancellation: as naive.ChildrenLock's (the node's
 // create revision, or its sequence number + 1 on ZooKeeper; the next call
@@ -72,7 +80,11 @@ func (l *RWLock) acquire(ctx context.Context, mode recipes.Mode, start func(me b
 		if start != nil {
 			start(me)
 		}
-		return l.q.WaitBlocker(ctx, me, recipe.InMode(mode))
+		blocker := "" // a writer waits behind any node
+		if mode == recipes.Read {
+			blocker = recipe.WriterPrefix
+		}
+		return l.q.WaitBehind(ctx, me, blocker)
 	})
 }
 

@@ -13,7 +13,7 @@ import (
 // lock's children instead of the one node that keeps it out.
 //
 // Algorithm: Acquire creates an ephemeral sequential node under <path>
-// named for its mode ("lock-<tag>-read-..." or "lock-<tag>-write-...",
+// named for its mode ("lock-read-<tag>-..." or "lock-write-<tag>-...",
 // recipe.Kind), then lists <path>'s children with ChildrenW. A reader
 // holds the lock when no writer's node comes before its own, a writer when
 // its node is the first. Otherwise it sleeps until the children change

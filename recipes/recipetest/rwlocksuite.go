@@ -274,6 +274,18 @@ func testWriterReleaseAdmitsReaders(e *rwEnv) {
 		}
 		e.t.Logf("release notified %d admitted readers and %d waiters that stayed out", admitted, others)
 	}
+	if e.rw.Name == variants.Fair {
+		// The herd-free lock asks for the one node that keeps a waiter
+		// out (Session.PredecessorOf: one bounded range on etcd) and never
+		// lists the queue, before or after a wake-up.
+		for i, w := range waiters {
+			r := w.c.c.Snapshot().Requests
+			if r["children"] != 0 || r["predecessor"] == 0 {
+				e.t.Errorf("%s waiter %d: %d listings and %d predecessor queries, want none and at least one",
+					w.mode, i, r["children"], r["predecessor"])
+			}
+		}
+	}
 	for i := range queueWaiters {
 		e.release(waiters[i].c.client)
 	}

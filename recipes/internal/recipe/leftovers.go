@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/recipes"
 )
 
 // Leftovers is one lock's memory of the nodes it may have left on the server:
@@ -102,12 +103,14 @@ func NodeLeftovers(s backends.Session, path string, data []byte, timeout time.Du
 	}}
 }
 
-// Own returns the paths of the children whose names start with prefix,
-// except the one named except.
+// Own returns the paths of the children made by the lock whose node names
+// start with prefix, except the one named except: names that start with
+// prefix, or with a shared lock's mode between SeqPrefix and the rest of
+// prefix (Queue.NameFor). A prefix of "" takes every child.
 func Own(children []backends.Node, prefix, except string) []string {
 	var own []string
 	for _, c := range children {
-		if c.Name != except && strings.HasPrefix(c.Name, prefix) {
+		if c.Name != except && ownedBy(c.Name, prefix) {
 			own = append(own, c.Path)
 		}
 	}
@@ -238,4 +241,23 @@ func (l *Leftovers) suspectFailed(err error) error {
 		l.Suspect()
 	}
 	return err
+}
+
+// ownedBy reports whether name is a node of the lock whose names start with
+// prefix (see Own).
+func ownedBy(name, prefix string) bool {
+	if strings.HasPrefix(name, prefix) {
+		return true
+	}
+	rest, ok := strings.CutPrefix(name, SeqPrefix)
+	tag, tagged := strings.CutPrefix(prefix, SeqPrefix)
+	if !ok || !tagged {
+		return false
+	}
+	for _, m := range []recipes.Mode{recipes.Read, recipes.Write} {
+		if strings.HasPrefix(rest, Kind(m)+tag) {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package recipe
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
@@ -67,10 +68,10 @@ func (q *Queue) Acquire(ctx context.Context, wait WaitFirst) (recipes.Grant, err
 	return q.AcquireAs(ctx, "", wait)
 }
 
-// AcquireAs is Acquire for a queue whose nodes say what they wait for: kind
-// follows Prefix in the node's name (CreateSequential queues only), as a
-// shared lock's "read-" and "write-" do. Leftovers are found by Prefix, so
-// whatever kind they were made as.
+// AcquireAs is Acquire for a queue whose nodes say what they wait for, as a
+// shared lock's "read-" and "write-" do: the node's name starts with
+// NameFor(kind) (CreateSequential queues only). Leftovers are found by the
+// lock's tag, whatever kind they were made as.
 func (q *Queue) AcquireAs(ctx context.Context, kind string, wait WaitFirst) (recipes.Grant, error) {
 	if q.held {
 		return recipes.Grant{}, fmt.Errorf("%s: acquire %s: %w", q.pkg, q.Path, q.errHeld)
@@ -83,7 +84,7 @@ func (q *Queue) AcquireAs(ctx context.Context, kind string, wait WaitFirst) (rec
 			if q.Tag != "" {
 				return q.S.Enqueue(c, q.Path, q.Tag)
 			}
-			return q.S.CreateSequential(c, q.Path, q.Prefix+kind, nil)
+			return q.S.CreateSequential(c, q.Path, q.NameFor(kind), nil)
 		})
 	})
 	if err != nil {
@@ -103,6 +104,18 @@ func (q *Queue) AcquireAs(ctx context.Context, kind string, wait WaitFirst) (rec
 	}
 	q.me, q.held = me, true
 	return recipes.Grant{Token: SeqToken(me), Wakeups: wakeups, Lost: q.S.Done()}, nil
+}
+
+// NameFor returns the name prefix of this queue's nodes made as kind:
+// Prefix without a kind; with one, SeqPrefix, kind, then the rest of Prefix
+// (the lock's tag), so that the nodes of one kind share a prefix whatever
+// lock made them: a shared lock's reader asks for the nearest writer by it
+// (Session.PredecessorOf), one bounded range on etcd.
+func (q *Queue) NameFor(kind string) string {
+	if kind == "" {
+		return q.Prefix
+	}
+	return SeqPrefix + kind + strings.TrimPrefix(q.Prefix, SeqPrefix)
 }
 
 // Held returns the node the lock is held by, if held.

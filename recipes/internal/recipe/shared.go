@@ -8,10 +8,11 @@ import (
 )
 
 // The shared (read/write) locks of recipes/naive and recipes/fair queue on
-// a Queue made by NewQueue and name each node for its mode, after the
-// lock's tag: "lock-<tag>-read-..." or "lock-<tag>-write-..." (Kind), so
-// that one listing shows who waits for what and which nodes are a lock's
-// own, whatever mode they were made in.
+// a Queue made by NewQueue and name each node for its mode, before the
+// lock's tag: "lock-read-<tag>-..." or "lock-write-<tag>-..." (Kind,
+// Queue.NameFor), so that one listing shows who waits for what and which
+// nodes are a lock's own, whatever mode they were made in, and the writers
+// share one name prefix (WriterPrefix) that a bounded query can ask for.
 
 // Kind is the part of a shared lock's node name that says its mode.
 func Kind(m recipes.Mode) string { return m.String() + "-" }
@@ -20,15 +21,14 @@ func Kind(m recipes.Mode) string { return m.String() + "-" }
 // A name that says neither (no shared lock made it) counts as a writer:
 // whatever it is, nobody behind it may take it for a reader.
 func ModeOf(name string) recipes.Mode {
-	rest, ok := strings.CutPrefix(name, SeqPrefix)
-	if !ok {
-		return recipes.Write
-	}
-	if _, kind, ok := strings.Cut(rest, "-"); ok && strings.HasPrefix(kind, Kind(recipes.Read)) {
+	if strings.HasPrefix(name, SeqPrefix+Kind(recipes.Read)) {
 		return recipes.Read
 	}
 	return recipes.Write
 }
+
+// WriterPrefix starts the name of every shared lock's writer node.
+const WriterPrefix = SeqPrefix + "write-"
 
 // Standing is where a shared lock's waiter stands in a listing.
 type Standing int

@@ -2,6 +2,7 @@ package recipe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/zkbench/zkbench/backends"
@@ -10,9 +11,9 @@ import (
 
 // The two ways a queue lock's waiter waits for its turn: by listing the
 // queue with a children watch (the herd: every change wakes every waiter;
-// recipes/naive) or by listing it without one and watching the one node
-// that keeps it out (recipes/fair). What keeps a waiter out is its lock's
-// Stand.
+// recipes/naive, WaitChildren) or by asking for the one node that keeps
+// it out and watching that node alone (recipes/fair, WaitBehind). What
+// keeps a listing's waiter out is its lock's Stand.
 
 // Stand says where the waiter named me stands in children (a listing in
 // queue order) and, when Behind, which node keeps it out.
@@ -68,26 +69,32 @@ func (q *Queue) listAndWait(ctx context.Context, me backends.Node, stand Stand) 
 	return woke, false, err
 }
 
-// WaitBlocker lists the queue without a watch until me holds, sleeping on
-// the one node that keeps it out (if that node is gone already, it lists
-// again at once), and counts the notifications consumed. Nodes of this
-// lock's own it lists besides me are deleted first (see DeleteOwn).
-func (q *Queue) WaitBlocker(ctx context.Context, me backends.Node, stand Stand) (wakeups int, err error) {
+// WaitBehind waits until no node of the queue whose name starts with
+// prefix stands before me: it asks Session.PredecessorOf for the nearest
+// such node and sleeps on it until it goes, then asks again. A shared
+// lock's writer asks for any node (""), a reader for the nearest writer
+// (WriterPrefix): the ZooKeeper recipes page's shared lock, each wait one
+// bounded request on etcd and a listing on ZooKeeper. It counts the
+// notifications consumed. A lock that ever suspected a leftover first lists
+// the queue and deletes its own other nodes (DeleteOwn), at each turn.
+func (q *Queue) WaitBehind(ctx context.Context, me backends.Node, prefix string) (wakeups int, err error) {
 	for {
-		children, err := q.S.Children(ctx, q.Path)
-		if err != nil {
-			return wakeups, err
+		if q.Left.Doubted() {
+			children, err := q.S.Children(ctx, q.Path)
+			if err != nil {
+				return wakeups, err
+			}
+			if _, err := q.DeleteOwn(ctx, children, me.Name); err != nil {
+				return wakeups, err
+			}
 		}
-		if deleted, err := q.DeleteOwn(ctx, children, me.Name); err != nil {
-			return wakeups, err
-		} else if deleted {
-			continue
-		}
-		block, st := stand(children, me.Name)
-		switch st {
-		case Gone:
+		block, ok, err := q.S.PredecessorOf(ctx, q.Path, prefix, me)
+		switch {
+		case errors.Is(err, backends.ErrNoNode):
 			return wakeups, ownGone(me)
-		case Holds:
+		case err != nil:
+			return wakeups, err
+		case !ok:
 			return wakeups, nil
 		}
 		woke, err := AwaitGone(ctx, q.S, block.Path)
