@@ -44,15 +44,17 @@ test:
 # real servers), the counting decorator's overhead per call, and the client
 # overhead of the fair lock: on ZooKeeper beside a bare go-zookeeper loop of the
 # same algorithm and beside zk.Lock, on etcd beside concurrency.Mutex, at 100
-# and 1,000 clients (ZKBENCH_BENCH_CLIENTS), side by side in one run: compare
-# the acq/s ratios within the run. Also the timings that tests do not assert
+# and 1,000 clients (ZKBENCH_BENCH_CLIENTS), and the fair shared lock beside
+# etcd's RWMutex at 50 and 200 clients, nine reads in ten
+# (ZKBENCH_BENCH_RWCLIENTS), side by side in one run: compare the acq/s ratios
+# within the run. Also the timings that tests do not assert
 # (docs/testing.md): how soon an etcd watch fires after a write amid others.
 LOCKBENCH ?= -benchtime 5000x
 bench:
 	$(GO) test -run '^$$' -bench IdleSessions -benchtime 1x -timeout 30m ./backends/zookeeper/ ./backends/etcd/
 	$(GO) test -run '^$$' -bench WatchFireLatency -benchtime 200x ./backends/etcd/
 	$(GO) test -run '^$$' -bench . -benchmem ./backends/instrument/
-	$(GO) test -run '^$$' -bench 'Lock(ZooKeeper|Etcd)' $(LOCKBENCH) -timeout 30m ./recipes/fair/
+	$(GO) test -run '^$$' -bench '(RW)?Lock(ZooKeeper|Etcd)' $(LOCKBENCH) -timeout 30m ./recipes/fair/
 
 # The kept runs behind docs/results.md: lock sweeps on a local ZooKeeper and
 # on the embedded etcd, leader failover at 200 candidates, a double

@@ -115,17 +115,25 @@ func kb(bytes float64) string { return fmt.Sprintf("%.0f KB", bytes/1000) }
 
 // benchLocks is the same herd-free lock as a bare loop, through zkbench's
 // seam and as the client library's own (BenchmarkLockZooKeeper,
-// BenchmarkLockEtcd), side by side in one run.
+// BenchmarkLockEtcd), and the fair shared lock beside etcd's RWMutex
+// (BenchmarkRWLockEtcd), side by side in one run.
 func benchLocks(runs string) (string, error) {
 	lines, err := readBench(runs)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	b.WriteString("| backend | clients | bare acq/s | fair acq/s | native acq/s | fair / bare | fair / native |\n")
-	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-	for _, be := range []struct{ label, bench string }{{"ZooKeeper", "BenchmarkLockZooKeeper"}, {"etcd", "BenchmarkLockEtcd"}} {
-		for _, n := range []int{100, 1000} {
+	b.WriteString("| backend | lock | clients | bare acq/s | fair acq/s | native acq/s | fair / bare | fair / native |\n")
+	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, be := range []struct {
+		label, lock, bench string
+		clients            []int
+	}{
+		{"ZooKeeper", "lock", "BenchmarkLockZooKeeper", []int{100, 1000}},
+		{"etcd", "lock", "BenchmarkLockEtcd", []int{100, 1000}},
+		{"etcd", "shared lock, 9 reads in 10", "BenchmarkRWLockEtcd", []int{50, 200}},
+	} {
+		for _, n := range be.clients {
 			get := func(v string) (float64, bool) {
 				x, err := benchFind(lines, "fair", fmt.Sprintf("%s/clients=%d/%s", be.bench, n, v), "acq/s")
 				return x, err == nil
@@ -140,7 +148,7 @@ func benchLocks(runs string) (string, error) {
 			if hasBare {
 				bareCell, ratio = thousands(fmt.Sprintf("%.0f", bare)), fmt.Sprintf("%.2f", fair/bare)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %.2f |\n", be.label, thousands(strconv.Itoa(n)), bareCell,
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %.2f |\n", be.label, be.lock, thousands(strconv.Itoa(n)), bareCell,
 				thousands(fmt.Sprintf("%.0f", fair)), thousands(fmt.Sprintf("%.0f", native)), ratio, fair/native)
 		}
 	}

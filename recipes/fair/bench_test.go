@@ -3,6 +3,7 @@ package fair_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -28,15 +29,21 @@ func TestMain(m *testing.M) { testcluster.Main(m) }
 // benchClients are the client counts of the lock benchmarks, or those of
 // $ZKBENCH_BENCH_CLIENTS ("100,1000").
 func benchClients(b *testing.B) []int {
-	s := os.Getenv("ZKBENCH_BENCH_CLIENTS")
+	return clientsFrom(b, "ZKBENCH_BENCH_CLIENTS", []int{100, 1000})
+}
+
+// clientsFrom returns the client counts in the environment variable env
+// ("50,200"), or def if it is not set.
+func clientsFrom(b *testing.B, env string, def []int) []int {
+	s := os.Getenv(env)
 	if s == "" {
-		return []int{100, 1000}
+		return def
 	}
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(f)
 		if err != nil || n <= 0 {
-			b.Fatalf("ZKBENCH_BENCH_CLIENTS=%q: %q is not a client count", s, f)
+			b.Fatalf("%s=%q: %q is not a client count", env, s, f)
 		}
 		out = append(out, n)
 	}
@@ -113,6 +120,54 @@ func BenchmarkLockEtcd(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRWLockEtcd runs the fair shared lock and etcd's
+// experimental recipes.RWMutex (native) side by side against the embedded
+// etcd, as BenchmarkLockEtcd does, at 50 and 200 clients (or
+// $ZKBENCH_BENCH_RWCLIENTS): each acquisition is a read with probability
+// 0.9 (each client's own seeded sequence, the same for both), held for no
+// time. acq/s is the figure to compare, fair/native within one run.
+func BenchmarkRWLockEtcd(b *testing.B) {
+	endpoints := testcluster.EtcdEndpoints(b)
+	for _, n := range clientsFrom(b, "ZKBENCH_BENCH_RWCLIENTS", []int{50, 200}) {
+		for _, impl := range []string{"fair", "native"} {
+			b.Run(fmt.Sprintf("clients=%d/%s", n, impl), func(b *testing.B) {
+				be, err := etcd.New(etcd.Config{Endpoints: endpoints})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { be.Close() })
+				path := testcluster.TestNamespace(b, be) + "/rwlock"
+				var client atomic.Int64
+				runLockBench(b, be, n, path, func(s backends.Session) lockLoop {
+					var l recipes.RWLock = fair.NewRWLock(s, path)
+					if impl == "native" {
+						if l, err = native.NewRWLock(s, path); err != nil {
+							b.Fatal(err)
+						}
+					}
+					return &rwLoop{l: l, rnd: rand.New(rand.NewPCG(uint64(client.Add(1)), 0))}
+				})
+			})
+		}
+	}
+}
+
+// rwLoop is one client's shared lock loop: a read with probability 0.9.
+type rwLoop struct {
+	l   recipes.RWLock
+	rnd *rand.Rand
+}
+
+func (r *rwLoop) Acquire(ctx context.Context) error {
+	mode := recipes.Write
+	if r.rnd.Float64() < 0.9 {
+		mode = recipes.Read
+	}
+	_, err := r.l.Acquire(ctx, mode)
+	return err
+}
+func (r *rwLoop) Release(ctx context.Context) error { return r.l.Release(ctx) }
 
 // lockLoop is one client's acquire and release.
 type lockLoop interface {
