@@ -64,10 +64,11 @@ func handoffColumns(cal *results.Calibration) []column {
 	if cal != nil && cal.NotifyLatency > 0 {
 		cols = append(cols, column{head: "x notify", narrow: true, wide: true, cell: func(r *results.Result) string {
 			d, ok := quantileOf(r.Latency[figures.LatencyHandoff], 50)
-			if !ok || r.Backend != cal.Backend {
+			x, calibrated := cal.OverNotify(d)
+			if !ok || !calibrated || r.Backend != cal.Backend {
 				return unmeasured
 			}
-			return fmt.Sprintf("%.2fx", d.Seconds()/cal.NotifyLatency.Seconds())
+			return fmt.Sprintf("%.2fx", x)
 		}})
 	}
 	return cols

@@ -149,12 +149,13 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 		// over_notify:NAME: the latency NAME's p50 over the run's
 		// calibrated notify latency.
 		c.cell = func(r *results.Run, res *results.Result) string {
-			n := calibrated(r, res, "notify")
 			d, ok := analysis.Quantile(res.Latency[figures.Latency(arg)], 50)
-			if n <= 0 || !ok {
-				return "-"
+			if cal := r.Calibration; ok && cal != nil && cal.Backend == res.Backend {
+				if x, ok := cal.OverNotify(d); ok {
+					return fmt.Sprintf("%.2fx", x)
+				}
 			}
-			return fmt.Sprintf("%.2fx", d.Seconds()/n.Seconds())
+			return "-"
 		}
 	case "floor_share":
 		// floor_share: the case's throughput times the run's calibrated

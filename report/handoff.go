@@ -53,7 +53,9 @@ func (d *Document) handoffPath(runs []*results.Run, cases []*analysis.Case) {
 		if cal, ok := notify[c.Backend]; ok {
 			calibrated = ms(cal.NotifyLatency)
 			if v, ok, err := c.Quantile(figures.LatencyHandoff, 50); err == nil && ok {
-				ratio = Num(v.Seconds()/cal.NotifyLatency.Seconds()) + "x"
+				if x, ok := cal.OverNotify(v); ok {
+					ratio = Num(x) + "x"
+				}
 			}
 		}
 		t.Rows = append(t.Rows, []string{c.Workload, string(c.Backend), c.Variant, strconv.Itoa(c.Clients), handoffs,

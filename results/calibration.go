@@ -55,6 +55,16 @@ func (c *Calibration) Bound() time.Duration {
 	return c.NotifyLatency
 }
 
+// OverNotify is d in units of the calibrated notify latency (a handoff's
+// p50 against its floor: 1 is a handoff at the floor), and false where the
+// notification was not measured.
+func (c *Calibration) OverNotify(d time.Duration) (float64, bool) {
+	if c == nil || c.NotifyLatency <= 0 {
+		return 0, false
+	}
+	return d.Seconds() / c.NotifyLatency.Seconds(), true
+}
+
 // CalibrationPhase is one bounded measurement.
 type CalibrationPhase struct {
 	// Name: "sequential_create", "sequential_get", "sequential_delete",
