@@ -6,6 +6,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/internal/testenv/testresults"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -13,17 +14,7 @@ import (
 // its two parts stacked at each client count, the handoff over them and the
 // run's calibrated notify as the floor; none for the variant without.
 func TestHandoffPathChart(t *testing.T) {
-	h := func(p50 time.Duration) *results.Histogram {
-		rec := results.NewRecorder()
-		for range 100 {
-			results.Record(rec, p50)
-		}
-		hs, err := results.NewHistogram(rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return hs
-	}
+	h := func(p50 time.Duration) *results.Histogram { return testresults.Constant(t, 100, p50) }
 	run := &results.Run{ID: "hp", Status: results.StatusComplete,
 		Calibration: &results.Calibration{Backend: backends.Etcd, NotifyLatency: 590 * time.Microsecond}}
 	for _, n := range []int{10, 100} {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
+	"github.com/zkbench/zkbench/internal/testenv/testresults"
 	"github.com/zkbench/zkbench/results"
 )
 
@@ -15,17 +16,7 @@ import (
 // with the calibrated notify of its backend and the ratio; none for the
 // case without.
 func TestReportHandoffPath(t *testing.T) {
-	h := func(d time.Duration) *results.Histogram {
-		rec := results.NewRecorder()
-		for range 100 {
-			results.Record(rec, d)
-		}
-		hs, err := results.NewHistogram(rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return hs
-	}
+	h := func(p50 time.Duration) *results.Histogram { return testresults.Constant(t, 100, p50) }
 	run := &results.Run{Format: results.FormatVersion, ID: "hp", Status: results.StatusComplete,
 		Calibration: &results.Calibration{Backend: backends.Etcd, NotifyLatency: 500 * time.Microsecond},
 		Results: []results.Result{

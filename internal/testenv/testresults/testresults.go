@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"testing"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
@@ -323,4 +324,19 @@ func barrierRun() *results.Run {
 		}
 	}
 	return run
+}
+
+// Constant is a histogram of n values, each d: a latency whose every
+// quantile is d, for tests that need one known p50.
+func Constant(t testing.TB, n int, d time.Duration) *results.Histogram {
+	t.Helper()
+	rec := results.NewRecorder()
+	for range n {
+		results.Record(rec, d)
+	}
+	h, err := results.NewHistogram(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
