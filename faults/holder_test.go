@@ -217,13 +217,16 @@ func (h *holder) next(t *testing.T, kind string, within time.Duration) holderEve
 	t.Helper()
 	timer := time.NewTimer(within)
 	defer timer.Stop()
+	is := func(ev holderEvent) bool {
+		if strings.HasPrefix(ev.kind, "error") {
+			t.Fatalf("holder: %s", ev.kind)
+		}
+		return ev.kind == kind
+	}
 	for {
 		select {
 		case ev := <-h.events:
-			if strings.HasPrefix(ev.kind, "error") {
-				t.Fatalf("holder: %s", ev.kind)
-			}
-			if ev.kind == kind {
+			if is(ev) {
 				return ev
 			}
 		case <-h.exited:
@@ -231,10 +234,7 @@ func (h *holder) next(t *testing.T, kind string, within time.Duration) holderEve
 			// read them before saying it ended without one.
 			select {
 			case ev := <-h.events:
-				if strings.HasPrefix(ev.kind, "error") {
-					t.Fatalf("holder: %s", ev.kind)
-				}
-				if ev.kind == kind {
+				if is(ev) {
 					return ev
 				}
 				continue

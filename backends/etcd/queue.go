@@ -123,16 +123,11 @@ func (s *Session) Predecessor(ctx context.Context, parent string, me backends.No
 			}
 			kvs = kvs[1:]
 		}
-		if len(kvs) == 0 {
-			return backends.Node{Listed: listed}, false, nil
+		n, done, next := nearestOf(parent, kvs, listed)
+		if done {
+			return n, n.Path != "", nil
 		}
-		kv := kvs[0]
-		if isDirectChild(parent, string(kv.Key)) {
-			n := nodeOf(kv)
-			n.Listed = listed
-			return n, true, nil
-		}
-		below, limit = kv.CreateRevision-1, 1
+		below, limit = next, 1
 	}
 	return backends.Node{Listed: listed}, false, nil
 }
@@ -172,18 +167,30 @@ func (s *Session) PredecessorOf(ctx context.Context, parent, prefix string, me b
 		}
 		kvs := resp.Responses[0].GetResponseRange().GetKvs()
 		listed += keyNames(kvs)
-		if len(kvs) == 0 {
-			return backends.Node{Listed: listed}, false, nil
+		n, done, next := nearestOf(parent, kvs, listed)
+		if done {
+			return n, n.Path != "", nil
 		}
-		kv := kvs[0]
-		if isDirectChild(parent, string(kv.Key)) {
-			n := nodeOf(kv)
-			n.Listed = listed
-			return n, true, nil
-		}
-		below = kv.CreateRevision - 1
+		below = next
 	}
 	return backends.Node{Listed: listed}, false, nil
+}
+
+// nearestOf reads a predecessor range's reply (newest first, me left
+// out): done with the node found (Path empty if none), Listed set; or not
+// done, and the create revision to ask again below, when the newest key is
+// deeper than a direct child of parent.
+func nearestOf(parent string, kvs []*mvccpb.KeyValue, listed int64) (n backends.Node, done bool, below int64) {
+	if len(kvs) == 0 {
+		return backends.Node{Listed: listed}, true, 0
+	}
+	kv := kvs[0]
+	if !isDirectChild(parent, string(kv.Key)) {
+		return backends.Node{}, false, kv.CreateRevision - 1
+	}
+	n = nodeOf(kv)
+	n.Listed = listed
+	return n, true, 0
 }
 
 // keyNames is the bytes of the names (last path elements) of kvs' keys, as

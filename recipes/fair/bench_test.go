@@ -99,13 +99,7 @@ func BenchmarkLockEtcd(b *testing.B) {
 	for _, n := range benchClients(b) {
 		for _, impl := range []string{"fair", "native"} {
 			b.Run(fmt.Sprintf("clients=%d/%s", n, impl), func(b *testing.B) {
-				be, err := etcd.New(etcd.Config{Endpoints: endpoints})
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.Cleanup(func() { be.Close() })
-				ns := testcluster.TestNamespace(b, be)
-				path := ns + "/lock"
+				be, path := etcdBench(b, endpoints, "lock")
 				runLockBench(b, be, n, path, func(s backends.Session) lockLoop {
 					if impl == "fair" {
 						return recipeLoop{fair.New(s, path)}
@@ -132,16 +126,12 @@ func BenchmarkRWLockEtcd(b *testing.B) {
 	for _, n := range clientsFrom(b, "ZKBENCH_BENCH_RWCLIENTS", []int{50, 200}) {
 		for _, impl := range []string{"fair", "native"} {
 			b.Run(fmt.Sprintf("clients=%d/%s", n, impl), func(b *testing.B) {
-				be, err := etcd.New(etcd.Config{Endpoints: endpoints})
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.Cleanup(func() { be.Close() })
-				path := testcluster.TestNamespace(b, be) + "/rwlock"
+				be, path := etcdBench(b, endpoints, "rwlock")
 				var client atomic.Int64
 				runLockBench(b, be, n, path, func(s backends.Session) lockLoop {
 					var l recipes.RWLock = fair.NewRWLock(s, path)
 					if impl == "native" {
+						var err error
 						if l, err = native.NewRWLock(s, path); err != nil {
 							b.Fatal(err)
 						}
@@ -168,6 +158,17 @@ func (r *rwLoop) Acquire(ctx context.Context) error {
 	return err
 }
 func (r *rwLoop) Release(ctx context.Context) error { return r.l.Release(ctx) }
+
+// etcdBench is a benchmark's etcd backend on endpoints, closed when it
+// ends, and the path name in a fresh namespace.
+func etcdBench(b *testing.B, endpoints []string, name string) (backends.Backend, string) {
+	be, err := etcd.New(etcd.Config{Endpoints: endpoints})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { be.Close() })
+	return be, testcluster.TestNamespace(b, be) + "/" + name
+}
 
 // lockLoop is one client's acquire and release.
 type lockLoop interface {
