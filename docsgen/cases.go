@@ -150,10 +150,8 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 		// calibrated notify latency.
 		c.cell = func(r *results.Run, res *results.Result) string {
 			d, ok := analysis.Quantile(res.Latency[figures.Latency(arg)], 50)
-			if cal := r.Calibration; ok && cal != nil && cal.Backend == res.Backend {
-				if x, ok := cal.OverNotify(d); ok {
-					return fmt.Sprintf("%.2fx", x)
-				}
+			if x, calibrated := calibrationOf(r, res).OverNotify(d); ok && calibrated {
+				return fmt.Sprintf("%.2fx", x)
 			}
 			return "-"
 		}
@@ -214,14 +212,23 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 // calibrated is the run's calibrated notify latency or handoff bound
 // (what: "notify", "bound") for res's backend, 0 where it has none.
 func calibrated(r *results.Run, res *results.Result, what string) time.Duration {
-	c := r.Calibration
-	if c == nil || c.Backend != res.Backend {
+	c := calibrationOf(r, res)
+	if c == nil {
 		return 0
 	}
 	if what == "bound" {
 		return c.Bound()
 	}
 	return c.NotifyLatency
+}
+
+// calibrationOf is the run's calibration if it is of res's backend, else
+// nil.
+func calibrationOf(r *results.Run, res *results.Result) *results.Calibration {
+	if c := r.Calibration; c != nil && c.Backend == res.Backend {
+		return c
+	}
+	return nil
 }
 
 // perOpKey is the per-operation figure key of res, "-" where not measured.

@@ -87,9 +87,7 @@ func (s *Session) Predecessor(ctx context.Context, parent string, me backends.No
 	lostMe := fmt.Errorf("etcd: predecessor of %s: %w", me.Path, backends.ErrNoNode)
 	below, limit, listed := me.Seq, int64(2), int64(0)
 	for below > 0 {
-		opts := append([]clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly(),
-			clientv3.WithMaxCreateRev(below)}, clientv3.WithLastCreate()...)
-		opts = append(opts, clientv3.WithLimit(limit))
+		opts := rangeBelow(below, limit)
 		var kvs []*mvccpb.KeyValue
 		if gone != "" {
 			resp, err := s.cli.Txn(c).
@@ -153,8 +151,7 @@ func (s *Session) PredecessorOf(ctx context.Context, parent, prefix string, me b
 	}
 	var listed int64
 	for below := me.Seq - 1; below > 0; {
-		opts := append([]clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly(),
-			clientv3.WithMaxCreateRev(below), clientv3.WithLimit(1)}, clientv3.WithLastCreate()...)
+		opts := rangeBelow(below, 1)
 		resp, err := s.cli.Txn(c).
 			If(clientv3.Compare(clientv3.CreateRevision(me.Path), ">", 0)).
 			Then(clientv3.OpGet(parent+"/"+prefix, opts...)).
@@ -174,6 +171,15 @@ func (s *Session) PredecessorOf(ctx context.Context, parent, prefix string, me b
 		below = next
 	}
 	return backends.Node{Listed: listed}, false, nil
+}
+
+// rangeBelow are a predecessor range's options: keys only under a prefix,
+// created at or below revision below, newest first, at most limit. The
+// limit comes last: WithLastCreate sets a limit of 1 of its own.
+func rangeBelow(below, limit int64) []clientv3.OpOption {
+	opts := append([]clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly(),
+		clientv3.WithMaxCreateRev(below)}, clientv3.WithLastCreate()...)
+	return append(opts, clientv3.WithLimit(limit))
 }
 
 // nearestOf reads a predecessor range's reply (newest first, me left

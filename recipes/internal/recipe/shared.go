@@ -28,7 +28,7 @@ func ModeOf(name string) recipes.Mode {
 }
 
 // WriterPrefix starts the name of every shared lock's writer node.
-const WriterPrefix = SeqPrefix + "write-"
+var WriterPrefix = SeqPrefix + Kind(recipes.Write)
 
 // Standing is where a shared lock's waiter stands in a listing.
 type Standing int
