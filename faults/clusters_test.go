@@ -31,6 +31,8 @@ func TestMain(m *testing.M) {
 			os.Exit(etcdMemberMain(os.Args[2:]))
 		case holderCommand:
 			os.Exit(holderMain(os.Args[2:]))
+		case selfStopCommand:
+			os.Exit(selfStopMain(os.Args[2:]))
 		}
 	}
 	// testcluster's shared servers die with this binary (parent-death

@@ -107,10 +107,7 @@ func holderMain(args []string) int {
 			// loss its expiry timer had already reported (CI saw no late
 			// write). A signal to this thread stops it before tgkill
 			// returns.
-			runtime.LockOSThread()
-			fmt.Printf("stopping %d\n", time.Now().UnixNano())
-			_ = syscall.Tgkill(os.Getpid(), syscall.Gettid(), syscall.SIGSTOP)
-			runtime.UnlockOSThread()
+			stopThisThread(func() { fmt.Printf("stopping %d\n", time.Now().UnixNano()) })
 		case <-stdinClosed:
 			rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
 			err := l.Release(rctx)
@@ -129,6 +126,48 @@ func holderMain(args []string) int {
 		default:
 		}
 	}
+}
+
+// stopThisThread runs before (the line that says so) and then stops the
+// process with a SIGSTOP sent to the calling thread (tgkill), which stops
+// before tgkill returns: nothing the caller does next runs before SIGCONT.
+// TestSelfStopHoldsTheNextLine checks it, beside a process-directed stop.
+func stopThisThread(before func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	before()
+	_ = syscall.Tgkill(os.Getpid(), syscall.Gettid(), syscall.SIGSTOP)
+}
+
+// selfStopCommand makes the test binary stop itself once, the holder's way
+// ("thread") or with kill(getpid(), SIGSTOP) ("process"), printing
+// "stopping" before and "after" once it runs again.
+const selfStopCommand = "__faults-selfstop"
+
+func selfStopMain(args []string) int {
+	// Busy threads, as a holder's session keeps (its keep-alives and
+	// watches): what a process-directed signal may be delivered to.
+	for range 4 {
+		go func() {
+			for {
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	stopping := func() { fmt.Println("stopping") }
+	switch {
+	case len(args) == 1 && args[0] == "thread":
+		stopThisThread(stopping)
+	case len(args) == 1 && args[0] == "process":
+		stopping()
+		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+	default:
+		fmt.Fprintf(os.Stderr, "%s: want thread or process, got %q\n", selfStopCommand, args)
+		return 2
+	}
+	fmt.Println("after")
+	return 0
 }
 
 // holderEvent is one line from a holder, stamped when it arrived.
