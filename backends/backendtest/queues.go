@@ -58,8 +58,10 @@ func testEnqueuePredecessor(t *testing.T, e *env) {
 	if _, ok := predecessor(t, a, parent, q[0]); ok {
 		t.Errorf("the first node has a predecessor")
 	}
+	// a asks: it made the last create, so its server has applied every
+	// create before it, where b's may lag on an ensemble.
 	for i := 1; i < len(q); i++ {
-		if p, ok := predecessor(t, b, parent, q[i]); !ok || p.Path != q[i-1].Path {
+		if p, ok := predecessor(t, a, parent, q[i]); !ok || p.Path != q[i-1].Path {
 			t.Errorf("Predecessor(%s) = %s %v, want %s", q[i].Name, p.Path, ok, q[i-1].Path)
 		}
 	}
@@ -119,8 +121,11 @@ func testPredecessorOf(t *testing.T, e *env) {
 		{"", 1, 0},
 		{"", 0, -1},
 	}
+	// Every query is a's: a made the last create and the deletes, so its
+	// server has applied them all, where b's may lag on an ensemble
+	// (ZooKeeper promises a session its own writes, not another's).
 	for _, c := range cases {
-		got, ok := of(b, c.prefix, q[c.me])
+		got, ok := of(a, c.prefix, q[c.me])
 		switch {
 		case c.want < 0 && ok:
 			t.Errorf("PredecessorOf(%q, %s) = %s, want none", c.prefix, q[c.me].Name, got)
@@ -136,7 +141,7 @@ func testPredecessorOf(t *testing.T, e *env) {
 	if got, ok := of(a, "lock-write-", q[4]); ok {
 		t.Errorf("with no writer left, PredecessorOf = %s, want none", got)
 	}
-	if _, _, err := b.PredecessorOf(opCtx(t), parent, "lock-write-", q[0]); !errors.Is(err, backends.ErrNoNode) {
+	if _, _, err := a.PredecessorOf(opCtx(t), parent, "lock-write-", q[0]); !errors.Is(err, backends.ErrNoNode) {
 		t.Errorf("PredecessorOf of a deleted node: %v, want ErrNoNode", err)
 	}
 }
