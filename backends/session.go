@@ -193,10 +193,12 @@ type Queues interface {
 	// until now), which has just left. If it left by Dequeue, which only
 	// a holder calls, nothing was before it nor is between it and me, and
 	// a backend that can tell answers false without looking further: etcd
-	// compares the queue's last-dequeued key with gone in the same request
-	// and ranges only when they differ, so a handoff costs the server O(1)
-	// work, not a walk of the queue (ZooKeeper's watcher already learns it
-	// from the event and ignores gone).
+	// checks in the same request that gone's companion key stayed (see
+	// Dequeue) and ranges only when it did not, so the answer costs the
+	// server O(1) work, not a walk of the queue; ZooKeeper ignores gone. A
+	// watcher of gone learns of a Dequeue from its event and need not ask:
+	// this is for a waiter that found its predecessor gone before it could
+	// watch it.
 	Predecessor(ctx context.Context, parent string, me Node, gone string) (Node, bool, error)
 	// PredecessorOf is Predecessor among the children of parent whose
 	// names start with prefix (all of them for ""), without gone: how a
@@ -214,13 +216,17 @@ type Queues interface {
 	Tagged(ctx context.Context, parent, tag string) ([]Node, error)
 	// Dequeue deletes me, a node this session made with Enqueue, telling a
 	// watcher of me that it left by Dequeue (not by Delete, nor with its
-	// session) where the backend can in the same write: ZooKeeper deletes
-	// it in a multi that first sets its data, so an ExistsW on me fires
-	// with EventDataChanged; etcd deletes it and, in the same transaction,
-	// records it as the queue's last-dequeued key (a watcher sees
-	// EventDeleted: etcd cannot mark and delete one key in one write, and
-	// Predecessor with gone reads the record). One write, as Delete;
-	// ErrNoNode if me is gone, ErrUnknownOutcome as for Delete.
+	// session) in the same write, so an ExistsW on me fires with
+	// EventDataChanged on both backends: ZooKeeper deletes it in a multi
+	// that first sets its data; etcd deletes its key and leaves the
+	// companion key Enqueue made beside it, which Delete and the lease's
+	// expiry remove with the node (etcd cannot mark and delete one key in
+	// one write). On etcd this holds for a node enqueued before another,
+	// the only one a queue's waiter watches: with none after it, its
+	// companion goes in the same write, and a watcher would see
+	// EventDeleted. One write, as Delete; ErrNoNode if me is gone,
+	// ErrUnknownOutcome as for Delete. Enqueue'd nodes change only by
+	// Dequeue and Delete: a Set on one is not what a watcher of it expects.
 	Dequeue(ctx context.Context, me Node) error
 }
 

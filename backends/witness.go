@@ -16,9 +16,9 @@ type Witness struct {
 	// PathsCreated are those of PathCreates that made a node: ZooKeeper's
 	// per-namespace count has only writes that changed its tree.
 	PathsCreated int64 `json:"paths_created,omitempty"`
-	// ReadTxns are read-only transactions (etcd: the fair lock's
-	// Predecessor told which node went): the server's gRPC counters count
-	// every Txn as a write.
+	// ReadTxns are read-only transactions (etcd: a Predecessor told which
+	// node went, a PredecessorOf): the server's gRPC counters count every
+	// Txn as a write.
 	ReadTxns int64 `json:"read_txns,omitempty"`
 	// SessionWrites are the writes opening and ending sessions make: a
 	// ZooKeeper session's create and close, an etcd lease's grant and

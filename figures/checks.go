@@ -132,9 +132,10 @@ var (
 		Known: []Known{{
 			Backend: backends.Etcd,
 			Reason: "etcd's gRPC counters, which the server side reads, count every Txn call as a write, and a " +
-				"Predecessor told which node went (the fair lock's wake-up) is a read-only Txn: it compares the " +
-				"queue's last-dequeued record before it ranges; so is a shared lock's PredecessorOf, which " +
-				"checks the waiter's own node",
+				"Predecessor told which node went (a fair-lock waiter whose predecessor left other than by a " +
+				"release, or before the waiter could watch it) is a read-only Txn: it checks that node's " +
+				"companion key before it ranges; so is a shared lock's PredecessorOf, which checks the " +
+				"waiter's own node",
 			Predict: func(w backends.Witness, _ Totals) (float64, float64) { return exactly(w.ReadTxns) },
 			Request: "predecessor", PerCall: [2]float64{0, 1},
 		}, {

@@ -201,9 +201,10 @@ func testTagged(t *testing.T, e *env) {
 }
 
 // testDequeue: Dequeue removes the node; a watcher of it sees
-// EventDataChanged where the backend tells a Dequeue apart (ZooKeeper),
-// else EventDeleted; the node before it keeps its place; a second Dequeue
-// returns ErrNoNode.
+// EventDataChanged on every backend (ZooKeeper: the multi's data change;
+// etcd: the node deleted without its companion), where a Delete of an
+// Enqueue'd node is EventDeleted; the node before it keeps its place; a
+// second Dequeue returns ErrNoNode.
 func testDequeue(t *testing.T, e *env) {
 	owner, watcher := e.session(t), e.session(t)
 	parent := e.p("dequeue")
@@ -220,12 +221,16 @@ func testDequeue(t *testing.T, e *env) {
 	if err := owner.Dequeue(opCtx(t), me); err != nil {
 		t.Fatalf("Dequeue: %v", err)
 	}
-	want := backends.EventDeleted
-	if e.kind == backends.ZooKeeper {
-		want = backends.EventDataChanged
-	}
-	wantEvent(t, nextEvent(t, ch, "ExistsW on a dequeued node"), want, me.Path)
+	wantEvent(t, nextEvent(t, ch, "ExistsW on a dequeued node"), backends.EventDataChanged, me.Path)
 	gone(t, watcher, me.Path, eventBound)
+	// A Delete is no Dequeue.
+	other := enqueue(t, owner, parent, "t")
+	exists, _, ch, err = watcher.ExistsW(ctx, other.Path)
+	if err != nil || !exists {
+		t.Fatalf("ExistsW(%s) = %v, %v; want a watch on a live node", other.Path, exists, err)
+	}
+	del(t, owner, other.Path)
+	wantEvent(t, nextEvent(t, ch, "ExistsW on a deleted Enqueue'd node"), backends.EventDeleted, other.Path)
 	if p, ok := predecessor(t, watcher, parent, last); !ok || p.Path != first.Path {
 		t.Errorf("after Dequeue, Predecessor(%s) = %s %v, want %s", last.Name, p.Path, ok, first.Path)
 	}
@@ -237,8 +242,8 @@ func testDequeue(t *testing.T, e *env) {
 // testPredecessorGone: Predecessor told which node just went answers as
 // without it: after a plain Delete of that node it finds the live node
 // before it, after a holder's Dequeue it finds none (etcd from the
-// queue's last-dequeued record, ZooKeeper by listing), and a me that is
-// gone is ErrNoNode either way. The record is no child of the queue.
+// companion key the Dequeue left, ZooKeeper by listing), and a me that is
+// gone is ErrNoNode either way. The companion is no child of the queue.
 func testPredecessorGone(t *testing.T, e *env) {
 	a, b := e.session(t), e.session(t)
 	parent := e.p("gone")

@@ -12,7 +12,8 @@ import (
 )
 
 // List returns the distinct next path elements of the keys below path+"/",
-// sorted by name. It reads keys only, in pages, so a large namespace does not
+// sorted by name, without queue nodes' companion keys (no child: see
+// companionOf). It reads keys only, in pages, so a large namespace does not
 // make one huge response.
 func (b *Backend) List(ctx context.Context, p string) ([]string, error) {
 	if err := checkPath(p); err != nil {
@@ -36,7 +37,7 @@ func (b *Backend) List(ctx context.Context, p string) ([]string, error) {
 		for _, kv := range resp.Kvs {
 			rest := strings.TrimPrefix(string(kv.Key), prefix)
 			name, _, _ := strings.Cut(rest, "/")
-			if name != "" {
+			if name != "" && !strings.Contains(name, "\x00") {
 				seen[name] = struct{}{}
 			}
 		}

@@ -82,14 +82,19 @@ func (s *Session) Delete(ctx context.Context, p string) error {
 		return err
 	}
 	defer stop()
-	resp, err := s.cli.Delete(c, p)
+	// The range takes the node's companion with it (see companionOf), in
+	// the same revision, so a watcher of an Enqueue'd node tells this
+	// removal from Dequeue's.
+	resp, err := s.cli.Delete(c, p, clientv3.WithRange(companionEnd(p)), clientv3.WithPrevKV())
 	if err != nil {
 		return s.fail(ctx, "delete", p, true, err)
 	}
-	if resp.Deleted == 0 {
-		return fmt.Errorf("etcd: delete %s: %w", p, backends.ErrNoNode)
+	for _, kv := range resp.PrevKvs {
+		if string(kv.Key) == p {
+			return nil
+		}
 	}
-	return nil
+	return fmt.Errorf("etcd: delete %s: %w", p, backends.ErrNoNode)
 }
 
 // Children lists parent's direct children (keys parent+"/"+name with no
@@ -127,7 +132,7 @@ func directChildren(parent string, kvs []*mvccpb.KeyValue) []backends.Node {
 
 func isDirectChild(parent, key string) bool {
 	rest, ok := strings.CutPrefix(key, parent+"/")
-	return ok && rest != "" && !strings.Contains(rest, "/")
+	return ok && rest != "" && !strings.ContainsAny(rest, "/\x00")
 }
 
 // EnsurePath makes nothing: etcd has no directories, and a key's "parent"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -15,10 +16,12 @@ import (
 // Enqueue is CreateSequential with tag + "-" as the prefix: the key
 // parent/<tag>-<lease>-<n>, protected the same way, made in a transaction
 // that also reads and moves the queue's tail, the key parent + "\x00/tail"
-// holding the path of the last node enqueued under parent:
+// holding the path of the last node enqueued under parent, and puts the
+// node's companion (see companionOf):
 //
 //	If(CreateRevision(key) == 0)
-//	Then(Get(tail), Put(tail, key, my lease), Put(key, my lease))
+//	Then(Get(tail), Put(tail, key, my lease), Put(key, my lease),
+//	     Put(key + "\x00", my lease))
 //	Else(Get(key))
 //
 // Transactions apply one at a time, so the tail read is the node enqueued
@@ -39,7 +42,8 @@ func (s *Session) Enqueue(ctx context.Context, parent, tag string) (backends.Nod
 		return s.cli.Txn(ctx).
 			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 			Then(clientv3.OpGet(tail), clientv3.OpPut(tail, key, clientv3.WithLease(s.lease)),
-				clientv3.OpPut(key, string(data), clientv3.WithLease(s.lease))).
+				clientv3.OpPut(key, string(data), clientv3.WithLease(s.lease)),
+				clientv3.OpPut(companionOf(key), "", clientv3.WithLease(s.lease))).
 			Else(clientv3.OpGet(key)).
 			Commit()
 	}
@@ -58,26 +62,46 @@ func (s *Session) Enqueue(ctx context.Context, parent, tag string) (backends.Nod
 // tailSuffix names a queue's tail key after its parent's path (see Enqueue).
 const tailSuffix = "\x00/tail"
 
+// companionOf names the companion of an Enqueue'd node: key + "\x00", a key
+// no other call makes, which sorts right after key and before any other
+// key, and is no child of the parent (isDirectChild). It lives as long as
+// the node except after Dequeue: Enqueue puts both in one transaction, and
+// Delete and the lease's expiry remove both in one revision, but Dequeue
+// deletes the node alone. So the node's watcher (ExistsW watches both) and
+// Predecessor told which node went can tell a release from any other
+// departure by the companion, without a record to read. A dequeued node's
+// companion stays until this session's next Dequeue under the same parent
+// removes it (or the lease ends): at most one a session a queue, long
+// after its watcher was answered.
+func companionOf(key string) string { return key + "\x00" }
+
+// companionEnd ends the key range [key, companionEnd(key)): key and its
+// companion, nothing else.
+func companionEnd(key string) string { return key + "\x00\x00" }
+
 // Predecessor is one bounded range, as concurrency.Mutex waits: the keys
-// under parent+"/" created at or below me.Seq, newest first, limit 2, keys
-// only, which are me and the key just before me. The reply holds two keys
-// whatever the queue's length (O(1) bytes and one request), though the
-// server walks the whole range to filter and sort it (in its in-memory
-// index: etcd 3.7 answers a keys-only range without reading values). If
-// the newest is not me, me is gone (ErrNoNode). A key deeper than a direct
-// child is skipped by asking again below it (queues have none).
+// under parent+"/" created at or below me.Seq, newest first, keys only,
+// limit predecessorLimit: me, the key just before me, and their
+// companions (a node and its companion share a create revision). The
+// reply holds a few keys whatever the queue's length (O(1) bytes and one
+// request), though the server walks the whole range to filter and sort it
+// (in its in-memory index: etcd 3.7 answers a keys-only range without
+// reading values). If me is not in it, me is gone (ErrNoNode). Keys that
+// are no direct child (companions; deeper keys, which queues have none of)
+// are skipped, by asking again below them when they fill the reply.
 //
 // With gone, the request is one read-only transaction that skips the walk
-// when gone left by Dequeue:
+// when gone left by Dequeue, which deleted it and left its companion:
 //
-//	If(Value(parent + "\x00/dequeued") == gone)
+//	If(CreateRevision(gone + "\x00") > 0, CreateRevision(gone) == 0)
 //	Then(Get(me, keys only))
 //	Else(the range above)
 //
-// Dequeue writes that key in the transaction that deletes its node, so a
-// handoff costs the server O(1) work whatever the queue's length; any
-// other departure (a waiter cancelled or expired, the record's writer's
-// session ended) takes the range.
+// so such an answer costs the server O(1) work whatever the queue's length;
+// any other departure (a waiter cancelled or expired, which takes its
+// companion with it) takes the range. A watcher of gone learns a Dequeue
+// from the event (ExistsW) and asks nothing; this is for a waiter that
+// found its predecessor gone before it could watch it.
 func (s *Session) Predecessor(ctx context.Context, parent string, me backends.Node, gone string) (backends.Node, bool, error) {
 	c, stop, err := s.callAt(ctx, parent)
 	if err != nil {
@@ -85,13 +109,14 @@ func (s *Session) Predecessor(ctx context.Context, parent string, me backends.No
 	}
 	defer stop()
 	lostMe := fmt.Errorf("etcd: predecessor of %s: %w", me.Path, backends.ErrNoNode)
-	below, limit, listed := me.Seq, int64(2), int64(0)
-	for below > 0 {
-		opts := rangeBelow(below, limit)
+	var listed int64
+	for below, first := me.Seq, true; below > 0; first = false {
+		opts := rangeBelow(below, predecessorLimit)
 		var kvs []*mvccpb.KeyValue
 		if gone != "" {
 			resp, err := s.cli.Txn(c).
-				If(clientv3.Compare(clientv3.Value(parent+dequeuedSuffix), "=", gone)).
+				If(clientv3.Compare(clientv3.CreateRevision(companionOf(gone)), ">", 0),
+					clientv3.Compare(clientv3.CreateRevision(gone), "=", 0)).
 				Then(clientv3.OpGet(me.Path, clientv3.WithKeysOnly())).
 				Else(clientv3.OpGet(parent+"/", opts...)).
 				Commit()
@@ -104,6 +129,7 @@ func (s *Session) Predecessor(ctx context.Context, parent string, me backends.No
 				if len(kvs) == 0 {
 					return backends.Node{Listed: listed}, false, lostMe
 				}
+				s.learnReleased(gone)
 				return backends.Node{Listed: listed}, false, nil
 			}
 			gone = ""
@@ -115,17 +141,14 @@ func (s *Session) Predecessor(ctx context.Context, parent string, me backends.No
 			kvs = resp.Kvs
 			listed += keyNames(kvs)
 		}
-		if limit == 2 {
-			if len(kvs) == 0 || string(kvs[0].Key) != me.Path {
-				return backends.Node{Listed: listed}, false, lostMe
-			}
-			kvs = kvs[1:]
+		if first && !slices.ContainsFunc(kvs, func(kv *mvccpb.KeyValue) bool { return string(kv.Key) == me.Path }) {
+			return backends.Node{Listed: listed}, false, lostMe
 		}
-		n, done, next := nearestOf(parent, kvs, listed)
+		n, done, next := nearestBelow(parent, kvs, me.Seq, listed)
 		if done {
 			return n, n.Path != "", nil
 		}
-		below, limit = next, 1
+		below = next
 	}
 	return backends.Node{Listed: listed}, false, nil
 }
@@ -134,12 +157,13 @@ func (s *Session) Predecessor(ctx context.Context, parent string, me backends.No
 // prefix, in one read-only transaction:
 //
 //	If(CreateRevision(me) > 0)
-//	Then(Get(parent/prefix.., created below me, newest first, limit 1, keys only))
+//	Then(Get(parent/prefix.., created below me, newest first,
+//	         limit predecessorLimit, keys only))
 //
-// The reply holds one key whatever the queue's length (O(1) bytes, as
+// The reply holds a few keys whatever the queue's length (O(1) bytes, as
 // Predecessor's); the server walks the keys under the prefix in its index.
-// A failed compare means me is gone (ErrNoNode). A key deeper than a
-// direct child is skipped by asking again below it.
+// A failed compare means me is gone (ErrNoNode). Keys that are no direct
+// child are skipped, as by Predecessor.
 func (s *Session) PredecessorOf(ctx context.Context, parent, prefix string, me backends.Node) (backends.Node, bool, error) {
 	c, stop, err := s.callAt(ctx, parent)
 	if err != nil {
@@ -151,10 +175,9 @@ func (s *Session) PredecessorOf(ctx context.Context, parent, prefix string, me b
 	}
 	var listed int64
 	for below := me.Seq - 1; below > 0; {
-		opts := rangeBelow(below, 1)
 		resp, err := s.cli.Txn(c).
 			If(clientv3.Compare(clientv3.CreateRevision(me.Path), ">", 0)).
-			Then(clientv3.OpGet(parent+"/"+prefix, opts...)).
+			Then(clientv3.OpGet(parent+"/"+prefix, rangeBelow(below, predecessorLimit)...)).
 			Commit()
 		if err != nil {
 			return backends.Node{}, false, s.fail(ctx, "predecessor", parent, false, err)
@@ -164,7 +187,7 @@ func (s *Session) PredecessorOf(ctx context.Context, parent, prefix string, me b
 		}
 		kvs := resp.Responses[0].GetResponseRange().GetKvs()
 		listed += keyNames(kvs)
-		n, done, next := nearestOf(parent, kvs, listed)
+		n, done, next := nearestBelow(parent, kvs, me.Seq, listed)
 		if done {
 			return n, n.Path != "", nil
 		}
@@ -172,6 +195,12 @@ func (s *Session) PredecessorOf(ctx context.Context, parent, prefix string, me b
 	}
 	return backends.Node{Listed: listed}, false, nil
 }
+
+// predecessorLimit is a predecessor range's limit: me, the node before me,
+// their companions, and room for a dequeued node's lingering companion
+// between them. It is above 2, the most keys one create revision holds, so
+// a full reply always reaches below its first revision.
+const predecessorLimit = 6
 
 // rangeBelow are a predecessor range's options: keys only under a prefix,
 // created at or below revision below, newest first, at most limit. The
@@ -182,21 +211,23 @@ func rangeBelow(below, limit int64) []clientv3.OpOption {
 	return append(opts, clientv3.WithLimit(limit))
 }
 
-// nearestOf reads a predecessor range's reply (newest first, me left
-// out): done with the node found (Path empty if none), Listed set; or not
-// done, and the create revision to ask again below, when the newest key is
-// deeper than a direct child of parent.
-func nearestOf(parent string, kvs []*mvccpb.KeyValue, listed int64) (n backends.Node, done bool, below int64) {
-	if len(kvs) == 0 {
+// nearestBelow reads a predecessor range's reply (newest first): done with
+// the newest direct child of parent created below rev (Path empty if none),
+// Listed set; or, when a full reply held none, not done, and the create
+// revision to ask again at or below (its oldest: a node and its companion
+// share a revision, and the limit may have cut between them).
+func nearestBelow(parent string, kvs []*mvccpb.KeyValue, rev int64, listed int64) (n backends.Node, done bool, below int64) {
+	for _, kv := range kvs {
+		if kv.CreateRevision < rev && isDirectChild(parent, string(kv.Key)) {
+			n = nodeOf(kv)
+			n.Listed = listed
+			return n, true, 0
+		}
+	}
+	if len(kvs) < predecessorLimit {
 		return backends.Node{Listed: listed}, true, 0
 	}
-	kv := kvs[0]
-	if !isDirectChild(parent, string(kv.Key)) {
-		return backends.Node{}, false, kv.CreateRevision - 1
-	}
-	n = nodeOf(kv)
-	n.Listed = listed
-	return n, true, 0
+	return backends.Node{}, false, kvs[len(kvs)-1].CreateRevision
 }
 
 // keyNames is the bytes of the names (last path elements) of kvs' keys, as
@@ -232,25 +263,68 @@ func (s *Session) Tagged(ctx context.Context, parent, tag string) ([]backends.No
 	return nodes, nil
 }
 
-// Dequeue deletes me and records it as the queue's last-dequeued key,
-// parent + "\x00/dequeued" (beside the tail, outside the parent's prefix,
-// on this session's lease), in one transaction:
+// Dequeue deletes me and leaves its companion (see companionOf), which
+// tells me's watcher and Predecessor that me left by Dequeue, in one
+// transaction that also removes the companions this session no longer
+// needs under the same parent:
 //
 //	If(CreateRevision(me) > 0)
-//	Then(Delete(me), Put(parent + "\x00/dequeued", me, my lease))
+//	Then(Delete(me),
+//	     Delete(each companion of a predecessor this session learned was
+//	            dequeued, by its watch or by Predecessor),
+//	     Delete(the companion this session's last Dequeue left),
+//	     Txn(If(Value(tail) == me) Then(Delete(me's companion))))
 //
-// One write and one event to me's watcher (EventDeleted), which learns
-// that me left by Dequeue from Predecessor with gone. etcd cannot mark and
-// delete one key in one transaction (it refuses a put and a delete of one
-// key), and a mark followed by the delete sends two events to a watcher
-// whose cancel has not reached the server yet (measured: 2 server
-// notifications a release in the herd test, against 1), so the record is
-// a key of its own.
+// The last: with no node enqueued after me, nobody watches me, and the
+// companion goes too. So a queue whose nodes all left by Dequeue holds no
+// key, and otherwise the companion of a dequeued node stays until its
+// successor's own Dequeue (after a failure, until that session's next
+// Dequeue under the parent, or its lease's end). One write and one event to
+// me's watcher (ExistsW: EventDataChanged), as on ZooKeeper. etcd cannot
+// mark and delete one key in one transaction (it refuses a put and a
+// delete of one key), and a mark followed by the delete sends two events
+// to a watcher whose cancel has not reached the server yet, so the mark is
+// the companion that stays.
 func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
-	return s.ifExists(ctx, "dequeue", me.Path, clientv3.OpDelete(me.Path),
-		clientv3.OpPut(path.Dir(me.Path)+dequeuedSuffix, me.Path, clientv3.WithLease(s.lease)))
+	parent := path.Dir(me.Path)
+	mine := companionOf(me.Path)
+	ops := []clientv3.Op{clientv3.OpDelete(me.Path)}
+	s.mu.Lock()
+	stale := append(slices.Clone(s.released[parent]), s.dequeued[parent])
+	s.mu.Unlock()
+	seen := map[string]bool{mine: true, "": true}
+	for _, k := range stale {
+		if !seen[k] {
+			seen[k] = true
+			ops = append(ops, clientv3.OpDelete(k))
+		}
+	}
+	ops = append(ops, clientv3.OpTxn(
+		[]clientv3.Cmp{clientv3.Compare(clientv3.Value(parent+tailSuffix), "=", me.Path)},
+		[]clientv3.Op{clientv3.OpDelete(mine)}, nil))
+	if err := s.ifExists(ctx, "dequeue", me.Path, ops...); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.dequeued == nil {
+		s.dequeued = make(map[string]string)
+	}
+	s.dequeued[parent] = mine
+	delete(s.released, parent)
+	s.mu.Unlock()
+	return nil
 }
 
-// dequeuedSuffix names a queue's last-dequeued key after its parent's path
-// (see Dequeue).
-const dequeuedSuffix = "\x00/dequeued"
+// learnReleased notes that the Enqueue'd node p left by Dequeue, so that
+// this session's next Dequeue under its parent removes p's companion.
+func (s *Session) learnReleased(p string) {
+	parent := path.Dir(p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released == nil {
+		s.released = make(map[string][]string)
+	}
+	if c := companionOf(p); !slices.Contains(s.released[parent], c) {
+		s.released[parent] = append(s.released[parent], c)
+	}
+}

@@ -102,7 +102,7 @@ func (s *Session) deleteIfMine(key string) error {
 	defer cancel()
 	_, err := s.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.LeaseValue(key), "=", s.lease)).
-		Then(clientv3.OpDelete(key)).
+		Then(clientv3.OpDelete(key, clientv3.WithRange(companionEnd(key)))).
 		Commit()
 	return err
 }

@@ -45,6 +45,12 @@ type Session struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// Companions of dequeued nodes this session's next Dequeue under
+	// their parent removes (see Dequeue), by parent.
+	mu       sync.Mutex
+	dequeued map[string]string   // the companion this session's last Dequeue left
+	released map[string][]string // those of predecessors it learned were dequeued
 }
 
 func openSession(ctx context.Context, b *Backend, cli *clientv3.Client, owns bool) (*Session, error) {

@@ -38,8 +38,12 @@ type oneShot struct {
 	path string // reported in the Event
 	key  string
 	pfx  bool // watch every key with prefix key
-	// relevant says whether an event fires the watch, and as what.
-	relevant func(ev *clientv3.Event) (backends.EventType, bool)
+	// end, when set, makes the watch a range, [key, end).
+	end string
+	// relevant says whether an event fires the watch, and as what; same
+	// holds the reply's events of ev's revision (etcd never splits a
+	// revision across replies), ev among them.
+	relevant func(ev *clientv3.Event, same []*clientv3.Event) (backends.EventType, bool)
 	// recheck re-reads after a compaction made the missed revisions
 	// unreadable: it fires if the state differs from the first read, else
 	// returns the revision of the new read to watch on from.
@@ -50,8 +54,11 @@ func (w *oneShot) fire(t backends.EventType) { w.out <- backends.Event{Type: t, 
 
 // watch starts one clientv3 watch on w's key under ctx with opts.
 func (w *oneShot) watch(ctx context.Context, opts ...clientv3.OpOption) clientv3.WatchChan {
-	if w.pfx {
+	switch {
+	case w.pfx:
 		opts = append(opts, clientv3.WithPrefix())
+	case w.end != "":
+		opts = append(opts, clientv3.WithRange(w.end))
 	}
 	return w.s.cli.Watch(ctx, w.key, opts...)
 }
@@ -164,11 +171,11 @@ func (w *oneShot) follow(wch clientv3.WatchChan, next int64) (fired, compacted b
 			next = max(next, resp.Header.Revision+1)
 			continue
 		}
-		for _, ev := range resp.Events {
+		for i, ev := range resp.Events {
 			if ev.Kv.ModRevision < next {
 				continue
 			}
-			if t, ok := w.relevant(ev); ok {
+			if t, ok := w.relevant(ev, sameRevision(resp.Events, i)); ok {
 				w.fire(t)
 				return true, false, next
 			}
@@ -178,60 +185,102 @@ func (w *oneShot) follow(wch clientv3.WatchChan, next int64) (fired, compacted b
 	return false, false, next
 }
 
+// sameRevision returns the run of evs around evs[i] that shares its
+// revision (one transaction's events, in the transaction's order).
+func sameRevision(evs []*clientv3.Event, i int) []*clientv3.Event {
+	rev := evs[i].Kv.ModRevision
+	lo, hi := i, i+1
+	for lo > 0 && evs[lo-1].Kv.ModRevision == rev {
+		lo--
+	}
+	for hi < len(evs) && evs[hi].Kv.ModRevision == rev {
+		hi++
+	}
+	return evs[lo:hi]
+}
+
 // ExistsW watches path and then reads it (see oneShot), so a change right
 // after the read still fires and one before it does not. The watch fires
 // once: EventCreated if the key appears, EventDeleted if it goes (lease
 // expiry included), EventDataChanged if it is put again. Only this session
-// wakes: one watcher on one key. Cancelling ctx closes the channel without
-// an event and cancels the watch on the server.
+// wakes: one watcher on one key.
+//
+// A node Enqueue made has a companion key (see companionOf), and the watch
+// and the read cover both, the range [path, path+"\x00\x00"): Dequeue
+// deletes the node alone, every other removal (Delete, the lease's expiry)
+// deletes both in one revision, so a deletion of the node without its
+// companion fires EventDataChanged, as Dequeue's multi does on ZooKeeper,
+// and the watcher learns that the holder released without a request.
+// Events on the companion alone fire nothing. Cancelling ctx closes the
+// channel without an event and cancels the watch on the server.
 func (s *Session) ExistsW(ctx context.Context, p string) (bool, backends.Node, <-chan backends.Event, error) {
 	if err := checkPath(p); err != nil {
 		return false, backends.Node{}, nil, err
 	}
+	companion := companionOf(p)
 	var first *mvccpb.KeyValue
-	w := &oneShot{s: s, ctx: ctx, out: make(chan backends.Event, 1), path: p, key: p}
-	w.relevant = func(ev *clientv3.Event) (backends.EventType, bool) {
+	queued := false // p has a companion: it was made by Enqueue
+	w := &oneShot{s: s, ctx: ctx, out: make(chan backends.Event, 1), path: p, key: p, end: companionEnd(p)}
+	w.relevant = func(ev *clientv3.Event, same []*clientv3.Event) (backends.EventType, bool) {
 		switch {
+		case string(ev.Kv.Key) != p:
+			return 0, false
 		case ev.Type == clientv3.EventTypeDelete:
+			if queued && !deletes(same, companion) {
+				s.learnReleased(p)
+				return backends.EventDataChanged, true // Dequeue
+			}
 			return backends.EventDeleted, true
 		case ev.IsCreate():
 			return backends.EventCreated, true
 		}
 		return backends.EventDataChanged, true
 	}
+	read := func(ctx context.Context) (now, comp *mvccpb.KeyValue, rev int64, err error) {
+		r, err := s.cli.Get(ctx, p, clientv3.WithRange(companionEnd(p)))
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		for _, kv := range r.Kvs {
+			switch string(kv.Key) {
+			case p:
+				now = kv
+			case companion:
+				comp = kv
+			}
+		}
+		return now, comp, r.Header.Revision, nil
+	}
 	w.recheck = func(ctx context.Context) (backends.EventType, bool, int64, error) {
-		r, err := s.cli.Get(ctx, p)
+		now, comp, rev, err := read(ctx)
 		if err != nil {
 			return 0, false, 0, err
-		}
-		var now *mvccpb.KeyValue
-		if len(r.Kvs) > 0 {
-			now = r.Kvs[0]
 		}
 		switch {
 		case first == nil && now != nil:
 			return backends.EventCreated, true, 0, nil
+		case first != nil && now == nil && queued && comp != nil && comp.CreateRevision == first.CreateRevision:
+			s.learnReleased(p)
+			return backends.EventDataChanged, true, 0, nil // Dequeue: the companion stayed
 		case first != nil && (now == nil || now.CreateRevision != first.CreateRevision):
 			return backends.EventDeleted, true, 0, nil
 		case first != nil && now.ModRevision != first.ModRevision:
 			return backends.EventDataChanged, true, 0, nil
 		}
-		return 0, false, r.Header.Revision, nil
+		return 0, false, rev, nil
 	}
 	err := w.arm("exists", func(ctx context.Context) (int64, error) {
 		c, stop, err := s.call(ctx)
 		if err != nil {
 			return 0, err
 		}
-		resp, err := s.cli.Get(c, p)
+		now, comp, rev, err := read(c)
 		stop()
 		if err != nil {
 			return 0, s.fail(ctx, "exists", p, false, err)
 		}
-		if len(resp.Kvs) > 0 {
-			first = resp.Kvs[0]
-		}
-		return resp.Header.Revision, nil
+		first, queued = now, now != nil && comp != nil && comp.CreateRevision == now.CreateRevision
+		return rev, nil
 	})
 	if err != nil {
 		return false, backends.Node{}, nil, err
@@ -240,6 +289,16 @@ func (s *Session) ExistsW(ctx context.Context, p string) (bool, backends.Node, <
 		return false, backends.Node{}, w.out, nil
 	}
 	return true, nodeOf(first), w.out, nil
+}
+
+// deletes reports whether evs delete key.
+func deletes(evs []*clientv3.Event, key string) bool {
+	for _, ev := range evs {
+		if ev.Type == clientv3.EventTypeDelete && string(ev.Kv.Key) == key {
+			return true
+		}
+	}
+	return false
 }
 
 // ChildrenW watches the prefix parent+"/" and then lists parent's direct
@@ -255,7 +314,7 @@ func (s *Session) ChildrenW(ctx context.Context, parent string) ([]backends.Node
 	}
 	var first []backends.Node
 	w := &oneShot{s: s, ctx: ctx, out: make(chan backends.Event, 1), path: parent, key: parent + "/", pfx: true}
-	w.relevant = func(ev *clientv3.Event) (backends.EventType, bool) {
+	w.relevant = func(ev *clientv3.Event, _ []*clientv3.Event) (backends.EventType, bool) {
 		if !isDirectChild(parent, string(ev.Kv.Key)) {
 			return 0, false
 		}

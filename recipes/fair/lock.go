@@ -24,35 +24,33 @@ var ErrHeld = errors.New("fair: lock already held by this client")
 // on the one the backend names without a request of its own (Node.Prev:
 // ZooKeeper's sequence number minus one, etcd's queue tail read in the
 // create's transaction), else on the one Session.Predecessor finds.
-// Release removes the holder's node with Session.Dequeue, which on
-// ZooKeeper the watcher sees as EventDataChanged (a multi: set data, then
-// delete): its predecessor was the holder, nothing can be left before a
-// holder, and nothing is made later between the two, so the watcher holds
-// the lock at once. Any other departure (a cancelled or expired waiter, a
-// leftover removed, and every release on etcd) is EventDeleted: the
+// Release removes the holder's node with Session.Dequeue, which the
+// watcher sees as EventDataChanged on both backends (ZooKeeper: a multi
+// that sets data, then deletes; etcd: the node deleted without its
+// companion key): its predecessor was the holder, nothing can be left
+// before a holder, and nothing is made later between the two, so the
+// watcher holds the lock at once, with no request. Any other departure (a
+// cancelled or expired waiter, a leftover removed) is EventDeleted: the
 // watcher asks Predecessor again, naming the node that went (a predecessor
 // that left the queue is not necessarily the holder), and holds the lock
-// when there is none. On etcd that request first compares the node that
-// went with the queue's last-dequeued key, which Release's transaction
-// wrote, and is O(1) server work after a release. If the predecessor is
-// already gone when ExistsW runs, it asks again at once.
+// when there is none. If the predecessor is already gone when ExistsW
+// runs, it asks at once, naming it: on etcd that request first checks
+// whether it left by Dequeue (its companion stayed), O(1) server work.
 //
 // Herd behaviour: each waiter watches only its immediate predecessor, and
 // each node is watched by at most one waiter, so a release wakes exactly one
 // client: the next in line. A cancelled or expired waiter wakes only its own
 // successor, which asks again and watches the new predecessor. Grants are
 // FIFO in sequence order. Requests per acquisition: enqueue + exists (on
-// Prev, both backends); a handoff adds nothing on ZooKeeper and
-// predecessor on etcd; each other wake-up adds predecessor + exists;
-// release: one dequeue (one write).
+// Prev, both backends); a handoff adds nothing; each other wake-up adds
+// predecessor + exists; release: one dequeue (one write).
 //
 // Bytes: every request of an acquisition by handoff is O(1) bytes on both
 // backends (etcd's Predecessor is a range with limit 2), so neither the
 // wake-ups nor the start-up burst grow with the queue on the wire. Server
-// work: O(1) a waiter at start-up and a handoff on both (no range: a
-// handoff's Predecessor on etcd finds the release recorded); on etcd only
-// a wake-up after another departure walks the queue's keys in the
-// server's index. Only a wake-up after a departure other than a release
+// work: O(1) a waiter at start-up and a handoff on both (a handoff makes
+// no request); on etcd only a wake-up after another departure walks the
+// queue's keys in the server's index. Only a wake-up after a departure other than a release
 // lists the queue on ZooKeeper (Predecessor): 14 bytes a waiter with Enqueue's bare
 // sequence-number names, so each session's receive buffer still holds a
 // whole listing. <path> is made (EnsurePath) on the Lock's first Acquire
