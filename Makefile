@@ -135,6 +135,11 @@ bench-scale: build
 	# time goes (release_call, handoff_notify, handoff_decide).
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload lock --hold 0 --variants fair --clients 100,1000,10000 --calibrate $(SCALEFLAGS) -o $(RUNS) --run-id handoff-path-zookeeper
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload lock --hold 0 --variants fair --clients 100,1000,10000 --calibrate $(SCALEFLAGS) -o $(RUNS) --run-id handoff-path-etcd
+	# The same with the lock's default hold (50 ms), as a new user runs it:
+	# the calibration then also measures the notify after 50 ms idle
+	# (paced_notify_latency), the floor of a handoff that follows a hold.
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload lock --variants fair --clients 100,1000 --calibrate $(SCALEFLAGS) -o $(RUNS) --run-id handoff-paced-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload lock --variants fair --clients 100,1000 --calibrate $(SCALEFLAGS) -o $(RUNS) --run-id handoff-paced-etcd
 
 # Watches at scale: the config center (1 KB and 64 KB, every variant) at
 # 1,000, 5,000 and 10,000 watchers and group membership (every variant) at

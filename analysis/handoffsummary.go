@@ -32,6 +32,10 @@ func WriteHandoffPath(w io.Writer, run *results.Run) error {
 	if cal := run.Calibration; cal != nil && cal.NotifyLatency > 0 {
 		fmt.Fprintf(w, "calibrated on the run's %s cluster (p50): write %s, write + notify %s (x notify: the handoff over it)\n", cal.Backend,
 			results.FormatDuration(cal.WriteLatency), results.FormatDuration(cal.NotifyLatency))
+		if cal.PacedNotifyLatency > 0 {
+			fmt.Fprintf(w, "and after %s idle, the hold, as before each handoff: write + notify %s (x paced)\n",
+				cal.NotifyPace, results.FormatDuration(cal.PacedNotifyLatency))
+		}
 	}
 	var cols []column
 	for _, c := range summaryColumns(run)[:3] {
@@ -68,6 +72,16 @@ func handoffColumns(cal *results.Calibration) []column {
 				return unmeasured
 			}
 			x, _ := cal.OverNotify(d) // measured: the column is there only then
+			return fmt.Sprintf("%.2fx", x)
+		}})
+	}
+	if cal != nil && cal.PacedNotifyLatency > 0 {
+		cols = append(cols, column{head: "x paced", narrow: true, wide: true, cell: func(r *results.Result) string {
+			d, ok := quantileOf(r.Latency[figures.LatencyHandoff], 50)
+			if !ok || r.Backend != cal.Backend {
+				return unmeasured
+			}
+			x, _ := cal.OverPacedNotify(d)
 			return fmt.Sprintf("%.2fx", x)
 		}})
 	}

@@ -50,3 +50,35 @@ func TestSummaryHandoffPath(t *testing.T) {
 		t.Errorf("the naive case, whose handoffs were not split, has a row:\n%s", table)
 	}
 }
+
+// With the notify measured after the hold too, the table says so above it
+// and gains the handoff against it; without, neither appears.
+func TestSummaryHandoffPathPaced(t *testing.T) {
+	run := &results.Run{ID: "hp", Status: results.StatusComplete,
+		Calibration: &results.Calibration{Backend: backends.ZooKeeper, WriteLatency: 600 * time.Microsecond,
+			NotifyLatency: 640 * time.Microsecond, NotifyPace: 50 * time.Millisecond, PacedNotifyLatency: 1600 * time.Microsecond},
+		Results: []results.Result{{Backend: backends.ZooKeeper, Workload: "lock", Variant: "fair", Clients: 100,
+			Latency: map[figures.Latency]*results.Histogram{
+				figures.LatencyHandoff:       {Count: 180, P50: int64(1800 * time.Microsecond)},
+				figures.LatencyHandoffNotify: {Count: 180, P50: int64(1790 * time.Microsecond)},
+			}}}}
+	var b strings.Builder
+	if err := writeText(&b, run, false); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"after 50ms idle, the hold, as before each handoff: write + notify 1.60ms (x paced)",
+		"x paced", "2.81x", "1.12x"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the handoff table lacks %q:\n%s", want, out)
+		}
+	}
+	run.Calibration.PacedNotifyLatency = 0
+	b.Reset()
+	if err := writeText(&b, run, false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "x paced") {
+		t.Errorf("a calibration without the paced notify got its column:\n%s", b.String())
+	}
+}

@@ -28,8 +28,10 @@ import (
 //	latency:NAME:Q      percentile Q of the case's latency histogram NAME
 //	count:NAME          the samples of that histogram
 //	calibrated:notify   the run's calibrated write + notify latency (--calibrate)
+//	calibrated:paced    the same after the run's hold idle (Calibration.PacedNotifyLatency)
 //	calibrated:bound    the run's calibrated herd-free handoff bound (results.Calibration.Bound)
 //	over_notify:NAME    the p50 of latency NAME over the calibrated notify latency
+//	over_paced:NAME     the p50 of latency NAME over the paced notify latency
 //	floor_share         throughput times the calibrated handoff bound (a lock's share of its floor)
 //
 // and any of them may end in =LABEL, the heading the table prints.
@@ -133,10 +135,10 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 			return perOpKey(res, client) + " | " + perOpKey(res, server)
 		}
 	case "calibrated":
-		// calibrated:notify or calibrated:bound: the run's calibration
-		// (--calibrate) of the case's backend.
-		if arg != "notify" && arg != "bound" {
-			return c, fmt.Errorf("cases: column %q: write calibrated:notify or calibrated:bound", spec)
+		// calibrated:notify, calibrated:paced or calibrated:bound: the
+		// run's calibration (--calibrate) of the case's backend.
+		if arg != "notify" && arg != "paced" && arg != "bound" {
+			return c, fmt.Errorf("cases: column %q: write calibrated:notify, calibrated:paced or calibrated:bound", spec)
 		}
 		c.cell = func(r *results.Run, res *results.Result) string {
 			d := calibrated(r, res, arg)
@@ -145,12 +147,16 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 			}
 			return results.FormatDuration(d)
 		}
-	case "over_notify":
-		// over_notify:NAME: the latency NAME's p50 over the run's
-		// calibrated notify latency.
+	case "over_notify", "over_paced":
+		// over_notify:NAME (over_paced:NAME): the latency NAME's p50 over
+		// the run's calibrated (paced) notify latency.
+		over := (*results.Calibration).OverNotify
+		if kind == "over_paced" {
+			over = (*results.Calibration).OverPacedNotify
+		}
 		c.cell = func(r *results.Run, res *results.Result) string {
 			d, ok := analysis.Quantile(res.Latency[figures.Latency(arg)], 50)
-			if x, calibrated := calibrationOf(r, res).OverNotify(d); ok && calibrated {
+			if x, calibrated := over(calibrationOf(r, res), d); ok && calibrated {
 				return fmt.Sprintf("%.2fx", x)
 			}
 			return "-"
@@ -209,15 +215,18 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 	return c, nil
 }
 
-// calibrated is the run's calibrated notify latency or handoff bound
-// (what: "notify", "bound") for res's backend, 0 where it has none.
+// calibrated is the run's calibrated notify latency, paced notify latency
+// or handoff bound (what: "notify", "paced", "bound") for res's backend, 0
+// where it has none.
 func calibrated(r *results.Run, res *results.Result, what string) time.Duration {
 	c := calibrationOf(r, res)
-	if c == nil {
+	switch {
+	case c == nil:
 		return 0
-	}
-	if what == "bound" {
+	case what == "bound":
 		return c.Bound()
+	case what == "paced":
+		return c.PacedNotifyLatency
 	}
 	return c.NotifyLatency
 }

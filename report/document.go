@@ -867,7 +867,7 @@ func (d *Document) capacity(plan *analysis.Plan) {
 	}
 	cal := Table{
 		Caption: "Raw capacity measured with plain session calls before the workload. Handoff bound: one write commit plus one " +
-			"notification (on etcd plus one read, the successor's read-only transaction), the fastest a herd-free lock can pass from one holder to the next.",
+			"notification, the fastest a herd-free lock can pass from one holder to the next.",
 		Header: []string{"backend", "sessions", "writes/s", "reads/s", "round trip (ms)", "write (ms)", "write + notify (ms)", "handoff bound (ms)", "max handoffs/s"},
 	}
 	for _, k := range sortedKinds(plan) {

@@ -56,4 +56,21 @@ func TestReportHandoffPath(t *testing.T) {
 	if strings.Contains(section, "| naive |") {
 		t.Errorf("the naive case, whose handoffs were not split, has a row")
 	}
+	if strings.Contains(section, "after the hold") {
+		t.Errorf("a calibration without the paced notify got its columns")
+	}
+
+	// With the notify measured after the hold, two columns more.
+	run.Calibration.NotifyPace, run.Calibration.PacedNotifyLatency = 50*time.Millisecond, time.Millisecond
+	d, err = Build([]*results.Run{run}, Options{NoPlots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md.Reset()
+	if err := d.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if out := md.String(); !strings.Contains(out, "| 0.5 | 3x | 1 (50ms idle) | 1.5x |") {
+		t.Errorf("the paced calibration and ratio are not in the fair case's row:\n%s", out[strings.Index(out, "Where a handoff's time goes"):])
+	}
 }

@@ -33,26 +33,27 @@ type Calibration struct {
 	// to another session's watch firing on it (one commit plus one
 	// notification).
 	NotifyLatency time.Duration `json:"notify_latency_ns"`
+	// NotifyPace and PacedNotifyLatency: NotifyLatency measured with a
+	// pause of NotifyPace between the watch and the delete (the run's lock
+	// hold: servers and clients idle that long before each handoff, and
+	// waking costs both); 0 when not measured (no hold, or files written
+	// before 2026-12-05).
+	NotifyPace         time.Duration `json:"notify_pace_ns,omitempty"`
+	PacedNotifyLatency time.Duration `json:"paced_notify_latency_ns,omitempty"`
 	// HandoffBound: the fastest a herd-free lock can hand over
-	// (Calibration.Bound). Files written before 2026-12-05 added a read on
-	// ZooKeeper too; readers take Bound, not this field.
+	// (Calibration.Bound), as the file's writer computed it: files written
+	// before 2026-12-05 added a read on both backends, then on etcd only,
+	// whose lock made one until then; readers take Bound, not this field.
 	HandoffBound time.Duration `json:"handoff_bound_ns"`
 }
 
 // Bound is the fastest handoff of the herd-free lock on the calibrated
-// cluster: the release's commit and its notification (NotifyLatency), and
-// on etcd the successor's one read-only transaction more (RTT), which it
-// makes before it knows it holds. On ZooKeeper the release's data change
-// tells the successor, which reads nothing. 0 where the notification was
-// not measured.
+// cluster: the release's commit and its notification (NotifyLatency). The
+// successor reads nothing: on ZooKeeper the release's data change tells
+// it, on etcd the release's delete without the node's companion key. 0
+// where the notification was not measured.
 func (c *Calibration) Bound() time.Duration {
-	if c.NotifyLatency <= 0 {
-		return 0
-	}
-	if c.Backend == backends.Etcd {
-		return c.NotifyLatency + c.RTT
-	}
-	return c.NotifyLatency
+	return max(c.NotifyLatency, 0)
 }
 
 // OverNotify is d in units of the calibrated notify latency (a handoff's
@@ -65,10 +66,20 @@ func (c *Calibration) OverNotify(d time.Duration) (float64, bool) {
 	return d.Seconds() / c.NotifyLatency.Seconds(), true
 }
 
+// OverPacedNotify is OverNotify against the paced notify latency, the
+// floor of a handoff after a hold of NotifyPace; false where not measured.
+func (c *Calibration) OverPacedNotify(d time.Duration) (float64, bool) {
+	if c == nil || c.PacedNotifyLatency <= 0 {
+		return 0, false
+	}
+	return d.Seconds() / c.PacedNotifyLatency.Seconds(), true
+}
+
 // CalibrationPhase is one bounded measurement.
 type CalibrationPhase struct {
 	// Name: "sequential_create", "sequential_get", "sequential_delete",
-	// "watch_notify", "concurrent_write", "concurrent_read".
+	// "watch_notify", "concurrent_write", "concurrent_read",
+	// "watch_notify_paced" (with WithPace).
 	Name string `json:"name"`
 	// Kind: "write", "read" or "notify".
 	Kind     string        `json:"kind"`

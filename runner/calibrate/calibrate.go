@@ -3,8 +3,9 @@
 // round trip, one write, and one write-plus-notification. A report sets each
 // recipe's load against these numbers to say how close it runs to the
 // server's limit. For the herd-free lock the bound is what its handoff
-// needs at the least: one write commit plus one notification, and on etcd
-// one read more (Calibration.HandoffBound).
+// needs at the least: one write commit plus one notification
+// (Calibration.Bound), measured back to back and, with WithPace, after the
+// pause a workload leaves between handoffs.
 package calibrate
 
 import (
@@ -38,6 +39,7 @@ type options struct {
 	sessions int
 	maxOps   int64
 	opTimout time.Duration
+	pace     time.Duration
 }
 
 // WithPhaseDuration bounds each of the six phases (default 2 s).
@@ -50,6 +52,12 @@ func WithSessions(n int) Option { return func(o *options) { o.sessions = n } }
 // WithMaxOps bounds the operations of each phase (default 200,000), whichever
 // of time and count comes first.
 func WithMaxOps(n int64) Option { return func(o *options) { o.maxOps = n } }
+
+// WithPace adds a seventh phase, watch_notify_paced: watch_notify with a
+// pause of d between the watch and the delete (a lock's hold: the servers
+// and the clients idle that long before each handoff). 0, the default,
+// leaves it out.
+func WithPace(d time.Duration) Option { return func(o *options) { o.pace = d } }
 
 // WithOpTimeout bounds a single call (default 10 s); a call that takes longer
 // counts as an error.
@@ -190,10 +198,19 @@ func (c *calibrator) run(ctx context.Context) (*results.Calibration, error) {
 	}
 	notifyPath := c.dir + "/notify"
 	notify, err := c.sequential(ctx, "watch_notify", "notify", func(ctx context.Context, _ int64) (time.Duration, error) {
-		return notifyOnce(ctx, s0, s1, notifyPath)
+		return notifyOnce(ctx, s0, s1, notifyPath, 0)
 	})
 	if err != nil {
 		return nil, err
+	}
+	var paced *phase
+	if c.o.pace > 0 {
+		paced, err = c.sequential(ctx, "watch_notify_paced", "notify", func(ctx context.Context, _ int64) (time.Duration, error) {
+			return notifyOnce(ctx, s0, s1, notifyPath, c.o.pace)
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	write, err := c.concurrent(ctx, "concurrent_write", "write", func(ctx context.Context, s backends.Session, id int, _ int64) (int64, error) {
 		p := c.dir + "/w/s-" + strconv.Itoa(id)
@@ -221,7 +238,13 @@ func (c *calibrator) run(ctx context.Context) (*results.Calibration, error) {
 		return nil, err
 	}
 
-	for _, p := range []*phase{create, get, del, notify, write, read} {
+	phases := []*phase{create, get, del, notify, write, read}
+	if paced != nil {
+		phases = append(phases, paced)
+		cal.NotifyPace = c.o.pace
+		cal.PacedNotifyLatency = time.Duration(paced.hist.ValueAtQuantile(50))
+	}
+	for _, p := range phases {
 		h, err := results.NewHistogram(p.hist)
 		if err != nil {
 			return nil, err
@@ -294,9 +317,10 @@ func (c *calibrator) sequential(ctx context.Context, name, kind string, op func(
 	return p, p.finish(start)
 }
 
-// notifyOnce: s1 makes the node, s0 watches it, s1 deletes it; the latency
-// recorded is from the delete call to the event at s0.
-func notifyOnce(ctx context.Context, s0, s1 backends.Session, p string) (time.Duration, error) {
+// notifyOnce: s1 makes the node, s0 watches it, both idle for pause, s1
+// deletes it; the latency recorded is from the delete call to the event at
+// s0.
+func notifyOnce(ctx context.Context, s0, s1 backends.Session, p string, pause time.Duration) (time.Duration, error) {
 	if _, err := s1.Create(ctx, p, nil); err != nil {
 		if errors.Is(err, backends.ErrNodeExists) {
 			_ = s1.Delete(ctx, p) // left by an iteration that failed
@@ -312,6 +336,14 @@ func notifyOnce(ctx context.Context, s0, s1 backends.Session, p string) (time.Du
 	}
 	if !exists {
 		return 0, fmt.Errorf("calibrate: %s vanished before the delete", p)
+	}
+	if pause > 0 {
+		select {
+		case <-time.After(pause):
+		case <-ctx.Done():
+			_ = s1.Delete(context.WithoutCancel(ctx), p)
+			return 0, ctx.Err()
+		}
 	}
 	t := time.Now()
 	if err := s1.Delete(ctx, p); err != nil {

@@ -36,7 +36,8 @@ func TestRun(t *testing.T) {
 
 		// Every phase must count an operation: 1 s is hundreds of them on a
 		// quiet machine, and tens where one takes 50 ms.
-		cal, err := Run(ctx, b, ns, WithPhaseDuration(time.Second), WithSessions(4))
+		const pace = 20 * time.Millisecond
+		cal, err := Run(ctx, b, ns, WithPhaseDuration(time.Second), WithSessions(4), WithPace(pace))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,20 +55,24 @@ func TestRun(t *testing.T) {
 				writes += p.Ops
 			}
 		}
-		if want := []string{"sequential_create", "sequential_get", "sequential_delete", "watch_notify", "concurrent_write", "concurrent_read"}; !slices.Equal(names, want) {
+		if want := []string{"sequential_create", "sequential_get", "sequential_delete", "watch_notify", "concurrent_write", "concurrent_read", "watch_notify_paced"}; !slices.Equal(names, want) {
 			t.Fatalf("phases %v, want %v", names, want)
+		}
+		// The paced phase idled the pace before each delete: its ops fit
+		// its elapsed time only that way.
+		if p := cal.Phases[6]; time.Duration(p.Ops)*pace > p.Elapsed {
+			t.Errorf("watch_notify_paced: %d ops in %v, more than one a %v pause allows", p.Ops, p.Elapsed, pace)
+		}
+		if cal.NotifyPace != pace || cal.PacedNotifyLatency <= 0 {
+			t.Errorf("paced notify: pace %v latency %v, want pace %v and a latency", cal.NotifyPace, cal.PacedNotifyLatency, pace)
 		}
 		if cal.Backend != b.Kind() || cal.Sessions != 4 || cal.WritesPerSec <= 0 || cal.ReadsPerSec <= 0 || cal.RTT <= 0 ||
 			cal.WriteLatency <= 0 || cal.NotifyLatency <= 0 {
 			t.Fatalf("calibration %+v", cal)
 		}
 		// The bound counts what the fair lock's handoff makes: a commit
-		// and a notification, and on etcd the successor's read.
-		bound := cal.NotifyLatency
-		if b.Kind() == backends.Etcd {
-			bound += cal.RTT
-		}
-		if cal.HandoffBound != bound {
+		// and a notification (the successor reads nothing).
+		if bound := cal.NotifyLatency; cal.HandoffBound != bound {
 			t.Errorf("handoff bound %v on %s, want %v (notify %v, round trip %v)", cal.HandoffBound, b.Kind(), bound, cal.NotifyLatency, cal.RTT)
 		}
 		// Every create and delete calibration counted reached the server:
