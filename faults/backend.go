@@ -31,7 +31,27 @@ var (
 	_ backends.Backend       = (*Backend)(nil)
 	_ backends.Admin         = (*Backend)(nil)
 	_ backends.MemberScraper = (*Backend)(nil)
+	_ backends.Witnesser     = (*Backend)(nil)
 )
+
+// Witness sums the witnesses of the shared backend and of the clients' own
+// (each backend keeps its own counters; one that keeps none adds
+// nothing), so that a faulted run's client|server cross-checks model the
+// servers' counts from what its clients' calls cost, as an unfaulted run's
+// do, not from the per-call ranges kept for files without a witness.
+func (b *Backend) Witness() backends.Witness {
+	var w backends.Witness
+	add := func(be backends.Backend) {
+		if x, ok := be.(backends.Witnesser); ok {
+			w = w.Add(x.Witness())
+		}
+	}
+	add(b.shared)
+	for _, be := range b.own {
+		add(be)
+	}
+	return w
+}
 
 // BackendOption configures a Backend.
 type BackendOption func(*Backend)
