@@ -223,8 +223,9 @@ func testDequeue(t *testing.T, e *env) {
 	}
 	wantEvent(t, nextEvent(t, ch, "ExistsW on a dequeued node"), backends.EventDataChanged, me.Path)
 	gone(t, watcher, me.Path, eventBound)
-	// A Delete is no Dequeue.
-	other := enqueue(t, owner, parent, "t")
+	// A Delete is no Dequeue. The watcher makes the node, so that its own
+	// server has it (on a ZooKeeper ensemble the owner's may be ahead).
+	other := enqueue(t, watcher, parent, "t")
 	exists, _, ch, err = watcher.ExistsW(ctx, other.Path)
 	if err != nil || !exists {
 		t.Fatalf("ExistsW(%s) = %v, %v; want a watch on a live node", other.Path, exists, err)
