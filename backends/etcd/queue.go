@@ -70,9 +70,10 @@ const tailSuffix = "\x00/tail"
 // deletes the node alone. So the node's watcher (ExistsW watches both) and
 // Predecessor told which node went can tell a release from any other
 // departure by the companion, without a record to read. A dequeued node's
-// companion stays until this session's next Dequeue under the same parent
-// removes it (or the lease ends): at most one a session a queue, long
-// after its watcher was answered.
+// companion goes with its successor's Dequeue, or at once with no node
+// after it; one whose successor left otherwise stays until its session's
+// next Dequeue under the parent (or the lease's end): at most one a
+// session a queue, long after its watcher was answered (see Dequeue).
 func companionOf(key string) string { return key + "\x00" }
 
 // companionEnd ends the key range [key, companionEnd(key)): key and its
@@ -290,15 +291,12 @@ func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
 	mine := companionOf(me.Path)
 	ops := []clientv3.Op{clientv3.OpDelete(me.Path)}
 	s.mu.Lock()
-	stale := append(slices.Clone(s.released[parent]), s.dequeued[parent])
-	s.mu.Unlock()
-	seen := map[string]bool{mine: true, "": true}
-	for _, k := range stale {
-		if !seen[k] {
-			seen[k] = true
+	for _, k := range s.stale[parent] {
+		if k != mine {
 			ops = append(ops, clientv3.OpDelete(k))
 		}
 	}
+	s.mu.Unlock()
 	ops = append(ops, clientv3.OpTxn(
 		[]clientv3.Cmp{clientv3.Compare(clientv3.Value(parent+tailSuffix), "=", me.Path)},
 		[]clientv3.Op{clientv3.OpDelete(mine)}, nil))
@@ -306,11 +304,7 @@ func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
 		return err
 	}
 	s.mu.Lock()
-	if s.dequeued == nil {
-		s.dequeued = make(map[string]string)
-	}
-	s.dequeued[parent] = mine
-	delete(s.released, parent)
+	s.stale[parent] = []string{mine}
 	s.mu.Unlock()
 	return nil
 }
@@ -318,13 +312,10 @@ func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
 // learnReleased notes that the Enqueue'd node p left by Dequeue, so that
 // this session's next Dequeue under its parent removes p's companion.
 func (s *Session) learnReleased(p string) {
-	parent := path.Dir(p)
+	parent, c := path.Dir(p), companionOf(p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.released == nil {
-		s.released = make(map[string][]string)
-	}
-	if c := companionOf(p); !slices.Contains(s.released[parent], c) {
-		s.released[parent] = append(s.released[parent], c)
+	if !slices.Contains(s.stale[parent], c) {
+		s.stale[parent] = append(s.stale[parent], c)
 	}
 }

@@ -46,11 +46,11 @@ type Session struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	// Companions of dequeued nodes this session's next Dequeue under
-	// their parent removes (see Dequeue), by parent.
-	mu       sync.Mutex
-	dequeued map[string]string   // the companion this session's last Dequeue left
-	released map[string][]string // those of predecessors it learned were dequeued
+	// stale holds, by parent, the companions of dequeued nodes that this
+	// session's next Dequeue under the parent removes (see Dequeue): its
+	// own last one and those of predecessors it learned were dequeued.
+	mu    sync.Mutex
+	stale map[string][]string
 }
 
 func openSession(ctx context.Context, b *Backend, cli *clientv3.Client, owns bool) (*Session, error) {
@@ -63,6 +63,7 @@ func openSession(ctx context.Context, b *Backend, cli *clientv3.Client, owns boo
 		b: b, cli: cli, owns: owns, lease: g.ID,
 		tag: fmt.Sprintf("%016x", int64(g.ID)),
 		ctx: sctx, cancel: cancel, done: make(chan struct{}),
+		stale: make(map[string][]string),
 	}
 	if err := startKeeper(s, b.keepAlives, time.Duration(g.TTL)*time.Second); err != nil {
 		cancel()
