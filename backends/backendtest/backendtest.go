@@ -183,6 +183,14 @@ func create(t *testing.T, s backends.Session, p string, data []byte) backends.No
 	return n
 }
 
+// set Sets p to data through s.
+func set(t *testing.T, s backends.Session, p, data string) {
+	t.Helper()
+	if err := s.Set(opCtx(t), p, []byte(data)); err != nil {
+		t.Fatalf("Set(%s): %v", p, err)
+	}
+}
+
 func createSeq(t *testing.T, s backends.Session, parent, prefix string) backends.Node {
 	t.Helper()
 	n, err := s.CreateSequential(opCtx(t), parent, prefix, nil)

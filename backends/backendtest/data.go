@@ -13,18 +13,10 @@ import (
 // testSet: Set creates a persistent node that outlives its session,
 // overwrites it, and fires an armed ExistsW with a data change.
 func testSet(t *testing.T, e *env) {
-	writer, watcher := e.session(t), e.session(t)
-	ensure(t, writer, e.ns)
-	p := e.p("config")
-	if err := writer.Set(opCtx(t), p, []byte("v1")); err != nil {
-		t.Fatalf("Set(%s) of an absent node: %v", p, err)
-	}
-	visible(t, watcher, p)
+	writer, watcher, p := e.setConfig(t, "v1")
 	ctx, _ := contextWithCancel(t)
 	ch := existsW(t, ctx, watcher, p, true)
-	if err := writer.Set(opCtx(t), p, []byte("v2")); err != nil {
-		t.Fatalf("Set(%s): %v", p, err)
-	}
+	set(t, writer, p, "v2")
 	wantEvent(t, nextEvent(t, ch, "ExistsW on Set"), backends.EventDataChanged, p)
 	if data, _, err := watcher.Get(opCtx(t), p); err != nil || string(data) != "v2" {
 		t.Fatalf("Get after Set = %q, %v; want v2", data, err)
@@ -36,19 +28,28 @@ func testSet(t *testing.T, e *env) {
 	del(t, watcher, p)
 }
 
+// setConfig opens a writer and a watcher session; the writer Sets the node
+// config in the namespace, absent until then, to data, and the watcher
+// waits until it sees it.
+func (e *env) setConfig(t *testing.T, data string) (writer, watcher backends.Session, p string) {
+	t.Helper()
+	writer, watcher = e.session(t), e.session(t)
+	ensure(t, writer, e.ns)
+	p = e.p("config")
+	if err := writer.Set(opCtx(t), p, []byte(data)); err != nil {
+		t.Fatalf("Set(%s) of an absent node: %v", p, err)
+	}
+	visible(t, watcher, p)
+	return writer, watcher, p
+}
+
 // testWatchData: a DataWatcher's stream delivers every change in order
 // with its data, deletion and re-creation included, and stays armed (a
 // burst of changes faster than a read may skip versions on ZooKeeper,
 // never repeat or reorder them); a backend without the ability says so
 // through the instrument.
 func testWatchData(t *testing.T, e *env) {
-	writer, watcher := e.session(t), e.session(t)
-	ensure(t, writer, e.ns)
-	p := e.p("config")
-	if err := writer.Set(opCtx(t), p, []byte("v0")); err != nil {
-		t.Fatalf("Set(%s): %v", p, err)
-	}
-	visible(t, watcher, p)
+	writer, watcher, p := e.setConfig(t, "v0")
 	w := instrument.Wrap(watcher, &instrument.Counters{})
 	ctx, cancel := contextWithCancel(t)
 	data, exists, ch, err := w.WatchData(ctx, p)
@@ -64,9 +65,7 @@ func testWatchData(t *testing.T, e *env) {
 	}
 	// One change at a time: each is delivered with its data.
 	for i := 1; i <= 5; i++ {
-		if err := writer.Set(opCtx(t), p, fmt.Appendf(nil, "v%d", i)); err != nil {
-			t.Fatalf("Set: %v", err)
-		}
+		set(t, writer, p, fmt.Sprintf("v%d", i))
 		ev := nextEvent(t, ch, "WatchData")
 		wantEvent(t, ev, backends.EventDataChanged, p)
 		if want := fmt.Sprintf("v%d", i); string(ev.Data) != want {
@@ -79,9 +78,7 @@ func testWatchData(t *testing.T, e *env) {
 	// twice, and ends with the last.
 	const burst = 5
 	for i := 1; i <= burst; i++ {
-		if err := writer.Set(opCtx(t), p, fmt.Appendf(nil, "w%d", i)); err != nil {
-			t.Fatalf("Set: %v", err)
-		}
+		set(t, writer, p, fmt.Sprintf("w%d", i))
 	}
 	events := 5
 	for last := 0; last < burst; {
@@ -99,9 +96,7 @@ func testWatchData(t *testing.T, e *env) {
 	}
 	del(t, writer, p)
 	wantEvent(t, nextEvent(t, ch, "WatchData on delete"), backends.EventDeleted, p)
-	if err := writer.Set(opCtx(t), p, []byte("again")); err != nil {
-		t.Fatalf("Set: %v", err)
-	}
+	set(t, writer, p, "again")
 	ev := nextEvent(t, ch, "WatchData on re-create")
 	wantEvent(t, ev, backends.EventCreated, p)
 	if string(ev.Data) != "again" {

@@ -3,9 +3,6 @@ package recipetest
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
@@ -46,35 +43,20 @@ func testBarrierRounds(e *barrierEnv) {
 	x := &crossing{}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	errs := make(chan error, len(ps))
-	var wg sync.WaitGroup
-	for _, p := range ps {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range barrierRounds {
-				db := e.v.New(p.s, e.round(r), barrierParticipants)
-				enter, leave := fmt.Sprintf("enter-%d", r), fmt.Sprintf("leave-%d", r)
-				time.Sleep(rand.N(30 * time.Millisecond))
-				x.begin(enter)
-				if _, err := db.Enter(ctx); err != nil {
-					errs <- fmt.Errorf("%s round %d: Enter: %w", p.id, r, err)
-					return
-				}
-				x.passed(enter, p.id, barrierParticipants)
-				time.Sleep(rand.N(30 * time.Millisecond))
-				x.begin(leave)
-				if _, err := db.Leave(ctx); err != nil {
-					errs <- fmt.Errorf("%s round %d: Leave: %w", p.id, r, err)
-					return
-				}
-				x.passed(leave, p.id, barrierParticipants)
+	errs := concurrently(len(ps), func(i int) error {
+		p := ps[i]
+		for r := range barrierRounds {
+			db := e.v.New(p.s, e.round(r), barrierParticipants)
+			if err := x.cross(ctx, p.id, r, "Enter", db.Enter); err != nil {
+				return err
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+			if err := x.cross(ctx, p.id, r, "Leave", db.Leave); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for _, err := range errs {
 		e.t.Error(err)
 	}
 	for _, v := range x.violations {

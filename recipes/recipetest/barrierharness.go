@@ -3,6 +3,8 @@ package recipetest
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,4 +88,19 @@ func (c *crossing) passed(key, who string, n int) {
 	if got := c.started[key]; got < n {
 		c.violations = append(c.violations, fmt.Sprintf("%s passed %s with %d of %d started", who, key, got, n))
 	}
+}
+
+// cross runs participant who's phase what (Enter or Leave) of round r after
+// a random delay: it notes that who began, runs step, and checks that who
+// passed only once every participant had begun.
+func (c *crossing) cross(ctx context.Context, who string, r int, what string,
+	step func(context.Context) (recipes.Passage, error)) error {
+	key := fmt.Sprintf("%s-%d", strings.ToLower(what), r)
+	time.Sleep(rand.N(30 * time.Millisecond))
+	c.begin(key)
+	if _, err := step(ctx); err != nil {
+		return fmt.Errorf("%s round %d: %s: %w", who, r, what, err)
+	}
+	c.passed(key, who, barrierParticipants)
+	return nil
 }

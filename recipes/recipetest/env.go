@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -120,6 +122,24 @@ func within[T any](t testing.TB, what string, call func(context.Context) (T, err
 		t.Fatalf("%s: %v", what, err)
 	}
 	return v
+}
+
+// withinDo is within for a call that returns only an error.
+func withinDo(t testing.TB, what string, call func(context.Context) error) {
+	t.Helper()
+	within(t, what, func(ctx context.Context) (struct{}, error) { return struct{}{}, call(ctx) })
+}
+
+// concurrently runs f(0) to f(n-1), each on a goroutine of its own, waits
+// for them all and returns the errors they returned.
+func concurrently(n int, f func(i int) error) []error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = f(i) })
+	}
+	wg.Wait()
+	return slices.DeleteFunc(errs, func(err error) bool { return err == nil })
 }
 
 // count is list for goroutines other than the test's: it reports errors

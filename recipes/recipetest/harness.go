@@ -63,6 +63,37 @@ func (e *lockEnv) newClientOn(wrap func(backends.Session) backends.Session) *cli
 	return &client{member: m, lock: l}
 }
 
+// newHolder opens a client that holds the lock (acquire).
+func (e *lockEnv) newHolder() *client {
+	e.t.Helper()
+	c := e.newClient()
+	e.acquire(c)
+	return c
+}
+
+// queueBehind opens n clients and queues each in turn behind the lock's one
+// holder node and the clients before it (enqueue): the waiters and their
+// Acquires, in queue order.
+func (e *lockEnv) queueBehind(n int) ([]*client, []*pending) {
+	e.t.Helper()
+	waiters := make([]*client, n)
+	pends := make([]*pending, n)
+	for i := range waiters {
+		waiters[i] = e.newClient()
+		pends[i] = e.enqueue(waiters[i], i+2)
+	}
+	return waiters, pends
+}
+
+// skipUnlessFIFO skips the test for a variant that does not promise FIFO
+// order; the variant's name and why are the reason.
+func (e *lockEnv) skipUnlessFIFO(why string) {
+	e.t.Helper()
+	if !e.v.FIFO {
+		e.t.Skipf("%s %s", e.v.Name, why)
+	}
+}
+
 // acquire acquires under opTimeout and fails the test on error.
 func (e *lockEnv) acquire(c *client) recipes.Grant {
 	e.t.Helper()
@@ -72,11 +103,7 @@ func (e *lockEnv) acquire(c *client) recipes.Grant {
 // release releases under opTimeout and fails the test on error.
 func (e *lockEnv) release(c *client) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	if err := c.lock.Release(ctx); err != nil {
-		e.t.Fatalf("Release: %v", err)
-	}
+	withinDo(e.t, "Release", c.lock.Release)
 }
 
 // children lists the lock's nodes as the backend's Admin sees them (a
@@ -198,6 +225,16 @@ func (e *lockEnv) wait(p *pending, bound time.Duration, what string) {
 	}
 }
 
+// granted waits up to opTimeout for p's Acquire to return (wait; what names
+// it) and fails the test unless it succeeded, as "<who>: <error>".
+func (e *lockEnv) granted(p *pending, what, who string) {
+	e.t.Helper()
+	e.wait(p, opTimeout, what)
+	if p.err != nil {
+		e.t.Fatalf("%s: %v", who, p.err)
+	}
+}
+
 // mustBeWaiting checks that p has not returned.
 func (e *lockEnv) mustBeWaiting(p *pending, what string) {
 	e.t.Helper()
@@ -215,30 +252,22 @@ func (e *lockEnv) mustBeWaiting(p *pending, what string) {
 func (e *lockEnv) holdRounds(n, rounds int, acquire func(ctx context.Context, i int) (recipes.Grant, error),
 	hold func(i int, g recipes.Grant), release func(ctx context.Context, i int) error) {
 	e.t.Helper()
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range rounds {
-				ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-				g, err := acquire(ctx, i)
-				if err == nil {
-					hold(i, g)
-					err = release(ctx, i)
-				}
-				cancel()
-				if err != nil {
-					errs <- err
-					return
-				}
+	errs := concurrently(n, func(i int) error {
+		for range rounds {
+			ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+			g, err := acquire(ctx, i)
+			if err == nil {
+				hold(i, g)
+				err = release(ctx, i)
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+			cancel()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for _, err := range errs {
 		e.t.Errorf("client: %v", err)
 	}
 }

@@ -16,15 +16,9 @@ import (
 // waiters are asleep, their notifications sent check the herd-free label.
 func testReleaseWakes(e *lockEnv) {
 	srv := newServerCounts(e.t, e.b)
-	holder := e.newClient()
-	e.acquire(holder)
+	holder := e.newHolder()
 	armedBase := srv.armedNow()
-	waiters := make([]*client, queueWaiters)
-	pends := make([]*pending, queueWaiters)
-	for i := range waiters {
-		waiters[i] = e.newClient()
-		pends[i] = e.enqueue(waiters[i], i+2)
-	}
+	waiters, pends := e.queueBehind(queueWaiters)
 	if e.v.ClientCounts {
 		// A herd-prone waiter is woken by each later waiter's arrival and
 		// re-arms its watch; wait until every waiter is asleep on exactly

@@ -112,9 +112,14 @@ func (f *flakySession) lostReply(n backends.Node, err error) (backends.Node, err
 	return backends.Node{}, fmt.Errorf("create: %w (injected: the reply was lost)", backends.ErrUnknownOutcome)
 }
 
-// newFlakyClient is newClient on a flakySession.
+// newFlakyClient is newClient on a flakySession. A variant whose requests
+// bypass the session decorators has no failure to inject: its test is
+// skipped.
 func (e *lockEnv) newFlakyClient() (*client, *flakySession) {
 	e.t.Helper()
+	if !e.v.ClientCounts {
+		e.t.Skipf("%s bypasses session decorators: no failure can be injected", e.v.Name)
+	}
 	var f *flakySession
 	c := e.newClientOn(func(s backends.Session) backends.Session {
 		f = &flakySession{Session: s}
@@ -123,11 +128,14 @@ func (e *lockEnv) newFlakyClient() (*client, *flakySession) {
 	return c, f
 }
 
-// skipUninjectable skips variants whose requests bypass the session
-// decorators: their failures cannot be injected.
-func (e *lockEnv) skipUninjectable() {
-	if !e.v.ClientCounts {
-		e.t.Skipf("%s bypasses session decorators: no failure can be injected", e.v.Name)
+// acquireUnknown checks that c's Acquire, whose create its flakySession
+// fails as said by how, returns backends.ErrUnknownOutcome.
+func (e *lockEnv) acquireUnknown(c *client, how string) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	if _, err := c.lock.Acquire(ctx); !errors.Is(err, backends.ErrUnknownOutcome) {
+		e.t.Fatalf("Acquire whose %s returned %v, want ErrUnknownOutcome", how, err)
 	}
 }
 
@@ -138,12 +146,8 @@ func (e *lockEnv) skipUninjectable() {
 // waiter, and nothing is left. Before leftovers were removed, every waiter
 // queued behind the node forever.
 func testCancelCleanupFails(e *lockEnv) {
-	e.skipUninjectable()
-	if !e.v.FIFO {
-		e.t.Skipf("%s has no queue: a waiter makes no node", e.v.Name)
-	}
-	holder := e.newClient()
-	e.acquire(holder)
+	e.skipUnlessFIFO("has no queue: a waiter makes no node")
+	holder := e.newHolder()
 	waiter, flaky := e.newFlakyClient()
 	p := e.enqueue(waiter, 2)
 	behind := e.newClient()
@@ -176,7 +180,6 @@ func testCancelCleanupFails(e *lockEnv) {
 // stays asleep. The holder's next call, a Release on a lock it no longer
 // holds, removes the node: it returns ErrNotHeld and the waiter is granted.
 func testReleaseFails(e *lockEnv) {
-	e.skipUninjectable()
 	holder, flaky := e.newFlakyClient()
 	e.acquire(holder)
 	waiter := e.newClient()
@@ -194,10 +197,7 @@ func testReleaseFails(e *lockEnv) {
 	if err := holder.lock.Release(ctx); !errors.Is(err, recipes.ErrNotHeld) {
 		e.t.Fatalf("second Release: %v, want ErrNotHeld", err)
 	}
-	e.wait(pw, opTimeout, "after the failed holder's next call")
-	if pw.err != nil {
-		e.t.Fatalf("waiter behind a failed Release: %v", pw.err)
-	}
+	e.granted(pw, "after the failed holder's next call", "waiter behind a failed Release")
 	e.release(waiter)
 	e.childrenBecome(0)
 	e.acquire(holder)
@@ -211,14 +211,9 @@ func testReleaseFails(e *lockEnv) {
 // Acquire finds that node by its tag and removes it first: both clients are
 // granted in turn and nothing is left.
 func testUnknownCreate(e *lockEnv) {
-	e.skipUninjectable()
 	failed, flaky := e.newFlakyClient()
 	flaky.unknownCreates.Store(1)
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	if _, err := failed.lock.Acquire(ctx); !errors.Is(err, backends.ErrUnknownOutcome) {
-		e.t.Fatalf("Acquire whose create reply was lost returned %v, want ErrUnknownOutcome", err)
-	}
+	e.acquireUnknown(failed, "create reply was lost")
 	if names := e.children(); len(names) != 1 {
 		e.t.Fatalf("after a create of unknown outcome the lock path holds %q, want its node", names)
 	}
@@ -248,20 +243,14 @@ func testUnknownCreate(e *lockEnv) {
 // release, sees that node in its listing and removes it before it holds:
 // after it releases, the later client is granted and nothing is left.
 func testLateCreate(e *lockEnv) {
-	e.skipUninjectable()
-	if !e.v.FIFO {
-		e.t.Skipf("%s has no queue: a late create is an ordinary contender", e.v.Name)
-	}
-	holder := e.newClient()
-	e.acquire(holder)
+	e.skipUnlessFIFO("has no queue: a late create is an ordinary contender")
+	holder := e.newHolder()
 	late, flaky := e.newFlakyClient()
 	flaky.heldCreates.Store(1)
+	e.acquireUnknown(late, "create is stuck")
+	pl := e.enqueue(late, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	if _, err := late.lock.Acquire(ctx); !errors.Is(err, backends.ErrUnknownOutcome) {
-		e.t.Fatalf("Acquire whose create is stuck returned %v, want ErrUnknownOutcome", err)
-	}
-	pl := e.enqueue(late, 2)
 	n, err := flaky.applyLate(ctx, e.path)
 	if err != nil {
 		e.t.Fatalf("applying the stuck create: %v", err)

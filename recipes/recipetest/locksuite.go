@@ -125,17 +125,9 @@ func testTokenAndMisuse(e *lockEnv) {
 // previous is asleep) are granted in that order. Herd-free variants that the
 // instrument sees must also wake each waiter exactly once.
 func testFIFO(e *lockEnv) {
-	if !e.v.FIFO {
-		e.t.Skipf("%s does not promise FIFO order", e.v.Name)
-	}
-	holder := e.newClient()
-	e.acquire(holder)
-	waiters := make([]*client, queueWaiters)
-	pends := make([]*pending, queueWaiters)
-	for i := range waiters {
-		waiters[i] = e.newClient()
-		pends[i] = e.enqueue(waiters[i], i+2)
-	}
+	e.skipUnlessFIFO("does not promise FIFO order")
+	holder := e.newHolder()
+	waiters, pends := e.queueBehind(queueWaiters)
 	var order []int
 	e.release(holder)
 	for range waiters {

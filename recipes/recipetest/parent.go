@@ -22,11 +22,7 @@ func testParentOnce(e *lockEnv) {
 		e.t.Errorf("%d EnsurePath calls over 3 acquisitions, want 1", ensured())
 	}
 	e.childrenBecome(0)
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	if err := e.admin.DeleteTree(ctx, e.path); err != nil {
-		e.t.Fatalf("DeleteTree %s: %v", e.path, err)
-	}
+	withinDo(e.t, "DeleteTree "+e.path, func(ctx context.Context) error { return e.admin.DeleteTree(ctx, e.path) })
 	// The next Acquire's create finds no parent (ZooKeeper; etcd has no
 	// parents), makes it and tries again.
 	e.acquire(a)

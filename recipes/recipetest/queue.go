@@ -95,25 +95,14 @@ func (e *queueEnv) newClientOn(wrap func(backends.Session) backends.Session) *qu
 
 func (e *queueEnv) put(c *queueClient, item string, prio int) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	if err := c.p.Put(ctx, []byte(item), prio); err != nil {
-		e.t.Fatalf("put %s: %v", item, err)
-	}
+	withinDo(e.t, "put "+item, func(ctx context.Context) error { return c.p.Put(ctx, []byte(item), prio) })
 }
 
 // take takes and acknowledges one item under opTimeout.
 func (e *queueEnv) take(c *queueClient) recipes.Taken {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	tk, err := c.q.Take(ctx)
-	if err != nil {
-		e.t.Fatalf("take: %v", err)
-	}
-	if err := c.q.Ack(ctx); err != nil {
-		e.t.Fatalf("ack %s: %v", tk.Data, err)
-	}
+	tk := within(e.t, "take", c.q.Take)
+	withinDo(e.t, "ack "+string(tk.Data), c.q.Ack)
 	return tk
 }
 

@@ -168,10 +168,7 @@ func testRevokeNotifiesHolder(e *revEnv) {
 		if r.err != nil || r.forced {
 			e.t.Fatalf("Revoke with consent = forced %v, %v; want not forced, nil", r.forced, r.err)
 		}
-		e.wait(p, opTimeout, "the waiter after the holder let go")
-		if p.err != nil {
-			e.t.Fatalf("waiter: %v", p.err)
-		}
+		e.granted(p, "the waiter after the holder let go", "waiter")
 		e.release(waiter.client)
 		e.childrenBecome(0)
 		return
@@ -181,10 +178,7 @@ func testRevokeNotifiesHolder(e *revEnv) {
 	if r.err != nil || !r.forced {
 		e.t.Fatalf("Revoke by force = forced %v, %v; want forced, nil", r.forced, r.err)
 	}
-	e.wait(p, opTimeout, "the waiter after the forced revocation")
-	if p.err != nil {
-		e.t.Fatalf("waiter: %v", p.err)
-	}
+	e.granted(p, "the waiter after the forced revocation", "waiter")
 	// The waiter now holds while the late holder has not let go: what
 	// stops the late holder's writes is the new holder's greater token
 	// (a fenced resource rejects the older one), not its session, which
@@ -261,10 +255,7 @@ func testRevokeReaders(e *revEnv) {
 			e.t.Fatalf("Revoke(%s): %v", h, err)
 		}
 	}
-	e.wait(p, opTimeout, "the writer once both readers were revoked")
-	if p.err != nil {
-		e.t.Fatalf("writer: %v", p.err)
-	}
+	e.granted(p, "the writer once both readers were revoked", "writer")
 	e.release(w.client)
 	e.childrenBecome(0)
 }

@@ -3,6 +3,7 @@ package recipetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -126,10 +127,7 @@ func testReadersShare(e *rwEnv) {
 	for i := range readers {
 		readers[i] = e.newRW()
 		p := acquireAsyncIn(readers[i], recipes.Read)
-		e.wait(p, opTimeout, "a reader while only readers hold the lock")
-		if p.err != nil {
-			e.t.Fatalf("reader %d: %v", i, p.err)
-		}
+		e.granted(p, "a reader while only readers hold the lock", fmt.Sprintf("reader %d", i))
 	}
 	w := e.newRW()
 	p := e.enqueueIn(w, recipes.Write, queueWaiters+1)
@@ -137,10 +135,7 @@ func testReadersShare(e *rwEnv) {
 		e.mustBeWaiting(p, "a writer behind readers")
 		e.release(r.client)
 	}
-	e.wait(p, opTimeout, "a writer once every reader released")
-	if p.err != nil {
-		e.t.Fatalf("writer: %v", p.err)
-	}
+	e.granted(p, "a writer once every reader released", "writer")
 	e.release(w.client)
 	e.childrenBecome(0)
 }
@@ -248,10 +243,7 @@ func testWriterReleaseAdmitsReaders(e *rwEnv) {
 	}
 	e.release(holder.client)
 	for i := range queueWaiters {
-		e.wait(waiters[i].p, opTimeout, "a reader behind the released writer")
-		if waiters[i].p.err != nil {
-			e.t.Fatalf("reader %d: %v", i, waiters[i].p.err)
-		}
+		e.granted(waiters[i].p, "a reader behind the released writer", fmt.Sprintf("reader %d", i))
 	}
 	time.Sleep(quietWindow)
 	e.mustBeWaiting(waiters[queueWaiters].p, "the second writer, behind the admitted readers")
@@ -290,10 +282,7 @@ func testWriterReleaseAdmitsReaders(e *rwEnv) {
 		e.release(waiters[i].c.client)
 	}
 	for _, w := range waiters[queueWaiters:] {
-		e.wait(w.p, opTimeout, "the waiters behind the second writer, in turn")
-		if w.p.err != nil {
-			e.t.Fatalf("%s waiter: %v", w.mode, w.p.err)
-		}
+		e.granted(w.p, "the waiters behind the second writer, in turn", fmt.Sprintf("%s waiter", w.mode))
 		e.release(w.c.client)
 	}
 	e.childrenBecome(0)
@@ -321,18 +310,12 @@ func testReaderCancelCleansUp(e *rwEnv) {
 func testReaderSessionLost(e *rwEnv) {
 	r, w := e.newRW(), e.newRW()
 	rp := acquireAsyncIn(r, recipes.Read)
-	e.wait(rp, opTimeout, "a reader on a free lock")
-	if rp.err != nil {
-		e.t.Fatalf("reader: %v", rp.err)
-	}
+	e.granted(rp, "a reader on a free lock", "reader")
 	wp := e.enqueueIn(w, recipes.Write, 2)
 	if err := r.s.Close(); err != nil {
 		e.t.Fatalf("closing the reader's session: %v", err)
 	}
-	e.wait(wp, opTimeout, "the writer after the reader's session closed")
-	if wp.err != nil {
-		e.t.Fatalf("writer: %v", wp.err)
-	}
+	e.granted(wp, "the writer after the reader's session closed", "writer")
 	e.release(w.client)
 	e.childrenBecome(0)
 }

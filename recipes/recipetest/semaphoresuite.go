@@ -123,10 +123,7 @@ func (e *semEnv) queue(n int) ([]*client, []*pending) {
 func (e *semEnv) admits(h *client, p *pending, who string) {
 	e.t.Helper()
 	e.release(h)
-	e.wait(p, opTimeout, who+" after a holder released")
-	if p.err != nil {
-		e.t.Fatalf("%s: %v", who, p.err)
-	}
+	e.granted(p, who+" after a holder released", who)
 }
 
 // admitsOnly checks that the Acquire p, who's, still waits after a quiet

@@ -61,25 +61,22 @@ func newServerCounts(t *testing.T, b backends.Backend) *serverCounts {
 // read scrapes the servers once: watches armed now, notifications sent so far.
 func (s *serverCounts) read() (armed, notified int64) {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	m, err := s.sc.Scrape(ctx)
-	if err != nil {
-		s.t.Fatalf("scraping the servers: %v", err)
-	}
-	n, ok := m[backends.MetricWatchEvents]
-	if !ok {
-		s.t.Fatalf("server metrics lack %s", backends.MetricWatchEvents)
-	}
-	g, err := s.gs.ScrapeGauges(ctx)
-	if err != nil {
-		s.t.Fatalf("reading the servers' gauges: %v", err)
-	}
-	a, ok := g[s.gauge]
-	if !ok {
-		s.t.Fatalf("server gauges lack %s", s.gauge)
-	}
+	n := s.figure(s.sc.Scrape, backends.MetricWatchEvents, "scraping the servers", "server metrics")
+	a := s.figure(s.gs.ScrapeGauges, s.gauge, "reading the servers' gauges", "server gauges")
 	return int64(a), int64(n)
+}
+
+// figure returns name's value in what read returns under opTimeout. The
+// test fails with "<doing>: <error>" if read fails, and with "<what> lack
+// <name>" if name is missing.
+func (s *serverCounts) figure(read func(context.Context) (backends.Metrics, error), name, doing, what string) float64 {
+	s.t.Helper()
+	m := within(s.t, doing, read)
+	v, ok := m[name]
+	if !ok {
+		s.t.Fatalf("%s lack %s", what, name)
+	}
+	return v
 }
 
 // armedNow returns the watches the servers hold now.

@@ -45,10 +45,7 @@ func testHolderSessionLost(e *lockEnv) {
 	case <-time.After(promptBound):
 		e.t.Errorf("Grant.Lost still open %v after the holder's session closed", promptBound)
 	}
-	e.wait(p, opTimeout, "after the holder's session closed")
-	if p.err != nil {
-		e.t.Fatalf("waiter behind a lost holder: %v", p.err)
-	}
+	e.granted(p, "after the holder's session closed", "waiter behind a lost holder")
 	if p.grant.Token <= held.Token {
 		e.t.Errorf("next token %d not above the lost holder's %d", p.grant.Token, held.Token)
 	}

@@ -256,74 +256,84 @@ func boolf(b bool) float64 {
 	return 0
 }
 
-func electionRun() *results.Run {
-	variants := []string{"naive", "fair"}
-	clients := []int{3, 10, 30}
-	run := baseRun("synthetic-election-failover-etcd", "election-failover", backends.Etcd, variants, clients)
-	rng := rand.New(rand.NewPCG(3, 7))
+// sweepCase is what a simple run's case measured; sweepRun adds the rest.
+type sweepCase struct {
+	elapsed   time.Duration
+	stoppedBy results.StopReason
+	ops       int64 // issued, and all succeeded
+	latency   map[figures.Latency]*results.Histogram
+	perOp     map[string]float64
+}
+
+// sweepRun is the run of workload on kind over variants and clients whose
+// every op succeeds and whose series never stalls: measure(rng, v, n) makes
+// each case from the run's random source (seeded by seed), in sweep order.
+func sweepRun(id, workload string, kind backends.Kind, seed uint64, variants []string, clients []int,
+	measure func(rng *rand.Rand, v string, n int) sweepCase) *results.Run {
+	run := baseRun(id, workload, kind, variants, clients)
+	rng := rand.New(rand.NewPCG(seed, 7))
 	for _, v := range variants {
 		for _, n := range clients {
-			N := float64(n)
-			ops := int64(40)
-			watch := 1.0
-			if v == "naive" {
-				watch = N - 1
-			}
-			elapsed := 4 * time.Second
+			c := measure(rng, v, n)
 			run.Results = append(run.Results, results.Result{
-				Workload: "election-failover", Variant: v, Backend: backends.Etcd, Clients: n,
-				Elapsed: elapsed, StoppedBy: "ops",
-				Ops:        results.Ops{Issued: ops, Succeeded: ops},
-				Throughput: float64(ops) / elapsed.Seconds(),
-				Latency: map[figures.Latency]*results.Histogram{
-					"failover": latency(rng, int(ops), time.Duration((2.1+0.01*watch)*float64(time.Second)), 0.05),
-					"handoff":  latency(rng, int(ops), time.Duration((1+0.05*watch)*float64(time.Millisecond)), 0.3),
-				},
-				PerOp: map[string]float64{
-					figures.WatchEvents.Key: watch, figures.ServerWatchEvents.Key: watch,
-					figures.Requests.Key: 2 + watch, figures.RequestsOf("get").Key: 1 + watch, figures.RequestsOf("create").Key: 1,
-				},
-				Series: series(rng, ops, elapsed, 0),
-				Notes:  []string{syntheticNote},
+				Workload: workload, Variant: v, Backend: kind, Clients: n,
+				Elapsed: c.elapsed, StoppedBy: c.stoppedBy,
+				Ops:        results.Ops{Issued: c.ops, Succeeded: c.ops},
+				Throughput: float64(c.ops) / c.elapsed.Seconds(),
+				Latency:    c.latency,
+				PerOp:      c.perOp,
+				Series:     series(rng, c.ops, c.elapsed, 0),
+				Notes:      []string{syntheticNote},
 			})
 		}
 	}
 	return run
 }
 
+func electionRun() *results.Run {
+	return sweepRun("synthetic-election-failover-etcd", "election-failover", backends.Etcd, 3,
+		[]string{"naive", "fair"}, []int{3, 10, 30}, func(rng *rand.Rand, v string, n int) sweepCase {
+			N := float64(n)
+			ops := int64(40)
+			watch := 1.0
+			if v == "naive" {
+				watch = N - 1
+			}
+			return sweepCase{
+				elapsed: 4 * time.Second, stoppedBy: "ops", ops: ops,
+				latency: map[figures.Latency]*results.Histogram{
+					"failover": latency(rng, int(ops), time.Duration((2.1+0.01*watch)*float64(time.Second)), 0.05),
+					"handoff":  latency(rng, int(ops), time.Duration((1+0.05*watch)*float64(time.Millisecond)), 0.3),
+				},
+				perOp: map[string]float64{
+					figures.WatchEvents.Key: watch, figures.ServerWatchEvents.Key: watch,
+					figures.Requests.Key: 2 + watch, figures.RequestsOf("get").Key: 1 + watch, figures.RequestsOf("create").Key: 1,
+				},
+			}
+		})
+}
+
 func barrierRun() *results.Run {
-	variants := []string{"naive", "fair"}
-	clients := []int{2, 8, 32}
-	run := baseRun("synthetic-barrier-zookeeper", "barrier", backends.ZooKeeper, variants, clients)
-	rng := rand.New(rand.NewPCG(4, 7))
-	for _, v := range variants {
-		for _, n := range clients {
+	return sweepRun("synthetic-barrier-zookeeper", "barrier", backends.ZooKeeper, 4,
+		[]string{"naive", "fair"}, []int{2, 8, 32}, func(rng *rand.Rand, v string, n int) sweepCase {
 			N := float64(n)
 			watch := 2.0 * N
 			if v == "naive" {
 				watch = N * N
 			}
-			elapsed := 2 * time.Second
 			ops := int64(2000 / N)
-			run.Results = append(run.Results, results.Result{
-				Workload: "barrier", Variant: v, Backend: backends.ZooKeeper, Clients: n,
-				Elapsed: elapsed, StoppedBy: "duration",
-				Ops:        results.Ops{Issued: ops, Succeeded: ops},
-				Throughput: float64(ops) / elapsed.Seconds(),
-				Latency: map[figures.Latency]*results.Histogram{
+			return sweepCase{
+				elapsed: 2 * time.Second, stoppedBy: "duration", ops: ops,
+				latency: map[figures.Latency]*results.Histogram{
 					"enter": latency(rng, int(ops)*n, time.Duration(N*0.4*float64(time.Millisecond)), 0.4),
 					"leave": latency(rng, int(ops)*n, time.Duration(N*0.3*float64(time.Millisecond)), 0.4),
 				},
-				PerOp: map[string]float64{
+				perOp: map[string]float64{
 					figures.WatchEvents.Key: watch, figures.ServerWatchEvents.Key: watch,
 					figures.Requests.Key: 3 * N, figures.RequestsOf("create").Key: N, figures.RequestsOf("delete").Key: N, figures.RequestsOf("children_w").Key: N,
 				},
-				Series: series(rng, ops, elapsed, 0),
-				Notes:  []string{syntheticNote},
-			})
-		}
-	}
-	return run
+			}
+		})
 }
 
 // Constant is a histogram of n values, each d: a latency whose every
