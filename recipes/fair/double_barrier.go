@@ -14,7 +14,9 @@ func NewDoubleBarrierFactory(opts ...recipes.Option) recipes.DoubleBarrierFactor
 	return recipe.DoubleBarrierFactory(NewDoubleBarrier, opts...)
 }
 
-// DoubleBarrier is the herd-free double barrier of the ZooKeeper recipes page.
+// NewDoubleBarrier returns one participant of the herd-free double barrier
+// of the ZooKeeper recipes page: of the round at path for n participants.
+// It makes no request.
 //
 // Enter: arm ExistsW on <path>/ready, create this participant's ephemeral
 // sequential node under <path>/members, list the members; with fewer than N
@@ -49,74 +51,56 @@ func NewDoubleBarrierFactory(opts ...recipes.Option) recipes.DoubleBarrierFactor
 // <path>/members and <path> are persistent; on etcd the two deletes find
 // nothing); a round abandoned mid-way leaves them to the run's namespace
 // cleanup.
-type DoubleBarrier struct {
-	r recipe.Round
+func NewDoubleBarrier(s backends.Session, path string, n int, opts ...recipes.Option) recipes.DoubleBarrier {
+	return recipe.NewRound("fair", gatherRound, leaveRound, s, path, n, opts...)
 }
 
-var _ recipes.DoubleBarrier = (*DoubleBarrier)(nil)
-
-// NewDoubleBarrier returns one participant of the round at path for n
-// participants. It makes no request.
-func NewDoubleBarrier(s backends.Session, path string, n int, opts ...recipes.Option) *DoubleBarrier {
-	return &DoubleBarrier{r: recipe.NewRound("fair", s, path, n, recipes.NewOptions(opts...).CleanupTimeout)}
-}
-
-// Enter implements recipes.DoubleBarrier.
-func (b *DoubleBarrier) Enter(ctx context.Context) (recipes.Passage, error) {
-	return b.r.Enter(ctx, b.gather)
-}
-
-// gather: the N-th arrival creates the ready node; everyone else sleeps on
+// gatherRound: the N-th arrival creates the ready node; everyone else sleeps on
 // the ready watch armed on arrival.
-func (b *DoubleBarrier) gather(ctx, _ context.Context, events <-chan backends.Event) (recipes.Passage, error) {
-	var p recipes.Passage
-	children, err := b.r.S.Children(ctx, b.r.Members)
+func gatherRound(ctx, _ context.Context, r *recipe.Round, events <-chan backends.Event) (wakeups int, err error) {
+	children, err := r.S.Children(ctx, r.Members)
 	if err != nil {
-		return p, err
+		return 0, err
 	}
-	if len(children) >= b.r.N {
-		return p, b.r.CreateReady(ctx)
+	if len(children) >= r.N {
+		return 0, r.CreateReady(ctx)
 	}
 	// Only the ready node's creation can fire a watch armed while it was
 	// absent. If the backend drops the watch, re-arm it and look again.
-	w, err := recipe.Wait(ctx, b.r.S, events, nil)
+	w, err := recipe.Wait(ctx, r.S, events, nil)
 	for err == nil && w == recipe.Recheck {
-		w, err = b.rearmReady(ctx)
+		w, err = rearmReady(ctx, r)
 	}
 	if w == recipe.First {
-		p.Wakeups++
+		wakeups++
 	}
-	return p, err
+	return wakeups, err
 }
 
 // rearmReady arms a new ready watch and waits on it; Second means the ready
 // node exists already.
-func (b *DoubleBarrier) rearmReady(ctx context.Context) (recipe.Woke, error) {
+func rearmReady(ctx context.Context, r *recipe.Round) (recipe.Woke, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ready, _, events, err := b.r.S.ExistsW(wctx, b.r.Ready)
+	ready, _, events, err := r.S.ExistsW(wctx, r.Ready)
 	switch {
 	case err != nil:
 		return recipe.Recheck, err
 	case ready:
 		return recipe.Second, nil
 	}
-	return recipe.Wait(ctx, b.r.S, events, nil)
+	return recipe.Wait(ctx, r.S, events, nil)
 }
 
-// Leave implements recipes.DoubleBarrier.
-func (b *DoubleBarrier) Leave(ctx context.Context) (recipes.Passage, error) {
-	return b.r.Leave(ctx, b.leave)
-}
-
-func (b *DoubleBarrier) leave(ctx context.Context) (recipes.Passage, error) {
-	var p recipes.Passage
+// leaveRound: the lowest participant waits for the highest, everyone else
+// deletes its node and waits for the lowest, until the round is empty.
+func leaveRound(ctx context.Context, r *recipe.Round) (wakeups int, err error) {
 	for {
-		children, err := b.r.S.Children(ctx, b.r.Members)
+		children, err := r.S.Children(ctx, r.Members)
 		if err != nil && !errors.Is(err, backends.ErrNoNode) {
-			return p, err
+			return wakeups, err
 		}
-		i := recipe.IndexOf(children, b.r.Me.Name)
+		i := recipe.IndexOf(children, r.Me.Name)
 		switch {
 		case len(children) == 0:
 			// Every participant left. The last one out cleans up; so does
@@ -124,29 +108,29 @@ func (b *DoubleBarrier) leave(ctx context.Context) (recipes.Passage, error) {
 			// are best effort (each bounded by CleanupTimeout, errors
 			// dropped): in a loaded test run on a 3-server ensemble the
 			// round's node was left behind, by a cause not established.
-			b.r.Cleanup(ctx)
-			return p, nil
+			r.Cleanup(ctx)
+			return wakeups, nil
 		case len(children) == 1 && i == 0:
-			if err := b.r.DeleteMe(ctx); err != nil {
-				return p, err
+			if err := r.DeleteMe(ctx); err != nil {
+				return wakeups, err
 			}
-			b.r.Cleanup(ctx)
-			return p, nil
+			r.Cleanup(ctx)
+			return wakeups, nil
 		}
 		watch := children[0].Path // everyone else waits for the lowest
 		if i == 0 {
 			watch = children[len(children)-1].Path // the lowest waits for the highest
 		} else if i > 0 {
-			if err := b.r.DeleteMe(ctx); err != nil {
-				return p, err
+			if err := r.DeleteMe(ctx); err != nil {
+				return wakeups, err
 			}
 		}
-		woke, err := recipe.WaitGone(ctx, b.r.S, watch)
+		woke, err := recipe.WaitGone(ctx, r.S, watch)
 		if err != nil {
-			return p, err
+			return wakeups, err
 		}
 		if woke {
-			p.Wakeups++
+			wakeups++
 		}
 	}
 }

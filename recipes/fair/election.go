@@ -13,77 +13,62 @@ import (
 // "n_" does in the ZooKeeper recipes page.
 const candidatePrefix = "n_"
 
-// Election returns the fair family's election recipes.
-func Election(opts ...recipes.Option) recipes.Election {
-	return recipe.Election(NewLatch, NewSelector, NewObserver, opts...)
-}
-
-// Latch is the herd-free election of the ZooKeeper recipes page.
+// Election returns the fair family's election recipes: the herd-free
+// election of the ZooKeeper recipes page.
 //
 // Algorithm: a candidate creates an ephemeral sequential node <path>/n_...
 // holding its id and lists <path>'s children without a watch. If its node is
 // the smallest, it leads. Otherwise it arms ExistsW on the node immediately
 // before its own and sleeps; when that node goes it lists again (a
 // predecessor that left is not necessarily the leader). It leads until it
-// deletes its node (Close) or its session ends.
+// deletes its node (Close) or its session ends. A Selector makes one latch
+// per term: a requeued candidate makes a new node, behind every candidate
+// already queued, so turns go round-robin.
 //
 // Herd behaviour: each candidate watches only its predecessor and each node
 // is watched by at most one candidate, so a leader loss wakes exactly one
 // candidate, the next in line: one notification and two requests (list,
 // then lead) per failover whatever N. Terms are given in sequence order.
 //
-// Token: the candidate node's create revision. A Latch is used by one
+// Token: the candidate node's create revision. A latch is used by one
 // goroutine on one session.
-type Latch struct {
-	c  recipe.Candidacy
+func Election(opts ...recipes.Option) recipes.Election {
+	return recipe.Election("fair", newCandidate, NewObserver, opts...)
+}
+
+// candidate is a fair latch's candidate: its id and, once made, its node.
+type candidate struct {
 	id string
 	me backends.Node
 }
 
-var _ recipes.Latch = (*Latch)(nil)
+func newCandidate(id string) recipe.Candidate { return &candidate{id: id} }
 
-// NewLatch returns candidate id's latch for the fair election at path. It
-// makes no request.
-func NewLatch(s backends.Session, path, id string, opts ...recipes.Option) *Latch {
-	return &Latch{c: recipe.NewCandidacy("fair", s, path, recipes.NewOptions(opts...).CleanupTimeout), id: id}
-}
-
-// NewSelector returns candidate id's selector for the fair election at path:
-// one Latch per term. A requeued candidate makes a new node, behind every
-// candidate already queued, so turns go round-robin.
-func NewSelector(s backends.Session, path, id string, opts ...recipes.Option) recipes.Selector {
-	return recipe.SelectorOf(NewLatch, s, path, id, opts...)
-}
-
-// Await implements recipes.Latch. Cancelling ctx stops the wait at once and
-// deletes the candidate's node on a fresh bounded context, which wakes only
-// the candidate queued behind it.
-func (l *Latch) Await(ctx context.Context) (recipes.Leadership, error) {
-	return l.c.Await(ctx, l.campaign)
-}
-
-func (l *Latch) campaign(ctx context.Context) (token int64, wakeups int, err error) {
-	token, wakeups, err = l.queue(ctx)
+// Campaign implements recipe.Candidate. Cancelling ctx stops the wait at
+// once and deletes the candidate's node on a fresh bounded context, which
+// wakes only the candidate queued behind it.
+func (c *candidate) Campaign(ctx context.Context, l *recipe.Latch) (token int64, wakeups int, err error) {
+	token, wakeups, err = c.queue(ctx, l)
 	if err != nil {
-		if l.me.Path != "" {
-			_ = recipe.Remove(ctx, l.c.S, l.me.Path, l.c.Timeout)
-			l.me = backends.Node{}
+		if c.me.Path != "" {
+			_ = recipe.Remove(ctx, l.S, c.me.Path, l.Timeout)
+			c.me = backends.Node{}
 		}
-		return 0, 0, l.c.Fail(err)
+		return 0, 0, l.Fail(err)
 	}
 	return token, wakeups, nil
 }
 
 // queue creates the candidate's node and waits until it is the smallest.
-func (l *Latch) queue(ctx context.Context) (token int64, wakeups int, err error) {
-	s, path := l.c.S, l.c.Path
-	me, err := recipe.CreateIn(ctx, s, l.c.Timeout, path, func(c context.Context) (backends.Node, error) {
-		return s.CreateSequential(c, path, candidatePrefix, []byte(l.id))
+func (c *candidate) queue(ctx context.Context, l *recipe.Latch) (token int64, wakeups int, err error) {
+	s, path := l.S, l.Path
+	me, err := recipe.CreateIn(ctx, s, l.Timeout, path, func(cctx context.Context) (backends.Node, error) {
+		return s.CreateSequential(cctx, path, candidatePrefix, []byte(c.id))
 	})
 	if err != nil {
 		return 0, 0, err
 	}
-	l.me = me
+	c.me = me
 	for {
 		children, err := s.Children(ctx, path)
 		if err != nil {
@@ -107,16 +92,16 @@ func (l *Latch) queue(ctx context.Context) (token int64, wakeups int, err error)
 	}
 }
 
-// Close implements recipes.Latch: it ends the term, then deletes the
-// candidate's node, waking only the next candidate in line.
-func (l *Latch) Close(ctx context.Context) error {
-	if open, _ := l.c.End(); !open || l.me.Path == "" {
+// Withdraw implements recipe.Candidate: it deletes the candidate's node,
+// waking only the next candidate in line.
+func (c *candidate) Withdraw(ctx context.Context, l *recipe.Latch, _ bool) error {
+	if c.me.Path == "" {
 		return nil
 	}
-	err := recipe.Remove(ctx, l.c.S, l.me.Path, l.c.Timeout)
-	l.me = backends.Node{}
+	err := recipe.Remove(ctx, l.S, c.me.Path, l.Timeout)
+	c.me = backends.Node{}
 	if err != nil {
-		return l.c.CloseFailed(err)
+		return l.CloseFailed(err)
 	}
 	return nil
 }

@@ -2,9 +2,7 @@ package fair
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"path"
 	"sort"
 
 	"github.com/zkbench/zkbench/backends"
@@ -40,20 +38,12 @@ var _ recipes.Group = (*RelistGroup)(nil)
 
 // Join implements recipes.Group.
 func (g *RelistGroup) Join(ctx context.Context, id string) error {
-	if err := g.s.EnsurePath(ctx, g.path); err != nil {
-		return g.fail("join", err)
-	}
-	_, err := g.s.Create(ctx, path.Join(g.path, id), nil)
-	return g.fail("join", err)
+	return g.fail("join", recipe.JoinGroup(ctx, g.s, g.path, id))
 }
 
 // Leave implements recipes.Group.
 func (g *RelistGroup) Leave(ctx context.Context, id string) error {
-	err := g.s.Delete(ctx, path.Join(g.path, id))
-	if errors.Is(err, backends.ErrNoNode) {
-		err = nil
-	}
-	return g.fail("leave", err)
+	return g.fail("leave", recipe.LeaveGroup(ctx, g.s, g.path, id))
 }
 
 // Watch implements recipes.Group.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
 // DefaultPoll is how often a PollingBarrier re-reads the barrier node when
@@ -57,12 +58,8 @@ func (b *PollingBarrier) Wait(ctx context.Context) error {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
-		select {
-		case <-ctx.Done():
-			return b.fail("wait", ctx.Err())
-		case <-b.s.Done():
-			return b.fail("wait", backends.ErrSessionLost)
-		case <-t.C:
+		if _, _, err := recipe.Receive(ctx, b.s, t.C); err != nil {
+			return b.fail("wait", err)
 		}
 		_, _, err := b.s.Get(ctx, b.path)
 		switch {

@@ -14,8 +14,10 @@ func NewDoubleBarrierFactory(opts ...recipes.Option) recipes.DoubleBarrierFactor
 	return recipe.DoubleBarrierFactory(NewDoubleBarrier, opts...)
 }
 
-// DoubleBarrier is the double barrier as it is usually first written (and as
-// Curator's DistributedDoubleBarrier enters): everyone counts the members.
+// NewDoubleBarrier returns one participant of the double barrier as it is
+// usually first written (and as Curator's DistributedDoubleBarrier enters),
+// where everyone counts the members: of the round at path for n
+// participants. It makes no request.
 //
 // Enter: arm ExistsW on <path>/ready, create this participant's ephemeral
 // sequential node under <path>/members, then loop: ChildrenW on the members;
@@ -34,51 +36,37 @@ func NewDoubleBarrierFactory(opts ...recipes.Option) recipes.DoubleBarrierFactor
 // wakes every participant once more.
 //
 // The ready node is ephemeral, made by the first participant that counts N
-// (see recipes/fair.DoubleBarrier for why and its failure modes); the first
+// (see recipes/fair.NewDoubleBarrier for why and its failure modes); the first
 // participant that sees the members empty right after its own departure
 // deletes it and the round's directories.
-type DoubleBarrier struct {
-	r recipe.Round
+func NewDoubleBarrier(s backends.Session, path string, n int, opts ...recipes.Option) recipes.DoubleBarrier {
+	return recipe.NewRound("naive", gatherRound, leaveRound, s, path, n, opts...)
 }
 
-var _ recipes.DoubleBarrier = (*DoubleBarrier)(nil)
-
-// NewDoubleBarrier returns one participant of the round at path for n
-// participants. It makes no request.
-func NewDoubleBarrier(s backends.Session, path string, n int, opts ...recipes.Option) *DoubleBarrier {
-	return &DoubleBarrier{r: recipe.NewRound("naive", s, path, n, recipes.NewOptions(opts...).CleanupTimeout)}
-}
-
-// Enter implements recipes.DoubleBarrier.
-func (b *DoubleBarrier) Enter(ctx context.Context) (recipes.Passage, error) {
-	return b.r.Enter(ctx, b.gather)
-}
-
-// gather counts the members until N arrived or the ready node appears.
-func (b *DoubleBarrier) gather(ctx, rctx context.Context, readyEvents <-chan backends.Event) (recipes.Passage, error) {
-	var p recipes.Passage
+// gatherRound counts the members until N arrived or the ready node appears.
+func gatherRound(ctx, readyCtx context.Context, r *recipe.Round, readyEvents <-chan backends.Event) (wakeups int, err error) {
 	for {
-		full, w, err := b.countOnce(ctx, readyEvents)
+		full, w, err := countOnce(ctx, r, readyEvents)
 		if w != recipe.Recheck {
-			p.Wakeups++
+			wakeups++
 		}
 		switch {
 		case err != nil:
-			return p, err
+			return wakeups, err
 		case full:
-			return p, b.r.CreateReady(ctx)
+			return wakeups, r.CreateReady(ctx)
 		case w == recipe.Second:
-			return p, nil // the ready node appeared
+			return wakeups, nil // the ready node appeared
 		case w == recipe.Recheck:
 			fired, closed := pollWatch(readyEvents)
 			if fired {
-				p.Wakeups++
-				return p, nil
+				wakeups++
+				return wakeups, nil
 			}
 			if closed { // the backend dropped the ready watch: arm it again
 				var ready bool
-				if ready, _, readyEvents, err = b.r.S.ExistsW(rctx, b.r.Ready); err != nil || ready {
-					return p, err
+				if ready, _, readyEvents, err = r.S.ExistsW(readyCtx, r.Ready); err != nil || ready {
+					return wakeups, err
 				}
 			}
 		}
@@ -99,56 +87,52 @@ func pollWatch(events <-chan backends.Event) (fired, closed bool) {
 
 // countOnce lists the members with a watch; if fewer than N, it sleeps until
 // the members change (First) or the ready node appears (Second).
-func (b *DoubleBarrier) countOnce(ctx context.Context, readyEvents <-chan backends.Event) (full bool, w recipe.Woke, err error) {
+func countOnce(ctx context.Context, r *recipe.Round, readyEvents <-chan backends.Event) (full bool, w recipe.Woke, err error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	children, events, err := b.r.S.ChildrenW(wctx, b.r.Members)
-	if err != nil || len(children) >= b.r.N {
+	children, events, err := r.S.ChildrenW(wctx, r.Members)
+	if err != nil || len(children) >= r.N {
 		return err == nil, recipe.Recheck, err
 	}
-	w, err = recipe.Wait(ctx, b.r.S, events, readyEvents)
+	w, err = recipe.Wait(ctx, r.S, events, readyEvents)
 	return false, w, err
 }
 
-// Leave implements recipes.DoubleBarrier.
-func (b *DoubleBarrier) Leave(ctx context.Context) (recipes.Passage, error) {
-	return b.r.Leave(ctx, b.leave)
-}
-
-func (b *DoubleBarrier) leave(ctx context.Context) (recipes.Passage, error) {
-	var p recipes.Passage
-	if err := b.r.DeleteMe(ctx); err != nil {
-		return p, err
+// leaveRound deletes this participant's node, then waits until the members
+// are gone.
+func leaveRound(ctx context.Context, r *recipe.Round) (wakeups int, err error) {
+	if err := r.DeleteMe(ctx); err != nil {
+		return 0, err
 	}
 	for first := true; ; first = false {
-		empty, woke, err := b.drainOnce(ctx)
+		empty, woke, err := drainOnce(ctx, r)
 		if woke {
-			p.Wakeups++
+			wakeups++
 		}
 		switch {
 		case err != nil:
-			return p, err
+			return wakeups, err
 		case empty && first:
-			b.r.Cleanup(ctx) // most likely the last one out
-			return p, nil
+			r.Cleanup(ctx) // most likely the last one out
+			return wakeups, nil
 		case empty:
-			return p, nil
+			return wakeups, nil
 		}
 	}
 }
 
 // drainOnce lists the members with a watch; if any are left, it sleeps until
 // the list changes.
-func (b *DoubleBarrier) drainOnce(ctx context.Context) (empty, woke bool, err error) {
+func drainOnce(ctx context.Context, r *recipe.Round) (empty, woke bool, err error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	children, events, err := b.r.S.ChildrenW(wctx, b.r.Members)
+	children, events, err := r.S.ChildrenW(wctx, r.Members)
 	if errors.Is(err, backends.ErrNoNode) {
 		return true, false, nil
 	}
 	if err != nil || len(children) == 0 {
 		return err == nil, false, err
 	}
-	w, err := recipe.Wait(ctx, b.r.S, events, nil)
+	w, err := recipe.Wait(ctx, r.S, events, nil)
 	return false, w == recipe.First, err
 }

@@ -33,7 +33,7 @@ var _ recipes.Observer = (*Observer)(nil)
 // request. Options are accepted for symmetry with the other recipes; none
 // applies yet.
 func NewObserver(s backends.Session, path string, _ ...recipes.Option) *Observer {
-	return &Observer{s: s, path: path, node: path + "/" + leaderName}
+	return &Observer{s: s, path: path, node: leaderNode(path)}
 }
 
 // Leader implements recipes.Observer.

@@ -55,41 +55,22 @@ func NewSemaphore(s backends.Session, path string, permits int, opts ...recipes.
 // ahead of its own, ctx is done or the session is lost; see
 // ChildrenLock.Acquire for what cancelling and a lost session do.
 func (m *Semaphore) Acquire(ctx context.Context) (recipes.Grant, error) {
-	return m.q.Acquire(ctx, m.waitAdmitted)
+	return m.q.Acquire(ctx, func(ctx context.Context, me backends.Node) (int, error) {
+		return m.q.WaitChildren(ctx, me, m.admitted)
+	})
 }
 
-// waitAdmitted lists the queue with a children watch until me is among the
-// first K, counting the notifications it slept through.
-func (m *Semaphore) waitAdmitted(ctx context.Context, me backends.Node) (wakeups int, err error) {
-	for {
-		woke, in, err := m.listAndWait(ctx, me)
-		if err != nil || in {
-			return wakeups, err
-		}
-		if woke {
-			wakeups++
-		}
-	}
-}
-
-func (m *Semaphore) listAndWait(ctx context.Context, me backends.Node) (woke, in bool, err error) {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	children, events, err := m.q.S.ChildrenW(wctx, m.q.Path)
-	if err != nil {
-		return false, false, err
-	}
-	if deleted, err := m.q.DeleteOwn(ctx, children, me.Name); deleted || err != nil {
-		return false, false, err
-	}
-	switch i := recipe.IndexOf(children, me.Name); {
+// admitted is the semaphore's recipe.Stand: the first K nodes hold; any
+// other waits behind the K-th node before its own.
+func (m *Semaphore) admitted(children []backends.Node, me string) (backends.Node, recipe.Standing) {
+	switch i := recipe.IndexOf(children, me); {
 	case i < 0:
-		return false, false, recipe.LockLost(fmt.Errorf("own node %s is gone", me.Path))
+		return backends.Node{}, recipe.Gone
 	case i < m.permits:
-		return false, true, nil
+		return backends.Node{}, recipe.Holds
+	default:
+		return children[i-m.permits], recipe.Behind
 	}
-	woke, err = recipe.Await(ctx, m.q.S, events)
-	return woke, false, err
 }
 
 // Release deletes this client's node, waking every waiter; see

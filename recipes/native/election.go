@@ -12,21 +12,18 @@ import (
 	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
-// Election returns the native family's election recipes:
-// etcd's concurrency.Election. On ZooKeeper, whose Go client has no election
-// recipe, every call returns an error matching recipes.ErrUnsupported.
-func Election(opts ...recipes.Option) recipes.Election {
-	return recipe.Election(NewLatch, NewSelector, NewObserver, opts...)
-}
-
-// Latch is etcd's concurrency.Election on the backend session's client and
-// lease.
+// Election returns the native family's election recipes: etcd's
+// concurrency.Election on the backend session's client and lease. On
+// ZooKeeper, whose Go client has no election recipe, every call returns an
+// error matching recipes.ErrUnsupported.
 //
 // Algorithm (the library's): Campaign puts <path>/<lease-hex> with the lease
 // if absent, then waits until every key under <path>/ created before its own
 // is deleted, watching only the newest such key each time. Resign deletes
 // the key. It is the recipes page's herd-free election with create
-// revisions as sequence numbers.
+// revisions as sequence numbers. A Selector makes one latch (one Campaign)
+// per term; a requeued candidate's new key is the newest, so turns go
+// round-robin.
 //
 // Herd behaviour: one notification per failover, to the next candidate in
 // line, as in recipes/fair. Its requests bypass the instrument decorator:
@@ -37,27 +34,19 @@ func Election(opts ...recipes.Option) recipes.Election {
 // (concurrency.WithLease) and is only ever orphaned, never closed: closing
 // it would revoke the backend's lease. One key per lease per election: a
 // session is one candidate.
-type Latch struct {
-	c  recipe.Candidacy
+func Election(opts ...recipes.Option) recipes.Election {
+	return recipe.Election("native", newCandidate, NewObserver, opts...)
+}
+
+// candidate is a native latch's candidate: its id and, once it campaigned,
+// its concurrency session and election.
+type candidate struct {
 	id string
 	cs *concurrency.Session
 	el *concurrency.Election
 }
 
-var _ recipes.Latch = (*Latch)(nil)
-
-// NewLatch returns candidate id's latch for the native election at path. It
-// makes no request.
-func NewLatch(s backends.Session, path, id string, opts ...recipes.Option) *Latch {
-	return &Latch{c: recipe.NewCandidacy("native", s, path, recipes.NewOptions(opts...).CleanupTimeout), id: id}
-}
-
-// NewSelector returns candidate id's selector for the native election at
-// path: one Latch (one Campaign) per term; a requeued candidate's new key is
-// the newest, so turns go round-robin.
-func NewSelector(s backends.Session, path, id string, opts ...recipes.Option) recipes.Selector {
-	return recipe.SelectorOf(NewLatch, s, path, id, opts...)
-}
+func newCandidate(id string) recipe.Candidate { return &candidate{id: id} }
 
 // etcdSession returns the concurrency.Session on s's own client and lease,
 // or an error matching recipes.ErrUnsupported on any other backend.
@@ -75,60 +64,55 @@ func etcdSession(s backends.Session, what string) (*concurrency.Session, error) 
 	return concurrency.NewSession(es.Client(), concurrency.WithLease(es.Lease()))
 }
 
-// Await implements recipes.Latch. Cancelling ctx stops Campaign, which
-// resigns; this latch also deletes its key on a fresh bounded context in
-// case the cancel hit the create itself.
-func (l *Latch) Await(ctx context.Context) (recipes.Leadership, error) {
-	return l.c.Await(ctx, l.campaign)
-}
-
-func (l *Latch) campaign(ctx context.Context) (token int64, wakeups int, err error) {
-	s := l.c.S
-	if l.cs == nil {
-		cs, err := etcdSession(s, "election "+l.c.Path)
+// Campaign implements recipe.Candidate. Cancelling ctx stops the library's
+// Campaign, which resigns; the candidate also deletes its key on a fresh
+// bounded context in case the cancel hit the create itself.
+func (c *candidate) Campaign(ctx context.Context, l *recipe.Latch) (token int64, wakeups int, err error) {
+	s := l.S
+	if c.cs == nil {
+		cs, err := etcdSession(s, "election "+l.Path)
 		if err != nil {
 			return 0, 0, err
 		}
-		l.cs, l.el = cs, concurrency.NewElection(cs, l.c.Path)
+		c.cs, c.el = cs, concurrency.NewElection(cs, l.Path)
 	}
-	if err := l.el.Campaign(ctx, l.id); err != nil {
-		l.withdraw(ctx)
+	if err := c.el.Campaign(ctx, c.id); err != nil {
+		c.withdraw(ctx, l)
 		if recipe.Closed(s.Done()) {
 			err = fmt.Errorf("%w (%w)", backends.ErrSessionLost, err)
 		}
-		return 0, 0, l.c.Fail(err)
+		return 0, 0, l.Fail(err)
 	}
 	if recipe.Closed(s.Done()) {
-		return 0, 0, l.c.Fail(backends.ErrSessionLost)
+		return 0, 0, l.Fail(backends.ErrSessionLost)
 	}
-	return l.el.Rev(), 0, nil
+	return c.el.Rev(), 0, nil
 }
 
 // withdraw deletes this candidate's key, <path>/<lease-hex> as Campaign
 // names it, on a fresh bounded context.
-func (l *Latch) withdraw(ctx context.Context) {
-	fctx, cancel := recipe.Fresh(ctx, l.c.Timeout)
+func (c *candidate) withdraw(ctx context.Context, l *recipe.Latch) {
+	fctx, cancel := recipe.Fresh(ctx, l.Timeout)
 	defer cancel()
-	key := fmt.Sprintf("%s/%x", l.c.Path, l.cs.Lease())
-	_, _ = l.cs.Client().Delete(fctx, key)
+	key := fmt.Sprintf("%s/%x", l.Path, c.cs.Lease())
+	_, _ = c.cs.Client().Delete(fctx, key)
 }
 
-// Close implements recipes.Latch: it ends the term, resigns (deleting the
-// key, which wakes only the next candidate) and orphans the
-// concurrency.Session without revoking the lease.
-func (l *Latch) Close(ctx context.Context) error {
-	open, led := l.c.End()
-	if !open || l.cs == nil {
+// Withdraw implements recipe.Candidate: it resigns (deleting the key, which
+// wakes only the next candidate) and orphans the concurrency.Session
+// without revoking the lease.
+func (c *candidate) Withdraw(ctx context.Context, l *recipe.Latch, led bool) error {
+	if c.cs == nil {
 		return nil
 	}
-	defer l.cs.Orphan()
-	if !led || recipe.Closed(l.c.S.Done()) {
+	defer c.cs.Orphan()
+	if !led || recipe.Closed(l.S.Done()) {
 		return nil
 	}
-	fctx, cancel := recipe.Fresh(ctx, l.c.Timeout)
+	fctx, cancel := recipe.Fresh(ctx, l.Timeout)
 	defer cancel()
-	if err := l.el.Resign(fctx); err != nil && !errors.Is(err, context.Canceled) {
-		return l.c.CloseFailed(err)
+	if err := c.el.Resign(fctx); err != nil && !errors.Is(err, context.Canceled) {
+		return l.CloseFailed(err)
 	}
 	return nil
 }

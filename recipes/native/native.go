@@ -15,6 +15,7 @@
 package native
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -112,6 +113,20 @@ func release(s backends.Session, path string, held bool, unlock func() error) er
 		return fmt.Errorf("native: release %s: %w", path, err)
 	}
 	return nil
+}
+
+// releaseCalled is release for a library lock whose unlock takes no
+// context: unlock runs under call, so Release returns on ctx's end while
+// the delete goes on, and an error that lost says the session's end caused
+// matches recipes.ErrLockLost.
+func releaseCalled(ctx context.Context, s backends.Session, path string, held bool, unlock func() error, lost func(error) bool) error {
+	return release(s, path, held, func() error {
+		err := call(ctx, unlock)
+		if err != nil && lost(err) {
+			err = recipe.LockLost(err)
+		}
+		return err
+	})
 }
 
 // acquireFailed wraps an Acquire error of the native lock at path.

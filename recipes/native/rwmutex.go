@@ -154,13 +154,7 @@ func (l *etcdRWLock) removeOwn(ctx context.Context) error {
 func (l *etcdRWLock) Release(ctx context.Context) error {
 	m := l.holding
 	l.holding = nil
-	return release(l.s, l.path, m != nil, func() error {
-		err := call(ctx, m.Unlock)
-		if err != nil && recipe.Ended(l.s) {
-			err = recipe.LockLost(err)
-		}
-		return err
-	})
+	return releaseCalled(ctx, l.s, l.path, m != nil, m.Unlock, func(error) bool { return recipe.Ended(l.s) })
 }
 
 func (l *etcdRWLock) fail(err error) error { return acquireFailed(l.path, err) }

@@ -164,13 +164,13 @@ func (l *zooKeeperLock) sweep(ctx context.Context) error {
 func (l *zooKeeperLock) Release(ctx context.Context) error {
 	zl := l.held
 	l.held = nil
-	return release(l.s, l.path, zl != nil, func() error {
-		err := call(ctx, zl.Unlock)
-		if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing) {
-			err = recipe.LockLost(err)
-		}
-		return err
-	})
+	return releaseCalled(ctx, l.s, l.path, zl != nil, zl.Unlock, nodeOrSessionGone)
+}
+
+// nodeOrSessionGone reports whether a failed zk.Unlock found its node or
+// its session gone.
+func nodeOrSessionGone(err error) bool {
+	return errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing)
 }
 
 func (l *zooKeeperLock) fail(err error) error { return acquireFailed(l.path, err) }

@@ -18,13 +18,14 @@ const (
 	participantPrefix = "p_"
 )
 
-// Round is what every double barrier participant shares: the round's
-// layout, the arrival (arm the ready watch, then create this participant's
-// node), the ready node's creation and the round's cleanup, and the
-// bookkeeping around Enter and Leave (errors prefixed with the family's
-// name, the participant's node removed on failure, Leave refused before a
-// successful Enter). How a participant waits for the others is its
-// variant's: Enter and Leave take it as a step.
+// Round is one participant of a double barrier round, whatever its
+// variant: the round's layout, the arrival (arm the ready watch, then
+// create this participant's node), the ready node's creation and the
+// round's cleanup, and the bookkeeping around Enter and Leave (errors
+// prefixed with the family's name, the participant's node removed on
+// failure, Leave refused before a successful Enter). How a participant
+// waits for the others and how it leaves are its variant's steps, Gather
+// and Depart, given to NewRound.
 type Round struct {
 	S       backends.Session
 	Path    string
@@ -35,14 +36,30 @@ type Round struct {
 	// Me is this participant's member node while it has one.
 	Me      backends.Node
 	pkg     string
+	gather  Gather
+	depart  Depart
 	entered bool
 }
 
-// NewRound returns one participant of the round at path for n participants
-// of family pkg ("naive", "fair"). It makes no request.
-func NewRound(pkg string, s backends.Session, path string, n int, timeout time.Duration) Round {
-	return Round{S: s, Path: path, Members: path + "/" + membersDir, Ready: path + "/" + readyName,
-		N: n, Timeout: timeout, pkg: pkg}
+var _ recipes.DoubleBarrier = (*Round)(nil)
+
+// Gather waits until N participants arrived and returns the notifications
+// it consumed. readyCtx is the context the ready watch was armed on
+// (cancelled when Enter returns; a step that arms the watch again uses
+// it), ready its events.
+type Gather func(ctx, readyCtx context.Context, r *Round, ready <-chan backends.Event) (wakeups int, err error)
+
+// Depart is a variant's way out of the round once Enter succeeded; it
+// returns the notifications it consumed.
+type Depart func(ctx context.Context, r *Round) (wakeups int, err error)
+
+// NewRound returns one participant of family pkg's ("naive", "fair")
+// round at path for n participants, which waits for the others with
+// gather and leaves with depart. It makes no request.
+// recipes.WithCleanupTimeout bounds every cleanup's fresh context.
+func NewRound(pkg string, gather Gather, depart Depart, s backends.Session, path string, n int, opts ...recipes.Option) *Round {
+	return &Round{S: s, Path: path, Members: path + "/" + membersDir, Ready: path + "/" + readyName,
+		N: n, Timeout: recipes.NewOptions(opts...).CleanupTimeout, pkg: pkg, gather: gather, depart: depart}
 }
 
 // DoubleBarrierFactory adapts a family's NewDoubleBarrier to
@@ -54,43 +71,38 @@ func DoubleBarrierFactory[B recipes.DoubleBarrier](newBarrier func(s backends.Se
 	}
 }
 
-// Gather waits until N participants arrived. readyCtx is the context the
-// ready watch was armed on (cancelled when Enter returns; a step that arms
-// the watch again uses it), ready its events.
-type Gather func(ctx, readyCtx context.Context, ready <-chan backends.Event) (recipes.Passage, error)
-
-// Enter arms ExistsW on the ready node, creates this participant's
-// ephemeral sequential node under the members and, unless the ready node
-// existed already, runs gather. On error it removes this participant's node
-// and returns an error matching recipes.ErrBarrierBroken where the session
-// was lost.
-func (r *Round) Enter(ctx context.Context, gather Gather) (recipes.Passage, error) {
-	p, err := r.arrive(ctx, gather)
+// Enter implements recipes.DoubleBarrier: it arms ExistsW on the ready
+// node, creates this participant's ephemeral sequential node under the
+// members and, unless the ready node existed already, runs the variant's
+// gather. On error it removes this participant's node and returns an
+// error matching recipes.ErrBarrierBroken where the session was lost.
+func (r *Round) Enter(ctx context.Context) (recipes.Passage, error) {
+	wakeups, err := r.arrive(ctx)
 	if err != nil {
 		if r.Me.Path != "" {
 			_ = Remove(ctx, r.S, r.Me.Path, r.Timeout)
 			r.Me = backends.Node{}
 		}
-		return p, r.fail("enter", err)
+		return recipes.Passage{Wakeups: wakeups}, r.fail("enter", err)
 	}
 	r.entered = true
-	return p, nil
+	return recipes.Passage{Wakeups: wakeups}, nil
 }
 
-func (r *Round) arrive(ctx context.Context, gather Gather) (recipes.Passage, error) {
+func (r *Round) arrive(ctx context.Context) (wakeups int, err error) {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ready, _, events, err := r.S.ExistsW(rctx, r.Ready)
 	if err != nil {
-		return recipes.Passage{}, err
+		return 0, err
 	}
 	r.Me, err = CreateIn(ctx, r.S, r.Timeout, r.Members, func(c context.Context) (backends.Node, error) {
 		return r.S.CreateSequential(c, r.Members, participantPrefix, nil)
 	})
 	if err != nil || ready {
-		return recipes.Passage{}, err
+		return 0, err
 	}
-	return gather(ctx, rctx, events)
+	return r.gather(ctx, rctx, r, events)
 }
 
 // CreateReady creates the ready node, which lets every participant pass; an
@@ -103,22 +115,23 @@ func (r *Round) CreateReady(ctx context.Context) error {
 	return err
 }
 
-// Leave runs depart, the variant's way out, once Enter succeeded, then
-// removes this participant's node if depart left it.
-func (r *Round) Leave(ctx context.Context, depart func(context.Context) (recipes.Passage, error)) (recipes.Passage, error) {
+// Leave implements recipes.DoubleBarrier: once Enter succeeded, it runs
+// the variant's depart, then removes this participant's node if depart
+// left it.
+func (r *Round) Leave(ctx context.Context) (recipes.Passage, error) {
 	if !r.entered {
 		return recipes.Passage{}, fmt.Errorf("%s: leave barrier %s: %w", r.pkg, r.Path, recipes.ErrNotEntered)
 	}
 	r.entered = false
-	p, err := depart(ctx)
+	wakeups, err := r.depart(ctx, r)
 	if r.Me.Path != "" {
 		_ = Remove(ctx, r.S, r.Me.Path, r.Timeout)
 		r.Me = backends.Node{}
 	}
 	if err != nil {
-		return p, r.fail("leave", err)
+		return recipes.Passage{Wakeups: wakeups}, r.fail("leave", err)
 	}
-	return p, nil
+	return recipes.Passage{Wakeups: wakeups}, nil
 }
 
 // DeleteMe deletes this participant's node (one already gone is fine).

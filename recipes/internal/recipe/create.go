@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
@@ -49,4 +50,24 @@ func CreateIn(ctx context.Context, s backends.Session, timeout time.Duration, pa
 		return backends.Node{}, err
 	}
 	return Create(ctx, s, timeout, create)
+}
+
+// JoinGroup adds member id to the group at group (recipes.Group's Join on
+// a session): the ephemeral node <group>/<id>, made after EnsurePath(group).
+func JoinGroup(ctx context.Context, s backends.Session, group, id string) error {
+	if err := s.EnsurePath(ctx, group); err != nil {
+		return err
+	}
+	_, err := s.Create(ctx, path.Join(group, id), nil)
+	return err
+}
+
+// LeaveGroup removes member id from the group at group (recipes.Group's
+// Leave on a session): nil if it is not in.
+func LeaveGroup(ctx context.Context, s backends.Session, group, id string) error {
+	err := s.Delete(ctx, path.Join(group, id))
+	if errors.Is(err, backends.ErrNoNode) {
+		return nil
+	}
+	return err
 }

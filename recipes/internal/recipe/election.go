@@ -10,31 +10,24 @@ import (
 	"github.com/zkbench/zkbench/recipes"
 )
 
-// NewLatchFunc is the shape of every family's NewLatch.
-type NewLatchFunc[L recipes.Latch] func(s backends.Session, path, id string, opts ...recipes.Option) L
-
-// Election returns a family's election recipes from its constructors.
-func Election[L recipes.Latch, O recipes.Observer](newLatch NewLatchFunc[L],
-	newSelector func(s backends.Session, path, id string, opts ...recipes.Option) recipes.Selector,
+// Election returns family pkg's ("naive", "fair", "native") election
+// recipes: Latches campaigning with the Candidate newCandidate makes for
+// each, Selectors of one such Latch per term, and newObserver's observers.
+func Election[O recipes.Observer](pkg string, newCandidate func(id string) Candidate,
 	newObserver func(s backends.Session, path string, opts ...recipes.Option) O, opts ...recipes.Option) recipes.Election {
+	timeout := recipes.NewOptions(opts...).CleanupTimeout
+	newLatch := func(s backends.Session, path, id string) recipes.Latch {
+		return &Latch{S: s, Path: path, Timeout: timeout, pkg: pkg, cand: newCandidate(id)}
+	}
 	return recipes.Election{
-		Latch: func(s backends.Session, path, id string) recipes.Latch {
-			return newLatch(s, path, id, opts...)
-		},
+		Latch: newLatch,
 		Selector: func(s backends.Session, path, id string) recipes.Selector {
-			return newSelector(s, path, id, opts...)
+			return NewSelector(func() recipes.Latch { return newLatch(s, path, id) }, timeout)
 		},
 		Observer: func(s backends.Session, path string) recipes.Observer {
 			return newObserver(s, path, opts...)
 		},
 	}
-}
-
-// SelectorOf returns candidate id's selector for the election at path: one
-// latch from newLatch per term (see Selector).
-func SelectorOf[L recipes.Latch](newLatch NewLatchFunc[L], s backends.Session, path, id string, opts ...recipes.Option) recipes.Selector {
-	o := recipes.NewOptions(opts...)
-	return NewSelector(func() recipes.Latch { return newLatch(s, path, id, opts...) }, o.CleanupTimeout)
 }
 
 // Selector is recipes.Selector built on latches, the way Curator builds
@@ -106,79 +99,85 @@ func (sel *Selector) close(ctx context.Context, l recipes.Latch) error {
 	return l.Close(cctx)
 }
 
-// Candidacy is what every election latch shares: the answer of an Await
-// that need not campaign (a closed latch, a lost term, a term already
-// held), the term it starts once its variant's campaign won, the end of the
-// term on Close, and errors prefixed with the family's name. How a
-// candidate campaigns and gives up its place is its variant's.
-type Candidacy struct {
+// Latch is recipes.Latch for every family: the answer of an Await that
+// need not campaign (a closed latch, a lost term, a term already held), the
+// term it starts once its candidate's campaign won, the end of the term on
+// Close, and errors prefixed with the family's name. How a candidate
+// campaigns and gives up its place is its variant's Candidate. A Latch is
+// used by one goroutine on one session.
+type Latch struct {
 	S       backends.Session
 	Path    string
 	Timeout time.Duration // bounds every cleanup's fresh context
 	pkg     string
+	cand    Candidate
 	term    *Term
 	lead    recipes.Leadership
 	ended   bool
 }
 
-// NewCandidacy returns the candidacy of family pkg ("naive", "fair",
-// "native") in the election at path. It makes no request.
-func NewCandidacy(pkg string, s backends.Session, path string, timeout time.Duration) Candidacy {
-	return Candidacy{S: s, Path: path, Timeout: timeout, pkg: pkg}
+var _ recipes.Latch = (*Latch)(nil)
+
+// Candidate is an election variant's own part of a Latch.
+type Candidate interface {
+	// Campaign waits until the candidate leads and returns its term's
+	// token and the wake-ups it took. Its errors are returned as they
+	// are: wrap them with l.Fail.
+	Campaign(ctx context.Context, l *Latch) (token int64, wakeups int, err error)
+	// Withdraw gives the candidate's place up once Close ended the latch;
+	// led says whether a term had begun. Wrap its errors with
+	// l.CloseFailed.
+	Withdraw(ctx context.Context, l *Latch, led bool) error
 }
 
-// Campaign waits until the candidate leads and returns its term's token and
-// the wake-ups it took. Its errors are returned as they are: wrap them with
-// Fail.
-type Campaign func(ctx context.Context) (token int64, wakeups int, err error)
-
-// Await implements recipes.Latch's Await around campaign: on a closed
-// latch it fails with recipes.ErrClosed, on a lost term with
-// recipes.ErrLeadershipLost; during a term it returns the term; otherwise
-// it runs campaign and starts a term that ends with the session.
-func (c *Candidacy) Await(ctx context.Context, campaign Campaign) (recipes.Leadership, error) {
+// Await implements recipes.Latch: on a closed latch it fails with
+// recipes.ErrClosed, on a lost term with recipes.ErrLeadershipLost; during
+// a term it returns the term; otherwise its candidate campaigns, and a
+// term starts that ends with the session. What cancelling ctx does is the
+// candidate's (Candidate.Campaign).
+func (l *Latch) Await(ctx context.Context) (recipes.Leadership, error) {
 	switch {
-	case c.ended:
-		return recipes.Leadership{}, c.Fail(recipes.ErrClosed)
-	case c.term != nil && Closed(c.term.Lost()):
-		return recipes.Leadership{}, c.Fail(LostAs(recipes.ErrLeadershipLost))
-	case c.term != nil:
-		return c.lead, nil
+	case l.ended:
+		return recipes.Leadership{}, l.Fail(recipes.ErrClosed)
+	case l.term != nil && Closed(l.term.Lost()):
+		return recipes.Leadership{}, l.Fail(LostAs(recipes.ErrLeadershipLost))
+	case l.term != nil:
+		return l.lead, nil
 	}
-	token, wakeups, err := campaign(ctx)
+	token, wakeups, err := l.cand.Campaign(ctx, l)
 	if err != nil {
 		return recipes.Leadership{}, err
 	}
-	c.term = NewTerm(c.S.Done())
-	c.lead = recipes.Leadership{Token: token, Wakeups: wakeups, Lost: c.term.Lost()}
-	return c.lead, nil
+	l.term = NewTerm(l.S.Done())
+	l.lead = recipes.Leadership{Token: token, Wakeups: wakeups, Lost: l.term.Lost()}
+	return l.lead, nil
 }
 
-// End closes the latch and ends its term. It reports whether the latch was
-// open (a second Close has nothing to do) and whether a term had begun.
-func (c *Candidacy) End() (open, led bool) {
-	if c.ended {
-		return false, c.term != nil
+// Close implements recipes.Latch: on the first call it ends the term, then
+// its candidate withdraws (Candidate.Withdraw); later calls do nothing.
+func (l *Latch) Close(ctx context.Context) error {
+	if l.ended {
+		return nil
 	}
-	c.ended = true
-	if c.term != nil {
-		c.term.End()
+	l.ended = true
+	if l.term != nil {
+		l.term.End()
 	}
-	return true, c.term != nil
+	return l.cand.Withdraw(ctx, l, l.term != nil)
 }
 
 // Token is the current term's token (0 before the first).
-func (c *Candidacy) Token() int64 { return c.lead.Token }
+func (l *Latch) Token() int64 { return l.lead.Token }
 
 // Fail wraps an Await error; a lost session also matches
 // recipes.ErrLeadershipLost.
-func (c *Candidacy) Fail(err error) error {
-	return fmt.Errorf("%s: await leadership %s: %w", c.pkg, c.Path, WrapLost(recipes.ErrLeadershipLost, err))
+func (l *Latch) Fail(err error) error {
+	return fmt.Errorf("%s: await leadership %s: %w", l.pkg, l.Path, WrapLost(recipes.ErrLeadershipLost, err))
 }
 
 // CloseFailed wraps a Close error.
-func (c *Candidacy) CloseFailed(err error) error {
-	return fmt.Errorf("%s: close latch %s: %w", c.pkg, c.Path, err)
+func (l *Latch) CloseFailed(err error) error {
+	return fmt.Errorf("%s: close latch %s: %w", l.pkg, l.Path, err)
 }
 
 // ElectedToken is the token of the candidate node n once its candidate

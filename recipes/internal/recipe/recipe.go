@@ -1,16 +1,18 @@
 // Package recipe holds the steps zkbench's recipes in recipes/naive,
-// recipes/fair and recipes/native share: waiting on one-shot watches while
-// minding the session and the caller's context (recipe.go), cleaning up and
-// creating on a fresh bounded context (recipe.go, create.go), turning a lost
-// session into each recipe's own error (lost.go), the tokens a grant or a
-// term carries (token.go), and, by family, the skeleton each variant
+// recipes/fair and recipes/native share: waiting on one-shot watches and
+// other channels while minding the session and the caller's context
+// (recipe.go), cleaning up and creating on a fresh bounded context, a group
+// member's node among them (recipe.go, create.go), turning a lost session
+// into each recipe's own error (lost.go), the tokens a grant or a term
+// carries (token.go), and, by family, the skeleton each variant
 // parameterises with its own algorithm step: the lock queue, its two ways
 // of waiting and its leftover nodes (queue.go, waits.go, leftovers.go,
-// parent.go), an election's candidacy and term and the selector loop built
-// on a latch (election.go, term.go), a double barrier's round
-// (barrier.go), the take-by-delete queue consumer (items.go) and the
-// two-phase commit's nodes (twophase.go). Nothing here knows which backend
-// it runs on.
+// parent.go), an election's latch, which campaigns with its variant's
+// Candidate, its term and the selector loop built on latches (election.go,
+// term.go), a double barrier's participant, which gathers and departs with
+// its variant's steps (barrier.go), the take-by-delete queue consumer
+// (items.go) and the two-phase commit's nodes (twophase.go). Nothing here
+// knows which backend it runs on.
 package recipe
 
 import (
@@ -130,6 +132,21 @@ func AwaitEvent(ctx context.Context, s backends.Session, events <-chan backends.
 		return 0, false, err
 	}
 	return ev.Type, true, err
+}
+
+// Receive blocks until ch delivers (ok is false if ch was closed), ctx is
+// done (ctx's error) or the session ends (backends.ErrSessionLost): the
+// wait of a recipe on a channel of its own, a library's watch or a timer,
+// rather than a Session's one-shot watch (Wait).
+func Receive[T any](ctx context.Context, s backends.Session, ch <-chan T) (v T, ok bool, err error) {
+	select {
+	case v, ok = <-ch:
+		return v, ok, nil
+	case <-ctx.Done():
+		return v, false, ctx.Err()
+	case <-s.Done():
+		return v, false, backends.ErrSessionLost
+	}
 }
 
 // Woke says how a Wait ended without error.
