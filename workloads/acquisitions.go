@@ -10,6 +10,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/workloads/measure"
 )
@@ -128,22 +129,54 @@ func (a *acquisitions) count(kind string, err error, measured bool) {
 	}
 }
 
+// account is the client's acquisitions, which every recorder that embeds
+// them has.
+func (a *acquisitions) account() *acquisitions { return a }
+
+// acquireLoad is what the clients of an acquiring workload (lock,
+// semaphore) share: the acquire histogram they record into, a stripe each,
+// the interval of their series, and the open loop's pacer (nil: a closed
+// loop).
+type acquireLoad struct {
+	acquire  *results.Stripes
+	interval time.Duration
+	pace     *pacer
+}
+
+// newAcquireLoad is what case c's clients share. The shards of an
+// open-loop case each pace their share of the rate, at phases spread over
+// one interval.
+func newAcquireLoad(c Case) acquireLoad {
+	l := acquireLoad{acquire: results.NewStripes(results.DefaultStripes), interval: measure.SeriesInterval(c.Config)}
+	if c.Config.Rate > 0 {
+		l.pace = &pacer{interval: time.Duration(float64(time.Second) / c.Config.Rate)}
+		if sh := c.Shard; sh != nil {
+			l.pace.phase = l.pace.interval * time.Duration(sh.Index) / time.Duration(sh.Count)
+		}
+	}
+	return l
+}
+
 // acquisitionTotals is the clients' acquisitions added up.
 type acquisitionTotals struct {
-	perClient      []int64 // grants, by client
-	series         []*measure.SeriesRecorder
+	perClient      []int64                 // grants, by client
+	acquire        *hdrhistogram.Histogram // every client's stripe merged
 	longestStopped time.Duration
 	samples        map[string]string // the first message of each error kind
 }
 
-// addAcquisitions adds every client's operations, errors and early stops
-// to res, and the open loop's acquisitions that no client was free to take
-// before end (pace nil: a closed loop), which were due and waiting like any
-// queued acquisition.
-func addAcquisitions(res *results.Result, accs []*acquisitions, pace *pacer, end time.Duration) acquisitionTotals {
-	t := acquisitionTotals{perClient: make([]int64, len(accs)), samples: map[string]string{}}
-	for i, a := range accs {
-		t.series = append(t.series, a.series)
+// addAcquisitions adds the acquisitions of recs, one recorder per client in
+// client order, to res: every client's operations, errors and early stops,
+// their series and the acquire histogram they share (LatencyAcquire), and
+// the open loop's acquisitions that no client was free to take before end,
+// which were due and waiting like any queued acquisition.
+func addAcquisitions[R interface{ account() *acquisitions }](res *results.Result, load acquireLoad, recs []R, end time.Duration) acquisitionTotals {
+	t := acquisitionTotals{perClient: make([]int64, len(recs)), acquire: results.NewRecorder(), samples: map[string]string{}}
+	load.acquire.MergeInto(t.acquire)
+	var series []*measure.SeriesRecorder
+	for i, r := range recs {
+		a := r.account()
+		series = append(series, a.series)
 		res.Ops.Add(a.ops)
 		t.perClient[i] = a.ops.Succeeded
 		for k, n := range a.errs {
@@ -157,7 +190,7 @@ func addAcquisitions(res *results.Result, accs []*acquisitions, pace *pacer, end
 			res.Notes = append(res.Notes, a.note)
 		}
 	}
-	if pace != nil {
+	if pace := load.pace; pace != nil {
 		if n, oldest := pace.backlog(end); n > 0 {
 			res.Ops.Issued += n
 			res.Ops.StillWaiting += n
@@ -167,13 +200,16 @@ func addAcquisitions(res *results.Result, accs []*acquisitions, pace *pacer, end
 				n, float64(time.Second)/float64(pace.interval)))
 		}
 	}
+	res.Series = measure.MergeSeries(load.interval, res.Elapsed, series...)
+	addHistogram(res, figures.LatencyAcquire, t.acquire)
 	return t
 }
 
-// note appends to res what its acquire histogram leaves out: withdrawn
+// note appends to res what the acquire histogram leaves out: withdrawn
 // waits, when they were longer than its tail (which then understates the
 // wait), and the first message of each kind of error.
-func (t acquisitionTotals) note(res *results.Result, acquire *hdrhistogram.Histogram) {
+func (t acquisitionTotals) note(res *results.Result) {
+	acquire := t.acquire
 	if n := res.Ops.StillWaiting; n > 0 && (acquire.TotalCount() == 0 || int64(t.longestStopped) > acquire.ValueAtQuantile(99.9)) {
 		res.Notes = append(res.Notes, fmt.Sprintf(
 			"%d acquisitions were still waiting when the case stopped (the longest had waited %v): counted as still waiting at the end, not in the acquire histogram",

@@ -74,21 +74,11 @@ type barrierCase struct {
 
 func (bc *barrierCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
-	v, err := variants.DoubleBarriers().Lookup(c.Variant)
-	if err != nil {
-		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
-	}
-	rounds, err := barrierSpec().OpsOr(c.Config, ParamRounds)
-	if err != nil {
-		return measure.Outcome{}, err
-	}
-	work, err := barrierSpec().Duration(c.Config, ParamWork)
-	if err != nil {
-		return measure.Outcome{}, err
-	}
-	jitter, err := barrierSpec().Duration(c.Config, ParamJitter)
-	if err != nil {
-		return measure.Outcome{}, err
+	s := d.settings()
+	v := variantOf(s, variants.DoubleBarriers())
+	rounds, work, jitter := s.opsOr(ParamRounds), s.duration(ParamWork), s.duration(ParamJitter)
+	if s.err != nil {
+		return measure.Outcome{}, s.err
 	}
 	clients, err := d.open(ctx, c.Clients, nil)
 	if err != nil {
@@ -109,26 +99,23 @@ func (bc *barrierCase) run(ctx context.Context, d *driver) (measure.Outcome, err
 	c.log().Progress(fmt.Sprintf("  %d participants connected; %d rounds", c.Clients, rounds))
 	bound := d.bound(ctx)
 	defer bound.Release()
-	var o measure.Outcome
-	o.Before, o.Start, o.Base = d.snapshot(ctx, clients), now(), start
-	c.Live.Start()
-	var wg sync.WaitGroup
-	for _, p := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range rounds {
-				if !p.round(bound.Ctx(), v.New(p.s, fmt.Sprintf("%s/round-%d", base, r), c.Clients), r) {
-					bound.Fail() // one participant cannot finish: nobody can
-					return
+	return d.measureRounds(ctx, clients, start, bound, func(time.Duration) bool {
+		var wg sync.WaitGroup
+		for _, p := range parts {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := range rounds {
+					if !p.round(bound.Ctx(), v.New(p.s, fmt.Sprintf("%s/round-%d", base, r), c.Clients), r) {
+						bound.Fail() // one participant cannot finish: nobody can
+						return
+					}
 				}
-			}
-		}()
-	}
-	wg.Wait()
-	o.End, o.After = now(), d.snapshot(ctx, clients)
-	o.StoppedBy = bound.Stop(false).Reason()
-	return o, nil
+			}()
+		}
+		wg.Wait()
+		return false
+	}), nil
 }
 
 // participant is one client of the barrier. Its recorders are its own.

@@ -52,6 +52,7 @@ var errNoInterval = errors.New("workloads: the case ended before its interval")
 
 // driver runs one case of a workload; one is made by drive for each case.
 type driver struct {
+	spec    Spec
 	c       Case
 	res     results.Result
 	meter   *measure.Meter
@@ -89,7 +90,7 @@ func (d *driver) atEnd(f func()) { d.cleanups = append(d.cleanups, f) }
 // lost sessions, checks the namespace for leftovers and returns the
 // result. See Workload.Run.
 func drive(ctx context.Context, spec Spec, c Case, extra int, loop caseLoop) (results.Result, error) {
-	d := &driver{c: c, res: newResult(spec, c)}
+	d := &driver{spec: spec, c: c, res: newResult(spec, c)}
 	if err := c.Validate(); err != nil {
 		return d.res, err
 	}
@@ -220,6 +221,21 @@ func (d *driver) measure(ctx context.Context, window *measure.Window, start func
 		d.res.Notes = append(d.res.Notes, "some "+names.plural+" did not stop within the drain timeout; their sessions were closed to stop them")
 	}
 	return out, nil
+}
+
+// measureRounds measures a case that runs its own loop, one round after
+// another under bound (a barrier's rounds, two-phase commits), rather than
+// workers under a Window: the interval runs from a snapshot of clients
+// before loop to one after it, at offsets from base. loop gets the
+// interval's start and reports whether it stopped for a failure of its own.
+func (d *driver) measureRounds(ctx context.Context, clients *measure.Clients, base time.Time, bound *measure.Bound, loop func(start time.Duration) (failed bool)) measure.Outcome {
+	var o measure.Outcome
+	o.Before, o.Start, o.Base = d.snapshot(ctx, clients), time.Since(base), base
+	d.c.Live.Start()
+	failed := loop(o.Start)
+	o.End, o.After = time.Since(base), d.snapshot(ctx, clients)
+	o.StoppedBy = bound.Stop(failed).Reason()
+	return o
 }
 
 // snapshot reads the servers and the clients cls.

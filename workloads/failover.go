@@ -74,15 +74,14 @@ func electionParams() []Param {
 	}
 }
 
-func lookupElection(c Case) (variants.Variant[recipes.Election], error) {
-	v, err := variants.Elections().Lookup(c.Variant)
-	if err != nil {
-		return v, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+// electionVariant is the case's election variant (variantOf); one that
+// does not run on the case's backend sticks as an error.
+func electionVariant(s *caseSettings) variants.Variant[recipes.Election] {
+	v, c := variantOf(s, variants.Elections()), s.c
+	if s.err == nil && c.Backend != nil && !v.Supports(c.Backend.Kind()) {
+		s.err = fmt.Errorf("%w: election variant %s does not run on %s", ErrUnknownVariant, c.Variant, c.Backend.Kind())
 	}
-	if c.Backend != nil && !v.Supports(c.Backend.Kind()) {
-		return v, fmt.Errorf("%w: election variant %s does not run on %s", ErrUnknownVariant, c.Variant, c.Backend.Kind())
-	}
-	return v, nil
+	return v
 }
 
 // elected is one candidate's Await returning.
@@ -101,20 +100,10 @@ type electionSettings struct {
 	stepTimeout time.Duration
 }
 
-func readElectionSettings(spec Spec, cfg results.Config) (electionSettings, error) {
-	var s electionSettings
-	var err error
-	if s.failovers, err = spec.OpsOr(cfg, ParamFailovers); err != nil {
-		return s, err
-	}
-	if s.kill, err = spec.String(cfg, ParamKill); err != nil {
-		return s, err
-	}
-	if s.settle, err = spec.Duration(cfg, ParamSettle); err != nil {
-		return s, err
-	}
-	s.stepTimeout, err = spec.Duration(cfg, ParamStepTimeout)
-	return s, err
+// readElectionSettings reads the election parameters of s's case.
+func readElectionSettings(s *caseSettings) electionSettings {
+	return electionSettings{failovers: s.opsOr(ParamFailovers), kill: s.choice(ParamKill), settle: s.duration(ParamSettle),
+		stepTimeout: s.duration(ParamStepTimeout)}
 }
 
 // Run runs one failover case. See Workload.Run.
@@ -131,15 +120,12 @@ type failoverCase struct {
 
 func (fc *failoverCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
-	v, err := lookupElection(c)
-	if err != nil {
-		return measure.Outcome{}, err
+	s := d.settings()
+	v, set := electionVariant(s), readElectionSettings(s)
+	if s.err != nil {
+		return measure.Outcome{}, s.err
 	}
 	fc.instrumented = v.ClientCounts
-	set, err := readElectionSettings(failoverSpec(), c.Config)
-	if err != nil {
-		return measure.Outcome{}, err
-	}
 	if c.Clients < 2 {
 		return measure.Outcome{}, fmt.Errorf("%w: a failover needs at least 2 candidates", ErrBadCase)
 	}
@@ -147,16 +133,11 @@ func (fc *failoverCase) run(ctx context.Context, d *driver) (measure.Outcome, er
 	if err != nil {
 		return measure.Outcome{}, err
 	}
-	if set.kill == KillExpire && !canExpire(clients.Sessions[0], c.Backend) {
-		return measure.Outcome{}, endSession(ctx, clients.Sessions[0], c.Backend, KillExpire)
+	e, err := newElectionRun(ctx, d, v, clients, set)
+	if err != nil {
+		return measure.Outcome{}, err
 	}
-	path := c.Namespace + "/election"
-	d.keep = []string{path}
-	e := newElectionRun(d, clients, set, c.Clients)
 	fc.e = e
-	for i, s := range clients.Sessions {
-		e.latches = append(e.latches, v.New.Latch(s, path, fmt.Sprintf("c%d", i)))
-	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	e.campaign(runCtx)
 	out := e.failovers(ctx)
@@ -179,14 +160,27 @@ func (fc *failoverCase) collect(d *driver, out measure.Outcome) {
 	}
 }
 
-// newElectionRun is the election of a case with n candidates on clients.
-func newElectionRun(d *driver, clients *measure.Clients, set electionSettings, n int) *electionRun {
-	return &electionRun{
-		d: d, clients: clients, set: set, checker: NewLeaderChecker(n),
+// newElectionRun is the election of a case among the sessions of
+// candidates, each with a latch of variant v on the case's election path,
+// which the leftover check keeps. A case whose kill (set.kill) cannot end
+// the first candidate's session is refused with endSession's error.
+func newElectionRun(ctx context.Context, d *driver, v variants.Variant[recipes.Election], candidates *measure.Clients, set electionSettings) (*electionRun, error) {
+	first, be := candidates.Sessions[0], d.c.Backend
+	if set.kill == KillExpire && !canExpire(first, be) {
+		return nil, endSession(ctx, first, be, KillExpire)
+	}
+	n := len(candidates.Sessions)
+	e := &electionRun{
+		d: d, clients: candidates, set: set, path: d.c.Namespace + "/election", checker: NewLeaderChecker(n),
 		start: time.Now(), wins: make(chan elected, n),
 		latency: results.NewRecorder(), lostNotice: results.NewRecorder(),
 		lostAt: make([]atomic.Int64, n), series: measure.NewSeriesRecorder(measure.SeriesInterval(d.c.Config)),
 	}
+	d.keep = []string{e.path}
+	for i, s := range candidates.Sessions {
+		e.latches = append(e.latches, v.New.Latch(s, e.path, fmt.Sprintf("c%d", i)))
+	}
+	return e, nil
 }
 
 // electionRun is one failover case in progress.
@@ -194,6 +188,7 @@ type electionRun struct {
 	d          *driver
 	clients    *measure.Clients
 	set        electionSettings
+	path       string // the election's node, which the leftover check keeps
 	checker    *LeaderChecker
 	latches    []recipes.Latch
 	start      time.Time

@@ -65,9 +65,10 @@ type handoffCase struct {
 
 func (hc *handoffCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
-	v, err := lookupElection(c)
-	if err != nil {
-		return measure.Outcome{}, err
+	s := d.settings()
+	v := electionVariant(s)
+	if s.err != nil {
+		return measure.Outcome{}, s.err
 	}
 	hc.v = v
 	clients, err := d.open(ctx, c.Clients, nil)

@@ -119,11 +119,9 @@ type lockCase struct {
 	clients  *measure.Clients
 	procs    []*lockProc
 	recs     []*lockRecorder
-	acquire  *results.Stripes
+	load     acquireLoad
 	checker  *LockChecker
 	fence    *safety.Register
-	pace     *pacer
-	interval time.Duration
 	released time.Time // when the shards' intervals started together
 	base     time.Time // the workers' start, which their offsets count from
 	// ledger, when set, makes the case the ledger workload's: its holders
@@ -187,16 +185,8 @@ func (lc *lockCase) run(ctx context.Context, d *driver) (measure.Outcome, error)
 	window.Anchor = lc.released // zero unless a shard
 	checker := NewLockChecker()
 	fence := safety.NewRegister(fenceMode == FenceOn, safety.WithRegisterDetails(maxViolationDetails))
-	acquire := results.NewStripes(results.DefaultStripes)
-	interval := measure.SeriesInterval(c.Config)
-	var pace *pacer
-	if c.Config.Rate > 0 {
-		pace = &pacer{interval: time.Duration(float64(time.Second) / c.Config.Rate)}
-		if sh := c.Shard; sh != nil {
-			pace.phase = pace.interval * time.Duration(sh.Index) / time.Duration(sh.Count)
-		}
-	}
-	lc.checker, lc.fence, lc.acquire, lc.interval, lc.pace = checker, fence, acquire, interval, pace
+	load := newAcquireLoad(c)
+	lc.checker, lc.fence, lc.load = checker, fence, load
 	// Every client's events go to its own recorder: an in-process
 	// client's loop records straight into it, a worker process's events
 	// reach it through its lockProc.
@@ -208,18 +198,18 @@ func (lc *lockCase) run(ctx context.Context, d *driver) (measure.Outcome, error)
 		if err != nil {
 			return measure.Outcome{}, fmt.Errorf("workloads: lock %s for client %d: %w", c.Variant, id, err)
 		}
-		recs[id] = newLockRecorder(c.firstClient()+id, window, checker, fence, acquire, interval, true)
+		recs[id] = newLockRecorder(c.firstClient()+id, window, checker, fence, load.acquire, load.interval, true)
 		if c.Shard != nil {
 			recs[id].sections = &results.Sections{}
 		}
 		loops[j] = &lockClient{lock: l, session: clients.Sessions[j], hold: c.Config.Hold, think: c.Config.Think,
-			pace: pace, now: window.Now}
+			pace: load.pace, now: window.Now}
 		if lc.ledger != nil {
 			loops[j].work = &ledgerWork{spec: lc.ledger.spec, s: clients.Sessions[j], client: id, now: window.Now}
 		}
 	}
 	for _, p := range procs {
-		recs[p.client] = newLockRecorder(p.client, window, checker, fence, acquire, interval, false)
+		recs[p.client] = newLockRecorder(p.client, window, checker, fence, load.acquire, load.interval, false)
 	}
 	if lc.ledger != nil {
 		for _, r := range recs {
@@ -333,32 +323,26 @@ func shardRecord(sh *CaseShard, released, base time.Time, recs []*lockRecorder) 
 // collect merges the clients' recorders and the snapshots into the
 // result, and notes what the worker processes did not measure.
 func (lc *lockCase) collect(d *driver, out measure.Outcome) {
-	res, recs, stripes, checker, fence, pace := &d.res, lc.recs, lc.acquire, lc.checker, lc.fence, lc.pace
+	res, recs, checker, fence := &d.res, lc.recs, lc.checker, lc.fence
 	lc.base = out.Base
-	acquire := results.NewRecorder()
-	stripes.MergeInto(acquire)
-	accs := make([]*acquisitions, len(recs))
+	tot := addAcquisitions(res, lc.load, recs, out.End)
 	var waited int64
-	for i, rec := range recs {
-		accs[i] = &rec.acquisitions
+	for _, rec := range recs {
 		waited += rec.waited
 	}
-	tot := addAcquisitions(res, accs, pace, out.End)
 	if res.Elapsed > 0 {
 		res.Throughput = float64(res.Ops.Succeeded) / res.Elapsed.Seconds()
 	}
-	res.Series = measure.MergeSeries(lc.interval, res.Elapsed, tot.series...)
 	chk := checker.Result()
 	res.Safety = chk.Safety
 	overlaps := chk.Safety.Violations
 	stale := addFence(&res.Safety, fence)
 	res.Fairness = results.Fairness{FIFOInversions: chk.FIFOInversions, Jain: results.JainIndex(tot.perClient)}
-	addHistogram(res, figures.LatencyAcquire, acquire)
 	addHistogram(res, figures.LatencyHandoff, chk.Handoff)
 	addHandoffPath(res, chk.Path)
 
 	d.fill(out, res.Ops.Succeeded, lc.v.ClientCounts, waited)
-	tot.note(res, acquire)
+	tot.note(res)
 	if overlaps > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("MUTUAL EXCLUSION VIOLATED %d times", overlaps))
 	}

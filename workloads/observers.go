@@ -52,13 +52,10 @@ func observersSpec() Spec {
 
 // Run runs one observers case. See Workload.Run.
 func (ow *ObserversWorkload) Run(ctx context.Context, c Case) (results.Result, error) {
-	set, err := readElectionSettings(observersSpec(), c.Config)
-	if err != nil {
-		return results.Result{Workload: observersSpec().Name, Variant: c.Variant, Clients: c.Clients}, err
-	}
-	candidates, err := observersSpec().Int(c.Config, ParamCandidates)
-	if err != nil {
-		return results.Result{Workload: observersSpec().Name, Variant: c.Variant, Clients: c.Clients}, err
+	s := newSettings(observersSpec(), c)
+	set, candidates := readElectionSettings(s), s.count(ParamCandidates)
+	if s.err != nil {
+		return results.Result{Workload: observersSpec().Name, Variant: c.Variant, Clients: c.Clients}, s.err
 	}
 	candidates = max(candidates, set.failovers+1)
 	return drive(ctx, observersSpec(), c, candidates, &observersCase{set: set, candidates: candidates})
@@ -75,9 +72,10 @@ type observersCase struct {
 
 func (oc *observersCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c, set, candidates := d.c, oc.set, oc.candidates
-	v, err := lookupElection(c)
-	if err != nil {
-		return measure.Outcome{}, err
+	s := d.settings()
+	v := electionVariant(s)
+	if s.err != nil {
+		return measure.Outcome{}, s.err
 	}
 	oc.instrumented = v.ClientCounts
 	observers, err := d.open(ctx, c.Clients, nil)
@@ -88,21 +86,16 @@ func (oc *observersCase) run(ctx context.Context, d *driver) (measure.Outcome, e
 	if err != nil {
 		return measure.Outcome{}, err
 	}
-	if set.kill == KillExpire && !canExpire(cands.Sessions[0], c.Backend) {
-		return measure.Outcome{}, endSession(ctx, cands.Sessions[0], c.Backend, KillExpire)
-	}
-	path := c.Namespace + "/election"
-	d.keep = []string{path}
-	e := newElectionRun(d, cands, set, candidates)
-	for i, s := range cands.Sessions {
-		e.latches = append(e.latches, v.New.Latch(s, path, fmt.Sprintf("c%d", i)))
+	e, err := newElectionRun(ctx, d, v, cands, set)
+	if err != nil {
+		return measure.Outcome{}, err
 	}
 	crowd := &crowd{e: e, known: make([]atomic.Int64, c.Clients), knownAt: make([]atomic.Int64, c.Clients),
 		observe: results.NewRecorder(), last: results.NewRecorder()}
 	oc.crowd = crowd
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	for i, s := range observers.Sessions {
-		crowd.follow(runCtx, i, v.New.Observer(s, path))
+		crowd.follow(runCtx, i, v.New.Observer(s, e.path))
 	}
 	e.campaign(runCtx)
 	out := crowd.failovers(ctx, observers)

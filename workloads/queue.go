@@ -118,20 +118,14 @@ type queueCase struct {
 
 func (qc *queueCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c, producers := d.c, qc.producers
-	v, err := variants.Queues().Lookup(c.Variant)
-	if err != nil {
-		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
-	}
-	if !v.Supports(c.Backend.Kind()) {
+	s := d.settings()
+	v := variantOf(s, variants.Queues())
+	if s.err == nil && !v.Supports(c.Backend.Kind()) {
 		return measure.Outcome{}, fmt.Errorf("%w: queue variant %s does not run on %s", ErrUnknownVariant, v.Name, c.Backend.Kind())
 	}
-	prios, err := queueSpec().Int(c.Config, ParamPriorities)
-	if err != nil {
-		return measure.Outcome{}, err
-	}
-	size, err := queueSpec().Int(c.Config, ParamItemSize)
-	if err != nil {
-		return measure.Outcome{}, err
+	prios, size := s.count(ParamPriorities), s.count(ParamItemSize)
+	if s.err != nil {
+		return measure.Outcome{}, s.err
 	}
 	switch {
 	case c.Config.Rate <= 0:

@@ -61,7 +61,7 @@ func revokeSpec() Spec {
 			VariantSpec{Name: variants.Forced, Class: figures.HerdFree}),
 		Latencies: []figures.Latency{figures.LatencyAcquire, figures.LatencyRevoke, figures.LatencyRevokeToGrant},
 		Params: []Param{
-			{Key: ParamReadShare, Type: ParamShare, Default: "0", Help: "share of acquisitions that are reads, 0 to 1"},
+			readShareParam("0"),
 			fenceParam(),
 			{Key: ParamGrace, Type: ParamDuration, Default: "100ms", Variants: []string{variants.Forced},
 				Help: "how long after its ask the revoker deletes a holder's node that is still there"},
@@ -92,29 +92,13 @@ func (vc *revokeCase) run(ctx context.Context, d *driver) (measure.Outcome, erro
 	if c.Config.Rate > 0 {
 		return measure.Outcome{}, fmt.Errorf("%w: the revoke workload runs a closed loop only (no --rate)", ErrBadCase)
 	}
-	grace, err := revokeSpec().Duration(c.Config, ParamGrace)
-	if err != nil {
-		return measure.Outcome{}, err
-	}
-	v, err := variants.Revocables(grace).Lookup(c.Variant)
-	if err != nil {
-		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
-	}
-	share, err := revokeSpec().Float(c.Config, ParamReadShare)
-	if err != nil {
-		return measure.Outcome{}, err
-	}
-	every, err := revokeSpec().Duration(c.Config, ParamRevokeEvery)
-	if err != nil {
-		return measure.Outcome{}, err
-	}
-	cleanup, err := revokeSpec().Duration(c.Config, ParamCleanup)
-	if err != nil {
-		return measure.Outcome{}, err
-	}
-	fenceMode, err := revokeSpec().String(c.Config, ParamFence)
-	if err != nil {
-		return measure.Outcome{}, err
+	s := d.settings()
+	grace := s.duration(ParamGrace)
+	v := variantOf(s, variants.Revocables(grace))
+	share, every, cleanup := s.float(ParamReadShare), s.duration(ParamRevokeEvery), s.duration(ParamCleanup)
+	fenceMode := s.choice(ParamFence)
+	if s.err != nil {
+		return measure.Outcome{}, s.err
 	}
 	vc.instrumented = v.ClientCounts
 	clients, err := d.open(ctx, c.Clients+1, nil) // the last one is the revoker's

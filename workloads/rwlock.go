@@ -51,7 +51,7 @@ func rwlockSpec() Spec {
 			VariantSpec{Name: variants.Fair, Class: figures.HerdFree},
 			VariantSpec{Name: variants.Native, Class: figures.Baseline, Why: errors.New("it is etcd's experimental recipes.RWMutex; go-zookeeper has none")}),
 		Latencies: []figures.Latency{figures.LatencyAcquire, figures.LatencyAcquireRead, figures.LatencyAcquireWrite, figures.LatencyWriterOvertaken},
-		Params:    []Param{{Key: ParamReadShare, Type: ParamShare, Default: "0.9", Help: "share of acquisitions that are reads, 0 to 1"}},
+		Params:    []Param{readShareParam("0.9")},
 		Knobs:     []Knob{KnobHold, KnobThink, KnobWarmup},
 		New:       func() Workload { return NewRWLock() },
 	}
@@ -75,18 +75,16 @@ func (wc *rwlockCase) run(ctx context.Context, d *driver) (measure.Outcome, erro
 	if c.Config.Rate > 0 {
 		return measure.Outcome{}, fmt.Errorf("%w: the rwlock workload runs a closed loop only (no --rate)", ErrBadCase)
 	}
-	v, err := variants.RWLocks().Lookup(c.Variant)
-	if err == nil && !v.Supports(c.Backend.Kind()) {
-		err = fmt.Errorf("%s has no %s variant on %s (go-zookeeper has no shared lock recipe)", "rwlock", c.Variant, c.Backend.Kind())
+	s := d.settings()
+	v := variantOf(s, variants.RWLocks())
+	if s.err == nil && !v.Supports(c.Backend.Kind()) {
+		return measure.Outcome{}, fmt.Errorf("%w: rwlock has no %s variant on %s (go-zookeeper has no shared lock recipe)", ErrUnknownVariant, c.Variant, c.Backend.Kind())
 	}
-	if err != nil {
-		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+	share := s.float(ParamReadShare)
+	if s.err != nil {
+		return measure.Outcome{}, s.err
 	}
 	wc.instrumented = v.ClientCounts
-	share, err := rwlockSpec().Float(c.Config, ParamReadShare)
-	if err != nil {
-		return measure.Outcome{}, err
-	}
 	clients, err := d.open(ctx, c.Clients, nil)
 	if err != nil {
 		return measure.Outcome{}, err

@@ -79,10 +79,8 @@ func (w *SemaphoreWorkload) Run(ctx context.Context, c Case) (results.Result, er
 // acquire histogram they share, and the checker of their grants.
 type semaphoreCase struct {
 	recs         []*semRecorder
-	acquire      *results.Stripes
+	load         acquireLoad
 	checker      *safety.SemaphoreChecker
-	pace         *pacer
-	interval     time.Duration
 	instrumented bool
 }
 
@@ -91,15 +89,12 @@ func (sc *semaphoreCase) run(ctx context.Context, d *driver) (measure.Outcome, e
 	if c.Shard != nil || c.Processes != nil {
 		return measure.Outcome{}, fmt.Errorf("%w: the semaphore workload runs every client in this process", ErrBadCase)
 	}
-	v, err := variants.Semaphores().Lookup(c.Variant)
-	if err != nil {
-		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+	s := d.settings()
+	v, permits := variantOf(s, variants.Semaphores()), s.count(ParamPermits)
+	if s.err != nil {
+		return measure.Outcome{}, s.err
 	}
 	sc.instrumented = v.ClientCounts
-	permits, err := semaphoreSpec().Int(c.Config, ParamPermits)
-	if err != nil {
-		return measure.Outcome{}, err
-	}
 	clients, err := d.open(ctx, c.Clients, nil)
 	if err != nil {
 		return measure.Outcome{}, err
@@ -109,11 +104,7 @@ func (sc *semaphoreCase) run(ctx context.Context, d *driver) (measure.Outcome, e
 	d.keep = []string{path, gate, leases}
 	window := measure.NewWindow(c.Config, c.Live)
 	sc.checker = safety.NewSemaphoreChecker(permits)
-	sc.acquire = results.NewStripes(results.DefaultStripes)
-	sc.interval = measure.SeriesInterval(c.Config)
-	if c.Config.Rate > 0 {
-		sc.pace = &pacer{interval: time.Duration(float64(time.Second) / c.Config.Rate)}
-	}
+	sc.load = newAcquireLoad(c)
 	sc.recs = make([]*semRecorder, c.Clients)
 	loops := make([]*lockClient, c.Clients)
 	for i := range loops {
@@ -121,9 +112,9 @@ func (sc *semaphoreCase) run(ctx context.Context, d *driver) (measure.Outcome, e
 		if err != nil {
 			return measure.Outcome{}, fmt.Errorf("workloads: semaphore %s for client %d: %w", c.Variant, i, err)
 		}
-		sc.recs[i] = newSemRecorder(i, window, sc.checker, sc.acquire, sc.interval, stagesOf[c.Variant])
+		sc.recs[i] = newSemRecorder(i, window, sc.checker, sc.load.acquire, sc.load.interval, stagesOf[c.Variant])
 		loops[i] = &lockClient{lock: m, session: clients.Sessions[i], hold: c.Config.Hold, think: c.Config.Think,
-			pace: sc.pace, now: window.Now}
+			pace: sc.load.pace, now: window.Now}
 	}
 	c.log().Progress(fmt.Sprintf("  %d clients connected; %d permits; measuring", c.Clients, permits))
 	ids := make([]int, c.Clients)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/safety"
 	"github.com/zkbench/zkbench/workloads/measure"
@@ -51,18 +50,12 @@ func (r *semRecorder) event(ev lockEvent) error {
 // collect merges the clients' recorders, the checker and the snapshots
 // into the result.
 func (sc *semaphoreCase) collect(d *driver, out measure.Outcome) {
-	res, recs, stripes, checker, pace := &d.res, sc.recs, sc.acquire, sc.checker, sc.pace
-	acquire := results.NewRecorder()
-	stripes.MergeInto(acquire)
-	accs := make([]*acquisitions, len(recs))
+	res, recs, checker := &d.res, sc.recs, sc.checker
+	tot := addAcquisitions(res, sc.load, recs, out.End)
 	var needed int64
-	for i, r := range recs {
-		accs[i] = &r.acquisitions
+	for _, r := range recs {
 		needed += r.needed
 	}
-	tot := addAcquisitions(res, accs, pace, out.End)
-	res.Series = measure.MergeSeries(sc.interval, res.Elapsed, tot.series...)
-	addHistogram(res, figures.LatencyAcquire, acquire)
 	res.Fairness = results.Fairness{Jain: results.JainIndex(tot.perClient)}
 	rep := checker.Report()
 	res.Safety = checker.Safety()
@@ -71,7 +64,7 @@ func (sc *semaphoreCase) collect(d *driver, out measure.Outcome) {
 		res.Notes = append(res.Notes, fmt.Sprintf("holders at once: %.1f on average at a grant, %d at most (%d permits; most at one instant in the history of %d grants: %d)",
 			rep.MeanHolders, rep.MaxHolders, rep.Permits, rep.Entered, rep.MostAtOnce))
 	}
-	tot.note(res, acquire)
+	tot.note(res)
 	if res.Safety.Violations > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("SEMAPHORE OVERFULL: more than %d clients held at once after %d grants", rep.Permits, res.Safety.Violations))
 	}

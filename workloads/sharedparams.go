@@ -19,3 +19,9 @@ const (
 	// releases (revoke). Default 0.
 	ParamCleanup = "cleanup"
 )
+
+// readShareParam is the shared lock workloads' ParamReadShare, defaulting
+// to def.
+func readShareParam(def string) Param {
+	return Param{Key: ParamReadShare, Type: ParamShare, Default: def, Help: "share of acquisitions that are reads, 0 to 1"}
+}

@@ -85,17 +85,11 @@ type simpleBarrierCase struct {
 
 func (sc *simpleBarrierCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
-	poll, err := simpleBarrierSpec().Duration(c.Config, ParamPoll)
-	if err != nil {
-		return measure.Outcome{}, err
-	}
-	up, err := simpleBarrierSpec().Duration(c.Config, ParamBarrierUp)
-	if err != nil {
-		return measure.Outcome{}, err
-	}
-	v, err := variants.SimpleBarriers(poll).Lookup(c.Variant)
-	if err != nil {
-		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
+	s := d.settings()
+	poll, up := s.duration(ParamPoll), s.duration(ParamBarrierUp)
+	v := variantOf(s, variants.SimpleBarriers(poll))
+	if s.err != nil {
+		return measure.Outcome{}, s.err
 	}
 	clients, err := d.open(ctx, c.Clients+1, nil)
 	if err != nil {
@@ -113,19 +107,16 @@ func (sc *simpleBarrierCase) run(ctx context.Context, d *driver) (measure.Outcom
 	t.now = func() time.Duration { return time.Since(start) }
 	sr := measure.NewSeriesRecorder(measure.SeriesInterval(c.Config))
 	sc.t, sc.sr = t, sr
-	var o measure.Outcome
-	o.Before, o.Start, o.Base = d.snapshot(ctx, clients), t.now(), start
-	c.Live.Start()
-	for r := 0; c.Config.Ops <= 0 || int64(r) < c.Config.Ops; r++ {
-		if !t.round(ctx, bound.Ctx(), fmt.Sprintf("%s/round-%d", base, r)) {
-			break
+	return d.measureRounds(ctx, clients, start, bound, func(begin time.Duration) bool {
+		for r := 0; c.Config.Ops <= 0 || int64(r) < c.Config.Ops; r++ {
+			if !t.round(ctx, bound.Ctx(), fmt.Sprintf("%s/round-%d", base, r)) {
+				break
+			}
+			t.done++
+			sr.Add(t.now() - begin)
 		}
-		t.done++
-		sr.Add(t.now() - o.Start)
-	}
-	o.End, o.After = t.now(), d.snapshot(ctx, clients)
-	o.StoppedBy = bound.Stop(t.err != nil).Reason()
-	return o, nil
+		return t.err != nil
+	}), nil
 }
 
 // simpleRounds is the state of a case's rounds: the waiters are sessions

@@ -86,17 +86,11 @@ type twoPhaseCase struct {
 
 func (tc *twoPhaseCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
-	v, err := variants.TwoPhases().Lookup(c.Variant)
-	if err != nil {
-		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
-	}
-	share, err := twoPhaseSpec().Float(c.Config, ParamAbortShare)
-	if err != nil {
-		return measure.Outcome{}, err
-	}
-	spread, err := twoPhaseSpec().Duration(c.Config, ParamVoteSpread)
-	if err != nil {
-		return measure.Outcome{}, err
+	s := d.settings()
+	v := variantOf(s, variants.TwoPhases())
+	share, spread := s.float(ParamAbortShare), s.duration(ParamVoteSpread)
+	if s.err != nil {
+		return measure.Outcome{}, s.err
 	}
 	clients, err := d.open(ctx, c.Clients+1, nil)
 	if err != nil {
@@ -113,18 +107,15 @@ func (tc *twoPhaseCase) run(ctx context.Context, d *driver) (measure.Outcome, er
 	t.now = func() time.Duration { return time.Since(start) }
 	sr := measure.NewSeriesRecorder(measure.SeriesInterval(c.Config))
 	tc.t, tc.sr = t, sr
-	var o measure.Outcome
-	o.Before, o.Start, o.Base = d.snapshot(ctx, clients), t.now(), start
-	c.Live.Start()
-	for k := 0; bound.Ctx().Err() == nil && (c.Config.Ops <= 0 || int64(k) < c.Config.Ops); k++ {
-		if !t.transaction(ctx, fmt.Sprintf("%s/tx-%d", base, k)) {
-			break
+	return d.measureRounds(ctx, clients, start, bound, func(begin time.Duration) bool {
+		for k := 0; bound.Ctx().Err() == nil && (c.Config.Ops <= 0 || int64(k) < c.Config.Ops); k++ {
+			if !t.transaction(ctx, fmt.Sprintf("%s/tx-%d", base, k)) {
+				break
+			}
+			sr.Add(t.now() - begin)
 		}
-		sr.Add(t.now() - o.Start)
-	}
-	o.End, o.After = t.now(), d.snapshot(ctx, clients)
-	o.StoppedBy = bound.Stop(t.err != nil).Reason()
-	return o, nil
+		return t.err != nil
+	}), nil
 }
 
 // txRounds is the state of a case's transactions: sites are sessions

@@ -517,17 +517,7 @@ func bucketSpread(b backends.DurationBuckets) results.Spread {
 
 // gaugeNamer finds the GaugeNamer in b or the backends it wraps.
 func gaugeNamer(b backends.Backend) backends.GaugeNamer {
-	for b != nil {
-		if g, ok := b.(backends.GaugeNamer); ok {
-			return g
-		}
-		u, ok := b.(interface{ Unwrap() backends.Backend })
-		if !ok {
-			return nil
-		}
-		b = u.Unwrap()
-	}
-	return nil
+	return ability[backends.GaugeNamer](b)
 }
 
 // keepAliveReporter finds the KeepAliveReporter in b or the backends it
