@@ -96,19 +96,17 @@ type membershipCase struct {
 
 func (m *membershipCase) run(ctx context.Context, d *driver) (measure.Outcome, error) {
 	c := d.c
-	v, err := variants.Groups().Lookup(c.Variant)
-	if err != nil {
-		return measure.Outcome{}, fmt.Errorf("%w: %w", ErrUnknownVariant, err)
-	}
-	if !v.Supports(c.Backend.Kind()) {
+	s := d.settings()
+	v := variantOf(s, variants.Groups())
+	if s.err == nil && !v.Supports(c.Backend.Kind()) {
 		_, err := v.New(nil, "")
 		return measure.Outcome{}, fmt.Errorf("%w: %s on %s: %w", ErrUnknownVariant, v.Name, c.Backend.Kind(), err)
 	}
-	m.v = v
-	churn, err := membershipSpec().Float(c.Config, ParamChurn)
-	if err != nil {
-		return measure.Outcome{}, err
+	churn := s.float(ParamChurn)
+	if s.err != nil {
+		return measure.Outcome{}, s.err
 	}
+	m.v = v
 	clients, err := d.open(ctx, c.Clients, nil)
 	if err != nil {
 		return measure.Outcome{}, err
@@ -138,7 +136,7 @@ func (m *membershipCase) run(ctx context.Context, d *driver) (measure.Outcome, e
 		watchers.Add(1)
 		go func() {
 			defer watchers.Done()
-			err := members[i].Watch(wctx, func(m []string) { g.seen(i, m) })
+			err := follow(wctx, members[i], i, g)
 			if wctx.Err() == nil {
 				m.watchErrs[i] = err
 			}
@@ -305,7 +303,17 @@ func (g *groupRun) setTruth(at time.Time) {
 	}
 }
 
-// seen records member i's new view.
+// follow keeps member i's view in g until ctx ends: from each change
+// alone where the variant reports changes (recipes.ChangeWatcher, O(1) a
+// change), else from the whole view Watch reports.
+func follow(ctx context.Context, m recipes.Group, i int, g *groupRun) error {
+	if cw, ok := m.(recipes.ChangeWatcher); ok {
+		return cw.WatchChanges(ctx, func(all []string) { g.seen(i, all) }, func(joined, left []string) { g.changed(i, joined, left) })
+	}
+	return m.Watch(ctx, func(all []string) { g.seen(i, all) })
+}
+
+// seen records member i's new view, whole.
 func (g *groupRun) seen(i int, members []string) {
 	var fp uint64
 	for _, m := range members {
@@ -314,6 +322,26 @@ func (g *groupRun) seen(i int, members []string) {
 	now := time.Now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.setView(i, fp, now)
+}
+
+// changed records that members joined and left member i's view.
+func (g *groupRun) changed(i int, joined, left []string) {
+	var d uint64
+	for _, m := range joined {
+		d ^= nameHash(m)
+	}
+	for _, m := range left {
+		d ^= nameHash(m)
+	}
+	now := time.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.setView(i, g.view[i]^d, now)
+}
+
+// setView records fp as member i's view from `now` on; g.mu is held.
+func (g *groupRun) setView(i int, fp uint64, now time.Time) {
 	g.updates++
 	was := g.view[i] == g.truth
 	g.view[i] = fp

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 	"sync/atomic"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
 // NewDeltaGroup is a recipes.GroupFactory: group membership whose view is
@@ -52,8 +52,9 @@ type DeltaGroup struct {
 }
 
 var (
-	_ recipes.Group        = (*DeltaGroup)(nil)
-	_ recipes.GroupCounter = (*DeltaGroup)(nil)
+	_ recipes.Group         = (*DeltaGroup)(nil)
+	_ recipes.GroupCounter  = (*DeltaGroup)(nil)
+	_ recipes.ChangeWatcher = (*DeltaGroup)(nil)
 )
 
 // Join implements recipes.Group.
@@ -83,56 +84,44 @@ func (g *DeltaGroup) Delivered() recipes.Delivered {
 
 // Watch implements recipes.Group.
 func (g *DeltaGroup) Watch(ctx context.Context, seen func([]string)) error {
+	return recipes.WatchWhole(ctx, g, seen)
+}
+
+// WatchChanges implements recipes.ChangeWatcher: one report a watch
+// response that changed the view.
+func (g *DeltaGroup) WatchChanges(ctx context.Context, listed func([]string), changed func(joined, left []string)) error {
 	prefix := g.path + "/"
 	resp, err := g.c.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		return g.fail("watch", err)
 	}
-	view := map[string]bool{}
+	members := make([]string, 0, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
-		view[strings.TrimPrefix(string(kv.Key), prefix)] = true
+		members = append(members, strings.TrimPrefix(string(kv.Key), prefix))
 	}
-	seen(sorted(view))
+	v := newView()
+	v.list(members, listed)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ch := g.c.Watch(clientv3.WithRequireLeader(wctx), prefix, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
 	for {
-		select {
-		case <-ctx.Done():
-			return g.fail("watch", ctx.Err())
-		case <-g.s.Done():
-			return g.fail("watch", backends.ErrSessionLost)
-		case wr, ok := <-ch:
-			if !ok {
-				return g.fail("watch", errors.Join(ctx.Err(), errors.New("watch closed")))
-			}
-			if err := wr.Err(); err != nil {
-				return g.fail("watch", err)
-			}
-			for _, ev := range wr.Events {
-				g.events.Add(1)
-				g.nbytes.Add(int64(len(ev.Kv.Key) + len(ev.Kv.Value)))
-				name := strings.TrimPrefix(string(ev.Kv.Key), prefix)
-				if ev.Type == clientv3.EventTypeDelete {
-					delete(view, name)
-				} else {
-					view[name] = true
-				}
-			}
-			if len(wr.Events) > 0 {
-				seen(sorted(view))
-			}
+		wr, ok, err := recipe.Receive(ctx, g.s, ch)
+		switch {
+		case err != nil:
+			return g.fail("watch", err)
+		case !ok:
+			return g.fail("watch", errors.Join(ctx.Err(), errors.New("watch closed")))
 		}
+		if err := wr.Err(); err != nil {
+			return g.fail("watch", err)
+		}
+		for _, ev := range wr.Events {
+			g.events.Add(1)
+			g.nbytes.Add(int64(len(ev.Kv.Key) + len(ev.Kv.Value)))
+			v.set(strings.TrimPrefix(string(ev.Kv.Key), prefix), ev.Type != clientv3.EventTypeDelete)
+		}
+		v.report(changed)
 	}
-}
-
-func sorted(view map[string]bool) []string {
-	names := make([]string, 0, len(view))
-	for n := range view {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 func (g *DeltaGroup) fail(op string, err error) error { return groupFailed(op, g.path, err) }

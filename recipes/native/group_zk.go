@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
 )
 
 // ZooKeeperDeltaGroup is group membership on ZooKeeper with a persistent
@@ -42,22 +43,19 @@ type ZooKeeperDeltaGroup struct {
 }
 
 var (
-	_ recipes.Group        = (*ZooKeeperDeltaGroup)(nil)
-	_ recipes.GroupCounter = (*ZooKeeperDeltaGroup)(nil)
+	_ recipes.Group         = (*ZooKeeperDeltaGroup)(nil)
+	_ recipes.GroupCounter  = (*ZooKeeperDeltaGroup)(nil)
+	_ recipes.ChangeWatcher = (*ZooKeeperDeltaGroup)(nil)
 )
 
 // Join implements recipes.Group.
 func (g *ZooKeeperDeltaGroup) Join(ctx context.Context, id string) error {
-	if err := g.s.EnsurePath(ctx, g.path); err != nil {
-		return g.fail("join", err)
-	}
-	_, err := g.s.Create(ctx, path.Join(g.path, id), nil)
-	return g.fail("join", err)
+	return g.fail("join", recipe.JoinGroup(ctx, g.s, g.path, id))
 }
 
 // Leave implements recipes.Group.
 func (g *ZooKeeperDeltaGroup) Leave(ctx context.Context, id string) error {
-	return g.fail("leave", g.s.Delete(ctx, path.Join(g.path, id)))
+	return g.fail("leave", recipe.LeaveGroup(ctx, g.s, g.path, id))
 }
 
 // Delivered implements recipes.GroupCounter.
@@ -67,6 +65,13 @@ func (g *ZooKeeperDeltaGroup) Delivered() recipes.Delivered {
 
 // Watch implements recipes.Group.
 func (g *ZooKeeperDeltaGroup) Watch(ctx context.Context, seen func([]string)) error {
+	return recipes.WatchWhole(ctx, g, seen)
+}
+
+// WatchChanges implements recipes.ChangeWatcher: one report a
+// notification that changed the view, the whole group again after a
+// reconnect.
+func (g *ZooKeeperDeltaGroup) WatchChanges(ctx context.Context, listed func([]string), changed func(joined, left []string)) error {
 	if err := g.s.EnsurePath(ctx, g.path); err != nil {
 		return g.fail("watch", err)
 	}
@@ -75,46 +80,48 @@ func (g *ZooKeeperDeltaGroup) Watch(ctx context.Context, seen func([]string)) er
 		return g.fail("watch", err)
 	}
 	defer func() { _ = g.c.RemovePersistentWatch(ch) }()
-	view, err := g.list(ctx)
-	if err != nil {
+	v := newView()
+	relist := func() error {
+		members, err := g.list(ctx)
+		if err == nil {
+			v.list(members, listed)
+		}
+		return err
+	}
+	if err := relist(); err != nil {
 		return g.fail("watch", err)
 	}
-	seen(sorted(view))
 	for {
-		select {
-		case <-ctx.Done():
-			return g.fail("watch", ctx.Err())
-		case <-g.s.Done():
-			return g.fail("watch", backends.ErrSessionLost)
-		case ev, ok := <-ch:
-			if !ok || ev.Type == zk.EventNotWatching {
-				return g.fail("watch", backends.ErrSessionLost)
-			}
-			if ev.Type == zk.EventWatchRestored {
-				if view, err = g.list(ctx); err != nil {
-					return g.fail("watch", err)
-				}
-				seen(sorted(view))
-				continue
-			}
-			g.events.Add(1)
-			g.nbytes.Add(int64(len(ev.Path)))
-			if ev.Type == zk.EventNodeDeleted {
-				g.deletes.Add(1)
-			}
-			if path.Dir(ev.Path) != g.path {
-				continue // the group node itself, or deeper
-			}
-			switch ev.Type {
-			case zk.EventNodeCreated:
-				view[path.Base(ev.Path)] = true
-			case zk.EventNodeDeleted:
-				delete(view, path.Base(ev.Path))
-			default:
-				continue
-			}
-			seen(sorted(view))
+		ev, ok, err := recipe.Receive(ctx, g.s, ch)
+		if err != nil {
+			return g.fail("watch", err)
 		}
+		if !ok || ev.Type == zk.EventNotWatching {
+			return g.fail("watch", backends.ErrSessionLost)
+		}
+		if ev.Type == zk.EventWatchRestored {
+			if err := relist(); err != nil {
+				return g.fail("watch", err)
+			}
+			continue
+		}
+		g.events.Add(1)
+		g.nbytes.Add(int64(len(ev.Path)))
+		if ev.Type == zk.EventNodeDeleted {
+			g.deletes.Add(1)
+		}
+		if path.Dir(ev.Path) != g.path {
+			continue // the group node itself, or deeper
+		}
+		switch ev.Type {
+		case zk.EventNodeCreated:
+			v.set(path.Base(ev.Path), true)
+		case zk.EventNodeDeleted:
+			v.set(path.Base(ev.Path), false)
+		default:
+			continue
+		}
+		v.report(changed)
 	}
 }
 
@@ -137,30 +144,26 @@ func (g *ZooKeeperDeltaGroup) arm(ctx context.Context) (<-chan zk.Event, error) 
 			}
 		}()
 	}
-	select {
-	case a := <-res:
-		return a.ch, a.err
-	case <-ctx.Done():
+	a, _, err := recipe.Receive(ctx, g.s, res)
+	if err != nil {
 		abandon()
-		return nil, ctx.Err()
-	case <-g.s.Done():
-		abandon()
-		return nil, backends.ErrSessionLost
+		return nil, err
 	}
+	return a.ch, a.err
 }
 
 // list reads the group's members (the session's Children, which retries
 // while the connection is down).
-func (g *ZooKeeperDeltaGroup) list(ctx context.Context) (map[string]bool, error) {
+func (g *ZooKeeperDeltaGroup) list(ctx context.Context) ([]string, error) {
 	nodes, err := g.s.Children(ctx, g.path)
 	if err != nil && !errors.Is(err, backends.ErrNoNode) {
 		return nil, err
 	}
-	view := make(map[string]bool, len(nodes))
-	for _, n := range nodes {
-		view[n.Name] = true
+	members := make([]string, len(nodes))
+	for i, n := range nodes {
+		members[i] = n.Name
 	}
-	return view, nil
+	return members, nil
 }
 
 func (g *ZooKeeperDeltaGroup) fail(op string, err error) error { return groupFailed(op, g.path, err) }
