@@ -120,7 +120,9 @@ type Nodes interface {
 	// with prefix and is ordered after every sibling created before it
 	// (Node.Seq). Names are protected: they carry a per-session unique tag so
 	// that a retry after a lost connection finds the node it already made
-	// instead of making a duplicate.
+	// instead of making a duplicate. One not found is made again, unless
+	// ctx is marked NoResend: then the error matches ErrUnknownOutcome
+	// (the node may have been made and removed by another session since).
 	CreateSequential(ctx context.Context, parent, prefix string, data []byte) (Node, error)
 	// Get reads a node's data. ErrNoNode if absent.
 	Get(ctx context.Context, path string) ([]byte, Node, error)

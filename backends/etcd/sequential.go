@@ -26,6 +26,11 @@ import (
 // Else branch returns the key holding this session's lease and that node is
 // returned. No retry can make a second node.
 //
+// On a ctx marked backends.NoResend the transaction is not sent again
+// after a lost reply: the key is read instead (findSequential), since
+// another session may have removed the node meanwhile and a second try
+// would make it again.
+//
 // Cancelling ctx stops the retries. If a try may have landed, the key is
 // then deleted (only if it holds this session's lease) on a fresh context
 // bounded by WithCloseTimeout, so that an abandoned node does not sit in a
@@ -68,6 +73,9 @@ func (s *Session) createSequential(ctx context.Context, parent, prefix string, d
 		if c.Err() != nil {
 			break
 		}
+		if !backends.Resends(ctx) {
+			return s.findSequential(c, key, ferr)
+		}
 		wait = backOff(c, wait)
 	}
 	if s.ctx.Err() != nil && ctx.Err() == nil {
@@ -79,6 +87,25 @@ func (s *Session) createSequential(ctx context.Context, parent, prefix string, d
 		}
 	}
 	return backends.Node{}, fmt.Errorf("etcd: create-sequential %s: %w", key, ctx.Err())
+}
+
+// findSequential looks for key, which a create whose reply was lost
+// (lost, matching ErrUnknownOutcome) may have made, on a ctx marked
+// backends.NoResend: the node if it holds this session's lease, else lost.
+// Reads are linearizable, so a try that landed is seen, unless it was
+// removed since; one still in flight may land after the look.
+func (s *Session) findSequential(c context.Context, key string, lost error) (backends.Node, error) {
+	wait := 10 * time.Millisecond
+	for {
+		resp, err := s.cli.Get(c, key)
+		switch {
+		case err == nil && len(resp.Kvs) > 0 && resp.Kvs[0].Lease == int64(s.lease):
+			return nodeOf(resp.Kvs[0]), nil
+		case err == nil || c.Err() != nil:
+			return backends.Node{}, lost
+		}
+		wait = backOff(c, wait)
+	}
 }
 
 // sequentialResult reads the create transaction's answer.

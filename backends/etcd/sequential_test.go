@@ -123,6 +123,48 @@ func TestProtectedSequentialRetryNeverDuplicates(t *testing.T) {
 	}
 }
 
+// A sequential create on a ctx marked backends.NoResend whose reply is
+// lost, and whose key another session deleted before the look (a consumer
+// taking a queue's item), returns ErrUnknownOutcome and is not made again.
+func TestNoResendSequentialTakenBeforeTheLook(t *testing.T) {
+	b, p, ns := proxiedConfig(t, etcd.Config{LeaseTTL: time.Minute})
+	s := session(t, b)
+	c := direct(t)
+	ctx := ctxFor(t, 30*time.Second)
+	parent := ns + "/queue"
+	head, err := c.Get(ctx, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.SetDirectionLatency(proxy.ServerToClient, 10*time.Minute, 0)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.CreateSequential(backends.NoResend(ctx), parent, "item-", []byte("x"))
+		done <- err
+	}()
+	key, _, err := waitKey(ctx, c, parent+"/", head.Header.Revision+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Delete(ctx, key); err != nil { // taken
+		t.Fatal(err)
+	}
+	if n := p.ResetAll(); n == 0 {
+		t.Fatal("no connection to reset")
+	}
+	p.SetDirectionLatency(proxy.ServerToClient, 0, 0)
+	if err := <-done; !errors.Is(err, backends.ErrUnknownOutcome) {
+		t.Fatalf("CreateSequential after a lost reply, its key gone: %v, want ErrUnknownOutcome", err)
+	}
+	kids, err := c.Get(ctx, parent+"/", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kids.Kvs) != 0 {
+		t.Fatalf("%d keys under %s, want none: the create was sent again", len(kids.Kvs), parent)
+	}
+}
+
 // A sequential create abandoned by its ctx while its outcome is unknown
 // deletes the node it may have made, so no orphan waits in a queue until
 // the session ends.

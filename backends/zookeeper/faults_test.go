@@ -144,6 +144,54 @@ func TestProtectedCreateSurvivesLostReply(t *testing.T) {
 	}
 }
 
+// TestNoResendCreateTakenBeforeTheLook: a sequential create on a ctx
+// marked backends.NoResend whose reply is lost, and whose node another
+// session removed before the look (a consumer taking a queue's item),
+// returns ErrUnknownOutcome and makes no second node.
+func TestNoResendCreateTakenBeforeTheLook(t *testing.T) {
+	direct := open(t, zookeeper.Config{})
+	ds := newSession(t, direct)
+	ns := namespace(t, direct, ds)
+	ctx := ctxT(t)
+	q := ns + "/q"
+	if err := ds.EnsurePath(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	p, b := proxied(t, 4*time.Second)
+	s := newSession(t, b)
+
+	p.SetDirectionLatency(proxy.ServerToClient, time.Minute, 0)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.CreateSequential(backends.NoResend(ctx), q, "item-", []byte("d"))
+		done <- err
+	}()
+	var made []backends.Node
+	waitFor(t, 5*time.Second, "create applied on the server", func() bool {
+		kids, err := ds.Children(ctx, q)
+		made = kids
+		return err == nil && len(kids) == 1
+	})
+	if err := ds.Delete(ctx, made[0].Path); err != nil { // taken
+		t.Fatal(err)
+	}
+	p.SetDirectionLatency(proxy.ServerToClient, 0, 0)
+	if p.ResetAll() == 0 {
+		t.Fatal("no connection to reset")
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, backends.ErrUnknownOutcome) {
+			t.Fatalf("CreateSequential after a lost reply, its node gone: %v, want ErrUnknownOutcome", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("CreateSequential did not return after the reset")
+	}
+	if kids, err := ds.Children(ctx, q); err != nil || len(kids) != 0 {
+		t.Fatalf("children %+v (%v): want none, the create not sent again", kids, err)
+	}
+}
+
 func TestWatchAndReadsSurviveReconnect(t *testing.T) {
 	direct := open(t, zookeeper.Config{})
 	ds := newSession(t, direct)

@@ -58,7 +58,8 @@ func (s *Session) CreateSequential(ctx context.Context, parent, prefix string, d
 // sequence number) holding data, for op, and returns its path. If the reply
 // is lost (ErrUnknownOutcome), find looks for the node the create may have
 // made, once the session reconnected; if there is none, the create is sent
-// again, so a lost reply never leaves a duplicate behind.
+// again, so a lost reply never leaves a duplicate behind (unless ctx is
+// marked backends.NoResend: then the error is returned).
 func (s *Session) createFindable(ctx context.Context, op, want string, data []byte, find func() (string, bool, error)) (string, error) {
 	for {
 		raw, err := write(ctx, s, op, want, func() (string, error) {
@@ -77,6 +78,9 @@ func (s *Session) createFindable(ctx context.Context, op, want string, data []by
 		}
 		if found {
 			return p, nil
+		}
+		if !backends.Resends(ctx) {
+			return "", err
 		}
 	}
 }

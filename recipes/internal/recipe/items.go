@@ -60,9 +60,12 @@ func QueueLost(err error) error {
 
 // ItemProducer is the producer of the naive and fair queues: Put makes an
 // ephemeral sequential node <path>/items/q<PPP>-<tag>-<seq> holding the
-// item (CreateSequential's protected name, so a lost reply never makes a
-// duplicate item). Items live as long as the producer's session, as on the
-// recipes page. One create per item; <path>/items is made on the first Put.
+// item. A lost reply never makes a duplicate item: the create is
+// protected (CreateSequential) and not sent again (backends.NoResend),
+// since a consumer may have taken the item before the producer looks for
+// it; a Put whose item is not found returns ErrUnknownOutcome (the item
+// may have been put). Items live as long as the producer's session, as on
+// the recipes page. One create per item; <path>/items is made on the first Put.
 type ItemProducer struct {
 	s      backends.Session
 	parent *Parent
@@ -84,7 +87,9 @@ func (p *ItemProducer) Put(ctx context.Context, data []byte, priority int) error
 		return fmt.Errorf("recipe: put: priority %d outside 0..%d", priority, recipes.MaxPriority)
 	}
 	_, err := p.parent.Create(ctx, func(ctx context.Context) (backends.Node, error) {
-		return p.s.CreateSequential(ctx, p.items, itemPrefix(priority), data)
+		// Not sent again after a lost reply: a consumer may have taken
+		// the item before the producer looks for it.
+		return p.s.CreateSequential(backends.NoResend(ctx), p.items, itemPrefix(priority), data)
 	})
 	if err != nil {
 		return QueueLost(err)
