@@ -155,16 +155,19 @@ bench-scale: build
 # backend that cannot carry it at a point shows it as a lower ops/s.
 WATCHERS    ?= 1000,5000,10000
 WATCHFLAGS  ?= --duration 15s --warmup 2s --rate 2 --poll 1s
-MEMBERS     ?= 1000
+MEMBERS     ?= 1000,5000,10000
+RELISTERS   ?= 1000,5000
 MEMBERFLAGS ?= --duration 15s --churn 1
 bench-watchers: build
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload config --clients $(WATCHERS) --size 1KB $(WATCHFLAGS) -o $(RUNS) --run-id watchers-zookeeper-1kb
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload config --clients $(WATCHERS) --size 1KB $(WATCHFLAGS) -o $(RUNS) --run-id watchers-etcd-1kb
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload config --clients $(WATCHERS) --size 64KB $(WATCHFLAGS) -o $(RUNS) --run-id watchers-zookeeper-64kb
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload config --clients $(WATCHERS) --size 64KB $(WATCHFLAGS) -o $(RUNS) --run-id watchers-etcd-64kb
-	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload membership --clients $(MEMBERS) $(MEMBERFLAGS) -o $(RUNS) --run-id watchers-membership-zookeeper
-	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload membership --clients $(MEMBERS) $(MEMBERFLAGS) -o $(RUNS) --run-id watchers-membership-etcd
-	$(BIN) report $(RUNS)/watchers-zookeeper-1kb $(RUNS)/watchers-etcd-1kb $(RUNS)/watchers-zookeeper-64kb $(RUNS)/watchers-etcd-64kb $(RUNS)/watchers-membership-zookeeper $(RUNS)/watchers-membership-etcd -o $(RUNS)/watchers-report
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload membership --variants delta --clients $(MEMBERS) $(MEMBERFLAGS) -o $(RUNS) --run-id watchers-membership-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload membership --variants delta --clients $(MEMBERS) $(MEMBERFLAGS) -o $(RUNS) --run-id watchers-membership-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload membership --variants relist --clients $(RELISTERS) $(MEMBERFLAGS) -o $(RUNS) --run-id watchers-relist-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload membership --variants relist --clients $(RELISTERS) $(MEMBERFLAGS) -o $(RUNS) --run-id watchers-relist-etcd
+	$(BIN) report $(RUNS)/watchers-zookeeper-1kb $(RUNS)/watchers-etcd-1kb $(RUNS)/watchers-zookeeper-64kb $(RUNS)/watchers-etcd-64kb $(RUNS)/watchers-membership-zookeeper $(RUNS)/watchers-membership-etcd $(RUNS)/watchers-relist-zookeeper $(RUNS)/watchers-relist-etcd -o $(RUNS)/watchers-report
 
 # Capacity planning: closed-loop sweeps at 1 to 64 clients with a
 # calibration (the USL fits and zkbench plan's basis), then the model's

@@ -32,8 +32,13 @@ func membershipSettle(n int) time.Duration {
 }
 
 // initialSettle bounds the views' agreement on the group all members
-// joined, before the churn (membershipSettle; a test shortens it).
-var initialSettle = membershipSettle
+// joined, before the churn (a test shortens it): membershipSettle, or 2 µs
+// a name listed if longer, since every member starts by listing the whole
+// group, n² names in all (10,000 members on one local etcd member and
+// this 2-core machine listed about 78 members' groups a second: 128 s).
+var initialSettle = func(n int) time.Duration {
+	return max(membershipSettle(n), time.Duration(n)*time.Duration(n)*2*time.Microsecond)
+}
 
 // MembershipWorkload runs group membership among N members, each on its
 // own session and each keeping a view of the group: all join, then a
@@ -132,11 +137,12 @@ func (m *membershipCase) run(ctx context.Context, d *driver) (measure.Outcome, e
 	defer stopWatch()
 	var watchers sync.WaitGroup
 	m.watchErrs = make([]error, n)
+	gate := make(chan struct{}, firstListings)
 	for i := range members {
 		watchers.Add(1)
 		go func() {
 			defer watchers.Done()
-			err := follow(wctx, members[i], i, g)
+			err := follow(wctx, members[i], i, g, gate)
 			if wctx.Err() == nil {
 				m.watchErrs[i] = err
 			}
@@ -151,10 +157,23 @@ func (m *membershipCase) run(ctx context.Context, d *driver) (measure.Outcome, e
 		// A measured failure, not the run's: the sweep goes on, and the
 		// case says where the group stopped holding together.
 		g.mu.Lock()
-		agreed := g.agreed
+		agreed, heard := g.agreed, g.heardN
 		g.mu.Unlock()
-		d.count("not_agreed", fmt.Errorf("%d of the %d views did not agree on the group every member joined within %v: the case has no churn to measure",
-			n-agreed, n, initialSettle(n)))
+		why := fmt.Sprintf("%d never reported a view", n-heard)
+		failed := 0
+		for i, err := range m.watchErrs {
+			if err != nil {
+				if failed == 0 {
+					why += fmt.Sprintf("; member %d's watch failed: %v", i, err)
+				}
+				failed++
+			}
+		}
+		if failed > 1 {
+			why += fmt.Sprintf(" (and %d more)", failed-1)
+		}
+		d.count("not_agreed", fmt.Errorf("%d of the %d views did not agree on the group every member joined within %v (%s): the case has no churn to measure",
+			n-agreed, n, initialSettle(n), why))
 		return measure.Outcome{}, errNoInterval
 	}
 	m.footprint = measure.Footprint(unwatched, d.hold(ctx), n)
@@ -224,6 +243,8 @@ type groupRun struct {
 	changeAt time.Time
 	view     []uint64
 	agreed   int // views that equal truth
+	heard    []bool
+	heardN   int // views reported at least once
 	// settled: the current change has converged (or is the initial
 	// group). A change is counted once, converged or superseded: a view
 	// that leaves the truth and comes back (a late notification of an
@@ -242,7 +263,7 @@ type groupRun struct {
 }
 
 func newGroupRun(n int) *groupRun {
-	return &groupRun{n: n, in: make([]bool, n), view: make([]uint64, n), converge: results.NewRecorder(), convergeReply: results.NewRecorder()}
+	return &groupRun{n: n, in: make([]bool, n), view: make([]uint64, n), heard: make([]bool, n), converge: results.NewRecorder(), convergeReply: results.NewRecorder()}
 }
 
 // replied records that the current change's write returned at `at`.
@@ -303,14 +324,34 @@ func (g *groupRun) setTruth(at time.Time) {
 	}
 }
 
+// firstListings bounds the members that may be starting their watch at
+// once: each start lists the whole group, and N members listing N names
+// at the same instant queue O(N²) bytes in the servers and the clients
+// together (10,000 members: about a gigabyte), which only the start pays;
+// the churn, which is measured, is not gated.
+const firstListings = 64
+
 // follow keeps member i's view in g until ctx ends: from each change
 // alone where the variant reports changes (recipes.ChangeWatcher, O(1) a
-// change), else from the whole view Watch reports.
-func follow(ctx context.Context, m recipes.Group, i int, g *groupRun) error {
-	if cw, ok := m.(recipes.ChangeWatcher); ok {
-		return cw.WatchChanges(ctx, func(all []string) { g.seen(i, all) }, func(joined, left []string) { g.changed(i, joined, left) })
+// change), else from the whole view Watch reports. It starts once it
+// holds a place in gate and gives it back at its first report.
+func follow(ctx context.Context, m recipes.Group, i int, g *groupRun, gate chan struct{}) error {
+	select {
+	case gate <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return m.Watch(ctx, func(all []string) { g.seen(i, all) })
+	var once sync.Once
+	started := func() { once.Do(func() { <-gate }) }
+	defer started()
+	seen := func(all []string) {
+		g.seen(i, all)
+		started()
+	}
+	if cw, ok := m.(recipes.ChangeWatcher); ok {
+		return cw.WatchChanges(ctx, seen, func(joined, left []string) { g.changed(i, joined, left) })
+	}
+	return m.Watch(ctx, seen)
 }
 
 // seen records member i's new view, whole.
@@ -343,6 +384,10 @@ func (g *groupRun) changed(i int, joined, left []string) {
 // setView records fp as member i's view from `now` on; g.mu is held.
 func (g *groupRun) setView(i int, fp uint64, now time.Time) {
 	g.updates++
+	if !g.heard[i] {
+		g.heard[i] = true
+		g.heardN++
+	}
 	was := g.view[i] == g.truth
 	g.view[i] = fp
 	switch is := fp == g.truth; {
