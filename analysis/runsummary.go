@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/zkbench/zkbench/results"
 )
@@ -134,7 +135,11 @@ func writeText(w io.Writer, run *results.Run, wide bool) error {
 			cols = append(cols, c)
 		}
 	}
-	if err := writeCases(w, run, cols, tabwriter.AlignRight); err != nil {
+	rows := caseRows(run, cols)
+	if !wide {
+		rows = fitLast(rows, SummaryWidth)
+	}
+	if err := writeRows(w, rows, tabwriter.AlignRight); err != nil {
 		return err
 	}
 	if needsSafetyTable(run) {
@@ -216,21 +221,35 @@ func printLines(w io.Writer, lines []string) {
 // writeCases prints cols of run's results, a row a result, aligned to the
 // right (numbers) or, with align 0, to the left.
 func writeCases(w io.Writer, run *results.Run, cols []column, align uint) error {
+	return writeRows(w, caseRows(run, cols), align)
+}
+
+// caseRows is the header and a row a result of cols.
+func caseRows(run *results.Run, cols []column) [][]string {
+	row := make([]string, len(cols))
+	for i, c := range cols {
+		row[i] = c.head
+	}
+	rows := [][]string{row}
+	for i := range run.Results {
+		row := make([]string, len(cols))
+		for j, c := range cols {
+			row[j] = c.cell(&run.Results[i])
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// writeRows prints rows in aligned columns (see writeCases).
+func writeRows(w io.Writer, rows [][]string, align uint) error {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', align)
 	end := "" // a right-aligned last column ends in a tab too
 	if align == tabwriter.AlignRight {
 		end = "\t"
 	}
-	row := make([]string, len(cols))
-	for i, c := range cols {
-		row[i] = c.head
-	}
-	fmt.Fprintln(tw, strings.Join(row, "\t")+end)
-	for i := range run.Results {
-		for j, c := range cols {
-			row[j] = c.cell(&run.Results[i])
-		}
+	for _, row := range rows {
 		fmt.Fprintln(tw, strings.Join(row, "\t")+end)
 	}
 	if err := tw.Flush(); err != nil {
@@ -243,6 +262,43 @@ func writeCases(w io.Writer, run *results.Run, cols []column, align uint) error 
 		}
 	}
 	return nil
+}
+
+// fitLast keeps right-aligned rows within width by breaking a last cell
+// that is too long (a case's flags) after its commas, onto rows of its
+// own whose other cells are empty.
+func fitLast(rows [][]string, width int) [][]string {
+	if len(rows) == 0 || len(rows[0]) == 0 {
+		return rows
+	}
+	last := len(rows[0]) - 1
+	used := 0 // each column is padded by 2
+	for j := range last {
+		n := 0
+		for _, r := range rows {
+			n = max(n, utf8.RuneCountInString(r[j]))
+		}
+		used += n + 2
+	}
+	room := max(width-used-2, utf8.RuneCountInString(rows[0][last]))
+	var out [][]string
+	for _, r := range rows {
+		cell := r[last]
+		for utf8.RuneCountInString(cell) > room {
+			cut := strings.LastIndex(cell[:room], ",")
+			if cut < 0 {
+				break // one flag longer than the room: left whole
+			}
+			head := slices.Clone(r)
+			head[last] = cell[:cut+1]
+			out = append(out, head)
+			r = make([]string, len(r))
+			cell = cell[cut+1:]
+		}
+		r[last] = cell
+		out = append(out, r)
+	}
+	return out
 }
 
 func needsSafetyTable(run *results.Run) bool {
