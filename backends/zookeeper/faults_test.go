@@ -82,7 +82,26 @@ func TestExpiryIsTerminal(t *testing.T) {
 	}
 }
 
-func TestProtectedCreateSurvivesLostReply(t *testing.T) {
+// lostReply is a sequential create under <namespace>/q whose request
+// reached the server while the proxy held its reply.
+type lostReply struct {
+	ds   *zookeeper.Session // a session of its own, not proxied
+	s    *zookeeper.Session
+	p    *proxy.Proxy
+	q    string
+	made backends.Node // the node the create made, read by ds
+	done chan createResult
+}
+
+type createResult struct {
+	n   backends.Node
+	err error
+}
+
+// holdReply starts a proxied session's CreateSequential(mark(ctx), q,
+// prefix) with the replies held back and returns once the server applied
+// it.
+func holdReply(t *testing.T, prefix string, mark func(context.Context) context.Context) *lostReply {
 	direct := open(t, zookeeper.Config{})
 	ds := newSession(t, direct)
 	ns := namespace(t, direct, ds)
@@ -93,37 +112,48 @@ func TestProtectedCreateSurvivesLostReply(t *testing.T) {
 	}
 	p, b := proxied(t, 4*time.Second)
 	s := newSession(t, b)
-
 	// Requests reach the server; replies are held back.
 	p.SetDirectionLatency(proxy.ServerToClient, time.Minute, 0)
-	type res struct {
-		n   backends.Node
-		err error
-	}
-	done := make(chan res, 1)
+	l := &lostReply{ds: ds, s: s, p: p, q: q, done: make(chan createResult, 1)}
 	go func() {
-		n, err := s.CreateSequential(ctx, q, "lock-", []byte("d"))
-		done <- res{n, err}
+		n, err := s.CreateSequential(mark(ctx), q, prefix, []byte("d"))
+		l.done <- createResult{n, err}
 	}()
 	waitFor(t, 5*time.Second, "create applied on the server", func() bool {
 		kids, err := ds.Children(ctx, q)
-		return err == nil && len(kids) == 1
+		if err == nil && len(kids) == 1 {
+			l.made = kids[0]
+		}
+		return l.made.Path != ""
 	})
-	// Drop the connection with the reply in it.
-	p.SetDirectionLatency(proxy.ServerToClient, 0, 0)
-	if p.ResetAll() == 0 {
+	return l
+}
+
+// lose drops the connection with the reply in it and returns the
+// create's result.
+func (l *lostReply) lose(t *testing.T) createResult {
+	t.Helper()
+	l.p.SetDirectionLatency(proxy.ServerToClient, 0, 0)
+	if l.p.ResetAll() == 0 {
 		t.Fatal("no connection to reset")
 	}
-	var r res
 	select {
-	case r = <-done:
+	case r := <-l.done:
+		return r
 	case <-time.After(10 * time.Second):
 		t.Fatal("CreateSequential did not return after the reset")
+		return createResult{}
 	}
+}
+
+func TestProtectedCreateSurvivesLostReply(t *testing.T) {
+	l := holdReply(t, "lock-", func(ctx context.Context) context.Context { return ctx })
+	r := l.lose(t)
 	if r.err != nil {
 		t.Fatalf("CreateSequential after a lost reply: %v", r.err)
 	}
-	kids, err := ds.Children(ctx, q)
+	ctx := ctxT(t)
+	kids, err := l.ds.Children(ctx, l.q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,12 +163,12 @@ func TestProtectedCreateSurvivesLostReply(t *testing.T) {
 	if !regexp.MustCompile(`^lock-[0-9a-f]{16}-[0-9]{10}$`).MatchString(r.n.Name) || r.n.CreateRev != 0 {
 		t.Errorf("node %+v after recovery: want a protected sequential name and CreateRev 0", r.n)
 	}
-	_, st, err := ds.Conn().Exists(r.n.Path)
-	if err != nil || st.EphemeralOwner != s.ID() {
-		t.Fatalf("owner %x (%v), want session %x", st.EphemeralOwner, err, s.ID())
+	_, st, err := l.ds.Conn().Exists(r.n.Path)
+	if err != nil || st.EphemeralOwner != l.s.ID() {
+		t.Fatalf("owner %x (%v), want session %x", st.EphemeralOwner, err, l.s.ID())
 	}
 	select {
-	case <-s.Done():
+	case <-l.s.Done():
 		t.Fatal("session lost by a connection reset")
 	default:
 	}
@@ -149,45 +179,15 @@ func TestProtectedCreateSurvivesLostReply(t *testing.T) {
 // session removed before the look (a consumer taking a queue's item),
 // returns ErrUnknownOutcome and makes no second node.
 func TestNoResendCreateTakenBeforeTheLook(t *testing.T) {
-	direct := open(t, zookeeper.Config{})
-	ds := newSession(t, direct)
-	ns := namespace(t, direct, ds)
+	l := holdReply(t, "item-", backends.NoResend)
 	ctx := ctxT(t)
-	q := ns + "/q"
-	if err := ds.EnsurePath(ctx, q); err != nil {
+	if err := l.ds.Delete(ctx, l.made.Path); err != nil { // taken
 		t.Fatal(err)
 	}
-	p, b := proxied(t, 4*time.Second)
-	s := newSession(t, b)
-
-	p.SetDirectionLatency(proxy.ServerToClient, time.Minute, 0)
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.CreateSequential(backends.NoResend(ctx), q, "item-", []byte("d"))
-		done <- err
-	}()
-	var made []backends.Node
-	waitFor(t, 5*time.Second, "create applied on the server", func() bool {
-		kids, err := ds.Children(ctx, q)
-		made = kids
-		return err == nil && len(kids) == 1
-	})
-	if err := ds.Delete(ctx, made[0].Path); err != nil { // taken
-		t.Fatal(err)
+	if r := l.lose(t); !errors.Is(r.err, backends.ErrUnknownOutcome) {
+		t.Fatalf("CreateSequential after a lost reply, its node gone: %v, want ErrUnknownOutcome", r.err)
 	}
-	p.SetDirectionLatency(proxy.ServerToClient, 0, 0)
-	if p.ResetAll() == 0 {
-		t.Fatal("no connection to reset")
-	}
-	select {
-	case err := <-done:
-		if !errors.Is(err, backends.ErrUnknownOutcome) {
-			t.Fatalf("CreateSequential after a lost reply, its node gone: %v, want ErrUnknownOutcome", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("CreateSequential did not return after the reset")
-	}
-	if kids, err := ds.Children(ctx, q); err != nil || len(kids) != 0 {
+	if kids, err := l.ds.Children(ctx, l.q); err != nil || len(kids) != 0 {
 		t.Fatalf("children %+v (%v): want none, the create not sent again", kids, err)
 	}
 }
