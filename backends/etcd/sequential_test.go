@@ -56,50 +56,71 @@ func waitKey(ctx context.Context, c *clientv3.Client, prefix string, rev int64) 
 	return "", 0, ctx.Err()
 }
 
-// The reply to a sequential create is lost after the server applied it: the
-// connection is reset while the reply sits in the proxy. The retry must find
-// the node the first try made, not make a second one.
-func TestProtectedSequentialRetryNeverDuplicates(t *testing.T) {
+// lostReply is a sequential create under <namespace>/queue whose
+// request reached the server while the proxy held its reply.
+type lostReply struct {
+	s      *etcd.Session
+	p      *proxy.Proxy
+	c      *clientv3.Client // not proxied
+	ctx    context.Context
+	parent string
+	key    string // made by the create
+	rev    int64
+	done   chan createResult
+}
+
+type createResult struct {
+	n   backends.Node
+	err error
+}
+
+// holdReply starts a proxied session's CreateSequential(mark(ctx), parent,
+// prefix) with the replies held back and returns once the server applied
+// it.
+func holdReply(t *testing.T, prefix string, mark func(context.Context) context.Context) *lostReply {
 	// The lease outlasts the test: while replies are held, so are the
 	// keep-alive responses, and clientv3 gives a lease up when none came
 	// for its TTL (the 5 s default: a loaded machine took longer than that
 	// to see the create and reset the connection).
 	b, p, ns := proxiedConfig(t, etcd.Config{LeaseTTL: time.Minute})
-	s := session(t, b)
-	c := direct(t)
-	ctx := ctxFor(t, 30*time.Second)
-	parent := ns + "/queue"
-	head, err := c.Get(ctx, "/")
+	l := &lostReply{s: session(t, b), p: p, c: direct(t), ctx: ctxFor(t, 30*time.Second), parent: ns + "/queue", done: make(chan createResult, 1)}
+	head, err := l.c.Get(l.ctx, "/")
 	if err != nil {
 		t.Fatal(err)
 	}
-
 	// Replies are held longer than the test's ctx: the first try's reply
 	// can only reach the client by the connection the reset destroys, so a
 	// CreateSequential that returns a node before ctx ends got it by a
 	// retry, however slow the machine.
-	const hold = 10 * time.Minute
-	p.SetDirectionLatency(proxy.ServerToClient, hold, 0)
-	type result struct {
-		n   backends.Node
-		err error
-	}
-	done := make(chan result, 1)
+	p.SetDirectionLatency(proxy.ServerToClient, 10*time.Minute, 0)
 	go func() {
-		n, err := s.CreateSequential(ctx, parent, "lock-", []byte("x"))
-		done <- result{n, err}
+		n, err := l.s.CreateSequential(mark(l.ctx), l.parent, prefix, []byte("x"))
+		l.done <- createResult{n, err}
 	}()
-	key, rev, err := waitKey(ctx, c, parent+"/", head.Header.Revision+1)
-	if err != nil {
+	if l.key, l.rev, err = waitKey(l.ctx, l.c, l.parent+"/", head.Header.Revision+1); err != nil {
 		t.Fatal(err)
 	}
-	// Applied on the server; its reply is still in the proxy. Drop it.
-	if n := p.ResetAll(); n == 0 {
+	return l
+}
+
+// lose drops the connection with the reply in it and returns the
+// create's result.
+func (l *lostReply) lose(t *testing.T) createResult {
+	t.Helper()
+	if n := l.p.ResetAll(); n == 0 {
 		t.Fatal("no connection to reset")
 	}
-	p.SetDirectionLatency(proxy.ServerToClient, 0, 0)
+	l.p.SetDirectionLatency(proxy.ServerToClient, 0, 0)
+	return <-l.done // the create ends with ctx at the latest
+}
 
-	r := <-done
+// The reply to a sequential create is lost after the server applied it: the
+// connection is reset while the reply sits in the proxy. The retry must find
+// the node the first try made, not make a second one.
+func TestProtectedSequentialRetryNeverDuplicates(t *testing.T) {
+	l := holdReply(t, "lock-", func(ctx context.Context) context.Context { return ctx })
+	s, c, ctx, parent, key, rev := l.s, l.c, l.ctx, l.parent, l.key, l.rev
+	r := l.lose(t)
 	if r.err != nil {
 		t.Fatalf("CreateSequential after a lost reply: %v", r.err)
 	}
@@ -127,41 +148,19 @@ func TestProtectedSequentialRetryNeverDuplicates(t *testing.T) {
 // lost, and whose key another session deleted before the look (a consumer
 // taking a queue's item), returns ErrUnknownOutcome and is not made again.
 func TestNoResendSequentialTakenBeforeTheLook(t *testing.T) {
-	b, p, ns := proxiedConfig(t, etcd.Config{LeaseTTL: time.Minute})
-	s := session(t, b)
-	c := direct(t)
-	ctx := ctxFor(t, 30*time.Second)
-	parent := ns + "/queue"
-	head, err := c.Get(ctx, "/")
-	if err != nil {
+	l := holdReply(t, "item-", backends.NoResend)
+	if _, err := l.c.Delete(l.ctx, l.key); err != nil { // taken
 		t.Fatal(err)
 	}
-	p.SetDirectionLatency(proxy.ServerToClient, 10*time.Minute, 0)
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.CreateSequential(backends.NoResend(ctx), parent, "item-", []byte("x"))
-		done <- err
-	}()
-	key, _, err := waitKey(ctx, c, parent+"/", head.Header.Revision+1)
-	if err != nil {
-		t.Fatal(err)
+	if r := l.lose(t); !errors.Is(r.err, backends.ErrUnknownOutcome) {
+		t.Fatalf("CreateSequential after a lost reply, its key gone: %v, want ErrUnknownOutcome", r.err)
 	}
-	if _, err := c.Delete(ctx, key); err != nil { // taken
-		t.Fatal(err)
-	}
-	if n := p.ResetAll(); n == 0 {
-		t.Fatal("no connection to reset")
-	}
-	p.SetDirectionLatency(proxy.ServerToClient, 0, 0)
-	if err := <-done; !errors.Is(err, backends.ErrUnknownOutcome) {
-		t.Fatalf("CreateSequential after a lost reply, its key gone: %v, want ErrUnknownOutcome", err)
-	}
-	kids, err := c.Get(ctx, parent+"/", clientv3.WithPrefix())
+	kids, err := l.c.Get(l.ctx, l.parent+"/", clientv3.WithPrefix())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(kids.Kvs) != 0 {
-		t.Fatalf("%d keys under %s, want none: the create was sent again", len(kids.Kvs), parent)
+		t.Fatalf("%d keys under %s, want none: the create was sent again", len(kids.Kvs), l.parent)
 	}
 }
 
