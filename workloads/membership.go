@@ -157,7 +157,12 @@ func (m *membershipCase) run(ctx context.Context, d *driver) (measure.Outcome, e
 		// A measured failure, not the run's: the sweep goes on, and the
 		// case says where the group stopped holding together.
 		g.mu.Lock()
-		agreed, heard := g.agreed, g.heardN
+		agreed, heard := g.agreed, 0
+		for _, h := range g.heard {
+			if h {
+				heard++
+			}
+		}
 		g.mu.Unlock()
 		why := fmt.Sprintf("%d never reported a view", n-heard)
 		failed := 0
@@ -242,9 +247,8 @@ type groupRun struct {
 	truth    uint64
 	changeAt time.Time
 	view     []uint64
-	agreed   int // views that equal truth
-	heard    []bool
-	heardN   int // views reported at least once
+	agreed   int    // views that equal truth
+	heard    []bool // views reported at least once
 	// settled: the current change has converged (or is the initial
 	// group). A change is counted once, converged or superseded: a view
 	// that leaves the truth and comes back (a late notification of an
@@ -384,10 +388,7 @@ func (g *groupRun) changed(i int, joined, left []string) {
 // setView records fp as member i's view from `now` on; g.mu is held.
 func (g *groupRun) setView(i int, fp uint64, now time.Time) {
 	g.updates++
-	if !g.heard[i] {
-		g.heard[i] = true
-		g.heardN++
-	}
+	g.heard[i] = true
 	was := g.view[i] == g.truth
 	g.view[i] = fp
 	switch is := fp == g.truth; {
