@@ -3,8 +3,9 @@
 // running `zkbench run --spec` on the run's spec (in the run's ConfigMap)
 // with its index from JOB_COMPLETION_INDEX and writing its results file to a
 // shared volume; the run's configuration in that ConfigMap; the claim of that volume; the Job that
-// merges the shards' files with `zkbench merge`; and a pod to copy the
-// merged results out. Every object is built from k8s.io/api's types, so a
+// merges the shards' files with `zkbench merge`; and a pod that copies the
+// merged results out through its log (archive.go). It also runs them on a
+// cluster through client-go (ClusterRun, `zkbench kube run`). Every object is built from k8s.io/api's types, so a
 // field that the API does not know cannot be written.
 package kube
 
@@ -105,13 +106,7 @@ type Spec struct {
 	PasswordSecret string
 	// TLSSecret is a Secret mounted at TLSMount (etcd's TLS files).
 	TLSSecret string
-	// FetchImage runs the pod that copies the results out (kubectl cp needs
-	// tar, which the zkbench image, FROM scratch, does not have).
-	FetchImage string
 }
-
-// DefaultFetchImage is Spec.FetchImage's default.
-const DefaultFetchImage = "busybox:1.36"
 
 // File is one manifest file: Name (such as 20-shards.yaml) and its objects.
 type File struct {
@@ -137,9 +132,6 @@ func (s *Spec) defaults() {
 	}
 	if s.MergeDeadline == 0 {
 		s.MergeDeadline = 10 * time.Minute
-	}
-	if s.FetchImage == "" {
-		s.FetchImage = DefaultFetchImage
 	}
 }
 
@@ -172,6 +164,20 @@ func (s Spec) ShardsDir() string { return ResultsMount + "/" + s.RunID + "/shard
 // MergeOutput is the merge's -o; the merged file is
 // <MergeOutput>/<run-id>/results.json.
 func (s Spec) MergeOutput() string { return ResultsMount + "/" + s.RunID + "/merged" }
+
+// MergedDir is the merged run's folder, <MergeOutput>/<run-id>: its
+// results.json and plots, which the fetch pod archives.
+func (s Spec) MergedDir() string { return s.MergeOutput() + "/" + s.RunID }
+
+// FetchDeadline bounds the fetch pod (activeDeadlineSeconds): it archives
+// MergedDir to its log and exits.
+const FetchDeadline = 10 * time.Minute
+
+// FetchArgs are the arguments of the fetch pod's container: `kube archive`
+// of MergedDir, which writes it to the pod's log as base64 lines of a
+// gzip-compressed tar (WriteArchive) for `kubectl logs | base64 -d | tar
+// -xz` or ReadArchive.
+func (s Spec) FetchArgs() []string { return []string{"kube", "archive", s.MergedDir()} }
 
 // ShardArgs are the arguments of each shard's container (its command is
 // Binary): `run` of the run's spec, into the shard's own folder; the shard's
@@ -536,11 +542,12 @@ func (s Spec) MergeJob() *batchv1.Job {
 	}
 }
 
-// fetchPod holds the results volume read-only so that kubectl cp can copy
-// the merged results (and the shards' files) out.
+// fetchPod copies the merged results out through its log: it mounts the
+// volume read-only and runs zkbench's `kube archive` of MergedDir (the
+// zkbench image has no tar for kubectl cp), then exits.
 func (s Spec) fetchPod() *corev1.Pod {
 	vols, mounts := s.volumes(true)
-	d := int64(3600)
+	d := int64(FetchDeadline / time.Second)
 	noLinks := false
 	return &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
@@ -551,8 +558,8 @@ func (s Spec) fetchPod() *corev1.Pod {
 			EnableServiceLinks:    &noLinks,
 			SecurityContext:       podSecurity(),
 			Containers: []corev1.Container{{
-				Name: "fetch", Image: s.FetchImage, ImagePullPolicy: corev1.PullIfNotPresent,
-				Command: []string{"sleep", "3600"}, VolumeMounts: mounts,
+				Name: "fetch", Image: s.Image, ImagePullPolicy: s.PullPolicy,
+				Command: []string{Binary}, Args: s.FetchArgs(), VolumeMounts: mounts,
 				SecurityContext: containerSecurity(),
 			}},
 			Volumes: vols,
@@ -608,7 +615,7 @@ var fileRole = map[string]string{
 	"10-results-claim.yaml": "the volume the shards write their results to",
 	"20-shards-job.yaml":    "the shards: an Indexed Job, one pod per shard",
 	"30-merge-job.yaml":     "apply once the shards' Job is complete: merges their files",
-	"40-fetch-pod.yaml":     "apply after the merge: a pod to kubectl cp the results from",
+	"40-fetch-pod.yaml":     "apply after the merge: a pod that writes the merged results to its log, as base64 of a tar.gz",
 }
 
 // Bytes is file f's YAML.

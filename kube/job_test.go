@@ -173,7 +173,33 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	}
 	checkSecurity(t, "shards", js.Template.Spec)
 	checkSecurity(t, "merge", merge.Spec.Template.Spec)
-	checkSecurity(t, "fetch", objs["Pod/zkbench-lock-16k-fetch"].(*corev1.Pod).Spec)
+	fetch := objs["Pod/zkbench-lock-16k-fetch"].(*corev1.Pod).Spec
+	checkSecurity(t, "fetch", fetch)
+	// The fetch pod runs the zkbench image (no other image to pull): it
+	// archives the merged run's folder to its log, holding the volume
+	// read-only, and exits.
+	fc := fetch.Containers[0]
+	if wantFetch := []string{"kube", "archive", "/results/lock-16k/merged/lock-16k"}; fc.Image != "zkbench/zkbench:v1.2.3" ||
+		!slices.Equal(fc.Command, []string{"/zkbench"}) || !slices.Equal(fc.Args, wantFetch) {
+		t.Errorf("fetch pod runs %s %q %q, want the shards' image, /zkbench %q", fc.Image, fc.Command, fc.Args, wantFetch)
+	}
+	// zkbench merge -o DIR writes DIR/<run-id>/results.json.
+	if merged := strings.TrimPrefix(wantMerge[3], "--output=") + "/lock-16k"; fc.Args[2] != merged {
+		t.Errorf("fetch pod archives %s, the merge writes %s", fc.Args[2], merged)
+	}
+	if fetch.RestartPolicy != corev1.RestartPolicyNever || fetch.ActiveDeadlineSeconds == nil || *fetch.ActiveDeadlineSeconds != 600 {
+		t.Errorf("fetch pod: restartPolicy %s, activeDeadlineSeconds %v; want Never, 600", fetch.RestartPolicy, fetch.ActiveDeadlineSeconds)
+	}
+	for _, v := range fetch.Volumes {
+		if v.PersistentVolumeClaim != nil && !v.PersistentVolumeClaim.ReadOnly {
+			t.Errorf("fetch pod mounts the claim writable: %+v", v)
+		}
+	}
+	for _, m := range fc.VolumeMounts {
+		if !m.ReadOnly {
+			t.Errorf("fetch pod mounts %s writable", m.MountPath)
+		}
+	}
 	for k, o := range objs {
 		if o.(interface{ GetNamespace() string }).GetNamespace() != "bench" {
 			t.Errorf("%s is not in namespace bench", k)

@@ -11,7 +11,7 @@ import (
 // dir (paths: the files, in the order Manifests.WriteDir returns them):
 // apply the config, claim and shards' Job, wait for it to end, say why it
 // failed, merge, and copy the merged results out of the volume into
-// fetchTo.
+// fetchTo through the fetch pod's log.
 func (s Spec) WriteNextSteps(w io.Writer, paths []string, dir, fetchTo string) {
 	ns := ""
 	if s.Namespace != "" {
@@ -30,7 +30,8 @@ func (s Spec) WriteNextSteps(w io.Writer, paths []string, dir, fetchTo string) {
 	fmt.Fprintf(w, "  # then merge (after Failed too: it merges the cases every shard finished, or names a shard with no file):\n")
 	fmt.Fprintf(w, "  kubectl%s apply -f %s && %s && kubectl%s logs job/%s\n",
 		ns, paths[len(paths)-2], WaitCommand(s.Namespace, s.MergeName(), 5), ns, s.MergeName())
-	fmt.Fprintf(w, "  kubectl%s apply -f %s && kubectl%s wait --for=condition=ready --timeout=5m pod/%s && kubectl%s cp %s:%s/%s %s\n",
-		ns, paths[len(paths)-1], ns, s.FetchName(), ns, s.FetchName(), s.MergeOutput(), s.RunID, fetchTo)
+	fmt.Fprintf(w, "  # then fetch: the fetch pod writes the merged results to its log (zkbench kube archive) and exits (if it fails, its log says why):\n")
+	fmt.Fprintf(w, "  kubectl%s apply -f %s && kubectl%s wait --for=jsonpath='{.status.phase}'=Succeeded --timeout=5m pod/%s && mkdir -p %s && kubectl%s logs pod/%s | base64 -d | tar -xz -C %s\n",
+		ns, paths[len(paths)-1], ns, s.FetchName(), fetchTo, ns, s.FetchName(), fetchTo)
 	fmt.Fprintf(w, "  kubectl%s delete -f %s\n", ns, dir)
 }

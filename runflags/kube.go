@@ -15,20 +15,24 @@ import (
 	"github.com/zkbench/zkbench/runner"
 )
 
-// KubeJob are `zkbench kube job`'s flags: a run's (but --output: the
-// shards write to the volume) and the Job's.
+// KubeJob are the flags of `zkbench kube job` and `zkbench kube run`: a
+// run's (but --output: the shards write to the volume) and the Job's.
 type KubeJob struct {
 	*Run
-	Output, Image, Name, Namespace, PullPolicy   string
+	// Output is -o, which each command binds itself: kube job's folder of
+	// manifests, kube run's of the fetched results.
+	Output                                       string
+	Image, Name, Namespace, PullPolicy           string
 	Claim, StorageSize, StorageClass, AccessMode string
 	CPU, Memory                                  string
 	Deadline                                     time.Duration
-	PasswordSecret, TLSSecret, FetchImage        string
+	PasswordSecret, TLSSecret                    string
 	NoPlots                                      bool
 }
 
-// BindKubeJob declares kube job's flags on fl, image being --image's
-// default (the zkbench image of this zkbench's version).
+// BindKubeJob declares the flags of kube job and kube run on fl but -o,
+// image being --image's default (the zkbench image of this zkbench's
+// version).
 func BindKubeJob(fl *pflag.FlagSet, image string) *KubeJob {
 	run := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	k := &KubeJob{Run: Bind(run)}
@@ -37,7 +41,6 @@ func BindKubeJob(fl *pflag.FlagSet, image string) *KubeJob {
 			fl.AddFlag(flag)
 		}
 	})
-	fl.StringVarP(&k.Output, "output", "o", "k8s", "folder for the manifests; writes <output>/<name>/*.yaml")
 	fl.StringVar(&k.Image, "image", image, "the zkbench image the pods run (make images builds it; docs/docker.md)")
 	fl.StringVar(&k.Name, "name", "", "the Job's name, prefix of the other objects' (default: zkbench-<run-id>)")
 	fl.StringVar(&k.Namespace, "namespace", "", "namespace of every object (default: kubectl's)")
@@ -51,7 +54,6 @@ func BindKubeJob(fl *pflag.FlagSet, image string) *KubeJob {
 	fl.DurationVar(&k.Deadline, "deadline", 0, "bound on the shards' Job (activeDeadlineSeconds); 0: every case's warm-up, duration and shard barriers, plus 10m to schedule the pods")
 	fl.StringVar(&k.PasswordSecret, "password-secret", "", "etcd: SECRET:KEY of a Secret holding the password (set as $ZKBENCH_ETCD_PASSWORD in the pods)")
 	fl.StringVar(&k.TLSSecret, "tls-secret", "", "etcd: a Secret with the TLS files, mounted at "+kube.TLSMount+" (give --cacert etc. as paths there)")
-	fl.StringVar(&k.FetchImage, "fetch-image", kube.DefaultFetchImage, "image of the fetch pod (needs tar, for kubectl cp)")
 	fl.BoolVar(&k.NoPlots, "no-plots", false, "do not draw plots")
 	return k
 }
@@ -117,7 +119,7 @@ func (k *KubeJob) Manifests(fl *pflag.FlagSet) (*kube.Manifests, int, error) {
 		Claim: k.Claim, StorageSize: size, StorageClass: k.StorageClass,
 		AccessMode: corev1.PersistentVolumeAccessMode(k.AccessMode), // kube.Spec.Check refuses a bad one
 		Resources:  res, Deadline: deadline,
-		PasswordSecret: k.PasswordSecret, TLSSecret: k.TLSSecret, FetchImage: k.FetchImage,
+		PasswordSecret: k.PasswordSecret, TLSSecret: k.TLSSecret,
 	})
 	return m, perShard, err
 }

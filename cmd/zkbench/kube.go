@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	dockercluster "github.com/zkbench/zkbench/cluster/docker"
+	"github.com/zkbench/zkbench/kube"
 	"github.com/zkbench/zkbench/runflags"
 	"github.com/zkbench/zkbench/runner"
 )
@@ -15,11 +16,11 @@ import (
 func newKubeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "kube",
-		Short: "Run zkbench on Kubernetes: write the manifests of a sharded run",
+		Short: "Run zkbench on Kubernetes: a sharded run as an Indexed Job",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newKubeJobCmd())
+	cmd.AddCommand(newKubeJobCmd(), newKubeRunCmd(), newKubeArchiveCmd())
 	return cmd
 }
 
@@ -44,6 +45,7 @@ func newKubeJobCmd() *cobra.Command {
 		},
 	}
 	k = runflags.BindKubeJob(cmd.Flags(), defaultImage())
+	cmd.Flags().StringVarP(&k.Output, "output", "o", "k8s", "folder for the manifests; writes <output>/<name>/*.yaml")
 	return cmd
 }
 
@@ -65,4 +67,18 @@ func runKubeJob(cmd *cobra.Command, k *runflags.KubeJob) error {
 	}
 	m.Spec.WriteNextSteps(out, paths, dir, filepath.Join(runner.DefaultOutput, k.RunID))
 	return nil
+}
+
+// newKubeArchiveCmd is what the fetch pod runs: the zkbench image has no
+// tar for kubectl cp, so the merged results leave the volume through the
+// pod's log.
+func newKubeArchiveCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "archive DIR",
+		Short: "Write DIR as base64 lines of a tar.gz to stdout (the fetch pod's log)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return kube.WriteArchive(cmd.OutOrStdout(), args[0])
+		},
+	}
 }

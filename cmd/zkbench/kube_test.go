@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,8 +18,15 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/zkbench/zkbench/internal/testenv/testcluster"
+	"github.com/zkbench/zkbench/internal/testenv/testresults"
 	"github.com/zkbench/zkbench/kube"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/runner"
@@ -72,13 +81,17 @@ func TestKubeJobWritesManifests(t *testing.T) {
 	}
 	// The printed waits end on Failed too, and say where to look then.
 	for _, want := range []string{kube.WaitCommand("bench", "zkbench-lock-300", 10), kube.WaitCommand("bench", "zkbench-lock-300-merge", 5),
-		"{.status.failedIndexes}", "kubectl -n bench logs -l batch.kubernetes.io/job-name=zkbench-lock-300,batch.kubernetes.io/job-completion-index=I"} {
+		"{.status.failedIndexes}", "kubectl -n bench logs -l batch.kubernetes.io/job-name=zkbench-lock-300,batch.kubernetes.io/job-completion-index=I",
+		"kubectl -n bench wait --for=jsonpath='{.status.phase}'=Succeeded --timeout=5m pod/zkbench-lock-300-fetch && mkdir -p runs/lock-300 && kubectl -n bench logs pod/zkbench-lock-300-fetch | base64 -d | tar -xz -C runs/lock-300"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in the next steps:\n%s", want, out)
 		}
 	}
 	if strings.Contains(out, "--for=condition=complete") {
 		t.Errorf("a wait that does not end on Failed:\n%s", out)
+	}
+	if strings.Contains(out, "kubectl cp") || strings.Contains(out, "-n bench cp") {
+		t.Errorf("kubectl cp needs a tar the zkbench image has not:\n%s", out)
 	}
 }
 
@@ -317,6 +330,282 @@ func writeConfigMap(t *testing.T, jobDir, dir string) {
 	for k, v := range readConfigMap(t, jobDir).Data {
 		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// kube archive writes what kube.ReadArchive (and base64 -d | tar -xz)
+// reads back, and fails without writing on a missing or empty folder.
+func TestKubeArchiveCommand(t *testing.T) {
+	src := t.TempDir()
+	b, err := os.ReadFile(testresults.Path("lock-zookeeper.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(src, "plots"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string][]byte{results.FileName: b, "plots/lock-fanout.svg": []byte("<svg/>")} {
+		if err := os.WriteFile(filepath.Join(src, name), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, stderr, err := zkbench(t, "kube", "archive", src)
+	if err != nil || stderr != "" {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	dst := t.TempDir()
+	if err := kube.ReadArchive(strings.NewReader(out), dst); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(dst, results.FileName)); err != nil || !bytes.Equal(got, b) {
+		t.Errorf("read back %d bytes (%v), want %d", len(got), err, len(b))
+	}
+	if _, err := os.Stat(filepath.Join(dst, "plots", "lock-fanout.svg")); err != nil {
+		t.Error(err)
+	}
+	for _, dir := range []string{filepath.Join(src, "absent"), t.TempDir()} {
+		if out, _, err := zkbench(t, "kube", "archive", dir); err == nil || out != "" {
+			t.Errorf("archive %s: error %v, wrote %d bytes", dir, err, len(out))
+		}
+	}
+}
+
+// fakeKubeCluster is a fake clientset whose Jobs read back ended (the
+// shards' as shards says: Complete, Failed with index 1, or running),
+// whose fetch pod reads back Succeeded and whose pods' log is an archive of
+// results file.
+func fakeKubeCluster(t *testing.T, ns, resultsFile string, shards batchv1.JobConditionType) *fake.Clientset {
+	t.Helper()
+	src := t.TempDir()
+	b, err := os.ReadFile(resultsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, results.FileName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var archive bytes.Buffer
+	if err := kube.WriteArchive(&archive, src); err != nil {
+		t.Fatal(err)
+	}
+	client := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	tracked := func(a k8stesting.Action) (runtime.Object, error) {
+		return client.Tracker().Get(a.GetResource(), a.GetNamespace(), a.(k8stesting.GetAction).GetName())
+	}
+	client.PrependReactor("get", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		obj, err := tracked(a)
+		if err != nil {
+			return true, nil, err
+		}
+		job := obj.(*batchv1.Job).DeepCopy()
+		end := batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}
+		if job.Labels[kube.LabelComponent] == "shard" {
+			switch shards {
+			case batchv1.JobFailed:
+				end = batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonFailedIndexes}
+				failed := "1"
+				job.Status.FailedIndexes = &failed
+			case "":
+				return true, job, nil
+			}
+		}
+		job.Status.Conditions = append(job.Status.Conditions, end)
+		return true, job, nil
+	})
+	client.PrependReactor("get", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() == "log" {
+			return true, &runtime.Unknown{Raw: archive.Bytes()}, nil
+		}
+		obj, err := tracked(a)
+		if err != nil {
+			return true, nil, err
+		}
+		pod := obj.(*corev1.Pod).DeepCopy()
+		pod.Status.Phase = corev1.PodSucceeded
+		return true, pod, nil
+	})
+	return client
+}
+
+// writeKubeconfig writes a kubeconfig of one context, ctx, whose server is
+// server and namespace namespace.
+func writeKubeconfig(t *testing.T, server, namespace string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %q}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: ctx, context: {cluster: c, user: u, namespace: %q}}]
+current-context: ctx
+`, server, namespace)
+	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// kubeRunArgs are the flags the Kubernetes test gives kube run.
+func kubeRunArgs(kubeconfig, out string, more ...string) []string {
+	return append([]string{"--kubeconfig", kubeconfig, "--image", "zkbench/zkbench:test", "--shards", "2",
+		"--backend", "zookeeper", "--endpoints", "zk-0.zk:2181", "--clients", "20", "--duration", "5s",
+		"--variants", "naive,fair", "--workload", "lock", "--run-id", "kube-run", "-o", out}, more...)
+}
+
+// kube run against a fake clientset: the objects kube job writes are
+// created in the kubeconfig's namespace, the fetched run is summarized and
+// plotted as zkbench merge does, and what was created is deleted (not with
+// --keep); failed shards make it exit non-zero after all that.
+func TestKubeRunFetchesAndCleansUp(t *testing.T) {
+	kubeconfig := writeKubeconfig(t, "https://127.0.0.1:6443", "bench")
+	for _, c := range []struct {
+		name       string
+		args       []string
+		failShards bool
+		deleted    int
+	}{
+		{"complete", nil, false, 5},
+		{"keep", []string{"--keep", "--no-plots"}, false, 0},
+		{"shards failed", []string{"--no-plots"}, true, 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			shards := batchv1.JobComplete
+			if c.failShards {
+				shards = batchv1.JobFailed
+			}
+			client := fakeKubeCluster(t, "bench", testresults.Path("lock-zookeeper.json"), shards)
+			cmd := newKubeRunCmdWith(func(cfg *rest.Config) (kubernetes.Interface, error) {
+				if cfg.Host != "https://127.0.0.1:6443" {
+					t.Errorf("client of %s", cfg.Host)
+				}
+				return client, nil
+			})
+			var stdout, stderr bytes.Buffer
+			cmd.SetOut(&stdout)
+			cmd.SetErr(&stderr)
+			out := t.TempDir()
+			cmd.SetArgs(kubeRunArgs(kubeconfig, out, c.args...))
+			cmd.SetContext(context.Background())
+			err := cmd.Execute()
+			if c.failShards != (err != nil) || c.failShards && !errors.Is(err, kube.ErrShardsFailed) {
+				t.Fatalf("error %v\n%s%s", err, stderr.String(), stdout.String())
+			}
+			var created, deleted []string
+			for _, a := range client.Actions() {
+				switch a := a.(type) {
+				case k8stesting.CreateAction:
+					created = append(created, a.GetNamespace()+"/"+a.GetObject().(metav1.Object).GetName())
+				case k8stesting.DeleteAction:
+					deleted = append(deleted, a.GetName())
+				}
+			}
+			want := []string{"bench/zkbench-kube-run-config", "bench/zkbench-kube-run-results", "bench/zkbench-kube-run",
+				"bench/zkbench-kube-run-merge", "bench/zkbench-kube-run-fetch"}
+			if !slices.Equal(created, want) || len(deleted) != c.deleted {
+				t.Errorf("created %q, deleted %q; want %q, %d deleted", created, deleted, want, c.deleted)
+			}
+			path := filepath.Join(out, "kube-run", results.FileName)
+			if _, err := results.ReadFile(path); err != nil {
+				t.Fatal(err)
+			}
+			wantOut := []string{"results: " + path + " (merged from"}
+			if c.name == "complete" {
+				wantOut = append(wantOut, "plots: ")
+			}
+			for _, s := range wantOut {
+				if !strings.Contains(stdout.String(), s) {
+					t.Errorf("no %q in stdout:\n%s", s, stdout.String())
+				}
+			}
+			wantErr := []string{"namespace bench on https://127.0.0.1:6443 (context ctx)", "created job/zkbench-kube-run-merge"}
+			switch {
+			case c.failShards:
+				wantErr = append(wantErr, "failed shards: 1")
+			case c.deleted == 0:
+				wantErr = append(wantErr, "kubectl -n bench delete pod/zkbench-kube-run-fetch job/zkbench-kube-run-merge")
+			default:
+				wantErr = append(wantErr, "deleted configmap/zkbench-kube-run-config")
+			}
+			for _, s := range wantErr {
+				if !strings.Contains(stderr.String(), s) {
+					t.Errorf("no %q in stderr:\n%s", s, stderr.String())
+				}
+			}
+		})
+	}
+}
+
+// Ctrl-C (here: the command's context cancelled) stops the wait and
+// deletes what was created, saying what.
+func TestKubeRunInterrupted(t *testing.T) {
+	kubeconfig := writeKubeconfig(t, "https://127.0.0.1:6443", "bench")
+	client := fakeKubeCluster(t, "bench", testresults.Path("lock-zookeeper.json"), "")
+	cmd := newKubeRunCmdWith(func(*rest.Config) (kubernetes.Interface, error) { return client, nil })
+	var stdout, stderr bytes.Buffer
+	cmd.SetOut(&stdout)
+	cmd.SetErr(&stderr)
+	cmd.SetArgs(kubeRunArgs(kubeconfig, t.TempDir()))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client.PrependReactor("create", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
+		time.AfterFunc(50*time.Millisecond, cancel) // while the shards run
+		return false, nil, nil
+	})
+	cmd.SetContext(ctx)
+	start := time.Now()
+	err := cmd.Execute()
+	if !errors.Is(err, context.Canceled) || time.Since(start) > 10*time.Second {
+		t.Fatalf("error %v after %v, want context.Canceled at once", err, time.Since(start))
+	}
+	var deleted []string
+	for _, a := range client.Actions() {
+		if a, ok := a.(k8stesting.DeleteAction); ok {
+			deleted = append(deleted, a.GetResource().Resource+"/"+a.GetName())
+		}
+	}
+	if want := []string{"jobs/zkbench-kube-run", "persistentvolumeclaims/zkbench-kube-run-results", "configmaps/zkbench-kube-run-config"}; !slices.Equal(deleted, want) {
+		t.Errorf("deleted %q, want %q", deleted, want)
+	}
+	if want := "interrupted: deleting configmap/zkbench-kube-run-config, persistentvolumeclaim/zkbench-kube-run-results, job/zkbench-kube-run"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("no %q in stderr:\n%s", want, stderr.String())
+	}
+}
+
+// kube run refuses, within seconds and before creating anything, what kube
+// job refuses, a results folder in use, no kubeconfig, and a cluster that
+// does not answer, naming its server.
+func TestKubeRunRefuses(t *testing.T) {
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	unreachable := writeKubeconfig(t, "https://127.0.0.1:1", "bench")
+	used := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(used, "kube-run"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(used, "kube-run", results.FileName), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{kubeRunArgs(unreachable, t.TempDir()), "kube: cluster not reachable: https://127.0.0.1:1 (context ctx)"},
+		{kubeRunArgs(unreachable, used), filepath.Join(used, "kube-run") + " exists and is not empty"},
+		{kubeRunArgs(unreachable, t.TempDir(), "--context", "other"), `context "other" does not exist`},
+		{kubeRunArgs("", t.TempDir()), "no kubeconfig: give --kubeconfig PATH"},
+		{kubeRunArgs(unreachable, t.TempDir(), "--shards", "0"), "--shards 0: give the number of shards"},
+		{kubeRunArgs(unreachable, t.TempDir(), "--cluster", "local"), "--cluster: a Job's pods cannot share servers"},
+		{kubeRunArgs(unreachable, t.TempDir(), "--fetch-image", "busybox"), "unknown flag: --fetch-image"},
+	} {
+		start := time.Now()
+		out, stderr, err := zkbench(t, append([]string{"kube", "run"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q\n%s%s", c.args, err, c.want, out, stderr)
+		}
+		if d := time.Since(start); d > 15*time.Second {
+			t.Errorf("%q: refused after %v", c.args, d)
 		}
 	}
 }

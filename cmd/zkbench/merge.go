@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -23,11 +24,13 @@ func newMergeCmd() *cobra.Command {
 		Use:   "merge SHARD_RESULTS... | --shards-dir DIR --shards S",
 		Short: "Merge the results files of a sharded run's shards into one results file",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := summary.options()
-			if err != nil {
+			if _, err := summary.options(); err != nil { // refused before reading the shards
 				return err
 			}
-			var shardRuns []*results.Run
+			var (
+				shardRuns []*results.Run
+				err       error
+			)
 			switch {
 			case shardsDir != "" && len(args) > 0:
 				return fmt.Errorf("--shards-dir %s and %d files: give the shards' files or --shards-dir, not both", shardsDir, len(args))
@@ -54,22 +57,7 @@ func newMergeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if err := analysis.WriteSummary(stdout, run, opts); err != nil {
-				return err
-			}
-			others := summary.others(stdout, stderr)
-			fmt.Fprintf(others, "\nresults: %s (merged from %d shards)\n", path, run.MergedShards)
-			if more := summary.moreColumns(dir); more != "" {
-				fmt.Fprintln(others, more)
-			}
-			if !noPlots {
-				drawPlots(others, stderr, run, dir, path)
-			}
-			if run.Status != results.StatusComplete {
-				return fmt.Errorf("merged run is %s: %s", run.Status, run.StatusDetail)
-			}
-			return nil
+			return summary.showMerged(cmd.OutOrStdout(), cmd.ErrOrStderr(), run, dir, path, !noPlots)
 		},
 	}
 	fl := cmd.Flags()
@@ -79,4 +67,30 @@ func newMergeCmd() *cobra.Command {
 	fl.IntVar(&shards, "shards", 0, "with --shards-dir: the run's shard count")
 	summary.add(fl)
 	return cmd
+}
+
+// showMerged shows merged run run, written into dir (its file path): its
+// summary, where it is, and its plots drawn into dir/plots if plots, as
+// `zkbench merge` does (and `zkbench kube run` with the run it fetched). A
+// run that is not complete is an error.
+func (s *summaryFlags) showMerged(stdout, stderr io.Writer, run *results.Run, dir, path string, plots bool) error {
+	opts, err := s.options()
+	if err != nil {
+		return err
+	}
+	if err := analysis.WriteSummary(stdout, run, opts); err != nil {
+		return err
+	}
+	others := s.others(stdout, stderr)
+	fmt.Fprintf(others, "\nresults: %s (merged from %d shards)\n", path, run.MergedShards)
+	if more := s.moreColumns(dir); more != "" {
+		fmt.Fprintln(others, more)
+	}
+	if plots {
+		drawPlots(others, stderr, run, dir, path)
+	}
+	if run.Status != results.StatusComplete {
+		return fmt.Errorf("merged run is %s: %s", run.Status, run.StatusDetail)
+	}
+	return nil
 }
