@@ -10,7 +10,7 @@ BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: build test bench bench-runs bench-scale bench-plan plan-check lint deps images clean docs
-.PHONY: kube-bins kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch
+.PHONY: kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zkbench
@@ -21,9 +21,9 @@ build:
 # (without them the Docker tests skip, saying why; with CI=true they fail).
 # The report's browser test opens report.html in headless Chromium (make deps;
 # without it the test skips, with CI=true it fails).
-# The Kubernetes test (kube/controlplane, a module of its own) starts a real
-# kube-apiserver and Job controller that kube-bins builds once per machine.
-# On a machine where they are not built yet (about 11 minutes of 2 cores),
+# The Kubernetes tests (kube/controlplane, a module of its own) start a real
+# single-node Kubernetes whose binaries kube-bins builds once per machine.
+# On a machine where they are not built yet (about 20 minutes of 2 cores),
 # kube-bins builds them at the lowest CPU priority while the other tests run
 # (they leave cores idle while they wait on servers); its output goes to
 # $(KUBE_BIN_LOG) and is printed before the Kubernetes test.
@@ -249,14 +249,24 @@ plan-check: build
 images:
 	docker/images.sh $(VERSION)
 
-# The control plane of the Kubernetes test (docs/kubernetes.md): kube-apiserver
-# and kube-controller-manager from k8s.io/kubernetes, etcd from its server
-# module, built into $(KUBE_BIN_CACHE)/<versions>/ (gitignored): about 11
+# The single-node Kubernetes of the Kubernetes tests (docs/kubernetes.md):
+# kube-apiserver, kube-controller-manager, kube-scheduler and kubelet from
+# k8s.io/kubernetes, etcd from its server module, built into
+# $(KUBE_BIN_CACHE)/<versions>/ (gitignored): about 20
 # minutes cold on 2 cores, then nothing until a version in
 # kube/controlplane/go.mod changes.
 KUBE_BIN_CACHE ?= .cache/kube-bin
 kube-bins:
 	GO=$(GO) kube/controlplane/build.sh $(abspath $(KUBE_BIN_CACHE))
+
+# Scale on the single-node Kubernetes (docs/kubernetes-clusters.md): the
+# naive and fair lock with 10,000 clients over 4 shard pods (zkbench kube run)
+# and from one process, side by side on one ZooKeeper, kept in $(RUNS) as
+# kube-scale-zookeeper and kube-scale-zookeeper-1proc. Needs root, make deps,
+# make images and make kube-bins; about 10 minutes; run it on a quiet machine.
+bench-kube: kube-bins
+	cd kube/controlplane && ZKBENCH_KUBE_SCALE=$(abspath $(RUNS)) $(GO) test -count=1 -timeout 60m -run TestScaleOnANode -v . \
+		>$(abspath $(RUNS))/kube-scale.log 2>&1; rc=$$?; grep -v '^        [IWE][0-9]' $(abspath $(RUNS))/kube-scale.log | tail -80; exit $$rc
 
 # etcd's own benchmark tool (tools/benchmark in etcd's repository), built from
 # etcd's root module at the version tools/etcdbenchmark/go.mod names into
@@ -296,8 +306,9 @@ lint:
 	@if command -v staticcheck >/dev/null 2>&1; then staticcheck $(PKGS); else echo "staticcheck not installed; skipped"; fi
 
 # Installs what the tests need on Debian: Java is assumed present, ZooKeeper,
-# mmdebstrap (for `make images`) and Chromium (the report's browser test opens
-# report.html in it, headless) are not.
+# mmdebstrap (for `make images`), Chromium (the report's browser test opens
+# report.html in it, headless), and for the Kubernetes node test containerd,
+# runc and the CNI plugins (bridge, host-local, loopback) are not.
 deps:
 	@if [ ! -e /usr/share/java/zookeeper.jar ] && [ -z "$$ZOOKEEPER_HOME" ]; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zookeeper; fi
@@ -305,6 +316,10 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap; fi
 	@if ! command -v chromium >/dev/null; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; fi
+	@if [ ! -x /usr/lib/cni/bridge ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containernetworking-plugins; fi
+	@command -v containerd >/dev/null && command -v runc >/dev/null || { \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc; }
 	$(GO) mod download
 
 clean:

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds the control plane that the Kubernetes integration test starts: a real
-# kube-apiserver and kube-controller-manager from k8s.io/kubernetes and an etcd
-# from go.etcd.io/etcd/server/v3, at the versions this module's go.mod names.
+# Builds the single-node Kubernetes that the Kubernetes integration tests
+# start: a real kube-apiserver, kube-controller-manager, kube-scheduler and
+# kubelet from k8s.io/kubernetes and an etcd from go.etcd.io/etcd/server/v3, at
+# the versions this module's go.mod names.
 # The binaries land in a folder keyed by those versions, by default
 # .cache/kube-bin/<key>/ at the repository's root (gitignored): a machine pays
-# the build once (about 11 minutes cold on 2 cores, kube-apiserver most of it)
+# the build once (about 20 minutes cold on 2 cores, kube-apiserver and kubelet most of it)
 # and again only when a version changes. Prints the folder on its last line.
 #
 #   kube/controlplane/build.sh [CACHE_ROOT]
@@ -22,7 +23,7 @@ kube="$("$go" list -m -f '{{.Version}}' k8s.io/kubernetes)"
 etcd="$("$go" list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)"
 goversion="$("$go" env GOVERSION)"
 dir="$cache/kubernetes-$kube-etcd-$etcd-$goversion"
-bins=(kube-apiserver kube-controller-manager etcd)
+bins=(kube-apiserver kube-controller-manager kube-scheduler kubelet etcd)
 if [ "$only_dir" = 1 ]; then echo "$dir"; exit 0; fi
 
 have=1
@@ -41,10 +42,12 @@ ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube -X k8s.io/compo
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/kube-bin.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 export CGO_ENABLED=0
-echo "kube-bins: building kubernetes $kube and etcd $etcd into $dir (about 11 minutes cold on 2 cores)" >&2
-"$go" build -ldflags "$ldflags" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
-"$go" build -ldflags "$ldflags" -o "$tmp/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager
-"$go" build -ldflags "-s -w" -o "$tmp/etcd" ./cmd/etcd
+echo "kube-bins: building kubernetes $kube and etcd $etcd into $dir (about 20 minutes cold on 2 cores)" >&2
+for b in kube-apiserver kube-controller-manager kube-scheduler kubelet; do
+	[ -x "$dir/$b" ] && { cp "$dir/$b" "$tmp/$b"; continue; }
+	"$go" build -ldflags "$ldflags" -o "$tmp/$b" "k8s.io/kubernetes/cmd/$b"
+done
+[ -x "$dir/etcd" ] && cp "$dir/etcd" "$tmp/etcd" || "$go" build -ldflags "-s -w" -o "$tmp/etcd" ./cmd/etcd
 mkdir -p "$dir"
 for b in "${bins[@]}"; do mv "$tmp/$b" "$dir/$b"; done
 echo "kube-bins: built in $dir" >&2

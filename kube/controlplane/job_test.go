@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -59,7 +60,7 @@ func TestIndexedJobPods(t *testing.T) {
 	bins := binaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cs := startControlPlane(ctx, t, bins)
+	cs := startControlPlane(ctx, t, bins).cs
 
 	dir := t.TempDir()
 	args := append([]string{"kube", "job", "--shards", strconv.Itoa(shards), "--run-id", runID,
@@ -288,9 +289,9 @@ func binaries(t *testing.T) string {
 		}
 		dir = strings.TrimSpace(string(out))
 	}
-	for _, b := range []string{"kube-apiserver", "kube-controller-manager", "etcd"} {
+	for _, b := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "etcd"} {
 		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
-			msg := fmt.Sprintf("no %s in %s: build the control plane with `make kube-bins` (about 11 minutes cold on 2 cores, once per machine)", b, dir)
+			msg := fmt.Sprintf("no %s in %s: build the control plane with `make kube-bins` (about 20 minutes cold on 2 cores, once per machine)", b, dir)
 			if os.Getenv("CI") == "true" {
 				t.Fatal(msg)
 			}
@@ -330,14 +331,36 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// controlPlane is a running control plane: a client of system:masters,
+// the kubeconfig file that says the same, its PKI and the folder of the
+// binaries.
+type controlPlane struct {
+	cs         *kubernetes.Clientset
+	kubeconfig string
+	pki        pki
+	bins       string
+}
+
+// controllers are the kube-controller-manager controllers a node needs to
+// run the manifests' Jobs: Jobs' pods, service accounts and their tokens'
+// root CA, the node lifecycle (it lifts the not-ready taint), volume
+// binding and attachment, the protections that let a claim in use be
+// deleted once unused, and the garbage collectors that delete a Job's pods
+// with it.
+var controllers = []string{"job-controller", "serviceaccount-controller", "root-ca-certificate-publisher-controller",
+	"node-lifecycle-controller", "persistentvolume-binder-controller", "garbage-collector-controller",
+	"pod-garbage-collector-controller", "ttl-after-finished-controller", "persistentvolume-attach-detach-controller",
+	"persistentvolumeclaim-protection-controller", "persistentvolume-protection-controller"}
+
 // startControlPlane starts etcd, kube-apiserver (client certificates, RBAC)
-// and kube-controller-manager with only the Job and service account
-// controllers, all on 127.0.0.1, stopped when the test ends; it returns a
-// client of system:masters once the server is ready.
-func startControlPlane(ctx context.Context, t *testing.T, bins string) *kubernetes.Clientset {
+// and kube-controller-manager with the controllers above, all on
+// 127.0.0.1, stopped when the test ends; it returns once the server is
+// ready. No node runs pods until startNode makes one.
+func startControlPlane(ctx context.Context, t *testing.T, bins string) *controlPlane {
 	t.Helper()
 	dir := t.TempDir()
 	pki := newPKI(t, dir)
+	kubeletCrt, kubeletKey := pki.issue(t, dir, "apiserver-kubelet-client", "kube-apiserver-kubelet-client", []string{"system:masters"}, false, nil)
 
 	etcdPort, peerPort, apiPort := freePort(t), freePort(t), freePort(t)
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPort)
@@ -354,7 +377,10 @@ func startControlPlane(ctx context.Context, t *testing.T, bins string) *kubernet
 		"--service-cluster-ip-range=10.0.0.0/24", "--authorization-mode=RBAC",
 		// The endpoints of the kubernetes Service may not be loopback
 		// addresses; nothing here needs that Service.
-		"--endpoint-reconciler-type=none")
+		"--endpoint-reconciler-type=none",
+		// Logs and exec go from the server to the kubelet.
+		"--kubelet-client-certificate="+kubeletCrt, "--kubelet-client-key="+kubeletKey,
+		"--kubelet-preferred-address-types=InternalIP")
 
 	cfg := &rest.Config{
 		Host: fmt.Sprintf("https://127.0.0.1:%d", apiPort),
@@ -382,8 +408,10 @@ func startControlPlane(ctx context.Context, t *testing.T, bins string) *kubernet
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	writeKubeconfig(t, kubeconfig, cfg)
 	start(ctx, t, dir, filepath.Join(bins, "kube-controller-manager"), "--kubeconfig="+kubeconfig,
-		"--controllers=job,serviceaccount", "--leader-elect=false", "--secure-port=0")
-	return cs
+		"--controllers="+strings.Join(controllers, ","), "--leader-elect=false", "--secure-port=0",
+		"--root-ca-file="+pki.caCert, "--service-account-private-key-file="+pki.saKey,
+		"--node-monitor-grace-period=20s")
+	return &controlPlane{cs: cs, kubeconfig: kubeconfig, pki: pki, bins: bins}
 }
 
 // start runs bin with args until the test ends; its output goes to a log
@@ -399,6 +427,9 @@ func start(ctx context.Context, t *testing.T, dir, bin string, args ...string) <
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.WaitDelay = 10 * time.Second
+	// It dies with the test, even one that a timeout's panic ends
+	// before its cleanups.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -412,14 +443,26 @@ func start(ctx context.Context, t *testing.T, dir, bin string, args ...string) <
 		<-exited
 		_ = log.Close()
 		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			if len(b) > 4000 {
-				b = b[len(b)-4000:]
-			}
-			t.Logf("%s's last output:\n%s", name, b)
+			t.Logf("%s's errors and last output:\n%s", name, logExcerpt(logPath))
 		}
 	})
 	return exited
+}
+
+// logExcerpt is what a failing test shows of a component's log: its first
+// 20 error lines (klog's E and F) and its last 3,000 bytes.
+func logExcerpt(path string) string {
+	b, _ := os.ReadFile(path)
+	var errs []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if len(errs) < 20 && len(line) > 5 && (line[0] == 'E' || line[0] == 'F') && line[1] >= '0' && line[1] <= '9' {
+			errs = append(errs, line)
+		}
+	}
+	if len(b) > 3000 {
+		b = b[len(b)-3000:]
+	}
+	return strings.Join(errs, "\n") + "\n...\n" + string(b)
 }
 
 func writeKubeconfig(t *testing.T, path string, cfg *rest.Config) {
@@ -450,6 +493,51 @@ current-context: it
 type pki struct {
 	caCert, serverCert, serverKey, saKey string
 	caPEM, clientPEM, clientKeyPEM       []byte
+	ca                                   *x509.Certificate
+	caKey                                *ecdsa.PrivateKey
+	serial                               *int64
+}
+
+// leaf makes a certificate signed by the CA and its key, as PEM.
+func (p pki) leaf(t *testing.T, subject pkix.Name, usage x509.ExtKeyUsage, ips []net.IP) ([]byte, []byte) {
+	t.Helper()
+	key := ecKey(t)
+	*p.serial++
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(*p.serial), Subject: subject, IPAddresses: ips, DNSNames: []string{"localhost"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+}
+
+// issue writes a certificate for cn in groups (a server's for ips if
+// server, else a client's) and its key into dir; it returns their paths.
+func (p pki) issue(t *testing.T, dir, name, cn string, groups []string, server bool, ips []net.IP) (string, string) {
+	t.Helper()
+	usage := x509.ExtKeyUsageClientAuth
+	if server {
+		usage = x509.ExtKeyUsageServerAuth
+	}
+	crt, key := p.leaf(t, pkix.Name{CommonName: cn, Organization: groups}, usage, ips)
+	return writeFile(t, dir, name+".pem", crt), writeFile(t, dir, name+"-key.pem", key)
+}
+
+func writeFile(t *testing.T, dir, name string, b []byte) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // newPKI makes a CA, the server's certificate for 127.0.0.1, an admin
@@ -467,38 +555,16 @@ func newPKI(t *testing.T, dir string) pki {
 		t.Fatal(err)
 	}
 	ca, _ := x509.ParseCertificate(caDER)
-	leaf := func(serial int64, subject pkix.Name, usage x509.ExtKeyUsage, ips []net.IP) ([]byte, []byte) {
-		key := ecKey(t)
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial), Subject: subject, IPAddresses: ips, DNSNames: []string{"localhost"},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kder, err := x509.MarshalECPrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
-	}
-	p := pki{caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})}
-	serverPEM, serverKeyPEM := leaf(2, pkix.Name{CommonName: "kube-apiserver"}, x509.ExtKeyUsageServerAuth, []net.IP{net.ParseIP("127.0.0.1")})
-	p.clientPEM, p.clientKeyPEM = leaf(3, pkix.Name{CommonName: "admin", Organization: []string{"system:masters"}}, x509.ExtKeyUsageClientAuth, nil)
+	serial := int64(1)
+	p := pki{caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), ca: ca, caKey: caKey, serial: &serial}
+	serverPEM, serverKeyPEM := p.leaf(t, pkix.Name{CommonName: "kube-apiserver"}, x509.ExtKeyUsageServerAuth, []net.IP{net.ParseIP("127.0.0.1")})
+	p.clientPEM, p.clientKeyPEM = p.leaf(t, pkix.Name{CommonName: "admin", Organization: []string{"system:masters"}}, x509.ExtKeyUsageClientAuth, nil)
 	sa, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
 	saPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(sa)})
-	write := func(name string, b []byte) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := func(name string, b []byte) string { return writeFile(t, dir, name, b) }
 	p.caCert = write("ca.pem", p.caPEM)
 	p.serverCert = write("server.pem", serverPEM)
 	p.serverKey = write("server-key.pem", serverKeyPEM)
