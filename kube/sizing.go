@@ -54,8 +54,10 @@ func DefaultName(runID string) string {
 }
 
 // AutoMemory is the memory a shard's pod requests for perShard clients:
-// docs/results.md's measured resident memory per ZooKeeper client at
-// 10,000 clients (239 KB), doubled, over a base for the process.
+// 512 KiB a client over a base for the process: about three times the
+// resident memory per ZooKeeper client of the fair lock at 10,000 clients
+// in docs/results.md (176 KB), and above the 434 to 462 KB a client of a run
+// holding the naive lock too (docs/kubernetes-clusters.md).
 func AutoMemory(perShard int) resource.Quantity {
 	return *resource.NewQuantity(256<<20+int64(perShard)*512<<10, resource.BinarySI)
 }
