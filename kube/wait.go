@@ -49,35 +49,34 @@ func (p *progress) show(state string) {
 func (c *ClusterRun) waitJob(ctx context.Context, name string, deadline time.Duration) (*batchv1.Job, error) {
 	jobs := c.client.BatchV1().Jobs(c.spec.Namespace)
 	p := &progress{c: c, what: "job/" + name, start: time.Now(), deadline: deadline}
-	tick := time.NewTicker(c.poll)
-	defer tick.Stop()
-	for {
-		job, err := jobs.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("kube: waiting for job/%s: %w", name, err)
+	var job *batchv1.Job
+	err := c.every(ctx, p.what, func() (bool, error) {
+		var err error
+		if job, err = jobs.Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return false, fmt.Errorf("kube: waiting for job/%s: %w", name, err)
 		}
 		pods, err := c.pods(ctx, name, "")
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		end := jobEnd(job)
 		// Failed or Complete, and none of its pods still stopping.
 		if end != nil && job.Status.Active == 0 && (job.Status.Terminating == nil || *job.Status.Terminating == 0) {
 			fmt.Fprintf(c.out, "job/%s: %s after %v: %s; %d succeeded, %d failed\n", name, end.Type,
 				time.Since(p.start).Round(time.Second), podPhases(pods), job.Status.Succeeded, job.Status.Failed)
-			return job, nil
+			return true, nil
 		}
 		p.show(fmt.Sprintf("%s; %d succeeded, %d failed", podPhases(pods), job.Status.Succeeded, job.Status.Failed))
 		if deadline > 0 && time.Since(p.start) > deadline+jobGrace {
-			return nil, fmt.Errorf("kube: job/%s has not ended %v after its deadline of %v: is the Job controller running? (kubectl -n %s describe job/%s)",
+			return false, fmt.Errorf("kube: job/%s has not ended %v after its deadline of %v: is the Job controller running? (kubectl -n %s describe job/%s)",
 				name, jobGrace, deadline, c.spec.Namespace, name)
 		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("kube: waiting for job/%s: %w", name, ctx.Err())
-		case <-tick.C:
-		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return job, nil
 }
 
 // waitPod waits until pod name has Succeeded or Failed, printing its phase
@@ -87,25 +86,41 @@ func (c *ClusterRun) waitJob(ctx context.Context, name string, deadline time.Dur
 func (c *ClusterRun) waitPod(ctx context.Context, name string, bound time.Duration) (*corev1.Pod, error) {
 	pods := c.client.CoreV1().Pods(c.spec.Namespace)
 	p := &progress{c: c, what: "pod/" + name, start: time.Now(), deadline: bound}
-	tick := time.NewTicker(c.poll)
-	defer tick.Stop()
-	for {
-		pod, err := pods.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("kube: waiting for pod/%s: %w", name, err)
+	var pod *corev1.Pod
+	err := c.every(ctx, p.what, func() (bool, error) {
+		var err error
+		if pod, err = pods.Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return false, fmt.Errorf("kube: waiting for pod/%s: %w", name, err)
 		}
 		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 			fmt.Fprintf(c.out, "pod/%s: %s after %v\n", name, pod.Status.Phase, time.Since(p.start).Round(time.Second))
-			return pod, nil
+			return true, nil
 		}
 		p.show(podPhases([]corev1.Pod{*pod}))
 		if time.Since(p.start) > bound {
-			return nil, fmt.Errorf("kube: pod/%s has not ended in %v (%s): kubectl -n %s describe pod/%s says why",
+			return false, fmt.Errorf("kube: pod/%s has not ended in %v (%s): kubectl -n %s describe pod/%s says why",
 				name, bound, podPhases([]corev1.Pod{*pod}), c.spec.Namespace, name)
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return pod, nil
+}
+
+// every runs step every c.poll until it says done or fails, or ctx ends
+// (an error that names what it waited for).
+func (c *ClusterRun) every(ctx context.Context, what string, step func() (done bool, err error)) error {
+	tick := time.NewTicker(c.poll)
+	defer tick.Stop()
+	for {
+		if done, err := step(); done || err != nil {
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("kube: waiting for pod/%s: %w", name, ctx.Err())
+			return fmt.Errorf("kube: waiting for %s: %w", what, ctx.Err())
 		case <-tick.C:
 		}
 	}
