@@ -169,9 +169,18 @@ func handoffPath(t *testing.T, res results.Result) {
 	if release.Count < handoff.Count {
 		t.Errorf("fair lock: %d release calls timed for %d handoffs", release.Count, handoff.Count)
 	}
-	if sum := notify.Mean + decide.Mean; sum < 0.9*handoff.Mean || sum > 1.1*handoff.Mean {
-		t.Errorf("fair lock: mean release to event %.0f ns + event to grant %.0f ns = %.0f, handoff mean %.0f: want equal within 10%%",
-			notify.Mean, decide.Mean, sum, handoff.Mean)
+	// Each notified handoff is its release to event plus its event to
+	// grant, so the parts' totals are the notified handoffs' total: at
+	// most all handoffs', and at least that less the unnotified ones, each
+	// at most the longest. Totals, not means: on a loaded machine the few
+	// unnotified handoffs can be the long ones (1%: the histograms' means
+	// are rounded to their buckets).
+	parts := notify.Mean*float64(notify.Count) + decide.Mean*float64(decide.Count)
+	all := handoff.Mean * float64(handoff.Count)
+	unnotified := float64(handoff.Count-notify.Count) * float64(handoff.Max)
+	if parts > 1.01*all || parts < 0.99*(all-unnotified) {
+		t.Errorf("fair lock: release to event and event to grant total %.0f ns over %d handoffs; all %d handoffs %.0f ns, %d unnotified of at most %d ns each: want the parts within the notified handoffs' bounds",
+			parts, notify.Count, handoff.Count, all, handoff.Count-notify.Count, handoff.Max)
 	}
 }
 

@@ -174,12 +174,17 @@ func TestReplyTooLarge(t *testing.T) {
 	b := open(t, zookeeper.Config{RecvBufferSize: 8 << 10})
 	s := newSession(t, b)
 	ns := namespace(t, b, s)
-	ctx := ctxT(t)
+	// The 1,300 creates below are round trips one after the other: on a
+	// loaded machine under -race they outlast ctxT's 10 s, which bounds
+	// only the calls that could hang.
+	setup, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	for i := 0; i < 300; i++ { // 300 x (4 + 32) bytes > 8 KiB
-		if _, err := s.CreateSequential(ctx, ns, "lock-", nil); err != nil {
+		if _, err := s.CreateSequential(setup, ns, "lock-", nil); err != nil {
 			t.Fatal(err)
 		}
 	}
+	ctx := ctxT(t)
 	start := time.Now()
 	_, err := s.Children(ctx, ns)
 	if !errors.Is(err, zookeeper.ErrReplyTooLarge) {
@@ -204,16 +209,16 @@ func TestReplyTooLarge(t *testing.T) {
 	// 1,000 of Enqueue's names fit a buffer sized for them (18 KiB), which
 	// a listing of CreateSequential's 49-byte names would overflow.
 	short := ns + "/short"
-	if err := s.EnsurePath(ctx, short); err != nil {
+	if err := s.EnsurePath(setup, short); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 1000; i++ {
-		if _, err := s.Enqueue(ctx, short, "t"); err != nil {
+		if _, err := s.Enqueue(setup, short, "t"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	sized := newSession(t, open(t, zookeeper.Config{MaxChildren: 1000, MaxChildName: 10}))
-	if kids, err := sized.Children(ctx, short); err != nil || len(kids) != 1000 {
+	if kids, err := sized.Children(ctxT(t), short); err != nil || len(kids) != 1000 {
 		t.Fatalf("with MaxChildren 1000 and MaxChildName 10: %d children, %v", len(kids), err)
 	}
 }

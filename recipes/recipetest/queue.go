@@ -353,12 +353,16 @@ func testQueueCancel(e *queueEnv) {
 		e.leftBecomes(0)
 		return
 	}
-	// The abandoned library Dequeue takes it; closing the session ends it.
+	// The abandoned library Dequeue takes it and returns it. Its session
+	// closes only after that: closed while the Dequeue's delete was in
+	// flight (a loaded machine), the call would end in an error with the
+	// item gone.
 	e.leftBecomes(0)
-	_ = waiter.s.Close()
 	sctx, scancel := context.WithTimeout(context.Background(), opTimeout)
 	defer scancel()
-	if data, ok := st.Stranded(sctx); !ok || string(data) != "after" {
+	data, ok := st.Stranded(sctx)
+	_ = waiter.s.Close()
+	if !ok || string(data) != "after" {
 		e.t.Fatalf("native: Stranded = %q, %v; want the item the abandoned Dequeue took", data, ok)
 	}
 }
