@@ -40,6 +40,8 @@ const e2eClients = 20
 //     results fetched into results/<run-id>/ locally.
 //   - `zkbench kube run` whose shard pod is killed mid-run: it fails,
 //     naming the shard, and the merge names the missing shard.
+//   - `zkbench kube run` interrupted (SIGINT) while the shards run: it
+//     exits non-zero and deletes what it created.
 func TestShardedRunOnANode(t *testing.T) {
 	bins := binaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
@@ -85,15 +87,7 @@ func TestShardedRunOnANode(t *testing.T) {
 		local := t.TempDir()
 		runShell(ctx, t, fmt.Sprintf("base64 -d | tar -xz -C %s", local), fetched)
 
-		shards := []resultsFile{}
-		for i := range 2 {
-			m, _ := filepath.Glob(filepath.Join(volume, run, "shards", strconv.Itoa(i), "*", "results.json"))
-			if len(m) != 1 {
-				t.Fatalf("shard %d's results on the volume: %v", i, m)
-			}
-			shards = append(shards, readResults(t, m[0]))
-		}
-		checkMerged(t, readResults(t, findResults(t, local)), shards)
+		checkMerged(t, readResults(t, findResults(t, local)), shardResults(t, volume, run, 2))
 	})
 
 	t.Run("run", func(t *testing.T) {
@@ -104,21 +98,10 @@ func TestShardedRunOnANode(t *testing.T) {
 		out := runZkbench(ctx, t, bin, work, append([]string{"kube", "run", "--run-id=" + run, "--namespace=" + ns,
 			"--kubeconfig=" + cp.kubeconfig}, runFlags...)...)
 		t.Logf("zkbench kube run:\n%s", out)
-		shards := []resultsFile{}
-		for i := range 2 {
-			m, _ := filepath.Glob(filepath.Join(volume, run, "shards", strconv.Itoa(i), "*", "results.json"))
-			if len(m) != 1 {
-				t.Fatalf("shard %d's results on the volume: %v", i, m)
-			}
-			shards = append(shards, readResults(t, m[0]))
-		}
-		checkMerged(t, readResults(t, filepath.Join(work, "runs", run, "results.json")), shards)
-		// It deleted what it made: no Job, pod, ConfigMap or claim of its own is left.
-		if jobs, err := cp.cs.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{}); err != nil || len(jobs.Items) != 0 {
-			t.Errorf("Jobs left after kube run: %v (%v)", jobs, err)
-		}
-		if cms, err := cp.cs.CoreV1().ConfigMaps(ns).Get(ctx, job+"-config", metav1.GetOptions{}); err == nil {
-			t.Errorf("ConfigMap %s left after kube run", cms.Name)
+		checkMerged(t, readResults(t, filepath.Join(work, "runs", run, "results.json")), shardResults(t, volume, run, 2))
+		// It deleted what it made.
+		if left := objectsOf(ctx, t, cp.cs, ns, job); left != "" {
+			t.Errorf("left after kube run: %s", left)
 		}
 	})
 
@@ -157,6 +140,71 @@ func TestShardedRunOnANode(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("interrupted", func(t *testing.T) {
+		ns := restrictedNamespace(ctx, t, cp.cs, "zkbench-e2e-int")
+		const run, job = "e2e-int", "zkbench-e2e-int"
+		n.hostPathVolume(ctx, t, cp.cs, ns, job+"-results")
+		args := append([]string{"kube", "run", "--run-id=" + run, "--namespace=" + ns, "--kubeconfig=" + cp.kubeconfig}, runFlags...)
+		cmd := exec.CommandContext(ctx, bin, append(args, "--duration=60s")...)
+		cmd.Dir = t.TempDir()
+		var buf strings.Builder
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitShardRunning(ctx, t, cp.cs, ns, job, 0)
+		// Ctrl-C: kube run deletes what it created, within its 30 s.
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		err := cmd.Wait()
+		t.Logf("zkbench kube run, interrupted:\n%s", buf.String())
+		if err == nil {
+			t.Errorf("an interrupted kube run exited 0")
+		}
+		if left := objectsOf(ctx, t, cp.cs, ns, job); left != "" {
+			t.Errorf("left after Ctrl-C: %s", left)
+		}
+	})
+}
+
+// objectsOf names the run's ConfigMap, claim and Jobs that exist and are
+// not being deleted, in namespace ns.
+func objectsOf(ctx context.Context, t *testing.T, cs *kubernetes.Clientset, ns, job string) string {
+	t.Helper()
+	var left []string
+	if cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, job+"-config", metav1.GetOptions{}); err == nil && cm.DeletionTimestamp == nil {
+		left = append(left, "configmap/"+cm.Name)
+	}
+	if pvc, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, job+"-results", metav1.GetOptions{}); err == nil && pvc.DeletionTimestamp == nil {
+		left = append(left, "persistentvolumeclaim/"+pvc.Name)
+	}
+	jobs, err := cs.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs.Items {
+		if j.DeletionTimestamp == nil {
+			left = append(left, "job/"+j.Name)
+		}
+	}
+	return strings.Join(left, ", ")
+}
+
+// shardResults are the results files of run's n shards on the volume at
+// host folder volume.
+func shardResults(t *testing.T, volume, run string, n int) []resultsFile {
+	t.Helper()
+	var shards []resultsFile
+	for i := range n {
+		m, _ := filepath.Glob(filepath.Join(volume, run, "shards", strconv.Itoa(i), "*", "results.json"))
+		if len(m) != 1 {
+			t.Fatalf("shard %d's results on the volume: %v", i, m)
+		}
+		shards = append(shards, readResults(t, m[0]))
+	}
+	return shards
 }
 
 // checkMerged checks a merged results file against its shards': every
