@@ -43,13 +43,9 @@ const e2eClients = 20
 //   - `zkbench kube run` interrupted (SIGINT) while the shards run: it
 //     exits non-zero and deletes what it created.
 func TestShardedRunOnANode(t *testing.T) {
-	bins := binaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	cp := startControlPlane(ctx, t, bins)
-	zkPort := zookeeper(ctx, t)
-	n := startNode(ctx, t, cp, zkbenchImage)
-	bin := zkbench(t)
+	cp, n, zkPort, bin := startNodeCluster(ctx, t)
 	endpoint := fmt.Sprintf("--endpoints=%s:%d", podGateway, zkPort)
 	runFlags := []string{"--backend=zookeeper", endpoint, "--workload=lock", "--variants=naive,fair",
 		"--clients=" + strconv.Itoa(e2eClients), "--duration=4s", "--warmup=1s", "--shards=2",
@@ -207,6 +203,16 @@ func shardResults(t *testing.T, volume, run string, n int) []resultsFile {
 		shards = append(shards, readResults(t, m[0]))
 	}
 	return shards
+}
+
+// startNodeCluster starts the control plane, a ZooKeeper on the host and
+// the node holding zkbenchImage, and builds zkbench: what the tests that
+// run pods share. It returns ZooKeeper's port.
+func startNodeCluster(ctx context.Context, t *testing.T) (*controlPlane, *node, int, string) {
+	t.Helper()
+	cp := startControlPlane(ctx, t, binaries(t))
+	zkPort := zookeeper(ctx, t)
+	return cp, startNode(ctx, t, cp, zkbenchImage), zkPort, zkbench(t)
 }
 
 // checkMerged checks a merged results file against its shards': every

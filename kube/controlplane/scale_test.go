@@ -39,13 +39,9 @@ func TestScaleOnANode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bins := binaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Minute)
 	defer cancel()
-	cp := startControlPlane(ctx, t, bins)
-	zkPort := zookeeper(ctx, t)
-	n := startNode(ctx, t, cp, zkbenchImage)
-	bin := zkbench(t)
+	cp, n, zkPort, bin := startNodeCluster(ctx, t)
 	workload := []string{"--backend=zookeeper", "--workload=lock", "--variants=fair,naive", "--hold=0",
 		"--clients=" + strconv.Itoa(scaleClients), "--duration=20s"}
 
