@@ -23,7 +23,7 @@ build:
 # without it the test skips, with CI=true it fails).
 # The Kubernetes tests (kube/controlplane, a module of its own) start a real
 # single-node Kubernetes whose binaries kube-bins builds once per machine.
-# On a machine where they are not built yet (about 20 minutes of 2 cores),
+# On a machine where they are not built yet (about 30 minutes of 2 cores; docs/kubernetes.md),
 # kube-bins builds them at the lowest CPU priority while the other tests run
 # (they leave cores idle while they wait on servers); its output goes to
 # $(KUBE_BIN_LOG) and is printed before the Kubernetes test.

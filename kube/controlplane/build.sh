@@ -5,7 +5,7 @@
 # the versions this module's go.mod names.
 # The binaries land in a folder keyed by those versions, by default
 # .cache/kube-bin/<key>/ at the repository's root (gitignored): a machine pays
-# the build once (about 20 minutes cold on 2 cores, kube-apiserver and kubelet most of it)
+# the build once (about 30 minutes cold on 2 cores, kube-apiserver most of it)
 # and again only when a version changes. Prints the folder on its last line.
 #
 #   kube/controlplane/build.sh [CACHE_ROOT]
@@ -42,7 +42,7 @@ ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube -X k8s.io/compo
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/kube-bin.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 export CGO_ENABLED=0
-echo "kube-bins: building kubernetes $kube and etcd $etcd into $dir (about 20 minutes cold on 2 cores)" >&2
+echo "kube-bins: building kubernetes $kube and etcd $etcd into $dir (about 30 minutes cold on 2 cores)" >&2
 for b in kube-apiserver kube-controller-manager kube-scheduler kubelet; do
 	[ -x "$dir/$b" ] && { cp "$dir/$b" "$tmp/$b"; continue; }
 	"$go" build -ldflags "$ldflags" -o "$tmp/$b" "k8s.io/kubernetes/cmd/$b"

@@ -291,7 +291,7 @@ func binaries(t *testing.T) string {
 	}
 	for _, b := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "etcd"} {
 		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
-			msg := fmt.Sprintf("no %s in %s: build the control plane with `make kube-bins` (about 20 minutes cold on 2 cores, once per machine)", b, dir)
+			msg := fmt.Sprintf("no %s in %s: build the control plane with `make kube-bins` (about 30 minutes cold on 2 cores, once per machine)", b, dir)
 			if os.Getenv("CI") == "true" {
 				t.Fatal(msg)
 			}
