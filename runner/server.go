@@ -198,7 +198,8 @@ func etcdConfig(endpoints []string, srv Servers) etcdbackend.Config {
 // clients (go-zookeeper drops the connection on a reply larger than its
 // buffer), with names as long as the run's variants make them.
 func (p *plan) zkConfig(endpoints []string) zkbackend.Config {
-	cfg := zkConfig(endpoints, p.Servers, slices.Max(p.cfg.Clients))
+	n, _ := p.listedChildren()
+	cfg := zkConfig(endpoints, p.Servers, n)
 	cfg.MaxChildName = p.listedName()
 	p.sizeForReplies(&cfg)
 	return cfg
@@ -222,6 +223,36 @@ func (p *plan) sizeForReplies(cfg *zkbackend.Config) {
 	}
 	cfg.RecvBufferSize = max(listing, n+4<<10)
 	cfg.SendBufferSize = max(zkbackend.DefaultSendBufferSize, n+4<<10)
+}
+
+// maxBacklogBuffer bounds the receive buffer a workload's backlog sizes
+// (workloads.ListingSizer): 1 MiB, ZooKeeper's default jute.maxbuffer,
+// past which its own Java clients refuse a reply, so a queue whose listing
+// is larger is beyond what any client of the recipe reads with defaults.
+const maxBacklogBuffer = 1 << 20
+
+// listedChildren is the most children one ZooKeeper listing of the run's
+// cases may hold, which sizes each session's receive buffer: the largest
+// case's clients (every client may queue under one node), or the
+// workload's own bound where larger (workloads.ListingSizer: the queue's
+// backlog, --rate x --duration items), that one cut to what fits in
+// maxBacklogBuffer. backlog is the workload's bound (0: none or not
+// larger), before the cut.
+func (p *plan) listedChildren() (n, backlog int) {
+	n = slices.Max(p.cfg.Clients)
+	ls, ok := p.workload.(workloads.ListingSizer)
+	if !ok {
+		return n, 0
+	}
+	b := ls.LargestListing(p.cfg)
+	if b <= n {
+		return n, 0
+	}
+	fit := (maxBacklogBuffer - 16<<10) / zkbackend.ChildBytes
+	if name := p.listedName(); name > 0 {
+		fit = (maxBacklogBuffer - 4<<10) / (4 + name)
+	}
+	return max(n, min(b, fit)), b
 }
 
 // listedName is the longest child name the run's variants list on

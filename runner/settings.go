@@ -95,18 +95,42 @@ func (p *plan) chooseSettings() []results.Setting {
 				"buffer per connection) would stay resident through the measured interval", measure.ReleaseMemoryFrom)})
 	}
 	if p.kind == backends.ZooKeeper {
-		buf := zkbackend.RecvBufferForChildren(n)
-		why := fmt.Sprintf("a session must receive a listing of every client of a case under one node (%d)", n)
-		if name := p.listedName(); name > 0 {
-			buf = zkbackend.RecvBufferForNames(n, name)
-			why = fmt.Sprintf("a session must receive a listing of every client of a case under one node (%d "+
-				"names of %d bytes: 4 KiB + %d bytes a child)", n, name, 4+name)
-		} else if buf == zkbackend.DefaultRecvBufferSize {
-			why = "auto: the default, which holds a listing of " + fmt.Sprint(n) + " children"
-		}
-		out = append(out, results.Setting{Name: "zookeeper receive buffer", Value: fmt.Sprintf("%d bytes", buf), Why: why})
+		out = append(out, p.recvBufferSetting())
 	}
 	return out
+}
+
+// recvBufferSetting says how each ZooKeeper session's receive buffer was
+// sized: for a listing of every client of a case under one node, or of the
+// workload's backlog (listedChildren).
+func (p *plan) recvBufferSetting() results.Setting {
+	n, backlog := p.listedChildren()
+	name := p.listedName()
+	buf := zkbackend.RecvBufferForChildren(n)
+	if name > 0 {
+		buf = zkbackend.RecvBufferForNames(n, name)
+	}
+	setting := func(why string) results.Setting {
+		return results.Setting{Name: "zookeeper receive buffer", Value: fmt.Sprintf("%d bytes", buf), Why: why}
+	}
+	if backlog > 0 {
+		why := fmt.Sprintf("a session must receive a listing of the %s workload's backlog, every item a case puts "+
+			"(--rate x --duration: %d)", p.wspec.Name, backlog)
+		if n < backlog {
+			why += fmt.Sprintf(", cut to %d to stay within %d KiB, ZooKeeper's default jute.maxbuffer (its Java clients "+
+				"refuse a larger reply): a listing of a longer backlog fails its take, counted as the case's error", n,
+				maxBacklogBuffer>>10)
+		}
+		return setting(why)
+	}
+	switch {
+	case name > 0:
+		return setting(fmt.Sprintf("a session must receive a listing of every client of a case under one node (%d "+
+			"names of %d bytes: 4 KiB + %d bytes a child)", n, name, 4+name))
+	case buf == zkbackend.DefaultRecvBufferSize:
+		return setting("auto: the default, which holds a listing of " + fmt.Sprint(n) + " children")
+	}
+	return setting(fmt.Sprintf("a session must receive a listing of every client of a case under one node (%d)", n))
 }
 
 func capNote(v time.Duration) string {

@@ -47,6 +47,17 @@ func TestQueueChecker(t *testing.T) {
 			t.Fatalf("%+v", r)
 		}
 	})
+	t.Run("queue not listed at the end", func(t *testing.T) {
+		c := NewQueueChecker(recipes.AtLeastOnce)
+		qput(c, "a", 0, 0)
+		qput(c, "b", 0, 1)
+		qtake(c, "b", 0, 2, 3, false) // lost before Ack
+		c.Unlisted()
+		r := c.Result()
+		if r.Unaccounted != 2 || r.UnaccountedUntaken != 1 || r.Lost != 0 || r.Safety.Violations != 0 {
+			t.Fatalf("an item that may still be queued counted as lost: %+v", r)
+		}
+	})
 	t.Run("taken before the put's answer", func(t *testing.T) {
 		c := NewQueueChecker(recipes.AtMostOnce)
 		c.Putting("a", 0, 0)

@@ -34,6 +34,7 @@ type QueueChecker struct {
 	pending  map[string]*queueItem
 	unknown  []string        // taken, never put
 	queued   map[string]bool // still queued at the end
+	unlisted bool            // the listing at the end failed: see Unlisted
 }
 
 // queueItem is one item's history.
@@ -149,6 +150,15 @@ func (c *QueueChecker) Queued(id string) {
 	c.queued[id] = true
 }
 
+// Unlisted records that the queue could not be listed at the end of the
+// case: an item neither taken nor acknowledged may still be queued, so it
+// is unaccounted for, not lost.
+func (c *QueueChecker) Unlisted() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.unlisted = true
+}
+
 // QueueCheckerResult is what a QueueChecker found.
 type QueueCheckerResult struct {
 	Safety results.Safety
@@ -169,6 +179,10 @@ type QueueCheckerResult struct {
 	Lost, LostUntaken, Duplicates int64
 	// QueuedUntaken: items never taken and still queued at the end.
 	QueuedUntaken int64
+	// Unaccounted: items that would be lost but for the queue's listing
+	// at the end, which failed (Unlisted): they may still be queued
+	// (UnaccountedUntaken of them were never taken).
+	Unaccounted, UnaccountedUntaken int64
 	// Inversions: takes of an item while a more urgent one waited (put
 	// before this take began, no take of it begun before this one ended:
 	// a lower bound). RacedInversions also counts those whose more urgent
@@ -253,6 +267,9 @@ func (c *QueueChecker) Result() QueueCheckerResult {
 		case len(it.takes) == 0 && c.queued[id]:
 			out.StillQueued++
 			out.QueuedUntaken++
+		case len(it.takes) == 0 && certain && c.unlisted:
+			out.Unaccounted++
+			out.UnaccountedUntaken++
 		case len(it.takes) == 0 && certain:
 			out.Lost++
 			out.LostUntaken++
@@ -267,6 +284,8 @@ func (c *QueueChecker) Result() QueueCheckerResult {
 				out.Dropped++
 			case c.queued[id]:
 				out.StillQueued++ // claimed by a lost consumer, waiting for redelivery
+			case last.lost && c.unlisted:
+				out.Unaccounted++
 			case last.lost:
 				out.Lost++
 				violate("item %s: consumer %d was lost holding it (%s) and it was not taken again nor left in the queue", id, last.consumer, c.delivery)

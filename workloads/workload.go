@@ -56,6 +56,14 @@ type ListedNamer interface {
 	ListedName(variants []string) int
 }
 
+// ListingSizer is an optional ability of a Workload: the most children
+// one ZooKeeper listing of a case of cfg may hold when that can be more
+// than the case's clients (the queue's backlog), so that each session's
+// receive buffer holds it; 0 where it has no bound.
+type ListingSizer interface {
+	LargestListing(cfg results.Config) int
+}
+
 // ReplySizer is an optional ability of a Workload: the largest reply (a
 // node's data) a session reads in a case of cfg, so that each ZooKeeper
 // session's receive buffer, and the send buffer of the one that writes

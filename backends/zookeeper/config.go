@@ -68,8 +68,8 @@ const (
 	MinRecvBufferSize     = 16 << 10
 	DefaultSendBufferSize = 8 << 10
 	sharedSendBufferSize  = 136 << 10
-	// childBytes is the room per child RecvBufferForChildren allows.
-	childBytes = 56
+	// ChildBytes is the room per child RecvBufferForChildren allows.
+	ChildBytes = 56
 	// adminRecvBufferSize lets Admin list very large folders.
 	adminRecvBufferSize = 16 << 20
 )
@@ -78,7 +78,7 @@ const (
 // children with names of up to 52 bytes: 16 KiB + 56 bytes per child, and
 // at least DefaultRecvBufferSize.
 func RecvBufferForChildren(n int) int {
-	return max(DefaultRecvBufferSize, 16<<10+n*childBytes)
+	return max(DefaultRecvBufferSize, 16<<10+n*ChildBytes)
 }
 
 // RecvBufferForNames is the receive buffer that holds a listing of n

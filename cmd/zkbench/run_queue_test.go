@@ -137,3 +137,46 @@ func TestRunQueueBadInput(t *testing.T) {
 	}
 	runBadInput(t, tests)
 }
+
+// TestRunQueueBacklogZooKeeper: a backlog whose listing is larger than a
+// session's default receive buffer (96 KiB: about 2,700 item names). Four
+// producers put 2,500 items a second for 2 s and one consumer holds each
+// item 400 ms, so nearly all wait; every take lists them. The run sizes the
+// buffers for --rate x --duration items (the settings say so), so no take
+// fails, and the items still queued at the end are listed and checked: no
+// error, no violation. (Before, the takes failed with "reply larger than
+// the receive buffer" and, the queue unlisted at the end, every waiting
+// item was reported lost.)
+func TestRunQueueBacklogZooKeeper(t *testing.T) {
+	dir := t.TempDir()
+	_, stderr, err := zkbench(t, "run", "--backend", "zookeeper", "--workload", "queue", "--variants", "naive,fair",
+		"--clients", "1", "--producers", "4", "--rate", "2500", "--hold", "400ms", "--duration", "2s",
+		"-o", dir, "--run-id", "qbacklog", "--no-plots")
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
+	}
+	run, err := results.ReadFile(filepath.Join(dir, "qbacklog", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sized bool
+	for _, s := range run.Settings {
+		sized = sized || s.Name == "zookeeper receive buffer" && strings.Contains(s.Why, "--rate x --duration: 5000")
+	}
+	if !sized {
+		t.Errorf("no setting says the receive buffer holds the backlog: %+v", run.Settings)
+	}
+	const defaultHolds = 2700 // items of 32-byte names in 96 KiB
+	for _, res := range run.Results {
+		t.Logf("%s: ops %+v, errors %v, notes %q", res.Variant, res.Ops, res.Errors, res.Notes)
+		if res.Ops.Issued-res.Ops.Succeeded < defaultHolds {
+			t.Fatalf("%s: %d items put, %d taken: the producers put too few for a listing beyond the default buffer "+
+				"(want over %d waiting)", res.Variant, res.Ops.Issued, res.Ops.Succeeded, defaultHolds)
+		}
+		if len(res.Errors) != 0 || res.Safety.Violations != 0 || res.Ops.Unknown != 0 || res.Ops.Succeeded == 0 ||
+			res.Ops.StillWaiting != res.Ops.Issued-res.Ops.Succeeded {
+			t.Errorf("%s: errors %v, safety %+v, ops %+v: want every untaken item listed as still queued", res.Variant,
+				res.Errors, res.Safety, res.Ops)
+		}
+	}
+}
