@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/faults/schedule"
+	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/runner"
 	"github.com/zkbench/zkbench/workloads"
 )
@@ -116,7 +117,7 @@ var backendFlags = map[string]backends.Kind{
 	"session-timeout": backends.ZooKeeper, "digest": backends.ZooKeeper,
 	"lease-ttl": backends.Etcd, "cacert": backends.Etcd, "cert": backends.Etcd, "key": backends.Etcd,
 	"tls-server-name": backends.Etcd, "insecure-skip-tls-verify": backends.Etcd,
-	"user": backends.Etcd, "password": backends.Etcd,
+	"user": backends.Etcd, "password": backends.Etcd, "grpc-window": backends.Etcd,
 }
 
 // flagsGiven are the flags a user set, as checkFlagsRead judges them.
@@ -239,6 +240,28 @@ func splitList(s string) []string {
 // autoDuration is a duration flag that also takes "auto" (runner.Auto): the run
 // chooses the value (from its client counts, or its workload).
 type autoDuration time.Duration
+
+// byteSize is a flag of bytes written as --size is (512, 64KB, 1MB).
+type byteSize int
+
+func (b *byteSize) String() string {
+	if *b == 0 {
+		return "0"
+	}
+	return figures.FormatSize(int(*b))
+}
+
+// Set reads a size such as 64KB or 1MB (KB = 1024 bytes), or 0.
+func (b *byteSize) Set(s string) error {
+	v, err := figures.ParseSize(s)
+	if err != nil {
+		return err
+	}
+	*b = byteSize(v)
+	return nil
+}
+
+func (*byteSize) Type() string { return "size" }
 
 func (d *autoDuration) String() string {
 	if time.Duration(*d) == runner.Auto {

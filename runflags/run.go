@@ -81,6 +81,10 @@ func Bind(fl *pflag.FlagSet) *Run {
 	fl.Var((*autoDuration)(&f.SessionTimeout), "session-timeout", "ZooKeeper session timeout; auto: 4s, or 3ms per client of the largest case when longer (at most 30s)")
 	fl.Var((*autoDuration)(&f.LeaseTTL), "lease-ttl", "etcd session lease TTL (at least 2s); auto: 5s, or 3ms per client of the largest case when longer (at most 30s)")
 	fl.IntVar(&f.Conns, "conns", 0, "share K connections among all sessions (hides the herd; 0: one per client)")
+	fl.Var((*byteSize)(&f.FlowWindow), "grpc-window", "etcd: a static gRPC flow-control window for each client (64KB to 1024MB), "+
+		"which turns off gRPC's bandwidth estimation: with it on (0, gRPC's default) a client pings the server for nearly "+
+		"every watch event that arrives on a quiet connection, and the member answers each (docs/results.md, \"gRPC's "+
+		"flow control and watch events\")")
 	fl.StringVarP(&f.Output, "output", "o", runner.DefaultOutput, "folder for results; each run writes <output>/<run-id>/"+runner.OutputHelp)
 	fl.StringVar(&f.RunID, "run-id", "", "run id (default: time-based); names the namespace and the results folder")
 	fl.BoolVar(&f.Calibrate, "calibrate", false, "measure the server's raw capacity before the sweep")

@@ -28,6 +28,7 @@ type Servers struct {
 	SessionTimeout   time.Duration
 	LeaseTTL         time.Duration
 	Conns            int
+	FlowWindow       int
 	PreflightTimeout time.Duration
 
 	// etcd security.
@@ -67,7 +68,7 @@ func (s *Servers) PasswordFromEnv() {
 func (s *Servers) Config() runner.Servers {
 	return runner.Servers{
 		Mode: runner.ClusterMode(s.Cluster), Nodes: s.Nodes, Endpoints: s.Endpoints,
-		SessionTimeout: s.SessionTimeout, LeaseTTL: s.LeaseTTL, Conns: s.Conns,
+		SessionTimeout: s.SessionTimeout, LeaseTTL: s.LeaseTTL, Conns: s.Conns, FlowWindow: s.FlowWindow,
 		TLS: etcdbackend.TLSConfig{
 			CAFile: s.CACert, CertFile: s.Cert, KeyFile: s.Key,
 			ServerName: s.ServerName, InsecureSkipVerify: s.InsecureSkipTLSVerify,

@@ -101,6 +101,9 @@ type Servers struct {
 	LeaseTTL       time.Duration `json:"lease_ttl_ns"`
 	// Conns > 0 shares that many connections among all sessions.
 	Conns int `json:"conns,omitempty"`
+	// FlowWindow > 0 is etcd's static gRPC flow-control window in bytes
+	// (etcdbackend.Config.FlowWindow); 0 is gRPC's dynamic one.
+	FlowWindow int `json:"flow_window,omitempty"`
 	// etcd security. The password is never encoded: a process given a
 	// Spec takes it from its environment (PasswordEnv).
 	TLS      etcdbackend.TLSConfig `json:"tls"`
@@ -338,6 +341,13 @@ func validate(cfg Config, o options) (*plan, error) {
 	}
 	if p.kind == backends.ZooKeeper && srv.SessionTimeout <= 0 {
 		return nil, fmt.Errorf("--session-timeout %v: must be positive", srv.SessionTimeout)
+	}
+	if srv.FlowWindow != 0 && (srv.FlowWindow < etcdbackend.MinFlowWindow || srv.FlowWindow > etcdbackend.MaxFlowWindow) {
+		return nil, fmt.Errorf("--grpc-window %d bytes: give 0 (gRPC's dynamic window) or %dKB to %dMB", srv.FlowWindow,
+			etcdbackend.MinFlowWindow>>10, etcdbackend.MaxFlowWindow>>20)
+	}
+	if srv.FlowWindow > 0 {
+		p.cfg.Params["grpc_window"] = strconv.Itoa(srv.FlowWindow)
 	}
 	if p.kind == backends.Etcd {
 		p.cfg.Params["lease_ttl"] = srv.LeaseTTL.String()

@@ -78,7 +78,7 @@ func startServer(ctx context.Context, p *plan) (*server, error) {
 			return nil, fmt.Errorf("start embedded etcd: %w", err)
 		}
 		b, err := etcdbackend.New(etcdbackend.Config{
-			Endpoints: e.Endpoints(), LeaseTTL: srv.LeaseTTL, Conns: srv.Conns, Embedded: true,
+			Endpoints: e.Endpoints(), LeaseTTL: srv.LeaseTTL, Conns: srv.Conns, FlowWindow: srv.FlowWindow, Embedded: true,
 		})
 		if err != nil {
 			_ = e.Close(context.WithoutCancel(ctx))
@@ -107,7 +107,8 @@ func startServer(ctx context.Context, p *plan) (*server, error) {
 			return nil, fmt.Errorf("start local etcd: %w", err)
 		}
 		return started(ctx, p.mode, l, func() (backends.Backend, error) {
-			return etcdbackend.New(etcdbackend.Config{Endpoints: l.Endpoints(), LeaseTTL: srv.LeaseTTL, Conns: srv.Conns})
+			return etcdbackend.New(etcdbackend.Config{Endpoints: l.Endpoints(), LeaseTTL: srv.LeaseTTL, Conns: srv.Conns,
+				FlowWindow: srv.FlowWindow})
 		})
 
 	case p.mode == Docker:
@@ -188,7 +189,7 @@ func zkConfig(endpoints []string, srv Servers, maxChildren int) zkbackend.Config
 func etcdConfig(endpoints []string, srv Servers) etcdbackend.Config {
 	return etcdbackend.Config{
 		Endpoints: endpoints, TLS: srv.TLS, Username: srv.Username, Password: srv.Password,
-		LeaseTTL: srv.LeaseTTL, Conns: srv.Conns,
+		LeaseTTL: srv.LeaseTTL, Conns: srv.Conns, FlowWindow: srv.FlowWindow,
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
 
 	"github.com/zkbench/zkbench/backends"
 )
@@ -107,12 +108,21 @@ func (b *Backend) newClient(endpoints []string) (*clientv3.Client, error) {
 		Username:    b.cfg.Username,
 		Password:    b.cfg.Password,
 		Logger:      b.opts.logger,
-		DialOptions: append(slices.Clone(b.opts.dialOptions), b.witnessDialOptions()...),
+		DialOptions: append(append(slices.Clone(b.opts.dialOptions), b.flowDialOptions()...), b.witnessDialOptions()...),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcd: client for %v: %w", endpoints, err)
 	}
 	return cli, nil
+}
+
+// flowDialOptions set Config.FlowWindow's static windows, if any.
+func (b *Backend) flowDialOptions() []grpc.DialOption {
+	if b.cfg.FlowWindow == 0 {
+		return nil
+	}
+	w := int32(b.cfg.FlowWindow)
+	return []grpc.DialOption{grpc.WithStaticStreamWindowSize(w), grpc.WithStaticConnWindowSize(w)}
 }
 
 // sessionClient returns the client a new session uses and whether the

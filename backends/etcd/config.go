@@ -36,6 +36,13 @@ var (
 // about 2 s (1.5 × election timeout), so a shorter setting would lie.
 const MinLeaseTTL = 2 * time.Second
 
+// The static gRPC flow-control windows Config.FlowWindow allows: gRPC
+// ignores a window below 64 KiB, and one of 1 GiB is more than any reply.
+const (
+	MinFlowWindow = 64 << 10
+	MaxFlowWindow = 1 << 30
+)
+
 // Config says which cluster to reach and how sessions behave.
 type Config struct {
 	// Endpoints are member client addresses: "host:port", "http://host:port"
@@ -62,6 +69,14 @@ type Config struct {
 	// clientv3's lease loops; smaller gRPC windows or buffers do not
 	// help), about 9 KB and 7 KB with Conns = 10.
 	Conns int
+	// FlowWindow, when set, is a static gRPC flow-control window of that
+	// many bytes for each client's streams and its connection, which
+	// turns off gRPC's bandwidth-delay estimation. With it on (0, gRPC's
+	// default) a client sends the server a ping whenever a message arrives
+	// and no estimation ping is outstanding: on a watch connection that
+	// carries sparse events, a ping for each event, which the member reads
+	// and acknowledges. At least MinFlowWindow.
+	FlowWindow int
 	// Embedded says the servers run inside this process (cluster/etcd's
 	// StartEmbedded). Their Prometheus registry is the process's own, so
 	// Scrape reads one member only, and the CPU and memory it reports are
@@ -182,6 +197,10 @@ func (cfg *Config) validate() ([]endpoint, error) {
 	}
 	if cfg.Conns < 0 {
 		return nil, fmt.Errorf("%w: conns %d must be 0 (one client per session) or more", ErrConfig, cfg.Conns)
+	}
+	if cfg.FlowWindow != 0 && (cfg.FlowWindow < MinFlowWindow || cfg.FlowWindow > MaxFlowWindow) {
+		return nil, fmt.Errorf("%w: flow window %d bytes: give 0 (gRPC's dynamic window) or %d to %d", ErrConfig,
+			cfg.FlowWindow, MinFlowWindow, MaxFlowWindow)
 	}
 	if (cfg.Username == "") != (cfg.Password == "") {
 		return nil, fmt.Errorf("%w: set both username and password, or neither", ErrConfig)
