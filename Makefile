@@ -10,7 +10,7 @@ BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: build test bench bench-runs bench-scale bench-plan plan-check lint deps images clean docs
-.PHONY: kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch
+.PHONY: kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch bench-grpc-window
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zkbench
@@ -168,6 +168,23 @@ bench-watchers: build
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload membership --variants relist --clients $(RELISTERS) $(MEMBERFLAGS) -o $(RUNS) --run-id watchers-relist-zookeeper
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload membership --variants relist --clients $(RELISTERS) $(MEMBERFLAGS) -o $(RUNS) --run-id watchers-relist-etcd
 	$(BIN) report $(RUNS)/watchers-zookeeper-1kb $(RUNS)/watchers-etcd-1kb $(RUNS)/watchers-zookeeper-64kb $(RUNS)/watchers-etcd-64kb $(RUNS)/watchers-membership-zookeeper $(RUNS)/watchers-membership-etcd $(RUNS)/watchers-relist-zookeeper $(RUNS)/watchers-relist-etcd -o $(RUNS)/watchers-report
+
+# gRPC's flow control and watch events (docs/results.md): the config
+# workload's persistent variant at 1,000 watchers x 1 KB, 20 updates a second,
+# on a local etcd member, with gRPC's dynamic window (its bandwidth estimation
+# pings the member for nearly every event a quiet connection receives) and
+# with a static 1 MB window (--grpc-window 1MB), twice each, alternating;
+# then every config variant at 10,000 watchers x 64 KB (bench-watchers' etcd
+# point that lost sessions) with each window. About 16 minutes; run it on a
+# quiet machine.
+GRPCWINDOWFLAGS ?= --backend etcd --cluster local --workload config --variants persistent --clients 1000 --size 1KB --rate 20 --duration 30s --warmup 2s
+bench-grpc-window: build
+	$(BIN) run $(KEEPFLAGS) $(GRPCWINDOWFLAGS) -o $(RUNS) --run-id grpc-window-dynamic-1
+	$(BIN) run $(KEEPFLAGS) $(GRPCWINDOWFLAGS) --grpc-window 1MB -o $(RUNS) --run-id grpc-window-static-1
+	$(BIN) run $(KEEPFLAGS) $(GRPCWINDOWFLAGS) -o $(RUNS) --run-id grpc-window-dynamic-2
+	$(BIN) run $(KEEPFLAGS) $(GRPCWINDOWFLAGS) --grpc-window 1MB -o $(RUNS) --run-id grpc-window-static-2
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload config --clients 10000 --size 64KB $(WATCHFLAGS) -o $(RUNS) --run-id grpc-window-dynamic-64kb
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload config --clients 10000 --size 64KB $(WATCHFLAGS) --grpc-window 1MB -o $(RUNS) --run-id grpc-window-static-64kb
 
 # Capacity planning: closed-loop sweeps at 1 to 64 clients with a
 # calibration (the USL fits and zkbench plan's basis), then the model's
