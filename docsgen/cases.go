@@ -23,6 +23,8 @@ import (
 //	rss                 the load generator's resident memory a client (KB)
 //	heap                the servers' live heap a watching client (bytes; watch_footprint)
 //	server_cpu          the servers' CPU an operation (ms)
+//	server_cpu_event    the servers' CPU a watch event the clients received (µs)
+//	client_cpu_event    the load generator's CPU a watch event it received (µs)
 //	per_op:KEY          the case's per-operation figure KEY (results per_op)
 //	pair:KEY/KEY        two of them, "client | server"
 //	latency:NAME:Q      percentile Q of the case's latency histogram NAME
@@ -119,6 +121,20 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 				return "-"
 			}
 			return num(res.Cost.ServerCPUSeconds * 1000 / float64(res.Ops.Succeeded))
+		}
+	case "server_cpu_event", "client_cpu_event":
+		// CPU microseconds a watch event the clients received.
+		server := kind == "server_cpu_event"
+		c.cell = func(_ *results.Run, res *results.Result) string {
+			events := res.PerOp[figures.WatchEvents.Key] * float64(res.Ops.Succeeded)
+			cpu := res.Cost.ClientCPUSeconds
+			if server {
+				cpu = res.Cost.ServerCPUSeconds
+			}
+			if events == 0 || cpu == 0 || (server && !res.Cost.ServerCostMeasured) {
+				return "-"
+			}
+			return num(cpu * 1e6 / events)
 		}
 	case "per_op":
 		c.cell = func(_ *results.Run, res *results.Result) string { return perOpKey(res, arg) }

@@ -112,6 +112,21 @@ func TestCasesTable(t *testing.T) {
 	if want := fmt.Sprintf("| %s | %d | %s | %s | %s | %s | - | - |", r.Variant, r.Clients, notify, notify, share, ratio); strings.Split(cal, "\n")[2] != want {
 		t.Errorf("calibrated columns: first row %q, want %q", strings.Split(cal, "\n")[2], want)
 	}
+	// CPU a watch event: the run's CPU over the events its clients
+	// received; "-" where the servers' cost was not measured.
+	gw, err := run(runs, "grpc-window-static-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := casesTable(runs, "grpc-window-static-1; server_cpu_event; client_cpu_event")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gw.Results[0]
+	events := g.PerOp["watch_events"] * float64(g.Ops.Succeeded)
+	if want := fmt.Sprintf("| %s | %s |", num(g.Cost.ServerCPUSeconds*1e6/events), num(g.Cost.ClientCPUSeconds*1e6/events)); strings.Split(ev, "\n")[2] != want || events == 0 {
+		t.Errorf("CPU an event: %q, want %q", strings.Split(ev, "\n")[2], want)
+	}
 	for _, bad := range []string{"failover-zookeeper", "failover-zookeeper; nope", "failover-zookeeper; pair:a", "failover-zookeeper; latency:loss:x", "no-such-run; variant",
 		"usl-zookeeper; calibrated:rtt"} {
 		if _, err := casesTable(runs, bad); err == nil {
