@@ -139,9 +139,11 @@ func TestRunQueueBadInput(t *testing.T) {
 }
 
 // TestRunQueueBacklogZooKeeper: a backlog whose listing is larger than a
-// session's default receive buffer (96 KiB: about 2,700 item names). Four
-// producers put 2,500 items a second for 2 s and one consumer holds each
-// item 400 ms, so nearly all wait; every take lists them. The run sizes the
+// session's default receive buffer (96 KiB: about 2,700 item names). Forty
+// producers put 3,000 items a second for 3 s (each one at a time: forty
+// puts in flight, so that a loaded machine, whose puts take tens of
+// milliseconds, still puts thousands) and one consumer holds each item
+// 400 ms, so nearly all wait; every take lists them. The run sizes the
 // buffers for --rate x --duration items (the settings say so), so no take
 // fails, and the items still queued at the end are listed and checked: no
 // error, no violation. (Before, the takes failed with "reply larger than
@@ -150,7 +152,7 @@ func TestRunQueueBadInput(t *testing.T) {
 func TestRunQueueBacklogZooKeeper(t *testing.T) {
 	dir := t.TempDir()
 	_, stderr, err := zkbench(t, "run", "--backend", "zookeeper", "--workload", "queue", "--variants", "naive,fair",
-		"--clients", "1", "--producers", "4", "--rate", "2500", "--hold", "400ms", "--duration", "2s",
+		"--clients", "1", "--producers", "40", "--rate", "3000", "--hold", "400ms", "--duration", "3s",
 		"-o", dir, "--run-id", "qbacklog", "--no-plots")
 	if err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
@@ -161,14 +163,18 @@ func TestRunQueueBacklogZooKeeper(t *testing.T) {
 	}
 	var sized bool
 	for _, s := range run.Settings {
-		sized = sized || s.Name == "zookeeper receive buffer" && strings.Contains(s.Why, "--rate x --duration: 5000")
+		sized = sized || s.Name == "zookeeper receive buffer" && strings.Contains(s.Why, "--rate x --duration: 9000")
 	}
 	if !sized {
 		t.Errorf("no setting says the receive buffer holds the backlog: %+v", run.Settings)
 	}
 	const defaultHolds = 2700 // items of 32-byte names in 96 KiB
 	for _, res := range run.Results {
-		t.Logf("%s: ops %+v, errors %v, notes %q", res.Variant, res.Ops, res.Errors, res.Notes)
+		var putP50 time.Duration
+		if h := res.Latency["put"]; h != nil {
+			putP50 = time.Duration(h.P50)
+		}
+		t.Logf("%s: ops %+v, errors %v, put p50 %v, notes %q", res.Variant, res.Ops, res.Errors, putP50, res.Notes)
 		if res.Ops.Issued-res.Ops.Succeeded < defaultHolds {
 			t.Fatalf("%s: %d items put, %d taken: the producers put too few for a listing beyond the default buffer "+
 				"(want over %d waiting)", res.Variant, res.Ops.Issued, res.Ops.Succeeded, defaultHolds)
