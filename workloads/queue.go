@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -359,16 +360,49 @@ func (q *queueRun) drainQueue(ctx context.Context, s backends.Session, path stri
 		q.count("drain_"+errorKind(err), fmt.Errorf("the items still queued at the end could not be listed, so the untaken ones are unaccounted for, not checked: %w", err))
 		return
 	}
+	// Read the items drainReaders at a time: a backlog of thousands, read
+	// one by one on a loaded machine, would outlast the bound.
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+	)
+	next := make(chan backends.Node)
+	for range min(drainReaders, len(kids)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				data, _, err := s.Get(dctx, k.Path)
+				switch {
+				case err == nil:
+					q.checker.Queued(itemID(data))
+				case !errors.Is(err, backends.ErrNoNode):
+					mu.Lock()
+					first = cmp.Or(first, err)
+					mu.Unlock()
+				}
+				if persistent {
+					_ = s.Delete(dctx, k.Path)
+				}
+			}
+		}()
+	}
 	for _, k := range kids {
-		data, _, err := s.Get(dctx, k.Path)
-		if err == nil {
-			q.checker.Queued(itemID(data))
-		}
-		if persistent {
-			_ = s.Delete(dctx, k.Path)
-		}
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	if first != nil {
+		// An item listed but not read may be queued: as above.
+		q.checker.Unlisted()
+		q.count("drain_"+errorKind(first), fmt.Errorf("items still queued at the end could not be read, so the untaken ones are unaccounted for, not checked: %w", first))
 	}
 }
+
+// drainReaders is how many reads of the items left at the end are in
+// flight at once.
+const drainReaders = 16
 
 func (q *queueRun) count(kind string, err error) {
 	q.mu.Lock()

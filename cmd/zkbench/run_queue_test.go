@@ -139,11 +139,12 @@ func TestRunQueueBadInput(t *testing.T) {
 }
 
 // TestRunQueueBacklogZooKeeper: a backlog whose listing is larger than a
-// session's default receive buffer (96 KiB: about 2,700 item names). Forty
-// producers put 3,000 items a second for 3 s (each one at a time: forty
-// puts in flight, so that a loaded machine, whose puts take tens of
-// milliseconds, still puts thousands) and one consumer holds each item
-// 400 ms, so nearly all wait; every take lists them. The run sizes the
+// session's default receive buffer (96 KiB: about 2,700 item names). Sixty
+// producers put 2,000 items a second for 8 s (each one at a time: sixty
+// puts in flight; a loaded machine's ZooKeeper created about 900 a second
+// for them, behind the schedule, so the 8 s still put more than twice
+// what the default buffer lists) and one consumer holds each item 400 ms,
+// so nearly all wait; every take lists them. The run sizes the
 // buffers for --rate x --duration items (the settings say so), so no take
 // fails, and the items still queued at the end are listed and checked: no
 // error, no violation. (Before, the takes failed with "reply larger than
@@ -152,7 +153,7 @@ func TestRunQueueBadInput(t *testing.T) {
 func TestRunQueueBacklogZooKeeper(t *testing.T) {
 	dir := t.TempDir()
 	_, stderr, err := zkbench(t, "run", "--backend", "zookeeper", "--workload", "queue", "--variants", "naive,fair",
-		"--clients", "1", "--producers", "40", "--rate", "3000", "--hold", "400ms", "--duration", "3s",
+		"--clients", "1", "--producers", "60", "--rate", "2000", "--hold", "400ms", "--duration", "8s",
 		"-o", dir, "--run-id", "qbacklog", "--no-plots")
 	if err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
@@ -163,7 +164,7 @@ func TestRunQueueBacklogZooKeeper(t *testing.T) {
 	}
 	var sized bool
 	for _, s := range run.Settings {
-		sized = sized || s.Name == "zookeeper receive buffer" && strings.Contains(s.Why, "--rate x --duration: 9000")
+		sized = sized || s.Name == "zookeeper receive buffer" && strings.Contains(s.Why, "--rate x --duration: 16000")
 	}
 	if !sized {
 		t.Errorf("no setting says the receive buffer holds the backlog: %+v", run.Settings)
