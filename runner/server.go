@@ -249,11 +249,7 @@ func (p *plan) listedChildren() (n, backlog int) {
 	if b <= n {
 		return n, 0
 	}
-	fit := (maxBacklogBuffer - 16<<10) / zkbackend.ChildBytes
-	if name := p.listedName(); name > 0 {
-		fit = (maxBacklogBuffer - 4<<10) / (4 + name)
-	}
-	return max(n, min(b, fit)), b
+	return max(n, min(b, zkbackend.ChildrenIn(maxBacklogBuffer, p.listedName()))), b
 }
 
 // listedName is the longest child name the run's variants list on

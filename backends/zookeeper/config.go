@@ -68,8 +68,8 @@ const (
 	MinRecvBufferSize     = 16 << 10
 	DefaultSendBufferSize = 8 << 10
 	sharedSendBufferSize  = 136 << 10
-	// ChildBytes is the room per child RecvBufferForChildren allows.
-	ChildBytes = 56
+	// childBytes is the room per child RecvBufferForChildren allows.
+	childBytes = 56
 	// adminRecvBufferSize lets Admin list very large folders.
 	adminRecvBufferSize = 16 << 20
 )
@@ -78,7 +78,7 @@ const (
 // children with names of up to 52 bytes: 16 KiB + 56 bytes per child, and
 // at least DefaultRecvBufferSize.
 func RecvBufferForChildren(n int) int {
-	return max(DefaultRecvBufferSize, 16<<10+n*ChildBytes)
+	return max(DefaultRecvBufferSize, 16<<10+n*childBytes)
 }
 
 // RecvBufferForNames is the receive buffer that holds a listing of n
@@ -88,6 +88,16 @@ func RecvBufferForChildren(n int) int {
 // listing is a node's data, which zkbench keeps under 1 KiB.
 func RecvBufferForNames(n, nameBytes int) int {
 	return max(MinRecvBufferSize, 4<<10+n*(4+nameBytes))
+}
+
+// ChildrenIn is the most children a listing in a receive buffer of buf
+// bytes holds: the inverse of RecvBufferForNames (nameBytes > 0) or of
+// RecvBufferForChildren (0).
+func ChildrenIn(buf, nameBytes int) int {
+	if nameBytes > 0 {
+		return (buf - 4<<10) / (4 + nameBytes)
+	}
+	return (buf - 16<<10) / childBytes
 }
 
 // withDefaults fills in defaults and checks the rest.
