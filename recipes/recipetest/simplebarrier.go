@@ -62,12 +62,18 @@ func testSimpleBarrier(e *barrierEnv, v variants.Variant[recipes.BarrierFactory]
 	// could end before a loaded machine got them that far).
 	for i := range waits {
 		for deadline := time.Now().Add(settleBound); ; time.Sleep(pollEvery) {
-			gets := ms[1+i].c.Snapshot().Requests["get"]
-			if polls && gets >= 2 || !polls && ms[1+i].armed() > armed[i] {
+			snap := ms[1+i].c.Snapshot()
+			gets := snap.Requests["get"]
+			if polls && gets >= 2 || !polls && snap.WatchesArmed > armed[i] {
 				break
 			}
+			if waits[i].finished() {
+				e.t.Fatalf("waiter %d returned from a barrier that is up, after %d reads and %d watches armed: %v",
+					i, gets, snap.WatchesArmed-armed[i], waits[i].err)
+			}
 			if time.Now().After(deadline) {
-				e.t.Fatalf("waiter %d not asleep on the barrier after %v: %d reads, %d watches armed", i, settleBound, gets, ms[1+i].armed()-armed[i])
+				e.t.Fatalf("waiter %d not asleep on the barrier after %v: %d reads (%d unanswered), %d watches armed",
+					i, settleBound, gets, snap.InFlight["get"], snap.WatchesArmed-armed[i])
 			}
 		}
 	}

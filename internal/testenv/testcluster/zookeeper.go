@@ -30,8 +30,19 @@ import (
 // zkTickTime is the test servers' tick: sessions of 1 s to 10 s.
 const zkTickTime = 500 * time.Millisecond
 
-// zkServer is the shared standalone server (nodes 1) or ensemble.
-func zkServer(nodes, heapMB int) *sharedServer[*zkcluster.Cluster] {
+// ensembleSession is the session timeout of the ensemble's backends, the
+// longest its servers grant (20 ticks). An ensemble on a loaded machine
+// may lose its leader: a follower that misses the leader for 5 ticks
+// (2.5 s) gives it up, and a session survives only if the servers elect
+// another and its client reconnects within the timeout. With the backend's
+// default 4 s that left 1.5 s; with 10 s it leaves 7.5 s. Sessions on the
+// ensemble are not what its tests time (they close a session to end it).
+const ensembleSession = 20 * zkTickTime
+
+// zkServer is the shared standalone server (nodes 1) or ensemble; its
+// backends ask for sessions of the given timeout (0: the backend's
+// default).
+func zkServer(nodes, heapMB int, session time.Duration) *sharedServer[*zkcluster.Cluster] {
 	return &sharedServer[*zkcluster.Cluster]{
 		what:    fmt.Sprintf("a %d-server ZooKeeper", nodes),
 		prefix:  "zkbench-testzk-",
@@ -44,14 +55,14 @@ func zkServer(nodes, heapMB int) *sharedServer[*zkcluster.Cluster] {
 			return nil // its folder is removed whatever Stop says
 		},
 		open: func(c *zkcluster.Cluster) (backends.Backend, error) {
-			return zkbackend.New(zkbackend.Config{Endpoints: c.Endpoints()}, zkbackend.WithServerPIDs(c.PIDs()))
+			return zkbackend.New(zkbackend.Config{Endpoints: c.Endpoints(), SessionTimeout: session}, zkbackend.WithServerPIDs(c.PIDs()))
 		},
 	}
 }
 
 var (
-	zkStandalone = zkServer(1, 512)
-	zkEnsemble   = zkServer(3, 256)
+	zkStandalone = zkServer(1, 512, 0)
+	zkEnsemble   = zkServer(3, 256, ensembleSession)
 )
 
 // ZooKeeperBackend returns a fresh Backend on the test binary's shared
@@ -63,7 +74,8 @@ func ZooKeeperBackend(tb testing.TB) backends.Backend {
 }
 
 // ZooKeeperEnsembleBackend is ZooKeeperBackend on the shared 3-server
-// ensemble; sessions spread over its servers at random.
+// ensemble; sessions spread over its servers at random and time out
+// after 10 s (ensembleSession).
 func ZooKeeperEnsembleBackend(tb testing.TB) backends.Backend {
 	tb.Helper()
 	return zkEnsemble.backend(tb)
