@@ -218,13 +218,13 @@ func (p *plan) sizeForReplies(cfg *zkbackend.Config) {
 	if n <= 0 {
 		return
 	}
-	listing := zkbackend.RecvBufferForChildren(cfg.MaxChildren)
-	if cfg.MaxChildName > 0 && cfg.MaxChildren > 0 {
-		listing = zkbackend.RecvBufferForNames(cfg.MaxChildren, cfg.MaxChildName)
-	}
-	cfg.RecvBufferSize = max(listing, n+4<<10)
-	cfg.SendBufferSize = max(zkbackend.DefaultSendBufferSize, n+4<<10)
+	cfg.RecvBufferSize = max(cfg.RecvBuffer(), n+replyOverhead)
+	cfg.SendBufferSize = max(zkbackend.DefaultSendBufferSize, n+replyOverhead)
 }
+
+// replyOverhead is the room sizeForReplies leaves beside a node's data for
+// the reply's header and stat.
+const replyOverhead = 4 << 10
 
 // maxBacklogBuffer bounds the receive buffer a workload's backlog sizes
 // (workloads.ListingSizer): 1 MiB, ZooKeeper's default jute.maxbuffer,

@@ -106,12 +106,16 @@ func (p *plan) chooseSettings() []results.Setting {
 func (p *plan) recvBufferSetting() results.Setting {
 	n, backlog := p.listedChildren()
 	name := p.listedName()
-	buf := zkbackend.RecvBufferForChildren(n)
-	if name > 0 {
-		buf = zkbackend.RecvBufferForNames(n, name)
-	}
+	cfg := p.zkConfig(nil)
+	buf := cfg.RecvBuffer()
 	setting := func(why string) results.Setting {
 		return results.Setting{Name: "zookeeper receive buffer", Value: fmt.Sprintf("%d bytes", buf), Why: why}
+	}
+	cfg.RecvBufferSize = 0
+	if listing := cfg.RecvBuffer(); buf > listing {
+		return setting(fmt.Sprintf("a session must receive the largest node data the %s workload reads "+
+			"(%d bytes) with its reply's header, more than a listing needs (%d bytes)",
+			p.wspec.Name, buf-replyOverhead, listing))
 	}
 	if backlog > 0 {
 		why := fmt.Sprintf("a session must receive a listing of the %s workload's backlog, every item a case puts "+

@@ -38,6 +38,11 @@ func TestAutoSettingsFollowTheScale(t *testing.T) {
 			c.Workload, c.Variants, c.Rate, c.Duration = "queue", []string{"naive"}, 10000, time.Minute
 		}, map[string]string{"zookeeper receive buffer": "1048576 bytes"}, // 16 KiB + 18,432 x 56: 1 MiB
 			map[string]string{"zookeeper receive buffer": "(--rate x --duration: 600000), cut to 18432"}},
+		{"zookeeper config node larger than a listing", backends.ZooKeeper, []int{10}, func(c *Config) {
+			c.Workload, c.Variants = "config", []string{workloads.ConfigOneShot}
+			c.Params = map[string]string{workloads.ParamSize: "131072"}
+		}, map[string]string{"zookeeper receive buffer": "135168 bytes"}, // 128 KiB + 4 KiB, past the default 96 KiB
+			map[string]string{"zookeeper receive buffer": "largest node data the config workload reads (131072 bytes)"}},
 		{"user's settings kept", backends.ZooKeeper, []int{3000}, func(c *Config) {
 			c.Servers.SessionTimeout, c.Warmup = 15*time.Second, 0
 		}, map[string]string{}, nil},

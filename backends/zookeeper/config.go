@@ -100,6 +100,19 @@ func ChildrenIn(buf, nameBytes int) int {
 	return (buf - 16<<10) / childBytes
 }
 
+// RecvBuffer is the receive buffer each session of cfg gets:
+// RecvBufferSize, or where that is 0 one that holds a listing of
+// MaxChildren children (of MaxChildName bytes when given).
+func (cfg Config) RecvBuffer() int {
+	switch {
+	case cfg.RecvBufferSize > 0:
+		return cfg.RecvBufferSize
+	case cfg.MaxChildren > 0 && cfg.MaxChildName > 0:
+		return RecvBufferForNames(cfg.MaxChildren, cfg.MaxChildName)
+	}
+	return RecvBufferForChildren(cfg.MaxChildren)
+}
+
 // withDefaults fills in defaults and checks the rest.
 func (cfg Config) withDefaults() (Config, error) {
 	if len(cfg.Endpoints) == 0 {
@@ -117,12 +130,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.SessionTimeout <= 0 {
 		cfg.SessionTimeout = DefaultSessionTimeout
 	}
-	if cfg.RecvBufferSize <= 0 {
-		cfg.RecvBufferSize = RecvBufferForChildren(cfg.MaxChildren)
-		if cfg.MaxChildren > 0 && cfg.MaxChildName > 0 {
-			cfg.RecvBufferSize = RecvBufferForNames(cfg.MaxChildren, cfg.MaxChildName)
-		}
-	}
+	cfg.RecvBufferSize = cfg.RecvBuffer()
 	if cfg.SendBufferSize <= 0 {
 		cfg.SendBufferSize = DefaultSendBufferSize
 		if cfg.Conns > 0 {
