@@ -3,6 +3,7 @@ package recipetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -79,8 +80,8 @@ func testBarrierStaggered(e *barrierEnv) {
 	for i, p := range ps {
 		dbs[i] = e.v.New(p.s, e.round(0), n)
 	}
-	enters := e.oneByOne(ctx, "Enter", "arrived", dbs, recipes.DoubleBarrier.Enter)
-	leaves := e.oneByOne(ctx, "Leave", "leaving", dbs, recipes.DoubleBarrier.Leave)
+	enters := e.oneByOne(ctx, "Enter", "arrived", ps, dbs, recipes.DoubleBarrier.Enter)
+	leaves := e.oneByOne(ctx, "Leave", "leaving", ps, dbs, recipes.DoubleBarrier.Leave)
 	var ew, lw []int
 	events := int64(0)
 	for i, p := range ps {
@@ -104,19 +105,34 @@ func testBarrierStaggered(e *barrierEnv) {
 
 // oneByOne starts phase what of each participant in turn, a quiet window
 // apart, fails if any passes before the last one started (so many are
-// said to be doing so), and waits for them all.
-func (e *barrierEnv) oneByOne(ctx context.Context, what, doing string, dbs []recipes.DoubleBarrier,
+// said to be doing so), and waits for them all. On a herd-prone variant
+// each step wakes every participant still waiting, and the next step waits
+// until each has armed its watch again: a step that came sooner would
+// reach a watch already spent, one wake-up for two steps (a loaded machine
+// can take longer than the quiet window to list again).
+func (e *barrierEnv) oneByOne(ctx context.Context, what, doing string, ms []*member, dbs []recipes.DoubleBarrier,
 	step func(recipes.DoubleBarrier, context.Context) (recipes.Passage, error)) []*phase {
 	e.t.Helper()
 	n := len(dbs)
 	phs := make([]*phase, n)
+	armed := make([]int64, n)
 	for i, db := range dbs {
+		for j := range i {
+			armed[j] = ms[j].armed()
+		}
 		phs[i] = startPhase(ctx, func(ctx context.Context) (recipes.Passage, error) { return step(db, ctx) })
 		time.Sleep(quietWindow)
 		for j := range i + 1 {
 			if phs[j].finished() && i < n-1 {
 				e.t.Fatalf("participant %d passed %s with %d of %d %s (err %v)", j, what, i+1, n, doing, phs[j].err)
 			}
+		}
+		if e.v.HerdFree || i == n-1 {
+			continue
+		}
+		for j := range i {
+			e.eventually(settleBound, fmt.Sprintf("participant %d never armed its watch again after participant %d's %s",
+				j, i, what), func() bool { return ms[j].armed() > armed[j] || phs[j].finished() })
 		}
 	}
 	e.waitAll(what, phs)
