@@ -15,8 +15,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/backends"
@@ -653,27 +654,20 @@ func (d *Document) RenderImages() error {
 		}
 	}
 	errs := make([]error, len(todo))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(todo)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range next {
-				img := d.Blocks[todo[k]].(Image)
-				var buf bytes.Buffer
-				if errs[k] = plots.Render(&buf, img.Chart, "png"); errs[k] == nil {
-					img.PNG = buf.Bytes()
-					d.Blocks[todo[k]] = img
-				}
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for k, i := range todo {
+		g.Go(func() error {
+			img := d.Blocks[i].(Image)
+			var buf bytes.Buffer
+			if errs[k] = plots.Render(&buf, img.Chart, "png"); errs[k] == nil {
+				img.PNG = buf.Bytes()
+				d.Blocks[i] = img
 			}
-		}()
+			return nil // errs says which image failed, in the document's order
+		})
 	}
-	for k := range todo {
-		next <- k
-	}
-	close(next)
-	wg.Wait()
+	_ = g.Wait()
 	for _, err := range errs {
 		if err != nil {
 			return err

@@ -1,7 +1,6 @@
 package workloads
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
@@ -362,41 +363,27 @@ func (q *queueRun) drainQueue(ctx context.Context, s backends.Session, path stri
 	}
 	// Read the items drainReaders at a time: a backlog of thousands, read
 	// one by one on a loaded machine, would outlast the bound.
-	var (
-		mu    sync.Mutex
-		first error
-		wg    sync.WaitGroup
-	)
-	next := make(chan backends.Node)
-	for range min(drainReaders, len(kids)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range next {
-				data, _, err := s.Get(dctx, k.Path)
-				switch {
-				case err == nil:
-					q.checker.Queued(itemID(data))
-				case !errors.Is(err, backends.ErrNoNode):
-					mu.Lock()
-					first = cmp.Or(first, err)
-					mu.Unlock()
-				}
-				if persistent {
-					_ = s.Delete(dctx, k.Path)
-				}
-			}
-		}()
-	}
+	var g errgroup.Group
+	g.SetLimit(drainReaders)
 	for _, k := range kids {
-		next <- k
+		g.Go(func() error {
+			data, _, err := s.Get(dctx, k.Path)
+			if err == nil {
+				q.checker.Queued(itemID(data))
+			}
+			if persistent {
+				_ = s.Delete(dctx, k.Path)
+			}
+			if errors.Is(err, backends.ErrNoNode) {
+				return nil
+			}
+			return err
+		})
 	}
-	close(next)
-	wg.Wait()
-	if first != nil {
+	if err := g.Wait(); err != nil {
 		// An item listed but not read may be queued: as above.
 		q.checker.Unlisted()
-		q.count("drain_"+errorKind(first), fmt.Errorf("items still queued at the end could not be read, so the untaken ones are unaccounted for, not checked: %w", first))
+		q.count("drain_"+errorKind(err), fmt.Errorf("items still queued at the end could not be read, so the untaken ones are unaccounted for, not checked: %w", err))
 	}
 }
 
