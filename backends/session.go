@@ -65,6 +65,11 @@ type Node struct {
 	// one or two keys. The instrument counts them as bytes received, which
 	// it cannot see otherwise. Zero on every other Node.
 	Listed int64 `json:"-"`
+	// DataVersion is, on the Node that ExistsW returns, how many times
+	// the node's data was written since it was made (ZooKeeper's data
+	// version, etcd's key version less one): whether a write landed
+	// before the watch was armed. Zero on every other Node.
+	DataVersion int64 `json:"-"`
 }
 
 // EventType says what a watch saw.
@@ -328,3 +333,89 @@ type Write struct {
 	Path string
 	Data []byte
 }
+
+// Committer is an optional ability of a Session, found by type assertion
+// (backends/instrument forwards it): several conditional writes in one
+// atomic request, and a listing that says which version of its parent it
+// saw, so that a writer can act only if nothing was added since. It is what
+// a queue needs to hand an item straight to an idle consumer without a
+// race (recipes/fair's HandoffQueue): ZooKeeper's multi with version
+// checks, etcd's Txn with compares. Both backends implement it.
+type Committer interface {
+	// ChildrenVersion lists parent's children as Children does and returns
+	// the version of parent's data at that listing: a number that Check
+	// compares and that only Bump (on ZooKeeper, any write of parent's data)
+	// moves. One read. On ZooKeeper the parent must exist (ErrNoNode); on
+	// etcd an absent parent key has version 0.
+	ChildrenVersion(ctx context.Context, parent string) (children []Node, version int64, err error)
+	// Commit applies ops in one request, all or none: none if any op's
+	// condition fails (ErrConflict), or if a create's parent is absent on
+	// ZooKeeper (ErrNoNode). It returns the nodes that the OpCreate ops
+	// made, in their order. A lost reply matches ErrUnknownOutcome (the
+	// ops may all have applied): Commit is not sent again.
+	Commit(ctx context.Context, ops ...Op) ([]Node, error)
+}
+
+// ErrConflict: a Commit's condition failed (a version moved, a node to
+// delete or update was gone or changed); nothing was applied.
+var ErrConflict = errors.New("backends: transaction condition failed")
+
+// OpKind says what one Op of a Commit does.
+type OpKind int
+
+// Commit's ops.
+const (
+	// OpCheck holds if Path's data version is Version (as ChildrenVersion
+	// returned it); it writes nothing.
+	OpCheck OpKind = iota + 1
+	// OpBump moves Path's version on by one and keeps its data (Path: a
+	// persistent directory, made on ZooKeeper by EnsurePath; on etcd the
+	// key is put empty, so made if absent).
+	OpBump
+	// OpCreate makes an ephemeral sequential node owned by this session
+	// under Path (the parent) named Prefix plus a suffix unique under it,
+	// holding Data. The Node it returns is ordered among its siblings by
+	// Seq as CreateSequential's are (ZooKeeper's sequence number, etcd's
+	// create revision).
+	OpCreate
+	// OpDelete removes Path, whoever owns it; it fails if Path is absent.
+	OpDelete
+	// OpSetFresh replaces the data of Path, whoever owns it (an ephemeral
+	// node keeps its owner), if it exists and its data was never changed
+	// since it was made: of several writers only the first succeeds. A
+	// watcher of Path (ExistsW) sees EventDataChanged.
+	OpSetFresh
+	// OpDeleteFresh removes Path, whoever owns it, if it exists and its
+	// data was never changed since it was made: a waiter withdrawing a
+	// node that no writer has claimed (OpSetFresh) yet.
+	OpDeleteFresh
+)
+
+// Op is one step of a Commit; build it with the functions below.
+type Op struct {
+	Kind    OpKind
+	Path    string
+	Prefix  string // OpCreate
+	Data    []byte // OpCreate, OpSetFresh
+	Version int64  // OpCheck
+}
+
+// Check is an OpCheck of path at version.
+func Check(path string, version int64) Op { return Op{Kind: OpCheck, Path: path, Version: version} }
+
+// Bump is an OpBump of path.
+func Bump(path string) Op { return Op{Kind: OpBump, Path: path} }
+
+// CreateIn is an OpCreate under parent.
+func CreateIn(parent, prefix string, data []byte) Op {
+	return Op{Kind: OpCreate, Path: parent, Prefix: prefix, Data: data}
+}
+
+// DeleteOp is an OpDelete of path.
+func DeleteOp(path string) Op { return Op{Kind: OpDelete, Path: path} }
+
+// DeleteFresh is an OpDeleteFresh of path.
+func DeleteFresh(path string) Op { return Op{Kind: OpDeleteFresh, Path: path} }
+
+// SetFresh is an OpSetFresh of path.
+func SetFresh(path string, data []byte) Op { return Op{Kind: OpSetFresh, Path: path, Data: data} }

@@ -61,6 +61,11 @@ type Witness struct {
 	// notification, but zk_sum_node_deleted_watch_count counts both (from
 	// 3.9.0, ZOOKEEPER-4466, the child table holds no recursive watch).
 	RecursiveDeleteEvents int64 `json:"recursive_delete_events,omitempty"`
+	// MultiWrites are the changes each applied ZooKeeper multi
+	// (backends.Committer's Commit) made beyond one: ZooKeeper's
+	// per-namespace count has one write for each create, delete and
+	// setData of an applied multi, the instrument one commit.
+	MultiWrites int64 `json:"multi_writes,omitempty"`
 }
 
 // Sub is w - before.
@@ -87,6 +92,7 @@ func (w Witness) combine(o Witness, f func(a, b int64) int64) Witness {
 		RefusedWrites: f(w.RefusedWrites, o.RefusedWrites),
 		WatchReads:    f(w.WatchReads, o.WatchReads), SkippedWatchEvents: f(w.SkippedWatchEvents, o.SkippedWatchEvents),
 		RecursiveDeleteEvents: f(w.RecursiveDeleteEvents, o.RecursiveDeleteEvents),
+		MultiWrites:           f(w.MultiWrites, o.MultiWrites),
 	}
 }
 
@@ -99,12 +105,13 @@ type Witnesser interface {
 // WitnessCounters are a backend's Witness counters.
 type WitnessCounters struct {
 	PathCreates, PathsCreated, ReadTxns, SessionWrites, WireWatchEvents, WatchStreams, RefusedWrites atomic.Int64
-	WatchReads, SkippedWatchEvents                                                                   atomic.Int64
+	WatchReads, SkippedWatchEvents, MultiWrites                                                      atomic.Int64
 }
 
 // Witness reads the counters.
 func (c *WitnessCounters) Witness() Witness {
 	return Witness{PathCreates: c.PathCreates.Load(), PathsCreated: c.PathsCreated.Load(), ReadTxns: c.ReadTxns.Load(),
 		SessionWrites: c.SessionWrites.Load(), WireWatchEvents: c.WireWatchEvents.Load(), WatchStreams: c.WatchStreams.Load(),
-		RefusedWrites: c.RefusedWrites.Load(), WatchReads: c.WatchReads.Load(), SkippedWatchEvents: c.SkippedWatchEvents.Load()}
+		RefusedWrites: c.RefusedWrites.Load(), WatchReads: c.WatchReads.Load(), SkippedWatchEvents: c.SkippedWatchEvents.Load(),
+		MultiWrites: c.MultiWrites.Load()}
 }

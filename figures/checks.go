@@ -165,13 +165,14 @@ var (
 // but not one that found it there, no session's create or close. The
 // clients' side is their write calls less the writes the server refused
 // (Witness.RefusedWrites: the naive lock's every waiter's create finds the
-// lock node there), plus the nodes EnsurePath made.
+// lock node there), plus the nodes EnsurePath made, plus the changes of each
+// applied multi beyond its first (Witness.MultiWrites).
 var NamespaceWritesCheck = Check{
 	What: "writes in zkbench's namespace (create+create_seq+delete+2 a dequeue+EnsurePath's nodes)",
 	Client: func(c Totals) float64 {
 		n := WritesCheck.Client(c) + float64(c.Requests["dequeue"])
 		if c.Witness != nil {
-			n += float64(c.Witness.PathsCreated - c.Witness.RefusedWrites)
+			n += float64(c.Witness.PathsCreated - c.Witness.RefusedWrites + c.Witness.MultiWrites)
 		}
 		return n
 	},
@@ -185,10 +186,10 @@ var NamespaceWritesCheck = Check{
 }
 
 // writesOf sums the write calls in per-type counts: create, create_seq,
-// enqueue, dequeue, delete, set, update and set_if (WritesCheck's client
-// side).
+// enqueue, dequeue, delete, set, update, set_if and commit (WritesCheck's
+// client side).
 func writesOf(n map[string]int64) float64 {
-	return float64(n["create"] + n["create_seq"] + n["enqueue"] + n["dequeue"] + n["delete"] + n["set"] + n["update"] + n["set_if"])
+	return float64(n["create"] + n["create_seq"] + n["enqueue"] + n["dequeue"] + n["delete"] + n["set"] + n["update"] + n["set_if"] + n["commit"])
 }
 
 // MaxQueuedAtClose bounds the events etcd counts for a watch stream as it

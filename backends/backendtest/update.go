@@ -1,6 +1,7 @@
 package backendtest
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -25,10 +26,12 @@ func testUpdate(t *testing.T, e *env) {
 
 	ctx, _ := contextWithCancel(t)
 	ch := existsW(t, ctx, owner, p, true)
+	dataVersion(t, owner, p, 0)
 	if err := st.Update(opCtx(t), p, []byte("unlock")); err != nil {
 		t.Fatalf("Update(%s): %v", p, err)
 	}
 	wantEvent(t, nextEvent(t, ch, "ExistsW on Update"), backends.EventDataChanged, p)
+	dataVersion(t, owner, p, 1)
 	got, _, err := owner.Get(opCtx(t), p)
 	if err != nil || string(got) != "unlock" {
 		t.Fatalf("Get(%s) after Update = %q, %v; want \"unlock\"", p, got, err)
@@ -44,4 +47,15 @@ func testUpdate(t *testing.T, e *env) {
 		t.Fatalf("closing the owner: %v", err)
 	}
 	gone(t, session(t, e.b), p, eventBound)
+}
+
+// dataVersion checks the Node.DataVersion that ExistsW reports for p.
+func dataVersion(t *testing.T, s backends.Session, p string, want int64) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(opCtx(t))
+	defer cancel()
+	ok, n, _, err := s.ExistsW(ctx, p)
+	if err != nil || !ok || n.DataVersion != want {
+		t.Fatalf("ExistsW(%s) = %v, DataVersion %d, %v; want true, %d", p, ok, n.DataVersion, err, want)
+	}
 }

@@ -112,12 +112,18 @@ func (s *Session) children(ctx context.Context, parent string) ([]backends.Node,
 		return nil, 0, err
 	}
 	defer stop()
-	resp, err := s.cli.Get(c, parent+"/", clientv3.WithPrefix(), clientv3.WithKeysOnly(),
-		clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))
+	resp, err := s.cli.Get(c, parent+"/", childrenRange()...)
 	if err != nil {
 		return nil, 0, s.fail(ctx, "children", parent, false, err)
 	}
 	return directChildren(parent, resp.Kvs), resp.Header.Revision, nil
+}
+
+// childrenRange gives the range of keys parent+"/" that lists parent's
+// children (directChildren keeps the direct ones).
+func childrenRange() []clientv3.OpOption {
+	return []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly(),
+		clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend)}
 }
 
 func directChildren(parent string, kvs []*mvccpb.KeyValue) []backends.Node {

@@ -288,7 +288,9 @@ func (s *Session) ExistsW(ctx context.Context, p string) (bool, backends.Node, <
 	if first == nil {
 		return false, backends.Node{}, w.out, nil
 	}
-	return true, nodeOf(first), w.out, nil
+	n := nodeOf(first)
+	n.DataVersion = first.Version - 1
+	return true, n, w.out, nil
 }
 
 // deletes reports whether evs delete key.

@@ -16,14 +16,14 @@
 // the wire: compare with the servers only over intervals without those.
 //
 //   - Requests["create"] + ["create_seq"] + ["enqueue"] + ["dequeue"] + ["update"] +
-//     ["delete"] + ["set"] + ["set_if"] equal the servers' write requests over the same interval (backends.MetricWrites: ZooKeeper
+//     ["delete"] + ["set"] + ["set_if"] + ["commit"] equal the servers' write requests over the same interval (backends.MetricWrites: ZooKeeper
 //     zk_cnt_updatelatency, which counts failed creates and deletes too; etcd
 //     Txn/Put/DeleteRange calls handled), provided nothing else wrote in the
 //     interval: opening a session (ZooKeeper createSession, etcd LeaseGrant),
 //     closing one (closeSession, LeaseRevoke), EnsurePath (a backend-specific
 //     number of calls) and Admin calls are server writes the decorator does
 //     not count as such. backends/backendtest checks this equality.
-//   - Reads ("get", "children", "exists_w", "children_w", "predecessor")
+//   - Reads ("get", "children", "children_v", "exists_w", "children_w", "predecessor")
 //     equal
 //     backends.MetricReads on etcd (one Range call each). On ZooKeeper
 //     MetricReads (the per-namespace read count of /zkbench; the raw
@@ -111,26 +111,30 @@ const (
 	OpWatchData
 	OpUpdate
 	OpSetIf
+	OpCommit
+	OpChildrenVersion
 	numOps
 )
 
 var opNames = [numOps]string{
-	OpCreate:      "create",
-	OpCreateSeq:   "create_seq",
-	OpGet:         "get",
-	OpDelete:      "delete",
-	OpChildren:    "children",
-	OpEnsurePath:  "ensure_path",
-	OpExistsW:     "exists_w",
-	OpChildrenW:   "children_w",
-	OpEnqueue:     "enqueue",
-	OpPredecessor: "predecessor",
-	OpTagged:      "tagged",
-	OpDequeue:     "dequeue",
-	OpSet:         "set",
-	OpWatchData:   "watch_data",
-	OpUpdate:      "update",
-	OpSetIf:       "set_if",
+	OpCreate:          "create",
+	OpCreateSeq:       "create_seq",
+	OpGet:             "get",
+	OpDelete:          "delete",
+	OpChildren:        "children",
+	OpEnsurePath:      "ensure_path",
+	OpExistsW:         "exists_w",
+	OpChildrenW:       "children_w",
+	OpEnqueue:         "enqueue",
+	OpPredecessor:     "predecessor",
+	OpTagged:          "tagged",
+	OpDequeue:         "dequeue",
+	OpSet:             "set",
+	OpWatchData:       "watch_data",
+	OpUpdate:          "update",
+	OpSetIf:           "set_if",
+	OpCommit:          "commit",
+	OpChildrenVersion: "children_v",
 }
 
 // Ops lists every request type in a stable order.

@@ -14,7 +14,7 @@ import (
 )
 
 func TestOpNamesMatchResultsKeys(t *testing.T) {
-	want := []string{"create", "create_seq", "get", "delete", "children", "ensure_path", "exists_w", "children_w", "enqueue", "predecessor", "tagged", "dequeue", "set", "watch_data", "update", "set_if"}
+	want := []string{"create", "create_seq", "get", "delete", "children", "ensure_path", "exists_w", "children_w", "enqueue", "predecessor", "tagged", "dequeue", "set", "watch_data", "update", "set_if", "commit", "children_v"}
 	ops := instrument.Ops()
 	if len(ops) != len(want) {
 		t.Fatalf("Ops() has %d types, want %d", len(ops), len(want))
@@ -73,6 +73,8 @@ func TestCountsEveryRequestAndFailure(t *testing.T) {
 		}
 		s.Update(ctx, "/a", []byte("unlock"))
 		s.SetIf(ctx, "/h", nil, []backends.Write{{Path: "/a", Data: []byte("1")}, {Path: "/h", Data: []byte("1")}})
+		s.ChildrenVersion(ctx, "/p")
+		s.Commit(ctx, backends.Check("/p", 1), backends.CreateIn("/p", "i-", []byte("x")))
 	}
 	call()
 	stub.err = errStub
@@ -81,10 +83,10 @@ func TestCountsEveryRequestAndFailure(t *testing.T) {
 	got := c.Snapshot()
 	want := map[string]int64{"create": 2, "create_seq": 4, "get": 2, "delete": 2, "children": 2,
 		"ensure_path": 2, "exists_w": 2, "children_w": 2, "enqueue": 2, "predecessor": 4, "tagged": 2, "dequeue": 2,
-		"update": 2, "set": 2, "watch_data": 0, "set_if": 2}
+		"update": 2, "set": 2, "watch_data": 0, "set_if": 2, "children_v": 2, "commit": 2}
 	wantFail := map[string]int64{"create": 1, "create_seq": 2, "get": 1, "delete": 1, "children": 1,
 		"ensure_path": 1, "exists_w": 1, "children_w": 1, "enqueue": 1, "predecessor": 2, "tagged": 1, "dequeue": 1,
-		"update": 1, "set": 1, "watch_data": 0, "set_if": 1}
+		"update": 1, "set": 1, "watch_data": 0, "set_if": 1, "children_v": 1, "commit": 1}
 	for k, v := range want {
 		if got.Requests[k] != v {
 			t.Errorf("Requests[%q] = %d, want %d", k, got.Requests[k], v)
@@ -96,8 +98,8 @@ func TestCountsEveryRequestAndFailure(t *testing.T) {
 	if len(got.Requests) != len(want) || len(got.Failures) != len(want) {
 		t.Errorf("snapshot has %d request and %d failure keys, want %d", len(got.Requests), len(got.Failures), len(want))
 	}
-	if got.TotalRequests() != 34 {
-		t.Errorf("TotalRequests = %d, want 34", got.TotalRequests())
+	if got.TotalRequests() != 38 {
+		t.Errorf("TotalRequests = %d, want 38", got.TotalRequests())
 	}
 	// Only the two successful watch calls armed a watch.
 	if got.WatchesArmed != 2 {

@@ -19,6 +19,7 @@ var (
 	_ backends.Session    = (*Session)(nil)
 	_ backends.Updater    = (*Session)(nil)
 	_ backends.Transactor = (*Session)(nil)
+	_ backends.Committer  = (*Session)(nil)
 )
 
 // Wrap returns s counting into c. Wrapping an already wrapped session counts
@@ -208,6 +209,50 @@ func (s *Session) SetIf(ctx context.Context, guard string, want []byte, writes [
 	}
 	s.done(OpSetIf, err)
 	return done, err
+}
+
+// ChildrenVersion counts OpChildrenVersion (backends.Committer), one read,
+// forwarding to the wrapped session; one that cannot returns an error
+// matching errors.ErrUnsupported, counted as a failed request.
+func (s *Session) ChildrenVersion(ctx context.Context, parent string) ([]backends.Node, int64, error) {
+	s.c.sent(OpChildrenVersion)
+	s.c.bytesSent.Add(int64(len(parent)))
+	var (
+		ns      []backends.Node
+		version int64
+		err     error
+	)
+	if cm, ok := s.inner.(backends.Committer); ok {
+		ns, version, err = cm.ChildrenVersion(ctx, parent)
+	} else {
+		err = fmt.Errorf("instrument: children-version %s: %T cannot commit: %w", parent, s.inner, errors.ErrUnsupported)
+	}
+	s.done(OpChildrenVersion, err)
+	s.c.bytesReceived.Add(names(ns))
+	return ns, version, err
+}
+
+// Commit counts OpCommit (backends.Committer), one write however many ops
+// it holds, forwarding to the wrapped session; one that cannot returns an
+// error matching errors.ErrUnsupported, counted as a failed request.
+func (s *Session) Commit(ctx context.Context, ops ...backends.Op) ([]backends.Node, error) {
+	s.c.sent(OpCommit)
+	var n int
+	for _, o := range ops {
+		n += len(o.Path) + len(o.Prefix) + len(o.Data)
+	}
+	s.c.bytesSent.Add(int64(n))
+	var (
+		made []backends.Node
+		err  error
+	)
+	if cm, ok := s.inner.(backends.Committer); ok {
+		made, err = cm.Commit(ctx, ops...)
+	} else {
+		err = fmt.Errorf("instrument: commit: %T cannot commit: %w", s.inner, errors.ErrUnsupported)
+	}
+	s.done(OpCommit, err)
+	return made, err
 }
 
 // EnsurePath counts OpEnsurePath once per call, however many server

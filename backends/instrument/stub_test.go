@@ -50,6 +50,12 @@ func (s *stubSession) Dequeue(ctx context.Context, me backends.Node) error { ret
 func (s *stubSession) SetIf(ctx context.Context, guard string, want []byte, writes []backends.Write) (bool, error) {
 	return s.err == nil, s.err
 }
+func (s *stubSession) ChildrenVersion(ctx context.Context, parent string) ([]backends.Node, int64, error) {
+	return nil, 0, s.err
+}
+func (s *stubSession) Commit(ctx context.Context, ops ...backends.Op) ([]backends.Node, error) {
+	return nil, s.err
+}
 func (s *stubSession) Update(ctx context.Context, path string, data []byte) error { return s.err }
 func (s *stubSession) Tagged(ctx context.Context, parent, tag string) ([]backends.Node, error) {
 	return nil, s.err

@@ -38,6 +38,7 @@ func (s *Session) ExistsW(ctx context.Context, p string) (bool, backends.Node, <
 	if f.ok {
 		n = node(p)
 		n.CreateRev = f.st.Czxid
+		n.DataVersion = int64(f.st.Version)
 	}
 	return f.ok, n, ch, nil
 }
