@@ -64,6 +64,7 @@ func queueSpec() Spec {
 			VariantSpec{Name: variants.Naive, Class: figures.Naive},
 			VariantSpec{Name: variants.Recipe, Class: figures.Naive},
 			VariantSpec{Name: variants.Fair, Class: figures.HerdFree},
+			VariantSpec{Name: variants.Handoff, Class: figures.HerdFree},
 			VariantSpec{Name: variants.Native, Class: figures.Baseline, Why: errors.New("it is etcd's experimental recipe Queue")}),
 		Latencies: []figures.Latency{figures.LatencyDelivery, figures.LatencyAck, figures.LatencyPut, figures.LatencyTake},
 		Params: []Param{

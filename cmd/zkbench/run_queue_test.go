@@ -84,7 +84,7 @@ func TestRunQueueKillLeaderZooKeeper(t *testing.T) {
 	}
 	dir := t.TempDir()
 	_, stderr, err := zkbench(t, "run", "--backend", "zookeeper", "--nodes", "3", "--workload", "queue",
-		"--variants", "naive,recipe,fair", "--clients", "4", "--rate", "50", "--hold", "10ms", "--duration", "5s",
+		"--variants", "naive,recipe,fair,handoff", "--clients", "4", "--rate", "50", "--hold", "10ms", "--duration", "5s",
 		"-o", dir, "--run-id", "qkill", "--no-plots", "--fault", "kill-leader@1500ms+1500ms")
 	if err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)

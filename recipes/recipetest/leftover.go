@@ -54,6 +54,23 @@ func (f *flakySession) Delete(ctx context.Context, path string) error {
 	return f.Session.Delete(ctx, path)
 }
 
+// ChildrenVersion and Commit forward backends.Committer, unchanged.
+func (f *flakySession) ChildrenVersion(ctx context.Context, parent string) ([]backends.Node, int64, error) {
+	cm, ok := f.Session.(backends.Committer)
+	if !ok {
+		return nil, 0, fmt.Errorf("recipetest: %T cannot commit: %w", f.Session, errors.ErrUnsupported)
+	}
+	return cm.ChildrenVersion(ctx, parent)
+}
+
+func (f *flakySession) Commit(ctx context.Context, ops ...backends.Op) ([]backends.Node, error) {
+	cm, ok := f.Session.(backends.Committer)
+	if !ok {
+		return nil, fmt.Errorf("recipetest: %T cannot commit: %w", f.Session, errors.ErrUnsupported)
+	}
+	return cm.Commit(ctx, ops...)
+}
+
 func (f *flakySession) Dequeue(ctx context.Context, me backends.Node) error {
 	if take(&f.failDeletes) {
 		return fmt.Errorf("dequeue %s: %w", me.Path, errNoQuorum)

@@ -11,7 +11,7 @@ import (
 // TestQueues: the queue table's names and what each variant promises.
 func TestQueues(t *testing.T) {
 	q := Queues()
-	if got := q.Names(); !slices.Equal(got, []string{Fair, Naive, Native, Recipe}) {
+	if got := q.Names(); !slices.Equal(got, []string{Fair, Handoff, Naive, Native, Recipe}) {
 		t.Errorf("Queues().Names() = %v", got)
 	}
 	want := map[string]struct {
@@ -19,10 +19,11 @@ func TestQueues(t *testing.T) {
 		herdFree, prios, cc bool
 		zk                  bool
 	}{
-		Naive:  {recipes.AtMostOnce, false, true, true, true},
-		Recipe: {recipes.AtMostOnce, false, true, true, true},
-		Fair:   {recipes.AtLeastOnce, true, true, true, true},
-		Native: {recipes.AtMostOnce, false, false, false, false},
+		Naive:   {recipes.AtMostOnce, false, true, true, true},
+		Recipe:  {recipes.AtMostOnce, false, true, true, true},
+		Fair:    {recipes.AtLeastOnce, true, true, true, true},
+		Handoff: {recipes.AtMostOnce, true, true, true, true},
+		Native:  {recipes.AtMostOnce, false, false, false, false},
 	}
 	for _, v := range q.All() {
 		w := want[v.Name]

@@ -212,6 +212,10 @@ func Groups() Family[recipes.GroupFactory] {
 // the naive nor the herd-free variant (the queue's batch consumer).
 const Recipe = "recipe"
 
+// Handoff is the queue whose producers hand each item to one idle
+// consumer (recipes/fair's HandoffQueue).
+const Handoff = "handoff"
+
 // QueueVariant says what a queue variant promises beyond Variant's fields.
 type QueueVariant struct {
 	recipes.QueueFactory
@@ -232,6 +236,9 @@ type QueueVariant struct {
 //	fair    idle consumers queue like lock waiters and only the head of
 //	        the line watches the items: one item wakes one consumer (and
 //	        its successor in the line); at least once (ephemeral claims)
+//	handoff a producer hands the item to one idle consumer, in one
+//	        conditional write; idle consumers watch only their own node:
+//	        one notification an item; at most once
 //	native  etcd's experimental recipe Queue: every idle consumer watches
 //	        the prefix (herd); at most once; etcd only, no priorities
 func Queues(opts ...recipes.Option) Family[QueueVariant] {
@@ -242,6 +249,8 @@ func Queues(opts ...recipes.Option) Family[QueueVariant] {
 			New: QueueVariant{QueueFactory: fair.BatchQueue{}, Delivery: recipes.AtMostOnce, Priorities: true}},
 		Variant[QueueVariant]{Name: Fair, HerdFree: true, FIFO: true, ClientCounts: true,
 			New: QueueVariant{QueueFactory: fair.NewQueue(opts...), Delivery: recipes.AtLeastOnce, Priorities: true}},
+		Variant[QueueVariant]{Name: Handoff, HerdFree: true, ClientCounts: true,
+			New: QueueVariant{QueueFactory: fair.NewHandoffQueue(opts...), Delivery: recipes.AtMostOnce, Priorities: true}},
 		Variant[QueueVariant]{Name: Native, Backends: []backends.Kind{backends.Etcd},
 			New: QueueVariant{QueueFactory: native.Queue{}, Delivery: recipes.AtMostOnce}},
 	)

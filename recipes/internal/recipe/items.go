@@ -19,10 +19,10 @@ const (
 	IdleDir   = recipes.QueueIdleDir
 )
 
-// itemPrefix is the name prefix of an item of priority p: "q" and three
+// ItemPrefix is the name prefix of an item of priority p: "q" and three
 // digits, so that names sort by priority before their sequence (the
 // recipes page's "queue-YY").
-func itemPrefix(p int) string { return fmt.Sprintf("q%03d-", p) }
+func ItemPrefix(p int) string { return fmt.Sprintf("q%03d-", p) }
 
 // ItemPriority reads the priority an item's name carries (0 for a name
 // that carries none).
@@ -89,7 +89,7 @@ func (p *ItemProducer) Put(ctx context.Context, data []byte, priority int) error
 	_, err := p.parent.Create(ctx, func(ctx context.Context) (backends.Node, error) {
 		// Not sent again after a lost reply: a consumer may have taken
 		// the item before the producer looks for it.
-		return p.s.CreateSequential(backends.NoResend(ctx), p.items, itemPrefix(priority), data)
+		return p.s.CreateSequential(backends.NoResend(ctx), p.items, ItemPrefix(priority), data)
 	})
 	if err != nil {
 		return QueueLost(err)
@@ -221,6 +221,10 @@ func (c *ItemConsumer) Claim(ctx context.Context, n backends.Node, wakeups, fail
 	c.held = true
 	return Taken(n, data, wakeups, failed), true, nil
 }
+
+// Hold marks an item taken another way (recipes/fair's hand-off) as held
+// until Ack.
+func (c *ItemConsumer) Hold() { c.held = true }
 
 // Ack makes no request: the item is already gone. See recipes.Consumer.
 func (c *ItemConsumer) Ack(context.Context) error { return AckRemoved(c.S, &c.held) }

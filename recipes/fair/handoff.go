@@ -1,0 +1,481 @@
+package fair
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/recipes"
+	"github.com/zkbench/zkbench/recipes/internal/recipe"
+)
+
+// HandoffQueue is the herd-free queue whose producers hand each item to
+// one idle consumer: one notification an item however many consumers are
+// idle, and no consumer watches the items. None of Curator's, kazoo's or
+// etcd's queues has it; it needs conditional multi-node writes
+// (backends.Committer: ZooKeeper's multi with version checks, etcd's Txn).
+//
+// Algorithm. Two directories under the queue's path, each with a version
+// that only a Bump moves: <path>/items, the backlog, and <path>/idle, the
+// consumers waiting for an item.
+//
+//   - A consumer with nothing to take goes idle in one Commit: Check that
+//     the items' version is the one its last listing saw (nothing was put
+//     in the backlog since), create its ephemeral sequential node
+//     <path>/idle/w-<tag>-<seq>, Bump the idle version. It then watches its
+//     own node (ExistsW) and sleeps.
+//   - A producer lists the idle consumers (ChildrenVersion). If there are
+//     any, it hands the item to one of them, picked at random so that
+//     producers seldom pick the same, with one OpSetFresh on that
+//     consumer's node: of two producers only the first succeeds (the other
+//     tries the next consumer it listed). That write is the one
+//     notification. If none is idle, it puts the item in the backlog in one
+//     Commit: Check that the idle version is the one its listing saw (no
+//     consumer went idle since), create the ephemeral sequential node
+//     <path>/items/q<PPP>-<seq> (its producer's, as recipe.ItemProducer's
+//     items), Bump the items' version.
+//   - The woken consumer reads the item from its node. The node, spent,
+//     is deleted by the consumer's next Commit going idle (or, if its next
+//     Take finds a backlog or its ctx ended, by a delete of its own).
+//   - A consumer with a backlog (its listing held items) takes them as the
+//     recipes page's consumer does, first of its list first, each by a read
+//     and a delete; another consumer's delete first is a failed claim,
+//     after which it picks among the first items of its list at random (see
+//     next). With priorities it lists afresh at every Take.
+//
+// The two Checks close the race between a consumer going idle and a
+// producer filling the backlog: both Commits are atomic, so whichever
+// lands second finds the other's Bump and fails (backends.ErrConflict), and
+// its writer looks again: the producer finds the consumer, the consumer
+// finds the item. No item waits in the backlog while a consumer sleeps.
+//
+// Cost when consumers keep up: one notification an item and five requests
+// or fewer: the producer's hand-off and its listing (one in several items
+// when many consumers are idle, see Put); the consumer's
+// Commit (which also deletes its last spent node), ExistsW and read; plus
+// a refused hand-off where another producer took the consumer first, or
+// the consumer had just taken an item (its spent node, still listed).
+// Bytes: a producer's listing is O(idle consumers) on both backends. Under a backlog it costs what the recipes page's queue
+// does (a listing now and then, a read and a delete an item, failed claims
+// among consumers working down the same list), and no notification.
+//
+// Priorities: an item is handed over only when a consumer is idle, which
+// the Checks make sure happens only with an empty backlog; the backlog is
+// served most urgent first.
+//
+// Delivery: at most once. A consumer lost after an item was handed to it
+// and before it read it loses the item with its node; so does one whose
+// read failed.
+//
+// Cancellation: a Take whose ctx ends while it is idle withdraws its node
+// with OpDeleteFresh, which fails if a producer handed it an item first:
+// that item is then read and returned, with a nil error, as taken before
+// the Take noticed its ctx's end.
+//
+// Leftovers: a Commit of unknown outcome (a lost reply, or one cut off by
+// the Take's ctx after it was sent) may have made the consumer's idle
+// node; the consumer finds it by its tag and waits on it, or, when its ctx
+// ended, withdraws it as above.
+type HandoffQueue struct {
+	opts []recipes.Option
+}
+
+var _ recipes.QueueFactory = HandoffQueue{}
+
+// NewHandoffQueue returns the hand-off queue; recipes.WithCleanupTimeout
+// bounds the fresh context on which a cancelled Take withdraws from the
+// idle line (default 5s).
+func NewHandoffQueue(opts ...recipes.Option) HandoffQueue { return HandoffQueue{opts: opts} }
+
+// handoff is what a producer and a consumer of one HandoffQueue share.
+type handoff struct {
+	s              backends.Session
+	cm             backends.Committer
+	items, idle    string
+	itemsP, idleP  *recipe.Parent
+	cleanupTimeout time.Duration
+}
+
+func (q HandoffQueue) open(s backends.Session, path string) (handoff, error) {
+	cm, ok := s.(backends.Committer)
+	if !ok {
+		return handoff{}, fmt.Errorf("fair: hand-off queue: %T cannot commit conditional writes: %w", s, recipes.ErrUnsupported)
+	}
+	items, idle := path+"/"+recipe.ItemsDir, path+"/"+recipe.IdleDir
+	return handoff{s: s, cm: cm, items: items, idle: idle,
+		itemsP: recipe.NewParent(s, items), idleP: recipe.NewParent(s, idle),
+		cleanupTimeout: recipes.NewOptions(q.opts...).CleanupTimeout}, nil
+}
+
+// list lists dir (made on first use) with its version.
+func (h *handoff) list(ctx context.Context, dir string, p *recipe.Parent) ([]backends.Node, int64, error) {
+	var (
+		kids    []backends.Node
+		version int64
+	)
+	_, err := p.Create(ctx, func(ctx context.Context) (backends.Node, error) {
+		var err error
+		kids, version, err = h.cm.ChildrenVersion(ctx, dir)
+		return backends.Node{}, err
+	})
+	return kids, version, err
+}
+
+// Producer returns the producer of the queue at path on s. It makes no
+// request; recipes.ErrUnsupported if s cannot commit.
+func (q HandoffQueue) Producer(s backends.Session, path string, _ recipes.QueueConfig) (recipes.Producer, error) {
+	h, err := q.open(s, path)
+	if err != nil {
+		return nil, err
+	}
+	return &handoffProducer{handoff: h}, nil
+}
+
+// handoffProducer is one client's producer of a HandoffQueue.
+type handoffProducer struct {
+	handoff
+	// idle are the idle consumers of the last listing not tried yet, in
+	// random order (so that producers seldom pick the same), and uses how
+	// many more items may go to them before the producer lists again.
+	idle []backends.Node
+	uses int
+}
+
+// reuse is the share of a listing's idle consumers that a producer hands
+// items to before it lists again: 1 in reuse of them.
+const reuse = 8
+
+// Put hands data to an idle consumer or, with none idle, puts it in the
+// backlog. See recipes.Producer and HandoffQueue.
+//
+// A listing is a read, and a refused hand-off a write, which costs a
+// ZooKeeper server a log append. So a producer lists again after any
+// refusal, and otherwise hands items to the consumers of one listing for
+// one in reuse of them (at least one item): with few consumers idle, each
+// has likely taken an item from another producer since, and with many a
+// listing of them all at every item costs O(idle consumers) bytes and
+// server work an item (1,000 idle on a local etcd: the producers fell
+// behind 400 items/s).
+func (p *handoffProducer) Put(ctx context.Context, data []byte, priority int) error {
+	if priority < 0 || priority > recipes.MaxPriority {
+		return fmt.Errorf("fair: put: priority %d outside 0..%d", priority, recipes.MaxPriority)
+	}
+	handed := append([]byte(recipe.ItemPrefix(priority)), data...)
+	for {
+		var version int64
+		if p.uses <= 0 || len(p.idle) == 0 {
+			idle, v, err := p.list(ctx, p.handoff.idle, p.idleP)
+			if err != nil {
+				return recipe.QueueLost(err)
+			}
+			rand.Shuffle(len(idle), func(i, j int) { idle[i], idle[j] = idle[j], idle[i] })
+			p.idle, p.uses, version = idle, max(1, len(idle)/reuse), v
+		}
+		if len(p.idle) > 0 {
+			w := p.idle[0]
+			p.idle = p.idle[1:]
+			_, err := p.cm.Commit(ctx, backends.SetFresh(w.Path, handed))
+			switch {
+			case err == nil:
+				p.uses--
+				return nil // handed over
+			case !errors.Is(err, backends.ErrConflict):
+				return recipe.QueueLost(err)
+			}
+			p.uses = 0 // it had an item already, or left: list again
+			continue
+		}
+		_, err := p.itemsP.Create(ctx, func(ctx context.Context) (backends.Node, error) {
+			_, err := p.cm.Commit(ctx, backends.Check(p.handoff.idle, version),
+				backends.CreateIn(p.items, recipe.ItemPrefix(priority), data), backends.Bump(p.items))
+			return backends.Node{}, err
+		})
+		switch {
+		case err == nil:
+			return nil // in the backlog
+		case !errors.Is(err, backends.ErrConflict):
+			return recipe.QueueLost(err)
+		}
+		// A consumer went idle since the listing: hand it the item.
+	}
+}
+
+// Consumer returns one client's consumer of the queue at path on s. It
+// makes no request; recipes.ErrUnsupported if s cannot commit.
+func (q HandoffQueue) Consumer(s backends.Session, path string, cfg recipes.QueueConfig) (recipes.Consumer, error) {
+	h, err := q.open(s, path)
+	if err != nil {
+		return nil, err
+	}
+	return &handoffConsumer{handoff: h, ItemConsumer: recipe.NewItemConsumer("fair", s, path), priorities: cfg.Priorities > 1}, nil
+}
+
+// handoffConsumer is one client's consumer of a HandoffQueue.
+type handoffConsumer struct {
+	handoff
+	recipe.ItemConsumer
+	priorities bool
+
+	batch   []backends.Node // the backlog as last listed, not yet tried
+	listed  bool            // version is that listing's
+	version int64
+	// contended: a claim of this batch failed (other consumers work down
+	// the same list), so the next are picked at random near its head.
+	contended bool
+	// spent is the idle node of the consumer's last hand-off, read and not
+	// yet deleted: its next Commit going idle deletes it (the hand-off's
+	// sixth request saved), or the next Take if it goes no further.
+	spent string
+}
+
+// errRelist: going idle found an item put since the last listing.
+var errRelist = errors.New("fair: the backlog changed")
+
+// Take takes the next item of the backlog or, with none, waits idle for a
+// producer to hand it one. See recipes.Consumer and HandoffQueue.
+func (c *handoffConsumer) Take(ctx context.Context) (recipes.Taken, error) {
+	if err := c.Unacked(); err != nil {
+		return recipes.Taken{}, err
+	}
+	if recipe.Ended(c.s) {
+		return recipes.Taken{}, recipe.QueueLost(nil)
+	}
+	if c.priorities {
+		c.batch, c.listed = nil, false // a more urgent item may have come
+	}
+	var wakeups, failed int
+	for {
+		if err := ctx.Err(); err != nil {
+			return recipes.Taken{}, errors.Join(err, c.dropSpent(ctx))
+		}
+		switch {
+		case len(c.batch) > 0:
+			if err := c.dropSpent(ctx); err != nil {
+				return recipes.Taken{}, err
+			}
+			i := c.next()
+			n := c.batch[i]
+			c.batch = slices.Delete(c.batch, i, i+1)
+			t, taken, err := c.Claim(ctx, n, wakeups, failed)
+			if err != nil || taken {
+				return t, err
+			}
+			failed++
+			c.contended = true
+		case !c.listed:
+			kids, version, err := c.list(ctx, c.items, c.itemsP)
+			if err != nil {
+				return recipes.Taken{}, recipe.QueueLost(err)
+			}
+			recipe.SortItems(kids)
+			c.batch, c.version, c.listed, c.contended = kids, version, true, false
+		default:
+			t, err := c.await(ctx)
+			if errors.Is(err, errRelist) {
+				c.listed = false
+				continue
+			}
+			t.Wakeups += wakeups
+			t.FailedClaims = failed
+			return t, err
+		}
+	}
+}
+
+// spread is how far down the backlog's head a consumer that met another
+// on the same list picks its next item.
+const spread = 16
+
+// next is the index in the batch of the item to claim next: its head, or,
+// once contended, one picked at random among the first spread items of
+// the head's priority. Every consumer that listed the same backlog works
+// down it in the same order; after a failed claim each spreads out, so
+// that a backlog does not become a race of all consumers for each item
+// (the recipes page's queue), which made the backlog grow faster than the
+// consumers took it at 400 items/s and 10 consumers on a local ZooKeeper.
+// Items come out of put order by at most spread places; a consumer alone
+// on the queue never meets another and keeps put order.
+func (c *handoffConsumer) next() int {
+	if !c.contended {
+		return 0
+	}
+	head := recipe.ItemPriority(c.batch[0].Name)
+	n := 1
+	for n < min(len(c.batch), spread) && recipe.ItemPriority(c.batch[n].Name) == head {
+		n++
+	}
+	return rand.IntN(n)
+}
+
+// dropSpent deletes the spent idle node, if any, on a context that
+// outlives ctx a little (it holds no item: only the session's end would
+// remove it otherwise).
+func (c *handoffConsumer) dropSpent(ctx context.Context) error {
+	if c.spent == "" {
+		return nil
+	}
+	fctx, cancel := recipe.Outlive(ctx, c.cleanupTimeout)
+	defer cancel()
+	err := c.s.Delete(fctx, c.spent)
+	if err != nil && !errors.Is(err, backends.ErrNoNode) {
+		return recipe.QueueLost(fmt.Errorf("fair: take: deleting %s, the last hand-off's node: %w", c.spent, err))
+	}
+	c.spent = ""
+	return nil
+}
+
+// await goes idle, if nothing was put in the backlog since the last
+// listing (else errRelist), and waits for a producer's hand-off.
+func (c *handoffConsumer) await(ctx context.Context) (recipes.Taken, error) {
+	prefix := fmt.Sprintf("w-%08x-", rand.Uint32())
+	ops := []backends.Op{backends.Check(c.items, c.version), backends.CreateIn(c.idle, prefix, nil), backends.Bump(c.idle)}
+	if c.spent != "" {
+		ops = append(ops, backends.DeleteOp(c.spent))
+	}
+	var me backends.Node
+	// The Commit outlives ctx a little, so that a Take cancelled while it
+	// is in flight learns whether it made the node, and withdraws it.
+	octx, ocancel := recipe.Outlive(ctx, c.cleanupTimeout)
+	_, err := c.idleP.Create(octx, func(ctx context.Context) (backends.Node, error) {
+		made, err := c.cm.Commit(ctx, ops...)
+		if err == nil {
+			me = made[0]
+		}
+		return me, err
+	})
+	ocancel()
+	switch {
+	case err == nil:
+		c.spent = ""
+		if ctx.Err() != nil {
+			return c.withdraw(ctx, me, 0)
+		}
+	case errors.Is(err, backends.ErrConflict):
+		// An item came, or the spent node was gone already (a Commit of
+		// unknown outcome deleted it): delete it alone, and look again.
+		if err := c.dropSpent(ctx); err != nil {
+			return recipes.Taken{}, err
+		}
+		return recipes.Taken{}, errRelist
+	case (errors.Is(err, backends.ErrUnknownOutcome) || ctx.Err() != nil) && !recipe.Ended(c.s):
+		// The node may have been made (a lost reply, or a call cut off by
+		// ctx after it was sent): look for it by its tag, on a fresh
+		// context if ctx ended, and withdraw it then.
+		fctx, cancel := recipe.Fresh(ctx, c.cleanupTimeout)
+		n, found, ferr := c.find(fctx, prefix)
+		cancel()
+		switch {
+		case ferr != nil:
+			return recipes.Taken{}, recipe.QueueLost(errors.Join(err, ferr))
+		case found && ctx.Err() != nil:
+			return c.withdraw(ctx, n, 0)
+		case found:
+			me = n
+			c.spent = "" // deleted in the same Commit
+		case ctx.Err() != nil:
+			return recipes.Taken{}, ctx.Err()
+		default:
+			return recipes.Taken{}, errRelist
+		}
+	default:
+		return recipes.Taken{}, recipe.QueueLost(err)
+	}
+	var wakeups int
+	for {
+		wctx, cancel := context.WithCancel(ctx)
+		exists, n, events, err := c.s.ExistsW(wctx, me.Path)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			cancel()
+			return c.withdraw(ctx, me, wakeups)
+		case err != nil:
+			cancel()
+			return recipes.Taken{}, recipe.QueueLost(err)
+		case !exists:
+			cancel() // only its session removes it while it waits
+			return recipes.Taken{}, recipe.QueueLost(nil)
+		case n.DataVersion > 0:
+			cancel() // handed over before the watch was armed
+			return c.read(ctx, me, wakeups)
+		}
+		woke, err := recipe.AwaitChange(ctx, c.s, events)
+		cancel()
+		if woke {
+			wakeups++
+			return c.read(ctx, me, wakeups)
+		}
+		if err != nil && ctx.Err() != nil {
+			return c.withdraw(ctx, me, wakeups)
+		}
+		if err != nil {
+			return recipes.Taken{}, err
+		}
+		// The watch ended without an event: arm it again.
+	}
+}
+
+// find looks for this consumer's idle node by its tag after a Commit of
+// unknown outcome.
+func (c *handoffConsumer) find(ctx context.Context, prefix string) (backends.Node, bool, error) {
+	kids, err := c.s.Children(ctx, c.idle)
+	if err != nil {
+		return backends.Node{}, false, err
+	}
+	for _, k := range kids {
+		if strings.HasPrefix(k.Name, prefix) {
+			return k, true, nil
+		}
+	}
+	return backends.Node{}, false, nil
+}
+
+// read takes the item handed to the consumer's idle node me: one read. The
+// node is left to the consumer's next Commit (spent).
+func (c *handoffConsumer) read(ctx context.Context, me backends.Node, wakeups int) (recipes.Taken, error) {
+	// The read outlives ctx a little: the item is this consumer's already.
+	octx, cancel := recipe.Outlive(ctx, c.cleanupTimeout)
+	defer cancel()
+	data, _, err := c.s.Get(octx, me.Path)
+	switch {
+	case errors.Is(err, backends.ErrNoNode):
+		return recipes.Taken{}, recipe.QueueLost(nil) // only its session removes it
+	case err != nil:
+		// The item stays in the node, this consumer's, until its session
+		// ends: at most once, it is given up.
+		c.spent = me.Path
+		return recipes.Taken{}, recipe.QueueLost(err)
+	}
+	c.spent = me.Path
+	prio, item := splitHanded(data)
+	c.Hold()
+	return recipes.Taken{Data: item, Priority: prio, Name: me.Name, Wakeups: wakeups}, nil
+}
+
+// withdraw removes the idle node me of a Take whose ctx ended, unless a
+// producer handed it an item first: that item is read and returned.
+func (c *handoffConsumer) withdraw(ctx context.Context, me backends.Node, wakeups int) (recipes.Taken, error) {
+	fctx, cancel := recipe.Fresh(ctx, c.cleanupTimeout)
+	defer cancel()
+	_, err := c.cm.Commit(fctx, backends.DeleteFresh(me.Path))
+	switch {
+	case errors.Is(err, backends.ErrConflict):
+		return c.read(fctx, me, wakeups)
+	case err != nil:
+		return recipes.Taken{}, fmt.Errorf("fair: take: withdrawing %s from the idle line: %w (and %w)", me.Path, recipe.QueueLost(err), ctx.Err())
+	}
+	return recipes.Taken{}, ctx.Err()
+}
+
+// splitHanded splits a handed item into its priority and data.
+func splitHanded(handed []byte) (int, []byte) {
+	n := len(recipe.ItemPrefix(0))
+	if len(handed) < n {
+		return 0, handed
+	}
+	return recipe.ItemPriority(string(handed[:n])), handed[n:]
+}
