@@ -67,6 +67,7 @@ RUNS     ?= docs/runs
 RUNFLAGS ?= --duration 15s --warmup 2s
 CONFIGFLAGS ?= --duration 10s --warmup 1s --rate 2 --poll 1s
 QUEUEFLAGS ?= --rate 100 --hold 20ms --duration 5s
+HANDOFFQUEUEFLAGS ?= --rate 400 --hold 0 --duration 30s
 bench-runs: build
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload lock --hold 0 --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-zookeeper
 	$(BIN) run $(KEEPFLAGS) --backend etcd --workload lock --hold 0 --variants naive,fair,native --clients 10,100,1000 $(RUNFLAGS) -o $(RUNS) --run-id lock-etcd
@@ -116,6 +117,15 @@ bench-runs: build
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload queue --variants naive,recipe,fair --clients 10,50,200 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-zookeeper
 	$(BIN) run $(KEEPFLAGS) --backend etcd --workload queue --variants naive,recipe,fair,native --clients 10,50,200 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-etcd
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload queue --variants naive,recipe,fair --clients 10,50 --priorities 4 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-priorities-zookeeper
+	# the hand-off queue (issue 20's queue point: 2 producers at 400 items/s, no hold) from 10 to 1,000 consumers on
+	# local servers, beside the herd-free idle line and etcd's recipe, then with 10 producers; and at 100 items/s with
+	# the naive queue, where it keeps up
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload queue --variants fair,handoff --clients 10,100,1000 --producers 2 $(HANDOFFQUEUEFLAGS) -o $(RUNS) --run-id queue-handoff-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload queue --variants fair,handoff,native --clients 10,100,1000 --producers 2 $(HANDOFFQUEUEFLAGS) -o $(RUNS) --run-id queue-handoff-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload queue --variants handoff --clients 10,100,1000 --producers 10 $(HANDOFFQUEUEFLAGS) -o $(RUNS) --run-id queue-handoff-p10-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload queue --variants handoff --clients 10,100,1000 --producers 10 $(HANDOFFQUEUEFLAGS) -o $(RUNS) --run-id queue-handoff-p10-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload queue --variants naive,handoff --clients 10,50 --producers 2 --rate 100 --hold 0 --duration 10s -o $(RUNS) --run-id queue-handoff-naive-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload queue --variants naive,handoff,native --clients 10,50 --producers 2 --rate 100 --hold 0 --duration 10s -o $(RUNS) --run-id queue-handoff-naive-etcd
 
 # The kept runs behind the scale section of docs/results.md: the fair lock from
 # 1,000 to 10,000 clients on a local ZooKeeper and a local etcd (servers on
