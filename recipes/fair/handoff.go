@@ -33,15 +33,18 @@ import (
 //     any, it hands the item to one of them, picked at random so that
 //     producers seldom pick the same, with one OpSetFresh on that
 //     consumer's node: of two producers only the first succeeds (the other
-//     tries the next consumer it listed). That write is the one
-//     notification. If none is idle, it puts the item in the backlog in one
-//     Commit: Check that the idle version is the one its listing saw (no
-//     consumer went idle since), create the ephemeral sequential node
+//     lists again and picks another). That write is the one notification.
+//     If none is idle, it puts the item in the backlog in one Commit: Check
+//     that the idle version is the one its listing saw (no consumer went
+//     idle since), create the ephemeral sequential node
 //     <path>/items/q<PPP>-<seq> (its producer's, as recipe.ItemProducer's
 //     items), Bump the items' version.
-//   - The woken consumer reads the item from its node. The node, spent,
-//     is deleted by the consumer's next Commit going idle (or, if its next
-//     Take finds a backlog or its ctx ended, by a delete of its own).
+//   - The woken consumer reads the item from its node. The node, spent, is
+//     deleted by the consumer's next Commit going idle (or, if its next
+//     Take finds a backlog or its ctx ended, by a delete of its own); until
+//     then producers still list it, and each producer whose hand-off it
+//     refused leaves it out of its listings (a node written once never
+//     accepts again).
 //   - A consumer with a backlog (its listing held items) takes them as the
 //     recipes page's consumer does, first of its list first, each by a read
 //     and a delete; another consumer's delete first is a failed claim,
@@ -52,35 +55,46 @@ import (
 // producer filling the backlog: both Commits are atomic, so whichever
 // lands second finds the other's Bump and fails (backends.ErrConflict), and
 // its writer looks again: the producer finds the consumer, the consumer
-// finds the item. No item waits in the backlog while a consumer sleeps.
+// finds the item. No item waits in the backlog while a consumer sleeps: a
+// consumer goes idle only after every item of its listing was taken (a
+// Take whose claim failed lists again).
 //
 // Cost when consumers keep up: one notification an item and five requests
 // or fewer: the producer's hand-off and its listing (one in several items
-// when many consumers are idle, see Put); the consumer's
-// Commit (which also deletes its last spent node), ExistsW and read; plus
-// a refused hand-off where another producer took the consumer first, or
-// the consumer had just taken an item (its spent node, still listed).
-// Bytes: a producer's listing is O(idle consumers) on both backends. Under a backlog it costs what the recipes page's queue
-// does (a listing now and then, a read and a delete an item, failed claims
-// among consumers working down the same list), and no notification.
+// when many consumers are idle, see Put); the consumer's Commit (which also
+// deletes its last spent node), ExistsW and read; plus a refused hand-off
+// where another producer took the consumer first, or the consumer had just
+// taken an item (its spent node, still listed). Bytes: a producer's
+// listing is O(idle and spent nodes) on both backends. Under a backlog it
+// costs what the recipes page's queue does (a listing now and then, a read
+// and a delete an item, failed claims among consumers working down the
+// same list), and no notification.
 //
 // Priorities: an item is handed over only when a consumer is idle, which
 // the Checks make sure happens only with an empty backlog; the backlog is
 // served most urgent first.
 //
-// Delivery: at most once. A consumer lost after an item was handed to it
-// and before it read it loses the item with its node; so does one whose
-// read failed.
+// Delivery: at most once. An item put in the backlog lives as long as its
+// producer's session, as recipe.ItemProducer's; an item handed over lives
+// in its consumer's node, as long as the consumer's session. A consumer
+// lost after an item was handed to it and before it read it loses the item
+// with its node. A read that failed otherwise is tried again by the next
+// Take.
 //
 // Cancellation: a Take whose ctx ends while it is idle withdraws its node
 // with OpDeleteFresh, which fails if a producer handed it an item first:
 // that item is then read and returned, with a nil error, as taken before
-// the Take noticed its ctx's end.
+// the Take noticed its ctx's end. A withdrawal that fails (no quorum, say)
+// leaves the node to the consumer's next Take, which waits on it again
+// rather than make another.
 //
 // Leftovers: a Commit of unknown outcome (a lost reply, or one cut off by
 // the Take's ctx after it was sent) may have made the consumer's idle
-// node; the consumer finds it by its tag and waits on it, or, when its ctx
-// ended, withdraws it as above.
+// node; the consumer looks for it by its tag, then and once more at its
+// next going idle, and waits on it or, when its ctx ended, withdraws it as
+// above. A Commit that lands later still leaves an idle node that nobody
+// waits on until the consumer's session ends: an item handed to it is
+// lost with it.
 type HandoffQueue struct {
 	opts []recipes.Option
 }
@@ -144,6 +158,10 @@ type handoffProducer struct {
 	// many more items may go to them before the producer lists again.
 	idle []backends.Node
 	uses int
+	// refused are the nodes whose hand-off was refused: written once, a
+	// node never accepts again, so they are left out of listings (spent
+	// nodes, whose consumers have not taken again yet).
+	refused map[string]bool
 }
 
 // reuse is the share of a listing's idle consumers that a producer hands
@@ -173,6 +191,7 @@ func (p *handoffProducer) Put(ctx context.Context, data []byte, priority int) er
 			if err != nil {
 				return recipe.QueueLost(err)
 			}
+			idle = p.unrefused(idle)
 			rand.Shuffle(len(idle), func(i, j int) { idle[i], idle[j] = idle[j], idle[i] })
 			p.idle, p.uses, version = idle, max(1, len(idle)/reuse), v
 		}
@@ -187,6 +206,10 @@ func (p *handoffProducer) Put(ctx context.Context, data []byte, priority int) er
 			case !errors.Is(err, backends.ErrConflict):
 				return recipe.QueueLost(err)
 			}
+			if p.refused == nil {
+				p.refused = map[string]bool{}
+			}
+			p.refused[w.Name] = true
 			p.uses = 0 // it had an item already, or left: list again
 			continue
 		}
@@ -203,6 +226,28 @@ func (p *handoffProducer) Put(ctx context.Context, data []byte, priority int) er
 		}
 		// A consumer went idle since the listing: hand it the item.
 	}
+}
+
+// unrefused drops from a listing the nodes that refused a hand-off, and
+// forgets those no longer listed.
+func (p *handoffProducer) unrefused(idle []backends.Node) []backends.Node {
+	if len(p.refused) == 0 {
+		return idle
+	}
+	listed := make(map[string]bool, len(idle))
+	kept := idle[:0]
+	for _, n := range idle {
+		listed[n.Name] = true
+		if !p.refused[n.Name] {
+			kept = append(kept, n)
+		}
+	}
+	for name := range p.refused {
+		if !listed[name] {
+			delete(p.refused, name)
+		}
+	}
+	return kept
 }
 
 // Consumer returns one client's consumer of the queue at path on s. It
@@ -231,6 +276,16 @@ type handoffConsumer struct {
 	// yet deleted: its next Commit going idle deletes it (the hand-off's
 	// sixth request saved), or the next Take if it goes no further.
 	spent string
+	// waiting is an idle node of this consumer that may hold an item or
+	// get one: one whose withdrawal or read failed. The next Take waits on
+	// it (or reads it) before anything else.
+	waiting backends.Node
+	// held: the last Take returned an item (ItemConsumer keeps its own
+	// copy, for Ack); reset by Take.
+	held bool
+	// unknown is the tag of a going-idle Commit of unknown outcome whose
+	// node was not found: the next going idle looks for it once more.
+	unknown string
 }
 
 // errRelist: going idle found an item put since the last listing.
@@ -244,6 +299,14 @@ func (c *handoffConsumer) Take(ctx context.Context) (recipes.Taken, error) {
 	}
 	if recipe.Ended(c.s) {
 		return recipes.Taken{}, recipe.QueueLost(nil)
+	}
+	c.held = false
+	if c.waiting.Path != "" {
+		me := c.waiting
+		c.waiting = backends.Node{}
+		if t, err := c.wait(ctx, me); !errors.Is(err, errRelist) {
+			return t, err
+		}
 	}
 	if c.priorities {
 		c.batch, c.listed = nil, false // a more urgent item may have come
@@ -262,6 +325,10 @@ func (c *handoffConsumer) Take(ctx context.Context) (recipes.Taken, error) {
 			n := c.batch[i]
 			c.batch = slices.Delete(c.batch, i, i+1)
 			t, taken, err := c.Claim(ctx, n, wakeups, failed)
+			if err != nil {
+				// n may still be queued: list again before going idle.
+				c.batch, c.listed = nil, false
+			}
 			if err != nil || taken {
 				return t, err
 			}
@@ -332,7 +399,19 @@ func (c *handoffConsumer) dropSpent(ctx context.Context) error {
 // await goes idle, if nothing was put in the backlog since the last
 // listing (else errRelist), and waits for a producer's hand-off.
 func (c *handoffConsumer) await(ctx context.Context) (recipes.Taken, error) {
-	prefix := fmt.Sprintf("w-%08x-", rand.Uint32())
+	if c.unknown != "" {
+		// A going-idle Commit of unknown outcome may have landed since.
+		prefix := c.unknown
+		c.unknown = ""
+		n, found, err := c.find(ctx, prefix)
+		switch {
+		case err != nil:
+			return recipes.Taken{}, recipe.QueueLost(err)
+		case found:
+			return c.wait(ctx, n)
+		}
+	}
+	prefix := fmt.Sprintf("w-%016x-", rand.Uint64())
 	ops := []backends.Op{backends.Check(c.items, c.version), backends.CreateIn(c.idle, prefix, nil), backends.Bump(c.idle)}
 	if c.spent != "" {
 		ops = append(ops, backends.DeleteOp(c.spent))
@@ -352,9 +431,7 @@ func (c *handoffConsumer) await(ctx context.Context) (recipes.Taken, error) {
 	switch {
 	case err == nil:
 		c.spent = ""
-		if ctx.Err() != nil {
-			return c.withdraw(ctx, me, 0)
-		}
+		return c.wait(ctx, me)
 	case errors.Is(err, backends.ErrConflict):
 		// An item came, or the spent node was gone already (a Commit of
 		// unknown outcome deleted it): delete it alone, and look again.
@@ -365,40 +442,57 @@ func (c *handoffConsumer) await(ctx context.Context) (recipes.Taken, error) {
 	case (errors.Is(err, backends.ErrUnknownOutcome) || ctx.Err() != nil) && !recipe.Ended(c.s):
 		// The node may have been made (a lost reply, or a call cut off by
 		// ctx after it was sent): look for it by its tag, on a fresh
-		// context if ctx ended, and withdraw it then.
+		// context if ctx ended.
 		fctx, cancel := recipe.Fresh(ctx, c.cleanupTimeout)
 		n, found, ferr := c.find(fctx, prefix)
 		cancel()
 		switch {
 		case ferr != nil:
+			c.unknown = prefix
 			return recipes.Taken{}, recipe.QueueLost(errors.Join(err, ferr))
-		case found && ctx.Err() != nil:
-			return c.withdraw(ctx, n, 0)
 		case found:
-			me = n
 			c.spent = "" // deleted in the same Commit
-		case ctx.Err() != nil:
-			return recipes.Taken{}, ctx.Err()
-		default:
-			return recipes.Taken{}, errRelist
+			return c.wait(ctx, n)
 		}
-	default:
-		return recipes.Taken{}, recipe.QueueLost(err)
+		c.unknown = prefix
+		if ctx.Err() != nil {
+			return recipes.Taken{}, ctx.Err()
+		}
+		return recipes.Taken{}, errRelist
 	}
+	return recipes.Taken{}, recipe.QueueLost(err)
+}
+
+// wait waits on the consumer's idle node me until a producer hands it an
+// item, and reads it; if ctx ends first, it withdraws me.
+func (c *handoffConsumer) wait(ctx context.Context, me backends.Node) (recipes.Taken, error) {
 	var wakeups int
 	for {
+		if ctx.Err() != nil {
+			return c.withdraw(ctx, me, wakeups)
+		}
 		wctx, cancel := context.WithCancel(ctx)
 		exists, n, events, err := c.s.ExistsW(wctx, me.Path)
 		switch {
-		case err != nil && ctx.Err() != nil:
+		case err != nil && (ctx.Err() != nil || !recipe.Ended(c.s)):
+			// The node may get an item that nobody waits for: withdraw it.
 			cancel()
-			return c.withdraw(ctx, me, wakeups)
+			t, werr := c.withdraw(ctx, me, wakeups)
+			if werr == nil && !c.held {
+				werr = err // withdrawn: the watch's failure is the Take's
+			}
+			return t, werr
 		case err != nil:
 			cancel()
 			return recipes.Taken{}, recipe.QueueLost(err)
-		case !exists:
-			cancel() // only its session removes it while it waits
+		case !exists && recipe.Ended(c.s):
+			cancel()
 			return recipes.Taken{}, recipe.QueueLost(nil)
+		case !exists:
+			// Only this consumer removes it: a withdrawal whose outcome
+			// was unknown had landed. Go idle again.
+			cancel()
+			return recipes.Taken{}, errRelist
 		case n.DataVersion > 0:
 			cancel() // handed over before the watch was armed
 			return c.read(ctx, me, wakeups)
@@ -409,13 +503,11 @@ func (c *handoffConsumer) await(ctx context.Context) (recipes.Taken, error) {
 			wakeups++
 			return c.read(ctx, me, wakeups)
 		}
-		if err != nil && ctx.Err() != nil {
-			return c.withdraw(ctx, me, wakeups)
-		}
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			return recipes.Taken{}, err
 		}
-		// The watch ended without an event: arm it again.
+		// ctx ended (withdraw above), or the watch ended without an event
+		// (arm it again).
 	}
 }
 
@@ -435,29 +527,30 @@ func (c *handoffConsumer) find(ctx context.Context, prefix string) (backends.Nod
 }
 
 // read takes the item handed to the consumer's idle node me: one read. The
-// node is left to the consumer's next Commit (spent).
+// node is left to the consumer's next Commit (spent). A read that fails
+// leaves me to the next Take, which reads it again.
 func (c *handoffConsumer) read(ctx context.Context, me backends.Node, wakeups int) (recipes.Taken, error) {
 	// The read outlives ctx a little: the item is this consumer's already.
 	octx, cancel := recipe.Outlive(ctx, c.cleanupTimeout)
 	defer cancel()
 	data, _, err := c.s.Get(octx, me.Path)
 	switch {
-	case errors.Is(err, backends.ErrNoNode):
-		return recipes.Taken{}, recipe.QueueLost(nil) // only its session removes it
+	case errors.Is(err, backends.ErrNoNode) || (err != nil && recipe.Ended(c.s)):
+		return recipes.Taken{}, recipe.QueueLost(err) // only its session removes it
 	case err != nil:
-		// The item stays in the node, this consumer's, until its session
-		// ends: at most once, it is given up.
-		c.spent = me.Path
-		return recipes.Taken{}, recipe.QueueLost(err)
+		c.waiting = me
+		return recipes.Taken{}, fmt.Errorf("fair: take: reading the item handed to %s (the next Take reads it again): %w", me.Path, err)
 	}
 	c.spent = me.Path
 	prio, item := splitHanded(data)
 	c.Hold()
-	return recipes.Taken{Data: item, Priority: prio, Name: me.Name, Wakeups: wakeups}, nil
+	c.held = true
+	return recipes.Taken{Data: item, Priority: prio, Name: recipe.ItemPrefix(prio) + me.Name, Wakeups: wakeups}, nil
 }
 
-// withdraw removes the idle node me of a Take whose ctx ended, unless a
-// producer handed it an item first: that item is read and returned.
+// withdraw removes the idle node me of a Take whose ctx ended (or whose
+// watch failed), unless a producer handed it an item first: that item is
+// read and returned. A withdrawal that fails leaves me to the next Take.
 func (c *handoffConsumer) withdraw(ctx context.Context, me backends.Node, wakeups int) (recipes.Taken, error) {
 	fctx, cancel := recipe.Fresh(ctx, c.cleanupTimeout)
 	defer cancel()
@@ -465,8 +558,11 @@ func (c *handoffConsumer) withdraw(ctx context.Context, me backends.Node, wakeup
 	switch {
 	case errors.Is(err, backends.ErrConflict):
 		return c.read(fctx, me, wakeups)
+	case err != nil && recipe.Ended(c.s):
+		return recipes.Taken{}, recipe.QueueLost(err)
 	case err != nil:
-		return recipes.Taken{}, fmt.Errorf("fair: take: withdrawing %s from the idle line: %w (and %w)", me.Path, recipe.QueueLost(err), ctx.Err())
+		c.waiting = me
+		return recipes.Taken{}, fmt.Errorf("fair: take: withdrawing %s from the idle line (the next Take waits on it): %w", me.Path, errors.Join(err, ctx.Err()))
 	}
 	return recipes.Taken{}, ctx.Err()
 }

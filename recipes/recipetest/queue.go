@@ -54,6 +54,7 @@ func RunQueueSuite(t *testing.T, b backends.Backend, v variants.Variant[variants
 		{"CancelCleansUp", testQueueCancel},
 		{"SessionLostAfterTake", testQueueSessionLost},
 		{"FailedDeleteLeavesNoStuckItem", testQueueFailedDelete},
+		{"PutWhileConsumerHolds", testQueuePutWhileHolding},
 	}
 	if !v.Supports(b.Kind()) {
 		for i := range subtests {
@@ -271,8 +272,9 @@ func testQueuePriorities(e *queueEnv) {
 
 // testQueueIdleWakes measures the herd: with queueIdle consumers asleep
 // on an empty queue, one item put wakes at most two of them for the
-// herd-free queue (the head of the idle line, then its successor) and
-// every one of them for the others, as the servers count it.
+// herd-free queues (fair: the head of the idle line, then its successor;
+// handoff: the one consumer it is handed to) and every one of them for the
+// others, as the servers count it.
 func testQueueIdleWakes(e *queueEnv) {
 	srv := newServerCounts(e.t, e.b)
 	prod := e.newClient()
@@ -292,8 +294,8 @@ func testQueueIdleWakes(e *queueEnv) {
 			got <- res{tk, err}
 		}()
 	}
-	// Asleep: one armed watch each (the herd-free queue: the head on the
-	// items, every other on its predecessor in the line).
+	// Asleep: one armed watch each (fair: the head on the items, every
+	// other on its predecessor in the line; handoff: each on its own node).
 	srv.asleep(armedBase, queueIdle)
 	idle := srv.notified()
 	time.Sleep(quietWindow)
@@ -406,7 +408,8 @@ func testQueueSessionLost(e *queueEnv) {
 
 // testQueueFailedDelete: deletes that fail the way a cluster without a
 // quorum fails them leave no item stuck. At most once: a Take whose delete
-// failed returns the error and the item stays for the next Take. At least
+// failed returns the error and the item stays for the next Take, the same
+// consumer's included. At least
 // once: an Ack whose item delete and claim removal failed leaves a stray
 // claim that holds the item back from other consumers until the same
 // consumer's next Take removes it and takes the item again. The native
@@ -432,8 +435,15 @@ func testQueueFailedDelete(e *queueEnv) {
 		if _, err := a.q.Take(ctx); !errors.Is(err, errNoQuorum) {
 			e.t.Fatalf("Take whose delete failed: %v, want the injected failure", err)
 		}
-		if tk := e.take(b); string(tk.Data) != "item" {
-			e.t.Fatalf("after a failed delete the next take returned %s", tk.Data)
+		// The same consumer's next Take finds it (it does not go to
+		// sleep on a queue it last saw holding the item), then another
+		// consumer takes the next.
+		if tk := e.take(a); string(tk.Data) != "item" {
+			e.t.Fatalf("after a failed delete the same consumer's next take returned %s", tk.Data)
+		}
+		e.put(b, "next", 0)
+		if tk := e.take(b); string(tk.Data) != "next" {
+			e.t.Fatalf("the next item: %s", tk.Data)
 		}
 	case recipes.AtLeastOnce:
 		tk, err := a.q.Take(ctx)
@@ -465,4 +475,44 @@ func tkName(e *queueEnv, tk recipes.Taken) string {
 		e.t.Fatalf("taken item has no name")
 	}
 	return tk.Name
+}
+
+// testQueuePutWhileHolding: a consumer that was asleep on the queue took
+// an item (the hand-off queue: handed to it) and, holding it, takes no
+// other for now; a Put made meanwhile returns at once (the hand-off
+// queue's producer must not keep offering it to the busy consumer) and the
+// consumer's next Take gets the item.
+func testQueuePutWhileHolding(e *queueEnv) {
+	if e.v.Name == variants.Native {
+		return // its library's Dequeue has no context: testQueueCancel covers it
+	}
+	srv := newServerCounts(e.t, e.b)
+	prod := e.newClient()
+	armedBase := srv.armedNow()
+	c := e.newClient()
+	got := make(chan error, 1)
+	var tk recipes.Taken
+	go func() {
+		var err error
+		tk, err = withinTake(c)
+		got <- err
+	}()
+	srv.asleep(armedBase, 1)
+	e.put(prod, "first", 0)
+	if err := <-got; err != nil || string(tk.Data) != "first" {
+		e.t.Fatalf("take: %q, %v", tk.Data, err)
+	}
+	e.put(prod, "second", 0) // opTimeout bounds it
+	withinDo(e.t, "ack first", c.q.Ack)
+	if tk := e.take(c); string(tk.Data) != "second" {
+		e.t.Fatalf("the next take returned %s, want second", tk.Data)
+	}
+	e.leftBecomes(0)
+}
+
+// withinTake is one Take under opTimeout.
+func withinTake(c *queueClient) (recipes.Taken, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	return c.q.Take(ctx)
 }
