@@ -49,7 +49,8 @@ import (
 //     recipes page's consumer does, first of its list first, each by a read
 //     and a delete; another consumer's delete first is a failed claim,
 //     after which it picks among the first items of its list at random (see
-//     next). With priorities it lists afresh at every Take.
+//     next), and after a second one on the same list it lists again. With
+//     priorities it lists afresh at every Take.
 //
 // The two Checks close the race between a consumer going idle and a
 // producer filling the backlog: both Commits are atomic, so whichever
@@ -272,6 +273,7 @@ type handoffConsumer struct {
 	// contended: a claim of this batch failed (other consumers work down
 	// the same list), so the next are picked at random near its head.
 	contended bool
+	misses    int // failed claims on this batch
 	// spent is the idle node of the consumer's last hand-off, read and not
 	// yet deleted: its next Commit going idle deletes it (the hand-off's
 	// sixth request saved), or the next Take if it goes no further.
@@ -334,13 +336,18 @@ func (c *handoffConsumer) Take(ctx context.Context) (recipes.Taken, error) {
 			}
 			failed++
 			c.contended = true
+			if c.misses++; c.misses >= staleAfter {
+				// Other consumers took the head of this list since it
+				// was made: a fresh listing costs less than trying on.
+				c.batch, c.listed = nil, false
+			}
 		case !c.listed:
 			kids, version, err := c.list(ctx, c.items, c.itemsP)
 			if err != nil {
 				return recipes.Taken{}, recipe.QueueLost(err)
 			}
 			recipe.SortItems(kids)
-			c.batch, c.version, c.listed, c.contended = kids, version, true, false
+			c.batch, c.version, c.listed, c.contended, c.misses = kids, version, true, false, 0
 		default:
 			t, err := c.await(ctx)
 			if errors.Is(err, errRelist) {
@@ -353,6 +360,11 @@ func (c *handoffConsumer) Take(ctx context.Context) (recipes.Taken, error) {
 		}
 	}
 }
+
+// staleAfter is how many failed claims on one listing make a consumer
+// list again: each failed claim is a request, like a listing, and once
+// two items of a list were gone its head is likely taken.
+const staleAfter = 2
 
 // spread is how far down the backlog's head a consumer that met another
 // on the same list picks its next item.
