@@ -189,7 +189,7 @@ func TestNewDefaults(t *testing.T) {
 	}{
 		{"lock", []string{"naive", "fair"}, map[string]string{"fence": "off"}, 0},
 		{"revoke", []string{"consent", "forced"}, map[string]string{"grace": "100ms", "revoke_every": "50ms", "read_share": "0"}, 0},
-		{"queue", []string{"naive", "recipe", "fair", "native"}, map[string]string{"producers": "1", "item_size": "32"}, 100},
+		{"queue", []string{"naive", "recipe", "fair", "handoff", "native"}, map[string]string{"producers": "1", "item_size": "32"}, 100},
 	} {
 		cfg := sweep()
 		cfg.Workload, cfg.Variants = tc.workload, nil
