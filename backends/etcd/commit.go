@@ -85,7 +85,7 @@ func (s *Session) Commit(ctx context.Context, ops ...backends.Op) ([]backends.No
 			if strings.Contains(o.Prefix, "/") {
 				return nil, fmt.Errorf("%w: sequential prefix %q holds a '/'", ErrInvalidPath, o.Prefix)
 			}
-			key := fmt.Sprintf("%s/%s%s-%010d", o.Path, o.Prefix, s.tag, s.seq.Add(1))
+			key := s.sequentialKey(o.Path, o.Prefix)
 			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(key), "=", 0))
 			writes = append(writes, clientv3.OpPut(key, string(o.Data), clientv3.WithLease(s.lease)))
 			created = append(created, backends.Node{Path: key, Name: path.Base(key)})

@@ -40,6 +40,13 @@ func (s *Session) CreateSequential(ctx context.Context, parent, prefix string, d
 	return s.createSequential(ctx, parent, prefix, data, s.putIfAbsent, s.sequentialResult)
 }
 
+// sequentialKey is the key of this session's next sequential node under
+// parent: parent/<prefix><tag>-<n>, n counting the session's sequential
+// creates (CreateSequential's and Commit's OpCreate).
+func (s *Session) sequentialKey(parent, prefix string) string {
+	return fmt.Sprintf("%s/%s%s-%010d", parent, prefix, s.tag, s.seq.Add(1))
+}
+
 // createSequential is CreateSequential with the create transaction and the
 // reading of its answer given (Enqueue's also moves the queue's tail).
 func (s *Session) createSequential(ctx context.Context, parent, prefix string, data []byte,
@@ -51,7 +58,7 @@ func (s *Session) createSequential(ctx context.Context, parent, prefix string, d
 	if strings.Contains(prefix, "/") {
 		return backends.Node{}, fmt.Errorf("%w: sequential prefix %q holds a '/'", ErrInvalidPath, prefix)
 	}
-	key := fmt.Sprintf("%s/%s%s-%010d", parent, prefix, s.tag, s.seq.Add(1))
+	key := s.sequentialKey(parent, prefix)
 	c, stop, err := s.call(ctx)
 	if err != nil {
 		return backends.Node{}, err

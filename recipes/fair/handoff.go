@@ -282,9 +282,6 @@ type handoffConsumer struct {
 	// get one: one whose withdrawal or read failed. The next Take waits on
 	// it (or reads it) before anything else.
 	waiting backends.Node
-	// held: the last Take returned an item (ItemConsumer keeps its own
-	// copy, for Ack); reset by Take.
-	held bool
 	// unknown is the tag of a going-idle Commit of unknown outcome whose
 	// node was not found: the next going idle looks for it once more.
 	unknown string
@@ -302,7 +299,6 @@ func (c *handoffConsumer) Take(ctx context.Context) (recipes.Taken, error) {
 	if recipe.Ended(c.s) {
 		return recipes.Taken{}, recipe.QueueLost(nil)
 	}
-	c.held = false
 	if c.waiting.Path != "" {
 		me := c.waiting
 		c.waiting = backends.Node{}
@@ -490,8 +486,10 @@ func (c *handoffConsumer) wait(ctx context.Context, me backends.Node) (recipes.T
 			// The node may get an item that nobody waits for: withdraw it.
 			cancel()
 			t, werr := c.withdraw(ctx, me, wakeups)
-			if werr == nil && !c.held {
-				werr = err // withdrawn: the watch's failure is the Take's
+			if werr == nil && t.Name == "" {
+				// Withdrawn, no item read (read names every item it
+				// returns): the watch's failure is the Take's.
+				werr = err
 			}
 			return t, werr
 		case err != nil:
@@ -556,7 +554,6 @@ func (c *handoffConsumer) read(ctx context.Context, me backends.Node, wakeups in
 	c.spent = me.Path
 	prio, item := splitHanded(data)
 	c.Hold()
-	c.held = true
 	return recipes.Taken{Data: item, Priority: prio, Name: recipe.ItemPrefix(prio) + me.Name, Wakeups: wakeups}, nil
 }
 
