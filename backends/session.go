@@ -68,7 +68,9 @@ type Node struct {
 	// DataVersion is, on the Node that ExistsW returns, how many times
 	// the node's data was written since it was made (ZooKeeper's data
 	// version, etcd's key version less one): whether a write landed
-	// before the watch was armed. Zero on every other Node.
+	// before the watch was armed. etcd's Committer.ChildrenVersion sets it
+	// on each child too (its range carries the versions; ZooKeeper's
+	// listing has names only). Zero on every other Node.
 	DataVersion int64 `json:"-"`
 }
 
@@ -346,7 +348,8 @@ type Committer interface {
 	// the version of parent's data at that listing: a number that Check
 	// compares and that only Bump (on ZooKeeper, any write of parent's data)
 	// moves. One read. On ZooKeeper the parent must exist (ErrNoNode); on
-	// etcd an absent parent key has version 0.
+	// etcd an absent parent key has version 0, and each child's
+	// DataVersion is set (on ZooKeeper it is zero: unknown).
 	ChildrenVersion(ctx context.Context, parent string) (children []Node, version int64, err error)
 	// Commit applies ops in one request, all or none: none if any op's
 	// condition fails (ErrConflict), or if a create's parent is absent on

@@ -42,7 +42,13 @@ func (s *Session) ChildrenVersion(ctx context.Context, parent string) ([]backend
 	if r == nil {
 		return nil, 0, fmt.Errorf("etcd: children-version %s: no range response", parent)
 	}
-	return directChildren(parent, r.Kvs), version, nil
+	direct := directKVs(parent, r.Kvs)
+	kids := make([]backends.Node, len(direct))
+	for i, kv := range direct {
+		kids[i] = nodeOf(kv)
+		kids[i].DataVersion = kv.Version - 1 // the range carries it
+	}
+	return kids, version, nil
 }
 
 // Commit is one transaction: If(every op's compare) Then(every op's

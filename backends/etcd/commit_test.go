@@ -182,6 +182,11 @@ func TestCommitSetFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The listing says which child was written since it was made.
+	kids, _, err := watcher.ChildrenVersion(ctx, q)
+	if err != nil || len(kids) != 2 || kids[0].Path != n || kids[0].DataVersion != 1 || kids[1].DataVersion != 0 {
+		t.Fatalf("ChildrenVersion = %+v, %v; want %s written once, %s fresh", kids, err, n, fresh[0].Path)
+	}
 	if _, err := writer.Commit(ctx, backends.DeleteFresh(fresh[0].Path)); err != nil {
 		t.Fatalf("DeleteFresh of a fresh node: %v", err)
 	}

@@ -127,13 +127,23 @@ func childrenRange() []clientv3.OpOption {
 }
 
 func directChildren(parent string, kvs []*mvccpb.KeyValue) []backends.Node {
-	nodes := make([]backends.Node, 0, len(kvs))
-	for _, kv := range kvs {
-		if isDirectChild(parent, string(kv.Key)) {
-			nodes = append(nodes, nodeOf(kv))
-		}
+	direct := directKVs(parent, kvs)
+	nodes := make([]backends.Node, len(direct))
+	for i, kv := range direct {
+		nodes[i] = nodeOf(kv)
 	}
 	return nodes
+}
+
+// directKVs is kvs less the keys that are not parent's direct children.
+func directKVs(parent string, kvs []*mvccpb.KeyValue) []*mvccpb.KeyValue {
+	direct := make([]*mvccpb.KeyValue, 0, len(kvs))
+	for _, kv := range kvs {
+		if isDirectChild(parent, string(kv.Key)) {
+			direct = append(direct, kv)
+		}
+	}
+	return direct
 }
 
 func isDirectChild(parent, key string) bool {

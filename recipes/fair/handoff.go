@@ -28,12 +28,21 @@ import (
 //     the items' version is the one its last listing saw (nothing was put
 //     in the backlog since), create its ephemeral sequential node
 //     <path>/idle/w-<tag>-<seq>, Bump the idle version. It then watches its
-//     own node (ExistsW) and sleeps.
+//     own node (ExistsW) and sleeps. If the Check fails, it goes idle all
+//     the same (the Commit without the Check), lists the backlog again and
+//     works it down before it watches its node (see await); a Take that
+//     returns a backlog item meanwhile withdraws the node (OpDeleteFresh)
+//     unless a producer handed it an item already, which the consumer's
+//     next Take reads first.
 //   - A producer lists the idle consumers (ChildrenVersion). If there are
 //     any, it hands the item to one of them, picked at random so that
 //     producers seldom pick the same, with one OpSetFresh on that
 //     consumer's node: of two producers only the first succeeds (the other
 //     lists again and picks another). That write is the one notification.
+//     It leaves out of its listings the nodes that refused it and, on
+//     etcd, the nodes the listing shows written (the range carries each
+//     key's version), and hands items to one listing's consumers for up
+//     to uses of them before it lists again.
 //     If none is idle, it puts the item in the backlog in one Commit: Check
 //     that the idle version is the one its listing saw (no consumer went
 //     idle since), create the ephemeral sequential node
@@ -42,9 +51,9 @@ import (
 //   - The woken consumer reads the item from its node. The node, spent, is
 //     deleted by the consumer's next Commit going idle (or, if its next
 //     Take finds a backlog or its ctx ended, by a delete of its own); until
-//     then producers still list it, and each producer whose hand-off it
-//     refused leaves it out of its listings (a node written once never
-//     accepts again).
+//     then ZooKeeper's producers list it until it refuses them (a node
+//     written once never accepts again), and etcd's leave it out of any
+//     listing made after its write.
 //   - A consumer with a backlog (its listing held items) takes them as the
 //     recipes page's consumer does, first of its list first, each by a read
 //     and a delete; another consumer's delete first is a failed claim,
@@ -54,35 +63,43 @@ import (
 //
 // The two Checks close the race between a consumer going idle and a
 // producer filling the backlog: both Commits are atomic, so whichever
-// lands second finds the other's Bump and fails (backends.ErrConflict), and
-// its writer looks again: the producer finds the consumer, the consumer
-// finds the item. No item waits in the backlog while a consumer sleeps: a
-// consumer goes idle only after every item of its listing was taken (a
-// Take whose claim failed lists again).
+// lands second finds the other's Bump and fails (backends.ErrConflict). A
+// producer refused lists again and finds the consumer; a consumer refused
+// goes idle unchecked and lists the backlog again. No item waits in the
+// backlog while a consumer sleeps: a backlog put that lands after a
+// consumer's going idle comes from a listing that saw its Bump, and so
+// passed its node over only if it was written (the consumer reads rather
+// than sleeps) or withdrawn (it is not idle); every item put before is in
+// the listing the consumer works down before it sleeps.
 //
 // Cost when consumers keep up: one notification an item and five requests
-// or fewer: the producer's hand-off and its listing (one in several items
-// when many consumers are idle, see Put); the consumer's Commit (which also
+// or fewer: the producer's hand-off and its listing (shared by several
+// items, see uses); the consumer's Commit (which also
 // deletes its last spent node), ExistsW and read; plus a refused hand-off
 // where another producer took the consumer first, or the consumer had just
 // taken an item (its spent node, still listed). Bytes: a producer's
 // listing is O(idle and spent nodes) on both backends. Under a backlog it
 // costs what the recipes page's queue does (a listing now and then, a read
 // and a delete an item, failed claims among consumers working down the
-// same list), and no notification.
+// same list), and no notification. A consumer whose checked going idle
+// was refused pays for that item the refused Commit, the unchecked one, a
+// listing and, if it takes from the backlog, a withdrawal.
 //
-// Priorities: an item is handed over only when a consumer is idle, which
-// the Checks make sure happens only with an empty backlog; the backlog is
-// served most urgent first.
+// Priorities: the backlog is served most urgent first. An item is handed
+// over only to an idle consumer; one that went idle unchecked may have a
+// backlog to work down, and an item handed to it then is read at its next
+// Take, before more urgent items of that backlog.
 //
 // Delivery: at most once. An item put in the backlog lives as long as its
 // producer's session, as recipe.ItemProducer's; an item handed over lives
 // in its consumer's node, as long as the consumer's session. A consumer
 // lost after an item was handed to it and before it read it loses the item
-// with its node. A read that failed otherwise is tried again by the next
-// Take.
+// with its node, as does one that a producer handed it while it took a
+// backlog item and whose session ends before its next Take. A read that
+// failed otherwise is tried again by the next Take.
 //
-// Cancellation: a Take whose ctx ends while it is idle withdraws its node
+// Cancellation: a Take whose ctx ends while it is idle (waiting, or
+// working down the backlog after going idle unchecked) withdraws its node
 // with OpDeleteFresh, which fails if a producer handed it an item first:
 // that item is then read and returned, with a nil error, as taken before
 // the Take noticed its ctx's end. A withdrawal that fails (no quorum, say)
@@ -92,8 +109,9 @@ import (
 // Leftovers: a Commit of unknown outcome (a lost reply, or one cut off by
 // the Take's ctx after it was sent) may have made the consumer's idle
 // node; the consumer looks for it by its tag, then and once more at its
-// next going idle, and waits on it or, when its ctx ended, withdraws it as
-// above. A Commit that lands later still leaves an idle node that nobody
+// next going idle (then listing the backlog again first, since it may have
+// landed after that listing), and waits on it or, when its ctx ended,
+// withdraws it as above. A Commit that lands later still leaves an idle node that nobody
 // waits on until the consumer's session ends: an item handed to it is
 // lost with it.
 type HandoffQueue struct {
@@ -166,20 +184,30 @@ type handoffProducer struct {
 }
 
 // reuse is the share of a listing's idle consumers that a producer hands
-// items to before it lists again: 1 in reuse of them.
+// items to before it lists again, once the listing is long: 1 in reuse of
+// them.
 const reuse = 8
+
+// uses is how many items a producer hands to the consumers of a listing of
+// n idle ones before it lists again (a refusal ends it sooner): half of
+// them, at most reuse or n/reuse, whichever is more, and at least one. A
+// listing is a read of O(n) bytes; a refusal, a write wasted and a listing
+// (another producer handed that consumer an item since). With 10 consumers
+// on a local etcd, a listing at every item (its cost with n/reuse) kept
+// two producers from 400 items/s.
+func uses(n int) int {
+	return max(1, min(n/2, max(reuse, n/reuse)))
+}
 
 // Put hands data to an idle consumer or, with none idle, puts it in the
 // backlog. See recipes.Producer and HandoffQueue.
 //
 // A listing is a read, and a refused hand-off a write, which costs a
 // ZooKeeper server a log append. So a producer lists again after any
-// refusal, and otherwise hands items to the consumers of one listing for
-// one in reuse of them (at least one item): with few consumers idle, each
-// has likely taken an item from another producer since, and with many a
-// listing of them all at every item costs O(idle consumers) bytes and
-// server work an item (1,000 idle on a local etcd: the producers fell
-// behind 400 items/s).
+// refusal (the node was written since), and otherwise hands items to the
+// consumers of one listing for some of them (see uses): a listing of them
+// all at every item costs O(idle consumers) bytes and server work an item
+// (1,000 idle on a local etcd: the producers fell behind 400 items/s).
 func (p *handoffProducer) Put(ctx context.Context, data []byte, priority int) error {
 	if priority < 0 || priority > recipes.MaxPriority {
 		return fmt.Errorf("fair: put: priority %d outside 0..%d", priority, recipes.MaxPriority)
@@ -194,7 +222,7 @@ func (p *handoffProducer) Put(ctx context.Context, data []byte, priority int) er
 			}
 			idle = p.unrefused(idle)
 			rand.Shuffle(len(idle), func(i, j int) { idle[i], idle[j] = idle[j], idle[i] })
-			p.idle, p.uses, version = idle, max(1, len(idle)/reuse), v
+			p.idle, p.uses, version = idle, uses(len(idle)), v
 		}
 		if len(p.idle) > 0 {
 			w := p.idle[0]
@@ -229,17 +257,15 @@ func (p *handoffProducer) Put(ctx context.Context, data []byte, priority int) er
 	}
 }
 
-// unrefused drops from a listing the nodes that refused a hand-off, and
-// forgets those no longer listed.
+// unrefused drops from a listing the nodes that refused a hand-off or
+// that the listing says were written (etcd's: spent nodes), and forgets
+// the refused ones no longer listed.
 func (p *handoffProducer) unrefused(idle []backends.Node) []backends.Node {
-	if len(p.refused) == 0 {
-		return idle
-	}
 	listed := make(map[string]bool, len(idle))
 	kept := idle[:0]
 	for _, n := range idle {
 		listed[n.Name] = true
-		if !p.refused[n.Name] {
+		if !p.refused[n.Name] && n.DataVersion == 0 {
 			kept = append(kept, n)
 		}
 	}
@@ -279,9 +305,16 @@ type handoffConsumer struct {
 	// sixth request saved), or the next Take if it goes no further.
 	spent string
 	// waiting is an idle node of this consumer that may hold an item or
-	// get one: one whose withdrawal or read failed. The next Take waits on
-	// it (or reads it) before anything else.
+	// get one: one whose withdrawal or read failed, or that a producer
+	// handed an item while the consumer took another from the backlog
+	// (leave). The next Take waits on it (or reads it) before anything
+	// else.
 	waiting backends.Node
+	// mine is the consumer's idle node made without a Check of the
+	// backlog, or found after a Commit of unknown outcome (see await):
+	// the Take lists the backlog and works it down before it waits on it,
+	// and withdraws it if it returns otherwise (leave).
+	mine backends.Node
 	// unknown is the tag of a going-idle Commit of unknown outcome whose
 	// node was not found: the next going idle looks for it once more.
 	unknown string
@@ -292,7 +325,7 @@ var errRelist = errors.New("fair: the backlog changed")
 
 // Take takes the next item of the backlog or, with none, waits idle for a
 // producer to hand it one. See recipes.Consumer and HandoffQueue.
-func (c *handoffConsumer) Take(ctx context.Context) (recipes.Taken, error) {
+func (c *handoffConsumer) Take(ctx context.Context) (t recipes.Taken, err error) {
 	if err := c.Unacked(); err != nil {
 		return recipes.Taken{}, err
 	}
@@ -306,6 +339,11 @@ func (c *handoffConsumer) Take(ctx context.Context) (recipes.Taken, error) {
 			return t, err
 		}
 	}
+	defer func() {
+		if c.mine.Path != "" {
+			t, err = c.leave(ctx, t, err)
+		}
+	}()
 	if c.priorities {
 		c.batch, c.listed = nil, false // a more urgent item may have come
 	}
@@ -345,7 +383,17 @@ func (c *handoffConsumer) Take(ctx context.Context) (recipes.Taken, error) {
 			recipe.SortItems(kids)
 			c.batch, c.version, c.listed, c.contended, c.misses = kids, version, true, false, 0
 		default:
-			t, err := c.await(ctx)
+			var t recipes.Taken
+			var err error
+			if c.mine.Path != "" {
+				// Idle already (see await), and the backlog listed since
+				// is worked down: wait.
+				me := c.mine
+				c.mine = backends.Node{}
+				t, err = c.wait(ctx, me)
+			} else {
+				t, err = c.await(ctx)
+			}
 			if errors.Is(err, errRelist) {
 				c.listed = false
 				continue
@@ -355,6 +403,30 @@ func (c *handoffConsumer) Take(ctx context.Context) (recipes.Taken, error) {
 			return t, err
 		}
 	}
+}
+
+// leave ends a Take that returns (t, err) while the consumer is idle
+// (mine) without having waited on it: it withdraws that node, so that no
+// producer hands an item to a consumer not in Take. If a producer did
+// already, a Take that returns no item returns that one instead (read,
+// with a nil error, as a cancelled wait does); one that returns an item
+// leaves it to the next Take, which reads it first (waiting), as it does a
+// node whose withdrawal failed.
+func (c *handoffConsumer) leave(ctx context.Context, t recipes.Taken, err error) (recipes.Taken, error) {
+	me := c.mine
+	c.mine = backends.Node{}
+	if t.Name == "" && err != nil {
+		if handed, werr := c.withdraw(ctx, me, 0); handed.Name != "" && werr == nil {
+			return handed, nil
+		}
+		return t, err
+	}
+	fctx, cancel := recipe.Fresh(ctx, c.cleanupTimeout)
+	defer cancel()
+	if _, werr := c.cm.Commit(fctx, backends.DeleteFresh(me.Path)); werr != nil {
+		c.waiting = me // handed an item (ErrConflict), or not withdrawn
+	}
+	return t, err
 }
 
 // staleAfter is how many failed claims on one listing make a consumer
@@ -405,7 +477,21 @@ func (c *handoffConsumer) dropSpent(ctx context.Context) error {
 }
 
 // await goes idle, if nothing was put in the backlog since the last
-// listing (else errRelist), and waits for a producer's hand-off.
+// listing, and waits for a producer's hand-off. If something was put, it
+// goes idle all the same, without the Check, and returns errRelist: Take
+// lists the backlog again and works it down before it waits on that node
+// (mine). Going idle only on an unchanged backlog races every producer's
+// put: at 400 items/s and 10 consumers on a local etcd the consumers lost
+// that race for a whole case, never went idle (so the producers kept
+// filling the backlog), and worked down a backlog of a few items all
+// together, 4.5 failed claims and 12.5 requests an item.
+//
+// Unchecked, no item waits in the backlog while the consumer sleeps: a
+// producer's backlog put that lands after the consumer's Commit Checks an
+// idle version that includes that Commit's Bump, so the producer's listing
+// held the consumer's node and passed it over only if it was written (the
+// consumer reads it rather than sleeps) or withdrawn (the consumer is not
+// idle). Every item put before is in the listing the consumer works down.
 func (c *handoffConsumer) await(ctx context.Context) (recipes.Taken, error) {
 	if c.unknown != "" {
 		// A going-idle Commit of unknown outcome may have landed since.
@@ -416,11 +502,42 @@ func (c *handoffConsumer) await(ctx context.Context) (recipes.Taken, error) {
 		case err != nil:
 			return recipes.Taken{}, recipe.QueueLost(err)
 		case found:
-			return c.wait(ctx, n)
+			// It may have landed after the listing since, and been
+			// unchecked: list the backlog before waiting on it.
+			c.mine = n
+			return recipes.Taken{}, errRelist
 		}
 	}
+	me, err := c.goIdle(ctx, backends.Check(c.items, c.version))
+	if errors.Is(err, backends.ErrConflict) {
+		// An item came, or the spent node was gone already (a Commit of
+		// unknown outcome deleted it): delete it alone, go idle
+		// unchecked, and list.
+		if err := c.dropSpent(ctx); err != nil {
+			return recipes.Taken{}, err
+		}
+		if ctx.Err() != nil {
+			return recipes.Taken{}, ctx.Err()
+		}
+		if me, err = c.goIdle(ctx); err == nil {
+			c.mine = me
+			return recipes.Taken{}, errRelist
+		}
+	}
+	if err != nil {
+		return recipes.Taken{}, err
+	}
+	return c.wait(ctx, me)
+}
+
+// goIdle makes the consumer's idle node in one Commit with the ops given
+// (and the deletion of its spent node) and returns it. Its errors:
+// backends.ErrConflict when an op's condition failed; errRelist when the
+// Commit's outcome was unknown and its node was not found (the next going
+// idle looks for it again); ctx's when ctx ended first; else QueueLost.
+func (c *handoffConsumer) goIdle(ctx context.Context, checks ...backends.Op) (backends.Node, error) {
 	prefix := fmt.Sprintf("w-%016x-", rand.Uint64())
-	ops := []backends.Op{backends.Check(c.items, c.version), backends.CreateIn(c.idle, prefix, nil), backends.Bump(c.idle)}
+	ops := append(checks, backends.CreateIn(c.idle, prefix, nil), backends.Bump(c.idle))
 	if c.spent != "" {
 		ops = append(ops, backends.DeleteOp(c.spent))
 	}
@@ -439,14 +556,9 @@ func (c *handoffConsumer) await(ctx context.Context) (recipes.Taken, error) {
 	switch {
 	case err == nil:
 		c.spent = ""
-		return c.wait(ctx, me)
+		return me, nil
 	case errors.Is(err, backends.ErrConflict):
-		// An item came, or the spent node was gone already (a Commit of
-		// unknown outcome deleted it): delete it alone, and look again.
-		if err := c.dropSpent(ctx); err != nil {
-			return recipes.Taken{}, err
-		}
-		return recipes.Taken{}, errRelist
+		return backends.Node{}, err
 	case (errors.Is(err, backends.ErrUnknownOutcome) || ctx.Err() != nil) && !recipe.Ended(c.s):
 		// The node may have been made (a lost reply, or a call cut off by
 		// ctx after it was sent): look for it by its tag, on a fresh
@@ -457,18 +569,18 @@ func (c *handoffConsumer) await(ctx context.Context) (recipes.Taken, error) {
 		switch {
 		case ferr != nil:
 			c.unknown = prefix
-			return recipes.Taken{}, recipe.QueueLost(errors.Join(err, ferr))
+			return backends.Node{}, recipe.QueueLost(errors.Join(err, ferr))
 		case found:
 			c.spent = "" // deleted in the same Commit
-			return c.wait(ctx, n)
+			return n, nil
 		}
 		c.unknown = prefix
 		if ctx.Err() != nil {
-			return recipes.Taken{}, ctx.Err()
+			return backends.Node{}, ctx.Err()
 		}
-		return recipes.Taken{}, errRelist
+		return backends.Node{}, errRelist
 	}
-	return recipes.Taken{}, recipe.QueueLost(err)
+	return backends.Node{}, recipe.QueueLost(err)
 }
 
 // wait waits on the consumer's idle node me until a producer hands it an

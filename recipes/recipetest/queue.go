@@ -42,7 +42,8 @@ type queueClient struct {
 // item taken exactly once with producers and consumers at once, put order
 // (and priority order), how many idle consumers one item wakes, a
 // cancelled Take, the delivery a consumer lost after Take gives (at most
-// or at least once, as the variant says), and the namespace left with no
+// or at least once, as the variant says), a hand-off consumer whose going
+// idle a put refused, and the namespace left with no
 // item, claim or idle node once the sessions closed. Each subtest works
 // in a fresh namespace. With only, just the subtests so named run.
 func RunQueueSuite(t *testing.T, b backends.Backend, v variants.Variant[variants.QueueVariant], only ...string) {
@@ -55,6 +56,8 @@ func RunQueueSuite(t *testing.T, b backends.Backend, v variants.Variant[variants
 		{"SessionLostAfterTake", testQueueSessionLost},
 		{"FailedDeleteLeavesNoStuckItem", testQueueFailedDelete},
 		{"PutWhileConsumerHolds", testQueuePutWhileHolding},
+		{"IdleRefusedTakes", testQueueIdleRefusedTakes},
+		{"IdleRefusedSleeps", testQueueIdleRefusedSleeps},
 	}
 	if !v.Supports(b.Kind()) {
 		for i := range subtests {
