@@ -101,17 +101,9 @@ func testQueueIdleRefusedSleeps(e *queueEnv) {
 	if !ok {
 		e.t.Skipf("%s: only the hand-off queue goes idle by a conditional Commit", e.v.Name)
 	}
-	armedBase := srv.armedNow()
-	got := make(chan error, 1)
-	var tk recipes.Taken
-	go func() {
-		var err error
-		tk, err = withinTake(c)
-		got <- err
-	}()
-	srv.asleep(armedBase, 1)
+	taken := sleepingTake(srv, c)
 	e.put(prod, "next", 0)
-	err := <-got
+	tk, err := taken()
 	if hookErr != nil {
 		e.t.Fatal(hookErr)
 	}

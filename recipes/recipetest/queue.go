@@ -491,18 +491,10 @@ func testQueuePutWhileHolding(e *queueEnv) {
 	}
 	srv := newServerCounts(e.t, e.b)
 	prod := e.newClient()
-	armedBase := srv.armedNow()
 	c := e.newClient()
-	got := make(chan error, 1)
-	var tk recipes.Taken
-	go func() {
-		var err error
-		tk, err = withinTake(c)
-		got <- err
-	}()
-	srv.asleep(armedBase, 1)
+	taken := sleepingTake(srv, c)
 	e.put(prod, "first", 0)
-	if err := <-got; err != nil || string(tk.Data) != "first" {
+	if tk, err := taken(); err != nil || string(tk.Data) != "first" {
 		e.t.Fatalf("take: %q, %v", tk.Data, err)
 	}
 	e.put(prod, "second", 0) // opTimeout bounds it
@@ -511,6 +503,27 @@ func testQueuePutWhileHolding(e *queueEnv) {
 		e.t.Fatalf("the next take returned %s, want second", tk.Data)
 	}
 	e.leftBecomes(0)
+}
+
+// sleepingTake starts c's Take under opTimeout and returns once the
+// servers hold one more watch than before (it sleeps), with what waits for
+// the Take's result.
+func sleepingTake(srv *serverCounts, c *queueClient) func() (recipes.Taken, error) {
+	armedBase := srv.armedNow()
+	type result struct {
+		tk  recipes.Taken
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		tk, err := withinTake(c)
+		got <- result{tk, err}
+	}()
+	srv.asleep(armedBase, 1)
+	return func() (recipes.Taken, error) {
+		r := <-got
+		return r.tk, r.err
+	}
 }
 
 // withinTake is one Take under opTimeout.
