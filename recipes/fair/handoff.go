@@ -111,9 +111,9 @@ import (
 // node; the consumer looks for it by its tag, then and once more at its
 // next going idle (then listing the backlog again first, since it may have
 // landed after that listing), and waits on it or, when its ctx ended,
-// withdraws it as above. A Commit that lands later still leaves an idle node that nobody
-// waits on until the consumer's session ends: an item handed to it is
-// lost with it.
+// withdraws it as above. A Commit that lands later still leaves an idle
+// node that nobody waits on until the consumer's session ends: an item
+// handed to it is lost with it.
 type HandoffQueue struct {
 	opts []recipes.Option
 }
@@ -347,7 +347,7 @@ func (c *handoffConsumer) Take(ctx context.Context) (t recipes.Taken, err error)
 	if c.priorities {
 		c.batch, c.listed = nil, false // a more urgent item may have come
 	}
-	var wakeups, failed int
+	var failed int
 	for {
 		if err := ctx.Err(); err != nil {
 			return recipes.Taken{}, errors.Join(err, c.dropSpent(ctx))
@@ -360,7 +360,7 @@ func (c *handoffConsumer) Take(ctx context.Context) (t recipes.Taken, err error)
 			i := c.next()
 			n := c.batch[i]
 			c.batch = slices.Delete(c.batch, i, i+1)
-			t, taken, err := c.Claim(ctx, n, wakeups, failed)
+			t, taken, err := c.Claim(ctx, n, 0, failed)
 			if err != nil {
 				// n may still be queued: list again before going idle.
 				c.batch, c.listed = nil, false
@@ -383,8 +383,6 @@ func (c *handoffConsumer) Take(ctx context.Context) (t recipes.Taken, err error)
 			recipe.SortItems(kids)
 			c.batch, c.version, c.listed, c.contended, c.misses = kids, version, true, false, 0
 		default:
-			var t recipes.Taken
-			var err error
 			if c.mine.Path != "" {
 				// Idle already (see await), and the backlog listed since
 				// is worked down: wait.
@@ -398,7 +396,6 @@ func (c *handoffConsumer) Take(ctx context.Context) (t recipes.Taken, err error)
 				c.listed = false
 				continue
 			}
-			t.Wakeups += wakeups
 			t.FailedClaims = failed
 			return t, err
 		}
