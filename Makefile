@@ -10,7 +10,7 @@ BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: build test bench bench-runs bench-scale bench-plan plan-check lint deps images clean docs
-.PHONY: kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch bench-grpc-window
+.PHONY: bench-idle kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch bench-grpc-window
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zkbench
@@ -205,7 +205,19 @@ bench-grpc-window: build
 # extrapolate past twice the largest measured one); make plan-check then writes the kept
 # comparisons (docs/results.md).
 PLANVAL = --duration 10s --warmup 2s --cluster local --validate $(KEEPFLAGS) -o $(RUNS)
-bench-plan: build
+# The idle runs: one client, open loop at 10, 30 and 100 acquisitions/s, from
+# which plan draws the uncontended acquires at a workload's rate (an acquire
+# after a sleep pays wake-ups a closed loop does not); the grid's points (25
+# and 50 a second) are between them, none at a rate measured.
+IDLERATES = 10 30 100
+IDLE_ZK = $(foreach r,$(IDLERATES),$(RUNS)/idle-zookeeper-r$(r))
+IDLE_ETCD = $(foreach r,$(IDLERATES),$(RUNS)/idle-etcd-r$(r))
+bench-idle: build
+	for r in $(IDLERATES); do \
+	  $(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload lock --hold 0 --variants naive,fair --clients 1 --rate $$r --duration 30s --warmup 2s -o $(RUNS) --run-id idle-zookeeper-r$$r || exit 1; \
+	  $(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload lock --hold 0 --variants naive,fair --clients 1 --rate $$r --duration 30s --warmup 2s -o $(RUNS) --run-id idle-etcd-r$$r || exit 1; \
+	done
+bench-plan: build bench-idle
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload lock --hold 0 --variants naive,fair --clients 1,2,4,8,16,32,64 --duration 5s --warmup 1s --calibrate -o $(RUNS) --run-id usl-zookeeper
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload lock --hold 0 --variants naive,fair --clients 1,2,4,8,16,32,64 --duration 5s --warmup 1s --calibrate -o $(RUNS) --run-id usl-etcd
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 2ms $(PLANVAL) --run-id plan-zk-fair-u20
@@ -249,26 +261,39 @@ kept-runs: bench-runs bench-scale bench-watchers bench-plan plan-check bench-oth
 # The plan model against the kept validation runs, without servers: each
 # <run-id>.plan.txt predicts from the USL sweep alone, each
 # <run-id>.service.plan.txt draws the service from the lowest-utilisation
-# open-loop run of its backend and variant (--service-from) (docs/results.md).
+# open-loop run of its backend and variant (--service-from), each
+# <run-id>.idle.plan.txt adds the idle runs (bench-idle) to the sweep
+# (docs/results.md).
 plan-check: build
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 2ms --against $(RUNS)/plan-zk-fair-u20 > $(RUNS)/plan-zk-fair-u20.plan.txt
+	$(BIN) plan $(RUNS)/usl-zookeeper $(IDLE_ZK) --variant fair --clients 20 --every 400ms --hold 2ms --against $(RUNS)/plan-zk-fair-u20 > $(RUNS)/plan-zk-fair-u20.idle.plan.txt
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 2ms --service-from $(RUNS)/plan-zk-fair-u20 --against $(RUNS)/plan-zk-fair-u20 > $(RUNS)/plan-zk-fair-u20.service.plan.txt
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 8ms --against $(RUNS)/plan-zk-fair-u50 > $(RUNS)/plan-zk-fair-u50.plan.txt
+	$(BIN) plan $(RUNS)/usl-zookeeper $(IDLE_ZK) --variant fair --clients 20 --every 400ms --hold 8ms --against $(RUNS)/plan-zk-fair-u50 > $(RUNS)/plan-zk-fair-u50.idle.plan.txt
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 8ms --service-from $(RUNS)/plan-zk-fair-u20 --against $(RUNS)/plan-zk-fair-u50 > $(RUNS)/plan-zk-fair-u50.service.plan.txt
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 16ms --against $(RUNS)/plan-zk-fair-u90 > $(RUNS)/plan-zk-fair-u90.plan.txt
+	$(BIN) plan $(RUNS)/usl-zookeeper $(IDLE_ZK) --variant fair --clients 20 --every 400ms --hold 16ms --against $(RUNS)/plan-zk-fair-u90 > $(RUNS)/plan-zk-fair-u90.idle.plan.txt
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 16ms --service-from $(RUNS)/plan-zk-fair-u20 --against $(RUNS)/plan-zk-fair-u90 > $(RUNS)/plan-zk-fair-u90.service.plan.txt
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant naive --clients 20 --every 400ms --hold 2ms --against $(RUNS)/plan-zk-naive-u65 > $(RUNS)/plan-zk-naive-u65.plan.txt
+	$(BIN) plan $(RUNS)/usl-zookeeper $(IDLE_ZK) --variant naive --clients 20 --every 400ms --hold 2ms --against $(RUNS)/plan-zk-naive-u65 > $(RUNS)/plan-zk-naive-u65.idle.plan.txt
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --think 400ms --hold 8ms --against $(RUNS)/plan-zk-fair-think > $(RUNS)/plan-zk-fair-think.plan.txt
+	$(BIN) plan $(RUNS)/usl-zookeeper $(IDLE_ZK) --variant fair --clients 20 --think 400ms --hold 8ms --against $(RUNS)/plan-zk-fair-think > $(RUNS)/plan-zk-fair-think.idle.plan.txt
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --think 400ms --hold 8ms --service-from $(RUNS)/plan-zk-fair-u20 --against $(RUNS)/plan-zk-fair-think > $(RUNS)/plan-zk-fair-think.service.plan.txt
 	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 1ms --against $(RUNS)/plan-etcd-fair-u20 > $(RUNS)/plan-etcd-fair-u20.plan.txt
+	$(BIN) plan $(RUNS)/usl-etcd $(IDLE_ETCD) --variant fair --clients 20 --every 400ms --hold 1ms --against $(RUNS)/plan-etcd-fair-u20 > $(RUNS)/plan-etcd-fair-u20.idle.plan.txt
 	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 1ms --service-from $(RUNS)/plan-etcd-fair-u20 --against $(RUNS)/plan-etcd-fair-u20 > $(RUNS)/plan-etcd-fair-u20.service.plan.txt
 	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 7ms --against $(RUNS)/plan-etcd-fair-u50 > $(RUNS)/plan-etcd-fair-u50.plan.txt
+	$(BIN) plan $(RUNS)/usl-etcd $(IDLE_ETCD) --variant fair --clients 20 --every 400ms --hold 7ms --against $(RUNS)/plan-etcd-fair-u50 > $(RUNS)/plan-etcd-fair-u50.idle.plan.txt
 	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 7ms --service-from $(RUNS)/plan-etcd-fair-u20 --against $(RUNS)/plan-etcd-fair-u50 > $(RUNS)/plan-etcd-fair-u50.service.plan.txt
 	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 15ms --against $(RUNS)/plan-etcd-fair-u90 > $(RUNS)/plan-etcd-fair-u90.plan.txt
+	$(BIN) plan $(RUNS)/usl-etcd $(IDLE_ETCD) --variant fair --clients 20 --every 400ms --hold 15ms --against $(RUNS)/plan-etcd-fair-u90 > $(RUNS)/plan-etcd-fair-u90.idle.plan.txt
 	$(BIN) plan $(RUNS)/usl-etcd --variant fair --clients 20 --every 400ms --hold 15ms --service-from $(RUNS)/plan-etcd-fair-u20 --against $(RUNS)/plan-etcd-fair-u90 > $(RUNS)/plan-etcd-fair-u90.service.plan.txt
 	$(BIN) plan $(RUNS)/usl-etcd --variant naive --clients 8 --every 160ms --hold 1ms --against $(RUNS)/plan-etcd-naive-u80 > $(RUNS)/plan-etcd-naive-u80.plan.txt
+	$(BIN) plan $(RUNS)/usl-etcd $(IDLE_ETCD) --variant naive --clients 8 --every 160ms --hold 1ms --against $(RUNS)/plan-etcd-naive-u80 > $(RUNS)/plan-etcd-naive-u80.idle.plan.txt
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant naive --clients 20 --every 800ms --hold 1ms --against $(RUNS)/plan-zk-naive-low > $(RUNS)/plan-zk-naive-low.plan.txt
+	$(BIN) plan $(RUNS)/usl-zookeeper $(IDLE_ZK) --variant naive --clients 20 --every 800ms --hold 1ms --against $(RUNS)/plan-zk-naive-low > $(RUNS)/plan-zk-naive-low.idle.plan.txt
 	$(BIN) plan $(RUNS)/usl-etcd --variant naive --clients 8 --every 320ms --hold 1ms --against $(RUNS)/plan-etcd-naive-low > $(RUNS)/plan-etcd-naive-low.plan.txt
+	$(BIN) plan $(RUNS)/usl-etcd $(IDLE_ETCD) --variant naive --clients 8 --every 320ms --hold 1ms --against $(RUNS)/plan-etcd-naive-low > $(RUNS)/plan-etcd-naive-low.idle.plan.txt
 
 # The Docker images, built without a registry (docs/docker.md): ZooKeeper from
 # Debian's packages (mmdebstrap + docker import), zkbench FROM scratch. Tagged

@@ -156,6 +156,10 @@ type Prediction struct {
 	// Free is the one-client case uncontended acquires and their counts
 	// come from; nil when the results have none.
 	Free *Source `json:"free,omitempty"`
+	// Idle, when set, is where the uncontended acquires' latency comes
+	// from instead of Free: one-client open-loop cases at the workload's
+	// rate (predict_idle.go). Their counts still come from Free.
+	Idle *Source `json:"idle,omitempty"`
 	// Handoff mean of the basis case.
 	Handoff time.Duration `json:"handoff_mean_ns"`
 	Sim     *QueueResult  `json:"-"`
@@ -261,8 +265,9 @@ func Predict(runs []*results.Run, w Workload) (*PlanAnswer, error) {
 		return nil, fmt.Errorf("%w: variant %q of %s on %s is not in the results; they hold %v", ErrNoData, w.Variant, w.Workload, w.Backend, order)
 	}
 	ans := &PlanAnswer{Model: w.Model()}
+	idle := idleCases(runs, w.Workload, w.Backend)
 	for _, v := range order {
-		p, err := predictVariant(w, v, variants[v])
+		p, err := predictVariant(w, v, variants[v], idle[v])
 		if err != nil {
 			if v == w.Variant {
 				return nil, err
@@ -279,7 +284,7 @@ func Predict(runs []*results.Run, w Workload) (*PlanAnswer, error) {
 	return ans, nil
 }
 
-func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction, error) {
+func predictVariant(w Workload, variant string, cands []basisCase, idle []idleCase) (*Prediction, error) {
 	p := &Prediction{Workload: w, Variant: variant, Class: cands[0].c.Class, Backend: w.Backend, MaxClients: -1}
 	var ok []basisCase
 	var free *basisCase // a one-client case: every acquisition uncontended
@@ -324,6 +329,15 @@ func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction,
 			return nil, err
 		}
 		p.Free = &Source{Kind: "measured", Run: free.run.ID, Case: free.c.Key.String()}
+	}
+	if w.ServiceFrom == nil {
+		is, src, ok, err := idleSampler(idle, w.offered())
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			fs, p.Idle = is, &src
+		}
 	}
 	// The basis is the case whose contention matches the workload's: first
 	// the one nearest in clients, then the one nearest the simulated
@@ -434,6 +448,11 @@ func predictVariant(w Workload, variant string, cands []basisCase) (*Prediction,
 	}
 	if w.ServiceFrom != nil {
 		p.Range += fmt.Sprintf("; every acquire's service (queued or not) drawn from the handoffs of run %s, case %s (--service-from)", p.Service.Run, p.Service.Case)
+		if p.Free != nil {
+			p.Range += fmt.Sprintf("; uncontended counts from the one-client case (%s)", p.Free.Case)
+		}
+	} else if p.Idle != nil {
+		p.Range += "; " + idleNote(p)
 		if p.Free != nil {
 			p.Range += fmt.Sprintf("; uncontended counts from the one-client case (%s)", p.Free.Case)
 		}

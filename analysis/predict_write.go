@@ -83,10 +83,15 @@ func (a *PlanAnswer) Write(out io.Writer) error {
 			"the measured handoff grows with the waiters (a herd's most of all), so the lock can stay in either: the answer above is the worse\n",
 			num(o.WaitersAtHandoff), msStr(o.Handoff), o.Basis, msStr(o.P50), msStr(o.P99))
 	}
-	if p.Service.Run == p.Basis.Run && p.Service.Case == p.Basis.Case && !p.Overloaded {
+	switch {
+	case p.Overloaded:
+	case p.Idle != nil:
+		b.WriteString("note: the uncontended acquires above are measured at this rate, wake-ups included; the handoffs come from a closed-loop sweep, " +
+			"measured with clients and servers kept busy, so the waits of queued acquisitions are a floor: check with --validate\n")
+	case p.Service.Run == p.Basis.Run && p.Service.Case == p.Basis.Case:
 		b.WriteString("note: the waits above come from a closed-loop sweep's handoffs, measured with clients and servers kept busy; " +
 			"a workload that sleeps between acquisitions pays wake-ups they did not, so on a loaded machine these waits are a floor " +
-			"(docs/results.md measured them 2 to 20 times low): pass --service-from a short open-loop run at this duty cycle, and check with --validate\n")
+			"(docs/results.md measured them 2 to 20 times low): pass one-client open-loop runs near this rate (zkbench run --clients 1 --rate R) or --service-from a short open-loop run at this duty cycle, and check with --validate\n")
 	}
 	if len(a.Others) > 0 {
 		b.WriteString("\nevery variant at the same point (each from its own nearest measured case):\n")

@@ -85,7 +85,9 @@ func uslFits(runs, args string) (string, error) {
 // read from the files `make plan-check` writes beside them: a marker's
 // arguments name them without .plan.txt, "plan-zk-fair-u20,
 // plan-zk-fair-u20.service, ...". A .service file is the prediction with
-// the service drawn from another open-loop run (--service-from).
+// the service drawn from another open-loop run (--service-from); an .idle
+// file, the uncontended acquires drawn from one-client open-loop runs at
+// the workload's rate.
 func planCheck(runs, args string) (string, error) {
 	var b strings.Builder
 	b.WriteString("| run | model utilisation | wait p50 ms | wait p99 ms | handoff mean ms | notifications/s | writes/s | requests/s | bytes/s |\n")
@@ -102,6 +104,12 @@ func planCheck(runs, args string) (string, error) {
 				return "", fmt.Errorf("plan-check: %s.plan.txt names no run its service was drawn from", name)
 			}
 			label = "… service from " + p.serviceFrom
+		}
+		if strings.HasSuffix(name, ".idle") {
+			if !p.idle {
+				return "", fmt.Errorf("plan-check: %s.plan.txt drew no uncontended acquire from an idle run", name)
+			}
+			label = "… uncontended at its rate (idle runs)"
 		}
 		util := p.utilisation
 		if p.overloaded {
@@ -130,6 +138,9 @@ type planText struct {
 	utilisation string
 	overloaded  bool
 	serviceFrom string
+	// idle: the uncontended acquires were drawn from one-client
+	// open-loop runs at the workload's rate.
+	idle bool
 	// validation: figure -> predicted, measured.
 	validation map[string][2]string
 }
@@ -153,6 +164,9 @@ func readPlanText(path string) (*planText, error) {
 		line := sc.Text()
 		if m := serviceFrom.FindStringSubmatch(line); m != nil && p.serviceFrom == "" {
 			p.serviceFrom = m[1]
+		}
+		if strings.HasPrefix(line, "basis: ") && strings.Contains(line, "uncontended acquires drawn at the workload's") {
+			p.idle = true
 		}
 		switch {
 		case strings.HasPrefix(line, "lock utilisation "):
