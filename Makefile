@@ -4,7 +4,10 @@ PKGS      ?= ./...
 # bash with pipefail: a kept run piped into tee still fails the target.
 SHELL       := /bin/bash
 .SHELLFLAGS := -o pipefail -c
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The commit, -dirty when what the binary is built from (Go source, go.mod,
+# go.sum, the embedded help) differs from it; docs and kept runs, which the
+# kept-run targets rewrite before they rebuild, do not count.
+VERSION   ?= $(shell v=$$(git describe --tags --always 2>/dev/null) || { echo dev; exit; }; git diff --quiet HEAD -- '*.go' ':(exclude)*_test.go' go.mod go.sum cmd/zkbench/help || v=$$v-dirty; echo $$v)
 LDFLAGS   := -X main.version=$(VERSION)
 BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
