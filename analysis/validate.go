@@ -17,8 +17,12 @@ type Check struct {
 	Figure    string  `json:"figure"`
 	Predicted float64 `json:"predicted"`
 	Measured  float64 `json:"measured"`
-	// Error is (predicted − measured) / measured; NaN when measured is 0.
+	// Error is (predicted − measured) / measured; NaN when measured is 0
+	// or the figure is not compared.
 	Error float64 `json:"error"`
+	// NotCompared says why a figure has no error: a latency of a case
+	// that was client-bound or ran on a loaded machine.
+	NotCompared string `json:"not_compared,omitempty"`
 }
 
 // Validation sets a prediction against the run that measured its point.
@@ -26,12 +30,12 @@ type Validation struct {
 	Run    string  `json:"run"`
 	Case   string  `json:"case"`
 	Checks []Check `json:"checks"`
-	// ClientBound is the measured case's client-bound detail: its error
-	// then measures the load generator.
+	// ClientBound is the measured case's client-bound detail, Loaded its
+	// loaded-machine detail: its latencies then measure the load
+	// generator or the other processes, not the model, and their errors
+	// are not given (Check.Error NaN, Check.NotCompared set).
 	ClientBound string `json:"client_bound,omitempty"`
-	// Loaded is the measured case's loaded-machine detail: its error then
-	// measures a shared machine too.
-	Loaded string `json:"loaded,omitempty"`
+	Loaded      string `json:"loaded,omitempty"`
 	// Overloaded: the model says the lock cannot keep up (Prediction.
 	// Overloaded), so its waits grow with the length of the load and are
 	// not compared; MeasuredBehind says whether the run fell behind its
@@ -62,12 +66,25 @@ func Validate(p *Prediction, run *results.Run) (*Validation, error) {
 	if x := c.Loaded(); x != nil {
 		v.Loaded = x.Detail
 	}
+	// A latency measured where the load generator or other processes set
+	// it says nothing of the model: no error for it.
+	var unfit string
+	switch {
+	case v.ClientBound != "":
+		unfit = "client-bound"
+	case v.Loaded != "":
+		unfit = "loaded machine"
+	}
 	add := func(name string, pred, meas float64) {
 		e := math.NaN()
 		if meas != 0 {
 			e = (pred - meas) / meas
 		}
-		v.Checks = append(v.Checks, Check{Figure: name, Predicted: pred, Measured: meas, Error: e})
+		c := Check{Figure: name, Predicted: pred, Measured: meas, Error: e}
+		if unfit != "" && strings.HasSuffix(name, "(ms)") {
+			c.Error, c.NotCompared = math.NaN(), unfit
+		}
+		v.Checks = append(v.Checks, c)
 	}
 	tput, _ := c.Throughput()
 	v.Overloaded = p.Overloaded
@@ -110,10 +127,11 @@ func (v *Validation) Write(out io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "validation against run %s, case %s (measured)\n", v.Run, v.Case)
 	if v.ClientBound != "" {
-		fmt.Fprintf(&b, "CLIENT-BOUND: the measured case was limited by the load generator (%s): the errors below measure zkbench, not the model\n", v.ClientBound)
-	}
-	if v.Loaded != "" {
-		fmt.Fprintf(&b, "LOADED MACHINE: other processes shared the machine with the measured case (%s): the errors below measure them too, not only the model\n", v.Loaded)
+		fmt.Fprintf(&b, "CANNOT VALIDATE LATENCY HERE: the measured case was client-bound (%s): its latencies measure the load generator, not the model, so they have no error below; "+
+			"measure the point with fewer clients per machine (--shards) or a machine to itself\n", v.ClientBound)
+	} else if v.Loaded != "" {
+		fmt.Fprintf(&b, "CANNOT VALIDATE LATENCY HERE: other processes shared the machine with the measured case (%s): its latencies measure them too, so they have no error below; "+
+			"measure the point again on a quiet machine (--require-quiet)\n", v.Loaded)
 	}
 	if v.Overloaded {
 		behind := "but the run kept its schedule: the model is wrong here"
@@ -126,7 +144,10 @@ func (v *Validation) Write(out io.Writer) error {
 	fmt.Fprintf(tw, "figure\tpredicted\tmeasured\terror\n")
 	for _, c := range v.Checks {
 		e := "—"
-		if !math.IsNaN(c.Error) {
+		switch {
+		case c.NotCompared != "":
+			e = "not compared (" + c.NotCompared + ")"
+		case !math.IsNaN(c.Error):
 			e = fmt.Sprintf("%+.0f%%", 100*c.Error)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Figure, num(c.Predicted), num(c.Measured), e)
