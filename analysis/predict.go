@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -165,6 +166,12 @@ type Prediction struct {
 	Sim     *QueueResult  `json:"-"`
 	P50     time.Duration `json:"p50_ns"`
 	P99     time.Duration `json:"p99_ns"`
+	// P50Interval, P99Interval and TargetInterval: the middle 90% of those
+	// waits over bootstrap replicates of the measured inputs (interval.go);
+	// zero when Overloaded.
+	P50Interval    Interval `json:"p50_interval_ns"`
+	P99Interval    Interval `json:"p99_interval_ns"`
+	TargetInterval Interval `json:"target_interval_ns"`
 	// AtTarget is the wait at the target's percentile; Meets compares it
 	// with the bound.
 	AtTarget time.Duration `json:"at_target_ns"`
@@ -322,12 +329,14 @@ func predictVariant(w Workload, variant string, cands []basisCase, idle []idleCa
 			w.Clients, MaxExtrapolation, variant, maxN, w.Backend, w.Clients, limit)
 	}
 	var fs *Sampler
+	var freeFn func(*rand.Rand) *Sampler // fs, or a bootstrap resample of it
 	if free != nil {
 		h, _ := free.c.Latency(free.c.PrimaryLatency())
 		var err error
 		if fs, err = NewSampler(h); err != nil {
 			return nil, err
 		}
+		freeFn = resampled(fs)
 		p.Free = &Source{Kind: "measured", Run: free.run.ID, Case: free.c.Key.String()}
 	}
 	if w.ServiceFrom == nil {
@@ -336,7 +345,7 @@ func predictVariant(w Workload, variant string, cands []basisCase, idle []idleCa
 			return nil, err
 		}
 		if ok {
-			fs, p.Idle = is, &src
+			freeFn, fs, p.Idle = is, is(nil), &src
 		}
 	}
 	// The basis is the case whose contention matches the workload's: first
@@ -356,7 +365,7 @@ func predictVariant(w Workload, variant string, cands []basisCase, idle []idleCa
 			return nil, err
 		}
 		serviceSrc = Source{Kind: "measured", Run: w.ServiceFrom.ID, Case: sc.Key.String()}
-		fs = nil
+		fs, freeFn = nil, nil
 	}
 	// settle iterates from start to a basis consistent with the contention
 	// it simulates. Where the measured handoff falls as clients grow, the
@@ -466,6 +475,11 @@ func predictVariant(w Workload, variant string, cands []basisCase, idle []idleCa
 	p.P50, p.P99, p.AtTarget = sim.P(50), sim.P(99), sim.P(w.Percentile)
 	p.Overloaded = w.Every > 0 && sim.Offered >= 1
 	p.Meets = p.AtTarget <= w.Bound && !p.Overloaded
+	if !p.Overloaded {
+		if p.P50Interval, p.P99Interval, p.TargetInterval, err = w.waitIntervals(inputs{handoff: hs, free: freeFn}); err != nil {
+			return nil, err
+		}
+	}
 	p.load(basis, free)
 	if w.Bound > 0 {
 		p.MaxClients = maxClients(w, hs, fs, limit)

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -73,7 +74,11 @@ func (w Workload) offered() float64 {
 // between two measured rates, a mixture of their distributions weighted
 // linearly in log rate; outside them, the nearest. ok is false when cs is
 // empty.
-func idleSampler(cs []idleCase, rate float64) (s *Sampler, src Source, ok bool, err error) {
+//
+// The sampler comes as a function: with a nil rand it returns the
+// sampler, else a bootstrap resample of it (each case resampled, then
+// mixed).
+func idleSampler(cs []idleCase, rate float64) (s func(*rand.Rand) *Sampler, src Source, ok bool, err error) {
 	if len(cs) == 0 {
 		return nil, Source{}, false, nil
 	}
@@ -104,7 +109,7 @@ func idleSampler(cs []idleCase, rate float64) (s *Sampler, src Source, ok bool, 
 	}
 	if lo.c == hi.c || lo.rate == hi.rate {
 		src = Source{Kind: "measured", Run: lo.run.ID, Case: fmt.Sprintf("%s at %s acquisitions/s", lo.c.Key, num(lo.rate))}
-		return a, src, true, nil
+		return resampled(a), src, true, nil
 	}
 	b, err := sampler(hi)
 	if err != nil {
@@ -113,7 +118,24 @@ func idleSampler(cs []idleCase, rate float64) (s *Sampler, src Source, ok bool, 
 	wHi := math.Log(rate/lo.rate) / math.Log(hi.rate/lo.rate)
 	src = Source{Kind: "measured", Run: lo.run.ID + " and " + hi.run.ID,
 		Case: fmt.Sprintf("%s at %s and %s acquisitions/s, mixed %.0f:%.0f (linear in log rate)", lo.c.Key, num(lo.rate), num(hi.rate), 100*(1-wHi), 100*wHi)}
-	return mixSamplers(a, b, wHi), src, true, nil
+	mixed := mixSamplers(a, b, wHi)
+	return func(r *rand.Rand) *Sampler {
+		if r == nil {
+			return mixed
+		}
+		return mixSamplers(a.Resample(r), b.Resample(r), wHi)
+	}, src, true, nil
+}
+
+// resampled is s as idleSampler's function: s itself with a nil rand, else
+// a bootstrap resample.
+func resampled(s *Sampler) func(*rand.Rand) *Sampler {
+	return func(r *rand.Rand) *Sampler {
+		if r == nil {
+			return s
+		}
+		return s.Resample(r)
+	}
 }
 
 // mixSamplers is the mixture that draws from b with probability wb and

@@ -12,6 +12,15 @@ func msStr(d time.Duration) string { return num(Millis(d)) + " ms" }
 
 func pctStr(v float64) string { return num(100*v) + "%" }
 
+// text is the interval as the plan prints it after a wait's source ("" if
+// none was made).
+func (i Interval) text() string {
+	if i == (Interval{}) {
+		return ""
+	}
+	return fmt.Sprintf("; %s to %s over %d resamples of the measured histograms (their sampling, not the model's error)", msStr(i[0]), msStr(i[1]), Replicates)
+}
+
 // TargetText is the target in words: "p99 ≤ 50 ms".
 func (w Workload) TargetText() string {
 	return fmt.Sprintf("p%s ≤ %s", num(w.Percentile), msStr(w.Bound))
@@ -33,10 +42,10 @@ func (a *PlanAnswer) Write(out io.Writer) error {
 	tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "figure\tvalue\tfrom\n")
 	fmt.Fprintf(tw, "handoff (mean)\t%s\t%s\n", msStr(p.Handoff), p.Service)
-	fmt.Fprintf(tw, "wait p50\t%s\t%s\n", p.wait(p.P50), model)
-	fmt.Fprintf(tw, "wait p99\t%s\t%s\n", p.wait(p.P99), model)
+	fmt.Fprintf(tw, "wait p50\t%s\t%s%s\n", p.wait(p.P50), model, p.P50Interval.text())
+	fmt.Fprintf(tw, "wait p99\t%s\t%s%s\n", p.wait(p.P99), model, p.P99Interval.text())
 	if w.Percentile != 50 && w.Percentile != 99 {
-		fmt.Fprintf(tw, "wait p%s\t%s\t%s\n", num(w.Percentile), p.wait(p.AtTarget), model)
+		fmt.Fprintf(tw, "wait p%s\t%s\t%s%s\n", num(w.Percentile), p.wait(p.AtTarget), model, p.TargetInterval.text())
 	}
 	fmt.Fprintf(tw, "acquisitions/s\t%s\t%s\n", num(p.Sim.Throughput), model)
 	fmt.Fprintf(tw, "lock utilisation\t%s\t%s (offered %s)\n", pctStr(p.Sim.Utilisation), model, pctStr(p.Sim.Offered))
