@@ -353,7 +353,7 @@ bench-watch: build etcd-benchmark
 # The tables README.md and docs/results.md publish, written again from the kept
 # runs' results files (no servers); docsgen's test fails when one differs.
 docs: build
-	$(BIN) docs README.md docs/results.md docs/docker.md docs/sharding.md docs/faults.md
+	$(BIN) docs README.md docs/results.md docs/docker.md docs/sharding.md docs/faults.md analysis/modelerror.md
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

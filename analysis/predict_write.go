@@ -102,6 +102,7 @@ func (a *PlanAnswer) Write(out io.Writer) error {
 			"a workload that sleeps between acquisitions pays wake-ups they did not, so on a loaded machine these waits are a floor " +
 			"(docs/results.md measured them 2 to 20 times low): pass one-client open-loop runs near this rate (zkbench run --clients 1 --rate R) or --service-from a short open-loop run at this duty cycle, and check with --validate\n")
 	}
+	b.WriteString(p.errorLine())
 	if len(a.Others) > 0 {
 		b.WriteString("\nevery variant at the same point (each from its own nearest measured case):\n")
 		tw = tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/zkbench/zkbench/analysis"
@@ -180,7 +181,11 @@ func readPlanText(path string) (*planText, error) {
 		case in:
 			c := columns.Split(strings.TrimSpace(line), -1)
 			if len(c) >= 3 && c[0] != "figure" {
-				p.validation[c[0]] = [2]string{c[1], c[2]}
+				meas := c[2]
+				if len(c) >= 4 && strings.HasPrefix(c[3], "not compared") {
+					meas += " (" + c[3] + ")"
+				}
+				p.validation[c[0]] = [2]string{c[1], meas}
 			}
 		}
 	}
@@ -191,4 +196,77 @@ func readPlanText(path string) (*planText, error) {
 		return nil, fmt.Errorf("plan-check: %s has no utilisation or no validation: was it written with --against?", path)
 	}
 	return p, nil
+}
+
+// planError sums up the model's error on the kept validation grid, one row
+// a way of predicting (the sweep alone; with the idle runs; with the
+// service from another open-loop run), over the points the model put at
+// or below MaxPlanUtilisation and not overloaded: each row's lowest and
+// highest error of the wait p50 and p99. Its arguments name the plan-check
+// files as planCheck's do. analysis embeds the table (analysis/modelerror.md)
+// and prints its row with every plan.
+func planError(runs, args string) (string, error) {
+	type span struct {
+		points   []string
+		p50, p99 [2]float64
+	}
+	modes := map[string]*span{}
+	for _, name := range strings.Split(args, ",") {
+		name = strings.TrimSpace(name)
+		p, err := readPlanText(filepath.Join(runs, name+".plan.txt"))
+		if err != nil {
+			return "", err
+		}
+		util, err := strconv.ParseFloat(strings.TrimSuffix(p.utilisation, "%"), 64)
+		if err != nil {
+			return "", fmt.Errorf("plan-error: %s: utilisation %q: %w", name, p.utilisation, err)
+		}
+		if p.overloaded || util > 100*analysis.MaxPlanUtilisation {
+			continue
+		}
+		mode := analysis.ModeSweep
+		switch {
+		case strings.HasSuffix(name, ".idle"):
+			mode = analysis.ModeIdle
+		case strings.HasSuffix(name, ".service"):
+			mode = analysis.ModeService
+		}
+		s := modes[mode]
+		first := s == nil
+		if first {
+			s = &span{}
+			modes[mode] = s
+		}
+		for fig, into := range map[string]*[2]float64{"wait p50 (ms)": &s.p50, "wait p99 (ms)": &s.p99} {
+			v, ok := p.validation[fig]
+			if !ok || strings.Contains(v[1], "not compared") {
+				return "", fmt.Errorf("plan-error: %s has no %s compared: leave it out of the grid", name, fig)
+			}
+			pred, perr := strconv.ParseFloat(v[0], 64)
+			meas, merr := strconv.ParseFloat(v[1], 64)
+			if perr != nil || merr != nil || meas <= 0 {
+				return "", fmt.Errorf("plan-error: %s: %s %q / %q is not two numbers", name, fig, v[0], v[1])
+			}
+			e := pred/meas - 1
+			if first || e < into[0] {
+				into[0] = e
+			}
+			if first || e > into[1] {
+				into[1] = e
+			}
+		}
+		s.points = append(s.points, strings.TrimSuffix(strings.TrimSuffix(name, ".idle"), ".service"))
+	}
+	var b strings.Builder
+	b.WriteString("| mode | points | wait p50 error | wait p99 error | runs |\n")
+	b.WriteString("|---|---|---|---|---|\n")
+	for _, mode := range []string{analysis.ModeSweep, analysis.ModeIdle, analysis.ModeService} {
+		s := modes[mode]
+		if s == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %d | %+.0f%% to %+.0f%% | %+.0f%% to %+.0f%% | %s |\n", mode, len(s.points),
+			100*s.p50[0], 100*s.p50[1], 100*s.p99[0], 100*s.p99[1], strings.Join(s.points, ", "))
+	}
+	return b.String(), nil
 }
