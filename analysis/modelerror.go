@@ -62,6 +62,9 @@ func errorSpan(s string) ([2]float64, bool) {
 	return [2]float64{a / 100, b / 100}, ok && aerr == nil && berr == nil
 }
 
+// Mode is the way p was predicted: ModeSweep, ModeIdle or ModeService.
+func (p *Prediction) Mode() string { return p.mode() }
+
 // mode is the way p was predicted.
 func (p *Prediction) mode() string {
 	switch {

@@ -7,6 +7,7 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -24,6 +25,7 @@ import (
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/plots"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads"
 )
 
 // Document is a report as a list of blocks, rendered by Markdown and HTML.
@@ -116,7 +118,7 @@ func Build(runs []*results.Run, opts Options) (*Document, error) {
 			return nil, err
 		}
 	}
-	d.capacity(plan)
+	d.capacity(plan, runs)
 	d.watchers(runs, plan.Target) // the config workload's watchers within a target
 	d.notes(runs, cases)
 	return d, nil
@@ -151,6 +153,41 @@ func Num(v float64) string {
 func pct(v float64) string { return Num(100*v) + "%" }
 
 func ms(d time.Duration) string { return Num(analysis.Millis(d)) }
+
+// modelled is zkbench plan's prediction of an open-loop or think-time lock
+// case from the closed-loop sweeps (and the one-client idle runs) among
+// runs, and the model's measured error on the kept validation grid for the
+// way it was made (analysis/modelerror.md); or why there is none.
+func modelled(runs []*results.Run, o analysis.OpenLoopCase, t analysis.Target) (model, modelErr string) {
+	if !slices.Contains(workloads.Planned(), o.Workload) {
+		return "—", "—" // zkbench plan models one lock's queue, not this workload
+	}
+	w := analysis.Workload{Workload: o.Workload, Backend: o.Backend, Variant: o.Variant, Clients: o.Clients, Think: o.Think, Hold: o.Hold,
+		Percentile: 99, Bound: t.P99, Acquisitions: 50_000}
+	if o.Rate > 0 {
+		w.Think, w.Every = 0, time.Duration(float64(o.Clients)/o.Rate*float64(time.Second))
+	}
+	a, err := analysis.Predict(runs, w)
+	switch {
+	case errors.Is(err, analysis.ErrNoData):
+		return "not predicted: no closed-loop sweep of it among these results", NotMeasured
+	case err != nil:
+		return "not predicted: " + err.Error(), NotMeasured
+	}
+	p := a.Asked
+	if p.Overloaded {
+		return "overloaded (the model's lock cannot keep up)", NotMeasured
+	}
+	model = fmt.Sprintf("%s / %s", ms(p.P50), ms(p.P99))
+	if u := p.Sim.Utilisation; u > analysis.MaxPlanUtilisation {
+		model += fmt.Sprintf(" (%s%% utilisation, beyond the %s%% the error was measured to)", Num(100*u), Num(100*analysis.MaxPlanUtilisation))
+	}
+	e, ok := analysis.KeptModelError(p.Mode())
+	if !ok {
+		return model, NotMeasured
+	}
+	return model, fmt.Sprintf("p50 %+.0f%% to %+.0f%%, p99 %+.0f%% to %+.0f%% (%s, %d points)", 100*e.P50[0], 100*e.P50[1], 100*e.P99[0], 100*e.P99[1], e.Mode, e.Points)
+}
 
 // glance states the findings a reader needs first: whether each variant's
 // notification fan-out grows with clients, its saturation throughput,
@@ -676,13 +713,15 @@ func (d *Document) RenderImages() error {
 	return nil
 }
 
-func (d *Document) capacity(plan *analysis.Plan) {
+func (d *Document) capacity(plan *analysis.Plan, runs []*results.Run) {
 	t := plan.Target
 	d.add(Heading{2, "Capacity planning"})
 	d.add(Para{Text: "A closed-loop sweep with no think time keeps every client asking, so its latency is N handoffs by " +
 		"construction and answers no latency question: from such sweeps this section gives saturation throughput and " +
 		"the cost of an operation there. Latency targets are answered only by open-loop runs (zkbench run --rate) or by " +
-		"the queueing model of zkbench plan (docs/results.md gives its measured error). Each answer names the runs behind it."})
+		"the queueing model of zkbench plan: beside each open-loop lock run below stands the model's prediction of it from the " +
+		"closed-loop sweeps (and one-client open-loop runs) among these results, with the model's measured error on the kept " +
+		"validation grid (analysis/modelerror.md). Each answer names the runs behind it."})
 
 	sat := Table{
 		Caption: "Closed-loop sweeps: the highest throughput measured (not client-bound), and what one operation cost there " +
@@ -774,6 +813,13 @@ func (d *Document) capacity(plan *analysis.Plan) {
 				"asking again a think time after each release; latency from each ask), against p99 ≤ %s ms.", ms(t.P99)),
 			Header: []string{"workload", "backend", "variant", "clients", "loop", "hold (ms)", "achieved ops/s", "latency", "p50 (ms)", "p99 (ms)", "meets", "run"},
 		}
+		// The model's columns where a case is of a workload zkbench plan
+		// models (a lock's queue).
+		modelCols := slices.ContainsFunc(plan.OpenLoop, func(o analysis.OpenLoopCase) bool { return slices.Contains(workloads.Planned(), o.Workload) })
+		if modelCols {
+			ol.Caption += " For a lock, zkbench plan's prediction of the same point and the error the model was measured to have where predicted the same way."
+			ol.Header = append(ol.Header, "model p50 / p99 (ms)", "model's measured error")
+		}
 		for _, o := range plan.OpenLoop {
 			meets := map[bool]string{true: "yes", false: "no"}[o.Meets]
 			if o.ClientBound != "" {
@@ -785,8 +831,13 @@ func (d *Document) capacity(plan *analysis.Plan) {
 			if o.Rate == 0 {
 				loop = "think " + ms(o.Think) + " ms"
 			}
-			ol.Rows = append(ol.Rows, []string{o.Workload, string(o.Backend), o.Variant, strconv.Itoa(o.Clients), loop, ms(o.Hold),
-				Num(o.Throughput), string(o.Latency), ms(o.P50), ms(o.P99), meets, o.Run})
+			row := []string{o.Workload, string(o.Backend), o.Variant, strconv.Itoa(o.Clients), loop, ms(o.Hold),
+				Num(o.Throughput), string(o.Latency), ms(o.P50), ms(o.P99), meets, o.Run}
+			if modelCols {
+				model, merr := modelled(runs, o, t)
+				row = append(row, model, merr)
+			}
+			ol.Rows = append(ol.Rows, row)
 		}
 		d.add(ol)
 	}

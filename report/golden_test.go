@@ -65,6 +65,14 @@ func TestMarkdownGolden(t *testing.T) {
 	if cfg, _ := filepath.Glob(filepath.Join("..", "docs", "runs", "config-*", "results.json")); len(cfg) > 0 {
 		inputs = append(inputs, input{"docs-runs-config-sizes", cfg})
 	}
+	// The capacity-planning runs of one backend together: the latency
+	// targets table gives zkbench plan's prediction of each validation run
+	// from the sweep and the idle runs, with the model's kept error.
+	if plan, _ := filepath.Glob(filepath.Join("..", "docs", "runs", "plan-zk-*", "results.json")); len(plan) > 0 {
+		idle, _ := filepath.Glob(filepath.Join("..", "docs", "runs", "idle-zookeeper-r*", "results.json"))
+		inputs = append(inputs, input{"docs-runs-plan-zookeeper",
+			append(append([]string{filepath.Join("..", "docs", "runs", "usl-zookeeper", "results.json")}, idle...), plan...)})
+	}
 	for _, in := range inputs {
 		t.Run(in.name, func(t *testing.T) {
 			d, err := Build(readRuns(t, in.paths...), Options{NoPlots: true})

@@ -349,3 +349,42 @@ func TestReportBytesGrowth(t *testing.T) {
 		t.Error("a flat bytes figure reported as growing")
 	}
 }
+
+// The capacity section's latency targets give zkbench plan's prediction of
+// each open-loop lock run from the sweep and the idle runs among the
+// report's runs, with the model's kept error; without a sweep it says why.
+func TestCapacityPredictsOpenLoop(t *testing.T) {
+	runs := filepath.Join("..", "docs", "runs")
+	paths := []string{filepath.Join(runs, "usl-zookeeper", "results.json"), filepath.Join(runs, "plan-zk-fair-u50", "results.json")}
+	idle, _ := filepath.Glob(filepath.Join(runs, "idle-zookeeper-r*", "results.json"))
+	if len(idle) == 0 {
+		t.Fatal("no kept idle runs (make bench-idle)")
+	}
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		want  string
+	}{
+		{"sweep and idle runs", append(paths, idle...), "(idle, "},
+		{"sweep alone", paths, "(sweep, "},
+		{"validation run alone", paths[1:], "not predicted: no closed-loop sweep of it among these results"},
+	} {
+		d, err := Build(readRuns(t, tc.paths...), Options{NoPlots: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := d.Markdown(&out); err != nil {
+			t.Fatal(err)
+		}
+		var row string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.Contains(l, "| plan-zk-fair-u50 |") {
+				row = l
+			}
+		}
+		if !strings.Contains(row, tc.want) {
+			t.Errorf("%s: the latency targets row of plan-zk-fair-u50 lacks %q: %q", tc.name, tc.want, row)
+		}
+	}
+}
