@@ -18,17 +18,7 @@ func newPlanCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan RESULTS...",
 		Short: "Predict a lock workload's waits and server load from kept sweeps",
-		Long: `Predict a lock workload's waits and server load from kept sweeps.
-
-RESULTS are results files or run folders: a closed-loop sweep (zkbench run
---clients 1,2,4,...; its handoffs, counts and calibration) and, if any,
-one-client open-loop runs (zkbench run --clients 1 --rate R), from which the
-uncontended acquires are drawn at the workload's own rate: an acquire after
-a sleep pays wake-ups that a closed loop does not.`,
-		Example: `  zkbench plan docs/runs/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 2ms
-  zkbench plan docs/runs/usl-zookeeper docs/runs/idle-zookeeper-r10 docs/runs/idle-zookeeper-r100 \
-      --variant fair --clients 20 --every 400ms --hold 2ms --validate --cluster local`,
-		Args: cobra.MinimumNArgs(1),
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPlan(cmd, f, args)
 		},
