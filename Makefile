@@ -5,15 +5,15 @@ PKGS      ?= ./...
 SHELL       := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 # The commit, -dirty when what the binary is built from (Go source, go.mod,
-# go.sum, the embedded help) differs from it; docs and kept runs, which the
+# go.sum, the embedded help and model error) differs from it; docs and kept runs, which the
 # kept-run targets rewrite before they rebuild, do not count.
-VERSION   ?= $(shell v=$$(git describe --tags --always 2>/dev/null) || { echo dev; exit; }; git diff --quiet HEAD -- '*.go' ':(exclude)*_test.go' go.mod go.sum cmd/zkbench/help || v=$$v-dirty; echo $$v)
+VERSION   ?= $(shell v=$$(git describe --tags --always 2>/dev/null) || { echo dev; exit; }; git diff --quiet HEAD -- '*.go' ':(exclude)*_test.go' go.mod go.sum cmd/zkbench/help analysis/modelerror.md || v=$$v-dirty; echo $$v)
 LDFLAGS   := -X main.version=$(VERSION)
 BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: build test bench bench-runs bench-scale bench-plan plan-check lint deps images clean docs
-.PHONY: bench-idle kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch bench-grpc-window
+.PHONY: bench-idle plan-check-files kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch bench-grpc-window
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zkbench
@@ -267,7 +267,14 @@ kept-runs: bench-runs bench-scale bench-watchers bench-plan plan-check bench-oth
 # open-loop run of its backend and variant (--service-from), each
 # <run-id>.idle.plan.txt adds the idle runs (bench-idle) to the sweep
 # (docs/results.md).
-plan-check: build
+# Each plan prints the model's error from analysis/modelerror.md, which make
+# docs writes from these files: so they are written, the table made from
+# them, the binary built with it, and they are written again.
+plan-check:
+	$(MAKE) --no-print-directory plan-check-files
+	$(BIN) docs analysis/modelerror.md
+	$(MAKE) --no-print-directory plan-check-files
+plan-check-files: build
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 2ms --against $(RUNS)/plan-zk-fair-u20 > $(RUNS)/plan-zk-fair-u20.plan.txt
 	$(BIN) plan $(RUNS)/usl-zookeeper $(IDLE_ZK) --variant fair --clients 20 --every 400ms --hold 2ms --against $(RUNS)/plan-zk-fair-u20 > $(RUNS)/plan-zk-fair-u20.idle.plan.txt
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 2ms --service-from $(RUNS)/plan-zk-fair-u20 --against $(RUNS)/plan-zk-fair-u20 > $(RUNS)/plan-zk-fair-u20.service.plan.txt

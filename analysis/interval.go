@@ -20,9 +20,17 @@ import (
 // Replicates is how many bootstrap replicates make a plan's interval.
 const Replicates = 20
 
+// maxResample bounds a resample's draws: a sampler of more samples
+// (none a measured histogram reaches; mixSamplers' weights do, which is
+// why a mixture is made of resampled parts instead) is returned as is.
+const maxResample = 1 << 26
+
 // Resample is a bootstrap resample of s: s.total draws with replacement,
 // into s's buckets.
 func (s *Sampler) Resample(r *rand.Rand) *Sampler {
+	if s.total > maxResample {
+		return s
+	}
 	counts := make([]int64, len(s.cum))
 	for range s.total {
 		k := r.Int64N(s.total)

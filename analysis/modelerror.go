@@ -78,9 +78,22 @@ func (p *Prediction) mode() string {
 
 // errorLine is the plan's line on its own measured error.
 func (p *Prediction) errorLine() string {
-	e, ok := KeptModelError(p.mode())
+	switch {
+	case p.Overloaded:
+		return "model error: not measured for an overloaded lock (its waits grow with the load's length)\n"
+	case p.Sim != nil && p.Sim.Utilisation > MaxPlanUtilisation:
+		return fmt.Sprintf("model error: not measured above %.0f%% utilisation of the lock (this plan: %s); the kept grid's points there are in docs/results.md\n",
+			100*MaxPlanUtilisation, pctStr(p.Sim.Utilisation))
+	}
+	return ModelErrorLine(p.mode())
+}
+
+// ModelErrorLine is what a plan made in mode prints of the kept grid's
+// error at or below MaxPlanUtilisation.
+func ModelErrorLine(mode string) string {
+	e, ok := KeptModelError(mode)
 	if !ok {
-		return fmt.Sprintf("model error: not measured for this way of predicting (%s) on the kept validation grid\n", p.mode())
+		return fmt.Sprintf("model error: not measured for this way of predicting (%s) on the kept validation grid\n", mode)
 	}
 	return fmt.Sprintf("model error: predicting this way (%s), the model's waits were p50 %+.0f%% to %+.0f%%, p99 %+.0f%% to %+.0f%% off the measured at the %d points of the kept validation grid "+
 		"at or below %.0f%% utilisation (analysis/modelerror.md; every point in docs/results.md)\n",

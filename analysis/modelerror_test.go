@@ -20,8 +20,17 @@ func TestKeptModelError(t *testing.T) {
 	if s, ok := errorSpan("-22% to +25%"); !ok || s != [2]float64{-0.22, 0.25} {
 		t.Errorf("errorSpan: %v %v", s, ok)
 	}
-	p := &Prediction{}
+	p := &Prediction{Sim: &QueueResult{Utilisation: 0.5}}
 	if l := p.errorLine(); !strings.Contains(l, "model error: predicting this way (sweep)") || !strings.Contains(l, "points of the kept validation grid") {
 		t.Errorf("error line: %q", l)
+	}
+	// Where the grid measured no error, the plan says so instead.
+	p.Sim.Utilisation = 0.9
+	if l := p.errorLine(); !strings.Contains(l, "not measured above 80% utilisation") {
+		t.Errorf("at 90%%: %q", l)
+	}
+	p.Overloaded = true
+	if l := p.errorLine(); !strings.Contains(l, "not measured for an overloaded lock") {
+		t.Errorf("overloaded: %q", l)
 	}
 }

@@ -274,7 +274,11 @@ func Predict(runs []*results.Run, w Workload) (*PlanAnswer, error) {
 	ans := &PlanAnswer{Model: w.Model()}
 	idle := idleCases(runs, w.Workload, w.Backend)
 	for _, v := range order {
-		p, err := predictVariant(w, v, variants[v], idle[v])
+		var is idleSet
+		if idle[v] != nil {
+			is = *idle[v]
+		}
+		p, err := predictVariant(w, v, variants[v], is)
 		if err != nil {
 			if v == w.Variant {
 				return nil, err
@@ -291,7 +295,7 @@ func Predict(runs []*results.Run, w Workload) (*PlanAnswer, error) {
 	return ans, nil
 }
 
-func predictVariant(w Workload, variant string, cands []basisCase, idle []idleCase) (*Prediction, error) {
+func predictVariant(w Workload, variant string, cands []basisCase, idle idleSet) (*Prediction, error) {
 	p := &Prediction{Workload: w, Variant: variant, Class: cands[0].c.Class, Backend: w.Backend, MaxClients: -1}
 	var ok []basisCase
 	var free *basisCase // a one-client case: every acquisition uncontended
@@ -339,13 +343,24 @@ func predictVariant(w Workload, variant string, cands []basisCase, idle []idleCa
 		freeFn = resampled(fs)
 		p.Free = &Source{Kind: "measured", Run: free.run.ID, Case: free.c.Key.String()}
 	}
-	if w.ServiceFrom == nil {
-		is, src, ok, err := idleSampler(idle, w.offered())
+	// freeAt is the uncontended acquire of the workload with n clients:
+	// with idle runs, at its rate (the search for the most clients that
+	// meet the target changes the rate), else fs.
+	freeAt := func(int) *Sampler { return fs }
+	if w.ServiceFrom == nil && (w.Every > 0 || w.Think > 0) {
+		p.Skipped = append(p.Skipped, idle.skipped...)
+		is, src, ok, err := idleSampler(idle.ok, w.offered(w.Clients))
 		if err != nil {
 			return nil, err
 		}
 		if ok {
 			freeFn, fs, p.Idle = is, is(nil), &src
+			freeAt = func(n int) *Sampler {
+				if is, _, _, err := idleSampler(idle.ok, w.offered(n)); err == nil && is != nil {
+					return is(nil)
+				}
+				return fs
+			}
 		}
 	}
 	// The basis is the case whose contention matches the workload's: first
@@ -366,6 +381,7 @@ func predictVariant(w Workload, variant string, cands []basisCase, idle []idleCa
 		}
 		serviceSrc = Source{Kind: "measured", Run: w.ServiceFrom.ID, Case: sc.Key.String()}
 		fs, freeFn = nil, nil
+		freeAt = func(int) *Sampler { return nil }
 	}
 	// settle iterates from start to a basis consistent with the contention
 	// it simulates. Where the measured handoff falls as clients grow, the
@@ -482,10 +498,10 @@ func predictVariant(w Workload, variant string, cands []basisCase, idle []idleCa
 	}
 	p.load(basis, free)
 	if w.Bound > 0 {
-		p.MaxClients = maxClients(w, hs, fs, limit)
+		p.MaxClients = maxClients(w, hs, freeAt, limit)
 	}
 	if p.MaxClients == 0 {
-		one, err := w.queue(1, hs, fs).Simulate()
+		one, err := w.queue(1, hs, freeAt(1)).Simulate()
 		if err != nil {
 			return nil, err
 		}
@@ -504,9 +520,9 @@ func (w Workload) queue(clients int, handoff, free *Sampler) Queue {
 
 // maxClients bisects the client count (each with the same period or think
 // time) for the most that meet the target, up to limit.
-func maxClients(w Workload, handoff, free *Sampler, limit int) int {
+func maxClients(w Workload, handoff *Sampler, freeAt func(clients int) *Sampler, limit int) int {
 	meets := func(n int) bool {
-		q := w.queue(n, handoff, free)
+		q := w.queue(n, handoff, freeAt(n))
 		q.Acquisitions = min(cmp.Or(w.Acquisitions, DefaultAcquisitions), 50_000)
 		r, err := q.Simulate()
 		return err == nil && r.P(w.Percentile) <= w.Bound

@@ -29,43 +29,71 @@ type idleCase struct {
 	rate float64
 }
 
+// idleSet is one variant's idle cases, lowest rate first, and those left
+// out with why.
+type idleSet struct {
+	ok      []idleCase
+	skipped []string
+}
+
 // idleCases lists, by variant, the one-client open-loop cases of workload
 // on backend that kept their schedule (within 5%) on a machine and client
-// that were not the limit, lowest rate first.
-func idleCases(runs []*results.Run, workload string, backend backends.Kind) map[string][]idleCase {
-	out := map[string][]idleCase{}
+// that were not the limit, lowest rate first, and the others with why
+// they were left out.
+func idleCases(runs []*results.Run, workload string, backend backends.Kind) map[string]*idleSet {
+	out := map[string]*idleSet{}
+	set := func(variant string) *idleSet {
+		if out[variant] == nil {
+			out[variant] = &idleSet{}
+		}
+		return out[variant]
+	}
 	for _, r := range runs {
 		if r.Config.Rate <= 0 || r.Config.Think > 0 || r.Config.Workload != workload {
 			continue
 		}
 		for _, c := range Cases([]*results.Run{r}) {
-			if c.Backend != backend || c.Clients != 1 || c.ClientBound() != nil || c.Loaded() != nil {
+			if c.Backend != backend || c.Clients != 1 {
 				continue
 			}
+			why := ""
 			if h, err := c.Latency(c.PrimaryLatency()); err != nil || h == nil || h.TotalCount() == 0 {
+				continue // nothing to draw from
+			}
+			tput, _ := c.Throughput()
+			switch cb, x := c.ClientBound(), c.Loaded(); {
+			case cb != nil:
+				why = "client-bound, " + cb.Detail
+			case x != nil:
+				why = "loaded machine, " + x.Detail
+			case tput < 0.95*r.Config.Rate:
+				// Its latencies hold a queue of late starts.
+				why = fmt.Sprintf("behind its schedule (%s of %s acquisitions/s)", num(tput), num(r.Config.Rate))
+			}
+			s := set(c.Variant)
+			if why != "" {
+				s.skipped = append(s.skipped, fmt.Sprintf("run %s case %s (one-client open loop): %s", r.ID, c.Key, why))
 				continue
 			}
-			if tput, ok := c.Throughput(); !ok || tput < 0.95*r.Config.Rate {
-				continue // behind its schedule: its latencies hold a queue
-			}
-			out[c.Variant] = append(out[c.Variant], idleCase{run: r, c: c, rate: r.Config.Rate})
+			s.ok = append(s.ok, idleCase{run: r, c: c, rate: r.Config.Rate})
 		}
 	}
-	for _, cs := range out {
-		slices.SortFunc(cs, func(a, b idleCase) int { return cmpFloat(a.rate, b.rate) })
+	for _, s := range out {
+		slices.SortFunc(s.ok, func(a, b idleCase) int { return cmpFloat(a.rate, b.rate) })
 	}
 	return out
 }
 
-// offered is the acquisition rate the workload asks for over all clients:
-// the open loop's; a finite source's if no one ever waited,
-// Clients/(Think+Hold), an upper bound.
-func (w Workload) offered() float64 {
+// offered is the acquisition rate the workload asks for over all of its
+// clients, given n of them: the open loop's; a finite source's if no one
+// ever waited, n/(Think+Hold), an upper bound. +Inf for a closed loop with
+// neither (never drawn from idle runs).
+func (w Workload) offered(n int) float64 {
 	if w.Every > 0 {
-		return w.Rate()
+		return float64(n) / w.Every.Seconds()
 	}
 	if t := (w.Think + w.Hold).Seconds(); t > 0 {
-		return float64(w.Clients) / t
+		return float64(n) / t
 	}
 	return math.Inf(1)
 }
@@ -90,7 +118,7 @@ func idleSampler(cs []idleCase, rate float64) (s func(*rand.Rand) *Sampler, src 
 	for i < len(cs) && cs[i].rate < rate {
 		i++
 	}
-	if i < len(cs) && cs[i].rate == rate {
+	if i < len(cs) && math.Abs(cs[i].rate-rate) <= 1e-6*rate {
 		i++ // measured at the rate itself: that case alone
 		cs = cs[:i]
 	}
@@ -108,7 +136,11 @@ func idleSampler(cs []idleCase, rate float64) (s func(*rand.Rand) *Sampler, src 
 		return nil, Source{}, false, err
 	}
 	if lo.c == hi.c || lo.rate == hi.rate {
-		src = Source{Kind: "measured", Run: lo.run.ID, Case: fmt.Sprintf("%s at %s acquisitions/s", lo.c.Key, num(lo.rate))}
+		at := fmt.Sprintf("%s at %s acquisitions/s", lo.c.Key, num(lo.rate))
+		if math.Abs(lo.rate-rate) > 1e-6*rate {
+			at += ", the measured rate nearest the workload's (outside the measured range)"
+		}
+		src = Source{Kind: "measured", Run: lo.run.ID, Case: at}
 		return resampled(a), src, true, nil
 	}
 	b, err := sampler(hi)
@@ -164,8 +196,13 @@ func mixSamplers(a, b *Sampler, wb float64) *Sampler {
 
 // idleNote is the plan's line on where its uncontended acquires come from.
 func idleNote(p *Prediction) string {
+	w := p.Workload
+	rate := num(w.offered(w.Clients))
+	if w.Every <= 0 {
+		rate = "at most " + rate // a finite source's rate if no one ever waited
+	}
 	return fmt.Sprintf("uncontended acquires drawn at the workload's %s acquisitions/s from the one-client open-loop %s (%s)",
-		num(p.Workload.offered()), pluralRuns(p.Idle.Run), p.Idle.Case)
+		rate, pluralRuns(p.Idle.Run), p.Idle.Case)
 }
 
 func pluralRuns(runs string) string {

@@ -49,7 +49,7 @@ func TestPredictIdleRate(t *testing.T) {
 	for i := range behind.Results {
 		behind.Results[i].Throughput = 30 // 75% of its schedule
 	}
-	// 1 client every second, hold 0: never contended, so every wait is an
+	// 1 client every 100 ms, hold 0: never contended, so every wait is an
 	// uncontended acquire.
 	w := Workload{Workload: "lock", Variant: "fair", Clients: 1, Every: time.Second / 10, Percentile: 99, Bound: time.Second, Acquisitions: 20_000}
 	at := func(w Workload, runs ...*results.Run) *Prediction {
@@ -81,8 +81,21 @@ func TestPredictIdleRate(t *testing.T) {
 	if p := at(w, slow, fast); p.Idle == nil || p.Idle.Run != "idle-100" {
 		t.Errorf("at 1000/s: idle %+v, want idle-100", p.Idle)
 	}
+	if p := at(w, slow, fast); !strings.Contains(p.Idle.Case, "outside the measured range") {
+		t.Errorf("at 1000/s: idle case %q does not say it is outside the measured rates", p.Idle.Case)
+	}
 	if p := at(w); p.Idle != nil {
 		t.Errorf("no idle runs: idle %+v", p.Idle)
+	}
+	// The run behind its schedule is listed as left out, with why.
+	w.Every = time.Second / 10
+	if p := at(w, slow, fast, behind); !strings.Contains(strings.Join(p.Skipped, "\n"), "run idle-40 case lock/zookeeper/fair/N=1 (one-client open loop): behind its schedule") {
+		t.Errorf("skipped %q: the run behind its schedule is not named", p.Skipped)
+	}
+	// A closed loop without think time is the sweep's own point: no idle
+	// run replaces its one-client case.
+	if p := at(Workload{Workload: "lock", Variant: "fair", Clients: 2, Percentile: 99, Bound: time.Second, Acquisitions: 5_000}, slow, fast); p.Idle != nil {
+		t.Errorf("closed loop: idle %+v, want none", p.Idle)
 	}
 	var out strings.Builder
 	a, _ := Predict([]*results.Run{sweep, slow, fast}, w)

@@ -25,6 +25,20 @@ type Check struct {
 	NotCompared string `json:"not_compared,omitempty"`
 }
 
+// MarshalJSON writes an Error that is NaN (no error) as null, which
+// encoding/json cannot write as a number.
+func (c Check) MarshalJSON() ([]byte, error) {
+	type plain Check
+	out := struct {
+		plain
+		Error *float64 `json:"error"`
+	}{plain: plain(c)}
+	if !math.IsNaN(c.Error) {
+		out.Error = &c.Error
+	}
+	return json.Marshal(out)
+}
+
 // Validation sets a prediction against the run that measured its point.
 type Validation struct {
 	Run    string  `json:"run"`
@@ -127,10 +141,10 @@ func (v *Validation) Write(out io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "validation against run %s, case %s (measured)\n", v.Run, v.Case)
 	if v.ClientBound != "" {
-		fmt.Fprintf(&b, "CANNOT VALIDATE LATENCY HERE: the measured case was client-bound (%s): its latencies measure the load generator, not the model, so they have no error below; "+
+		fmt.Fprintf(&b, "CLIENT-BOUND, CANNOT VALIDATE LATENCY HERE: the measured case was client-bound (%s): its latencies measure the load generator, not the model, so they have no error below; "+
 			"measure the point with fewer clients per machine (--shards) or a machine to itself\n", v.ClientBound)
 	} else if v.Loaded != "" {
-		fmt.Fprintf(&b, "CANNOT VALIDATE LATENCY HERE: other processes shared the machine with the measured case (%s): its latencies measure them too, so they have no error below; "+
+		fmt.Fprintf(&b, "LOADED MACHINE, CANNOT VALIDATE LATENCY HERE: other processes shared the machine with the measured case (%s): its latencies measure them too, so they have no error below; "+
 			"measure the point again on a quiet machine (--require-quiet)\n", v.Loaded)
 	}
 	if v.Overloaded {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -78,6 +79,14 @@ func TestValidateLoadedGivesNoLatencyError(t *testing.T) {
 			}
 			if tc.why != "" && !strings.Contains(out.String(), "not compared ("+tc.why+")") {
 				t.Errorf("output lacks the not-compared mark:\n%s", out.String())
+			}
+			// A figure with no error is null in JSON (NaN is no JSON number).
+			js, err := json.Marshal(v)
+			if err != nil {
+				t.Fatalf("JSON: %v", err)
+			}
+			if got := strings.Contains(string(js), `"error":null`); got != (tc.why != "") {
+				t.Errorf("JSON %s: want a null error only where a figure is not compared", js)
 			}
 		})
 	}

@@ -220,3 +220,32 @@ func TestRewriteFile(t *testing.T) {
 		t.Error("a missing file rewritten")
 	}
 }
+
+// Every kept plan check prints the model's error as the embedded table
+// (analysis/modelerror.md) now gives it: make plan-check writes the files
+// with a binary built after make docs wrote the table, twice over.
+func TestPlanChecksPrintTheKeptError(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "docs", "runs", "plan-*.plan.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no kept plan checks (%v)", err)
+	}
+	for _, f := range files {
+		p, err := readPlanText(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mode := analysis.ModeSweep
+		switch {
+		case strings.HasSuffix(f, ".idle.plan.txt"):
+			mode = analysis.ModeIdle
+		case strings.HasSuffix(f, ".service.plan.txt"):
+			mode = analysis.ModeService
+		}
+		if strings.Contains(p.modelError, "not measured above") || strings.Contains(p.modelError, "overloaded") {
+			continue
+		}
+		if want := strings.TrimSuffix(analysis.ModelErrorLine(mode), "\n"); p.modelError != want {
+			t.Errorf("%s prints\n  %q\nthe table gives\n  %q\n(run make plan-check)", filepath.Base(f), p.modelError, want)
+		}
+	}
+}

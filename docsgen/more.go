@@ -142,6 +142,8 @@ type planText struct {
 	// idle: the uncontended acquires were drawn from one-client
 	// open-loop runs at the workload's rate.
 	idle bool
+	// modelError is the plan's "model error:" line.
+	modelError string
 	// validation: figure -> predicted, measured.
 	validation map[string][2]string
 }
@@ -170,6 +172,8 @@ func readPlanText(path string) (*planText, error) {
 			p.idle = true
 		}
 		switch {
+		case strings.HasPrefix(line, "model error: "):
+			p.modelError = line
 		case strings.HasPrefix(line, "lock utilisation "):
 			p.utilisation = columns.Split(strings.TrimSpace(line), -1)[1]
 		case strings.HasPrefix(line, "validation against run "):
@@ -227,8 +231,14 @@ func planError(runs, args string) (string, error) {
 		mode := analysis.ModeSweep
 		switch {
 		case strings.HasSuffix(name, ".idle"):
+			if !p.idle {
+				return "", fmt.Errorf("plan-error: %s.plan.txt drew no uncontended acquire from an idle run", name)
+			}
 			mode = analysis.ModeIdle
 		case strings.HasSuffix(name, ".service"):
+			if p.serviceFrom == "" {
+				return "", fmt.Errorf("plan-error: %s.plan.txt names no run its service was drawn from", name)
+			}
 			mode = analysis.ModeService
 		}
 		s := modes[mode]

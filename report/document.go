@@ -167,7 +167,10 @@ func modelled(runs []*results.Run, o analysis.OpenLoopCase, t analysis.Target) (
 	if o.Rate > 0 {
 		w.Think, w.Every = 0, time.Duration(float64(o.Clients)/o.Rate*float64(time.Second))
 	}
-	a, err := analysis.Predict(runs, w)
+	// The run itself is not a basis of its own prediction (a one-client
+	// open-loop run would be its own idle run).
+	others := slices.DeleteFunc(slices.Clone(runs), func(r *results.Run) bool { return r.ID == o.Run })
+	a, err := analysis.Predict(others, w)
 	switch {
 	case errors.Is(err, analysis.ErrNoData):
 		return "not predicted: no closed-loop sweep of it among these results", NotMeasured
@@ -180,7 +183,8 @@ func modelled(runs []*results.Run, o analysis.OpenLoopCase, t analysis.Target) (
 	}
 	model = fmt.Sprintf("%s / %s", ms(p.P50), ms(p.P99))
 	if u := p.Sim.Utilisation; u > analysis.MaxPlanUtilisation {
-		model += fmt.Sprintf(" (%s%% utilisation, beyond the %s%% the error was measured to)", Num(100*u), Num(100*analysis.MaxPlanUtilisation))
+		return model + fmt.Sprintf(" (%s%% utilisation)", Num(100*u)),
+			fmt.Sprintf("not measured above %s%% utilisation", Num(100*analysis.MaxPlanUtilisation))
 	}
 	e, ok := analysis.KeptModelError(p.Mode())
 	if !ok {
