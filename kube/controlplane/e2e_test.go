@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,8 +120,12 @@ func TestShardedRunOnANode(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Kill shard 1's pod once both run.
+		// Kill shard 1's pod once both measure: once shard 0 has counted
+		// operations, both met at the first case's start (on a loaded
+		// node a pod can run for seconds before it gets there, and killed
+		// then, neither shard measures anything).
 		victim := waitShardRunning(ctx, t, cp.cs, ns, job, 1)
+		waitShardMeasuring(ctx, t, cp.cs, ns, waitShardRunning(ctx, t, cp.cs, ns, job, 0))
 		if err := cp.cs.CoreV1().Pods(ns).Delete(ctx, victim, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
 			t.Fatal(err)
 		}
@@ -131,11 +136,16 @@ func TestShardedRunOnANode(t *testing.T) {
 			t.Fatalf("kube run with a killed shard exited 0")
 		}
 		// Shard 1 is named as gone, shard 0 as missing it at a barrier,
-		// and the merge names shard 1's missing file.
-		for _, want := range []string{"shard 1: its pod is gone", "shard missing: only 1 of the 2 shards", "shard 1 of 2: no /results/" + run + "/shards/1/"} {
+		// and the merge says what became of shard 1: no results file (it
+		// was killed outright), or its own, stopped by a signal (the
+		// kubelet's SIGTERM reached it first).
+		for _, want := range []string{"shard 1: its pod is gone", "shard missing: only 1 of the 2 shards"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("kube run's output does not say %q", want)
 			}
+		}
+		if !strings.Contains(out, "shard 1 of 2: no /results/"+run+"/shards/1/") && !strings.Contains(out, "shard 1: stopped by a signal") {
+			t.Errorf("kube run's output says neither that shard 1 wrote no results nor that it was stopped by a signal")
 		}
 	})
 
@@ -354,6 +364,27 @@ func waitShardRunning(ctx context.Context, t *testing.T, cs *kubernetes.Clientse
 		select {
 		case <-ctx.Done():
 			t.Fatalf("shards of %s not running: %v", job, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// measured matches a shard's progress line once it has counted operations
+// ("  10s of 20s, 1234 ops, ..."), which it does only after every shard
+// met at the case's start.
+var measured = regexp.MustCompile(`s of [^,\n]*, [1-9][0-9]* ops`)
+
+// waitShardMeasuring waits until pod's log shows it measuring.
+func waitShardMeasuring(ctx context.Context, t *testing.T, cs *kubernetes.Clientset, ns, pod string) {
+	t.Helper()
+	for {
+		b, err := cs.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{}).DoRaw(ctx)
+		if err == nil && measured.Match(b) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("pod %s never counted an operation: %v\n%s", pod, ctx.Err(), b)
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
