@@ -234,13 +234,7 @@ func TestPlanChecksPrintTheKeptError(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mode := analysis.ModeSweep
-		switch {
-		case strings.HasSuffix(f, ".idle.plan.txt"):
-			mode = analysis.ModeIdle
-		case strings.HasSuffix(f, ".service.plan.txt"):
-			mode = analysis.ModeService
-		}
+		mode := planMode(strings.TrimSuffix(filepath.Base(f), ".plan.txt"))
 		if strings.Contains(p.modelError, "not measured above") || strings.Contains(p.modelError, "overloaded") {
 			continue
 		}

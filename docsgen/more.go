@@ -95,21 +95,15 @@ func planCheck(runs, args string) (string, error) {
 	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, name := range strings.Split(args, ",") {
 		name = strings.TrimSpace(name)
-		p, err := readPlanText(filepath.Join(runs, name+".plan.txt"))
+		p, mode, err := readPlanCheck(runs, name)
 		if err != nil {
 			return "", err
 		}
 		label := name
-		if strings.HasSuffix(name, ".service") {
-			if p.serviceFrom == "" {
-				return "", fmt.Errorf("plan-check: %s.plan.txt names no run its service was drawn from", name)
-			}
+		switch mode {
+		case analysis.ModeService:
 			label = "… service from " + p.serviceFrom
-		}
-		if strings.HasSuffix(name, ".idle") {
-			if !p.idle {
-				return "", fmt.Errorf("plan-check: %s.plan.txt drew no uncontended acquire from an idle run", name)
-			}
+		case analysis.ModeIdle:
 			label = "… uncontended at its rate (idle runs)"
 		}
 		util := p.utilisation
@@ -132,6 +126,36 @@ func planCheck(runs, args string) (string, error) {
 		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 	}
 	return b.String(), nil
+}
+
+// planMode is the way of predicting a plan-check file's name says: its
+// run-id alone (the sweep), .idle or .service after it.
+func planMode(name string) string {
+	switch {
+	case strings.HasSuffix(name, ".idle"):
+		return analysis.ModeIdle
+	case strings.HasSuffix(name, ".service"):
+		return analysis.ModeService
+	}
+	return analysis.ModeSweep
+}
+
+// readPlanCheck reads the plan-check file name (without .plan.txt) under
+// runs and the way of predicting its name says, and refuses a file whose
+// plan was not made that way.
+func readPlanCheck(runs, name string) (*planText, string, error) {
+	p, err := readPlanText(filepath.Join(runs, name+".plan.txt"))
+	if err != nil {
+		return nil, "", err
+	}
+	mode := planMode(name)
+	switch {
+	case mode == analysis.ModeService && p.serviceFrom == "":
+		return nil, "", fmt.Errorf("plan-check: %s.plan.txt names no run its service was drawn from", name)
+	case mode == analysis.ModeIdle && !p.idle:
+		return nil, "", fmt.Errorf("plan-check: %s.plan.txt drew no uncontended acquire from an idle run", name)
+	}
+	return p, mode, nil
 }
 
 // planText is what planCheck reads of one `zkbench plan --against` output.
@@ -217,7 +241,7 @@ func planError(runs, args string) (string, error) {
 	modes := map[string]*span{}
 	for _, name := range strings.Split(args, ",") {
 		name = strings.TrimSpace(name)
-		p, err := readPlanText(filepath.Join(runs, name+".plan.txt"))
+		p, mode, err := readPlanCheck(runs, name)
 		if err != nil {
 			return "", err
 		}
@@ -227,19 +251,6 @@ func planError(runs, args string) (string, error) {
 		}
 		if p.overloaded || util > 100*analysis.MaxPlanUtilisation {
 			continue
-		}
-		mode := analysis.ModeSweep
-		switch {
-		case strings.HasSuffix(name, ".idle"):
-			if !p.idle {
-				return "", fmt.Errorf("plan-error: %s.plan.txt drew no uncontended acquire from an idle run", name)
-			}
-			mode = analysis.ModeIdle
-		case strings.HasSuffix(name, ".service"):
-			if p.serviceFrom == "" {
-				return "", fmt.Errorf("plan-error: %s.plan.txt names no run its service was drawn from", name)
-			}
-			mode = analysis.ModeService
 		}
 		s := modes[mode]
 		first := s == nil
