@@ -16,6 +16,21 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current report")
 
+// markdownOf is the Markdown report of the results files at paths,
+// without plots.
+func markdownOf(t *testing.T, paths ...string) *bytes.Buffer {
+	t.Helper()
+	d, err := Build(readRuns(t, paths...), Options{NoPlots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := d.Markdown(&out); err != nil {
+		t.Fatal(err)
+	}
+	return &out
+}
+
 // docsRuns lists the kept runs' results files, docs/runs/*/results.json.
 func docsRuns(t *testing.T) []string {
 	t.Helper()
@@ -75,14 +90,7 @@ func TestMarkdownGolden(t *testing.T) {
 	}
 	for _, in := range inputs {
 		t.Run(in.name, func(t *testing.T) {
-			d, err := Build(readRuns(t, in.paths...), Options{NoPlots: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got bytes.Buffer
-			if err := d.Markdown(&got); err != nil {
-				t.Fatal(err)
-			}
+			got := markdownOf(t, in.paths...)
 			golden := filepath.Join("testdata", in.name+".md.golden")
 			if *update {
 				if err := os.MkdirAll("testdata", 0o755); err != nil {

@@ -369,14 +369,7 @@ func TestCapacityPredictsOpenLoop(t *testing.T) {
 		{"sweep alone", paths, "(sweep, "},
 		{"validation run alone", paths[1:], "not predicted: no closed-loop sweep of it among these results"},
 	} {
-		d, err := Build(readRuns(t, tc.paths...), Options{NoPlots: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		if err := d.Markdown(&out); err != nil {
-			t.Fatal(err)
-		}
+		out := markdownOf(t, tc.paths...)
 		var row string
 		for _, l := range strings.Split(out.String(), "\n") {
 			if strings.Contains(l, "| plan-zk-fair-u50 |") {
