@@ -13,7 +13,7 @@ BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: build test bench bench-runs bench-scale bench-plan plan-check lint deps images clean docs
-.PHONY: bench-idle plan-check-files kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch bench-grpc-window
+.PHONY: bench-idle bench-plan-config plan-check-files kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch bench-grpc-window
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zkbench
@@ -235,6 +235,29 @@ bench-plan: build bench-idle
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant naive --clients 20 --every 800ms --hold 1ms $(PLANVAL) --run-id plan-zk-naive-low
 	$(BIN) plan $(RUNS)/usl-etcd --variant naive --clients 8 --every 320ms --hold 1ms $(PLANVAL) --run-id plan-etcd-naive-low
 
+# The config center's plan (zkbench plan --workload config): sweeps of the
+# watching variants at 10, 25 and 60 watchers, 1KB and 16KB, 2 and 10
+# updates/s (60 updates a case; beyond 60 watchers the one-shot variant is
+# client-bound on this machine), then three validation points a backend
+# and variant between them, none measured by the sweeps. make
+# plan-check writes the comparisons (docs/results.md).
+FANOUT_RATES = 2 10
+FANOUT_SIZES = 1kb 16kb
+FANOUT_ZK = $(foreach r,$(FANOUT_RATES),$(foreach s,$(FANOUT_SIZES),$(RUNS)/fanout-zookeeper-$(s)-r$(r)))
+FANOUT_ETCD = $(foreach r,$(FANOUT_RATES),$(foreach s,$(FANOUT_SIZES),$(RUNS)/fanout-etcd-$(s)-r$(r)))
+FANOUT_POINTS = a:40:4KB:5:15s b:15:8KB:3:20s c:50:12KB:8:10s
+bench-plan-config: build
+	for r in $(FANOUT_RATES); do for s in $(FANOUT_SIZES); do \
+	  $(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload config --variants one-shot --clients 10,25,60 --size $$s --rate $$r --duration $$((60 / r))s --warmup 2s --poll 1s -o $(RUNS) --run-id fanout-zookeeper-$$s-r$$r || exit 1; \
+	  $(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload config --variants one-shot,persistent --clients 10,25,60 --size $$s --rate $$r --duration $$((60 / r))s --warmup 2s --poll 1s -o $(RUNS) --run-id fanout-etcd-$$s-r$$r || exit 1; \
+	done; done
+	for pt in $(FANOUT_POINTS); do IFS=: read id n size rate dur <<< "$$pt"; \
+	  $(BIN) plan $(FANOUT_ZK) --workload config --variant one-shot --clients $$n --size $$size --rate $$rate $(PLANVAL) --duration $$dur --run-id plan-config-zk-one-shot-$$id || exit 1; \
+	  for v in one-shot persistent; do \
+	    $(BIN) plan $(FANOUT_ETCD) --workload config --variant $$v --clients $$n --size $$size --rate $$rate $(PLANVAL) --duration $$dur --run-id plan-config-etcd-$$v-$$id || exit 1; \
+	  done; \
+	done
+
 # The kept runs of docs/docker.md (3-node clusters in containers: make images
 # first), docs/sharding.md (four shards on this machine, merged) and
 # docs/faults.md (a leader killed and restarted, a client cut off).
@@ -259,7 +282,7 @@ bench-kept:
 # Every kept run in one pass (about 60 minutes on 2 cores: 2026-12-04), each refusing a
 # loaded machine, then the published tables written again from them. Run it
 # on a quiet machine: nothing else, not even a build, beside it.
-kept-runs: bench-runs bench-scale bench-watchers bench-plan plan-check bench-other bench-kept docs
+kept-runs: bench-runs bench-scale bench-watchers bench-plan bench-plan-config plan-check bench-other bench-kept docs
 
 # The plan model against the kept validation runs, without servers: each
 # <run-id>.plan.txt predicts from the USL sweep alone, each
@@ -304,6 +327,12 @@ plan-check-files: build
 	$(BIN) plan $(RUNS)/usl-zookeeper $(IDLE_ZK) --variant naive --clients 20 --every 800ms --hold 1ms --against $(RUNS)/plan-zk-naive-low > $(RUNS)/plan-zk-naive-low.idle.plan.txt
 	$(BIN) plan $(RUNS)/usl-etcd --variant naive --clients 8 --every 320ms --hold 1ms --against $(RUNS)/plan-etcd-naive-low > $(RUNS)/plan-etcd-naive-low.plan.txt
 	$(BIN) plan $(RUNS)/usl-etcd $(IDLE_ETCD) --variant naive --clients 8 --every 320ms --hold 1ms --against $(RUNS)/plan-etcd-naive-low > $(RUNS)/plan-etcd-naive-low.idle.plan.txt
+	for pt in $(FANOUT_POINTS); do IFS=: read id n size rate dur <<< "$$pt"; \
+	  $(BIN) plan $(FANOUT_ZK) --workload config --variant one-shot --clients $$n --size $$size --rate $$rate --against $(RUNS)/plan-config-zk-one-shot-$$id > $(RUNS)/plan-config-zk-one-shot-$$id.plan.txt || exit 1; \
+	  for v in one-shot persistent; do \
+	    $(BIN) plan $(FANOUT_ETCD) --workload config --variant $$v --clients $$n --size $$size --rate $$rate --against $(RUNS)/plan-config-etcd-$$v-$$id > $(RUNS)/plan-config-etcd-$$v-$$id.plan.txt || exit 1; \
+	  done; \
+	done
 
 # The Docker images, built without a registry (docs/docker.md): ZooKeeper from
 # Debian's packages (mmdebstrap + docker import), zkbench FROM scratch. Tagged

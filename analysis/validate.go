@@ -80,26 +80,6 @@ func Validate(p *Prediction, run *results.Run) (*Validation, error) {
 	if x := c.Loaded(); x != nil {
 		v.Loaded = x.Detail
 	}
-	// A latency measured where the load generator or other processes set
-	// it says nothing of the model: no error for it.
-	var unfit string
-	switch {
-	case v.ClientBound != "":
-		unfit = "client-bound"
-	case v.Loaded != "":
-		unfit = "loaded machine"
-	}
-	add := func(name string, pred, meas float64) {
-		e := math.NaN()
-		if meas != 0 {
-			e = (pred - meas) / meas
-		}
-		c := Check{Figure: name, Predicted: pred, Measured: meas, Error: e}
-		if unfit != "" && strings.HasSuffix(name, "(ms)") {
-			c.Error, c.NotCompared = math.NaN(), unfit
-		}
-		v.Checks = append(v.Checks, c)
-	}
 	tput, _ := c.Throughput()
 	v.Overloaded = p.Overloaded
 	v.MeasuredBehind = p.Workload.Every > 0 && tput < 0.95*p.Workload.Rate()
@@ -113,13 +93,13 @@ func Validate(p *Prediction, run *results.Run) (*Validation, error) {
 			return nil, err
 		}
 		if ok {
-			add(fmt.Sprintf("wait p%s (ms)", num(q)), Millis(p.Sim.P(q)), Millis(d))
+			v.add(fmt.Sprintf("wait p%s (ms)", num(q)), Millis(p.Sim.P(q)), Millis(d))
 		}
 	}
 	if h, err := c.Latency(figures.LatencyHandoff); err == nil && h != nil && h.TotalCount() > 0 {
-		add("handoff mean (ms)", Millis(p.Handoff), h.Mean()/1e6) // the model's input beside the run's
+		v.add("handoff mean (ms)", Millis(p.Handoff), h.Mean()/1e6) // the model's input beside the run's
 	}
-	add("acquisitions/s", p.Sim.Throughput, tput)
+	v.add("acquisitions/s", p.Sim.Throughput, tput)
 	for _, l := range p.Load {
 		if l.Side != figures.Server.String() {
 			continue
@@ -129,11 +109,31 @@ func Validate(p *Prediction, run *results.Run) (*Validation, error) {
 				continue
 			}
 			if per, ok := perOpSum(c, k.Server); ok {
-				add(l.Kind+"/s (server)", l.PerSec, per*tput)
+				v.add(l.Kind+"/s (server)", l.PerSec, per*tput)
 			}
 		}
 	}
 	return v, nil
+}
+
+// add appends a check of one figure. A latency (a figure in ms) measured
+// where the load generator or other processes set it says nothing of the
+// model: it gets no error.
+func (v *Validation) add(name string, pred, meas float64) {
+	e := math.NaN()
+	if meas != 0 {
+		e = (pred - meas) / meas
+	}
+	c := Check{Figure: name, Predicted: pred, Measured: meas, Error: e}
+	if strings.HasSuffix(name, "(ms)") {
+		switch {
+		case v.ClientBound != "":
+			c.Error, c.NotCompared = math.NaN(), "client-bound"
+		case v.Loaded != "":
+			c.Error, c.NotCompared = math.NaN(), "loaded machine"
+		}
+	}
+	v.Checks = append(v.Checks, c)
 }
 
 // Write prints the validation.

@@ -3,6 +3,7 @@ package runflags
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,9 +23,13 @@ type Plan struct {
 	Workload, Backend, Variant string
 	Clients                    int
 	Every, Think, Hold         time.Duration
-	Target                     string
-	Seed                       uint64
-	JSON                       bool
+	// Size and Rate are a fan-out workload's (config) config size and
+	// updates per second.
+	Size   string
+	Rate   float64
+	Target string
+	Seed   uint64
+	JSON   bool
 	// Validate runs the predicted point with these.
 	Validate         bool
 	Duration, Warmup time.Duration
@@ -41,13 +46,23 @@ type Plan struct {
 // validateOnly are the flags read only with --validate.
 var validateOnly = []string{"duration", "warmup", "output", "run-id", "cluster", "endpoints", "require-quiet"}
 
+// lockOnly are the flags read only for a lock workload, fanOutOnly only
+// for a fan-out one.
+var (
+	lockOnly   = []string{"every", "think", "hold", "seed", "service-from"}
+	fanOutOnly = []string{"size", "rate"}
+)
+
 // BindPlan declares plan's flags on fl.
 func BindPlan(fl *pflag.FlagSet) *Plan {
 	f := &Plan{}
-	fl.StringVar(&f.Workload, "workload", workloads.Planned()[0], "workload to plan ("+strings.Join(workloads.Planned(), ", ")+")")
+	fl.StringVar(&f.Workload, "workload", workloads.Planned()[0], "workload to plan: "+strings.Join(workloads.Planned(), ", ")+
+		" (a lock: --every or --think, --hold) or "+strings.Join(workloads.PlannedFanOut(), ", ")+" (a config center: --size, --rate)")
 	fl.StringVar(&f.Backend, "backend", "", "backend (needed when the results hold more than one)")
 	fl.StringVar(&f.Variant, "variant", "", "variant to plan (naive, fair, native...); every other variant is shown beside it")
-	fl.IntVar(&f.Clients, "clients", 0, "workers (clients) sharing the lock")
+	fl.IntVar(&f.Clients, "clients", 0, "workers (clients) sharing the lock, or a config center's watchers")
+	fl.StringVar(&f.Size, "size", "", "a config center's config size (512, 64KB, 1MB; KB = 1024 bytes)")
+	fl.Float64Var(&f.Rate, "rate", 0, "a config center's updates per second")
 	fl.DurationVar(&f.Every, "every", 0, "each worker needs the lock once per this period (open loop)")
 	fl.DurationVar(&f.Think, "think", 0, "each worker asks again this long after its release (finite source)")
 	fl.DurationVar(&f.Hold, "hold", 0, "how long each worker holds the lock")
@@ -67,25 +82,72 @@ func BindPlan(fl *pflag.FlagSet) *Plan {
 	return f
 }
 
-// Asked is the workload the flags set in fl ask about, its service drawn
-// from --service-from's run when given, or which flag is wrong.
-func (f *Plan) Asked(fl *pflag.FlagSet) (analysis.Workload, error) {
+// FanOut says whether the flags ask about a fan-out workload (a config
+// center) rather than a lock.
+func (f *Plan) FanOut() bool { return slices.Contains(workloads.PlannedFanOut(), f.Workload) }
+
+// check refuses what neither kind of plan reads from the flags set in fl.
+func (f *Plan) check(fl *pflag.FlagSet) error {
 	switch {
+	case !f.FanOut() && !slices.Contains(workloads.Planned(), f.Workload):
+		return fmt.Errorf("--workload %s: plan models %s (a lock) and %s (a config center)", f.Workload,
+			strings.Join(workloads.Planned(), ", "), strings.Join(workloads.PlannedFanOut(), ", "))
 	case f.Variant == "":
-		return analysis.Workload{}, errors.New("give --variant (the variant to plan; the others are shown beside it)")
-	case f.Clients < 1:
-		return analysis.Workload{}, errors.New("give --clients, the number of workers sharing the lock")
+		return errors.New("give --variant (the variant to plan; the others are shown beside it)")
 	case f.Validate && f.Against != "":
-		return analysis.Workload{}, errors.New("give --validate (run the point now) or --against (a run already made), not both")
-	case f.Every > 0 && f.Think > 0:
-		return analysis.Workload{}, errors.New("give --every (a period per worker) or --think (a pause after each release), not both")
+		return errors.New("give --validate (run the point now) or --against (a run already made), not both")
+	}
+	refused, why := fanOutOnly, "a config center's (--workload "+strings.Join(workloads.PlannedFanOut(), ", ")+")"
+	if f.FanOut() {
+		refused, why = lockOnly, "a lock's (--workload "+strings.Join(workloads.Planned(), ", ")+")"
+	}
+	for _, name := range refused {
+		if fl.Changed(name) {
+			return fmt.Errorf("--%s is %s, not --workload %s's", name, why, f.Workload)
+		}
 	}
 	if !f.Validate {
 		for _, name := range validateOnly {
 			if fl.Changed(name) {
-				return analysis.Workload{}, fmt.Errorf("--%s is read only with --validate (running the point)", name)
+				return fmt.Errorf("--%s is read only with --validate (running the point)", name)
 			}
 		}
+	}
+	return nil
+}
+
+// AskedFanOut is the config center the flags set in fl ask about, or which
+// flag is wrong.
+func (f *Plan) AskedFanOut(fl *pflag.FlagSet) (analysis.ConfigAsk, error) {
+	if err := f.check(fl); err != nil {
+		return analysis.ConfigAsk{}, err
+	}
+	if f.Size == "" {
+		return analysis.ConfigAsk{}, errors.New("give --size, the config's bytes (512, 64KB, 1MB)")
+	}
+	size, err := workloads.ParseSize(f.Size)
+	if err != nil {
+		return analysis.ConfigAsk{}, fmt.Errorf("--size %q: %w", f.Size, err)
+	}
+	q, bound, err := analysis.ParseTarget(f.Target)
+	if err != nil {
+		return analysis.ConfigAsk{}, err
+	}
+	return analysis.ConfigAsk{Workload: f.Workload, Backend: backends.Kind(f.Backend), Variant: f.Variant, Watchers: f.Clients,
+		Size: size, Rate: f.Rate, Percentile: q, Bound: bound}, nil
+}
+
+// Asked is the workload the flags set in fl ask about, its service drawn
+// from --service-from's run when given, or which flag is wrong.
+func (f *Plan) Asked(fl *pflag.FlagSet) (analysis.Workload, error) {
+	if err := f.check(fl); err != nil {
+		return analysis.Workload{}, err
+	}
+	switch {
+	case f.Clients < 1:
+		return analysis.Workload{}, errors.New("give --clients, the number of workers sharing the lock")
+	case f.Every > 0 && f.Think > 0:
+		return analysis.Workload{}, errors.New("give --every (a period per worker) or --think (a pause after each release), not both")
 	}
 	q, bound, err := analysis.ParseTarget(f.Target)
 	if err != nil {

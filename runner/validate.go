@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/zkbench/zkbench/analysis"
@@ -17,6 +18,45 @@ type PlanPoint struct {
 	Mode             ClusterMode
 	Endpoints        []string
 	RequireQuiet     bool
+}
+
+// ConfigSpec is the run of a config center plan's point: its variant alone
+// at its watchers, size and rate, the basis's poll interval, on the
+// basis's kind of servers unless the flags name others.
+func (pp PlanPoint) ConfigSpec(p *analysis.ConfigPrediction) (Spec, error) {
+	id := pp.RunID
+	if id == "" {
+		id = fmt.Sprintf("plan-%s-%s-%d-%s", p.Ask.Workload, p.Ask.Variant, p.Ask.Watchers, time.Now().UTC().Format("20060102-150405"))
+	}
+	params := map[string]string{"size": strconv.Itoa(p.Ask.Size)}
+	if p.Poll != "" {
+		params["poll"] = p.Poll
+	}
+	spec := Spec{Config: Config{
+		Backend: p.Backend, Workload: p.Ask.Workload, Variants: []string{p.Ask.Variant}, Clients: []int{p.Ask.Watchers},
+		Repeat: 1, Duration: pp.Duration, Warmup: pp.Warmup, Rate: p.Ask.Rate, Params: params,
+		Servers: Servers{Nodes: 1, SessionTimeout: Auto, LeaseTTL: Auto, PreflightTimeout: 10 * time.Second},
+	}, RunID: id, Output: pp.Output, RequireQuiet: pp.RequireQuiet}
+	return spec, pp.servers(&spec.Config.Servers, p.Mode, p.Basis[0].Run)
+}
+
+// servers sets srv from the flags, or to the basis run's kind of servers
+// (mode).
+func (pp PlanPoint) servers(srv *Servers, mode, basis string) error {
+	switch {
+	case len(pp.Endpoints) > 0:
+		srv.Endpoints = pp.Endpoints
+	case pp.Mode != "":
+		srv.Mode = pp.Mode
+	default:
+		switch m := ClusterMode(mode); m {
+		case Embedded, Local, Docker:
+			srv.Mode = m
+		default:
+			return fmt.Errorf("--validate: the basis run %s ran on a %q cluster zkbench cannot start again: give --endpoints or --cluster", basis, mode)
+		}
+	}
+	return nil
 }
 
 // Spec is the run of p's point, the prediction's variant alone at its
@@ -37,25 +77,14 @@ func (pp PlanPoint) Spec(p *analysis.Prediction, basis []*results.Run) (Spec, er
 	} else {
 		spec.Config.Think = p.Workload.Think
 	}
-	srv := &spec.Config.Servers
-	switch {
-	case len(pp.Endpoints) > 0:
-		srv.Endpoints = pp.Endpoints
-	case pp.Mode != "":
-		srv.Mode = pp.Mode
-	default:
-		mode := ""
-		for _, r := range basis {
-			if r.ID == p.Basis.Run {
-				mode = r.ClusterMode
-			}
+	mode := ""
+	for _, r := range basis {
+		if r.ID == p.Basis.Run {
+			mode = r.ClusterMode
 		}
-		switch m := ClusterMode(mode); m {
-		case Embedded, Local, Docker:
-			srv.Mode = m
-		default:
-			return Spec{}, fmt.Errorf("--validate: the basis run %s ran on a %q cluster zkbench cannot start again: give --endpoints or --cluster", p.Basis.Run, mode)
-		}
+	}
+	if err := pp.servers(&spec.Config.Servers, mode, p.Basis.Run); err != nil {
+		return Spec{}, err
 	}
 	return spec, nil
 }

@@ -97,8 +97,9 @@ func configSpec() Spec {
 			{Key: ParamPoll, Type: ParamPause, Default: "100ms", Help: "the polling variant's re-read interval"},
 			{Key: ParamStepTimeout, Type: ParamPause, Default: "1m0s", Help: "bound on the clients' first read, their catch-up and a write in flight when the writer stops"},
 		},
-		Knobs: []Knob{KnobRate, KnobWarmup},
-		New:   func() Workload { return NewConfig() },
+		Knobs:     []Knob{KnobRate, KnobWarmup},
+		Abilities: Abilities{PlannedFanOut: true},
+		New:       func() Workload { return NewConfig() },
 	}
 }
 

@@ -90,12 +90,26 @@ type Abilities struct {
 	// Planned: zkbench plan models the workload (one lock, FIFO waiters)
 	// from its sweeps.
 	Planned bool
+	// PlannedFanOut: zkbench plan models the workload as one writer's
+	// updates fanned out to watchers (a config center) from its sweeps.
+	PlannedFanOut bool
 	// Steps: a holder's critical section is work in steps that a
 	// kill-holder fault can fall between (the ledger).
 	Steps bool
 }
 
-// Planned lists the workloads zkbench plan models.
+// PlannedFanOut lists the workloads zkbench plan models as a fan-out.
+func PlannedFanOut() []string {
+	var out []string
+	for _, s := range Specs() {
+		if s.Abilities.PlannedFanOut {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// Planned lists the workloads zkbench plan models as a lock.
 func Planned() []string {
 	var out []string
 	for _, s := range Specs() {

@@ -17,7 +17,7 @@ func newPlanCmd() *cobra.Command {
 	var f *runflags.Plan
 	cmd := &cobra.Command{
 		Use:   "plan RESULTS...",
-		Short: "Predict a lock workload's waits and server load from kept sweeps",
+		Short: "Predict a lock's waits or a config center's propagation, and the server load, from kept sweeps",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPlan(cmd, f, args)
@@ -28,6 +28,9 @@ func newPlanCmd() *cobra.Command {
 }
 
 func runPlan(cmd *cobra.Command, f *runflags.Plan, args []string) error {
+	if f.FanOut() {
+		return runFanOutPlan(cmd, f, args)
+	}
 	w, err := f.Asked(cmd.Flags())
 	if err != nil {
 		return err
@@ -42,38 +45,65 @@ func runPlan(cmd *cobra.Command, f *runflags.Plan, args []string) error {
 	}
 	var val *analysis.Validation
 	if f.Validate || f.Against != "" {
-		var run *results.Run
-		if f.Validate {
-			run, err = validateRun(cmd, f, ans.Asked, runs)
-		} else {
-			var rs []*results.Run
-			rs, err = results.ReadPaths([]string{f.Against})
-			if err == nil {
-				run = rs[0]
-			}
-		}
+		p := ans.Asked
+		run, err := pointRun(cmd, f, func(pp runner.PlanPoint) (runner.Spec, error) { return pp.Spec(p, runs) },
+			fmt.Sprintf("%s %s at %d clients on %s", p.Workload.Workload, p.Variant, p.Workload.Clients, p.Backend))
 		if err != nil {
 			return err
 		}
-		if val, err = analysis.Validate(ans.Asked, run); err != nil {
+		if val, err = analysis.Validate(p, run); err != nil {
 			return err
 		}
 	}
 	return analysis.WritePlan(cmd.OutOrStdout(), ans, val, f.JSON)
 }
 
-// validateRun runs the predicted point in this process, on the servers
-// the flags name (or the kind the basis run started), and returns its
-// results.
-func validateRun(cmd *cobra.Command, f *runflags.Plan, p *analysis.Prediction, runs []*results.Run) (*results.Run, error) {
-	spec, err := f.Point().Spec(p, runs)
+// runFanOutPlan is plan for a config center.
+func runFanOutPlan(cmd *cobra.Command, f *runflags.Plan, args []string) error {
+	ask, err := f.AskedFanOut(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	runs, err := results.ReadPaths(args)
+	if err != nil {
+		return err
+	}
+	ans, err := analysis.PredictConfig(runs, ask)
+	if err != nil {
+		return err
+	}
+	var val *analysis.Validation
+	if f.Validate || f.Against != "" {
+		run, err := pointRun(cmd, f, func(pp runner.PlanPoint) (runner.Spec, error) { return pp.ConfigSpec(ans.Asked) },
+			fmt.Sprintf("%s %s at %d watchers, %d bytes, %v updates/s on %s", ask.Workload, ask.Variant, ask.Watchers, ask.Size, ask.Rate, ans.Asked.Backend))
+		if err != nil {
+			return err
+		}
+		if val, err = analysis.ValidateConfig(ans.Asked, run); err != nil {
+			return err
+		}
+	}
+	return analysis.WriteConfigPlan(cmd.OutOrStdout(), ans, val, f.JSON)
+}
+
+// pointRun is the run a plan is validated against: --against's, or with
+// --validate the spec's run of the predicted point (what) made in this
+// process, on the servers the flags name or the kind the basis run started.
+func pointRun(cmd *cobra.Command, f *runflags.Plan, spec func(runner.PlanPoint) (runner.Spec, error), what string) (*results.Run, error) {
+	if !f.Validate {
+		rs, err := results.ReadPaths([]string{f.Against})
+		if err != nil {
+			return nil, err
+		}
+		return rs[0], nil
+	}
+	sp, err := spec(f.Point())
 	if err != nil {
 		return nil, err
 	}
 	stderr := cmd.ErrOrStderr()
-	fmt.Fprintf(stderr, "validating: %s %s at %d clients on %s (%s), run %s\n", p.Workload.Workload, p.Variant, p.Workload.Clients,
-		p.Backend, cmp.Or(string(spec.Config.Servers.Mode), "remote"), spec.RunID)
-	r, err := runner.NewFromSpec(spec, runner.WithProgress(stderr, runner.IsTerminal(stderr)), runner.WithCommand("zkbench "+version, os.Args))
+	fmt.Fprintf(stderr, "validating: %s (%s), run %s\n", what, cmp.Or(string(sp.Config.Servers.Mode), "remote"), sp.RunID)
+	r, err := runner.NewFromSpec(sp, runner.WithProgress(stderr, runner.IsTerminal(stderr)), runner.WithCommand("zkbench "+version, os.Args))
 	if err != nil {
 		return nil, fmt.Errorf("--validate run: %w", err)
 	}

@@ -62,6 +62,12 @@ func TestPlanCommandRefuses(t *testing.T) {
 		{[]string{sweep, sweep + "-nope", "--variant", "fair", "--clients", "10"}, "give a results file"},
 		{[]string{sweep, "--variant", "fair", "--clients", "20", "--every", "400ms", "--hold", "3ms", "--against", keptRun("plan-zk-fair-u20")}, "--hold 2ms"},
 		{[]string{sweep, keptRun("usl-etcd"), "--variant", "fair", "--clients", "10"}, "say which with --backend"},
+		{[]string{sweep, "--workload", "queue", "--variant", "fair", "--clients", "10"}, "plan models"},
+		{[]string{sweep, "--variant", "fair", "--clients", "10", "--size", "1KB"}, "--size is a config center's"},
+		{[]string{sweep, "--workload", "config", "--variant", "one-shot", "--clients", "10", "--size", "1KB", "--rate", "2", "--every", "1s"}, "--every is a lock's"},
+		{[]string{sweep, "--workload", "config", "--variant", "one-shot", "--clients", "10", "--rate", "2"}, "give --size"},
+		{[]string{sweep, "--workload", "config", "--variant", "one-shot", "--clients", "10", "--size", "1XB", "--rate", "2"}, "--size \"1XB\""},
+		{[]string{sweep, "--workload", "config", "--variant", "one-shot", "--clients", "10", "--size", "1KB", "--rate", "2"}, "no usable config case"},
 	} {
 		_, err := execute(t, append([]string{"plan"}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
