@@ -73,7 +73,7 @@ type ConfigPoint struct {
 	// Per update: the servers' notifications, bytes sent and CPU seconds
 	// (0: not measured), and the clients' notifications.
 	ServerNotifications, ServerBytes, ServerCPU, ClientNotifications float64
-	CPUs                                                           int
+	CPUs                                                             int
 }
 
 // ConfigLoad is one predicted load figure.
@@ -103,9 +103,10 @@ type ConfigPrediction struct {
 	// Meets says whether the target holds; MaxWatchers is the most
 	// watchers that meet it at this size and rate, searched up to
 	// SearchedTo.
-	Meets       bool `json:"meets"`
-	MaxWatchers int  `json:"max_watchers"`
-	SearchedTo  int  `json:"searched_to"`
+	Meets        bool `json:"meets"`
+	MaxWatchers  int  `json:"max_watchers"`
+	SearchedFrom int  `json:"searched_from"`
+	SearchedTo   int  `json:"searched_to"`
 	// Mode and Poll are the basis's cluster mode and poll interval, which
 	// a validation run takes.
 	Mode string `json:"cluster_mode"`
@@ -303,7 +304,7 @@ func predictConfig(pts []ConfigPoint, ask ConfigAsk) (*ConfigPrediction, error) 
 	}
 	slices.SortStableFunc(p.Resources, func(a, b Resource) int { return cmp.Compare(a.Capacity, b.Capacity) })
 	p.Meets = p.meets(p.LastP50, p.LastP99, p.Utilisation)
-	p.MaxWatchers, p.SearchedTo = g.maxWatchers(p)
+	p.MaxWatchers, p.SearchedFrom, p.SearchedTo = g.maxWatchers(p), g.minW, g.maxW
 	return p, nil
 }
 
@@ -332,7 +333,9 @@ type configGrid struct {
 	basis        []ConfigPoint
 	extrapolated string
 	cpus         int
-	maxW         int
+	// minW and maxW bound the watcher counts the grid reads: half the
+	// smallest and twice the largest measured.
+	minW, maxW int
 }
 
 // rateLayer is the points measured at one rate, by size.
@@ -399,11 +402,12 @@ func newConfigGrid(pts []ConfigPoint, watchers, size int, rate float64) (*config
 				return nil, fmt.Errorf("%d watchers is beyond %vx the watcher counts measured at %d bytes and %s updates/s (%d to %d): measure nearer it",
 					watchers, MaxExtrapolation, s, num(r), lo, hi)
 			}
-			if watchers < lo || watchers > hi {
-				note = append(note, fmt.Sprintf("%d watchers outside the %d to %d measured at %d bytes and %s updates/s", watchers, lo, hi, s, num(r)))
+			if n := fmt.Sprintf("%d watchers outside the %d to %d measured", watchers, lo, hi); (watchers < lo || watchers > hi) && !slices.Contains(note, n) {
+				note = append(note, n)
 			}
 			layer.sizes = append(layer.sizes, ps)
 			g.maxW = max(g.maxW, int(MaxExtrapolation)*hi)
+			g.minW = max(g.minW, (lo+int(MaxExtrapolation)-1)/int(MaxExtrapolation))
 			a, b := nearestTwo(ps, watchers)
 			g.basis = append(g.basis, ps[a], ps[b])
 			for _, p := range ps {
@@ -502,12 +506,12 @@ func logInterp(x0, y0, x1, y1, x float64) float64 {
 	return max(0, y0+t*(y1-y0))
 }
 
-// maxWatchers is the most watchers (up to the grid's 2x bound) that meet
-// p's target at its size and rate: counts from 1 in steps of about 5%,
-// up to the first that misses.
-func (g *configGrid) maxWatchers(p *ConfigPrediction) (int, int) {
+// maxWatchers is the most watchers (within the grid's bounds) that meet
+// p's target at its size and rate: counts from the grid's least in steps
+// of about 5%, up to the first that misses (0: the least misses).
+func (g *configGrid) maxWatchers(p *ConfigPrediction) int {
 	best := 0
-	for w := 1; w <= g.maxW; w = max(w+1, int(float64(w)*1.05)) {
+	for w := g.minW; w <= g.maxW; w = nextCount(w, g.maxW) {
 		p50 := time.Duration(g.at(w, func(c ConfigPoint) float64 { return float64(c.LastP50) }))
 		p99 := time.Duration(g.at(w, func(c ConfigPoint) float64 { return float64(c.LastP99) }))
 		mean := time.Duration(g.at(w, func(c ConfigPoint) float64 { return float64(c.LastMean) }))
@@ -516,7 +520,16 @@ func (g *configGrid) maxWatchers(p *ConfigPrediction) (int, int) {
 		}
 		best = w
 	}
-	return best, g.maxW
+	return best
+}
+
+// nextCount is the next watcher count of the search after w: about 5%
+// more, the last one the bound itself (past it when w is the bound).
+func nextCount(w, bound int) int {
+	if w == bound {
+		return bound + 1
+	}
+	return min(bound, max(w+1, int(float64(w)*1.05)))
 }
 
 // Write prints the answer.
@@ -566,7 +579,10 @@ func (a *ConfigAnswer) Write(out io.Writer) error {
 		verdict = "MISSES"
 	}
 	most := fmt.Sprintf("at most %d watchers meet it at this size and rate (model, searched up to %d: %vx the largest measured count)", p.MaxWatchers, p.SearchedTo, MaxExtrapolation)
-	if p.MaxWatchers >= p.SearchedTo {
+	switch {
+	case p.MaxWatchers == 0:
+		most = fmt.Sprintf("no count the model reads (%d to %d: half the smallest to %vx the largest measured) meets it at this size and rate", p.SearchedFrom, p.SearchedTo, MaxExtrapolation)
+	case p.MaxWatchers >= p.SearchedTo:
 		most = fmt.Sprintf("every count up to %d (%vx the largest measured) meets it at this size and rate (model); beyond that not predicted", p.SearchedTo, MaxExtrapolation)
 	}
 	fmt.Fprintf(&b, "answer: %s p%s ≤ %s ms to the last watcher; %s\n", verdict, num(p.Ask.Percentile), num(Millis(p.Ask.Bound)), most)

@@ -95,7 +95,11 @@ func ModelErrorLine(mode string) string {
 	if !ok {
 		return fmt.Sprintf("model error: not measured for this way of predicting (%s) on the kept validation grid\n", mode)
 	}
-	return fmt.Sprintf("model error: predicting this way (%s), the model's waits were p50 %+.0f%% to %+.0f%%, p99 %+.0f%% to %+.0f%% off the measured at the %d points of the kept validation grid "+
-		"at or below %.0f%% utilisation (analysis/modelerror.md; every point in docs/results.md)\n",
-		e.Mode, 100*e.P50[0], 100*e.P50[1], 100*e.P99[0], 100*e.P99[1], e.Points, 100*MaxPlanUtilisation)
+	what, of := "waits were", ""
+	if mode == ModeConfig {
+		what, of = "propagation to the last watcher was", " of the fan-out"
+	}
+	return fmt.Sprintf("model error: predicting this way (%s), the model's %s p50 %+.0f%% to %+.0f%%, p99 %+.0f%% to %+.0f%% off the measured at the %d points of the kept validation grid "+
+		"at or below %.0f%% utilisation%s (analysis/modelerror.md; every point in docs/results.md)\n",
+		e.Mode, what, 100*e.P50[0], 100*e.P50[1], 100*e.P99[0], 100*e.P99[1], e.Points, 100*MaxPlanUtilisation, of)
 }

@@ -230,11 +230,10 @@ func TestPlanChecksPrintTheKeptError(t *testing.T) {
 		t.Fatalf("no kept plan checks (%v)", err)
 	}
 	for _, f := range files {
-		p, err := readPlanText(f)
+		p, mode, err := readPlanCheck(filepath.Dir(f), strings.TrimSuffix(filepath.Base(f), ".plan.txt"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		mode := planMode(strings.TrimSuffix(filepath.Base(f), ".plan.txt"))
 		if strings.Contains(p.modelError, "not measured above") || strings.Contains(p.modelError, "overloaded") {
 			continue
 		}

@@ -128,6 +128,51 @@ func planCheck(runs, args string) (string, error) {
 	return b.String(), nil
 }
 
+// planConfigCheck is the config center model's predictions against the
+// kept validation runs, read from the files `make plan-check` writes
+// beside them; a marker's arguments name them without .plan.txt.
+func planConfigCheck(runs, args string) (string, error) {
+	var b strings.Builder
+	figs := []string{"last watcher p50 (ms)", "last watcher p99 (ms)", "updates/s", "notifications/s (server)", "bytes/s (server)", "server CPU s/s"}
+	b.WriteString("| run | fan-out utilisation | last watcher p50 ms | last watcher p99 ms | updates/s | notifications/s | bytes/s | server CPU s/s |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, name := range strings.Split(args, ",") {
+		name = strings.TrimSpace(name)
+		p, mode, err := readPlanCheck(runs, name)
+		if err != nil {
+			return "", err
+		}
+		if mode != analysis.ModeConfig {
+			return "", fmt.Errorf("plan-config-check: %s.plan.txt is not a config center's plan", name)
+		}
+		row := []string{name, p.utilisation}
+		for _, fig := range figs {
+			v, ok := p.validation[fig]
+			switch {
+			case !ok:
+				row = append(row, "—")
+			case strings.HasSuffix(v[1], ")"):
+				row = append(row, v[0]+" / "+v[1])
+			default:
+				row = append(row, v[0]+" / "+v[1]+" ("+errorOf(v)+")")
+			}
+		}
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	}
+	return b.String(), nil
+}
+
+// errorOf is predicted / measured − 1 of a validation row, "—" when it
+// has none.
+func errorOf(v [2]string) string {
+	pred, perr := strconv.ParseFloat(v[0], 64)
+	meas, merr := strconv.ParseFloat(v[1], 64)
+	if perr != nil || merr != nil || meas == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%+.0f%%", 100*(pred/meas-1))
+}
+
 // planMode is the way of predicting a plan-check file's name says: its
 // run-id alone (the sweep), .idle or .service after it.
 func planMode(name string) string {
@@ -149,6 +194,9 @@ func readPlanCheck(runs, name string) (*planText, string, error) {
 		return nil, "", err
 	}
 	mode := planMode(name)
+	if p.config {
+		mode = analysis.ModeConfig
+	}
 	switch {
 	case mode == analysis.ModeService && p.serviceFrom == "":
 		return nil, "", fmt.Errorf("plan-check: %s.plan.txt names no run its service was drawn from", name)
@@ -166,6 +214,8 @@ type planText struct {
 	// idle: the uncontended acquires were drawn from one-client
 	// open-loop runs at the workload's rate.
 	idle bool
+	// config: a config center's plan (zkbench plan --workload config).
+	config bool
 	// modelError is the plan's "model error:" line.
 	modelError string
 	// validation: figure -> predicted, measured.
@@ -196,9 +246,11 @@ func readPlanText(path string) (*planText, error) {
 			p.idle = true
 		}
 		switch {
+		case strings.HasPrefix(line, "config center plan: "):
+			p.config = true
 		case strings.HasPrefix(line, "model error: "):
 			p.modelError = line
-		case strings.HasPrefix(line, "lock utilisation "):
+		case strings.HasPrefix(line, "lock utilisation "), strings.HasPrefix(line, "fan-out utilisation "):
 			p.utilisation = columns.Split(strings.TrimSpace(line), -1)[1]
 		case strings.HasPrefix(line, "validation against run "):
 			in = true
@@ -258,7 +310,11 @@ func planError(runs, args string) (string, error) {
 			s = &span{}
 			modes[mode] = s
 		}
-		for fig, into := range map[string]*[2]float64{"wait p50 (ms)": &s.p50, "wait p99 (ms)": &s.p99} {
+		figs := map[string]*[2]float64{"wait p50 (ms)": &s.p50, "wait p99 (ms)": &s.p99}
+		if mode == analysis.ModeConfig {
+			figs = map[string]*[2]float64{"last watcher p50 (ms)": &s.p50, "last watcher p99 (ms)": &s.p99}
+		}
+		for fig, into := range figs {
 			v, ok := p.validation[fig]
 			if !ok || strings.Contains(v[1], "not compared") {
 				return "", fmt.Errorf("plan-error: %s has no %s compared: leave it out of the grid", name, fig)
@@ -279,9 +335,9 @@ func planError(runs, args string) (string, error) {
 		s.points = append(s.points, strings.TrimSuffix(strings.TrimSuffix(name, ".idle"), ".service"))
 	}
 	var b strings.Builder
-	b.WriteString("| mode | points | wait p50 error | wait p99 error | runs |\n")
+	b.WriteString("| mode | points | p50 error | p99 error | runs |\n")
 	b.WriteString("|---|---|---|---|---|\n")
-	for _, mode := range []string{analysis.ModeSweep, analysis.ModeIdle, analysis.ModeService} {
+	for _, mode := range []string{analysis.ModeSweep, analysis.ModeIdle, analysis.ModeService, analysis.ModeConfig} {
 		s := modes[mode]
 		if s == nil {
 			continue
