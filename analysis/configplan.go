@@ -65,15 +65,31 @@ type ConfigPoint struct {
 	Rate     float64 `json:"rate"`
 	Mode     string  `json:"cluster_mode"`
 	Poll     string  `json:"poll"`
+	// Servers are the run's server and connection settings (nodes,
+	// conns, step timeout), which one grid and its validation share.
+	Servers ConfigServers `json:"servers"`
 	// Last is the propagation until the last watcher had an update,
 	// from the write's start: its p50, p99 and mean, with each
 	// percentile's 90% interval from the number of updates measured.
-	LastP50, LastP99, LastMean time.Duration
-	LastP50Span, LastP99Span   [2]time.Duration
+	LastP50     time.Duration    `json:"last_p50_ns"`
+	LastP99     time.Duration    `json:"last_p99_ns"`
+	LastMean    time.Duration    `json:"last_mean_ns"`
+	LastP50Span [2]time.Duration `json:"last_p50_interval_ns"`
+	LastP99Span [2]time.Duration `json:"last_p99_interval_ns"`
 	// Per update: the servers' notifications, bytes sent and CPU seconds
 	// (0: not measured), and the clients' notifications.
-	ServerNotifications, ServerBytes, ServerCPU, ClientNotifications float64
-	CPUs                                                             int
+	ServerNotifications float64 `json:"server_notifications_per_update"`
+	ServerBytes         float64 `json:"server_bytes_per_update"`
+	ServerCPU           float64 `json:"server_cpu_seconds_per_update"`
+	ClientNotifications float64 `json:"client_notifications_per_update"`
+	CPUs                int     `json:"cpus"`
+}
+
+// ConfigServers are a config run's server and connection settings.
+type ConfigServers struct {
+	Nodes       string `json:"nodes"`
+	Conns       string `json:"conns"`
+	StepTimeout string `json:"step_timeout"`
 }
 
 // ConfigLoad is one predicted load figure.
@@ -93,8 +109,11 @@ type ConfigPrediction struct {
 	Extrapolated string        `json:"extrapolated,omitempty"`
 	// LastP50 and LastP99 (with their intervals) and LastMean: until the
 	// last watcher has an update, from the write's start.
-	LastP50, LastP99, LastMean time.Duration
-	LastP50Span, LastP99Span   [2]time.Duration
+	LastP50     time.Duration    `json:"last_p50_ns"`
+	LastP99     time.Duration    `json:"last_p99_ns"`
+	LastMean    time.Duration    `json:"last_mean_ns"`
+	LastP50Span [2]time.Duration `json:"last_p50_interval_ns"`
+	LastP99Span [2]time.Duration `json:"last_p99_interval_ns"`
 	// Utilisation is Rate × LastMean: the share of the writer's period
 	// one update's fan-out takes.
 	Utilisation float64      `json:"fanout_utilisation"`
@@ -109,8 +128,9 @@ type ConfigPrediction struct {
 	SearchedTo   int  `json:"searched_to"`
 	// Mode and Poll are the basis's cluster mode and poll interval, which
 	// a validation run takes.
-	Mode string `json:"cluster_mode"`
-	Poll string `json:"poll"`
+	Mode    string        `json:"cluster_mode"`
+	Poll    string        `json:"poll"`
+	Servers ConfigServers `json:"servers"`
 }
 
 // ConfigAnswer is a config plan: the asked variant and every other
@@ -163,15 +183,13 @@ func configPoints(runs []*results.Run, workload string) (map[backends.Kind]map[s
 				d := 1.645 * math.Sqrt(p*(1-p)/float64(h.TotalCount()))
 				return [2]time.Duration{time.Duration(h.ValueAtQuantile(100 * max(0, p-d))), time.Duration(h.ValueAtQuantile(100 * min(1, p+d)))}
 			}
-			p := ConfigPoint{Run: run.ID, Case: key, Watchers: r.Clients, Size: size, Rate: run.Config.Rate,
-				Mode: run.ClusterMode, Poll: run.Config.Params["poll"],
+			p := ConfigPoint{Run: run.ID, Case: key, Watchers: r.Clients, Size: size, Rate: updateRate(run, r),
+				Mode: run.ClusterMode, Poll: run.Config.Params["poll"], Servers: configServers(run),
 				LastP50: time.Duration(h.ValueAtQuantile(50)), LastP99: time.Duration(h.ValueAtQuantile(99)), LastMean: time.Duration(h.Mean()),
 				LastP50Span: span(50), LastP99Span: span(99),
 				ServerNotifications: r.PerOp[figures.ServerWatchEvents.Key], ServerBytes: r.PerOp[figures.ServerBytesSent.Key],
 				ClientNotifications: r.PerOp[figures.WatchEvents.Key], CPUs: run.Environment.CPUs}
-			if r.Cost.ServerCostMeasured && r.Ops.Succeeded > 0 {
-				p.ServerCPU = r.Cost.ServerCPUSeconds / float64(r.Ops.Succeeded)
-			}
+			p.ServerCPU = serverCPUPerUpdate(r)
 			if out[r.Backend] == nil {
 				out[r.Backend] = map[string][]ConfigPoint{}
 			}
@@ -181,6 +199,31 @@ func configPoints(runs []*results.Run, workload string) (map[backends.Kind]map[s
 	return out, left, nil
 }
 
+// updateRate is the rate a config run's writer kept: its --rate, or, for a
+// run made without one (the workload's default), the updates it made a
+// second.
+func updateRate(run *results.Run, r *results.Result) float64 {
+	if run.Config.Rate > 0 {
+		return run.Config.Rate
+	}
+	return r.Throughput
+}
+
+// serverCPUPerUpdate is r's server CPU seconds an update, 0 when not
+// measured.
+func serverCPUPerUpdate(r *results.Result) float64 {
+	if !r.Cost.ServerCostMeasured || r.Ops.Succeeded == 0 {
+		return 0
+	}
+	return r.Cost.ServerCPUSeconds / float64(r.Ops.Succeeded)
+}
+
+// configServers are run's server and connection settings.
+func configServers(run *results.Run) ConfigServers {
+	p := run.Config.Params
+	return ConfigServers{Nodes: p["nodes"], Conns: p["conns"], StepTimeout: p["step_timeout"]}
+}
+
 // PredictConfig answers ask from the config runs among runs.
 func PredictConfig(runs []*results.Run, ask ConfigAsk) (*ConfigAnswer, error) {
 	switch {
@@ -188,8 +231,8 @@ func PredictConfig(runs []*results.Run, ask ConfigAsk) (*ConfigAnswer, error) {
 		return nil, errors.New("give --clients, the number of watchers")
 	case ask.Size < 1:
 		return nil, errors.New("give --size, the config's bytes (e.g. 1KB, 64KB)")
-	case ask.Rate <= 0:
-		return nil, errors.New("give --rate, the config's updates per second")
+	case !(ask.Rate > 0) || math.IsInf(ask.Rate, 0):
+		return nil, errors.New("give --rate, the config's updates per second (a positive number)")
 	case ask.Percentile != 50 && ask.Percentile != 99:
 		return nil, fmt.Errorf("--target p%s: a config plan holds the p50 or the p99 of propagation to the last watcher (p50=..., p99=...)", num(ask.Percentile))
 	}
@@ -206,7 +249,13 @@ func PredictConfig(runs []*results.Run, ask ConfigAsk) (*ConfigAnswer, error) {
 	}
 	if ask.Backend == "" {
 		if len(points) != 1 {
-			return nil, fmt.Errorf("give --backend: the runs hold config cases of %d backends", len(points))
+			return nil, fmt.Errorf("give --backend: the runs hold config cases of %s", strings.Join(slices.Sorted(func(yield func(string) bool) {
+				for k := range points {
+					if !yield(string(k)) {
+						return
+					}
+				}
+			}), " and "))
 		}
 		for k := range points {
 			ask.Backend = k
@@ -257,17 +306,21 @@ func watches(pts []ConfigPoint) bool {
 
 // predictConfig predicts ask from one variant's points.
 func predictConfig(pts []ConfigPoint, ask ConfigAsk) (*ConfigPrediction, error) {
-	mode, poll := pts[0].Mode, pts[0].Poll
+	mode, poll, srv := pts[0].Mode, pts[0].Poll, pts[0].Servers
 	for _, p := range pts[1:] {
-		if p.Mode != mode {
+		switch {
+		case p.Mode != mode:
 			return nil, fmt.Errorf("the config runs of %s %s ran on %s and %s servers: give runs of one kind", ask.Backend, ask.Variant, mode, p.Mode)
+		case p.Servers != srv:
+			return nil, fmt.Errorf("the config runs of %s %s ran with different servers or connections (run %s: %+v, run %s: %+v): give runs made alike",
+				ask.Backend, ask.Variant, pts[0].Run, srv, p.Run, p.Servers)
 		}
 	}
 	g, err := newConfigGrid(pts, ask.Watchers, ask.Size, ask.Rate)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", ask.Backend, ask.Variant, err)
 	}
-	p := &ConfigPrediction{Ask: ask, Backend: ask.Backend, Basis: g.basis, Extrapolated: g.extrapolated, Mode: mode, Poll: poll}
+	p := &ConfigPrediction{Ask: ask, Backend: ask.Backend, Basis: g.basis, Extrapolated: g.extrapolated, Mode: mode, Poll: poll, Servers: srv}
 	dur := func(f func(ConfigPoint) time.Duration) time.Duration {
 		return time.Duration(g.at(ask.Watchers, func(c ConfigPoint) float64 { return float64(f(c)) }))
 	}
@@ -285,19 +338,25 @@ func predictConfig(pts []ConfigPoint, ask ConfigAsk) (*ConfigPrediction, error) 
 		{"notifications/s (server)", func(c ConfigPoint) float64 { return c.ServerNotifications }},
 		{"notifications/s (client)", func(c ConfigPoint) float64 { return c.ClientNotifications }},
 		{"bytes/s (server)", func(c ConfigPoint) float64 { return c.ServerBytes }},
-		{"server CPU s/s", func(c ConfigPoint) float64 { return c.ServerCPU }},
 	} {
 		per := g.at(ask.Watchers, l.f)
 		if per > 0 {
 			p.Load = append(p.Load, ConfigLoad{Figure: l.name, PerUpdate: per, PerSec: per * ask.Rate})
 		}
 	}
-	fanout := Resource{Name: "fan-out (every watcher has an update before the next)", Capacity: 1 / p.LastMean.Seconds(),
-		Source: Source{Kind: "derived", What: fmt.Sprintf("1 / mean propagation to the last watcher %s ms", num(Millis(p.LastMean)))}}
-	p.Resources = append(p.Resources, fanout)
-	if cpu := g.at(ask.Watchers, func(c ConfigPoint) float64 { return c.ServerCPU }); cpu > 0 && g.cpus > 0 {
-		p.Resources = append(p.Resources, Resource{Name: fmt.Sprintf("server CPU (%d cores)", g.cpus), Capacity: float64(g.cpus) / cpu,
-			Source: Source{Kind: "derived", What: fmt.Sprintf("%d cores / %s CPU seconds an update", g.cpus, num(cpu))}})
+	if p.LastMean > 0 {
+		p.Resources = append(p.Resources, Resource{Name: "fan-out (every watcher has an update before the next)", Capacity: 1 / p.LastMean.Seconds(),
+			Source: Source{Kind: "derived", What: fmt.Sprintf("1 / mean propagation to the last watcher %s ms", num(Millis(p.LastMean)))}})
+	}
+	if idle, perUpdate, what, ok := g.cpu(ask.Watchers); ok {
+		p.Load = append(p.Load, ConfigLoad{Figure: "server CPU s/s", PerUpdate: perUpdate, PerSec: idle + perUpdate*ask.Rate})
+		if free := float64(g.cpus) - idle; g.cpus > 0 && free > 0 {
+			p.Resources = append(p.Resources, Resource{Name: fmt.Sprintf("server CPU (%d cores)", g.cpus), Capacity: free / perUpdate,
+				Source: Source{Kind: "derived", What: fmt.Sprintf("(%d cores − %s s/s %s) / %s CPU seconds an update", g.cpus, num(idle), what, num(perUpdate))}})
+		}
+	}
+	if len(p.Resources) == 0 {
+		return nil, fmt.Errorf("%s %s: the basis measured neither a propagation nor the servers' CPU: no capacity to give", ask.Backend, ask.Variant)
 	}
 	for i := range p.Resources {
 		p.Resources[i].Share = ask.Rate / p.Resources[i].Capacity
@@ -373,10 +432,13 @@ func newConfigGrid(pts []ConfigPoint, watchers, size int, rate float64) (*config
 	if len(bySize) == 0 {
 		return nil, errors.New("no config size measured at two watcher counts or more: sweep --clients (e.g. 10,40,160)")
 	}
-	g := &configGrid{rate: rate, size: size}
+	g := &configGrid{rate: rate, size: size, maxW: math.MaxInt}
 	var note []string
 	rates := slices.Sorted(maps.Keys(bySize))
 	ri, rj, out := bracket(rates, rate)
+	if out == "beyond" {
+		return nil, fmt.Errorf("%s updates/s is beyond %vx the measured rates (%s to %s updates/s): measure nearer it", num(rate), MaxExtrapolation, num(rates[0]), num(rates[len(rates)-1]))
+	}
 	if out != "" {
 		note = append(note, fmt.Sprintf("%s updates/s %s the measured rates (%s to %s)", num(rate), out, num(rates[0]), num(rates[len(rates)-1])))
 	}
@@ -406,7 +468,7 @@ func newConfigGrid(pts []ConfigPoint, watchers, size int, rate float64) (*config
 				note = append(note, n)
 			}
 			layer.sizes = append(layer.sizes, ps)
-			g.maxW = max(g.maxW, int(MaxExtrapolation)*hi)
+			g.maxW = min(g.maxW, int(MaxExtrapolation)*hi)
 			g.minW = max(g.minW, (lo+int(MaxExtrapolation)-1)/int(MaxExtrapolation))
 			a, b := nearestTwo(ps, watchers)
 			g.basis = append(g.basis, ps[a], ps[b])
@@ -473,24 +535,47 @@ func nearestTwo(ps []ConfigPoint, w int) (int, int) {
 
 // at reads f at w watchers and the grid's size and rate.
 func (g *configGrid) at(w int, f func(ConfigPoint) float64) float64 {
-	var byRate []float64
-	for _, l := range g.rates {
-		var bySize []float64
-		for _, ps := range l.sizes {
-			a, b := nearestTwo(ps, w)
-			bySize = append(bySize, logInterp(float64(ps[a].Watchers), f(ps[a]), float64(ps[b].Watchers), f(ps[b]), float64(w)))
-		}
-		y := bySize[0]
-		if len(bySize) == 2 {
-			s0, s1 := float64(l.sizes[0][0].Size), float64(l.sizes[1][0].Size)
-			y = max(0, bySize[0]+(float64(g.size)-s0)/(s1-s0)*(bySize[1]-bySize[0]))
-		}
-		byRate = append(byRate, y)
+	if len(g.rates) == 1 {
+		return g.atRate(0, w, f)
 	}
-	if len(byRate) == 1 {
-		return byRate[0]
+	return logInterp(g.rates[0].rate, g.atRate(0, w, f), g.rates[1].rate, g.atRate(1, w, f), g.rate)
+}
+
+// atRate reads f at w watchers and the grid's size among the points of
+// rate layer i.
+func (g *configGrid) atRate(i, w int, f func(ConfigPoint) float64) float64 {
+	l := g.rates[i]
+	var bySize []float64
+	for _, ps := range l.sizes {
+		a, b := nearestTwo(ps, w)
+		bySize = append(bySize, logInterp(float64(ps[a].Watchers), f(ps[a]), float64(ps[b].Watchers), f(ps[b]), float64(w)))
 	}
-	return logInterp(g.rates[0].rate, byRate[0], g.rates[1].rate, byRate[1], g.rate)
+	if len(bySize) == 1 {
+		return bySize[0]
+	}
+	s0, s1 := float64(l.sizes[0][0].Size), float64(l.sizes[1][0].Size)
+	return max(0, bySize[0]+(float64(g.size)-s0)/(s1-s0)*(bySize[1]-bySize[0]))
+}
+
+// cpu is the servers' CPU at w watchers as seconds a second with no
+// update (idle) plus seconds an update: the line through the CPU a
+// second at the two rates read (a server's CPU a second has a part that
+// does not grow with the updates, which a per-update figure at one rate
+// would spread over them). With one rate, or a line that does not rise,
+// idle is 0 and the per-update CPU is the one measured at the nearest
+// rate, which counts the idle part in (a capacity on the low side). what
+// says which.
+func (g *configGrid) cpu(w int) (idle, perUpdate float64, what string, ok bool) {
+	cpu := func(c ConfigPoint) float64 { return c.ServerCPU }
+	if len(g.rates) == 2 {
+		r0, r1 := g.rates[0].rate, g.rates[1].rate
+		c0, c1 := g.atRate(0, w, cpu)*r0, g.atRate(1, w, cpu)*r1
+		if b := (c1 - c0) / (r1 - r0); c0 > 0 && c1 > 0 && b > 0 {
+			return max(0, c0-b*r0), b, fmt.Sprintf("with no update, from the CPU a second at %s and %s updates/s", num(r0), num(r1)), true
+		}
+	}
+	per := g.at(w, cpu)
+	return 0, per, "(one rate read: its idle CPU counted in each update)", per > 0
 }
 
 // logInterp reads y at x on the line through (x0, y0) and (x1, y1) on
@@ -507,17 +592,30 @@ func logInterp(x0, y0, x1, y1, x float64) float64 {
 }
 
 // maxWatchers is the most watchers (within the grid's bounds) that meet
-// p's target at its size and rate: counts from the grid's least in steps
-// of about 5%, up to the first that misses (0: the least misses).
+// p's target at its size and rate, counted from the asked count in steps
+// of about 5%: up to the last that meets when the asked count meets,
+// else down to the first that meets (0: none down to the grid's least).
+// Read from the asked count, not from the least: a noisy sweep may miss
+// at a count far below it and meet again above.
 func (g *configGrid) maxWatchers(p *ConfigPrediction) int {
-	best := 0
-	for w := g.minW; w <= g.maxW; w = nextCount(w, g.maxW) {
-		p50 := time.Duration(g.at(w, func(c ConfigPoint) float64 { return float64(c.LastP50) }))
-		p99 := time.Duration(g.at(w, func(c ConfigPoint) float64 { return float64(c.LastP99) }))
-		mean := time.Duration(g.at(w, func(c ConfigPoint) float64 { return float64(c.LastMean) }))
-		if !p.meets(p50, p99, p.Ask.Rate*mean.Seconds()) {
-			break
+	meets := func(w int) bool {
+		read := func(f func(ConfigPoint) time.Duration) time.Duration {
+			return time.Duration(g.at(w, func(c ConfigPoint) float64 { return float64(f(c)) }))
 		}
+		mean := read(func(c ConfigPoint) time.Duration { return c.LastMean })
+		return p.meets(read(func(c ConfigPoint) time.Duration { return c.LastP50 }), read(func(c ConfigPoint) time.Duration { return c.LastP99 }), p.Ask.Rate*mean.Seconds())
+	}
+	w := p.Ask.Watchers
+	if !meets(w) {
+		for w = min(w-1, int(float64(w)/1.05)); w >= g.minW; w = min(w-1, int(float64(w)/1.05)) {
+			if meets(w) {
+				return w
+			}
+		}
+		return 0
+	}
+	best := w
+	for w = nextCount(w, g.maxW); w <= g.maxW && meets(w); w = nextCount(w, g.maxW) {
 		best = w
 	}
 	return best
@@ -573,7 +671,11 @@ func (a *ConfigAnswer) Write(out io.Writer) error {
 	}
 	tw.Flush()
 	first := p.Resources[0]
-	fmt.Fprintf(&b, "first to saturate: %s, at %s updates/s; headroom %s\n", first.Name, num(first.Capacity), pctStr(1-first.Share))
+	room := "headroom " + pctStr(1-first.Share)
+	if first.Share > 1 {
+		room = "OVER CAPACITY by " + pctStr(first.Share-1)
+	}
+	fmt.Fprintf(&b, "first to saturate: %s, at %s updates/s; %s\n", first.Name, num(first.Capacity), room)
 	verdict := "meets"
 	if !p.Meets {
 		verdict = "MISSES"
@@ -581,7 +683,7 @@ func (a *ConfigAnswer) Write(out io.Writer) error {
 	most := fmt.Sprintf("at most %d watchers meet it at this size and rate (model, searched up to %d: %vx the largest measured count)", p.MaxWatchers, p.SearchedTo, MaxExtrapolation)
 	switch {
 	case p.MaxWatchers == 0:
-		most = fmt.Sprintf("no count the model reads (%d to %d: half the smallest to %vx the largest measured) meets it at this size and rate", p.SearchedFrom, p.SearchedTo, MaxExtrapolation)
+		most = fmt.Sprintf("no count from %d down to %d (half the smallest measured) meets it at this size and rate (model)", p.Ask.Watchers, p.SearchedFrom)
 	case p.MaxWatchers >= p.SearchedTo:
 		most = fmt.Sprintf("every count up to %d (%vx the largest measured) meets it at this size and rate (model); beyond that not predicted", p.SearchedTo, MaxExtrapolation)
 	}
@@ -631,8 +733,10 @@ func ValidateConfig(p *ConfigPrediction, run *results.Run) (*Validation, error) 
 	switch {
 	case size != p.Ask.Size:
 		return nil, fmt.Errorf("run %s ran a %d-byte config, the prediction is for %d bytes", run.ID, size, p.Ask.Size)
-	case math.Abs(run.Config.Rate-p.Ask.Rate) > 1e-6*p.Ask.Rate:
+	case run.Config.Rate > 0 && math.Abs(run.Config.Rate-p.Ask.Rate) > 1e-6*p.Ask.Rate:
 		return nil, fmt.Errorf("run %s ran at --rate %v, the prediction is for %v updates/s", run.ID, run.Config.Rate, p.Ask.Rate)
+	case run.Config.Rate <= 0:
+		return nil, fmt.Errorf("run %s ran at the workload's default rate, not a --rate: give a run made at --rate %v", run.ID, p.Ask.Rate)
 	}
 	var r *results.Result
 	for i := range run.Results {
@@ -668,8 +772,8 @@ func ValidateConfig(p *ConfigPrediction, run *results.Run) (*Validation, error) 
 			"notifications/s (client)": r.PerOp[figures.WatchEvents.Key],
 			"bytes/s (server)":         r.PerOp[figures.ServerBytesSent.Key],
 		}[l.Figure]
-		if l.Figure == "server CPU s/s" && r.Cost.ServerCostMeasured && r.Ops.Succeeded > 0 {
-			per, ok = r.Cost.ServerCPUSeconds/float64(r.Ops.Succeeded), true
+		if cpu := serverCPUPerUpdate(r); l.Figure == "server CPU s/s" && cpu > 0 {
+			per, ok = cpu, true
 		}
 		if ok {
 			v.add(l.Figure, l.PerSec, per*r.Throughput)

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,8 +34,12 @@ func fanOutRun(t *testing.T, id string, size int, rate float64, watchers []int, 
 			if v == "polling" {
 				notify = 0
 			}
+			// The servers' CPU: 0.1 s a second idle, 0.002 s a watcher
+			// and update.
+			cpu := (0.1 + 0.002*float64(w)*rate) * 100 / rate
 			run.Results = append(run.Results, results.Result{Workload: "config", Variant: v, Backend: backends.Etcd, Clients: w,
 				Unit: figures.Update, Throughput: rate, Ops: results.Ops{Succeeded: 100},
+				Cost:    results.Cost{ServerCPUSeconds: cpu, ServerCostMeasured: true},
 				Latency: map[figures.Latency]*results.Histogram{figures.LatencyPropagateLastStart: testresults.Constant(t, 100, fanOut(w, size, rate))},
 				PerOp: map[string]float64{figures.ServerWatchEvents.Key: notify, figures.WatchEvents.Key: notify,
 					figures.ServerBytesSent.Key: float64(w) * float64(size+100)}})
@@ -83,8 +88,10 @@ func TestPredictConfigReadsBetweenPoints(t *testing.T) {
 	if len(ans.Others) != 1 || ans.Others[0].Ask.Variant != "persistent" {
 		t.Errorf("others %v, want persistent alone (polling watches nothing)", ans.Others)
 	}
-	if p.Resources[0].Name != "fan-out (every watcher has an update before the next)" {
-		t.Errorf("first to saturate %q", p.Resources[0].Name)
+	if len(p.Resources) != 2 || p.Resources[0].Capacity > p.Resources[1].Capacity || !slices.ContainsFunc(p.Resources, func(r Resource) bool {
+		return r.Name == "fan-out (every watcher has an update before the next)" && math.Abs(r.Capacity-1/p.LastMean.Seconds()) < 1e-9
+	}) {
+		t.Errorf("resources %+v, want the fan-out (1 / mean propagation) and the CPU, the first to saturate first", p.Resources)
 	}
 	// The target holds up to where the fan-out's p99 passes 50 ms at
 	// 4KB and 5 updates/s.
@@ -101,9 +108,52 @@ func TestPredictConfigReadsBetweenPoints(t *testing.T) {
 	if err := ans.Write(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"last watcher p99 (ms)", "fan-out utilisation", "first to saturate: fan-out", "model error: "} {
+	for _, s := range []string{"last watcher p99 (ms)", "fan-out utilisation", "first to saturate: server CPU", "model error: "} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("plan text lacks %q:\n%s", s, b.String())
+		}
+	}
+}
+
+// The servers' CPU is read as an idle part and a part an update, from
+// the CPU a second at the two rates, and its capacity is the cores left
+// over the part an update.
+func TestPredictConfigCPU(t *testing.T) {
+	ask := ConfigAsk{Workload: "config", Variant: "one-shot", Watchers: 25, Size: 1024, Rate: 5, Percentile: 99, Bound: 50 * time.Millisecond}
+	ans, err := PredictConfig(fanOutSweep(t), ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ans.Asked
+	if got, want := p.load("server CPU s/s"), 0.1+0.05*5; math.Abs(got-want) > 1e-6 {
+		t.Errorf("server CPU %v s/s, want idle 0.1 + 0.05 an update × 5", got)
+	}
+	i := slices.IndexFunc(p.Resources, func(r Resource) bool { return strings.HasPrefix(r.Name, "server CPU") })
+	if i < 0 || math.Abs(p.Resources[i].Capacity-(2-0.1)/0.05) > 1e-6 {
+		t.Errorf("resources %+v, want server CPU full at (2 cores − 0.1) / 0.05 = 38 updates/s", p.Resources)
+	}
+}
+
+// The most watchers is read up from the asked count when it meets the
+// target, down from it when it does not.
+func TestPredictConfigMostWatchers(t *testing.T) {
+	runs := fanOutSweep(t)
+	// At 4KB and 5 updates/s the fan-out passes 20 ms between 40 and 50
+	// watchers.
+	last := 0
+	for w := 5; w <= 120; w++ {
+		if fanOut(w, 4096, 5) <= 20*time.Millisecond {
+			last = w
+		}
+	}
+	for _, from := range []int{10, 100} {
+		ask := ConfigAsk{Workload: "config", Variant: "one-shot", Watchers: from, Size: 4096, Rate: 5, Percentile: 99, Bound: 20 * time.Millisecond}
+		ans, err := PredictConfig(runs, ask)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ans.Asked.MaxWatchers; got < last*9/10 || got > last {
+			t.Errorf("from %d watchers: most %d, want about %d", from, got, last)
 		}
 	}
 }
@@ -130,6 +180,9 @@ func TestPredictConfigRefuses(t *testing.T) {
 		{func(a *ConfigAsk) { a.Variant = "native" }, "no usable config case"},
 		{func(a *ConfigAsk) { a.Percentile = 90 }, "p50 or the p99"},
 		{func(a *ConfigAsk) { a.Rate = 0 }, "give --rate"},
+		{func(a *ConfigAsk) { a.Rate = math.NaN() }, "give --rate"},
+		{func(a *ConfigAsk) { a.Rate = math.Inf(1) }, "give --rate"},
+		{func(a *ConfigAsk) { a.Rate = 25 }, "beyond 2x the measured rates"},
 	} {
 		a := ask
 		c.change(&a)

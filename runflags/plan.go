@@ -66,7 +66,7 @@ func BindPlan(fl *pflag.FlagSet) *Plan {
 	fl.DurationVar(&f.Every, "every", 0, "each worker needs the lock once per this period (open loop)")
 	fl.DurationVar(&f.Think, "think", 0, "each worker asks again this long after its release (finite source)")
 	fl.DurationVar(&f.Hold, "hold", 0, "how long each worker holds the lock")
-	fl.StringVar(&f.Target, "target", "p99=50ms", "latency target: pQ=BOUND, the wait at percentile Q at most BOUND")
+	fl.StringVar(&f.Target, "target", "p99=50ms", "latency target: pQ=BOUND, the wait (a lock) or the propagation to the last watcher (a config center: p50 or p99) at percentile Q at most BOUND")
 	fl.Uint64Var(&f.Seed, "seed", 1, "seed of the simulation")
 	fl.BoolVar(&f.JSON, "json", false, "print the answer as JSON")
 	fl.BoolVar(&f.Validate, "validate", false, "run the predicted point and print predicted against measured")

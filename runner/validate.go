@@ -32,11 +32,28 @@ func (pp PlanPoint) ConfigSpec(p *analysis.ConfigPrediction) (Spec, error) {
 	if p.Poll != "" {
 		params["poll"] = p.Poll
 	}
+	if p.Servers.StepTimeout != "" {
+		params["step_timeout"] = p.Servers.StepTimeout
+	}
 	spec := Spec{Config: Config{
 		Backend: p.Backend, Workload: p.Ask.Workload, Variants: []string{p.Ask.Variant}, Clients: []int{p.Ask.Watchers},
 		Repeat: 1, Duration: pp.Duration, Warmup: pp.Warmup, Rate: p.Ask.Rate, Params: params,
 		Servers: Servers{Nodes: 1, SessionTimeout: Auto, LeaseTTL: Auto, PreflightTimeout: 10 * time.Second},
 	}, RunID: id, Output: pp.Output, RequireQuiet: pp.RequireQuiet}
+	// The basis's nodes (when zkbench starts the servers) and shared
+	// connections: a grid made on three nodes or over shared connections
+	// is validated alike.
+	var err error
+	if n := p.Servers.Nodes; n != "" && len(pp.Endpoints) == 0 {
+		if spec.Config.Servers.Nodes, err = strconv.Atoi(n); err != nil {
+			return Spec{}, fmt.Errorf("--validate: the basis run %s has nodes %q", p.Basis[0].Run, n)
+		}
+	}
+	if c := p.Servers.Conns; c != "" {
+		if spec.Config.Servers.Conns, err = strconv.Atoi(c); err != nil {
+			return Spec{}, fmt.Errorf("--validate: the basis run %s has conns %q", p.Basis[0].Run, c)
+		}
+	}
 	return spec, pp.servers(&spec.Config.Servers, p.Mode, p.Basis[0].Run)
 }
 
