@@ -18,7 +18,6 @@ package analysis
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -68,21 +67,47 @@ type ConfigPoint struct {
 	// Servers are the run's server and connection settings (nodes,
 	// conns, step timeout), which one grid and its validation share.
 	Servers ConfigServers `json:"servers"`
-	// Last is the propagation until the last watcher had an update,
-	// from the write's start: its p50, p99 and mean, with each
-	// percentile's 90% interval from the number of updates measured.
+	ConfigLast
+	ConfigCounts
+	CPUs int `json:"cpus"`
+}
+
+// ConfigLast is the propagation until the last watcher had an update,
+// from the write's start: its p50, p99 and mean, with each percentile's
+// 90% interval from the number of updates measured (a point's), or read
+// off the basis (a prediction's).
+type ConfigLast struct {
 	LastP50     time.Duration    `json:"last_p50_ns"`
 	LastP99     time.Duration    `json:"last_p99_ns"`
 	LastMean    time.Duration    `json:"last_mean_ns"`
 	LastP50Span [2]time.Duration `json:"last_p50_interval_ns"`
 	LastP99Span [2]time.Duration `json:"last_p99_interval_ns"`
-	// Per update: the servers' notifications, bytes sent and CPU seconds
-	// (0: not measured), and the clients' notifications.
+}
+
+// ConfigCounts are a config case's counts per update: the servers'
+// notifications, bytes sent and CPU seconds (0: not measured), and the
+// clients' notifications.
+type ConfigCounts struct {
 	ServerNotifications float64 `json:"server_notifications_per_update"`
 	ServerBytes         float64 `json:"server_bytes_per_update"`
 	ServerCPU           float64 `json:"server_cpu_seconds_per_update"`
 	ClientNotifications float64 `json:"client_notifications_per_update"`
-	CPUs                int     `json:"cpus"`
+}
+
+// configCPU is the server CPU's load figure.
+const configCPU = "server CPU s/s"
+
+// configLoads are the load figures a config plan predicts and validates,
+// each a count per update times the updates a second (the CPU is read
+// apart: configGrid.cpu).
+var configLoads = []struct {
+	figure string
+	of     func(ConfigCounts) float64
+}{
+	{"notifications/s (server)", func(c ConfigCounts) float64 { return c.ServerNotifications }},
+	{"notifications/s (client)", func(c ConfigCounts) float64 { return c.ClientNotifications }},
+	{"bytes/s (server)", func(c ConfigCounts) float64 { return c.ServerBytes }},
+	{configCPU, func(c ConfigCounts) float64 { return c.ServerCPU }},
 }
 
 // ConfigServers are a config run's server and connection settings.
@@ -107,13 +132,7 @@ type ConfigPrediction struct {
 	// Extrapolated says where the point lies outside them.
 	Basis        []ConfigPoint `json:"basis"`
 	Extrapolated string        `json:"extrapolated,omitempty"`
-	// LastP50 and LastP99 (with their intervals) and LastMean: until the
-	// last watcher has an update, from the write's start.
-	LastP50     time.Duration    `json:"last_p50_ns"`
-	LastP99     time.Duration    `json:"last_p99_ns"`
-	LastMean    time.Duration    `json:"last_mean_ns"`
-	LastP50Span [2]time.Duration `json:"last_p50_interval_ns"`
-	LastP99Span [2]time.Duration `json:"last_p99_interval_ns"`
+	ConfigLast
 	// Utilisation is Rate × LastMean: the share of the writer's period
 	// one update's fan-out takes.
 	Utilisation float64      `json:"fanout_utilisation"`
@@ -153,14 +172,17 @@ func configPoints(runs []*results.Run, workload string) (map[backends.Kind]map[s
 			if r.Workload != workload {
 				continue
 			}
-			key := fmt.Sprintf("%s/%s/%s/N=%d", r.Workload, r.Backend, r.Variant, r.Clients)
-			last := r.Latency[figures.LatencyPropagateLastStart]
+			key := configCase(r)
 			size, err := strconv.Atoi(run.Config.Params["size"])
-			switch {
-			case err != nil:
+			if err != nil {
 				left = append(left, fmt.Sprintf("run %s, case %s: no config size", run.ID, key))
 				continue
-			case last == nil || last.Count == 0:
+			}
+			last, ok, err := lastOf(r)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !ok {
 				left = append(left, fmt.Sprintf("run %s, case %s: no propagation counted from the write's start (run before zkbench kept it)", run.ID, key))
 				continue
 			}
@@ -172,24 +194,9 @@ func configPoints(runs []*results.Run, workload string) (map[backends.Kind]map[s
 				left = append(left, fmt.Sprintf("run %s, case %s: loaded machine (%s)", run.ID, key, x.Detail))
 				continue
 			}
-			h, err := last.Decode()
-			if err != nil {
-				return nil, nil, err
-			}
-			span := func(q float64) [2]time.Duration {
-				// The 90% interval of the q-th percentile of n samples:
-				// the ranks q ± 1.645·sqrt(q(1−q)/n).
-				p := q / 100
-				d := 1.645 * math.Sqrt(p*(1-p)/float64(h.TotalCount()))
-				return [2]time.Duration{time.Duration(h.ValueAtQuantile(100 * max(0, p-d))), time.Duration(h.ValueAtQuantile(100 * min(1, p+d)))}
-			}
 			p := ConfigPoint{Run: run.ID, Case: key, Watchers: r.Clients, Size: size, Rate: updateRate(run, r),
 				Mode: run.ClusterMode, Poll: run.Config.Params["poll"], Servers: configServers(run),
-				LastP50: time.Duration(h.ValueAtQuantile(50)), LastP99: time.Duration(h.ValueAtQuantile(99)), LastMean: time.Duration(h.Mean()),
-				LastP50Span: span(50), LastP99Span: span(99),
-				ServerNotifications: r.PerOp[figures.ServerWatchEvents.Key], ServerBytes: r.PerOp[figures.ServerBytesSent.Key],
-				ClientNotifications: r.PerOp[figures.WatchEvents.Key], CPUs: run.Environment.CPUs}
-			p.ServerCPU = serverCPUPerUpdate(r)
+				ConfigLast: last, ConfigCounts: countsOf(r), CPUs: run.Environment.CPUs}
 			if out[r.Backend] == nil {
 				out[r.Backend] = map[string][]ConfigPoint{}
 			}
@@ -209,13 +216,41 @@ func updateRate(run *results.Run, r *results.Result) float64 {
 	return r.Throughput
 }
 
-// serverCPUPerUpdate is r's server CPU seconds an update, 0 when not
-// measured.
-func serverCPUPerUpdate(r *results.Result) float64 {
-	if !r.Cost.ServerCostMeasured || r.Ops.Succeeded == 0 {
-		return 0
+// configCase is r's case key.
+func configCase(r *results.Result) string {
+	return fmt.Sprintf("%s/%s/%s/N=%d", r.Workload, r.Backend, r.Variant, r.Clients)
+}
+
+// lastOf is r's propagation to the last watcher from the write's start;
+// false when r did not record it.
+func lastOf(r *results.Result) (ConfigLast, bool, error) {
+	last := r.Latency[figures.LatencyPropagateLastStart]
+	if last == nil || last.Count == 0 {
+		return ConfigLast{}, false, nil
 	}
-	return r.Cost.ServerCPUSeconds / float64(r.Ops.Succeeded)
+	h, err := last.Decode()
+	if err != nil {
+		return ConfigLast{}, false, err
+	}
+	span := func(q float64) [2]time.Duration {
+		// The 90% interval of the q-th percentile of n samples: the
+		// ranks q ± 1.645·sqrt(q(1−q)/n).
+		p := q / 100
+		d := 1.645 * math.Sqrt(p*(1-p)/float64(h.TotalCount()))
+		return [2]time.Duration{time.Duration(h.ValueAtQuantile(100 * max(0, p-d))), time.Duration(h.ValueAtQuantile(100 * min(1, p+d)))}
+	}
+	return ConfigLast{LastP50: time.Duration(h.ValueAtQuantile(50)), LastP99: time.Duration(h.ValueAtQuantile(99)), LastMean: time.Duration(h.Mean()),
+		LastP50Span: span(50), LastP99Span: span(99)}, true, nil
+}
+
+// countsOf is r's counts per update.
+func countsOf(r *results.Result) ConfigCounts {
+	c := ConfigCounts{ServerNotifications: r.PerOp[figures.ServerWatchEvents.Key], ServerBytes: r.PerOp[figures.ServerBytesSent.Key],
+		ClientNotifications: r.PerOp[figures.WatchEvents.Key]}
+	if r.Cost.ServerCostMeasured && r.Ops.Succeeded > 0 {
+		c.ServerCPU = r.Cost.ServerCPUSeconds / float64(r.Ops.Succeeded)
+	}
+	return c
 }
 
 // configServers are run's server and connection settings.
@@ -321,27 +356,19 @@ func predictConfig(pts []ConfigPoint, ask ConfigAsk) (*ConfigPrediction, error) 
 		return nil, fmt.Errorf("%s %s: %w", ask.Backend, ask.Variant, err)
 	}
 	p := &ConfigPrediction{Ask: ask, Backend: ask.Backend, Basis: g.basis, Extrapolated: g.extrapolated, Mode: mode, Poll: poll, Servers: srv}
-	dur := func(f func(ConfigPoint) time.Duration) time.Duration {
-		return time.Duration(g.at(ask.Watchers, func(c ConfigPoint) float64 { return float64(f(c)) }))
-	}
-	p.LastP50, p.LastP99, p.LastMean = dur(func(c ConfigPoint) time.Duration { return c.LastP50 }), dur(func(c ConfigPoint) time.Duration { return c.LastP99 }),
-		dur(func(c ConfigPoint) time.Duration { return c.LastMean })
+	p.LastP50, p.LastP99, p.LastMean = g.dur(ask.Watchers, func(c ConfigLast) time.Duration { return c.LastP50 }),
+		g.dur(ask.Watchers, func(c ConfigLast) time.Duration { return c.LastP99 }), g.dur(ask.Watchers, func(c ConfigLast) time.Duration { return c.LastMean })
 	for i := range 2 {
-		p.LastP50Span[i] = dur(func(c ConfigPoint) time.Duration { return c.LastP50Span[i] })
-		p.LastP99Span[i] = dur(func(c ConfigPoint) time.Duration { return c.LastP99Span[i] })
+		p.LastP50Span[i] = g.dur(ask.Watchers, func(c ConfigLast) time.Duration { return c.LastP50Span[i] })
+		p.LastP99Span[i] = g.dur(ask.Watchers, func(c ConfigLast) time.Duration { return c.LastP99Span[i] })
 	}
 	p.Utilisation = ask.Rate * p.LastMean.Seconds()
-	for _, l := range []struct {
-		name string
-		f    func(ConfigPoint) float64
-	}{
-		{"notifications/s (server)", func(c ConfigPoint) float64 { return c.ServerNotifications }},
-		{"notifications/s (client)", func(c ConfigPoint) float64 { return c.ClientNotifications }},
-		{"bytes/s (server)", func(c ConfigPoint) float64 { return c.ServerBytes }},
-	} {
-		per := g.at(ask.Watchers, l.f)
-		if per > 0 {
-			p.Load = append(p.Load, ConfigLoad{Figure: l.name, PerUpdate: per, PerSec: per * ask.Rate})
+	for _, l := range configLoads {
+		if l.figure == configCPU {
+			continue // read apart below
+		}
+		if per := g.at(ask.Watchers, func(c ConfigPoint) float64 { return l.of(c.ConfigCounts) }); per > 0 {
+			p.Load = append(p.Load, ConfigLoad{Figure: l.figure, PerUpdate: per, PerSec: per * ask.Rate})
 		}
 	}
 	if p.LastMean > 0 {
@@ -349,7 +376,7 @@ func predictConfig(pts []ConfigPoint, ask ConfigAsk) (*ConfigPrediction, error) 
 			Source: Source{Kind: "derived", What: fmt.Sprintf("1 / mean propagation to the last watcher %s ms", num(Millis(p.LastMean)))}})
 	}
 	if idle, perUpdate, what, ok := g.cpu(ask.Watchers); ok {
-		p.Load = append(p.Load, ConfigLoad{Figure: "server CPU s/s", PerUpdate: perUpdate, PerSec: idle + perUpdate*ask.Rate})
+		p.Load = append(p.Load, ConfigLoad{Figure: configCPU, PerUpdate: perUpdate, PerSec: idle + perUpdate*ask.Rate})
 		if free := float64(g.cpus) - idle; g.cpus > 0 && free > 0 {
 			p.Resources = append(p.Resources, Resource{Name: fmt.Sprintf("server CPU (%d cores)", g.cpus), Capacity: free / perUpdate,
 				Source: Source{Kind: "derived", What: fmt.Sprintf("(%d cores − %s s/s %s) / %s CPU seconds an update", g.cpus, num(idle), what, num(perUpdate))}})
@@ -541,6 +568,11 @@ func (g *configGrid) at(w int, f func(ConfigPoint) float64) float64 {
 	return logInterp(g.rates[0].rate, g.atRate(0, w, f), g.rates[1].rate, g.atRate(1, w, f), g.rate)
 }
 
+// dur reads a propagation f at w watchers and the grid's size and rate.
+func (g *configGrid) dur(w int, f func(ConfigLast) time.Duration) time.Duration {
+	return time.Duration(g.at(w, func(c ConfigPoint) float64 { return float64(f(c.ConfigLast)) }))
+}
+
 // atRate reads f at w watchers and the grid's size among the points of
 // rate layer i.
 func (g *configGrid) atRate(i, w int, f func(ConfigPoint) float64) float64 {
@@ -599,11 +631,8 @@ func logInterp(x0, y0, x1, y1, x float64) float64 {
 // at a count far below it and meet again above.
 func (g *configGrid) maxWatchers(p *ConfigPrediction) int {
 	meets := func(w int) bool {
-		read := func(f func(ConfigPoint) time.Duration) time.Duration {
-			return time.Duration(g.at(w, func(c ConfigPoint) float64 { return float64(f(c)) }))
-		}
-		mean := read(func(c ConfigPoint) time.Duration { return c.LastMean })
-		return p.meets(read(func(c ConfigPoint) time.Duration { return c.LastP50 }), read(func(c ConfigPoint) time.Duration { return c.LastP99 }), p.Ask.Rate*mean.Seconds())
+		mean := g.dur(w, func(c ConfigLast) time.Duration { return c.LastMean })
+		return p.meets(g.dur(w, func(c ConfigLast) time.Duration { return c.LastP50 }), g.dur(w, func(c ConfigLast) time.Duration { return c.LastP99 }), p.Ask.Rate*mean.Seconds())
 	}
 	w := p.Ask.Watchers
 	if !meets(w) {
@@ -748,35 +777,30 @@ func ValidateConfig(p *ConfigPrediction, run *results.Run) (*Validation, error) 
 	if r == nil {
 		return nil, fmt.Errorf("analysis: run %s has no case %s/%s/%s/N=%d to validate against", run.ID, p.Ask.Workload, p.Backend, p.Ask.Variant, p.Ask.Watchers)
 	}
-	v := &Validation{Run: run.ID, Case: fmt.Sprintf("%s/%s/%s/N=%d", r.Workload, r.Backend, r.Variant, r.Clients)}
+	v := &Validation{Run: run.ID, Case: configCase(r)}
 	if b := r.Load.Bound(); b != nil {
 		v.ClientBound = b.Detail
 	}
 	if x := r.Load.Loaded(); x != nil {
 		v.Loaded = x.Detail
 	}
-	last := r.Latency[figures.LatencyPropagateLastStart]
-	if last == nil || last.Count == 0 {
-		return nil, fmt.Errorf("analysis: run %s, case %s has no propagation to the last watcher from the write's start", run.ID, v.Case)
-	}
-	h, err := last.Decode()
+	last, ok, err := lastOf(r)
 	if err != nil {
 		return nil, err
 	}
-	v.add("last watcher p50 (ms)", Millis(p.LastP50), float64(h.ValueAtQuantile(50))/1e6)
-	v.add("last watcher p99 (ms)", Millis(p.LastP99), float64(h.ValueAtQuantile(99))/1e6)
+	if !ok {
+		return nil, fmt.Errorf("analysis: run %s, case %s has no propagation to the last watcher from the write's start", run.ID, v.Case)
+	}
+	v.add("last watcher p50 (ms)", Millis(p.LastP50), Millis(last.LastP50))
+	v.add("last watcher p99 (ms)", Millis(p.LastP99), Millis(last.LastP99))
 	v.add("updates/s", p.Ask.Rate, r.Throughput)
+	counts := countsOf(r)
 	for _, l := range p.Load {
-		per, ok := map[string]float64{
-			"notifications/s (server)": r.PerOp[figures.ServerWatchEvents.Key],
-			"notifications/s (client)": r.PerOp[figures.WatchEvents.Key],
-			"bytes/s (server)":         r.PerOp[figures.ServerBytesSent.Key],
-		}[l.Figure]
-		if cpu := serverCPUPerUpdate(r); l.Figure == "server CPU s/s" && cpu > 0 {
-			per, ok = cpu, true
-		}
-		if ok {
-			v.add(l.Figure, l.PerSec, per*r.Throughput)
+		for _, m := range configLoads {
+			// The servers' CPU is 0 where it was not measured.
+			if per := m.of(counts); m.figure == l.Figure && (per > 0 || m.figure != configCPU) {
+				v.add(l.Figure, l.PerSec, per*r.Throughput)
+			}
 		}
 	}
 	return v, nil
@@ -786,19 +810,10 @@ func ValidateConfig(p *ConfigPrediction, run *results.Run) (*Validation, error) 
 // text or as one JSON object.
 func WriteConfigPlan(out io.Writer, ans *ConfigAnswer, val *Validation, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		return encodeJSON(out, struct {
 			*ConfigAnswer
 			Validation *Validation `json:"validation,omitempty"`
 		}{ans, val})
 	}
-	if err := ans.Write(out); err != nil {
-		return err
-	}
-	if val != nil {
-		fmt.Fprintln(out)
-		return val.Write(out)
-	}
-	return nil
+	return writePlanText(out, ans, val)
 }

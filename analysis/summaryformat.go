@@ -189,9 +189,7 @@ func writeJSON(w io.Writer, run *results.Run) error {
 	if out.Notes == nil {
 		out.Notes = []NoteGroup{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return encodeJSON(w, out)
 }
 
 // writeMarkdown prints the summary as text does, its table with every

@@ -193,13 +193,23 @@ func checkValidationRun(run *results.Run, p *Prediction) error {
 // text, or as one JSON object with asJSON.
 func WritePlan(out io.Writer, ans *PlanAnswer, val *Validation, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		return encodeJSON(out, struct {
 			*PlanAnswer
 			Validation *Validation `json:"validation,omitempty"`
 		}{ans, val})
 	}
+	return writePlanText(out, ans, val)
+}
+
+// encodeJSON prints v as one indented JSON object.
+func encodeJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// writePlanText prints a plan's answer, then its validation when there is one.
+func writePlanText(out io.Writer, ans interface{ Write(io.Writer) error }, val *Validation) error {
 	if err := ans.Write(out); err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 // Mode, else of the kind the prediction's basis run started.
 type PlanPoint struct {
 	Duration, Warmup time.Duration
-	Output, RunID    string // RunID "": plan-<variant>-<clients>-<time>
+	Output, RunID    string // RunID "": plan-<variant>-<clients>-<time> (a config center: plan-config-<variant>-<watchers>-<time>)
 	Mode             ClusterMode
 	Endpoints        []string
 	RequireQuiet     bool
@@ -24,10 +24,6 @@ type PlanPoint struct {
 // at its watchers, size and rate, the basis's poll interval, on the
 // basis's kind of servers unless the flags name others.
 func (pp PlanPoint) ConfigSpec(p *analysis.ConfigPrediction) (Spec, error) {
-	id := pp.RunID
-	if id == "" {
-		id = fmt.Sprintf("plan-%s-%s-%d-%s", p.Ask.Workload, p.Ask.Variant, p.Ask.Watchers, time.Now().UTC().Format("20060102-150405"))
-	}
 	params := map[string]string{"size": strconv.Itoa(p.Ask.Size)}
 	if p.Poll != "" {
 		params["poll"] = p.Poll
@@ -35,11 +31,10 @@ func (pp PlanPoint) ConfigSpec(p *analysis.ConfigPrediction) (Spec, error) {
 	if p.Servers.StepTimeout != "" {
 		params["step_timeout"] = p.Servers.StepTimeout
 	}
-	spec := Spec{Config: Config{
+	spec := pp.point(fmt.Sprintf("%s-%s-%d", p.Ask.Workload, p.Ask.Variant, p.Ask.Watchers), Config{
 		Backend: p.Backend, Workload: p.Ask.Workload, Variants: []string{p.Ask.Variant}, Clients: []int{p.Ask.Watchers},
-		Repeat: 1, Duration: pp.Duration, Warmup: pp.Warmup, Rate: p.Ask.Rate, Params: params,
-		Servers: Servers{Nodes: 1, SessionTimeout: Auto, LeaseTTL: Auto, PreflightTimeout: 10 * time.Second},
-	}, RunID: id, Output: pp.Output, RequireQuiet: pp.RequireQuiet}
+		Rate: p.Ask.Rate, Params: params,
+	})
 	// The basis's nodes (when zkbench starts the servers) and shared
 	// connections: a grid made on three nodes or over shared connections
 	// is validated alike.
@@ -55,6 +50,20 @@ func (pp PlanPoint) ConfigSpec(p *analysis.ConfigPrediction) (Spec, error) {
 		}
 	}
 	return spec, pp.servers(&spec.Config.Servers, p.Mode, p.Basis[0].Run)
+}
+
+// point is the validation run of cfg (its workload, variant, clients and
+// load) with the flags' bounds and output, once, on one node of the
+// servers' defaults; its run ID, when the flags give none, is
+// plan-<name>-<time>.
+func (pp PlanPoint) point(name string, cfg Config) Spec {
+	id := pp.RunID
+	if id == "" {
+		id = fmt.Sprintf("plan-%s-%s", name, time.Now().UTC().Format("20060102-150405"))
+	}
+	cfg.Repeat, cfg.Duration, cfg.Warmup = 1, pp.Duration, pp.Warmup
+	cfg.Servers = Servers{Nodes: 1, SessionTimeout: Auto, LeaseTTL: Auto, PreflightTimeout: 10 * time.Second}
+	return Spec{Config: cfg, RunID: id, Output: pp.Output, RequireQuiet: pp.RequireQuiet}
 }
 
 // servers sets srv from the flags, or to the basis run's kind of servers
@@ -80,15 +89,10 @@ func (pp PlanPoint) servers(srv *Servers, mode, basis string) error {
 // client count: open loop at its rate when it has a period, closed loop
 // with its think time when not. basis are the runs p was predicted from.
 func (pp PlanPoint) Spec(p *analysis.Prediction, basis []*results.Run) (Spec, error) {
-	id := pp.RunID
-	if id == "" {
-		id = fmt.Sprintf("plan-%s-%d-%s", p.Variant, p.Workload.Clients, time.Now().UTC().Format("20060102-150405"))
-	}
-	spec := Spec{Config: Config{
+	spec := pp.point(fmt.Sprintf("%s-%d", p.Variant, p.Workload.Clients), Config{
 		Backend: p.Backend, Workload: p.Workload.Workload, Variants: []string{p.Variant}, Clients: []int{p.Workload.Clients},
-		Repeat: 1, Duration: pp.Duration, Warmup: pp.Warmup, Hold: p.Workload.Hold,
-		Servers: Servers{Nodes: 1, SessionTimeout: Auto, LeaseTTL: Auto, PreflightTimeout: 10 * time.Second},
-	}, RunID: id, Output: pp.Output, RequireQuiet: pp.RequireQuiet}
+		Hold: p.Workload.Hold,
+	})
 	if p.Workload.Every > 0 {
 		spec.Config.Rate = p.Workload.Rate()
 	} else {
