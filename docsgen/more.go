@@ -151,26 +151,15 @@ func planConfigCheck(runs, args string) (string, error) {
 			switch {
 			case !ok:
 				row = append(row, "—")
-			case strings.HasSuffix(v[1], ")"):
+			case v[2] == "":
 				row = append(row, v[0]+" / "+v[1])
 			default:
-				row = append(row, v[0]+" / "+v[1]+" ("+errorOf(v)+")")
+				row = append(row, v[0]+" / "+v[1]+" ("+v[2]+")")
 			}
 		}
 		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 	}
 	return b.String(), nil
-}
-
-// errorOf is predicted / measured − 1 of a validation row, "—" when it
-// has none.
-func errorOf(v [2]string) string {
-	pred, perr := strconv.ParseFloat(v[0], 64)
-	meas, merr := strconv.ParseFloat(v[1], 64)
-	if perr != nil || merr != nil || meas == 0 {
-		return "—"
-	}
-	return fmt.Sprintf("%+.0f%%", 100*(pred/meas-1))
 }
 
 // planMode is the way of predicting a plan-check file's name says: its
@@ -218,8 +207,9 @@ type planText struct {
 	config bool
 	// modelError is the plan's "model error:" line.
 	modelError string
-	// validation: figure -> predicted, measured.
-	validation map[string][2]string
+	// validation: figure -> predicted, measured, and the plan's error
+	// ("" when the row has none).
+	validation map[string][3]string
 }
 
 var (
@@ -233,7 +223,7 @@ func readPlanText(path string) (*planText, error) {
 		return nil, fmt.Errorf("plan-check: %w (make plan-check writes it)", err)
 	}
 	defer f.Close()
-	p := &planText{validation: map[string][2]string{}}
+	p := &planText{validation: map[string][3]string{}}
 	in := false
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
@@ -261,11 +251,14 @@ func readPlanText(path string) (*planText, error) {
 		case in:
 			c := columns.Split(strings.TrimSpace(line), -1)
 			if len(c) >= 3 && c[0] != "figure" {
-				meas := c[2]
-				if len(c) >= 4 && strings.HasPrefix(c[3], "not compared") {
-					meas += " (" + c[3] + ")"
+				meas, e := c[2], ""
+				if len(c) >= 4 {
+					e = c[3]
 				}
-				p.validation[c[0]] = [2]string{c[1], meas}
+				if strings.HasPrefix(e, "not compared") {
+					meas, e = meas+" ("+e+")", ""
+				}
+				p.validation[c[0]] = [3]string{c[1], meas, e}
 			}
 		}
 	}
@@ -319,12 +312,12 @@ func planError(runs, args string) (string, error) {
 			if !ok || strings.Contains(v[1], "not compared") {
 				return "", fmt.Errorf("plan-error: %s has no %s compared: leave it out of the grid", name, fig)
 			}
-			pred, perr := strconv.ParseFloat(v[0], 64)
-			meas, merr := strconv.ParseFloat(v[1], 64)
-			if perr != nil || merr != nil || meas <= 0 {
-				return "", fmt.Errorf("plan-error: %s: %s %q / %q is not two numbers", name, fig, v[0], v[1])
+			// The plan's own error, from its unrounded figures.
+			pct, err := strconv.ParseFloat(strings.TrimSuffix(v[2], "%"), 64)
+			if err != nil || !strings.HasSuffix(v[2], "%") {
+				return "", fmt.Errorf("plan-error: %s: %s has error %q, not a percentage", name, fig, v[2])
 			}
-			e := pred/meas - 1
+			e := pct / 100
 			if first || e < into[0] {
 				into[0] = e
 			}
