@@ -67,8 +67,9 @@ func electionVariants() []VariantSpec {
 func electionParams() []Param {
 	return []Param{
 		{Key: ParamFailovers, Type: ParamCount, Default: "10", Help: "leader kills per case when --ops is 0"},
-		{Key: ParamKill, Type: ParamChoice, Choices: []string{KillClose, KillExpire}, Default: KillClose,
-			Help: "how the leader's session ends: close (by its client), or expire (on the server: etcd revokes the lease, ZooKeeper closes the session from a second connection)"},
+		{Key: ParamKill, Type: ParamChoice, Choices: []string{KillClose, KillExpire, KillCrash}, Default: KillClose,
+			Help: "how the leader's session ends: close (by its client), expire (on the server at once: etcd revokes the lease, ZooKeeper closes the session from a second connection), " +
+				"or crash (its process dies: the connection closes with no close, and the server ends the session when the session timeout or lease TTL runs out, which the failover then includes)"},
 		{Key: ParamSettle, Type: ParamDuration, Default: "100ms", Help: "quiet time before each kill, so every waiter is asleep"},
 		{Key: ParamStepTimeout, Type: ParamPause, Default: "1m0s", Help: "bound on one failover"},
 	}
@@ -168,6 +169,9 @@ func newElectionRun(ctx context.Context, d *driver, v variants.Variant[recipes.E
 	first, be := candidates.Sessions[0], d.c.Backend
 	if set.kill == KillExpire && !canExpire(first, be) {
 		return nil, endSession(ctx, first, be, KillExpire)
+	}
+	if set.kill == KillCrash && find[sessionCrasher](first) == nil {
+		return nil, endSession(ctx, first, be, KillCrash)
 	}
 	n := len(candidates.Sessions)
 	e := &electionRun{

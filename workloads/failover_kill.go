@@ -14,7 +14,15 @@ import (
 const (
 	KillClose  = "close"
 	KillExpire = "expire"
+	KillCrash  = "crash"
 )
+
+// sessionCrasher is a session (or decorator) that can end as its process dying
+// would: its connection gone with no close, the server ending the session
+// when its timeout runs out (zookeeper.Session.Crash, etcd.Session.Crash).
+type sessionCrasher interface {
+	Crash() error
+}
 
 // expirer is a session (or decorator) that can make its own session expire
 // on the server, as a fault would, without closing it on the client.
@@ -47,18 +55,22 @@ func canExpire(s backends.Session, be backends.Backend) bool {
 	return ok
 }
 
-func findExpirer(s backends.Session) expirer {
+func findExpirer(s backends.Session) expirer { return find[expirer](s) }
+
+// find is the first session of s's decorator chain, s first, that is a T.
+func find[T any](s backends.Session) T {
 	for s != nil {
-		if e, ok := s.(expirer); ok {
+		if e, ok := s.(T); ok {
 			return e
 		}
 		u, ok := s.(interface{ Unwrap() backends.Session })
 		if !ok {
-			return nil
+			break
 		}
 		s = u.Unwrap()
 	}
-	return nil
+	var none T
+	return none
 }
 
 // endSession ends s, a session of be, abruptly. KillClose closes it: the
@@ -69,11 +81,18 @@ func findExpirer(s backends.Session) expirer {
 // lease's expiry would be, and the session finds out from its keep-alive;
 // else a backend that can expire its sessions (SessionExpirer, the way to
 // do it on ZooKeeper) does it. The old leader then learns late, which the
-// failover workload measures ("lost_notice").
+// failover workload measures ("lost_notice"). KillCrash ends s as its
+// process dying would (sessionCrasher): the server ends the session only when its
+// timeout runs out, so the failover includes that wait.
 func endSession(ctx context.Context, s backends.Session, be backends.Backend, mode string) error {
 	switch mode {
 	case KillClose:
 		return s.Close()
+	case KillCrash:
+		if c := find[sessionCrasher](s); c != nil {
+			return c.Crash()
+		}
+		return fmt.Errorf("%w: %s=%s: this backend's sessions cannot crash; use %s=%s or %s", ErrBadCase, ParamKill, KillCrash, ParamKill, KillClose, KillExpire)
 	case KillExpire:
 		if e := findExpirer(s); e != nil {
 			return e.Expire(ctx)

@@ -24,7 +24,9 @@ func (e *electionRun) failovers(ctx context.Context) measure.Outcome {
 		measured: e.clients,
 		quiet:    []*measure.Clients{e.clients},
 		succeeded: func(ctx context.Context, killed int, t0 time.Duration, next elected) time.Duration {
-			e.recordLostNotice(ctx, killed, t0)
+			if e.set.kill != KillCrash { // a crashed leader notices nothing
+				e.recordLostNotice(ctx, killed, t0)
+			}
 			return next.at
 		},
 	})
@@ -83,8 +85,8 @@ func (e *electionRun) failoversWith(ctx context.Context, s failoverSteps) (measu
 		}
 		res.Ops.Issued++
 		t0 := e.now()
-		if e.set.kill == KillClose {
-			e.checker.End(leader.candidate, t0) // a crash: it acts no more
+		if e.set.kill != KillExpire {
+			e.checker.End(leader.candidate, t0) // it acts no more
 		}
 		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.set.stepTimeout)
 		err := endSession(kctx, e.clients.Sessions[leader.candidate], e.d.c.Backend, e.set.kill)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	etcdbackend "github.com/zkbench/zkbench/backends/etcd"
+	zkbackend "github.com/zkbench/zkbench/backends/zookeeper"
 	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/results"
 )
@@ -92,5 +94,37 @@ func TestFailoverHerd(t *testing.T) {
 				}
 			})
 		}
+	})
+}
+
+// TestFailoverCrash: a crashed leader (connection gone, no close) is
+// replaced only once the server has ended its session on its timeout: no
+// failover comes sooner than the timeout less the client's heartbeat
+// interval (a third of it), which a close or a revoke sent by mistake would
+// beat by seconds. The old leader notices nothing, and nothing is left.
+func TestFailoverCrash(t *testing.T) {
+	const n, k = 4, 2
+	timeouts := map[backends.Kind]time.Duration{backends.ZooKeeper: zkbackend.DefaultSessionTimeout, backends.Etcd: etcdbackend.DefaultLeaseTTL}
+	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
+		res := runRecipeCase(t, NewFailover(), b, "fair", n, results.Config{Duration: time.Minute, Ops: k,
+			Params: map[string]string{ParamKill: KillCrash}})
+		if res.Ops.Succeeded != k || res.StoppedBy != StoppedByOps {
+			t.Fatalf("%d of %d failovers succeeded, stopped by %s: %v %v", res.Ops.Succeeded, k, res.StoppedBy, res.Errors, res.Notes)
+		}
+		h := res.Latency["failover"]
+		if h == nil || h.Count != k {
+			t.Fatalf("failover histogram %+v, want %d values", h, k)
+		}
+		least := timeouts[b.Kind()] * 2 / 3
+		if min := time.Duration(h.Min); min < least {
+			t.Errorf("a failover after %v, before the session could time out (%v at the least)", min, least)
+		}
+		if ln := res.Latency["lost_notice"]; ln != nil && ln.Count > 0 {
+			t.Errorf("a crashed leader noticed its loss: %+v", ln)
+		}
+		if res.Safety.Violations != 0 {
+			t.Errorf("safety %+v", res.Safety)
+		}
+		t.Logf("%s: failover min %v, p50 %v, max %v", b.Kind(), time.Duration(h.Min), time.Duration(h.P50), time.Duration(h.Max))
 	})
 }

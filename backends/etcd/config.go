@@ -36,6 +36,9 @@ var (
 // about 2 s (1.5 × election timeout), so a shorter setting would lie.
 const MinLeaseTTL = 2 * time.Second
 
+// DefaultLeaseTTL is Config.LeaseTTL's default.
+const DefaultLeaseTTL = 5 * time.Second
+
 // The static gRPC flow-control windows Config.FlowWindow allows: gRPC
 // ignores a window below 64 KiB, and one of 1 GiB is more than any reply.
 const (
@@ -187,7 +190,7 @@ func (cfg *Config) validate() ([]endpoint, error) {
 		eps = append(eps, e)
 	}
 	if cfg.LeaseTTL == 0 {
-		cfg.LeaseTTL = 5 * time.Second
+		cfg.LeaseTTL = DefaultLeaseTTL
 	}
 	if cfg.LeaseTTL < MinLeaseTTL {
 		return nil, fmt.Errorf("%w: lease TTL %v is below etcd's minimum lease TTL of %v", ErrConfig, cfg.LeaseTTL, MinLeaseTTL)

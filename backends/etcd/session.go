@@ -45,6 +45,7 @@ type Session struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	crashed   atomic.Bool // Crash: Close revokes nothing
 
 	// stale holds, by parent, the companions of dequeued nodes that this
 	// session's next Dequeue under the parent removes (see Dequeue): its
@@ -97,6 +98,21 @@ func (s *Session) Client() *clientv3.Client { return s.cli }
 // Done is closed when the session is lost or closed (see Session).
 func (s *Session) Done() <-chan struct{} { return s.done }
 
+// Crash ends the session as its process dying would: the keep-alive and
+// every call and watch stop, and the session's own client closes, but the
+// lease is not revoked: the server ends it when its TTL runs out with no
+// keep-alive (and deletes its keys then). Done closes now; a later Close
+// revokes nothing. Over a shared client (Config.Conns > 0) only the
+// session's own streams stop.
+func (s *Session) Crash() error {
+	s.crashed.Store(true)
+	s.lose()
+	if s.owns {
+		return s.cli.Close()
+	}
+	return nil
+}
+
 // Close stops the keepalive, revokes the lease on a fresh context bounded by
 // WithCloseTimeout (so the server removes the session's keys now, not a TTL
 // later), and closes the session's own client. Calls still running return
@@ -105,6 +121,10 @@ func (s *Session) Done() <-chan struct{} { return s.done }
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
 		s.lose()
+		if s.crashed.Load() {
+			s.b.forget(s)
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.b.opts.closeTimeout)
 		defer cancel()
 		_, err := s.cli.Revoke(ctx, s.lease)

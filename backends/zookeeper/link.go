@@ -176,6 +176,23 @@ func (l *link) markLost(cause error) {
 	})
 }
 
+// errCrashed is a crashed session's cause (Session.Crash).
+var errCrashed = errors.New("zookeeper: session crashed: its connection closed without a close, the server ends it on its timeout")
+
+// crash ends the link as a process that died would: its connection
+// closes with no closeSession sent, the dialer refuses from now on, so
+// nothing reconnects, and the server ends the session when its timeout
+// runs out (and only then removes its ephemeral nodes).
+func (l *link) crash() {
+	l.mu.Lock()
+	l.isLost.Store(true) // before the close: go-zookeeper's redial is refused
+	if l.nc != nil {
+		l.nc.Close()
+	}
+	l.mu.Unlock()
+	l.markLost(errCrashed)
+}
+
 // countWrite counts a write the session itself made (its create or end).
 func (l *link) countWrite() {
 	if l.witness != nil {

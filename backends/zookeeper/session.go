@@ -114,6 +114,23 @@ func (s *Session) Close() error {
 	return nil
 }
 
+// ErrSharedCrash: Crash on a session that shares its connection.
+var ErrSharedCrash = errors.New("zookeeper: a crash closes the session's connection, which this session shares with others: give each session its own (--conns 0)")
+
+// Crash ends the session as its process dying would: the connection
+// closes without a close request and nothing reconnects, so the server
+// ends the session only when its timeout runs out, and its ephemeral
+// nodes go then. Done closes now; Close afterwards only tidies up. A
+// session sharing its connection cannot crash alone (ErrSharedCrash).
+func (s *Session) Crash() error {
+	if s.shared {
+		return ErrSharedCrash
+	}
+	s.l.crash()
+	s.end()
+	return nil
+}
+
 // own records (or forgets) an ephemeral node made through a shared view.
 func (s *Session) own(path string, mine bool) {
 	if !s.shared {
