@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
@@ -22,6 +23,25 @@ const (
 // when its timeout runs out (zookeeper.Session.Crash, etcd.Session.Crash).
 type sessionCrasher interface {
 	Crash() error
+	// Timeout is the session's timeout (ZooKeeper's session timeout,
+	// etcd's lease TTL).
+	Timeout() time.Duration
+}
+
+// crashWait is how long the failover loop waits, once the candidates are
+// quiet, before it crashes a leader of session timeout t: a random time
+// from t/3 to 2t/3. Both clients send a heartbeat every t/3 to an idle
+// session (go-zookeeper's ping ticker; zkbench's etcd keep-alive, t/3
+// after the last answer), so after at least t/3 the leader's last word to
+// the server is a heartbeat, and a wait spread over one heartbeat period
+// puts the crash at a uniformly random point of it, as a crash falls at
+// any point of a long-idle leader's term. (Crashed at once, a leader new
+// in office would die right after the requests that elected it.)
+func crashWait(t time.Duration) time.Duration {
+	if t < 3 {
+		return 0
+	}
+	return t/3 + rand.N(t/3)
 }
 
 // expirer is a session (or decorator) that can make its own session expire

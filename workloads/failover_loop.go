@@ -83,6 +83,12 @@ func (e *electionRun) failoversWith(ctx context.Context, s failoverSteps) (measu
 			ended.TimedOut = true
 			break
 		}
+		if e.set.kill == KillCrash {
+			victim := find[sessionCrasher](e.clients.Sessions[leader.candidate])
+			if victim != nil && !sleepCtx(ctx, crashWait(victim.Timeout())) {
+				break
+			}
+		}
 		res.Ops.Issued++
 		t0 := e.now()
 		if e.set.kill != KillExpire {

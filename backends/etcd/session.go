@@ -33,7 +33,8 @@ type Session struct {
 	cli   *clientv3.Client
 	owns  bool // close cli on Close
 	lease clientv3.LeaseID
-	tag   string // per-session unique part of sequential names
+	ttl   time.Duration // the lease's TTL as granted
+	tag   string        // per-session unique part of sequential names
 	seq   atomic.Int64
 
 	// ctx is cancelled when the session is lost or closed; it stops the
@@ -61,7 +62,7 @@ func openSession(ctx context.Context, b *Backend, cli *clientv3.Client, owns boo
 	}
 	sctx, cancel := context.WithCancel(context.Background())
 	s := &Session{
-		b: b, cli: cli, owns: owns, lease: g.ID,
+		b: b, cli: cli, owns: owns, lease: g.ID, ttl: time.Duration(g.TTL) * time.Second,
 		tag: fmt.Sprintf("%016x", int64(g.ID)),
 		ctx: sctx, cancel: cancel, done: make(chan struct{}),
 		stale: make(map[string][]string),
@@ -86,6 +87,9 @@ func (s *Session) lose() {
 
 // ID returns the lease id.
 func (s *Session) ID() int64 { return int64(s.lease) }
+
+// Timeout is the lease's TTL as the server granted it.
+func (s *Session) Timeout() time.Duration { return s.ttl }
 
 // Lease returns the session's lease, for recipes built on
 // go.etcd.io/etcd/client/v3/concurrency (concurrency.WithLease).

@@ -28,6 +28,7 @@ var errLinkLost = errors.New("zookeeper: session lost, not reconnecting")
 // registered on the link are told through onLost.
 type link struct {
 	conn    *zk.Conn
+	timeout time.Duration // the session timeout asked for
 	hasConn chan struct{} // closed once conn is set; callbacks may run before
 
 	ready     chan struct{} // closed when the first session is established
@@ -56,6 +57,7 @@ type link struct {
 // handling. It does not wait for the session: see waitReady.
 func dial(cfg *Config, o *options, recvBuf int) (*link, error) {
 	l := &link{
+		timeout: cfg.SessionTimeout,
 		hasConn: make(chan struct{}),
 		ready:   make(chan struct{}),
 		lost:    make(chan struct{}),

@@ -114,6 +114,10 @@ func (s *Session) Close() error {
 	return nil
 }
 
+// Timeout is the session timeout asked for (the server may grant another
+// within its bounds, 2 to 20 ticks by default).
+func (s *Session) Timeout() time.Duration { return s.l.timeout }
+
 // ErrSharedCrash: Crash on a session that shares its connection.
 var ErrSharedCrash = errors.New("zookeeper: a crash closes the session's connection, which this session shares with others: give each session its own (--conns 0)")
 
