@@ -13,7 +13,7 @@ BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: build test bench bench-runs bench-scale bench-plan plan-check lint deps images clean docs
-.PHONY: bench-idle bench-plan-config plan-check-files kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch bench-grpc-window
+.PHONY: bench-idle bench-plan-config bench-plan-failover plan-check-files kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch bench-grpc-window
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zkbench
@@ -258,6 +258,23 @@ bench-plan-config: build
 	  done; \
 	done
 
+# A leader's failover plan (zkbench plan --workload failover): sweeps of
+# the election variants with the leader's session closed (the handover once
+# a session has ended) at 10, 50 and 200 candidates, 30 failovers a case;
+# then validation points with the leader's process dying (--kill crash), at
+# candidate counts and session timeouts the sweeps did not run
+# (ID:VARIANT:CANDIDATES:TIMEOUT). make plan-check writes the comparisons
+# (docs/results.md).
+FAILOVER_POINTS = a:fair:30:3s b:fair:100:5s c:fair:20:2s d:naive:70:4s
+FAILVAL = --cluster local --validate --failovers 20 $(KEEPFLAGS) -o $(RUNS)
+bench-plan-failover: build
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload failover --variants naive,fair --clients 10,50,200 --failovers 30 -o $(RUNS) --run-id handover-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload failover --variants naive,fair,native --clients 10,50,200 --failovers 30 -o $(RUNS) --run-id handover-etcd
+	for pt in $(FAILOVER_POINTS); do IFS=: read id v n t <<< "$$pt"; \
+	  $(BIN) plan $(RUNS)/handover-zookeeper --workload failover --variant $$v --clients $$n --session-timeout $$t $(FAILVAL) --run-id plan-failover-zk-$$v-$$id || exit 1; \
+	  $(BIN) plan $(RUNS)/handover-etcd --workload failover --variant $$v --clients $$n --session-timeout $$t $(FAILVAL) --run-id plan-failover-etcd-$$v-$$id || exit 1; \
+	done
+
 # The kept runs of docs/docker.md (3-node clusters in containers: make images
 # first), docs/sharding.md (four shards on this machine, merged) and
 # docs/faults.md (a leader killed and restarted, a client cut off).
@@ -282,7 +299,7 @@ bench-kept:
 # Every kept run in one pass (about 60 minutes on 2 cores: 2026-12-04), each refusing a
 # loaded machine, then the published tables written again from them. Run it
 # on a quiet machine: nothing else, not even a build, beside it.
-kept-runs: bench-runs bench-scale bench-watchers bench-plan bench-plan-config plan-check bench-other bench-kept docs
+kept-runs: bench-runs bench-scale bench-watchers bench-plan bench-plan-config bench-plan-failover plan-check bench-other bench-kept docs
 
 # The plan model against the kept validation runs, without servers: each
 # <run-id>.plan.txt predicts from the USL sweep alone, each
@@ -332,6 +349,10 @@ plan-check-files: build
 	  for v in one-shot persistent; do \
 	    $(BIN) plan $(FANOUT_ETCD) --workload config --variant $$v --clients $$n --size $$size --rate $$rate --against $(RUNS)/plan-config-etcd-$$v-$$id > $(RUNS)/plan-config-etcd-$$v-$$id.plan.txt || exit 1; \
 	  done; \
+	done
+	for pt in $(FAILOVER_POINTS); do IFS=: read id v n t <<< "$$pt"; \
+	  $(BIN) plan $(RUNS)/handover-zookeeper --workload failover --variant $$v --clients $$n --session-timeout $$t --against $(RUNS)/plan-failover-zk-$$v-$$id > $(RUNS)/plan-failover-zk-$$v-$$id.plan.txt || exit 1; \
+	  $(BIN) plan $(RUNS)/handover-etcd --workload failover --variant $$v --clients $$n --session-timeout $$t --against $(RUNS)/plan-failover-etcd-$$v-$$id > $(RUNS)/plan-failover-etcd-$$v-$$id.plan.txt || exit 1; \
 	done
 
 # The Docker images, built without a registry (docs/docker.md): ZooKeeper from

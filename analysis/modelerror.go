@@ -95,11 +95,14 @@ func ModelErrorLine(mode string) string {
 	if !ok {
 		return fmt.Sprintf("model error: not measured for this way of predicting (%s) on the kept validation grid\n", mode)
 	}
-	what, of := "waits were", ""
-	if mode == ModeConfig {
-		what, of = "propagation to the last watcher was", " of the fan-out"
+	what, where := "waits were", fmt.Sprintf(" at or below %.0f%% utilisation", 100*MaxPlanUtilisation)
+	switch mode {
+	case ModeConfig:
+		what, where = "propagation to the last watcher was", where+" of the fan-out"
+	case ModeFailover:
+		what, where = "failovers were", " (the leader's process dying)"
 	}
-	return fmt.Sprintf("model error: predicting this way (%s), the model's %s p50 %+.0f%% to %+.0f%%, p99 %+.0f%% to %+.0f%% off the measured at the %d points of the kept validation grid "+
-		"at or below %.0f%% utilisation%s (analysis/modelerror.md; every point in docs/results.md)\n",
-		e.Mode, what, 100*e.P50[0], 100*e.P50[1], 100*e.P99[0], 100*e.P99[1], e.Points, 100*MaxPlanUtilisation, of)
+	return fmt.Sprintf("model error: predicting this way (%s), the model's %s p50 %+.0f%% to %+.0f%%, p99 %+.0f%% to %+.0f%% off the measured at the %d points of the kept validation grid"+
+		"%s (analysis/modelerror.md; every point in docs/results.md)\n",
+		e.Mode, what, 100*e.P50[0], 100*e.P50[1], 100*e.P99[0], 100*e.P99[1], e.Points, where)
 }

@@ -162,6 +162,41 @@ func planConfigCheck(runs, args string) (string, error) {
 	return b.String(), nil
 }
 
+// planFailoverCheck is the failover model's predictions against the kept
+// validation runs (the leader's process dying), read from the files `make
+// plan-check` writes beside them; a marker's arguments name them without
+// .plan.txt.
+func planFailoverCheck(runs, args string) (string, error) {
+	var b strings.Builder
+	figs := []string{"failover p50 (ms)", "failover p99 (ms)", "least failover (ms)", "longest failover (ms)", "notifications (server)", "requests (client)"}
+	b.WriteString("| run | failover p50 ms | failover p99 ms | least ms (bound / measured) | longest ms (bound / measured) | notifications (server) | requests (client) |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, name := range strings.Split(args, ",") {
+		name = strings.TrimSpace(name)
+		p, mode, err := readPlanCheck(runs, name)
+		if err != nil {
+			return "", err
+		}
+		if mode != analysis.ModeFailover {
+			return "", fmt.Errorf("plan-failover-check: %s.plan.txt is not a failover's plan", name)
+		}
+		row := []string{name}
+		for _, fig := range figs {
+			v, ok := p.validation[fig]
+			switch {
+			case !ok:
+				row = append(row, "—")
+			case v[2] == "" || strings.Contains(fig, "failover (ms)"):
+				row = append(row, v[0]+" / "+v[1])
+			default:
+				row = append(row, v[0]+" / "+v[1]+" ("+v[2]+")")
+			}
+		}
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	}
+	return b.String(), nil
+}
+
 // planMode is the way of predicting a plan-check file's name says: its
 // run-id alone (the sweep), .idle or .service after it.
 func planMode(name string) string {
@@ -183,8 +218,11 @@ func readPlanCheck(runs, name string) (*planText, string, error) {
 		return nil, "", err
 	}
 	mode := planMode(name)
-	if p.config {
+	switch {
+	case p.config:
 		mode = analysis.ModeConfig
+	case p.failover:
+		mode = analysis.ModeFailover
 	}
 	switch {
 	case mode == analysis.ModeService && p.serviceFrom == "":
@@ -203,8 +241,10 @@ type planText struct {
 	// idle: the uncontended acquires were drawn from one-client
 	// open-loop runs at the workload's rate.
 	idle bool
-	// config: a config center's plan (zkbench plan --workload config).
-	config bool
+	// config: a config center's plan (zkbench plan --workload config);
+	// failover: a leader's failover (--workload failover), which has no
+	// utilisation.
+	config, failover bool
 	// modelError is the plan's "model error:" line.
 	modelError string
 	// validation: figure -> predicted, measured, and the plan's error
@@ -238,6 +278,8 @@ func readPlanText(path string) (*planText, error) {
 		switch {
 		case strings.HasPrefix(line, "config center plan: "):
 			p.config = true
+		case strings.HasPrefix(line, "failover plan: "):
+			p.failover = true
 		case strings.HasPrefix(line, "model error: "):
 			p.modelError = line
 		case strings.HasPrefix(line, "lock utilisation "), strings.HasPrefix(line, "fan-out utilisation "):
@@ -265,7 +307,7 @@ func readPlanText(path string) (*planText, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("plan-check: %s: %w", path, err)
 	}
-	if p.utilisation == "" || len(p.validation) == 0 {
+	if (p.utilisation == "" && !p.failover) || len(p.validation) == 0 {
 		return nil, fmt.Errorf("plan-check: %s has no utilisation or no validation: was it written with --against?", path)
 	}
 	return p, nil
@@ -290,12 +332,14 @@ func planError(runs, args string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		util, err := strconv.ParseFloat(strings.TrimSuffix(p.utilisation, "%"), 64)
-		if err != nil {
-			return "", fmt.Errorf("plan-error: %s: utilisation %q: %w", name, p.utilisation, err)
-		}
-		if p.overloaded || util > 100*analysis.MaxPlanUtilisation {
-			continue
+		if mode != analysis.ModeFailover { // a failover has no utilisation
+			util, err := strconv.ParseFloat(strings.TrimSuffix(p.utilisation, "%"), 64)
+			if err != nil {
+				return "", fmt.Errorf("plan-error: %s: utilisation %q: %w", name, p.utilisation, err)
+			}
+			if p.overloaded || util > 100*analysis.MaxPlanUtilisation {
+				continue
+			}
 		}
 		s := modes[mode]
 		first := s == nil
@@ -304,8 +348,11 @@ func planError(runs, args string) (string, error) {
 			modes[mode] = s
 		}
 		figs := map[string]*[2]float64{"wait p50 (ms)": &s.p50, "wait p99 (ms)": &s.p99}
-		if mode == analysis.ModeConfig {
+		switch mode {
+		case analysis.ModeConfig:
 			figs = map[string]*[2]float64{"last watcher p50 (ms)": &s.p50, "last watcher p99 (ms)": &s.p99}
+		case analysis.ModeFailover:
+			figs = map[string]*[2]float64{"failover p50 (ms)": &s.p50, "failover p99 (ms)": &s.p99}
 		}
 		for fig, into := range figs {
 			v, ok := p.validation[fig]
@@ -330,7 +377,7 @@ func planError(runs, args string) (string, error) {
 	var b strings.Builder
 	b.WriteString("| mode | points | p50 error | p99 error | runs |\n")
 	b.WriteString("|---|---|---|---|---|\n")
-	for _, mode := range []string{analysis.ModeSweep, analysis.ModeIdle, analysis.ModeService, analysis.ModeConfig} {
+	for _, mode := range []string{analysis.ModeSweep, analysis.ModeIdle, analysis.ModeService, analysis.ModeConfig, analysis.ModeFailover} {
 		s := modes[mode]
 		if s == nil {
 			continue

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/analysis"
+	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads"
 )
 
 // PlanPoint is how `zkbench plan --validate` runs a predicted point: for
@@ -14,10 +16,58 @@ import (
 // Mode, else of the kind the prediction's basis run started.
 type PlanPoint struct {
 	Duration, Warmup time.Duration
-	Output, RunID    string // RunID "": plan-<variant>-<clients>-<time> (a config center: plan-config-<variant>-<watchers>-<time>)
+	Output, RunID    string // RunID "": plan-<variant>-<clients>-<time> (a config center: plan-config-<variant>-<watchers>-<time>; a failover: plan-failover-<variant>-<candidates>-<time>)
 	Mode             ClusterMode
 	Endpoints        []string
 	RequireQuiet     bool
+	// Failovers are the leader crashes of a failover point.
+	Failovers int
+}
+
+// FailoverSpec is the run of a failover plan's point: its variant alone at
+// its candidates, the leader's process dying (kill crash) Failovers times
+// (at most candidates−1), sessions of the plan's timeout, with the basis's
+// nodes and connections, on the basis's kind of servers unless the flags
+// name others. The run's duration and each failover's step timeout only
+// bound it.
+func (pp PlanPoint) FailoverSpec(p *analysis.FailoverPrediction) (Spec, error) {
+	k := min(pp.Failovers, p.Ask.Candidates-1)
+	// A failover waits up to 2T/3 for the crash, then up to the model's
+	// longest failover; the bounds leave a minute more.
+	step := (2*p.Timeout + p.Most + time.Minute).Truncate(time.Second)
+	spec := pp.point(fmt.Sprintf("%s-%s-%d", p.Ask.Workload, p.Ask.Variant, p.Ask.Candidates), Config{
+		Backend: p.Backend, Workload: p.Ask.Workload, Variants: []string{p.Ask.Variant}, Clients: []int{p.Ask.Candidates},
+		Ops: int64(k), Params: map[string]string{workloads.ParamKill: workloads.KillCrash, workloads.ParamStepTimeout: step.String()},
+	})
+	spec.Config.Duration = time.Duration(k) * step
+	spec.Config.Warmup = 0 // the workload has none: its first election is not measured
+	if p.Backend == backends.Etcd {
+		spec.Config.Servers.LeaseTTL = p.Timeout
+	} else {
+		spec.Config.Servers.SessionTimeout = p.Timeout
+	}
+	if err := pp.basisServers(&spec, p.Basis[0].Servers, p.Basis[0].Run); err != nil {
+		return Spec{}, err
+	}
+	return spec, pp.servers(&spec.Config.Servers, p.Basis[0].Mode, p.Basis[0].Run)
+}
+
+// basisServers gives spec the basis run's nodes (when zkbench starts the
+// servers) and shared connections: a basis made on three nodes or over
+// shared connections is validated alike.
+func (pp PlanPoint) basisServers(spec *Spec, s analysis.ConfigServers, basis string) error {
+	var err error
+	if n := s.Nodes; n != "" && len(pp.Endpoints) == 0 {
+		if spec.Config.Servers.Nodes, err = strconv.Atoi(n); err != nil {
+			return fmt.Errorf("--validate: the basis run %s has nodes %q", basis, n)
+		}
+	}
+	if c := s.Conns; c != "" {
+		if spec.Config.Servers.Conns, err = strconv.Atoi(c); err != nil {
+			return fmt.Errorf("--validate: the basis run %s has conns %q", basis, c)
+		}
+	}
+	return nil
 }
 
 // ConfigSpec is the run of a config center plan's point: its variant alone
@@ -35,19 +85,8 @@ func (pp PlanPoint) ConfigSpec(p *analysis.ConfigPrediction) (Spec, error) {
 		Backend: p.Backend, Workload: p.Ask.Workload, Variants: []string{p.Ask.Variant}, Clients: []int{p.Ask.Watchers},
 		Rate: p.Ask.Rate, Params: params,
 	})
-	// The basis's nodes (when zkbench starts the servers) and shared
-	// connections: a grid made on three nodes or over shared connections
-	// is validated alike.
-	var err error
-	if n := p.Servers.Nodes; n != "" && len(pp.Endpoints) == 0 {
-		if spec.Config.Servers.Nodes, err = strconv.Atoi(n); err != nil {
-			return Spec{}, fmt.Errorf("--validate: the basis run %s has nodes %q", p.Basis[0].Run, n)
-		}
-	}
-	if c := p.Servers.Conns; c != "" {
-		if spec.Config.Servers.Conns, err = strconv.Atoi(c); err != nil {
-			return Spec{}, fmt.Errorf("--validate: the basis run %s has conns %q", p.Basis[0].Run, c)
-		}
+	if err := pp.basisServers(&spec, p.Servers, p.Basis[0].Run); err != nil {
+		return Spec{}, err
 	}
 	return spec, pp.servers(&spec.Config.Servers, p.Mode, p.Basis[0].Run)
 }

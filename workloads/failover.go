@@ -50,6 +50,7 @@ func failoverSpec() Spec {
 		Variants:  electionVariants(),
 		Latencies: []figures.Latency{figures.LatencyFailover, figures.LatencyLostNotice},
 		Params:    electionParams(),
+		Abilities: Abilities{PlannedFailover: true},
 		New:       func() Workload { return NewFailover() },
 	}
 }
@@ -69,7 +70,7 @@ func electionParams() []Param {
 		{Key: ParamFailovers, Type: ParamCount, Default: "10", Help: "leader kills per case when --ops is 0"},
 		{Key: ParamKill, Type: ParamChoice, Choices: []string{KillClose, KillExpire, KillCrash}, Default: KillClose,
 			Help: "how the leader's session ends: close (by its client), expire (on the server at once: etcd revokes the lease, ZooKeeper closes the session from a second connection), " +
-				"or crash (its process dies: the connection closes with no close, and the server ends the session when the session timeout or lease TTL runs out, which the failover then includes)"},
+				"or crash (its process dies, a random third to two thirds of the session timeout after the candidates settle: the connection closes with no close, and the server ends the session when the session timeout or lease TTL runs out, which the failover then includes)"},
 		{Key: ParamSettle, Type: ParamDuration, Default: "100ms", Help: "quiet time before each kill, so every waiter is asleep"},
 		{Key: ParamStepTimeout, Type: ParamPause, Default: "1m0s", Help: "bound on one failover"},
 	}
@@ -170,8 +171,15 @@ func newElectionRun(ctx context.Context, d *driver, v variants.Variant[recipes.E
 	if set.kill == KillExpire && !canExpire(first, be) {
 		return nil, endSession(ctx, first, be, KillExpire)
 	}
-	if set.kill == KillCrash && find[sessionCrasher](first) == nil {
-		return nil, endSession(ctx, first, be, KillCrash)
+	if set.kill == KillCrash {
+		if find[sessionCrasher](first) == nil {
+			return nil, endSession(ctx, first, be, KillCrash)
+		}
+		if c := find[interface{ CanCrash() error }](first); c != nil {
+			if err := c.CanCrash(); err != nil {
+				return nil, fmt.Errorf("%w: %s=%s: %w", ErrBadCase, ParamKill, KillCrash, err)
+			}
+		}
 	}
 	n := len(candidates.Sessions)
 	e := &electionRun{

@@ -93,16 +93,27 @@ type Abilities struct {
 	// PlannedFanOut: zkbench plan models the workload as one writer's
 	// updates fanned out to watchers (a config center) from its sweeps.
 	PlannedFanOut bool
+	// PlannedFailover: zkbench plan models the workload as a leader's
+	// failover after its process died, from its sweeps (kill close).
+	PlannedFailover bool
 	// Steps: a holder's critical section is work in steps that a
 	// kill-holder fault can fall between (the ledger).
 	Steps bool
 }
 
 // PlannedFanOut lists the workloads zkbench plan models as a fan-out.
-func PlannedFanOut() []string {
+func PlannedFanOut() []string { return specsWith(func(a Abilities) bool { return a.PlannedFanOut }) }
+
+// PlannedFailover lists the workloads zkbench plan models as a failover.
+func PlannedFailover() []string {
+	return specsWith(func(a Abilities) bool { return a.PlannedFailover })
+}
+
+// specsWith names the workloads whose abilities has says yes to.
+func specsWith(has func(Abilities) bool) []string {
 	var out []string
 	for _, s := range Specs() {
-		if s.Abilities.PlannedFanOut {
+		if has(s.Abilities) {
 			out = append(out, s.Name)
 		}
 	}
@@ -110,15 +121,7 @@ func PlannedFanOut() []string {
 }
 
 // Planned lists the workloads zkbench plan models as a lock.
-func Planned() []string {
-	var out []string
-	for _, s := range Specs() {
-		if s.Abilities.Planned {
-			out = append(out, s.Name)
-		}
-	}
-	return out
-}
+func Planned() []string { return specsWith(func(a Abilities) bool { return a.Planned }) }
 
 // Specs lists every workload, by name.
 func Specs() []Spec {

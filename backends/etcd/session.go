@@ -46,7 +46,6 @@ type Session struct {
 
 	closeOnce sync.Once
 	closeErr  error
-	crashed   atomic.Bool // Crash: Close revokes nothing
 
 	// stale holds, by parent, the companions of dequeued nodes that this
 	// session's next Dequeue under the parent removes (see Dequeue): its
@@ -105,15 +104,18 @@ func (s *Session) Done() <-chan struct{} { return s.done }
 // Crash ends the session as its process dying would: the keep-alive and
 // every call and watch stop, and the session's own client closes, but the
 // lease is not revoked: the server ends it when its TTL runs out with no
-// keep-alive (and deletes its keys then). Done closes now; a later Close
-// revokes nothing. Over a shared client (Config.Conns > 0) only the
-// session's own streams stop.
+// keep-alive (and deletes its keys then). Done closes now. It takes the
+// place of Close: a Close before it leaves it nothing to do (the lease is
+// revoked), one after it revokes nothing. Over a shared client
+// (Config.Conns > 0) only the session's own streams stop.
 func (s *Session) Crash() error {
-	s.crashed.Store(true)
-	s.lose()
-	if s.owns {
-		return s.cli.Close()
-	}
+	s.closeOnce.Do(func() {
+		s.lose()
+		if s.owns {
+			s.cli.Close()
+		}
+		s.b.forget(s)
+	})
 	return nil
 }
 
@@ -125,10 +127,6 @@ func (s *Session) Crash() error {
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
 		s.lose()
-		if s.crashed.Load() {
-			s.b.forget(s)
-			return
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.b.opts.closeTimeout)
 		defer cancel()
 		_, err := s.cli.Revoke(ctx, s.lease)

@@ -124,14 +124,30 @@ var ErrSharedCrash = errors.New("zookeeper: a crash closes the session's connect
 // Crash ends the session as its process dying would: the connection
 // closes without a close request and nothing reconnects, so the server
 // ends the session only when its timeout runs out, and its ephemeral
-// nodes go then. Done closes now; Close afterwards only tidies up. A
-// session sharing its connection cannot crash alone (ErrSharedCrash).
+// nodes go then. Done closes now. It takes the place of Close: a Close
+// before it leaves it nothing to do, one after it does nothing. A session
+// sharing its connection cannot crash alone (CanCrash).
 func (s *Session) Crash() error {
+	if err := s.CanCrash(); err != nil {
+		return err
+	}
+	s.closeOnce.Do(func() {
+		s.l.crash()
+		s.end()
+		s.late.close()
+		if s.onClose != nil {
+			s.onClose()
+		}
+	})
+	return nil
+}
+
+// CanCrash says why Crash cannot end this session alone (ErrSharedCrash),
+// or nil.
+func (s *Session) CanCrash() error {
 	if s.shared {
 		return ErrSharedCrash
 	}
-	s.l.crash()
-	s.end()
 	return nil
 }
 

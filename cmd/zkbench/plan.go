@@ -17,7 +17,7 @@ func newPlanCmd() *cobra.Command {
 	var f *runflags.Plan
 	cmd := &cobra.Command{
 		Use:   "plan RESULTS...",
-		Short: "Predict a lock's waits or a config center's propagation, and the server load, from kept sweeps",
+		Short: "Predict a lock's waits, a config center's propagation or a leader's failover, and the server load, from kept sweeps",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPlan(cmd, f, args)
@@ -28,8 +28,11 @@ func newPlanCmd() *cobra.Command {
 }
 
 func runPlan(cmd *cobra.Command, f *runflags.Plan, args []string) error {
-	if f.FanOut() {
+	switch {
+	case f.FanOut():
 		return runFanOutPlan(cmd, f, args)
+	case f.Failover():
+		return runFailoverPlan(cmd, f, args)
 	}
 	w, err := f.Asked(cmd.Flags())
 	if err != nil {
@@ -84,6 +87,35 @@ func runFanOutPlan(cmd *cobra.Command, f *runflags.Plan, args []string) error {
 		}
 	}
 	return analysis.WriteConfigPlan(cmd.OutOrStdout(), ans, val, f.JSON)
+}
+
+// runFailoverPlan is plan for a leader's failover.
+func runFailoverPlan(cmd *cobra.Command, f *runflags.Plan, args []string) error {
+	ask, err := f.AskedFailover(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	runs, err := results.ReadPaths(args)
+	if err != nil {
+		return err
+	}
+	ans, err := analysis.PredictFailover(runs, ask)
+	if err != nil {
+		return err
+	}
+	var val *analysis.Validation
+	if f.Validate || f.Against != "" {
+		p := ans.Asked
+		run, err := pointRun(cmd, f, func(pp runner.PlanPoint) (runner.Spec, error) { return pp.FailoverSpec(p) },
+			fmt.Sprintf("%s %s at %d candidates, sessions of %v, the leader crashing on %s", ask.Workload, ask.Variant, ask.Candidates, p.Timeout, p.Backend))
+		if err != nil {
+			return err
+		}
+		if val, err = analysis.ValidateFailover(p, run); err != nil {
+			return err
+		}
+	}
+	return analysis.WriteFailoverPlan(cmd.OutOrStdout(), ans, val, f.JSON)
 }
 
 // pointRun is the run a plan is validated against: --against's, or with
