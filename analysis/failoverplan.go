@@ -634,7 +634,7 @@ func granularityWhy(p *FailoverPrediction) string {
 	if p.Backend == backends.Etcd {
 		return "etcd's lessor looks for expired leases every 500 ms"
 	}
-	return "ZooKeeper expires sessions on tick boundaries; tick " + p.Ask.TickFrom
+	return "ZooKeeper expires sessions on tick boundaries; the tick " + p.Ask.TickFrom
 }
 
 // ValidateFailover compares p with the case of run that measured its

@@ -100,7 +100,7 @@ func ModelErrorLine(mode string) string {
 	case ModeConfig:
 		what, where = "propagation to the last watcher was", where+" of the fan-out"
 	case ModeFailover:
-		what, where = "failovers were", " (the leader's process dying)"
+		what, where = "failovers were", ", the leader's process dying"
 	}
 	return fmt.Sprintf("model error: predicting this way (%s), the model's %s p50 %+.0f%% to %+.0f%%, p99 %+.0f%% to %+.0f%% off the measured at the %d points of the kept validation grid"+
 		"%s (analysis/modelerror.md; every point in docs/results.md)\n",

@@ -44,7 +44,7 @@ func TestPlanCommand(t *testing.T) {
 
 // Bad input gets an error that says what to do.
 func TestPlanCommandRefuses(t *testing.T) {
-	sweep := keptRun("usl-zookeeper")
+	sweep, handover := keptRun("usl-zookeeper"), keptRun("handover-zookeeper")
 	for _, c := range []struct {
 		args []string
 		want string
@@ -68,6 +68,15 @@ func TestPlanCommandRefuses(t *testing.T) {
 		{[]string{sweep, "--workload", "config", "--variant", "one-shot", "--clients", "10", "--rate", "2"}, "give --size"},
 		{[]string{sweep, "--workload", "config", "--variant", "one-shot", "--clients", "10", "--size", "1XB", "--rate", "2"}, "--size \"1XB\""},
 		{[]string{sweep, "--workload", "config", "--variant", "one-shot", "--clients", "10", "--size", "1KB", "--rate", "2"}, "no usable config case"},
+		{[]string{sweep, "--variant", "fair", "--clients", "10", "--session-timeout", "4s"}, "--session-timeout is a failover's"},
+		{[]string{handover, "--workload", "failover", "--variant", "fair", "--clients", "30"}, "give --session-timeout"},
+		{[]string{handover, "--workload", "failover", "--variant", "fair", "--clients", "30", "--session-timeout", "4s", "--every", "1s"}, "--every is a lock's"},
+		{[]string{handover, "--workload", "failover", "--variant", "fair", "--clients", "30", "--session-timeout", "4s", "--failovers", "5"}, "--failovers is read only with --validate"},
+		{[]string{handover, "--workload", "failover", "--variant", "fair", "--clients", "30", "--session-timeout", "4s", "--validate", "--duration", "5s"}, "not a duration"},
+		{[]string{handover, "--workload", "failover", "--variant", "fair", "--clients", "30", "--session-timeout", "4s", "--tick", "3s"}, "grants sessions of"},
+		{[]string{keptRun("handover-etcd"), "--workload", "failover", "--variant", "fair", "--clients", "30", "--session-timeout", "4s", "--tick", "500ms"}, "drop it"},
+		{[]string{handover, "--workload", "failover", "--variant", "fair", "--clients", "1000", "--session-timeout", "4s"}, "beyond"},
+		{[]string{sweep, "--workload", "failover", "--variant", "fair", "--clients", "30", "--session-timeout", "4s"}, "no usable failover"},
 	} {
 		_, err := execute(t, append([]string{"plan"}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -86,6 +95,35 @@ func TestPlanValidate(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	for _, want := range []string{"validation against run val, case lock/etcd/fair/N=4", "acquisitions/s", "writes/s (server)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// A failover plan from a kept sweep against its kept validation run, and
+// one validated here: two leaders crashed on an embedded etcd, each
+// replaced only once its lease ran out.
+func TestPlanFailover(t *testing.T) {
+	out, err := execute(t, "plan", keptRun("handover-zookeeper"), "--workload", "failover", "--variant", "fair", "--clients", "30", "--session-timeout", "3s",
+		"--target", "p99=3s", "--against", keptRun("plan-failover-zk-fair-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"failover plan: zookeeper fair, 30 candidates", "basis: run handover-zookeeper", "busy leader p50",
+		"answer: MISSES failover p99 ≤ 3000 ms; the longest session timeout that meets it:", "model error: predicting this way (failover)",
+		"validation against run plan-failover-zk-fair-a", "failover p99 (ms)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	dir := t.TempDir()
+	out, err = execute(t, "plan", keptRun("handover-etcd"), "--workload", "failover", "--variant", "fair", "--clients", "5", "--session-timeout", "2s",
+		"--validate", "--cluster", "embedded", "--failovers", "2", "-o", dir, "--run-id", "val")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"EXTRAPOLATED", "validation against run val, case failover/etcd/fair/N=5", "failover p50 (ms)", "least failover (ms)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
