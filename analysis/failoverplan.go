@@ -302,7 +302,7 @@ func PredictFailover(runs []*results.Run, ask FailoverAsk) (*FailoverAnswer, err
 func oneKind[V any](by map[backends.Kind]V, asked backends.Kind, what string) (backends.Kind, error) {
 	if asked != "" {
 		if _, ok := by[asked]; !ok {
-			return "", fmt.Errorf("no usable %s case on %s in the runs", what, asked)
+			return "", fmt.Errorf("%w: no usable %s case on %s in the runs", ErrNoData, what, asked)
 		}
 		return asked, nil
 	}

@@ -42,6 +42,11 @@ type Witness struct {
 	// every call, ZooKeeper's per-namespace count only the writes that
 	// changed its tree.
 	RefusedWrites int64 `json:"refused_writes,omitempty"`
+	// TimedOutNodes are the ephemeral nodes of ZooKeeper sessions that
+	// crashed (zookeeper.Session.Crash): the server deletes them when it
+	// times the session out, and its per-namespace count counts each
+	// deletion (the server's write count does not count the expiry).
+	TimedOutNodes int64 `json:"timed_out_nodes,omitempty"`
 	// WatchReads are the reads a ZooKeeper DataWatcher makes after each
 	// notification and each reconnect (getData: the notifications of a
 	// persistent watch carry no data): the server counts each as a read;
@@ -93,6 +98,7 @@ func (w Witness) combine(o Witness, f func(a, b int64) int64) Witness {
 		WatchReads:    f(w.WatchReads, o.WatchReads), SkippedWatchEvents: f(w.SkippedWatchEvents, o.SkippedWatchEvents),
 		RecursiveDeleteEvents: f(w.RecursiveDeleteEvents, o.RecursiveDeleteEvents),
 		MultiWrites:           f(w.MultiWrites, o.MultiWrites),
+		TimedOutNodes:         f(w.TimedOutNodes, o.TimedOutNodes),
 	}
 }
 
@@ -105,7 +111,7 @@ type Witnesser interface {
 // WitnessCounters are a backend's Witness counters.
 type WitnessCounters struct {
 	PathCreates, PathsCreated, ReadTxns, SessionWrites, WireWatchEvents, WatchStreams, RefusedWrites atomic.Int64
-	WatchReads, SkippedWatchEvents, MultiWrites                                                      atomic.Int64
+	WatchReads, SkippedWatchEvents, MultiWrites, TimedOutNodes                                       atomic.Int64
 }
 
 // Witness reads the counters.
@@ -113,5 +119,5 @@ func (c *WitnessCounters) Witness() Witness {
 	return Witness{PathCreates: c.PathCreates.Load(), PathsCreated: c.PathsCreated.Load(), ReadTxns: c.ReadTxns.Load(),
 		SessionWrites: c.SessionWrites.Load(), WireWatchEvents: c.WireWatchEvents.Load(), WatchStreams: c.WatchStreams.Load(),
 		RefusedWrites: c.RefusedWrites.Load(), WatchReads: c.WatchReads.Load(), SkippedWatchEvents: c.SkippedWatchEvents.Load(),
-		MultiWrites: c.MultiWrites.Load()}
+		MultiWrites: c.MultiWrites.Load(), TimedOutNodes: c.TimedOutNodes.Load()}
 }

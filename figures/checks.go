@@ -150,7 +150,7 @@ var (
 			Request: "ensure_path", PerCall: [2]float64{5, 6},
 		}, {
 			Backend: backends.ZooKeeper,
-			Reason:  "a session's create and its end (close or expiry) are writes",
+			Reason:  "a session's create and its end (its close, or another connection's that expires it) are writes; a session the server times out ends with none",
 			Predict: func(w backends.Witness, _ Totals) (float64, float64) { return exactly(w.SessionWrites) },
 		}},
 	}
@@ -166,13 +166,15 @@ var (
 // clients' side is their write calls less the writes the server refused
 // (Witness.RefusedWrites: the naive lock's every waiter's create finds the
 // lock node there), plus the nodes EnsurePath made, plus the changes of each
-// applied multi beyond its first (Witness.MultiWrites).
+// applied multi beyond its first (Witness.MultiWrites), plus the ephemeral
+// nodes of crashed sessions, which the server deletes when it times them
+// out (Witness.TimedOutNodes).
 var NamespaceWritesCheck = Check{
 	What: "writes in zkbench's namespace (create+create_seq+delete+2 a dequeue+EnsurePath's nodes)",
 	Client: func(c Totals) float64 {
 		n := WritesCheck.Client(c) + float64(c.Requests["dequeue"])
 		if c.Witness != nil {
-			n += float64(c.Witness.PathsCreated - c.Witness.RefusedWrites + c.Witness.MultiWrites)
+			n += float64(c.Witness.PathsCreated - c.Witness.RefusedWrites + c.Witness.MultiWrites + c.Witness.TimedOutNodes)
 		}
 		return n
 	},

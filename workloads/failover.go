@@ -186,7 +186,7 @@ func newElectionRun(ctx context.Context, d *driver, v variants.Variant[recipes.E
 		d: d, clients: candidates, set: set, path: d.c.Namespace + "/election", checker: NewLeaderChecker(n),
 		start: time.Now(), wins: make(chan elected, n),
 		latency: results.NewRecorder(), lostNotice: results.NewRecorder(),
-		lostAt: make([]atomic.Int64, n), series: measure.NewSeriesRecorder(measure.SeriesInterval(d.c.Config)),
+		lostAt: make([]atomic.Int64, n), crashed: make([]atomic.Bool, n), series: measure.NewSeriesRecorder(measure.SeriesInterval(d.c.Config)),
 	}
 	d.keep = []string{e.path}
 	for i, s := range candidates.Sessions {
@@ -208,6 +208,7 @@ type electionRun struct {
 	latency    *hdrhistogram.Histogram
 	lostNotice *hdrhistogram.Histogram
 	lostAt     []atomic.Int64 // offset+1 at which candidate i's term was lost
+	crashed    []atomic.Bool  // candidate i's process died (kill crash)
 	series     *measure.SeriesRecorder
 	killed     int
 	wg         sync.WaitGroup
@@ -225,6 +226,9 @@ func (e *electionRun) campaign(ctx context.Context) {
 		go func() {
 			defer e.wg.Done()
 			defer func() {
+				if e.crashed[i].Load() {
+					return // a dead process tidies nothing: the server ends its session
+				}
 				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 				_ = l.Close(cctx)
 				cancel()

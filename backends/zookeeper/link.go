@@ -38,6 +38,7 @@ type link struct {
 	lost     chan struct{} // closed when the session is over
 	lostOnce sync.Once
 	isLost   atomic.Bool
+	crashed  atomic.Bool   // ended by crash: the server times it out
 	cause    error         // why; written before lost is closed
 	closed   chan struct{} // closed when conn.Close has returned
 
@@ -150,8 +151,11 @@ func (l *link) onEvent(ev zk.Event) {
 // closes the zk.Conn in the background (Close may wait for the server).
 func (l *link) markLost(cause error) {
 	l.lostOnce.Do(func() {
-		if l.id.Load() != 0 {
-			l.countWrite() // the session's end: its close, or the server's expiry
+		if l.id.Load() != 0 && !l.crashed.Load() {
+			// The session's end: its close, or another connection's
+			// that expires it. A session the server times out (a
+			// crash) ends with no write ZooKeeper counts.
+			l.countWrite()
 		}
 		l.cause = cause
 		l.isLost.Store(true)
@@ -186,6 +190,7 @@ var errCrashed = errors.New("zookeeper: session crashed: its connection closed w
 // nothing reconnects, and the server ends the session when its timeout
 // runs out (and only then removes its ephemeral nodes).
 func (l *link) crash() {
+	l.crashed.Store(true)
 	l.mu.Lock()
 	l.isLost.Store(true) // before the close: go-zookeeper's redial is refused
 	if l.nc != nil {

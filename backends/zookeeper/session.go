@@ -33,7 +33,7 @@ type Session struct {
 	onClose   func() // untracks the session from its Backend
 
 	mu    sync.Mutex
-	owned map[string]struct{} // shared views: ephemeral nodes made through this view
+	owned map[string]struct{} // ephemeral nodes made through this session (or view)
 
 	late lateWatches // abandoned watches still received, and their events
 }
@@ -44,10 +44,7 @@ var (
 )
 
 func newSession(l *link, shared bool) *Session {
-	s := &Session{l: l, shared: shared, done: make(chan struct{})}
-	if shared {
-		s.owned = make(map[string]struct{})
-	}
+	s := &Session{l: l, shared: shared, done: make(chan struct{}), owned: make(map[string]struct{})}
 	if !l.attach(s) {
 		s.end()
 	}
@@ -132,6 +129,11 @@ func (s *Session) Crash() error {
 		return err
 	}
 	s.closeOnce.Do(func() {
+		if w := s.l.witness; w != nil {
+			s.mu.Lock()
+			w.TimedOutNodes.Add(int64(len(s.owned)))
+			s.mu.Unlock()
+		}
 		s.l.crash()
 		s.end()
 		s.late.close()
@@ -151,11 +153,10 @@ func (s *Session) CanCrash() error {
 	return nil
 }
 
-// own records (or forgets) an ephemeral node made through a shared view.
+// own records (or forgets) an ephemeral node the session made: a shared
+// view's are deleted when it closes, and a crashed session's are counted
+// (Witness.TimedOutNodes).
 func (s *Session) own(path string, mine bool) {
-	if !s.shared {
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if mine {
