@@ -381,3 +381,24 @@ func TestCapacityPredictsOpenLoop(t *testing.T) {
 		}
 	}
 }
+
+// A crashed-leader failover run beside the kept handover sweep gets the
+// failover model's prediction and its kept error; alone, it says why it
+// has none.
+func TestReportModelsCrashFailovers(t *testing.T) {
+	runs := filepath.Join("..", "docs", "runs")
+	md := markdownOf(t, filepath.Join(runs, "handover-zookeeper", "results.json"), filepath.Join(runs, "plan-failover-zk-fair-b", "results.json")).String()
+	for _, want := range []string{"### Leader failover after a crash: the model beside each run",
+		"| zookeeper | fair | 100 | 5s | 20 | 4505 / 5000 | 4483 / 5484 | p50 "} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	alone := markdownOf(t, filepath.Join(runs, "plan-failover-zk-fair-b", "results.json")).String()
+	if !strings.Contains(alone, "not predicted: no failover sweep with the leader's session closed among these results") {
+		t.Errorf("a crash run alone does not say why it is not predicted")
+	}
+	if md := markdownOf(t, filepath.Join(runs, "handover-zookeeper", "results.json")).String(); strings.Contains(md, "Leader failover after a crash") {
+		t.Errorf("a report with no crash run has the crash section")
+	}
+}
