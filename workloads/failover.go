@@ -186,7 +186,7 @@ func newElectionRun(ctx context.Context, d *driver, v variants.Variant[recipes.E
 		d: d, clients: candidates, set: set, path: d.c.Namespace + "/election", checker: NewLeaderChecker(n),
 		start: time.Now(), wins: make(chan elected, n),
 		latency: results.NewRecorder(), lostNotice: results.NewRecorder(),
-		lostAt: make([]atomic.Int64, n), crashed: make([]atomic.Bool, n), series: measure.NewSeriesRecorder(measure.SeriesInterval(d.c.Config)),
+		lostAt: make([]atomic.Int64, n), dead: make([]atomic.Bool, n), series: measure.NewSeriesRecorder(measure.SeriesInterval(d.c.Config)),
 	}
 	d.keep = []string{e.path}
 	for i, s := range candidates.Sessions {
@@ -208,7 +208,7 @@ type electionRun struct {
 	latency    *hdrhistogram.Histogram
 	lostNotice *hdrhistogram.Histogram
 	lostAt     []atomic.Int64 // offset+1 at which candidate i's term was lost
-	crashed    []atomic.Bool  // candidate i's process died (kill crash)
+	dead       []atomic.Bool  // candidate i was killed and acts no more (kill close or crash)
 	series     *measure.SeriesRecorder
 	killed     int
 	wg         sync.WaitGroup
@@ -226,8 +226,8 @@ func (e *electionRun) campaign(ctx context.Context) {
 		go func() {
 			defer e.wg.Done()
 			defer func() {
-				if e.crashed[i].Load() {
-					return // a dead process tidies nothing: the server ends its session
+				if e.dead[i].Load() {
+					return // a dead process tidies nothing: its session is over
 				}
 				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 				_ = l.Close(cctx)

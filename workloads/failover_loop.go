@@ -91,11 +91,9 @@ func (e *electionRun) failoversWith(ctx context.Context, s failoverSteps) (measu
 		}
 		res.Ops.Issued++
 		t0 := e.now()
-		if e.set.kill != KillExpire {
-			e.checker.End(leader.candidate, t0) // it acts no more
-		}
-		if e.set.kill == KillCrash {
-			e.crashed[leader.candidate].Store(true)
+		if e.set.kill != KillExpire { // it acts no more, nor tidies up
+			e.checker.End(leader.candidate, t0)
+			e.dead[leader.candidate].Store(true)
 		}
 		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.set.stepTimeout)
 		err := endSession(kctx, e.clients.Sessions[leader.candidate], e.d.c.Backend, e.set.kill)
