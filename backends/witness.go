@@ -42,11 +42,11 @@ type Witness struct {
 	// every call, ZooKeeper's per-namespace count only the writes that
 	// changed its tree.
 	RefusedWrites int64 `json:"refused_writes,omitempty"`
-	// TimedOutNodes are the ephemeral nodes of ZooKeeper sessions that
-	// crashed (zookeeper.Session.Crash): the server deletes them when it
-	// times the session out, and its per-namespace count counts each
-	// deletion (the server's write count does not count the expiry).
-	TimedOutNodes int64 `json:"timed_out_nodes,omitempty"`
+	// EndedNodes are the ephemeral nodes a ZooKeeper session (not a
+	// shared view) still had when it ended (closed, expired, crashed): the
+	// server deletes them as it ends the session, and its per-namespace
+	// count counts each deletion.
+	EndedNodes int64 `json:"ended_nodes,omitempty"`
 	// WatchReads are the reads a ZooKeeper DataWatcher makes after each
 	// notification and each reconnect (getData: the notifications of a
 	// persistent watch carry no data): the server counts each as a read;
@@ -98,7 +98,7 @@ func (w Witness) combine(o Witness, f func(a, b int64) int64) Witness {
 		WatchReads:    f(w.WatchReads, o.WatchReads), SkippedWatchEvents: f(w.SkippedWatchEvents, o.SkippedWatchEvents),
 		RecursiveDeleteEvents: f(w.RecursiveDeleteEvents, o.RecursiveDeleteEvents),
 		MultiWrites:           f(w.MultiWrites, o.MultiWrites),
-		TimedOutNodes:         f(w.TimedOutNodes, o.TimedOutNodes),
+		EndedNodes:            f(w.EndedNodes, o.EndedNodes),
 	}
 }
 
@@ -111,7 +111,7 @@ type Witnesser interface {
 // WitnessCounters are a backend's Witness counters.
 type WitnessCounters struct {
 	PathCreates, PathsCreated, ReadTxns, SessionWrites, WireWatchEvents, WatchStreams, RefusedWrites atomic.Int64
-	WatchReads, SkippedWatchEvents, MultiWrites, TimedOutNodes                                       atomic.Int64
+	WatchReads, SkippedWatchEvents, MultiWrites, EndedNodes                                          atomic.Int64
 }
 
 // Witness reads the counters.
@@ -119,5 +119,5 @@ func (c *WitnessCounters) Witness() Witness {
 	return Witness{PathCreates: c.PathCreates.Load(), PathsCreated: c.PathsCreated.Load(), ReadTxns: c.ReadTxns.Load(),
 		SessionWrites: c.SessionWrites.Load(), WireWatchEvents: c.WireWatchEvents.Load(), WatchStreams: c.WatchStreams.Load(),
 		RefusedWrites: c.RefusedWrites.Load(), WatchReads: c.WatchReads.Load(), SkippedWatchEvents: c.SkippedWatchEvents.Load(),
-		MultiWrites: c.MultiWrites.Load(), TimedOutNodes: c.TimedOutNodes.Load()}
+		MultiWrites: c.MultiWrites.Load(), EndedNodes: c.EndedNodes.Load()}
 }

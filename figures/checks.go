@@ -162,19 +162,20 @@ var (
 // not move and which no documented cause excuses. ZooKeeper counts there
 // each change to its tree (measured on 3.8): a multi's every operation (a
 // queue node's dequeue is a set and a delete), a create that made a node
-// but not one that found it there, no session's create or close. The
+// but not one that found it there, no session's create or close (but each
+// ephemeral node the server deletes as a session ends). The
 // clients' side is their write calls less the writes the server refused
 // (Witness.RefusedWrites: the naive lock's every waiter's create finds the
 // lock node there), plus the nodes EnsurePath made, plus the changes of each
 // applied multi beyond its first (Witness.MultiWrites), plus the ephemeral
-// nodes of crashed sessions, which the server deletes when it times them
-// out (Witness.TimedOutNodes).
+// nodes sessions still had when they ended, which the server deletes then
+// (Witness.EndedNodes).
 var NamespaceWritesCheck = Check{
 	What: "writes in zkbench's namespace (create+create_seq+delete+2 a dequeue+EnsurePath's nodes)",
 	Client: func(c Totals) float64 {
 		n := WritesCheck.Client(c) + float64(c.Requests["dequeue"])
 		if c.Witness != nil {
-			n += float64(c.Witness.PathsCreated - c.Witness.RefusedWrites + c.Witness.MultiWrites + c.Witness.TimedOutNodes)
+			n += float64(c.Witness.PathsCreated - c.Witness.RefusedWrites + c.Witness.MultiWrites + c.Witness.EndedNodes)
 		}
 		return n
 	},

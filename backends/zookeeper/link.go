@@ -167,6 +167,11 @@ func (l *link) markLost(cause error) {
 		}
 		l.mu.Unlock()
 		for _, v := range views {
+			if l.witness != nil && !v.shared && l.id.Load() != 0 {
+				// The server deletes the session's ephemeral nodes as
+				// it ends; ZooKeeper counts each below the namespace.
+				l.witness.EndedNodes.Add(v.ownedCount())
+			}
 			v.end()
 		}
 		go func() {

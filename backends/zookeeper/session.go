@@ -129,11 +129,6 @@ func (s *Session) Crash() error {
 		return err
 	}
 	s.closeOnce.Do(func() {
-		if w := s.l.witness; w != nil {
-			s.mu.Lock()
-			w.TimedOutNodes.Add(int64(len(s.owned)))
-			s.mu.Unlock()
-		}
 		s.l.crash()
 		s.end()
 		s.late.close()
@@ -154,8 +149,8 @@ func (s *Session) CanCrash() error {
 }
 
 // own records (or forgets) an ephemeral node the session made: a shared
-// view's are deleted when it closes, and a crashed session's are counted
-// (Witness.TimedOutNodes).
+// view's are deleted when it closes; a session's own are deleted by the
+// server when it ends, and counted then (Witness.EndedNodes).
 func (s *Session) own(path string, mine bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -177,4 +172,12 @@ func (s *Session) deleteOwned(ctx context.Context) {
 	for _, p := range paths {
 		_ = s.Delete(ctx, p)
 	}
+}
+
+// ownedCount is how many ephemeral nodes the session made and has not
+// deleted.
+func (s *Session) ownedCount() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return int64(len(s.owned))
 }
