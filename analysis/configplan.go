@@ -29,6 +29,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
@@ -232,15 +234,16 @@ func lastOf(r *results.Result) (ConfigLast, bool, error) {
 	if err != nil {
 		return ConfigLast{}, false, err
 	}
-	span := func(q float64) [2]time.Duration {
-		// The 90% interval of the q-th percentile of n samples: the
-		// ranks q ± 1.645·sqrt(q(1−q)/n).
-		p := q / 100
-		d := 1.645 * math.Sqrt(p*(1-p)/float64(h.TotalCount()))
-		return [2]time.Duration{time.Duration(h.ValueAtQuantile(100 * max(0, p-d))), time.Duration(h.ValueAtQuantile(100 * min(1, p+d)))}
-	}
 	return ConfigLast{LastP50: time.Duration(h.ValueAtQuantile(50)), LastP99: time.Duration(h.ValueAtQuantile(99)), LastMean: time.Duration(h.Mean()),
-		LastP50Span: span(50), LastP99Span: span(99)}, true, nil
+		LastP50Span: percentileSpan(h, 50), LastP99Span: percentileSpan(h, 99)}, true, nil
+}
+
+// percentileSpan is the 90% interval of h's q-th percentile from the
+// number of samples n: the values at the ranks q ± 1.645·sqrt(q(1−q)/n).
+func percentileSpan(h *hdrhistogram.Histogram, q float64) [2]time.Duration {
+	p := q / 100
+	d := 1.645 * math.Sqrt(p*(1-p)/float64(h.TotalCount()))
+	return [2]time.Duration{time.Duration(h.ValueAtQuantile(100 * max(0, p-d))), time.Duration(h.ValueAtQuantile(100 * min(1, p+d)))}
 }
 
 // countsOf is r's counts per update.

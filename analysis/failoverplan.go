@@ -183,13 +183,8 @@ func handoverOf(r *results.Result) (Handover, bool, error) {
 		return Handover{}, false, err
 	}
 	at := func(q float64) time.Duration { return time.Duration(h.ValueAtQuantile(q)) }
-	span := func(q float64) [2]time.Duration {
-		p := q / 100
-		d := 1.645 * math.Sqrt(p*(1-p)/float64(h.TotalCount()))
-		return [2]time.Duration{at(100 * max(0, p-d)), at(100 * min(1, p+d))}
-	}
 	return Handover{Min: time.Duration(h.Min()), P50: at(50), P90: at(90), P99: at(99), Max: time.Duration(h.Max()),
-		P50Span: span(50), P99Span: span(99)}, true, nil
+		P50Span: percentileSpan(h, 50), P99Span: percentileSpan(h, 99)}, true, nil
 }
 
 // failoverCountsOf are r's counts per failover.
