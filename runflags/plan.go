@@ -186,7 +186,7 @@ func (f *Plan) AskedFailover(fl *pflag.FlagSet) (analysis.FailoverAsk, error) {
 	switch {
 	case f.Tick == 0:
 		ask.Tick, ask.MaxSession = local.Tick, local.MaxSession
-		ask.TickFrom = fmt.Sprintf("zkbench's local clusters' at a %v session, an eighth of it from 100 ms to 2 s; give --tick for your ensemble's tickTime", f.SessionTimeout)
+		ask.TickFrom = fmt.Sprintf("as zkbench's local clusters set it for a %v session, an eighth of it from 100 ms to 2 s; give --tick for your ensemble's tickTime", f.SessionTimeout)
 		ask.TickFor = func(t time.Duration) time.Duration { return zkcluster.TimingFor(t).Tick }
 	case f.Validate && len(f.Endpoints) == 0 && f.Tick != local.Tick && f.Backend != string(backends.Etcd):
 		return analysis.FailoverAsk{}, fmt.Errorf("--tick %v: the ZooKeeper servers --validate starts for a %v session run at a tick of %v; drop --tick, or give --endpoints of your ensemble", f.Tick, f.SessionTimeout, local.Tick)
