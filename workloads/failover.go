@@ -45,7 +45,7 @@ func NewFailover() *FailoverWorkload { return &FailoverWorkload{} }
 func failoverSpec() Spec {
 	return Spec{
 		Name:      "failover",
-		Summary:   "one leader loss (session closed, or expired with --kill expire) until a new leader acts",
+		Summary:   "one leader loss (session closed, expired with --kill expire, or its process dead with --kill crash) until a new leader acts",
 		Unit:      figures.Failover,
 		Variants:  electionVariants(),
 		Latencies: []figures.Latency{figures.LatencyFailover, figures.LatencyLostNotice},
