@@ -174,7 +174,7 @@ func configPoints(runs []*results.Run, workload string) (map[backends.Kind]map[s
 			if r.Workload != workload {
 				continue
 			}
-			key := configCase(r)
+			key := KeyOf(r).String()
 			size, err := strconv.Atoi(run.Config.Params["size"])
 			if err != nil {
 				left = append(left, fmt.Sprintf("run %s, case %s: no config size", run.ID, key))
@@ -216,11 +216,6 @@ func updateRate(run *results.Run, r *results.Result) float64 {
 		return run.Config.Rate
 	}
 	return r.Throughput
-}
-
-// configCase is r's case key.
-func configCase(r *results.Result) string {
-	return fmt.Sprintf("%s/%s/%s/N=%d", r.Workload, r.Backend, r.Variant, r.Clients)
 }
 
 // lastOf is r's propagation to the last watcher from the write's start;
@@ -770,22 +765,9 @@ func ValidateConfig(p *ConfigPrediction, run *results.Run) (*Validation, error) 
 	case run.Config.Rate <= 0:
 		return nil, fmt.Errorf("run %s ran at the workload's default rate, not a --rate: give a run made at --rate %v", run.ID, p.Ask.Rate)
 	}
-	var r *results.Result
-	for i := range run.Results {
-		x := &run.Results[i]
-		if x.Workload == p.Ask.Workload && x.Variant == p.Ask.Variant && x.Clients == p.Ask.Watchers && x.Backend == p.Backend {
-			r = x
-		}
-	}
-	if r == nil {
-		return nil, fmt.Errorf("analysis: run %s has no case %s/%s/%s/N=%d to validate against", run.ID, p.Ask.Workload, p.Backend, p.Ask.Variant, p.Ask.Watchers)
-	}
-	v := &Validation{Run: run.ID, Case: configCase(r)}
-	if b := r.Load.Bound(); b != nil {
-		v.ClientBound = b.Detail
-	}
-	if x := r.Load.Loaded(); x != nil {
-		v.Loaded = x.Detail
+	r, v, err := validationCase(run, Key{Workload: p.Ask.Workload, Backend: p.Backend, Variant: p.Ask.Variant, Clients: p.Ask.Watchers})
+	if err != nil {
+		return nil, err
 	}
 	last, ok, err := lastOf(r)
 	if err != nil {

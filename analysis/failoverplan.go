@@ -167,11 +167,6 @@ type FailoverAnswer struct {
 	Left   []string              `json:"left_out,omitempty"`
 }
 
-// failoverCase is r's case key.
-func failoverCase(r *results.Result) string {
-	return fmt.Sprintf("%s/%s/%s/N=%d", r.Workload, r.Backend, r.Variant, r.Clients)
-}
-
 // handoverOf is r's failover latency as a Handover.
 func handoverOf(r *results.Result) (Handover, bool, error) {
 	hs := r.Latency[figures.LatencyFailover]
@@ -212,7 +207,7 @@ func failoverPoints(runs []*results.Run, workload string) (map[backends.Kind]map
 			if r.Workload != workload {
 				continue
 			}
-			key := failoverCase(r)
+			key := KeyOf(r).String()
 			if k := killOf(run); k != killClose {
 				left = append(left, fmt.Sprintf("run %s, case %s: kill %s (the handover is read from runs whose leader's session was closed)", run.ID, key, k))
 				continue
@@ -649,29 +644,16 @@ func ValidateFailover(p *FailoverPrediction, run *results.Run) (*Validation, err
 	case serverTimeout(p.Backend, t) != p.Timeout:
 		return nil, fmt.Errorf("run %s ran sessions of %v, the prediction is for %v", run.ID, t, p.Timeout)
 	}
-	var r *results.Result
-	for i := range run.Results {
-		x := &run.Results[i]
-		if x.Workload == p.Ask.Workload && x.Variant == p.Ask.Variant && x.Clients == p.Ask.Candidates && x.Backend == p.Backend {
-			r = x
-		}
-	}
-	if r == nil {
-		return nil, fmt.Errorf("analysis: run %s has no case %s/%s/%s/N=%d to validate against", run.ID, p.Ask.Workload, p.Backend, p.Ask.Variant, p.Ask.Candidates)
+	r, v, err := validationCase(run, Key{Workload: p.Ask.Workload, Backend: p.Backend, Variant: p.Ask.Variant, Clients: p.Ask.Candidates})
+	if err != nil {
+		return nil, err
 	}
 	h, ok, err := handoverOf(r)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("analysis: run %s, case %s measured no failover", run.ID, failoverCase(r))
-	}
-	v := &Validation{Run: run.ID, Case: failoverCase(r)}
-	if b := r.Load.Bound(); b != nil {
-		v.ClientBound = b.Detail
-	}
-	if x := r.Load.Loaded(); x != nil {
-		v.Loaded = x.Detail
+		return nil, fmt.Errorf("analysis: run %s, case %s measured no failover", run.ID, v.Case)
 	}
 	v.add("failover p50 (ms)", Millis(p.P50), Millis(h.P50))
 	v.add("failover p99 (ms)", Millis(p.P99), Millis(h.P99))

@@ -116,6 +116,30 @@ func Validate(p *Prediction, run *results.Run) (*Validation, error) {
 	return v, nil
 }
 
+// validationCase is the result of run with key k (its workload, backend,
+// variant and clients; the last such case), and its validation before any
+// check: client-bound and loaded-machine details set.
+func validationCase(run *results.Run, k Key) (*results.Result, *Validation, error) {
+	var r *results.Result
+	for i := range run.Results {
+		x := &run.Results[i]
+		if x.Workload == k.Workload && x.Variant == k.Variant && x.Clients == k.Clients && x.Backend == k.Backend {
+			r = x
+		}
+	}
+	if r == nil {
+		return nil, nil, fmt.Errorf("analysis: run %s has no case %s to validate against", run.ID, k)
+	}
+	v := &Validation{Run: run.ID, Case: KeyOf(r).String()}
+	if b := r.Load.Bound(); b != nil {
+		v.ClientBound = b.Detail
+	}
+	if x := r.Load.Loaded(); x != nil {
+		v.Loaded = x.Detail
+	}
+	return r, v, nil
+}
+
 // add appends a check of one figure. A latency (a figure in ms) measured
 // where the load generator or other processes set it says nothing of the
 // model: it gets no error.
