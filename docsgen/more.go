@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -132,61 +133,61 @@ func planCheck(runs, args string) (string, error) {
 // kept validation runs, read from the files `make plan-check` writes
 // beside them; a marker's arguments name them without .plan.txt.
 func planConfigCheck(runs, args string) (string, error) {
-	var b strings.Builder
-	figs := []string{"last watcher p50 (ms)", "last watcher p99 (ms)", "updates/s", "notifications/s (server)", "bytes/s (server)", "server CPU s/s"}
-	b.WriteString("| run | fan-out utilisation | last watcher p50 ms | last watcher p99 ms | updates/s | notifications/s | bytes/s | server CPU s/s |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
-	for _, name := range strings.Split(args, ",") {
-		name = strings.TrimSpace(name)
-		p, mode, err := readPlanCheck(runs, name)
-		if err != nil {
-			return "", err
-		}
-		if mode != analysis.ModeConfig {
-			return "", fmt.Errorf("plan-config-check: %s.plan.txt is not a config center's plan", name)
-		}
-		row := []string{name, p.utilisation}
-		for _, fig := range figs {
-			v, ok := p.validation[fig]
-			switch {
-			case !ok:
-				row = append(row, "—")
-			case v[2] == "":
-				row = append(row, v[0]+" / "+v[1])
-			default:
-				row = append(row, v[0]+" / "+v[1]+" ("+v[2]+")")
-			}
-		}
-		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
-	}
-	return b.String(), nil
+	return planModeCheck(runs, args, planCheckTable{
+		marker: "plan-config-check", mode: analysis.ModeConfig, what: "a config center's plan", utilisation: true,
+		header: "| run | fan-out utilisation | last watcher p50 ms | last watcher p99 ms | updates/s | notifications/s | bytes/s | server CPU s/s |\n" +
+			"|---|---|---|---|---|---|---|---|\n",
+		figs: []string{"last watcher p50 (ms)", "last watcher p99 (ms)", "updates/s", "notifications/s (server)", "bytes/s (server)", "server CPU s/s"},
+	})
 }
 
 // planFailoverCheck is the failover model's predictions against the kept
 // validation runs (the leader's process dying), read from the files `make
 // plan-check` writes beside them; a marker's arguments name them without
-// .plan.txt.
+// .plan.txt. The least and longest failovers are bounds: no error.
 func planFailoverCheck(runs, args string) (string, error) {
+	return planModeCheck(runs, args, planCheckTable{
+		marker: "plan-failover-check", mode: analysis.ModeFailover, what: "a failover's plan",
+		header: "| run | failover p50 ms | failover p99 ms | least ms (bound / measured) | longest ms (bound / measured) | notifications (server) | requests (client) |\n" +
+			"|---|---|---|---|---|---|---|\n",
+		figs:   []string{"failover p50 (ms)", "failover p99 (ms)", "least failover (ms)", "longest failover (ms)", "notifications (server)", "requests (client)"},
+		bounds: []string{"least failover (ms)", "longest failover (ms)"},
+	})
+}
+
+// planCheckTable is one way of predicting's table of its plan-check
+// files: its marker, mode, header and figures, whether a utilisation
+// column leads, and the figures that are bounds (printed without error).
+type planCheckTable struct {
+	marker, mode, what, header string
+	utilisation                bool
+	figs, bounds               []string
+}
+
+// planModeCheck writes t's table, a row a plan-check file, each figure
+// predicted / measured (error), refusing a file made another way.
+func planModeCheck(runs, args string, t planCheckTable) (string, error) {
 	var b strings.Builder
-	figs := []string{"failover p50 (ms)", "failover p99 (ms)", "least failover (ms)", "longest failover (ms)", "notifications (server)", "requests (client)"}
-	b.WriteString("| run | failover p50 ms | failover p99 ms | least ms (bound / measured) | longest ms (bound / measured) | notifications (server) | requests (client) |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+	b.WriteString(t.header)
 	for _, name := range strings.Split(args, ",") {
 		name = strings.TrimSpace(name)
 		p, mode, err := readPlanCheck(runs, name)
 		if err != nil {
 			return "", err
 		}
-		if mode != analysis.ModeFailover {
-			return "", fmt.Errorf("plan-failover-check: %s.plan.txt is not a failover's plan", name)
+		if mode != t.mode {
+			return "", fmt.Errorf("%s: %s.plan.txt is not %s", t.marker, name, t.what)
 		}
 		row := []string{name}
-		for _, fig := range figs {
+		if t.utilisation {
+			row = append(row, p.utilisation)
+		}
+		for _, fig := range t.figs {
 			v, ok := p.validation[fig]
 			switch {
 			case !ok:
 				row = append(row, "—")
-			case v[2] == "" || strings.Contains(fig, "failover (ms)"):
+			case v[2] == "" || slices.Contains(t.bounds, fig):
 				row = append(row, v[0]+" / "+v[1])
 			default:
 				row = append(row, v[0]+" / "+v[1]+" ("+v[2]+")")
