@@ -25,7 +25,10 @@ type etcdClientOf interface {
 // when s is done (closed or lost) or its client shuts down; done closes
 // then. It returns nil, watching nothing, if s is not an etcd session
 // (looked for through Unwrap). report runs on the watching goroutine and
-// must not block for long.
+// must not block for long. It returns once the watch is armed (the
+// goroutine has read the connection's state and is about to wait for its
+// change), so a reset made after it returns is seen even if the client
+// reconnects before the watching goroutine runs again.
 //
 // A connection cut without a reset (a blackhole) stays ready as far as
 // gRPC knows, since the client sends no keepalive pings: it is seen when
@@ -53,7 +56,7 @@ func WatchEtcdConn(s backends.Session, report func(SessionState)) (done <-chan s
 	if conn == nil {
 		return nil
 	}
-	finished := make(chan struct{})
+	finished, armed := make(chan struct{}), make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := context.AfterFunc(cli.Ctx(), cancel)
 	go func() {
@@ -67,8 +70,9 @@ func WatchEtcdConn(s backends.Session, report func(SessionState)) (done <-chan s
 		defer close(finished)
 		defer stop()
 		defer cancel()
-		watchConnStates(ctx, conn, report)
+		watchConnStates(ctx, conn, func() { close(armed) }, report)
 	}()
+	<-armed
 	return finished
 }
 
@@ -79,9 +83,13 @@ type connStates interface {
 }
 
 // watchConnStates reports conn's disconnects and reconnects until ctx ends
-// or conn shuts down.
-func watchConnStates(ctx context.Context, conn connStates, report func(SessionState)) {
+// or conn shuts down. It calls armed once, after reading conn's first state
+// and before waiting for it to change: a change after armed is seen (a
+// change back to the first state before the wait began would not be, which
+// is why WatchEtcdConn waits for armed before it returns).
+func watchConnStates(ctx context.Context, conn connStates, armed func(), report func(SessionState)) {
 	cur := conn.GetState()
+	armed()
 	down := false // a disconnect was reported and not yet undone
 	for conn.WaitForStateChange(ctx, cur) {
 		// WaitForStateChange returned: the state left cur. If cur was

@@ -54,7 +54,11 @@ func TestWatchConnStatesLateWatcher(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []SessionState
-			watchConnStates(context.Background(), &scriptedConn{steps: tc.steps}, func(s SessionState) { got = append(got, s) })
+			armed := 0
+			watchConnStates(context.Background(), &scriptedConn{steps: tc.steps}, func() { armed++ }, func(s SessionState) { got = append(got, s) })
+			if armed != 1 {
+				t.Errorf("armed %d times, want once", armed)
+			}
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("states %v, want %v", got, tc.want)
 			}
