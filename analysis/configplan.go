@@ -462,7 +462,7 @@ func newConfigGrid(pts []ConfigPoint, watchers, size int, rate float64) (*config
 	rates := slices.Sorted(maps.Keys(bySize))
 	ri, rj, out := bracket(rates, rate)
 	if out == "beyond" {
-		return nil, fmt.Errorf("%s updates/s is beyond %vx the measured rates (%s to %s updates/s): measure nearer it", num(rate), MaxExtrapolation, num(rates[0]), num(rates[len(rates)-1]))
+		return nil, beyondf("%s updates/s is beyond %vx the measured rates (%s to %s updates/s): measure nearer it", num(rate), MaxExtrapolation, num(rates[0]), num(rates[len(rates)-1]))
 	}
 	if out != "" {
 		note = append(note, fmt.Sprintf("%s updates/s %s the measured rates (%s to %s)", num(rate), out, num(rates[0]), num(rates[len(rates)-1])))
@@ -475,7 +475,7 @@ func newConfigGrid(pts []ConfigPoint, watchers, size int, rate float64) (*config
 		}
 		si, sj, out := bracket(fs, float64(size))
 		if out == "beyond" {
-			return nil, fmt.Errorf("config size %d bytes is beyond %vx the sizes measured at %s updates/s (%d to %d bytes, each at two watcher counts or more): measure nearer it",
+			return nil, beyondf("config size %d bytes is beyond %vx the sizes measured at %s updates/s (%d to %d bytes, each at two watcher counts or more): measure nearer it",
 				size, MaxExtrapolation, num(r), sizes[0], sizes[len(sizes)-1])
 		}
 		if out != "" {
@@ -486,7 +486,7 @@ func newConfigGrid(pts []ConfigPoint, watchers, size int, rate float64) (*config
 			ps := bySize[r][s]
 			lo, hi := ps[0].Watchers, ps[len(ps)-1].Watchers
 			if watchers*int(MaxExtrapolation) < lo || watchers > hi*int(MaxExtrapolation) {
-				return nil, fmt.Errorf("%d watchers is beyond %vx the watcher counts measured at %d bytes and %s updates/s (%d to %d): measure nearer it",
+				return nil, beyondf("%d watchers is beyond %vx the watcher counts measured at %d bytes and %s updates/s (%d to %d): measure nearer it",
 					watchers, MaxExtrapolation, s, num(r), lo, hi)
 			}
 			if n := fmt.Sprintf("%d watchers outside the %d to %d measured", watchers, lo, hi); (watchers < lo || watchers > hi) && !slices.Contains(note, n) {
@@ -510,6 +510,19 @@ func newConfigGrid(pts []ConfigPoint, watchers, size int, rate float64) (*config
 	}
 	return g, nil
 }
+
+// ErrBeyondBasis: the asked point lies further than MaxExtrapolation
+// beyond the measured ones (errors.Is).
+var ErrBeyondBasis = errors.New("analysis: beyond the measured points")
+
+// beyondError is an error of ErrBeyondBasis with its own words.
+type beyondError struct{ msg string }
+
+func (e beyondError) Error() string        { return e.msg }
+func (e beyondError) Is(target error) bool { return target == ErrBeyondBasis }
+
+// beyondf is a beyondError.
+func beyondf(format string, a ...any) error { return beyondError{fmt.Sprintf(format, a...)} }
 
 // bracket finds the two values of sorted xs around x (the same one twice
 // when x is one of them or xs has one value; the two nearest at an end),

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -53,12 +54,16 @@ type WatcherPoint struct {
 // WatcherCapacity answers, for one backend, variant and config size: how
 // many watchers can be updated (every one has the update) within Target.
 type WatcherCapacity struct {
-	Backend backends.Kind `json:"backend"`
-	Variant string        `json:"variant"`
-	class   figures.Class
-	Size    int            `json:"size"`
-	Target  time.Duration  `json:"target_ns"`
-	Points  []WatcherPoint `json:"points"`
+	Workload string        `json:"workload"`
+	Backend  backends.Kind `json:"backend"`
+	Variant  string        `json:"variant"`
+	class    figures.Class
+	Size     int `json:"size"`
+	// Rate is the runs' --rate (0: the workload's default): points at
+	// other rates answer apart.
+	Rate   float64        `json:"rate,omitempty"`
+	Target time.Duration  `json:"target_ns"`
+	Points []WatcherPoint `json:"points"`
 	// Watchers is the answer, a measured count (0 when none meets the
 	// target); Missed the smallest measured count above it that missed
 	// (0 if none did). Status says how it was reached: "measured" (met at
@@ -73,9 +78,9 @@ type WatcherCapacity struct {
 
 // WatcherCapacities reads the config workload's results of runs (each run
 // one --size; runs of several sizes together) and answers for each
-// backend, variant and size against target (the p99 of until the last
-// client has an update; DefaultP99 if 0). Ordered by backend, variant and
-// size.
+// backend, variant, size and --rate against target (the p99 of until the
+// last client has an update; DefaultP99 if 0). Ordered by backend,
+// variant, size and rate.
 func WatcherCapacities(runs []*results.Run, target time.Duration) []WatcherCapacity {
 	if target <= 0 {
 		target = DefaultP99
@@ -84,6 +89,7 @@ func WatcherCapacities(runs []*results.Run, target time.Duration) []WatcherCapac
 		backend backends.Kind
 		variant string
 		size    int
+		rate    float64
 	}
 	by := map[key]*WatcherCapacity{}
 	var out []*WatcherCapacity
@@ -101,10 +107,10 @@ func WatcherCapacities(runs []*results.Run, target time.Duration) []WatcherCapac
 			if last == nil {
 				continue
 			}
-			k := key{r.Backend, r.Variant, size}
+			k := key{r.Backend, r.Variant, size, run.Config.Rate}
 			wc := by[k]
 			if wc == nil {
-				wc = &WatcherCapacity{Backend: r.Backend, Variant: r.Variant, class: r.ClassOf(), Size: size, Target: target}
+				wc = &WatcherCapacity{Workload: r.Workload, Backend: r.Backend, Variant: r.Variant, class: r.ClassOf(), Size: size, Rate: k.rate, Target: target}
 				by[k] = wc
 				out = append(out, wc)
 			}
@@ -136,7 +142,7 @@ func WatcherCapacities(runs []*results.Run, target time.Duration) []WatcherCapac
 		res = append(res, *wc)
 	}
 	slices.SortFunc(res, func(a, b WatcherCapacity) int {
-		return cmp.Or(cmp.Compare(a.Backend, b.Backend), CompareVariants(a.class, a.Variant, b.class, b.Variant), cmp.Compare(a.Size, b.Size))
+		return cmp.Or(cmp.Compare(a.Backend, b.Backend), CompareVariants(a.class, a.Variant, b.class, b.Variant), cmp.Compare(a.Size, b.Size), cmp.Compare(a.Rate, b.Rate))
 	})
 	return res
 }
@@ -190,3 +196,115 @@ func (wc WatcherCapacity) Text() string {
 // loadedPrefix starts a point's ClientBound when other processes, not the
 // load generator, took the machine.
 const loadedPrefix = "loaded machine: "
+
+// Modelled is zkbench plan's answer to wc's question from the config runs
+// among runs (the cases the plan reads: client-bound ones and ones on a
+// loaded machine left out): the prediction at wc's measured answer (or,
+// with none, at its smallest measured count), whose MaxWatchers is the
+// model's most watchers within wc.Target at wc's size and rate; and the
+// fan-out utilisation the model gives at MaxWatchers (where its kept
+// error applies only up to MaxPlanUtilisation).
+func (wc WatcherCapacity) Modelled(runs []*results.Run) (p *ConfigPrediction, utilAtMost float64, err error) {
+	if wc.Rate <= 0 {
+		return nil, 0, errors.New("the runs were made at the workload's default rate, not a --rate")
+	}
+	ask := ConfigAsk{Workload: wc.Workload, Backend: wc.Backend, Variant: wc.Variant, Watchers: wc.Watchers, Size: wc.Size, Rate: wc.Rate, Percentile: 99, Bound: wc.Target}
+	if ask.Watchers == 0 {
+		ask.Watchers = wc.Points[0].Clients
+	}
+	ans, err := PredictConfig(runs, ask)
+	if err != nil {
+		return nil, 0, err
+	}
+	p, utilAtMost = ans.Asked, ans.Asked.Utilisation
+	if p.MaxWatchers > 0 && p.MaxWatchers != ask.Watchers {
+		ask.Watchers = p.MaxWatchers
+		at, err := PredictConfig(runs, ask)
+		if err != nil {
+			return nil, 0, err
+		}
+		utilAtMost = at.Asked.Utilisation
+	}
+	return p, utilAtMost, nil
+}
+
+// AnswerText is the model's most watchers within the target in words.
+func (p *ConfigPrediction) AnswerText() string {
+	switch {
+	case p.MaxWatchers == 0:
+		return fmt.Sprintf("none from %d down to %d", p.Ask.Watchers, p.SearchedFrom)
+	case p.MaxWatchers >= p.SearchedTo:
+		return fmt.Sprintf("at least %d (the model reads no further: %vx the largest measured)", p.SearchedTo, MaxExtrapolation)
+	}
+	return fmt.Sprint(p.MaxWatchers)
+}
+
+// ConfigCheck is one measured config case beside the plan's prediction
+// of it from the other cases of the same runs (Err, if the model could
+// not predict it; ErrBeyondBasis for a case at the end of its sweep).
+type ConfigCheck struct {
+	Run, Case string
+	Backend   backends.Kind
+	Variant   string
+	Watchers  int
+	Size      int
+	Rate      float64
+	Measured  ConfigLast
+	Predicted *ConfigPrediction
+	Err       error
+}
+
+// CheckConfigCases sets each config case of runs the plan could read (a
+// watching variant, made at a --rate, propagation from the write's start
+// kept, neither client-bound nor on a loaded machine) beside its
+// prediction from every other case of runs: the case itself left out, so
+// the prediction is the model's, read off its neighbours.
+func CheckConfigCases(runs []*results.Run) ([]ConfigCheck, error) {
+	var out []ConfigCheck
+	for _, run := range runs {
+		size, err := strconv.Atoi(run.Config.Params["size"])
+		if err != nil || run.Config.Rate <= 0 {
+			continue
+		}
+		for i := range run.Results {
+			r := &run.Results[i]
+			if r.UnitOf() != figures.Update || r.Load.Bound() != nil || r.Load.Loaded() != nil {
+				continue
+			}
+			if c := countsOf(r); c.ServerNotifications == 0 && c.ClientNotifications == 0 {
+				continue // polls: the plan models a watch's fan-out
+			}
+			last, ok, err := lastOf(r)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+			c := ConfigCheck{Run: run.ID, Case: KeyOf(r).String(), Backend: r.Backend, Variant: r.Variant, Watchers: r.Clients, Size: size, Rate: run.Config.Rate, Measured: last}
+			ans, err := PredictConfig(withoutCase(runs, run, i), ConfigAsk{Workload: r.Workload, Backend: r.Backend, Variant: r.Variant,
+				Watchers: r.Clients, Size: size, Rate: run.Config.Rate, Percentile: 99, Bound: DefaultP99})
+			if err != nil {
+				c.Err = err
+			} else {
+				c.Predicted = ans.Asked
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// withoutCase is runs with the i-th result of run left out (run itself is
+// not changed).
+func withoutCase(runs []*results.Run, run *results.Run, i int) []*results.Run {
+	out := slices.Clone(runs)
+	for j, x := range out {
+		if x == run {
+			c := *run
+			c.Results = slices.Delete(slices.Clone(run.Results), i, i+1)
+			out[j] = &c
+		}
+	}
+	return out
+}

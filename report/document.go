@@ -120,6 +120,7 @@ func Build(runs []*results.Run, opts Options) (*Document, error) {
 	}
 	d.capacity(plan, runs)
 	d.watchers(runs, plan.Target) // the config workload's watchers within a target
+	d.configChecks(runs)          // config cases beside the config model
 	d.failovers(runs)             // crashed leaders beside the failover model
 	d.notes(runs, cases)
 	return d, nil

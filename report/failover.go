@@ -85,9 +85,15 @@ func modelledFailover(runs []*results.Run, run *results.Run, r *results.Result) 
 	if p.Extrapolated != "" {
 		model += " (extrapolated)"
 	}
-	e, ok := analysis.KeptModelError(analysis.ModeFailover)
+	return t.String(), model, keptError(analysis.ModeFailover)
+}
+
+// keptError is the model's measured error on the kept validation grid for
+// mode (analysis/modelerror.md), or NotMeasured.
+func keptError(mode string) string {
+	e, ok := analysis.KeptModelError(mode)
 	if !ok {
-		return t.String(), model, NotMeasured
+		return NotMeasured
 	}
-	return t.String(), model, fmt.Sprintf("p50 %+.0f%% to %+.0f%%, p99 %+.0f%% to %+.0f%% (%d points)", 100*e.P50[0], 100*e.P50[1], 100*e.P99[0], 100*e.P99[1], e.Points)
+	return fmt.Sprintf("p50 %+.0f%% to %+.0f%%, p99 %+.0f%% to %+.0f%% (%d points)", 100*e.P50[0], 100*e.P50[1], 100*e.P99[0], 100*e.P99[1], e.Points)
 }

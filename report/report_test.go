@@ -405,3 +405,37 @@ func TestReportModelsCrashFailovers(t *testing.T) {
 		t.Errorf("a report with no crash run has the crash section")
 	}
 }
+
+// TestReportModelsConfigCases: a report of config sweeps and a validation
+// run sets each case the plan can read beside its prediction from the
+// other cases (the case itself left out), counts the sweeps' ends the
+// model cannot reach without them, and gives the model's answer to the
+// watchers question beside the measured one, each with the kept error.
+func TestReportModelsConfigCases(t *testing.T) {
+	runs := filepath.Join("..", "docs", "runs")
+	var files []string
+	for _, r := range []string{"fanout-zookeeper-1kb-r2", "fanout-zookeeper-16kb-r2", "fanout-zookeeper-1kb-r10", "fanout-zookeeper-16kb-r10", "plan-config-zk-one-shot-a"} {
+		files = append(files, filepath.Join(runs, r, "results.json"))
+	}
+	md := markdownOf(t, files...).String()
+	if !strings.Contains(md, "### A config center's propagation: the model beside each case") {
+		t.Fatalf("report lacks the config model section")
+	}
+	for name, re := range map[string]string{
+		"the validation run's row": `\| zookeeper \| one-shot \| 4KB \| 5 \| 40 \| [0-9.]+ / [0-9.]+ \| [0-9.]+ / [0-9.]+ \| [0-9.]+% \| p50 [-+][0-9]+% to [-+][0-9]+%, p99 [-+]`,
+		"a sweep's middle case":    `\| zookeeper \| one-shot \| 1KB \| 2 \| 25 \| [0-9.]+ / [0-9.]+ \| [0-9.]+ / [0-9.]+ \| [0-9.]+% \| p50 [-+]`,
+		"the sweeps' ends counted": `\n8 case\(s\) at the ends of their sweeps are not shown`,
+		"the model's watchers":     `\| zookeeper \| one-shot \| 1KB \| 2 \| at least 60 \(every usable count met the target\) \| [^|]+ \| (at least )?[0-9]+[^|]* \| p50 [-+]`,
+	} {
+		if !regexp.MustCompile(re).MatchString(md) {
+			t.Errorf("report lacks %s (%s)", name, re)
+		}
+	}
+	alone := markdownOf(t, filepath.Join(runs, "plan-config-zk-one-shot-a", "results.json")).String()
+	if !strings.Contains(alone, "not predicted: no other case here the plan reads") {
+		t.Errorf("a validation run alone does not say why it is not predicted")
+	}
+	if md := markdownOf(t, filepath.Join(runs, "handover-zookeeper", "results.json")).String(); strings.Contains(md, "the model beside each case") {
+		t.Errorf("a report with no config run has the config model section")
+	}
+}
