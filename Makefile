@@ -13,7 +13,7 @@ BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: build test bench bench-runs bench-scale bench-plan plan-check lint deps images clean docs
-.PHONY: bench-idle bench-plan-config bench-plan-failover plan-check-files kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch bench-grpc-window
+.PHONY: bench-idle bench-plan-config bench-plan-failover plan-check-files plan-report kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch bench-grpc-window
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zkbench
@@ -313,7 +313,12 @@ kept-runs: bench-runs bench-scale bench-watchers bench-plan bench-plan-config be
 plan-check:
 	$(MAKE) --no-print-directory plan-check-files
 	$(BIN) docs analysis/modelerror.md
-	$(MAKE) --no-print-directory plan-check-files
+	$(MAKE) --no-print-directory plan-check-files plan-report
+# The report of the watch plans' kept runs: each config case beside the
+# model's prediction of it from the other cases, and each crashed leader's
+# failover beside the failover model (docs/results.md).
+plan-report: build
+	$(BIN) report $(RUNS)/fanout-* $(RUNS)/plan-config-*[abc] $(RUNS)/handover-zookeeper $(RUNS)/handover-etcd $(RUNS)/plan-failover-*[abcd] -o $(RUNS)/plan-report
 plan-check-files: build
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 2ms --against $(RUNS)/plan-zk-fair-u20 > $(RUNS)/plan-zk-fair-u20.plan.txt
 	$(BIN) plan $(RUNS)/usl-zookeeper $(IDLE_ZK) --variant fair --clients 20 --every 400ms --hold 2ms --against $(RUNS)/plan-zk-fair-u20 > $(RUNS)/plan-zk-fair-u20.idle.plan.txt
