@@ -42,6 +42,9 @@ type WatcherPoint struct {
 	// HeapPerWatcher is the servers' live heap per watching client
 	// (results.WatchFootprint; 0: not measured).
 	HeapPerWatcher float64 `json:"heap_per_watcher_bytes,omitempty"`
+	// HeapPerWatcherNoise is what HeapPerWatcher can resolve: the heap
+	// reading's own noise per watching client (nil: not read).
+	HeapPerWatcherNoise *float64 `json:"heap_per_watcher_noise_bytes,omitempty"`
 	// Skipped: per update, the clients that never loaded it.
 	Skipped      float64 `json:"versions_skipped,omitempty"`
 	SessionsLost int64   `json:"sessions_lost,omitempty"`
@@ -125,7 +128,7 @@ func WatcherCapacities(runs []*results.Run, target time.Duration) []WatcherCapac
 				p.ServerCPUPerUpdate = r.Cost.ServerCPUSeconds / float64(r.Ops.Succeeded)
 			}
 			if w := r.Watch; w != nil {
-				p.HeapPerWatcher = w.HeapPerWatcher
+				p.HeapPerWatcher, p.HeapPerWatcherNoise = w.HeapPerWatcher, w.HeapPerWatcherNoise
 			}
 			if b := r.Load.Bound(); b != nil {
 				p.ClientBound = b.Detail

@@ -113,6 +113,9 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 			if res.Watch == nil || res.Watch.HeapPerWatcher == 0 {
 				return "-"
 			}
+			if n := res.Watch.HeapPerWatcherNoise; n != nil {
+				return num(res.Watch.HeapPerWatcher) + " ± " + num(*n)
+			}
 			return num(res.Watch.HeapPerWatcher)
 		}
 	case "server_cpu":

@@ -42,7 +42,8 @@ func (d *Document) watchers(runs []*results.Run, t analysis.Target) {
 		"up to 80% fan-out utilisation."})
 	d.add(Para{Text: "Each measured point, per update: each client's propagation (p50, p99, p99.9 from the write's start), " +
 		"until the last client (p99), notifications and bytes client | server side, the servers' CPU, the servers' live " +
-		"heap per watching client (after a forced collection, before the interval; — where it cannot be read: the " +
+		"heap per watching client (after a forced collection, before the interval; ± the heap reading's own noise a " +
+		"watcher, the difference of two readings before the clients armed, where the run kept it; — where it cannot be read: the " +
 		"embedded etcd, containers), the clients that skipped the version, and sessions lost."})
 	pt := Table{Header: []string{"backend", "variant", "size", "updates/s", "clients", "p50 ms", "p99 ms", "p99.9 ms", "last p99 ms",
 		"notifications cli | srv", "bytes cli | srv", "server CPU ms", "heap/watcher B", "skipped", "lost"}}
@@ -51,7 +52,7 @@ func (d *Document) watchers(runs []*results.Run, t analysis.Target) {
 			pt.Rows = append(pt.Rows, []string{string(wc.Backend), wc.Variant, figures.FormatSize(wc.Size), rateText(wc.Rate), fmt.Sprint(p.Clients) + pointFlag(p),
 				ms(p.P50), ms(p.P99), ms(p.P999), ms(p.LastP99),
 				Num(p.Notifications) + " | " + Num(p.ServerNotifications), Num(p.BytesPerUpdate) + " | " + Num(p.ServerBytesPerUpdate),
-				orDash(p.ServerCPUPerUpdate * 1000), orDash(p.HeapPerWatcher), Num(p.Skipped), fmt.Sprint(p.SessionsLost)})
+				orDash(p.ServerCPUPerUpdate * 1000), heapText(p.HeapPerWatcher, p.HeapPerWatcherNoise), Num(p.Skipped), fmt.Sprint(p.SessionsLost)})
 		}
 	}
 	d.add(pt)
@@ -66,6 +67,18 @@ func pointFlag(p analysis.WatcherPoint) string {
 		return " (client-bound)"
 	}
 	return ""
+}
+
+// heapText is the servers' heap per watcher, with what the reading can
+// resolve (the heap's own noise per watcher) where it was read.
+func heapText(v float64, noise *float64) string {
+	switch {
+	case v == 0:
+		return NotMeasured
+	case noise == nil:
+		return Num(v)
+	}
+	return Num(v) + " ± " + Num(*noise)
 }
 
 // orDash is v, or NotMeasured for a figure not measured (0).

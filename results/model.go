@@ -202,6 +202,13 @@ type WatchFootprint struct {
 	// HeapPerWatcher is (Heap-HeapBefore)/WatchingClients, when both
 	// heaps were read and a client watches.
 	HeapPerWatcher float64 `json:"heap_per_watcher_bytes,omitempty"`
+	// HeapNoise is the difference of two heap readings taken one after
+	// the other before the clients armed, nothing changed between: the
+	// reading's own noise. HeapPerWatcherNoise is it per watching client,
+	// what HeapPerWatcher can resolve (nil: not read; files from before
+	// it was kept).
+	HeapNoise           float64  `json:"heap_noise_bytes,omitempty"`
+	HeapPerWatcherNoise *float64 `json:"heap_per_watcher_noise_bytes,omitempty"`
 	// HeapSource says how the heap was read.
 	HeapSource string `json:"heap_source,omitempty"`
 	// NotMeasured says why a figure is missing.

@@ -225,7 +225,7 @@ func (cc *configCase) run(ctx context.Context, d *driver) (measure.Outcome, erro
 		return measure.Outcome{}, fmt.Errorf("config: first write: %w", err)
 	}
 	r.starts, r.commits = append(r.starts, t0), append(r.commits, r.now())
-	unarmed := d.hold(ctx)
+	unarmed := d.baseline(ctx)
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	for i := 0; i < c.Clients; i++ {

@@ -104,6 +104,11 @@ func checkFootprint(t *testing.T, kind backends.Kind, variant string, n int, fp 
 		if fp.NotMeasured != "" || fp.HeapBefore <= 0 || fp.Heap <= 0 || fp.HeapSource == "" {
 			t.Errorf("zookeeper: heap %v -> %v from %q, not measured %q: want both heaps read", fp.HeapBefore, fp.Heap, fp.HeapSource, fp.NotMeasured)
 		}
+		// The figure comes with what it can resolve: the two readings
+		// before the arming, per watching client.
+		if nz := fp.HeapPerWatcherNoise; nz == nil || *nz != fp.HeapNoise/float64(n) {
+			t.Errorf("zookeeper: heap noise %v, per watcher %v: want the noise per watching client kept", fp.HeapNoise, nz)
+		}
 	case backends.Etcd:
 		if !strings.Contains(fp.NotMeasured, "embedded") || fp.Heap != 0 {
 			t.Errorf("embedded etcd: heap %v, not measured %q: want no heap, and why", fp.Heap, fp.NotMeasured)

@@ -177,6 +177,13 @@ func (d *driver) hold(ctx context.Context) measure.Hold {
 	return d.meter.Hold(hctx, d.c.Backend)
 }
 
+// baseline reads what the servers hold twice, one reading after the
+// other, before the case's clients arm their watches: measure.Footprint
+// takes the heap reading's noise from the two.
+func (d *driver) baseline(ctx context.Context) [2]measure.Hold {
+	return [2]measure.Hold{d.hold(ctx), d.hold(ctx)}
+}
+
 // closeAll closes every session the case opened, once, on a fresh bounded
 // context; a failure becomes a note.
 func (d *driver) closeAll(ctx context.Context) {

@@ -132,7 +132,7 @@ func (m *membershipCase) run(ctx context.Context, d *driver) (measure.Outcome, e
 		g.in[i] = true
 	}
 	g.setTruth(time.Now())
-	unwatched := d.hold(ctx)
+	unwatched := d.baseline(ctx)
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	var watchers sync.WaitGroup

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/zkbench/zkbench/backends"
@@ -64,22 +65,31 @@ func (m *Meter) Hold(ctx context.Context, b backends.Backend) Hold {
 }
 
 // Footprint is the servers' footprint of the watches that watching
-// clients armed between before and after. The heap is per watching client,
-// not per watch the server counts: ZooKeeper counts a persistent watch
-// twice (its data and its child watch tables each hold it).
-func Footprint(before, after Hold, watching int) *results.WatchFootprint {
-	fp := &results.WatchFootprint{WatchersBefore: before.Watchers, Watchers: after.Watchers, WatchingClients: watching}
-	if err := errors.Join(before.WatchersErr, after.WatchersErr); err != nil {
+// clients armed between before and after. before are two readings taken
+// one after the other with nothing armed between: the difference of their
+// heaps is the heap reading's own noise (a forced collection leaves some
+// garbage and some buffers behind), which bounds what the heap per
+// watching client can resolve, and is kept with it. The heap is per
+// watching client, not per watch the server counts: ZooKeeper counts a
+// persistent watch twice (its data and its child watch tables each hold
+// it).
+func Footprint(before [2]Hold, after Hold, watching int) *results.WatchFootprint {
+	last := before[1]
+	fp := &results.WatchFootprint{WatchersBefore: last.Watchers, Watchers: after.Watchers, WatchingClients: watching}
+	if err := errors.Join(last.WatchersErr, after.WatchersErr); err != nil {
 		fp.NotMeasured = fmt.Sprintf("watch count: %v", err)
 		return fp
 	}
-	if err := errors.Join(before.HeapErr, after.HeapErr); err != nil {
+	if err := errors.Join(before[0].HeapErr, last.HeapErr, after.HeapErr); err != nil {
 		fp.NotMeasured = fmt.Sprintf("heap: %v", err)
 		return fp
 	}
-	fp.HeapBefore, fp.Heap, fp.HeapSource = before.Heap, after.Heap, after.HeapSource
+	fp.HeapBefore, fp.Heap, fp.HeapSource = last.Heap, after.Heap, after.HeapSource
+	fp.HeapNoise = math.Abs(last.Heap - before[0].Heap)
 	if watching > 0 {
-		fp.HeapPerWatcher = (after.Heap - before.Heap) / float64(watching)
+		fp.HeapPerWatcher = (after.Heap - last.Heap) / float64(watching)
+		noise := fp.HeapNoise / float64(watching)
+		fp.HeapPerWatcherNoise = &noise
 	}
 	return fp
 }
