@@ -84,9 +84,12 @@ type connStates interface {
 
 // watchConnStates reports conn's disconnects and reconnects until ctx ends
 // or conn shuts down. It calls armed once, after reading conn's first state
-// and before waiting for it to change: a change after armed is seen (a
-// change back to the first state before the wait began would not be, which
-// is why WatchEtcdConn waits for armed before it returns).
+// and just before waiting for it to change: a change after the wait has
+// begun is seen, and so is one that has not come back to the first state
+// by then; a change and its return both inside the few instructions
+// between armed and the wait's start would not be (WatchEtcdConn waits for
+// armed before it returns, which shrinks the window from a goroutine's
+// start-up on a loaded machine to those instructions).
 func watchConnStates(ctx context.Context, conn connStates, armed func(), report func(SessionState)) {
 	cur := conn.GetState()
 	armed()

@@ -489,8 +489,10 @@ func TestTargetExpireSession(t *testing.T) {
 			t.Fatalf("session 1's Done still open %v after a forced expiry", ttl/3+2*time.Second)
 		}
 		t.Logf("%s: node gone %v, client told %v after the fault (TTL %v)", c.kind, gone.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), ttl)
-		if gone > time.Second {
-			t.Errorf("the server took %v to drop the session: not forced", gone)
+		// Forced, not expired: a session left alone lasts its TTL; half of
+		// it leaves a loaded machine room for the exchange and the polls.
+		if gone > ttl/2 {
+			t.Errorf("the server took %v to drop the session (TTL %v): not forced", gone, ttl)
 		}
 		select {
 		case <-s0.Done():

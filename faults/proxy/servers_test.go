@@ -217,7 +217,14 @@ func TestZooKeeperCutOneClientOnly(t *testing.T) {
 	clients := make([]*zkClient, 2)
 	for i := range clients {
 		c := &zkClient{}
-		conn, _, err := zk.Connect([]string{p.Addr()}, 2*time.Second, zk.WithLogger(quiet{}),
+		// Client 0's 2 s session is to expire once cut; client 1's is long,
+		// so that a loaded machine's late ping (go-zookeeper reads with a
+		// timeout of two thirds of the session) cannot disconnect it.
+		timeout := 2 * time.Second
+		if i == 1 {
+			timeout = 10 * time.Second
+		}
+		conn, _, err := zk.Connect([]string{p.Addr()}, timeout, zk.WithLogger(quiet{}),
 			zk.WithDialer(tags.TimeoutDialer(i)),
 			zk.WithEventCallback(func(ev zk.Event) {
 				if ev.Type == zk.EventSession {

@@ -127,12 +127,13 @@ func testFailover(e *electionEnv) {
 	e.nodesBecome(0)
 }
 
-// settleWaiters waits until every waiting candidate is asleep on a watch:
-// herd-prone candidates re-arm after every failover; the herd-free ones (and
-// native, whose watches the instrument does not see) only need time.
+// settleWaiters waits until every waiting candidate is asleep on a watch
+// (herd-prone candidates re-arm after every failover; a herd-free one holds
+// one live watch on its predecessor), then a quiet window; native, whose
+// watches the instrument does not see, only gets the window.
 func (e *electionEnv) settleWaiters(waiting []*latch) {
 	e.t.Helper()
-	if e.v.ClientCounts && !e.v.HerdFree {
+	if e.v.ClientCounts {
 		for _, c := range waiting {
 			e.eventually(settleBound, c.id+" never armed a watch", func() bool { return c.armed() > c.events() })
 		}

@@ -57,6 +57,13 @@ func testObserver(e *electionEnv) {
 	b.awaitAsync()
 	defer b.cancel()
 	next := observeAsync(ctx, o, first.info)
+	if e.v.ClientCounts {
+		// Both asleep on a watch before anything moves: the observer on
+		// the leader, b on its predecessor (a watch armed after the
+		// leader's end would find it gone and count no notification).
+		e.eventually(settleBound, "the observer never armed a watch", func() bool { return om.armed() > om.events() })
+		e.eventually(settleBound, b.id+" never armed a watch", func() bool { return b.armed() > b.events() })
+	}
 	idle := srv.notified()
 	time.Sleep(quietWindow)
 	before := om.events()
