@@ -237,19 +237,22 @@ bench-plan: build bench-idle
 
 # The config center's plan (zkbench plan --workload config): sweeps of the
 # watching variants at 10, 25 and 60 watchers, 1KB and 16KB, 2 and 10
-# updates/s (60 updates a case; beyond 60 watchers the one-shot variant is
+# updates/s (FANOUT_UPDATES updates a case, so that a case's p99 is not
+# its slowest update; beyond 60 watchers the one-shot variant is
 # client-bound on this machine), then three validation points a backend
-# and variant between them, none measured by the sweeps. make
+# and variant between them, none measured by the sweeps
+# (ID:WATCHERS:SIZE:RATE:DURATION, about as many updates). make
 # plan-check writes the comparisons (docs/results.md).
 FANOUT_RATES = 2 10
 FANOUT_SIZES = 1kb 16kb
 FANOUT_ZK = $(foreach r,$(FANOUT_RATES),$(foreach s,$(FANOUT_SIZES),$(RUNS)/fanout-zookeeper-$(s)-r$(r)))
 FANOUT_ETCD = $(foreach r,$(FANOUT_RATES),$(foreach s,$(FANOUT_SIZES),$(RUNS)/fanout-etcd-$(s)-r$(r)))
-FANOUT_POINTS = a:40:4KB:5:15s b:15:8KB:3:20s c:50:12KB:8:10s
+FANOUT_UPDATES = 180
+FANOUT_POINTS = a:40:4KB:5:36s b:15:8KB:3:60s c:50:12KB:8:23s
 bench-plan-config: build
 	for r in $(FANOUT_RATES); do for s in $(FANOUT_SIZES); do \
-	  $(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload config --variants one-shot --clients 10,25,60 --size $$s --rate $$r --duration $$((60 / r))s --warmup 2s --poll 1s -o $(RUNS) --run-id fanout-zookeeper-$$s-r$$r || exit 1; \
-	  $(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload config --variants one-shot,persistent --clients 10,25,60 --size $$s --rate $$r --duration $$((60 / r))s --warmup 2s --poll 1s -o $(RUNS) --run-id fanout-etcd-$$s-r$$r || exit 1; \
+	  $(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload config --variants one-shot --clients 10,25,60 --size $$s --rate $$r --duration $$(($(FANOUT_UPDATES) / r))s --warmup 2s --poll 1s -o $(RUNS) --run-id fanout-zookeeper-$$s-r$$r || exit 1; \
+	  $(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload config --variants one-shot,persistent --clients 10,25,60 --size $$s --rate $$r --duration $$(($(FANOUT_UPDATES) / r))s --warmup 2s --poll 1s -o $(RUNS) --run-id fanout-etcd-$$s-r$$r || exit 1; \
 	done; done
 	for pt in $(FANOUT_POINTS); do IFS=: read id n size rate dur <<< "$$pt"; \
 	  $(BIN) plan $(FANOUT_ZK) --workload config --variant one-shot --clients $$n --size $$size --rate $$rate $(PLANVAL) --duration $$dur --run-id plan-config-zk-one-shot-$$id || exit 1; \
