@@ -13,7 +13,7 @@ BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: build test bench bench-runs bench-scale bench-plan plan-check lint deps images clean docs
-.PHONY: bench-idle bench-plan-config bench-plan-failover plan-check-files plan-report kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch bench-grpc-window
+.PHONY: bench-idle bench-plan-lock bench-plan-config bench-plan-failover plan-check-files plan-report kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch bench-grpc-window
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zkbench
@@ -220,7 +220,10 @@ bench-idle: build
 	  $(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload lock --hold 0 --variants naive,fair --clients 1 --rate $$r --duration 30s --warmup 2s -o $(RUNS) --run-id idle-zookeeper-r$$r || exit 1; \
 	  $(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload lock --hold 0 --variants naive,fair --clients 1 --rate $$r --duration 30s --warmup 2s -o $(RUNS) --run-id idle-etcd-r$$r || exit 1; \
 	done
-bench-plan: build bench-idle
+# make bench-plan makes every plan's kept runs: the lock's, the config
+# center's and the leader failover's.
+bench-plan: bench-plan-lock bench-plan-config bench-plan-failover
+bench-plan-lock: build bench-idle
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload lock --hold 0 --variants naive,fair --clients 1,2,4,8,16,32,64 --duration 5s --warmup 1s --calibrate -o $(RUNS) --run-id usl-zookeeper
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload lock --hold 0 --variants naive,fair --clients 1,2,4,8,16,32,64 --duration 5s --warmup 1s --calibrate -o $(RUNS) --run-id usl-etcd
 	$(BIN) plan $(RUNS)/usl-zookeeper --variant fair --clients 20 --every 400ms --hold 2ms $(PLANVAL) --run-id plan-zk-fair-u20
@@ -302,7 +305,7 @@ bench-kept:
 # Every kept run in one pass (about 60 minutes on 2 cores: 2026-12-04), each refusing a
 # loaded machine, then the published tables written again from them. Run it
 # on a quiet machine: nothing else, not even a build, beside it.
-kept-runs: bench-runs bench-scale bench-watchers bench-plan bench-plan-config bench-plan-failover plan-check bench-other bench-kept docs
+kept-runs: bench-runs bench-scale bench-watchers bench-plan plan-check bench-other bench-kept docs
 
 # The plan model against the kept validation runs, without servers: each
 # <run-id>.plan.txt predicts from the USL sweep alone, each
