@@ -278,7 +278,9 @@ type Session interface {
 	// ID identifies the session (ZooKeeper session id, etcd lease id).
 	ID() int64
 	// Done is closed when the session is lost (expired, lease gone) or closed.
-	// It is never closed while the session is healthy.
+	// It is never closed while the session is healthy. A call made once
+	// Done is closed, or with its ctx already ended, returns an error at
+	// once and sends no request (the instrument counts no request for it).
 	Done() <-chan struct{}
 	// Close ends the session; its ephemeral nodes are removed by the server.
 	// Safe to call more than once and concurrently with other methods.

@@ -555,3 +555,31 @@ func TestCountsCallsInFlight(t *testing.T) {
 		t.Errorf("an answered get is still in flight: %d", got)
 	}
 }
+
+// TestRefusedCallsAreNotRequests: a call the backend refuses before any
+// request goes out (ctx already ended, or the session over) is not counted
+// as a request, a failure or bytes sent: the servers never see it, and a
+// client|server comparison would otherwise carry the difference.
+func TestRefusedCallsAreNotRequests(t *testing.T) {
+	stub := newStub()
+	stub.err = backends.ErrSessionLost
+	var c instrument.Counters
+	s := instrument.Wrap(stub, &c)
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.Create(ended, "/a", []byte("data"))
+	s.Set(ended, "/a", []byte("data"))
+	if got := c.Snapshot(); got.TotalRequests() != 0 || got.BytesSent != 0 || got.Failures["create"] != 0 {
+		t.Errorf("calls with an ended ctx counted: %d requests, %d bytes, %d failures", got.TotalRequests(), got.BytesSent, got.Failures["create"])
+	}
+	s.Get(context.Background(), "/a")
+	if got := c.Snapshot(); got.Requests["get"] != 1 || got.Failures["get"] != 1 || got.BytesSent != 2 {
+		t.Errorf("a call on a live session: %d requests, %d failures, %d bytes; want 1, 1, 2", got.Requests["get"], got.Failures["get"], got.BytesSent)
+	}
+	close(stub.done)
+	s.Get(context.Background(), "/a")
+	s.Delete(context.Background(), "/a")
+	if got := c.Snapshot(); got.TotalRequests() != 1 || got.Failures["get"] != 1 || got.BytesSent != 2 || got.InFlight["get"] != 0 {
+		t.Errorf("calls on a session over counted: %+v", got)
+	}
+}

@@ -75,7 +75,29 @@ func CountersOf(s backends.Session) *Counters {
 	}
 }
 
-func (s *Session) done(op Op, err error) {
+// start counts a call of type op as a request sent, unless the backend
+// will refuse it before any request goes out: ctx has already ended, or
+// the session is over (lost or closed; backends.Session's contract: a call
+// then returns at once). The servers never see a refused call, so the
+// client's counts must not either. It says whether it counted.
+func (s *Session) start(ctx context.Context, op Op) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	select {
+	case <-s.inner.Done():
+		return false
+	default:
+	}
+	s.c.sent(op)
+	return true
+}
+
+// done ends a call start counted (sent): a failure if err is set.
+func (s *Session) done(op Op, sent bool, err error) {
+	if !sent {
+		return
+	}
 	s.c.inFlight[op].Add(-1)
 	if err != nil {
 		s.c.failures[op].Add(1)
@@ -84,91 +106,101 @@ func (s *Session) done(op Op, err error) {
 
 // Create counts OpCreate.
 func (s *Session) Create(ctx context.Context, path string, data []byte) (backends.Node, error) {
-	s.c.sent(OpCreate)
-	s.c.bytesSent.Add(int64(len(path) + len(data)))
+	sent := s.start(ctx, OpCreate)
+	if sent {
+		s.c.bytesSent.Add(int64(len(path) + len(data)))
+	}
 	n, err := s.inner.Create(ctx, path, data)
-	s.done(OpCreate, err)
+	s.done(OpCreate, sent, err)
 	return n, err
 }
 
 // CreateSequential counts OpCreateSeq.
 func (s *Session) CreateSequential(ctx context.Context, parent, prefix string, data []byte) (backends.Node, error) {
-	s.c.sent(OpCreateSeq)
-	s.c.bytesSent.Add(int64(len(parent) + 1 + len(prefix) + len(data)))
+	sent := s.start(ctx, OpCreateSeq)
+	if sent {
+		s.c.bytesSent.Add(int64(len(parent) + 1 + len(prefix) + len(data)))
+	}
 	n, err := s.inner.CreateSequential(ctx, parent, prefix, data)
-	s.done(OpCreateSeq, err)
+	s.done(OpCreateSeq, sent, err)
 	return n, err
 }
 
 // Get counts OpGet.
 func (s *Session) Get(ctx context.Context, path string) ([]byte, backends.Node, error) {
-	s.c.sent(OpGet)
-	s.c.bytesSent.Add(int64(len(path)))
+	sent := s.start(ctx, OpGet)
+	if sent {
+		s.c.bytesSent.Add(int64(len(path)))
+	}
 	d, n, err := s.inner.Get(ctx, path)
-	s.done(OpGet, err)
+	s.done(OpGet, sent, err)
 	s.c.bytesReceived.Add(int64(len(d)))
 	return d, n, err
 }
 
 // Delete counts OpDelete.
 func (s *Session) Delete(ctx context.Context, path string) error {
-	s.c.sent(OpDelete)
-	s.c.bytesSent.Add(int64(len(path)))
+	sent := s.start(ctx, OpDelete)
+	if sent {
+		s.c.bytesSent.Add(int64(len(path)))
+	}
 	err := s.inner.Delete(ctx, path)
-	s.done(OpDelete, err)
+	s.done(OpDelete, sent, err)
 	return err
 }
 
 // Children counts OpChildren.
 func (s *Session) Children(ctx context.Context, parent string) ([]backends.Node, error) {
-	s.c.sent(OpChildren)
-	s.c.bytesSent.Add(int64(len(parent)))
+	sent := s.start(ctx, OpChildren)
+	if sent {
+		s.c.bytesSent.Add(int64(len(parent)))
+	}
 	ns, err := s.inner.Children(ctx, parent)
-	s.done(OpChildren, err)
+	s.done(OpChildren, sent, err)
 	s.c.bytesReceived.Add(names(ns))
 	return ns, err
 }
 
 // Enqueue counts OpEnqueue.
 func (s *Session) Enqueue(ctx context.Context, parent, tag string) (backends.Node, error) {
-	s.c.sent(OpEnqueue)
+	sent := s.start(ctx, OpEnqueue)
 	n, err := s.inner.Enqueue(ctx, parent, tag)
-	s.done(OpEnqueue, err)
+	s.done(OpEnqueue, sent, err)
 	return n, err
 }
 
 // Predecessor counts OpPredecessor.
 func (s *Session) Predecessor(ctx context.Context, parent string, me backends.Node, gone string) (backends.Node, bool, error) {
-	s.c.sent(OpPredecessor)
+	sent := s.start(ctx, OpPredecessor)
 	n, ok, err := s.inner.Predecessor(ctx, parent, me, gone)
 	s.c.bytesReceived.Add(n.Listed)
-	s.done(OpPredecessor, err)
+	s.done(OpPredecessor, sent, err)
 	return n, ok, err
 }
 
 // PredecessorOf counts OpPredecessor: the same query, among fewer children.
 func (s *Session) PredecessorOf(ctx context.Context, parent, prefix string, me backends.Node) (backends.Node, bool, error) {
-	s.c.sent(OpPredecessor)
+	sent := s.start(ctx, OpPredecessor)
 	n, ok, err := s.inner.PredecessorOf(ctx, parent, prefix, me)
 	s.c.bytesReceived.Add(n.Listed)
-	s.done(OpPredecessor, err)
+	s.done(OpPredecessor, sent, err)
 	return n, ok, err
 }
 
 // Tagged counts OpTagged once per call, however many server requests the
 // backend needs for it (ZooKeeper: a listing and a read per child).
 func (s *Session) Tagged(ctx context.Context, parent, tag string) ([]backends.Node, error) {
-	s.c.sent(OpTagged)
+	sent := s.start(ctx, OpTagged)
 	ns, err := s.inner.Tagged(ctx, parent, tag)
-	s.done(OpTagged, err)
+	s.done(OpTagged, sent, err)
 	return ns, err
 }
 
 // Dequeue counts OpDequeue.
 func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
-	s.c.sent(OpDequeue)
+	sent := s.start(ctx, OpDequeue)
 	err := s.inner.Dequeue(ctx, me)
-	s.done(OpDequeue, err)
+	s.done(OpDequeue, sent, err)
 	return err
 }
 
@@ -176,15 +208,17 @@ func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
 // one that cannot set data returns an error matching errors.ErrUnsupported,
 // counted as a failed request.
 func (s *Session) Update(ctx context.Context, path string, data []byte) error {
-	s.c.sent(OpUpdate)
-	s.c.bytesSent.Add(int64(len(path) + len(data)))
+	sent := s.start(ctx, OpUpdate)
+	if sent {
+		s.c.bytesSent.Add(int64(len(path) + len(data)))
+	}
 	var err error
 	if st, ok := s.inner.(backends.Updater); ok {
 		err = st.Update(ctx, path, data)
 	} else {
 		err = fmt.Errorf("instrument: set %s: %T cannot set data: %w", path, s.inner, errors.ErrUnsupported)
 	}
-	s.done(OpUpdate, err)
+	s.done(OpUpdate, sent, err)
 	return err
 }
 
@@ -192,12 +226,14 @@ func (s *Session) Update(ctx context.Context, path string, data []byte) error {
 // it writes, forwarding to the wrapped session; one that cannot returns an
 // error matching errors.ErrUnsupported, counted as a failed request.
 func (s *Session) SetIf(ctx context.Context, guard string, want []byte, writes []backends.Write) (bool, error) {
-	s.c.sent(OpSetIf)
+	sent := s.start(ctx, OpSetIf)
 	n := len(guard) + len(want)
 	for _, w := range writes {
 		n += len(w.Path) + len(w.Data)
 	}
-	s.c.bytesSent.Add(int64(n))
+	if sent {
+		s.c.bytesSent.Add(int64(n))
+	}
 	var (
 		done bool
 		err  error
@@ -207,7 +243,7 @@ func (s *Session) SetIf(ctx context.Context, guard string, want []byte, writes [
 	} else {
 		err = fmt.Errorf("instrument: set-if %s: %T cannot write in a transaction: %w", guard, s.inner, errors.ErrUnsupported)
 	}
-	s.done(OpSetIf, err)
+	s.done(OpSetIf, sent, err)
 	return done, err
 }
 
@@ -215,8 +251,10 @@ func (s *Session) SetIf(ctx context.Context, guard string, want []byte, writes [
 // forwarding to the wrapped session; one that cannot returns an error
 // matching errors.ErrUnsupported, counted as a failed request.
 func (s *Session) ChildrenVersion(ctx context.Context, parent string) ([]backends.Node, int64, error) {
-	s.c.sent(OpChildrenVersion)
-	s.c.bytesSent.Add(int64(len(parent)))
+	sent := s.start(ctx, OpChildrenVersion)
+	if sent {
+		s.c.bytesSent.Add(int64(len(parent)))
+	}
 	var (
 		ns      []backends.Node
 		version int64
@@ -227,7 +265,7 @@ func (s *Session) ChildrenVersion(ctx context.Context, parent string) ([]backend
 	} else {
 		err = fmt.Errorf("instrument: children-version %s: %T cannot commit: %w", parent, s.inner, errors.ErrUnsupported)
 	}
-	s.done(OpChildrenVersion, err)
+	s.done(OpChildrenVersion, sent, err)
 	s.c.bytesReceived.Add(names(ns))
 	return ns, version, err
 }
@@ -236,12 +274,14 @@ func (s *Session) ChildrenVersion(ctx context.Context, parent string) ([]backend
 // it holds, forwarding to the wrapped session; one that cannot returns an
 // error matching errors.ErrUnsupported, counted as a failed request.
 func (s *Session) Commit(ctx context.Context, ops ...backends.Op) ([]backends.Node, error) {
-	s.c.sent(OpCommit)
+	sent := s.start(ctx, OpCommit)
 	var n int
 	for _, o := range ops {
 		n += len(o.Path) + len(o.Prefix) + len(o.Data)
 	}
-	s.c.bytesSent.Add(int64(n))
+	if sent {
+		s.c.bytesSent.Add(int64(n))
+	}
 	var (
 		made []backends.Node
 		err  error
@@ -251,26 +291,30 @@ func (s *Session) Commit(ctx context.Context, ops ...backends.Op) ([]backends.No
 	} else {
 		err = fmt.Errorf("instrument: commit: %T cannot commit: %w", s.inner, errors.ErrUnsupported)
 	}
-	s.done(OpCommit, err)
+	s.done(OpCommit, sent, err)
 	return made, err
 }
 
 // EnsurePath counts OpEnsurePath once per call, however many server
 // requests the backend needs for it.
 func (s *Session) EnsurePath(ctx context.Context, path string) error {
-	s.c.sent(OpEnsurePath)
-	s.c.bytesSent.Add(int64(len(path)))
+	sent := s.start(ctx, OpEnsurePath)
+	if sent {
+		s.c.bytesSent.Add(int64(len(path)))
+	}
 	err := s.inner.EnsurePath(ctx, path)
-	s.done(OpEnsurePath, err)
+	s.done(OpEnsurePath, sent, err)
 	return err
 }
 
 // Set counts OpSet.
 func (s *Session) Set(ctx context.Context, path string, data []byte) error {
-	s.c.sent(OpSet)
-	s.c.bytesSent.Add(int64(len(path) + len(data)))
+	sent := s.start(ctx, OpSet)
+	if sent {
+		s.c.bytesSent.Add(int64(len(path) + len(data)))
+	}
 	err := s.inner.Set(ctx, path, data)
-	s.done(OpSet, err)
+	s.done(OpSet, sent, err)
 	return err
 }
 
@@ -282,10 +326,12 @@ func (s *Session) WatchData(ctx context.Context, path string) ([]byte, bool, <-c
 	if !ok {
 		return nil, false, nil, backends.ErrNoDataWatch
 	}
-	s.c.sent(OpWatchData)
-	s.c.bytesSent.Add(int64(len(path)))
+	sent := s.start(ctx, OpWatchData)
+	if sent {
+		s.c.bytesSent.Add(int64(len(path)))
+	}
 	data, exists, ch, err := dw.WatchData(ctx, path)
-	s.done(OpWatchData, err)
+	s.done(OpWatchData, sent, err)
 	s.c.bytesReceived.Add(int64(len(data)))
 	if err != nil {
 		return data, exists, ch, err
@@ -316,10 +362,12 @@ func (s *Session) WatchData(ctx context.Context, path string) ([]byte, bool, <-c
 // ExistsW counts OpExistsW and, if it returns a channel, one watch armed and
 // the event it delivers.
 func (s *Session) ExistsW(ctx context.Context, path string) (bool, backends.Node, <-chan backends.Event, error) {
-	s.c.sent(OpExistsW)
-	s.c.bytesSent.Add(int64(len(path)))
+	sent := s.start(ctx, OpExistsW)
+	if sent {
+		s.c.bytesSent.Add(int64(len(path)))
+	}
 	ok, n, ch, err := s.inner.ExistsW(ctx, path)
-	s.done(OpExistsW, err)
+	s.done(OpExistsW, sent, err)
 	if err != nil {
 		return ok, n, ch, err
 	}
@@ -329,10 +377,12 @@ func (s *Session) ExistsW(ctx context.Context, path string) (bool, backends.Node
 // ChildrenW counts OpChildrenW and, if it returns a channel, one watch armed
 // and the event it delivers.
 func (s *Session) ChildrenW(ctx context.Context, parent string) ([]backends.Node, <-chan backends.Event, error) {
-	s.c.sent(OpChildrenW)
-	s.c.bytesSent.Add(int64(len(parent)))
+	sent := s.start(ctx, OpChildrenW)
+	if sent {
+		s.c.bytesSent.Add(int64(len(parent)))
+	}
 	ns, ch, err := s.inner.ChildrenW(ctx, parent)
-	s.done(OpChildrenW, err)
+	s.done(OpChildrenW, sent, err)
 	s.c.bytesReceived.Add(names(ns))
 	if err != nil {
 		return ns, ch, err
