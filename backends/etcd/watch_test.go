@@ -158,7 +158,17 @@ func interleaved(t *testing.T, k watchCase, hold time.Duration) bool {
 	if early {
 		// The read ran before the change: the delay was too short. The
 		// call has returned, so its requests are not in the next try's
-		// metrics.
+		// metrics; its watch must end too (the change after the read
+		// fires it), or its cancel, reaching the server late on a loaded
+		// machine, takes the next try's watch out of the watcher gauge.
+		if a.err == nil {
+			select {
+			case <-a.ch:
+			case <-ctx.Done():
+				t.Fatal("the try's watch never fired on the change after its read")
+			}
+		}
+		until(t, m, 10*time.Second, "end of the try's watch", func(now backends.Metrics) bool { return now.Delta(m0)[metricWatchers] <= 0 })
 		return false
 	}
 	if a.err != nil || a.state != k.wantState {
