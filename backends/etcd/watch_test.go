@@ -186,6 +186,9 @@ func interleaved(t *testing.T, k watchCase, hold time.Duration) bool {
 	if _, more := <-a.ch; more {
 		t.Fatal("a second event on a one-shot watch")
 	}
+	// The watch's cancel reaches the server after the channel closes: wait
+	// for it, so that the next case's baseline does not carry it.
+	until(t, m, 10*time.Second, "end of the watch", func(now backends.Metrics) bool { return now.Delta(m0)[metricWatchers] <= 0 })
 	return true
 }
 
