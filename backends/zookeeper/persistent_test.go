@@ -112,6 +112,11 @@ func watchedNode(t *testing.T, c, wc *zk.Conn, ns string) (p string, pch, rch <-
 	p = ns + "/node"
 	_, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
 	mustZK(t, err)
+	// On an ensemble the writer and the watcher may be on different
+	// members: the watcher's member applies the create before the watches
+	// are added (sync), or a lagging follower would report it to them.
+	_, err = wc.Sync(p)
+	mustZK(t, err)
 	pch, err = wc.AddPersistentWatch(p, zk.AddWatchModePersistent)
 	mustZK(t, err)
 	rch, err = wc.AddPersistentWatch(ns, zk.AddWatchModePersistentRecursive)
