@@ -56,11 +56,7 @@ func testReleaseWakes(e *lockEnv) {
 	if !e.v.HerdFree {
 		want = queueWaiters
 	}
-	if e.v.ClientCounts {
-		e.eventually(settleBound, "release did not wake the expected waiters", func() bool { return woken() >= want })
-	}
-	srv.atLeast(serverBefore, want)
-	time.Sleep(quietWindow)
+	e.awaitWakeups(srv, serverBefore, want, woken)
 	if e.v.ClientCounts {
 		if got := woken(); got != want {
 			e.t.Errorf("one release woke %d waiters, want %d (herd-free: %v)", got, want, e.v.HerdFree)
@@ -84,4 +80,16 @@ func testReleaseWakes(e *lockEnv) {
 		e.release(waiters[e.nextGranted(pends)])
 	}
 	e.childrenBecome(0)
+}
+
+// awaitWakeups waits until a release's want wake-ups have arrived: at the
+// clients (woken, where the instrument counts them) and at the servers
+// (from serverBefore); then a quiet window for any beyond them.
+func (e *lockEnv) awaitWakeups(srv *serverCounts, serverBefore, want int64, woken func() int64) {
+	e.t.Helper()
+	if e.v.ClientCounts {
+		e.eventually(settleBound, "the release's wake-ups never arrived", func() bool { return woken() >= want })
+	}
+	srv.atLeast(serverBefore, want)
+	time.Sleep(quietWindow)
 }

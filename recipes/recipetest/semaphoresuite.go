@@ -249,11 +249,7 @@ func testSemReleaseWakes(e *semEnv) {
 	if !e.sem.HerdFree {
 		want = semWaiters
 	}
-	if e.v.ClientCounts {
-		e.eventually(settleBound, "the release's wake-ups never arrived", func() bool { return wokenNow() >= want })
-	}
-	srv.atLeast(serverBefore, want)
-	time.Sleep(quietWindow)
+	e.awaitWakeups(srv, serverBefore, want, wokenNow)
 	woken := wokenNow()
 	sent := srv.since(serverBefore)
 	e.t.Logf("%s on %s: one release, %d holders, %d waiters: %d waiters' notifications, the servers sent %d",
