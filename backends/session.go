@@ -107,9 +107,12 @@ func (t EventType) String() string {
 type Event struct {
 	Type EventType
 	Path string
-	// Data is the node's data after the change, where the notification
-	// carries it (DataWatcher on etcd: the watch stream sends the new
-	// value); nil for one-shot watches, whose callers read it.
+	// Data is the node's data after the change, non-nil (if empty, empty)
+	// where the notification carries it: on etcd every watch event of a
+	// put sends the new value (DataWatcher's, and a one-shot watch's on the
+	// key it watches), and ZooKeeper's DataWatcher reads it for each event.
+	// It is nil where it is not carried (ZooKeeper's one-shot watches,
+	// deletions): callers that need it read it.
 	Data []byte
 }
 

@@ -17,7 +17,16 @@ func testSet(t *testing.T, e *env) {
 	ctx, _ := contextWithCancel(t)
 	ch := existsW(t, ctx, watcher, p, true)
 	set(t, writer, p, "v2")
-	wantEvent(t, nextEvent(t, ch, "ExistsW on Set"), backends.EventDataChanged, p)
+	ev := nextEvent(t, ch, "ExistsW on Set")
+	wantEvent(t, ev, backends.EventDataChanged, p)
+	// etcd's watch event carries the value put; ZooKeeper's one-shot
+	// notification carries none (backends.Event.Data).
+	if want := "v2"; e.kind == backends.Etcd && string(ev.Data) != want {
+		t.Errorf("etcd: ExistsW's event carries %q, want %q (the value put)", ev.Data, want)
+	}
+	if e.kind == backends.ZooKeeper && ev.Data != nil {
+		t.Errorf("zookeeper: ExistsW's event carries %q, want nil (one-shot notifications carry no data)", ev.Data)
+	}
 	if data, _, err := watcher.Get(opCtx(t), p); err != nil || string(data) != "v2" {
 		t.Fatalf("Get after Set = %q, %v; want v2", data, err)
 	}

@@ -52,6 +52,21 @@ type oneShot struct {
 
 func (w *oneShot) fire(t backends.EventType) { w.out <- backends.Event{Type: t, Path: w.path} }
 
+// fireOn fires the watch as t for ev, with the value ev puts on the
+// watched key (the event carries it: backends.Event.Data), non-nil even
+// when empty; an event that deletes, or puts another key of the range,
+// carries none.
+func (w *oneShot) fireOn(t backends.EventType, ev *clientv3.Event) {
+	out := backends.Event{Type: t, Path: w.path}
+	if ev.Type == clientv3.EventTypePut && string(ev.Kv.Key) == w.path {
+		out.Data = ev.Kv.Value
+		if out.Data == nil {
+			out.Data = []byte{}
+		}
+	}
+	w.out <- out
+}
+
 // watch starts one clientv3 watch on w's key under ctx with opts.
 func (w *oneShot) watch(ctx context.Context, opts ...clientv3.OpOption) clientv3.WatchChan {
 	switch {
@@ -176,7 +191,7 @@ func (w *oneShot) follow(wch clientv3.WatchChan, next int64) (fired, compacted b
 				continue
 			}
 			if t, ok := w.relevant(ev, sameRevision(resp.Events, i)); ok {
-				w.fire(t)
+				w.fireOn(t, ev)
 				return true, false, next
 			}
 			next = ev.Kv.ModRevision + 1

@@ -422,7 +422,8 @@ func TestLateWatchEventsFromTheSession(t *testing.T) {
 }
 
 // Payload bytes: paths and data sent, data read, names listed and watch
-// events' paths received, on the stub whose answers the test knows.
+// events' paths and data received, on the stub whose answers the test
+// knows.
 func TestCountsPayloadBytes(t *testing.T) {
 	var c instrument.Counters
 	stub := &listingStub{stubSession: newStub(), kids: []backends.Node{{Name: "n-0001"}, {Name: "n-0002"}}, data: []byte("0123456789")}
@@ -434,12 +435,12 @@ func TestCountsPayloadBytes(t *testing.T) {
 	s.Children(ctx, "/a")                           // 2 sent, 12 received
 	s.Delete(ctx, "/a/b")                           // 4 sent
 	s.EnsurePath(ctx, "/a/c")                       // 4 sent
-	_, _, ch, _ := s.ExistsW(ctx, "/a/b")           // 4 sent; the event's path received
+	_, _, ch, _ := s.ExistsW(ctx, "/a/b")           // 4 sent; the event's path and data received
 	for range ch {
 	}
 	got := c.Snapshot()
-	if got.BytesSent != 7+5+4+2+4+4+4 || got.BytesReceived != 10+12+int64(len("/a/b")) {
-		t.Fatalf("bytes sent %d, received %d; want 30 and 26", got.BytesSent, got.BytesReceived)
+	if got.BytesSent != 7+5+4+2+4+4+4 || got.BytesReceived != 10+12+int64(len("/a/b")+len("new")) {
+		t.Fatalf("bytes sent %d, received %d; want 30 and 29", got.BytesSent, got.BytesReceived)
 	}
 	stub.err = errStub
 	s.Get(ctx, "/a/b") // a failure sends its path and receives nothing
@@ -472,7 +473,7 @@ func (s *listingStub) Get(ctx context.Context, path string) ([]byte, backends.No
 
 func (s *listingStub) ExistsW(ctx context.Context, path string) (bool, backends.Node, <-chan backends.Event, error) {
 	ch := make(chan backends.Event, 1)
-	ch <- backends.Event{Type: backends.EventDeleted, Path: path}
+	ch <- backends.Event{Type: backends.EventDataChanged, Path: path, Data: []byte("new")}
 	close(ch)
 	return true, backends.Node{Path: path}, ch, nil
 }

@@ -413,7 +413,7 @@ func (s *Session) forward(in <-chan backends.Event) <-chan backends.Event {
 				s.c.sessionLostEvents.Add(1)
 			} else {
 				s.c.watchEvent()
-				s.c.bytesReceived.Add(int64(len(ev.Path)))
+				s.c.bytesReceived.Add(int64(len(ev.Path) + len(ev.Data)))
 			}
 		}
 	}()

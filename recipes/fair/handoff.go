@@ -48,7 +48,8 @@ import (
 //     idle since), create the ephemeral sequential node
 //     <path>/items/q<PPP>-<seq> (its producer's, as recipe.ItemProducer's
 //     items), Bump the items' version.
-//   - The woken consumer reads the item from its node. The node, spent, is
+//   - The woken consumer reads the item from its node, or, on etcd, from
+//     the notification, which carries the value put. The node, spent, is
 //     deleted by the consumer's next Commit going idle (or, if its next
 //     Take finds a backlog or its ctx ended, by a delete of its own); until
 //     then ZooKeeper's producers list it until it refuses them (a node
@@ -73,9 +74,10 @@ import (
 // the listing the consumer works down before it sleeps.
 //
 // Cost when consumers keep up: one notification an item and five requests
-// or fewer: the producer's hand-off and its listing (shared by several
-// items, see uses); the consumer's Commit (which also
-// deletes its last spent node), ExistsW and read; plus a refused hand-off
+// or fewer (four on etcd): the producer's hand-off and its listing (shared
+// by several items, see uses); the consumer's Commit (which also deletes
+// its last spent node), ExistsW and, on ZooKeeper, read (etcd's
+// notification carries the item); plus a refused hand-off
 // where another producer took the consumer first, or the consumer had just
 // taken an item (its spent node, still listed). Bytes: a producer's
 // listing is O(idle and spent nodes) on both backends. Under a backlog it
@@ -616,9 +618,13 @@ func (c *handoffConsumer) wait(ctx context.Context, me backends.Node) (recipes.T
 			cancel() // handed over before the watch was armed
 			return c.read(ctx, me, wakeups)
 		}
-		woke, err := recipe.AwaitChange(ctx, c.s, events)
+		ev, woke, err := recipe.AwaitItem(ctx, c.s, events)
 		cancel()
-		if woke {
+		switch {
+		case woke && ev.Type == backends.EventDataChanged && ev.Data != nil:
+			// The notification carries the item (etcd's): no read.
+			return c.handed(me, ev.Data, wakeups+1), nil
+		case woke:
 			wakeups++
 			return c.read(ctx, me, wakeups)
 		}
@@ -660,10 +666,17 @@ func (c *handoffConsumer) read(ctx context.Context, me backends.Node, wakeups in
 		c.waiting = me
 		return recipes.Taken{}, fmt.Errorf("fair: take: reading the item handed to %s (the next Take reads it again): %w", me.Path, err)
 	}
+	return c.handed(me, data, wakeups), nil
+}
+
+// handed takes the item handed to the consumer's idle node me, whose data
+// is handed (read, or carried by the notification). The node is left to
+// the consumer's next Commit (spent).
+func (c *handoffConsumer) handed(me backends.Node, handed []byte, wakeups int) recipes.Taken {
 	c.spent = me.Path
-	prio, item := splitHanded(data)
+	prio, item := splitHanded(handed)
 	c.Hold()
-	return recipes.Taken{Data: item, Priority: prio, Name: recipe.ItemPrefix(prio) + me.Name, Wakeups: wakeups}, nil
+	return recipes.Taken{Data: item, Priority: prio, Name: recipe.ItemPrefix(prio) + me.Name, Wakeups: wakeups}
 }
 
 // withdraw removes the idle node me of a Take whose ctx ended (or whose

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
+	"github.com/zkbench/zkbench/backends/instrument"
 	"github.com/zkbench/zkbench/recipes"
 	"github.com/zkbench/zkbench/recipes/variants"
 )
@@ -288,13 +289,14 @@ func testQueueIdleWakes(e *queueEnv) {
 	type res struct {
 		tk  recipes.Taken
 		err error
+		who int
 	}
 	got := make(chan res, queueIdle)
 	for i := range cons {
 		cons[i] = e.newClient()
 		go func() {
 			tk, err := cons[i].q.Take(ctx)
-			got <- res{tk, err}
+			got <- res{tk, err, i}
 		}()
 	}
 	// Asleep: one armed watch each (fair: the head on the items, every
@@ -316,6 +318,18 @@ func testQueueIdleWakes(e *queueEnv) {
 	time.Sleep(quietWindow)
 	sent := srv.since(before)
 	e.t.Logf("%s: one item to %d idle consumers: %d notifications sent by the servers", e.v.Name, queueIdle, sent)
+	if e.v.Name == variants.Handoff {
+		// Asleep, a hand-off consumer read nothing; woken, it reads the
+		// item from its node on ZooKeeper, whose notifications carry no
+		// data, and from the notification on etcd, whose carry the value.
+		want := int64(1)
+		if e.b.Kind() == backends.Etcd {
+			want = 0
+		}
+		if got := cons[r.who].c.Requests(instrument.OpGet); got != want {
+			e.t.Errorf("handoff on %s: the woken consumer made %d reads, want %d", e.b.Kind(), got, want)
+		}
+	}
 	if e.v.HerdFree && sent > 2 {
 		e.t.Errorf("herd-free: one item woke %d idle consumers, want at most 2 (the head and its successor)", sent)
 	}

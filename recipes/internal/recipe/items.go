@@ -156,11 +156,22 @@ func AckRemoved(s backends.Session, held *bool) error {
 // error when ctx is done, and (false, nil) when the watch ended without an
 // event (list again).
 func AwaitChange(ctx context.Context, s backends.Session, events <-chan backends.Event) (bool, error) {
-	w, err := Wait(ctx, s, events, nil)
+	_, woke, err := AwaitItem(ctx, s, events)
+	return woke, err
+}
+
+// AwaitItem is AwaitChange that also returns the notification (zero unless
+// woke): its Data is the node's new data where the backend's notification
+// carries it (backends.Event), which spares the read.
+func AwaitItem(ctx context.Context, s backends.Session, events <-chan backends.Event) (backends.Event, bool, error) {
+	w, ev, err := wait(ctx, s, events, nil)
 	if errors.Is(err, backends.ErrSessionLost) {
-		return false, QueueLost(err)
+		return backends.Event{}, false, QueueLost(err)
 	}
-	return w == First, err
+	if w != First {
+		return backends.Event{}, false, err
+	}
+	return ev, true, err
 }
 
 // ItemConsumer is what the consumers that take an item by deleting it
