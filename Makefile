@@ -127,6 +127,8 @@ bench-runs: build
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload queue --variants fair,handoff,native --clients 10,100,1000 --producers 2 $(HANDOFFQUEUEFLAGS) -o $(RUNS) --run-id queue-handoff-etcd
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload queue --variants handoff --clients 10,100,1000 --producers 10 $(HANDOFFQUEUEFLAGS) -o $(RUNS) --run-id queue-handoff-p10-zookeeper
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload queue --variants handoff --clients 10,100,1000 --producers 10 $(HANDOFFQUEUEFLAGS) -o $(RUNS) --run-id queue-handoff-p10-etcd
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload queue --variants handoff --clients 10,100,1000 --producers 1 $(HANDOFFQUEUEFLAGS) -o $(RUNS) --run-id queue-handoff-p1-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload queue --variants handoff --clients 10,100,1000 --producers 1 $(HANDOFFQUEUEFLAGS) -o $(RUNS) --run-id queue-handoff-p1-etcd
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload queue --variants naive,handoff --clients 10,50 --producers 2 --rate 100 --hold 0 --duration 10s -o $(RUNS) --run-id queue-handoff-naive-zookeeper
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload queue --variants naive,handoff,native --clients 10,50 --producers 2 --rate 100 --hold 0 --duration 10s -o $(RUNS) --run-id queue-handoff-naive-etcd
 

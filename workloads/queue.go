@@ -456,8 +456,12 @@ func (qc *queueCase) collect(dr *driver, o measure.Outcome) {
 		res.Notes = append(res.Notes, fmt.Sprintf("queue: %.2f notifications and %.2f failed claims per item taken (client)",
 			res.PerOp[figures.WatchEvents.Key], res.PerOp[figures.FailedClaims.Key]))
 	}
-	res.Notes = append(res.Notes, fmt.Sprintf("queue (%s): %d put, %d taken, %d delivered, %d still queued, %d lost, %d duplicates",
-		v.New.Delivery, chk.Put, taken, chk.Delivered, chk.StillQueued, chk.Lost, chk.Duplicates))
+	unknown := ""
+	if chk.PutUnknown > 0 {
+		unknown = fmt.Sprintf(" (and %d taken whose put's answer never came: cut off by the case's end or lost)", chk.PutUnknown)
+	}
+	res.Notes = append(res.Notes, fmt.Sprintf("queue (%s): %d put%s, %d taken, %d delivered, %d still queued, %d lost, %d duplicates",
+		v.New.Delivery, chk.Put, unknown, taken, chk.Delivered, chk.StillQueued, chk.Lost, chk.Duplicates))
 	if chk.Unaccounted > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("queue: %d items unaccounted for: neither taken nor acknowledged, and the "+
 			"queue could not be listed at the end to say whether they wait there or were lost (not counted as violations)",

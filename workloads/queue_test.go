@@ -37,6 +37,18 @@ func TestQueueChecker(t *testing.T) {
 			t.Fatalf("%+v", r)
 		}
 	})
+	t.Run("taken before a put's answer that never came", func(t *testing.T) {
+		c := NewQueueChecker(recipes.AtMostOnce)
+		qput(c, "a", 0, 0)
+		c.Putting("b", 0, 1*ms) // the case ended before its answer
+		c.Putting("c", 0, 2*ms) // never taken either: no finding
+		qtake(c, "a", 0, 2, 3, true)
+		qtake(c, "b", 1, 2, 4, true)
+		r := c.Result()
+		if r.Safety.Violations != 0 || r.Put != 1 || r.PutUnknown != 1 || r.Delivered != 2 || len(r.Delivery) != 1 {
+			t.Fatalf("want 1 put, 1 taken of unknown put, 2 delivered, 1 delivery timed: %+v", r)
+		}
+	})
 	t.Run("lost and still queued", func(t *testing.T) {
 		c := NewQueueChecker(recipes.AtLeastOnce)
 		qput(c, "a", 0, 0)

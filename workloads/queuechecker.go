@@ -162,9 +162,11 @@ func (c *QueueChecker) Unlisted() {
 // QueueCheckerResult is what a QueueChecker found.
 type QueueCheckerResult struct {
 	Safety results.Safety
-	// Put: items put for sure; Delivered: items taken and acknowledged
-	// once; StillQueued: items in the queue at the end.
-	Put, Delivered, StillQueued int64
+	// Put: items put for sure; PutUnknown: items taken whose put's outcome
+	// stayed unknown (its answer cut off by the case's end, or lost);
+	// Delivered: items taken and acknowledged once; StillQueued: items in
+	// the queue at the end.
+	Put, PutUnknown, Delivered, StillQueued int64
 	// Dropped: items gone with a lost consumer (at most once); Redelivered:
 	// takes after a lost consumer's (at least once); Stranded: items a
 	// library call took after its consumer stopped.
@@ -220,6 +222,8 @@ func (c *QueueChecker) Result() QueueCheckerResult {
 		certain := it.done >= 0
 		if certain {
 			out.Put++
+		} else if len(it.takes) > 0 {
+			out.PutUnknown++
 		}
 		out.Safety.Checked++
 		if len(it.takes) > 0 {
