@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -212,4 +214,32 @@ func (c *ClusterRun) Delete(ctx context.Context) error {
 	}
 	c.created = left
 	return errors.Join(errs...)
+}
+
+// Cleanup deletes what the run created (Delete) on a context of its own
+// bounded by timeout, since the run's may have been cancelled, unless keep;
+// either way it says what on w, and after an interrupt it says first that
+// the shards stop. An object it could not delete is named in the error
+// with the kubectl command that deletes it.
+func (c *ClusterRun) Cleanup(keep, interrupted bool, timeout time.Duration, w io.Writer) error {
+	created := c.Created()
+	if len(created) == 0 {
+		return nil
+	}
+	ns := c.Namespace()
+	if keep {
+		slices.Reverse(created) // as Delete deletes them: the pods before the claim they hold
+		fmt.Fprintf(w, "kept (--keep): %s; delete them with: kubectl -n %s delete %s\n",
+			strings.Join(created, ", "), ns, strings.Join(created, " "))
+		return nil
+	}
+	if interrupted {
+		fmt.Fprintf(w, "\nzkbench: interrupted: deleting %s (the shards stop; Ctrl-C again to leave them)\n", strings.Join(created, ", "))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := c.Delete(ctx); err != nil {
+		return fmt.Errorf("%w (left: kubectl -n %s delete %s)", err, ns, strings.Join(c.Created(), " "))
+	}
+	return nil
 }

@@ -2,22 +2,17 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/zkbench/zkbench/kube"
 	"github.com/zkbench/zkbench/results"
@@ -84,7 +79,7 @@ func runKubeRun(cmd *cobra.Command, f *kubeRun) error {
 	if err != nil {
 		return err
 	}
-	cfg, server, namespace, err := f.clientConfig()
+	cfg, server, namespace, err := kube.LoadConfig(f.kubeconfig, f.context, "zkbench/"+version)
 	if err != nil {
 		return err
 	}
@@ -104,7 +99,7 @@ func runKubeRun(cmd *cobra.Command, f *kubeRun) error {
 	fetched, runErr := c.Run(ctx, dir)
 	interrupted := ctx.Err() != nil
 	stop() // a second Ctrl-C ends zkbench at once, leaving the objects
-	cleanErr := f.cleanup(c, interrupted, stderr)
+	cleanErr := c.Cleanup(f.keep, interrupted, cleanupTimeout, stderr)
 	if !fetched {
 		return errors.Join(runErr, cleanErr)
 	}
@@ -115,58 +110,4 @@ func runKubeRun(cmd *cobra.Command, f *kubeRun) error {
 	}
 	fmt.Fprintln(stderr)
 	return errors.Join(runErr, cleanErr, f.summary.showMerged(stdout, stderr, run, dir, path, plots))
-}
-
-// clientConfig loads the kubeconfig as kubectl does ($KUBECONFIG, else
-// ~/.kube/config; --kubeconfig and --context override; in a pod, its
-// service account), and says which server and namespace it names.
-func (f *kubeRun) clientConfig() (cfg *rest.Config, server, namespace string, err error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = f.kubeconfig
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.context})
-	cfg, err = cc.ClientConfig()
-	switch {
-	case clientcmd.IsEmptyConfig(err):
-		return nil, "", "", errors.New("no kubeconfig: give --kubeconfig PATH, set $KUBECONFIG, or write ~/.kube/config (the file kubectl reads; `kubectl config view` shows it)")
-	case err != nil:
-		return nil, "", "", fmt.Errorf("kubeconfig: %w (`kubectl config view` shows what kubectl reads; --kubeconfig and --context choose another)", err)
-	}
-	cfg.UserAgent = "zkbench/" + version
-	server = cfg.Host
-	if raw, err := cc.RawConfig(); err == nil {
-		if name := cmp.Or(f.context, raw.CurrentContext); name != "" {
-			server += " (context " + name + ")"
-		}
-	}
-	namespace, _, err = cc.Namespace()
-	if err != nil {
-		return nil, "", "", fmt.Errorf("kubeconfig: %w", err)
-	}
-	return cfg, server, namespace, nil
-}
-
-// cleanup deletes what c created, on a fresh context (the run's may be
-// cancelled), unless --keep; either way it says what.
-func (f *kubeRun) cleanup(c *kube.ClusterRun, interrupted bool, w io.Writer) error {
-	created := c.Created()
-	if len(created) == 0 {
-		return nil
-	}
-	ns := c.Namespace()
-	if f.keep {
-		slices.Reverse(created) // as Delete deletes them: the pods before the claim they hold
-		fmt.Fprintf(w, "kept (--keep): %s; delete them with: kubectl -n %s delete %s\n",
-			strings.Join(created, ", "), ns, strings.Join(created, " "))
-		return nil
-	}
-	if interrupted {
-		fmt.Fprintf(w, "\nzkbench: interrupted: deleting %s (the shards stop; Ctrl-C again to leave them)\n", strings.Join(created, ", "))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-	defer cancel()
-	if err := c.Delete(ctx); err != nil {
-		left := c.Created()
-		return fmt.Errorf("%w (left: kubectl -n %s delete %s)", err, ns, strings.Join(left, " "))
-	}
-	return nil
 }
