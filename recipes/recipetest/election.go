@@ -67,6 +67,13 @@ func testFailover(e *electionEnv) {
 		waiting = without(waiting, leader)
 		var idle, serverBefore int64
 		if len(waiting) > 0 {
+			// The servers of the waiting may notify them of the last
+			// failover (or arrival) after the winner's server did.
+			ms := make([]*member, len(waiting))
+			for i, c := range waiting {
+				ms[i] = c.member
+			}
+			e.caughtUp(ms)
 			if !e.v.ClientCounts {
 				srv.asleep(armedBase, len(waiting))
 			}

@@ -24,6 +24,8 @@ type env struct {
 	b     backends.Backend
 	admin backends.Admin
 	path  string
+	// caught counts caughtUp's nodes, to name them.
+	caught int
 }
 
 // newEnv is t's environment on b at <fresh namespace>/<name>.
@@ -86,6 +88,27 @@ func (e *env) newMembers(prefix string, n int) []*member {
 		ms[i] = e.newMemberOn(fmt.Sprintf("%s%d", prefix, i), nil)
 	}
 	return ms
+}
+
+// caughtUp has each of ms write a node of its own through its raw session,
+// beside the env's path (not under it: it fires no watch of the recipes').
+// On a cluster a server may apply a write, and notify its clients of it,
+// after the server that answered the writer did (a lagging ZooKeeper
+// follower). A ZooKeeper session talks to one server, which answers the
+// write only once it has applied everything before it: then it has sent
+// and counted every notification it owed the member for earlier writes.
+// An etcd client may send the write to another member than its watches';
+// there it proves nothing.
+func (e *env) caughtUp(ms []*member) {
+	e.t.Helper()
+	for _, m := range ms {
+		e.caught++
+		p := fmt.Sprintf("%s-caught-up-%d", e.path, e.caught)
+		withinDo(e.t, "Create "+p, func(ctx context.Context) error {
+			_, err := m.raw.Create(ctx, p, nil)
+			return err
+		})
+	}
 }
 
 // list returns p's children as Admin sees them (none if p does not exist).

@@ -65,8 +65,40 @@ func (e *revEnv) newRev() *revClient {
 // revoker opens a session of its own, counted, for v's revoker.
 func (e *revEnv) revoker() (recipes.Revoker, *instrument.Counters) {
 	e.t.Helper()
-	m := e.newMemberOn("revoker", nil)
+	return e.revokerOn(nil)
+}
+
+// revokerOn is revoker with wrap (if not nil) applied to the raw session,
+// under the instrument decorator.
+func (e *revEnv) revokerOn(wrap func(backends.Session) backends.Session) (recipes.Revoker, *instrument.Counters) {
+	e.t.Helper()
+	m := e.newMemberOn("revoker", wrap)
 	return e.rv.New.Revoker(m.s), m.c
+}
+
+// gatedDeletes holds the Deletes of the session it wraps until open closes
+// (or the call's ctx ends), and forwards backends.Updater, which a revoker
+// needs to ask.
+type gatedDeletes struct {
+	backends.Session
+	open <-chan struct{}
+}
+
+func (g *gatedDeletes) Delete(ctx context.Context, path string) error {
+	select {
+	case <-g.open:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return g.Session.Delete(ctx, path)
+}
+
+func (g *gatedDeletes) Update(ctx context.Context, path string, data []byte) error {
+	st, ok := g.Session.(backends.Updater)
+	if !ok {
+		return fmt.Errorf("recipetest: set %s: %T cannot set data: %w", path, g.Session, errors.ErrUnsupported)
+	}
+	return st.Update(ctx, path, data)
 }
 
 // enqueueWriter starts c's Acquire to write under opTimeout and waits
@@ -124,7 +156,14 @@ func testRevokeNotifiesHolder(e *revEnv) {
 	held := e.acquire(holder, recipes.Write)
 	p, next := e.enqueueWriter(waiter, "waiter")
 	time.Sleep(quietWindow)
-	rv, _ := e.revoker()
+	// A forcing revoker deletes the holder's node once its grace has
+	// passed, which fires the waiter's watch a second time; its Deletes
+	// wait until the ask's notifications are counted (a loaded machine can
+	// take longer than the grace to deliver and count them).
+	gate := make(chan struct{})
+	openGate := sync.OnceFunc(func() { close(gate) })
+	e.t.Cleanup(openGate)
+	rv, _ := e.revokerOn(func(s backends.Session) backends.Session { return &gatedDeletes{Session: s, open: gate} })
 	hctx, hcancel := context.WithTimeout(context.Background(), opTimeout)
 	defer hcancel()
 	holders, err := rv.Holders(hctx, e.path)
@@ -156,10 +195,11 @@ func testRevokeNotifiesHolder(e *revEnv) {
 	// nothing (it lists, finds the holder still there, and watches again).
 	e.eventually(settleBound, "the waiter behind the holder was never notified of the ask", func() bool {
 		return waiter.c.Snapshot().WatchEvents > wBefore
-	}) // no quiet window here: a forcing revoker deletes the node revokeGrace after the ask
+	}) // a forcing revoker's delete, the next notification, waits for the gate
 	if d := waiter.c.Snapshot().WatchEvents - wBefore; d != 1 {
 		e.t.Errorf("the ask notified the waiter behind the holder %d times, want 1 (its watch on the holder's node)", d)
 	}
+	openGate()
 	if e.rv.Name == variants.Consent {
 		e.mustBeWaiting(p, "a waiter while the holder cleans up")
 		time.Sleep(quietWindow) // the holder's clean-up
