@@ -33,7 +33,15 @@ func TestWatchEtcdConn(t *testing.T) {
 	var mu sync.Mutex
 	var states []faults.SessionState
 	tl := faults.NewSessionTimeline(nil)
-	b := faults.NewBackend(newBackend(t, "etcd", eps, nil), nil, func(client int, id int64) { tl.SetSession(id, client) },
+	// A 10 s lease, not the scenarios' 2 s: the session must outlive the
+	// reset and gRPC's redial, which a loaded machine can stretch past 2 s
+	// since the last keep-alive.
+	eb, err := openBackend("etcd", eps, 10*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eb.Close() })
+	b := faults.NewBackend(eb, nil, func(client int, id int64) { tl.SetSession(id, client) },
 		faults.WithEtcdConnStates(func(id int64, s faults.SessionState) {
 			mu.Lock()
 			states = append(states, s)

@@ -107,11 +107,22 @@ func TestFlowWindowStopsEstimationPings(t *testing.T) {
 			}
 			before := proxy.pings.Load()
 			for i := range events {
+				sent := proxy.pings.Load()
 				if err := w.Set(ctx, path, []byte(fmt.Sprint(i+1))); err != nil {
 					t.Fatal(err)
 				}
 				if ev := event(t, ch, 10*time.Second); ev.Type != backends.EventDataChanged {
 					t.Fatalf("event %+v", ev)
+				}
+				if tc.window == 0 {
+					// The ping the event prompted is on its way: wait (a
+					// little, as a ping may not come) until it has passed
+					// the proxy, so that the member reads it before the
+					// next event; a loaded machine can hold the proxy's
+					// goroutine back past the pause below.
+					for deadline := time.Now().Add(500 * time.Millisecond); proxy.pings.Load() == sent && time.Now().Before(deadline); {
+						time.Sleep(time.Millisecond)
+					}
 				}
 				time.Sleep(20 * time.Millisecond) // sparse: the last ping is answered before the next event
 			}

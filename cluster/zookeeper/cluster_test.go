@@ -114,7 +114,12 @@ func TestStandaloneLifecycle(t *testing.T) {
 func TestEnsembleElectsAndFailsOver(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c, err := Start(ctx, Options{Nodes: 3, TickTime: 200 * time.Millisecond, HeapMB: 128})
+	// The tick of the other test ensembles. With ZooKeeper's limits
+	// (syncLimit 5, initLimit 10 ticks), 200 ms ticks gave a leader up
+	// after 1 s without a ping and a follower 2 s to sync, which a loaded
+	// machine can exceed: an election between Start and the checks below
+	// makes a member answer that it is not serving.
+	c, err := Start(ctx, Options{Nodes: 3, TickTime: 500 * time.Millisecond, HeapMB: 128})
 	if err != nil {
 		t.Fatal(err)
 	}

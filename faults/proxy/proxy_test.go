@@ -230,6 +230,9 @@ func TestCutHoldsBytesWithoutClosing(t *testing.T) {
 	// A connection opened during the cut is accepted but not forwarded.
 	c2 := dial(t, p.Addr())
 	_, _ = io.WriteString(c2, "new\n")
+	// The dial returns once the kernel has the connection; the proxy's
+	// accept loop registers it later, maybe much later on a loaded machine.
+	waitFor(t, func() bool { return len(p.Conns()) == 2 }, "the connection opened during the cut accepted")
 	_ = c2.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
 	if _, err := bufio.NewReader(c2).ReadString('\n'); !isTimeout(err) {
 		t.Fatalf("new conn during cut: %v, want timeout", err)
