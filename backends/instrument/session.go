@@ -75,12 +75,13 @@ func CountersOf(s backends.Session) *Counters {
 	}
 }
 
-// start counts a call of type op as a request sent, unless the backend
-// will refuse it before any request goes out: ctx has already ended, or
-// the session is over (lost or closed; backends.Session's contract: a call
-// then returns at once). The servers never see a refused call, so the
-// client's counts must not either. It says whether it counted.
-func (s *Session) start(ctx context.Context, op Op) bool {
+// start counts a call of type op as a request sent with payload bytes,
+// unless the backend will refuse it before any request goes out: ctx has
+// already ended, or the session is over (lost or closed;
+// backends.Session's contract: a call then returns at once). The servers
+// never see a refused call, so the client's counts must not either. It
+// says whether it counted.
+func (s *Session) start(ctx context.Context, op Op, bytes int) bool {
 	if ctx.Err() != nil {
 		return false
 	}
@@ -90,6 +91,7 @@ func (s *Session) start(ctx context.Context, op Op) bool {
 	default:
 	}
 	s.c.sent(op)
+	s.c.bytesSent.Add(int64(bytes))
 	return true
 }
 
@@ -106,10 +108,7 @@ func (s *Session) done(op Op, sent bool, err error) {
 
 // Create counts OpCreate.
 func (s *Session) Create(ctx context.Context, path string, data []byte) (backends.Node, error) {
-	sent := s.start(ctx, OpCreate)
-	if sent {
-		s.c.bytesSent.Add(int64(len(path) + len(data)))
-	}
+	sent := s.start(ctx, OpCreate, len(path)+len(data))
 	n, err := s.inner.Create(ctx, path, data)
 	s.done(OpCreate, sent, err)
 	return n, err
@@ -117,10 +116,7 @@ func (s *Session) Create(ctx context.Context, path string, data []byte) (backend
 
 // CreateSequential counts OpCreateSeq.
 func (s *Session) CreateSequential(ctx context.Context, parent, prefix string, data []byte) (backends.Node, error) {
-	sent := s.start(ctx, OpCreateSeq)
-	if sent {
-		s.c.bytesSent.Add(int64(len(parent) + 1 + len(prefix) + len(data)))
-	}
+	sent := s.start(ctx, OpCreateSeq, len(parent)+1+len(prefix)+len(data))
 	n, err := s.inner.CreateSequential(ctx, parent, prefix, data)
 	s.done(OpCreateSeq, sent, err)
 	return n, err
@@ -128,10 +124,7 @@ func (s *Session) CreateSequential(ctx context.Context, parent, prefix string, d
 
 // Get counts OpGet.
 func (s *Session) Get(ctx context.Context, path string) ([]byte, backends.Node, error) {
-	sent := s.start(ctx, OpGet)
-	if sent {
-		s.c.bytesSent.Add(int64(len(path)))
-	}
+	sent := s.start(ctx, OpGet, len(path))
 	d, n, err := s.inner.Get(ctx, path)
 	s.done(OpGet, sent, err)
 	s.c.bytesReceived.Add(int64(len(d)))
@@ -140,10 +133,7 @@ func (s *Session) Get(ctx context.Context, path string) ([]byte, backends.Node, 
 
 // Delete counts OpDelete.
 func (s *Session) Delete(ctx context.Context, path string) error {
-	sent := s.start(ctx, OpDelete)
-	if sent {
-		s.c.bytesSent.Add(int64(len(path)))
-	}
+	sent := s.start(ctx, OpDelete, len(path))
 	err := s.inner.Delete(ctx, path)
 	s.done(OpDelete, sent, err)
 	return err
@@ -151,10 +141,7 @@ func (s *Session) Delete(ctx context.Context, path string) error {
 
 // Children counts OpChildren.
 func (s *Session) Children(ctx context.Context, parent string) ([]backends.Node, error) {
-	sent := s.start(ctx, OpChildren)
-	if sent {
-		s.c.bytesSent.Add(int64(len(parent)))
-	}
+	sent := s.start(ctx, OpChildren, len(parent))
 	ns, err := s.inner.Children(ctx, parent)
 	s.done(OpChildren, sent, err)
 	s.c.bytesReceived.Add(names(ns))
@@ -163,7 +150,7 @@ func (s *Session) Children(ctx context.Context, parent string) ([]backends.Node,
 
 // Enqueue counts OpEnqueue.
 func (s *Session) Enqueue(ctx context.Context, parent, tag string) (backends.Node, error) {
-	sent := s.start(ctx, OpEnqueue)
+	sent := s.start(ctx, OpEnqueue, 0)
 	n, err := s.inner.Enqueue(ctx, parent, tag)
 	s.done(OpEnqueue, sent, err)
 	return n, err
@@ -171,7 +158,7 @@ func (s *Session) Enqueue(ctx context.Context, parent, tag string) (backends.Nod
 
 // Predecessor counts OpPredecessor.
 func (s *Session) Predecessor(ctx context.Context, parent string, me backends.Node, gone string) (backends.Node, bool, error) {
-	sent := s.start(ctx, OpPredecessor)
+	sent := s.start(ctx, OpPredecessor, 0)
 	n, ok, err := s.inner.Predecessor(ctx, parent, me, gone)
 	s.c.bytesReceived.Add(n.Listed)
 	s.done(OpPredecessor, sent, err)
@@ -180,7 +167,7 @@ func (s *Session) Predecessor(ctx context.Context, parent string, me backends.No
 
 // PredecessorOf counts OpPredecessor: the same query, among fewer children.
 func (s *Session) PredecessorOf(ctx context.Context, parent, prefix string, me backends.Node) (backends.Node, bool, error) {
-	sent := s.start(ctx, OpPredecessor)
+	sent := s.start(ctx, OpPredecessor, 0)
 	n, ok, err := s.inner.PredecessorOf(ctx, parent, prefix, me)
 	s.c.bytesReceived.Add(n.Listed)
 	s.done(OpPredecessor, sent, err)
@@ -190,7 +177,7 @@ func (s *Session) PredecessorOf(ctx context.Context, parent, prefix string, me b
 // Tagged counts OpTagged once per call, however many server requests the
 // backend needs for it (ZooKeeper: a listing and a read per child).
 func (s *Session) Tagged(ctx context.Context, parent, tag string) ([]backends.Node, error) {
-	sent := s.start(ctx, OpTagged)
+	sent := s.start(ctx, OpTagged, 0)
 	ns, err := s.inner.Tagged(ctx, parent, tag)
 	s.done(OpTagged, sent, err)
 	return ns, err
@@ -198,7 +185,7 @@ func (s *Session) Tagged(ctx context.Context, parent, tag string) ([]backends.No
 
 // Dequeue counts OpDequeue.
 func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
-	sent := s.start(ctx, OpDequeue)
+	sent := s.start(ctx, OpDequeue, 0)
 	err := s.inner.Dequeue(ctx, me)
 	s.done(OpDequeue, sent, err)
 	return err
@@ -208,10 +195,7 @@ func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
 // one that cannot set data returns an error matching errors.ErrUnsupported,
 // counted as a failed request.
 func (s *Session) Update(ctx context.Context, path string, data []byte) error {
-	sent := s.start(ctx, OpUpdate)
-	if sent {
-		s.c.bytesSent.Add(int64(len(path) + len(data)))
-	}
+	sent := s.start(ctx, OpUpdate, len(path)+len(data))
 	var err error
 	if st, ok := s.inner.(backends.Updater); ok {
 		err = st.Update(ctx, path, data)
@@ -226,14 +210,11 @@ func (s *Session) Update(ctx context.Context, path string, data []byte) error {
 // it writes, forwarding to the wrapped session; one that cannot returns an
 // error matching errors.ErrUnsupported, counted as a failed request.
 func (s *Session) SetIf(ctx context.Context, guard string, want []byte, writes []backends.Write) (bool, error) {
-	sent := s.start(ctx, OpSetIf)
 	n := len(guard) + len(want)
 	for _, w := range writes {
 		n += len(w.Path) + len(w.Data)
 	}
-	if sent {
-		s.c.bytesSent.Add(int64(n))
-	}
+	sent := s.start(ctx, OpSetIf, n)
 	var (
 		done bool
 		err  error
@@ -251,10 +232,7 @@ func (s *Session) SetIf(ctx context.Context, guard string, want []byte, writes [
 // forwarding to the wrapped session; one that cannot returns an error
 // matching errors.ErrUnsupported, counted as a failed request.
 func (s *Session) ChildrenVersion(ctx context.Context, parent string) ([]backends.Node, int64, error) {
-	sent := s.start(ctx, OpChildrenVersion)
-	if sent {
-		s.c.bytesSent.Add(int64(len(parent)))
-	}
+	sent := s.start(ctx, OpChildrenVersion, len(parent))
 	var (
 		ns      []backends.Node
 		version int64
@@ -274,14 +252,11 @@ func (s *Session) ChildrenVersion(ctx context.Context, parent string) ([]backend
 // it holds, forwarding to the wrapped session; one that cannot returns an
 // error matching errors.ErrUnsupported, counted as a failed request.
 func (s *Session) Commit(ctx context.Context, ops ...backends.Op) ([]backends.Node, error) {
-	sent := s.start(ctx, OpCommit)
 	var n int
 	for _, o := range ops {
 		n += len(o.Path) + len(o.Prefix) + len(o.Data)
 	}
-	if sent {
-		s.c.bytesSent.Add(int64(n))
-	}
+	sent := s.start(ctx, OpCommit, n)
 	var (
 		made []backends.Node
 		err  error
@@ -298,10 +273,7 @@ func (s *Session) Commit(ctx context.Context, ops ...backends.Op) ([]backends.No
 // EnsurePath counts OpEnsurePath once per call, however many server
 // requests the backend needs for it.
 func (s *Session) EnsurePath(ctx context.Context, path string) error {
-	sent := s.start(ctx, OpEnsurePath)
-	if sent {
-		s.c.bytesSent.Add(int64(len(path)))
-	}
+	sent := s.start(ctx, OpEnsurePath, len(path))
 	err := s.inner.EnsurePath(ctx, path)
 	s.done(OpEnsurePath, sent, err)
 	return err
@@ -309,10 +281,7 @@ func (s *Session) EnsurePath(ctx context.Context, path string) error {
 
 // Set counts OpSet.
 func (s *Session) Set(ctx context.Context, path string, data []byte) error {
-	sent := s.start(ctx, OpSet)
-	if sent {
-		s.c.bytesSent.Add(int64(len(path) + len(data)))
-	}
+	sent := s.start(ctx, OpSet, len(path)+len(data))
 	err := s.inner.Set(ctx, path, data)
 	s.done(OpSet, sent, err)
 	return err
@@ -326,10 +295,7 @@ func (s *Session) WatchData(ctx context.Context, path string) ([]byte, bool, <-c
 	if !ok {
 		return nil, false, nil, backends.ErrNoDataWatch
 	}
-	sent := s.start(ctx, OpWatchData)
-	if sent {
-		s.c.bytesSent.Add(int64(len(path)))
-	}
+	sent := s.start(ctx, OpWatchData, len(path))
 	data, exists, ch, err := dw.WatchData(ctx, path)
 	s.done(OpWatchData, sent, err)
 	s.c.bytesReceived.Add(int64(len(data)))
@@ -343,12 +309,7 @@ func (s *Session) WatchData(ctx context.Context, path string) ([]byte, bool, <-c
 		defer s.c.watchesOpen.Add(-1)
 		defer close(out)
 		for ev := range ch {
-			if ev.Type == backends.EventSessionLost {
-				s.c.sessionLostEvents.Add(1)
-			} else {
-				s.c.watchEvent()
-				s.c.bytesReceived.Add(int64(len(ev.Path) + len(ev.Data)))
-			}
+			s.event(ev)
 			select {
 			case out <- ev:
 			case <-ctx.Done():
@@ -362,10 +323,7 @@ func (s *Session) WatchData(ctx context.Context, path string) ([]byte, bool, <-c
 // ExistsW counts OpExistsW and, if it returns a channel, one watch armed and
 // the event it delivers.
 func (s *Session) ExistsW(ctx context.Context, path string) (bool, backends.Node, <-chan backends.Event, error) {
-	sent := s.start(ctx, OpExistsW)
-	if sent {
-		s.c.bytesSent.Add(int64(len(path)))
-	}
+	sent := s.start(ctx, OpExistsW, len(path))
 	ok, n, ch, err := s.inner.ExistsW(ctx, path)
 	s.done(OpExistsW, sent, err)
 	if err != nil {
@@ -377,10 +335,7 @@ func (s *Session) ExistsW(ctx context.Context, path string) (bool, backends.Node
 // ChildrenW counts OpChildrenW and, if it returns a channel, one watch armed
 // and the event it delivers.
 func (s *Session) ChildrenW(ctx context.Context, parent string) ([]backends.Node, <-chan backends.Event, error) {
-	sent := s.start(ctx, OpChildrenW)
-	if sent {
-		s.c.bytesSent.Add(int64(len(parent)))
-	}
+	sent := s.start(ctx, OpChildrenW, len(parent))
 	ns, ch, err := s.inner.ChildrenW(ctx, parent)
 	s.done(OpChildrenW, sent, err)
 	s.c.bytesReceived.Add(names(ns))
@@ -409,15 +364,21 @@ func (s *Session) forward(in <-chan backends.Event) <-chan backends.Event {
 		defer close(out)
 		for ev := range in {
 			out <- ev
-			if ev.Type == backends.EventSessionLost {
-				s.c.sessionLostEvents.Add(1)
-			} else {
-				s.c.watchEvent()
-				s.c.bytesReceived.Add(int64(len(ev.Path) + len(ev.Data)))
-			}
+			s.event(ev)
 		}
 	}()
 	return out
+}
+
+// event counts a watch event delivered by the backend: a session-lost
+// report, or a notification with its path and the data it carries.
+func (s *Session) event(ev backends.Event) {
+	if ev.Type == backends.EventSessionLost {
+		s.c.sessionLostEvents.Add(1)
+		return
+	}
+	s.c.watchEvent()
+	s.c.bytesReceived.Add(int64(len(ev.Path) + len(ev.Data)))
 }
 
 // names is the payload of a listing: its names' bytes.
