@@ -69,11 +69,7 @@ func testFailover(e *electionEnv) {
 		if len(waiting) > 0 {
 			// The servers of the waiting may notify them of the last
 			// failover (or arrival) after the winner's server did.
-			ms := make([]*member, len(waiting))
-			for i, c := range waiting {
-				ms[i] = c.member
-			}
-			e.caughtUp(ms)
+			caughtUp(e.env, waiting)
 			if !e.v.ClientCounts {
 				srv.asleep(armedBase, len(waiting))
 			}

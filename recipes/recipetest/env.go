@@ -64,6 +64,9 @@ type member struct {
 }
 
 func (m *member) events() int64 { return m.c.Snapshot().WatchEvents }
+
+// base is the member itself, and the member of what embeds it.
+func (m *member) base() *member { return m }
 func (m *member) armed() int64  { return m.c.Snapshot().WatchesArmed }
 
 // newMemberOn opens member id's session, closed when the test ends, with
@@ -90,18 +93,20 @@ func (e *env) newMembers(prefix string, n int) []*member {
 	return ms
 }
 
-// caughtUp has each of ms write a node of its own through its raw session,
-// beside the env's path (not under it: it fires no watch of the recipes').
-// On a cluster a server may apply a write, and notify its clients of it,
-// after the server that answered the writer did (a lagging ZooKeeper
-// follower). A ZooKeeper session talks to one server, which answers the
-// write only once it has applied everything before it: then it has sent
-// and counted every notification it owed the member for earlier writes.
-// An etcd client may send the write to another member than its watches';
-// there it proves nothing.
-func (e *env) caughtUp(ms []*member) {
+// caughtUp has each of cs (clients, latches: anything built on a member)
+// write a node of its own through its raw session, beside the env's path
+// (not under it: it fires no watch of the recipes'). On a cluster a server
+// may apply a write, and notify its clients of it, after the server that
+// answered the writer did (a lagging ZooKeeper follower). A ZooKeeper
+// session talks to one server, which answers the write only once it has
+// applied everything before it: then it has sent and counted every
+// notification it owed the member for earlier writes. An etcd client may
+// send the write to another member than its watches'; there it proves
+// nothing.
+func caughtUp[C interface{ base() *member }](e *env, cs []C) {
 	e.t.Helper()
-	for _, m := range ms {
+	for _, c := range cs {
+		m := c.base()
 		e.caught++
 		p := fmt.Sprintf("%s-caught-up-%d", e.path, e.caught)
 		withinDo(e.t, "Create "+p, func(ctx context.Context) error {

@@ -22,7 +22,7 @@ func testReleaseWakes(e *lockEnv) {
 	// An arrival wakes a herd-prone waiter through the waiter's server,
 	// which on a cluster may do so after the arrival was answered: the
 	// notification would come during the quiet window below, or after it.
-	e.caughtUp(clientMembers(waiters))
+	caughtUp(e.env, waiters)
 	if e.v.ClientCounts {
 		// A herd-prone waiter is woken by each later waiter's arrival and
 		// re-arms its watch; wait until every waiter is asleep on exactly
@@ -84,15 +84,6 @@ func testReleaseWakes(e *lockEnv) {
 		e.release(waiters[e.nextGranted(pends)])
 	}
 	e.childrenBecome(0)
-}
-
-// clientMembers returns the members of cs.
-func clientMembers(cs []*client) []*member {
-	ms := make([]*member, len(cs))
-	for i, c := range cs {
-		ms[i] = c.member
-	}
-	return ms
 }
 
 // awaitWakeups waits until a release's want wake-ups have arrived: at the
