@@ -71,7 +71,7 @@ func (l *timeline) String() string {
 // loopStats counts what lock-loop clients saw.
 type loopStats struct {
 	mu                    sync.Mutex
-	grants, begins        []time.Time // each grant's return and its Acquire's call
+	grants                []timedGrant
 	failed, unknown, lost int64
 	maxOp                 time.Duration
 	slowest               string
@@ -107,35 +107,34 @@ func (s *loopStats) op(name string, d time.Duration, err error) {
 	}
 }
 
-// granted records a grant: the Acquire called at begin returned it at at.
+// timedGrant is one Acquire that returned a grant: called at begin,
+// returned at at.
+type timedGrant struct{ begin, at time.Time }
+
 func (s *loopStats) granted(begin, at time.Time) {
 	s.mu.Lock()
-	s.grants = append(s.grants, at)
-	s.begins = append(s.begins, begin)
+	s.grants = append(s.grants, timedGrant{begin, at})
 	s.mu.Unlock()
 }
 
 // grantsBetween counts grants in [from, to).
 func (s *loopStats) grantsBetween(from, to time.Time) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, g := range s.grants {
-		if !g.Before(from) && g.Before(to) {
-			n++
-		}
-	}
-	return n
+	return s.grantsWhere(func(g timedGrant) bool { return !g.at.Before(from) && g.at.Before(to) })
 }
 
 // grantsCalledBetween counts the grants of Acquires called at or after from
 // that returned before to.
 func (s *loopStats) grantsCalledBetween(from, to time.Time) int {
+	return s.grantsWhere(func(g timedGrant) bool { return !g.begin.Before(from) && g.at.Before(to) })
+}
+
+// grantsWhere counts the grants that match.
+func (s *loopStats) grantsWhere(match func(timedGrant) bool) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
-	for i, g := range s.grants {
-		if !s.begins[i].Before(from) && g.Before(to) {
+	for _, g := range s.grants {
+		if match(g) {
 			n++
 		}
 	}
