@@ -102,10 +102,7 @@ const configCPU = "server CPU s/s"
 // configLoads are the load figures a config plan predicts and validates,
 // each a count per update times the updates a second (the CPU is read
 // apart: configGrid.cpu).
-var configLoads = []struct {
-	figure string
-	of     func(ConfigCounts) float64
-}{
+var configLoads = []countFigure[ConfigCounts]{
 	{"notifications/s (server)", func(c ConfigCounts) float64 { return c.ServerNotifications }},
 	{"notifications/s (client)", func(c ConfigCounts) float64 { return c.ClientNotifications }},
 	{"bytes/s (server)", func(c ConfigCounts) float64 { return c.ServerBytes }},
@@ -166,46 +163,19 @@ type ConfigAnswer struct {
 // configPoints reads the usable config cases of runs, by backend and
 // variant, and lists the others with why they were left out.
 func configPoints(runs []*results.Run, workload string) (map[backends.Kind]map[string][]ConfigPoint, []string, error) {
-	out := map[backends.Kind]map[string][]ConfigPoint{}
-	var left []string
-	for _, run := range runs {
-		for i := range run.Results {
-			r := &run.Results[i]
-			if r.Workload != workload {
-				continue
-			}
-			key := KeyOf(r).String()
-			size, err := strconv.Atoi(run.Config.Params["size"])
-			if err != nil {
-				left = append(left, fmt.Sprintf("run %s, case %s: no config size", run.ID, key))
-				continue
-			}
-			last, ok, err := lastOf(r)
-			if err != nil {
-				return nil, nil, err
-			}
-			if !ok {
-				left = append(left, fmt.Sprintf("run %s, case %s: no propagation counted from the write's start (run before zkbench kept it)", run.ID, key))
-				continue
-			}
-			if b := r.Load.Bound(); b != nil {
-				left = append(left, fmt.Sprintf("run %s, case %s: client-bound (%s)", run.ID, key, b.Detail))
-				continue
-			}
-			if x := r.Load.Loaded(); x != nil {
-				left = append(left, fmt.Sprintf("run %s, case %s: loaded machine (%s)", run.ID, key, x.Detail))
-				continue
-			}
-			p := ConfigPoint{Run: run.ID, Case: key, Watchers: r.Clients, Size: size, Rate: updateRate(run, r),
-				Mode: run.ClusterMode, Poll: run.Config.Params["poll"], Servers: configServers(run),
-				ConfigLast: last, ConfigCounts: countsOf(r), CPUs: run.Environment.CPUs}
-			if out[r.Backend] == nil {
-				out[r.Backend] = map[string][]ConfigPoint{}
-			}
-			out[r.Backend][r.Variant] = append(out[r.Backend][r.Variant], p)
+	return planPoints(runs, workload, func(run *results.Run, r *results.Result, key string) (ConfigPoint, string, error) {
+		size, err := strconv.Atoi(run.Config.Params["size"])
+		if err != nil {
+			return ConfigPoint{}, "no config size", nil
 		}
-	}
-	return out, left, nil
+		last, ok, err := lastOf(r)
+		if err != nil || !ok {
+			return ConfigPoint{}, "no propagation counted from the write's start (run before zkbench kept it)", err
+		}
+		return ConfigPoint{Run: run.ID, Case: key, Watchers: r.Clients, Size: size, Rate: updateRate(run, r),
+			Mode: run.ClusterMode, Poll: run.Config.Params["poll"], Servers: configServers(run),
+			ConfigLast: last, ConfigCounts: countsOf(r), CPUs: run.Environment.CPUs}, "", nil
+	})
 }
 
 // updateRate is the rate a config run's writer kept: its --rate, or, for a
@@ -221,12 +191,8 @@ func updateRate(run *results.Run, r *results.Result) float64 {
 // lastOf is r's propagation to the last watcher from the write's start;
 // false when r did not record it.
 func lastOf(r *results.Result) (ConfigLast, bool, error) {
-	last := r.Latency[figures.LatencyPropagateLastStart]
-	if last == nil || last.Count == 0 {
-		return ConfigLast{}, false, nil
-	}
-	h, err := last.Decode()
-	if err != nil {
+	h, ok, err := recorded(r, figures.LatencyPropagateLastStart)
+	if !ok {
 		return ConfigLast{}, false, err
 	}
 	return ConfigLast{LastP50: time.Duration(h.ValueAtQuantile(50)), LastP99: time.Duration(h.ValueAtQuantile(99)), LastMean: time.Duration(h.Mean()),
@@ -680,19 +646,11 @@ func (a *ConfigAnswer) Write(out io.Writer) error {
 	for _, c := range p.Basis {
 		fmt.Fprintf(&b, "basis: run %s, case %s (%d watchers, %d bytes, %s updates/s)\n", c.Run, c.Case, c.Watchers, c.Size, num(c.Rate))
 	}
-	if p.Extrapolated != "" {
-		fmt.Fprintln(&b, p.Extrapolated)
-	}
-	for _, l := range a.Left {
-		fmt.Fprintf(&b, "left out: %s\n", l)
-	}
-	fmt.Fprintln(&b)
-	tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
-	ms := func(d time.Duration) string { return num(Millis(d)) }
-	fmt.Fprintf(tw, "figure\tpredicted\t90%% interval\tfrom\n")
-	fmt.Fprintf(tw, "last watcher p50 (ms)\t%s\t%s to %s\tmodel: read off the basis\n", ms(p.LastP50), ms(p.LastP50Span[0]), ms(p.LastP50Span[1]))
-	fmt.Fprintf(tw, "last watcher p99 (ms)\t%s\t%s to %s\tmodel: read off the basis\n", ms(p.LastP99), ms(p.LastP99Span[0]), ms(p.LastP99Span[1]))
-	fmt.Fprintf(tw, "fan-out utilisation\t%s\t\tderived: %s updates/s × mean %s ms\n", pctStr(p.Utilisation), num(p.Ask.Rate), ms(p.LastMean))
+	writeNotes(&b, p.Extrapolated, a.Left)
+	tw := intervalTable(&b)
+	fmt.Fprintf(tw, "last watcher p50 (ms)\t%s\t%s to %s\tmodel: read off the basis\n", msNum(p.LastP50), msNum(p.LastP50Span[0]), msNum(p.LastP50Span[1]))
+	fmt.Fprintf(tw, "last watcher p99 (ms)\t%s\t%s to %s\tmodel: read off the basis\n", msNum(p.LastP99), msNum(p.LastP99Span[0]), msNum(p.LastP99Span[1]))
+	fmt.Fprintf(tw, "fan-out utilisation\t%s\t\tderived: %s updates/s × mean %s ms\n", pctStr(p.Utilisation), num(p.Ask.Rate), msNum(p.LastMean))
 	tw.Flush()
 	fmt.Fprintln(&b, "(each interval: the percentile's 90% interval from the updates its measured cases counted, read off the same way; the sampling spread, not the model's error)")
 	fmt.Fprintln(&b)
@@ -739,7 +697,7 @@ func (a *ConfigAnswer) Write(out io.Writer) error {
 			if !o.Meets {
 				yes = "no"
 			}
-			fmt.Fprintf(tw, "%s\t%s ms\t%s ms\t%s\t%s\t%s\t%s\t%d\n", o.Ask.Variant, ms(o.LastP50), ms(o.LastP99), yes,
+			fmt.Fprintf(tw, "%s\t%s ms\t%s ms\t%s\t%s\t%s\t%s\t%d\n", o.Ask.Variant, msNum(o.LastP50), msNum(o.LastP99), yes,
 				num(o.load("notifications/s (server)")), num(o.load("bytes/s (server)")), o.Resources[0].Name, o.MaxWatchers)
 		}
 		tw.Flush()
@@ -778,16 +736,10 @@ func ValidateConfig(p *ConfigPrediction, run *results.Run) (*Validation, error) 
 	case run.Config.Rate <= 0:
 		return nil, fmt.Errorf("run %s ran at the workload's default rate, not a --rate: give a run made at --rate %v", run.ID, p.Ask.Rate)
 	}
-	r, v, err := validationCase(run, Key{Workload: p.Ask.Workload, Backend: p.Backend, Variant: p.Ask.Variant, Clients: p.Ask.Watchers})
+	r, v, last, err := validationOf(run, Key{Workload: p.Ask.Workload, Backend: p.Backend, Variant: p.Ask.Variant, Clients: p.Ask.Watchers},
+		lastOf, "has no propagation to the last watcher from the write's start")
 	if err != nil {
 		return nil, err
-	}
-	last, ok, err := lastOf(r)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("analysis: run %s, case %s has no propagation to the last watcher from the write's start", run.ID, v.Case)
 	}
 	v.add("last watcher p50 (ms)", Millis(p.LastP50), Millis(last.LastP50))
 	v.add("last watcher p99 (ms)", Millis(p.LastP99), Millis(last.LastP99))
@@ -807,11 +759,8 @@ func ValidateConfig(p *ConfigPrediction, run *results.Run) (*Validation, error) 
 // WriteConfigPlan prints a config plan and its validation (nil: none), as
 // text or as one JSON object.
 func WriteConfigPlan(out io.Writer, ans *ConfigAnswer, val *Validation, asJSON bool) error {
-	if asJSON {
-		return encodeJSON(out, struct {
-			*ConfigAnswer
-			Validation *Validation `json:"validation,omitempty"`
-		}{ans, val})
-	}
-	return writePlanText(out, ans, val)
+	return writePlan(out, ans, val, asJSON, struct {
+		*ConfigAnswer
+		Validation *Validation `json:"validation,omitempty"`
+	}{ans, val})
 }

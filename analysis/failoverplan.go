@@ -101,10 +101,7 @@ type FailoverCounts struct {
 }
 
 // failoverCounts are the counts a plan prints and validates.
-var failoverCounts = []struct {
-	figure string
-	of     func(FailoverCounts) float64
-}{
+var failoverCounts = []countFigure[FailoverCounts]{
 	{"notifications (client)", func(c FailoverCounts) float64 { return c.ClientNotifications }},
 	{"notifications (server)", func(c FailoverCounts) float64 { return c.ServerNotifications }},
 	{"requests (client)", func(c FailoverCounts) float64 { return c.ClientRequests }},
@@ -169,12 +166,8 @@ type FailoverAnswer struct {
 
 // handoverOf is r's failover latency as a Handover.
 func handoverOf(r *results.Result) (Handover, bool, error) {
-	hs := r.Latency[figures.LatencyFailover]
-	if hs == nil || hs.Count == 0 {
-		return Handover{}, false, nil
-	}
-	h, err := hs.Decode()
-	if err != nil {
+	h, ok, err := recorded(r, figures.LatencyFailover)
+	if !ok {
 		return Handover{}, false, err
 	}
 	at := func(q float64) time.Duration { return time.Duration(h.ValueAtQuantile(q)) }
@@ -199,42 +192,17 @@ func killOf(run *results.Run) string {
 // failoverPoints reads the usable failover cases (kill close) of runs, by
 // backend and variant, and lists the others with why they were left out.
 func failoverPoints(runs []*results.Run, workload string) (map[backends.Kind]map[string][]FailoverPoint, []string, error) {
-	out := map[backends.Kind]map[string][]FailoverPoint{}
-	var left []string
-	for _, run := range runs {
-		for i := range run.Results {
-			r := &run.Results[i]
-			if r.Workload != workload {
-				continue
-			}
-			key := KeyOf(r).String()
-			if k := killOf(run); k != killClose {
-				left = append(left, fmt.Sprintf("run %s, case %s: kill %s (the handover is read from runs whose leader's session was closed)", run.ID, key, k))
-				continue
-			}
-			h, ok, err := handoverOf(r)
-			if err != nil {
-				return nil, nil, err
-			}
-			switch {
-			case !ok:
-				left = append(left, fmt.Sprintf("run %s, case %s: no failover measured", run.ID, key))
-				continue
-			case r.Load.Bound() != nil:
-				left = append(left, fmt.Sprintf("run %s, case %s: client-bound (%s)", run.ID, key, r.Load.Bound().Detail))
-				continue
-			case r.Load.Loaded() != nil:
-				left = append(left, fmt.Sprintf("run %s, case %s: loaded machine (%s)", run.ID, key, r.Load.Loaded().Detail))
-				continue
-			}
-			if out[r.Backend] == nil {
-				out[r.Backend] = map[string][]FailoverPoint{}
-			}
-			out[r.Backend][r.Variant] = append(out[r.Backend][r.Variant], FailoverPoint{Run: run.ID, Case: key, Candidates: r.Clients,
-				Failovers: r.Ops.Succeeded, Mode: run.ClusterMode, Servers: configServers(run), Handover: h, Counts: failoverCountsOf(r)})
+	return planPoints(runs, workload, func(run *results.Run, r *results.Result, key string) (FailoverPoint, string, error) {
+		if k := killOf(run); k != killClose {
+			return FailoverPoint{}, fmt.Sprintf("kill %s (the handover is read from runs whose leader's session was closed)", k), nil
 		}
-	}
-	return out, left, nil
+		h, ok, err := handoverOf(r)
+		if err != nil || !ok {
+			return FailoverPoint{}, "no failover measured", err
+		}
+		return FailoverPoint{Run: run.ID, Case: key, Candidates: r.Clients,
+			Failovers: r.Ops.Succeeded, Mode: run.ClusterMode, Servers: configServers(run), Handover: h, Counts: failoverCountsOf(r)}, "", nil
+	})
 }
 
 // PredictFailover answers ask from the failover runs among runs.
@@ -550,27 +518,19 @@ func (a *FailoverAnswer) Write(out io.Writer) error {
 	for _, c := range p.Basis {
 		fmt.Fprintf(&b, "basis: run %s, case %s (%d candidates, %d failovers)\n", c.Run, c.Case, c.Candidates, c.Failovers)
 	}
-	if p.Extrapolated != "" {
-		fmt.Fprintln(&b, p.Extrapolated)
-	}
-	for _, l := range a.Left {
-		fmt.Fprintf(&b, "left out: %s\n", l)
-	}
-	fmt.Fprintln(&b)
-	tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
-	ms := func(d time.Duration) string { return num(Millis(d)) }
-	fmt.Fprintf(tw, "figure\tpredicted\t90%% interval\tfrom\n")
-	fmt.Fprintf(tw, "failover p50 (ms)\t%s\t%s to %s\tmodel\n", ms(p.P50), ms(p.P50Span[0]), ms(p.P50Span[1]))
-	fmt.Fprintf(tw, "failover p99 (ms)\t%s\t%s to %s\tmodel\n", ms(p.P99), ms(p.P99Span[0]), ms(p.P99Span[1]))
+	writeNotes(&b, p.Extrapolated, a.Left)
+	tw := intervalTable(&b)
+	fmt.Fprintf(tw, "failover p50 (ms)\t%s\t%s to %s\tmodel\n", msNum(p.P50), msNum(p.P50Span[0]), msNum(p.P50Span[1]))
+	fmt.Fprintf(tw, "failover p99 (ms)\t%s\t%s to %s\tmodel\n", msNum(p.P99), msNum(p.P99Span[0]), msNum(p.P99Span[1]))
 	if p.Backend == backends.ZooKeeper { // etcd renews a lease by keep-alives alone
-		fmt.Fprintf(tw, "busy leader p50 (ms)\t%s\t\tmodel, Φ = 0: a leader whose requests reached the server until it died\n", ms(p.BusyP50))
-		fmt.Fprintf(tw, "busy leader p99 (ms)\t%s\t\tmodel, Φ = 0\n", ms(p.BusyP99))
+		fmt.Fprintf(tw, "busy leader p50 (ms)\t%s\t\tmodel, Φ = 0: a leader whose requests reached the server until it died\n", msNum(p.BusyP50))
+		fmt.Fprintf(tw, "busy leader p99 (ms)\t%s\t\tmodel, Φ = 0\n", msNum(p.BusyP99))
 	}
-	fmt.Fprintf(tw, "handover p50 (ms)\t%s\t%s to %s\tread off the basis\n", ms(p.Handover.P50), ms(p.Handover.P50Span[0]), ms(p.Handover.P50Span[1]))
-	fmt.Fprintf(tw, "handover p99 (ms)\t%s\t%s to %s\tread off the basis\n", ms(p.Handover.P99), ms(p.Handover.P99Span[0]), ms(p.Handover.P99Span[1]))
+	fmt.Fprintf(tw, "handover p50 (ms)\t%s\t%s to %s\tread off the basis\n", msNum(p.Handover.P50), msNum(p.Handover.P50Span[0]), msNum(p.Handover.P50Span[1]))
+	fmt.Fprintf(tw, "handover p99 (ms)\t%s\t%s to %s\tread off the basis\n", msNum(p.Handover.P99), msNum(p.Handover.P99Span[0]), msNum(p.Handover.P99Span[1]))
 	tw.Flush()
 	fmt.Fprintln(&b, "(each interval: the handover's sampling spread from the failovers its cases counted; the timing terms are the model's, with these bounds:)")
-	fmt.Fprintf(&b, "bounds: every failover between %s ms (T − T/3 + the least handover) and %s ms (T + %v + the longest handover)\n", ms(p.Least), ms(p.Most), p.Granularity)
+	fmt.Fprintf(&b, "bounds: every failover between %s ms (T − T/3 + the least handover) and %s ms (T + %v + the longest handover)\n", msNum(p.Least), msNum(p.Most), p.Granularity)
 	if p.Backend == backends.ZooKeeper {
 		fmt.Fprintf(&b, "(on an ensemble, a candidate connected to a follower is heard by the leader only at the follower's next ping, every half tick: up to %v more; validated on one server)\n", p.Ask.Tick/2)
 	}
@@ -594,7 +554,7 @@ func (a *FailoverAnswer) Write(out io.Writer) error {
 		fmt.Fprintf(&b, "answer: %s failover p%s ≤ %s ms; %s (model; a shorter timeout also expires a live session whose pings run late, so keep it above your clients' worst pause)\n",
 			verdict, num(p.Ask.Percentile), num(Millis(p.Ask.Bound)), longest)
 	} else {
-		fmt.Fprintf(&b, "answer: failover p50 %s ms, p99 %s ms; give --target (p50=BOUND or p99=BOUND) for whether a target holds and the longest session timeout that meets it\n", ms(p.P50), ms(p.P99))
+		fmt.Fprintf(&b, "answer: failover p50 %s ms, p99 %s ms; give --target (p50=BOUND or p99=BOUND) for whether a target holds and the longest session timeout that meets it\n", msNum(p.P50), msNum(p.P99))
 	}
 	b.WriteString(ModelErrorLine(ModeFailover))
 	if len(a.Others) > 0 {
@@ -610,7 +570,7 @@ func (a *FailoverAnswer) Write(out io.Writer) error {
 			case !o.Meets:
 				yes = "no"
 			}
-			fmt.Fprintf(tw, "%s\t%s ms\t%s ms\t%s ms\t%s\t%s\t%s\n", o.Ask.Variant, ms(o.P50), ms(o.P99), ms(o.Handover.P99),
+			fmt.Fprintf(tw, "%s\t%s ms\t%s ms\t%s ms\t%s\t%s\t%s\n", o.Ask.Variant, msNum(o.P50), msNum(o.P99), msNum(o.Handover.P99),
 				num(o.Counts.ServerNotifications), num(o.Counts.ServerRequests), yes)
 		}
 		tw.Flush()
@@ -644,16 +604,10 @@ func ValidateFailover(p *FailoverPrediction, run *results.Run) (*Validation, err
 	case serverTimeout(p.Backend, t) != p.Timeout:
 		return nil, fmt.Errorf("run %s ran sessions of %v, the prediction is for %v", run.ID, t, p.Timeout)
 	}
-	r, v, err := validationCase(run, Key{Workload: p.Ask.Workload, Backend: p.Backend, Variant: p.Ask.Variant, Clients: p.Ask.Candidates})
+	r, v, h, err := validationOf(run, Key{Workload: p.Ask.Workload, Backend: p.Backend, Variant: p.Ask.Variant, Clients: p.Ask.Candidates},
+		handoverOf, "measured no failover")
 	if err != nil {
 		return nil, err
-	}
-	h, ok, err := handoverOf(r)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("analysis: run %s, case %s measured no failover", run.ID, v.Case)
 	}
 	v.add("failover p50 (ms)", Millis(p.P50), Millis(h.P50))
 	v.add("failover p99 (ms)", Millis(p.P99), Millis(h.P99))
@@ -676,11 +630,8 @@ func ValidateFailover(p *FailoverPrediction, run *results.Run) (*Validation, err
 // WriteFailoverPlan prints a failover plan and its validation (nil: none),
 // as text or as one JSON object.
 func WriteFailoverPlan(out io.Writer, ans *FailoverAnswer, val *Validation, asJSON bool) error {
-	if asJSON {
-		return encodeJSON(out, struct {
-			*FailoverAnswer
-			Validation *Validation `json:"validation,omitempty"`
-		}{ans, val})
-	}
-	return writePlanText(out, ans, val)
+	return writePlan(out, ans, val, asJSON, struct {
+		*FailoverAnswer
+		Validation *Validation `json:"validation,omitempty"`
+	}{ans, val})
 }

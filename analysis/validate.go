@@ -140,6 +140,25 @@ func validationCase(run *results.Run, k Key) (*results.Result, *Validation, erro
 	return r, v, nil
 }
 
+// validationOf is validationCase, and what read reads off the case's
+// result; a case where read finds nothing is an error, saying that the case
+// lacks it (lacks: "measured no failover").
+func validationOf[T any](run *results.Run, k Key, read func(*results.Result) (T, bool, error), lacks string) (*results.Result, *Validation, T, error) {
+	var none T
+	r, v, err := validationCase(run, k)
+	if err != nil {
+		return nil, nil, none, err
+	}
+	x, ok, err := read(r)
+	if err != nil {
+		return nil, nil, none, err
+	}
+	if !ok {
+		return nil, nil, none, fmt.Errorf("analysis: run %s, case %s %s", run.ID, v.Case, lacks)
+	}
+	return r, v, x, nil
+}
+
 // add appends a check of one figure. A latency (a figure in ms) measured
 // where the load generator or other processes set it says nothing of the
 // model: it gets no error.
@@ -216,13 +235,10 @@ func checkValidationRun(run *results.Run, p *Prediction) error {
 // WritePlan prints a plan's answer and its validation (nil: none), as
 // text, or as one JSON object with asJSON.
 func WritePlan(out io.Writer, ans *PlanAnswer, val *Validation, asJSON bool) error {
-	if asJSON {
-		return encodeJSON(out, struct {
-			*PlanAnswer
-			Validation *Validation `json:"validation,omitempty"`
-		}{ans, val})
-	}
-	return writePlanText(out, ans, val)
+	return writePlan(out, ans, val, asJSON, struct {
+		*PlanAnswer
+		Validation *Validation `json:"validation,omitempty"`
+	}{ans, val})
 }
 
 // encodeJSON prints v as one indented JSON object.
@@ -232,8 +248,13 @@ func encodeJSON(out io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// writePlanText prints a plan's answer, then its validation when there is one.
-func writePlanText(out io.Writer, ans interface{ Write(io.Writer) error }, val *Validation) error {
+// writePlan prints a plan's answer, then its validation when there is one,
+// as text; or, with asJSON, asObject (the answer's fields and the
+// validation's) as one JSON object.
+func writePlan(out io.Writer, ans interface{ Write(io.Writer) error }, val *Validation, asJSON bool, asObject any) error {
+	if asJSON {
+		return encodeJSON(out, asObject)
+	}
 	if err := ans.Write(out); err != nil {
 		return err
 	}
