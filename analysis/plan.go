@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -31,6 +32,20 @@ type Target struct {
 	// (default 10 ms): Waiters says how many waiters a lock can have
 	// before its releases take longer.
 	Handoff time.Duration
+}
+
+// Check refuses a target no case can be held against; its errors name
+// the flags of `zkbench report`.
+func (t Target) Check() error {
+	switch {
+	case t.P99 <= 0:
+		return fmt.Errorf("--target-p99 must be positive, got %v", t.P99)
+	case t.Handoff <= 0:
+		return fmt.Errorf("--target-handoff must be positive, got %v", t.Handoff)
+	case t.Rate < 0 || t.AtClients < 0:
+		return errors.New("--target-rate and --at-clients must not be negative")
+	}
+	return nil
 }
 
 // DefaultHandoff is the default handoff target.

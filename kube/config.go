@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -36,4 +37,20 @@ func LoadConfig(path, context, userAgent string) (cfg *rest.Config, server, name
 		return nil, "", "", fmt.Errorf("kubeconfig: %w", err)
 	}
 	return cfg, server, namespace, nil
+}
+
+// Connect is LoadConfig, then the cluster's client made by newClient (nil:
+// kubernetes.NewForConfig; tests give a fake clientset).
+func Connect(path, context, userAgent string, newClient func(*rest.Config) (kubernetes.Interface, error)) (client kubernetes.Interface, server, namespace string, err error) {
+	cfg, server, namespace, err := LoadConfig(path, context, userAgent)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if newClient == nil {
+		newClient = func(cfg *rest.Config) (kubernetes.Interface, error) { return kubernetes.NewForConfig(cfg) }
+	}
+	if client, err = newClient(cfg); err != nil {
+		return nil, "", "", fmt.Errorf("kube: %s: %w", server, err)
+	}
+	return client, server, namespace, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/zkbench/zkbench/internal/atomicfile"
 	"github.com/zkbench/zkbench/results"
@@ -61,4 +62,43 @@ func writeFile(path string, data []byte) error {
 		return fmt.Errorf("plots: %w", err)
 	}
 	return nil
+}
+
+// HgrmFormat is the format that exports every latency histogram as
+// HdrHistogram percentile text (results.WriteHgrmFiles) beside the images.
+const HgrmFormat = "hgrm"
+
+// WriteFormats draws runs' plots in the image formats among formats (as
+// WriteAll) and, with HgrmFormat among them, exports their histograms, all
+// into dir. formats is a comma-separated list, as the --format flag takes it.
+func WriteFormats(runs []*results.Run, dir, formats string) ([]string, error) {
+	var images []string
+	hgrm := false
+	for _, f := range strings.Split(formats, ",") {
+		switch f = strings.ToLower(strings.TrimSpace(f)); {
+		case f == "":
+		case f == HgrmFormat:
+			hgrm = true
+		case slices.Contains(Formats, f):
+			images = append(images, f)
+		default:
+			return nil, fmt.Errorf("--format %q: want some of %s, %s", f, strings.Join(Formats, ", "), HgrmFormat)
+		}
+	}
+	var paths []string
+	if len(images) > 0 || !hgrm {
+		ps, err := WriteAll(runs, dir, images)
+		if err != nil {
+			return nil, err
+		}
+		paths = ps
+	}
+	if hgrm {
+		ps, err := results.WriteHgrmFiles(runs, dir)
+		if err != nil {
+			return paths, err
+		}
+		paths = append(paths, ps...)
+	}
+	return paths, nil
 }

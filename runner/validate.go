@@ -1,7 +1,10 @@
 package runner
 
 import (
+	"cmp"
+	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -147,4 +150,23 @@ func (pp PlanPoint) Spec(p *analysis.Prediction, basis []*results.Run) (Spec, er
 		return Spec{}, err
 	}
 	return spec, nil
+}
+
+// RunPoint makes spec, a plan's predicted point (what), in this process,
+// as `zkbench plan --validate` does: it says so on stderr, shows the run's
+// progress there, stops it cleanly on Ctrl-C, and writes its summary there.
+// opts are the run's options beyond its progress (its command line).
+func RunPoint(ctx context.Context, spec Spec, what string, stderr io.Writer, opts ...Option) (*results.Run, error) {
+	fmt.Fprintf(stderr, "validating: %s (%s), run %s\n", what, cmp.Or(string(spec.Config.Servers.Mode), "remote"), spec.RunID)
+	r, err := NewFromSpec(spec, append(opts, WithProgress(stderr, IsTerminal(stderr)))...)
+	if err != nil {
+		return nil, fmt.Errorf("--validate run: %w", err)
+	}
+	ctx, stop := Interruptible(ctx, stderr)
+	defer stop()
+	run, err := r.Run(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("--validate run: %w", err)
+	}
+	return run, analysis.WriteSummary(stderr, run, analysis.SummaryOptions{})
 }

@@ -118,6 +118,18 @@ func DefaultPath(kind backends.Kind) (string, error) {
 	return filepath.Join(dir, "cluster-"+string(kind)+".json"), nil
 }
 
+// Path is the absolute path of the state file given (--state), or of the
+// backend's default one when none is.
+func Path(kind backends.Kind, given string) (string, error) {
+	if given == "" {
+		var err error
+		if given, err = DefaultPath(kind); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Abs(given)
+}
+
 // loadSaved reads a state file; ErrNotSaved if there is none.
 func Load(path string) (*Cluster, error) {
 	raw, err := os.ReadFile(path)

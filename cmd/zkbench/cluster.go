@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -93,12 +92,7 @@ func runClusterUp(cmd *cobra.Command, kindFlag backends.Kind, nodes int, dir, st
 		return err
 	}
 	out := cmd.OutOrStdout()
-	if state == "" {
-		if state, err = saved.DefaultPath(kind); err != nil {
-			return err
-		}
-	}
-	if state, err = filepath.Abs(state); err != nil {
+	if state, err = saved.Path(kind, state); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

@@ -27,8 +27,7 @@ type kubeRun struct {
 	kubeconfig, context string
 	keep                bool
 	summary             summaryFlags // --format, --wide
-	// newClient makes the cluster's client (kubernetes.NewForConfig; tests
-	// give a fake clientset).
+	// newClient makes the cluster's client (kube.Connect).
 	newClient func(*rest.Config) (kubernetes.Interface, error)
 }
 
@@ -36,13 +35,10 @@ type kubeRun struct {
 // interrupt too.
 const cleanupTimeout = 30 * time.Second
 
-func newKubeRunCmd() *cobra.Command {
-	return newKubeRunCmdWith(func(cfg *rest.Config) (kubernetes.Interface, error) {
-		return kubernetes.NewForConfig(cfg)
-	})
-}
+func newKubeRunCmd() *cobra.Command { return newKubeRunCmdWith(nil) }
 
-// newKubeRunCmdWith is kube run reaching the cluster with newClient.
+// newKubeRunCmdWith is kube run reaching the cluster with newClient (nil:
+// kubernetes.NewForConfig).
 func newKubeRunCmdWith(newClient func(*rest.Config) (kubernetes.Interface, error)) *cobra.Command {
 	f := &kubeRun{newClient: newClient}
 	cmd := &cobra.Command{
@@ -79,13 +75,9 @@ func runKubeRun(cmd *cobra.Command, f *kubeRun) error {
 	if err != nil {
 		return err
 	}
-	cfg, server, namespace, err := kube.LoadConfig(f.kubeconfig, f.context, "zkbench/"+version)
+	client, server, namespace, err := kube.Connect(f.kubeconfig, f.context, "zkbench/"+version, f.newClient)
 	if err != nil {
 		return err
-	}
-	client, err := f.newClient(cfg)
-	if err != nil {
-		return fmt.Errorf("kube: %s: %w", server, err)
 	}
 	m.Spec.Namespace = cmp.Or(f.Namespace, namespace)
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()

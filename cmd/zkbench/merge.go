@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -9,16 +8,13 @@ import (
 
 	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/results"
-	"github.com/zkbench/zkbench/runner"
+	"github.com/zkbench/zkbench/runflags"
 )
 
 func newMergeCmd() *cobra.Command {
 	var (
-		out       string
-		noPlots   bool
-		shardsDir string
-		shards    int
-		summary   summaryFlags
+		f       *runflags.Merge
+		summary summaryFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "merge SHARD_RESULTS... | --shards-dir DIR --shards S",
@@ -27,25 +23,7 @@ func newMergeCmd() *cobra.Command {
 			if _, err := summary.options(); err != nil { // refused before reading the shards
 				return err
 			}
-			var (
-				shardRuns []*results.Run
-				err       error
-			)
-			switch {
-			case shardsDir != "" && len(args) > 0:
-				return fmt.Errorf("--shards-dir %s and %d files: give the shards' files or --shards-dir, not both", shardsDir, len(args))
-			case shardsDir != "":
-				if !cmd.Flags().Changed("shards") || shards < 1 {
-					return fmt.Errorf("--shards-dir %s: give --shards S, the run's shard count (the merge reads %s/0 to %s/S-1)", shardsDir, shardsDir, shardsDir)
-				}
-				shardRuns, err = results.ReadShardsDir(shardsDir, shards)
-			case cmd.Flags().Changed("shards"):
-				return errors.New("--shards: only with --shards-dir DIR (the files given by name say their shard count)")
-			case len(args) == 0:
-				return errors.New("give the shards' results files, or --shards-dir DIR --shards S")
-			default:
-				shardRuns, err = results.ReadPaths(args)
-			}
+			shardRuns, err := f.ReadShards(cmd.Flags(), args)
 			if err != nil {
 				return err
 			}
@@ -53,19 +31,15 @@ func newMergeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			dir, path, err := results.WriteRunDir(out, run)
+			dir, path, err := results.WriteRunDir(f.Output, run)
 			if err != nil {
 				return err
 			}
-			return summary.showMerged(cmd.OutOrStdout(), cmd.ErrOrStderr(), run, dir, path, !noPlots)
+			return summary.showMerged(cmd.OutOrStdout(), cmd.ErrOrStderr(), run, dir, path, !f.NoPlots)
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVarP(&out, "output", "o", runner.DefaultOutput, "folder for the merged results; writes <output>/<run-id>/results.json"+runner.OutputHelp)
-	fl.BoolVar(&noPlots, "no-plots", false, "do not draw plots")
-	fl.StringVar(&shardsDir, "shards-dir", "", "read shard I from DIR/I (its --output folder), I from 0 to --shards - 1, instead of files given by name")
-	fl.IntVar(&shards, "shards", 0, "with --shards-dir: the run's shard count")
-	summary.add(fl)
+	f = runflags.BindMerge(cmd.Flags())
+	summary.add(cmd.Flags())
 	return cmd
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"os"
 
@@ -133,20 +132,5 @@ func pointRun(cmd *cobra.Command, f *runflags.Plan, spec func(runner.PlanPoint) 
 	if err != nil {
 		return nil, err
 	}
-	stderr := cmd.ErrOrStderr()
-	fmt.Fprintf(stderr, "validating: %s (%s), run %s\n", what, cmp.Or(string(sp.Config.Servers.Mode), "remote"), sp.RunID)
-	r, err := runner.NewFromSpec(sp, runner.WithProgress(stderr, runner.IsTerminal(stderr)), runner.WithCommand("zkbench "+version, os.Args))
-	if err != nil {
-		return nil, fmt.Errorf("--validate run: %w", err)
-	}
-	ctx, stop := runner.Interruptible(cmd.Context(), stderr)
-	defer stop()
-	run, err := r.Run(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("--validate run: %w", err)
-	}
-	if err := analysis.WriteSummary(stderr, run, analysis.SummaryOptions{}); err != nil {
-		return nil, err
-	}
-	return run, nil
+	return runner.RunPoint(cmd.Context(), sp, what, cmd.ErrOrStderr(), runner.WithCommand("zkbench "+version, os.Args))
 }

@@ -25,14 +25,8 @@ func newReportCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if target.P99 <= 0 {
-				return fmt.Errorf("--target-p99 must be positive, got %v", target.P99)
-			}
-			if target.Handoff <= 0 {
-				return fmt.Errorf("--target-handoff must be positive, got %v", target.Handoff)
-			}
-			if target.Rate < 0 || target.AtClients < 0 {
-				return fmt.Errorf("--target-rate and --at-clients must not be negative")
+			if err := target.Check(); err != nil {
+				return err
 			}
 			opts.Target = target
 			paths, err := report.Write(runs, out, opts)

@@ -106,14 +106,11 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 	return runErr
 }
 
-// plotFormats are the formats a run draws its plots in; hgrm exports its
-// histograms beside them.
-var plotFormats = []string{"png", "svg", "hgrm"}
-
-// drawPlots draws a run's plots into dir/plots.
+// drawPlots draws a run's plots into dir/plots, and exports its histograms
+// there.
 func drawPlots(stdout, stderr io.Writer, run *results.Run, dir, path string) {
 	dir = filepath.Join(dir, "plots")
-	paths, err := writeFigures([]*results.Run{run}, dir, plotFormats)
+	paths, err := plots.WriteFormats([]*results.Run{run}, dir, "png,svg,"+plots.HgrmFormat)
 	switch {
 	case errors.Is(err, plots.ErrNoCharts):
 		fmt.Fprintln(stdout, "plots: nothing to plot")
