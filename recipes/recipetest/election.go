@@ -50,7 +50,7 @@ func RunElectionSuite(t *testing.T, b backends.Backend, v variants.Variant[recip
 func testFailover(e *electionEnv) {
 	x := &leaderChecker{}
 	srv := newServerCounts(e.t, e.b)
-	armedBase := srv.armedNow()
+	armedBase := srv.armedSettled()
 	cands := make([]*latch, electionCandidates)
 	for i := range cands {
 		cands[i] = e.newLatch()

@@ -17,7 +17,7 @@ import (
 func testReleaseWakes(e *lockEnv) {
 	srv := newServerCounts(e.t, e.b)
 	holder := e.newHolder()
-	armedBase := srv.armedNow()
+	armedBase := srv.armedSettled()
 	waiters, pends := e.queueBehind(queueWaiters)
 	// An arrival wakes a herd-prone waiter through the waiter's server,
 	// which on a cluster may do so after the arrival was answered: the

@@ -282,7 +282,7 @@ func testQueuePriorities(e *queueEnv) {
 func testQueueIdleWakes(e *queueEnv) {
 	srv := newServerCounts(e.t, e.b)
 	prod := e.newClient()
-	armedBase := srv.armedNow()
+	armedBase := srv.armedSettled()
 	cons := make([]*queueClient, queueIdle)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*opTimeout)
 	defer cancel()
@@ -523,7 +523,7 @@ func testQueuePutWhileHolding(e *queueEnv) {
 // servers hold one more watch than before (it sleeps), with what waits for
 // the Take's result.
 func sleepingTake(srv *serverCounts, c *queueClient) func() (recipes.Taken, error) {
-	armedBase := srv.armedNow()
+	armedBase := srv.armedSettled()
 	type result struct {
 		tk  recipes.Taken
 		err error

@@ -86,6 +86,26 @@ func (s *serverCounts) armedNow() int64 {
 	return a
 }
 
+// armedSettled returns the watches the servers hold once that count has
+// held still for a while (or after settleBound): the watches of the
+// previous test's closed sessions may still be leaving (etcd cancels a
+// closed stream's watchers after the close returns), and a base read while
+// they do is too high, so that asleep would wait for watches no waiter
+// misses.
+func (s *serverCounts) armedSettled() int64 {
+	s.t.Helper()
+	const stillFor = 200 * time.Millisecond
+	deadline := time.Now().Add(settleBound)
+	last, since := s.armedNow(), time.Now()
+	for time.Since(since) < stillFor && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		if a := s.armedNow(); a != last {
+			last, since = a, time.Now()
+		}
+	}
+	return last
+}
+
 // asleep waits until the servers hold at least n more watches than base
 // (each of n waiters has armed its one watch).
 func (s *serverCounts) asleep(base int64, n int) {
