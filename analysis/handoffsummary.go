@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/results"
@@ -36,6 +37,10 @@ func WriteHandoffPath(w io.Writer, run *results.Run) error {
 			fmt.Fprintf(w, "and after %s idle, the hold, as before each handoff: write + notify %s (x paced)\n",
 				cal.NotifyPace, results.FormatDuration(cal.PacedNotifyLatency))
 		}
+		if cal.ContendedNotifyLatency > 0 {
+			fmt.Fprintf(w, "and behind another session's write, as a release beside the last holder's enqueue: write + notify %s (x contended)\n",
+				results.FormatDuration(cal.ContendedNotifyLatency))
+		}
 	}
 	var cols []column
 	for _, c := range summaryColumns(run)[:3] {
@@ -66,24 +71,26 @@ func handoffColumns(cal *results.Calibration) []column {
 		latency("event-grant", figures.LatencyHandoffDecide),
 	}
 	if cal != nil && cal.NotifyLatency > 0 {
-		cols = append(cols, column{head: "x notify", narrow: true, wide: true, cell: func(r *results.Result) string {
-			d, ok := quantileOf(r.Latency[figures.LatencyHandoff], 50)
-			if !ok || r.Backend != cal.Backend {
-				return unmeasured
-			}
-			x, _ := cal.OverNotify(d) // measured: the column is there only then
-			return fmt.Sprintf("%.2fx", x)
-		}})
+		cols = append(cols, overColumn("x notify", cal, cal.OverNotify))
 	}
 	if cal != nil && cal.PacedNotifyLatency > 0 {
-		cols = append(cols, column{head: "x paced", narrow: true, wide: true, cell: func(r *results.Result) string {
-			d, ok := quantileOf(r.Latency[figures.LatencyHandoff], 50)
-			if !ok || r.Backend != cal.Backend {
-				return unmeasured
-			}
-			x, _ := cal.OverPacedNotify(d)
-			return fmt.Sprintf("%.2fx", x)
-		}})
+		cols = append(cols, overColumn("x paced", cal, cal.OverPacedNotify))
+	}
+	if cal != nil && cal.ContendedNotifyLatency > 0 {
+		cols = append(cols, overColumn("x contended", cal, cal.OverContendedNotify))
 	}
 	return cols
+}
+
+// overColumn is a column of the handoff's p50 over a calibrated floor of
+// cal (over), measured wherever the column is shown.
+func overColumn(head string, cal *results.Calibration, over func(time.Duration) (float64, bool)) column {
+	return column{head: head, narrow: true, wide: true, cell: func(r *results.Result) string {
+		d, ok := quantileOf(r.Latency[figures.LatencyHandoff], 50)
+		if !ok || r.Backend != cal.Backend {
+			return unmeasured
+		}
+		x, _ := over(d)
+		return fmt.Sprintf("%.2fx", x)
+	}}
 }

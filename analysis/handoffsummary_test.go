@@ -82,3 +82,30 @@ func TestSummaryHandoffPathPaced(t *testing.T) {
 		t.Errorf("a calibration without the paced notify got its column:\n%s", b.String())
 	}
 }
+
+// With the notify measured behind another write too (a run without a
+// hold), the table says so above it and gains the handoff against it.
+func TestSummaryHandoffPathContended(t *testing.T) {
+	run := &results.Run{ID: "hc", Status: results.StatusComplete,
+		Calibration: &results.Calibration{Backend: backends.Etcd, WriteLatency: 600 * time.Microsecond,
+			NotifyLatency: 700 * time.Microsecond, ContendedNotifyLatency: 900 * time.Microsecond},
+		Results: []results.Result{{Backend: backends.Etcd, Workload: "lock", Variant: "fair", Clients: 100,
+			Latency: map[figures.Latency]*results.Histogram{
+				figures.LatencyHandoff:       {Count: 180, P50: int64(1800 * time.Microsecond)},
+				figures.LatencyHandoffNotify: {Count: 180, P50: int64(1790 * time.Microsecond)},
+			}}}}
+	var b strings.Builder
+	if err := writeText(&b, run, false); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"behind another session's write, as a release beside the last holder's enqueue: write + notify 900µs (x contended)",
+		"x contended", "2.57x", "2.00x"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the handoff table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "x paced") {
+		t.Errorf("a calibration without the paced notify got its column:\n%s", out)
+	}
+}

@@ -2,6 +2,7 @@ package docsgen
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,9 +32,11 @@ import (
 //	count:NAME          the samples of that histogram
 //	calibrated:notify   the run's calibrated write + notify latency (--calibrate)
 //	calibrated:paced    the same after the run's hold idle (Calibration.PacedNotifyLatency)
+//	calibrated:contended the same behind another session's write (Calibration.ContendedNotifyLatency)
 //	calibrated:bound    the run's calibrated herd-free handoff bound (results.Calibration.Bound)
 //	over_notify:NAME    the p50 of latency NAME over the calibrated notify latency
 //	over_paced:NAME     the p50 of latency NAME over the paced notify latency
+//	over_contended:NAME the p50 of latency NAME over the contended notify latency
 //	floor_share         throughput times the calibrated handoff bound (a lock's share of its floor)
 //
 // and any of them may end in =LABEL, the heading the table prints.
@@ -154,10 +157,11 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 			return perOpKey(res, client) + " | " + perOpKey(res, server)
 		}
 	case "calibrated":
-		// calibrated:notify, calibrated:paced or calibrated:bound: the
-		// run's calibration (--calibrate) of the case's backend.
-		if arg != "notify" && arg != "paced" && arg != "bound" {
-			return c, fmt.Errorf("cases: column %q: write calibrated:notify, calibrated:paced or calibrated:bound", spec)
+		// calibrated:notify, calibrated:paced, calibrated:contended or
+		// calibrated:bound: the run's calibration (--calibrate) of the
+		// case's backend.
+		if !slices.Contains([]string{"notify", "paced", "contended", "bound"}, arg) {
+			return c, fmt.Errorf("cases: column %q: write calibrated:notify, calibrated:paced, calibrated:contended or calibrated:bound", spec)
 		}
 		c.cell = func(r *results.Run, res *results.Result) string {
 			d := calibrated(r, res, arg)
@@ -166,12 +170,16 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 			}
 			return results.FormatDuration(d)
 		}
-	case "over_notify", "over_paced":
-		// over_notify:NAME (over_paced:NAME): the latency NAME's p50 over
-		// the run's calibrated (paced) notify latency.
+	case "over_notify", "over_paced", "over_contended":
+		// over_notify:NAME (over_paced:NAME, over_contended:NAME): the
+		// latency NAME's p50 over the run's calibrated (paced, contended)
+		// notify latency.
 		over := (*results.Calibration).OverNotify
-		if kind == "over_paced" {
+		switch kind {
+		case "over_paced":
 			over = (*results.Calibration).OverPacedNotify
+		case "over_contended":
+			over = (*results.Calibration).OverContendedNotify
 		}
 		c.cell = func(r *results.Run, res *results.Result) string {
 			d, ok := analysis.Quantile(res.Latency[figures.Latency(arg)], 50)
@@ -234,9 +242,9 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 	return c, nil
 }
 
-// calibrated is the run's calibrated notify latency, paced notify latency
-// or handoff bound (what: "notify", "paced", "bound") for res's backend, 0
-// where it has none.
+// calibrated is the run's calibrated notify latency, paced or contended
+// notify latency, or handoff bound (what: "notify", "paced", "contended",
+// "bound") for res's backend, 0 where it has none.
 func calibrated(r *results.Run, res *results.Result, what string) time.Duration {
 	c := calibrationOf(r, res)
 	switch {
@@ -246,6 +254,8 @@ func calibrated(r *results.Run, res *results.Result, what string) time.Duration 
 		return c.Bound()
 	case what == "paced":
 		return c.PacedNotifyLatency
+	case what == "contended":
+		return c.ContendedNotifyLatency
 	}
 	return c.NotifyLatency
 }

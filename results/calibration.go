@@ -40,6 +40,11 @@ type Calibration struct {
 	// before 2026-12-05).
 	NotifyPace         time.Duration `json:"notify_pace_ns,omitempty"`
 	PacedNotifyLatency time.Duration `json:"paced_notify_latency_ns,omitempty"`
+	// ContendedNotifyLatency: NotifyLatency with a third session's create
+	// sent just before each delete (a closed loop without a hold, where the
+	// previous holder enqueues again as the next one releases); 0 when not
+	// measured (a hold, or files written before 2026-12-07).
+	ContendedNotifyLatency time.Duration `json:"contended_notify_latency_ns,omitempty"`
 	// HandoffBound: the fastest a herd-free lock can hand over
 	// (Calibration.Bound), as the file's writer computed it: files written
 	// before 2026-12-05 added a read on both backends, then on etcd only,
@@ -73,6 +78,16 @@ func (c *Calibration) OverPacedNotify(d time.Duration) (float64, bool) {
 		return 0, false
 	}
 	return d.Seconds() / c.PacedNotifyLatency.Seconds(), true
+}
+
+// OverContendedNotify is OverNotify against the contended notify latency,
+// the floor of a handoff in a closed loop without a hold; false where not
+// measured.
+func (c *Calibration) OverContendedNotify(d time.Duration) (float64, bool) {
+	if c == nil || c.ContendedNotifyLatency <= 0 {
+		return 0, false
+	}
+	return d.Seconds() / c.ContendedNotifyLatency.Seconds(), true
 }
 
 // CalibrationPhase is one bounded measurement.

@@ -38,6 +38,18 @@ func TestCalibrationOverPacedNotify(t *testing.T) {
 	}
 }
 
+// OverContendedNotify is the same against the notify measured behind
+// another write, and nothing where that was not measured.
+func TestCalibrationOverContendedNotify(t *testing.T) {
+	c := &Calibration{NotifyLatency: 400 * time.Microsecond, ContendedNotifyLatency: 800 * time.Microsecond}
+	if x, ok := c.OverContendedNotify(1200 * time.Microsecond); !ok || math.Abs(x-1.5) > 1e-9 {
+		t.Errorf("OverContendedNotify(1.2ms) over 800µs = %v %v, want 1.5 true", x, ok)
+	}
+	if _, ok := (&Calibration{NotifyLatency: time.Millisecond}).OverContendedNotify(time.Millisecond); ok {
+		t.Error("OverContendedNotify without a contended notification reported a ratio")
+	}
+}
+
 // The bound is the commit and the notification on both backends: the
 // fair lock's successor reads nothing since the release tells it.
 func TestCalibrationBound(t *testing.T) {

@@ -19,8 +19,12 @@ import (
 func (r *Runner) calibrate(ctx context.Context, b backends.Backend) error {
 	var opts []calibrate.Option
 	phases := "six"
-	if cfg := r.plan.cfg; cfg.Rate == 0 && cfg.Hold > 0 {
+	switch cfg := r.plan.cfg; {
+	case cfg.Rate == 0 && cfg.Hold > 0:
 		opts = append(opts, calibrate.WithPace(cfg.Hold))
+		phases = "seven"
+	case cfg.Rate == 0:
+		opts = append(opts, calibrate.WithContention())
 		phases = "seven"
 	}
 	r.progress("  calibrating the cluster (%s short phases)", phases)
@@ -32,6 +36,9 @@ func (r *Runner) calibrate(ctx context.Context, b backends.Backend) error {
 	paced := ""
 	if cal.PacedNotifyLatency > 0 {
 		paced = fmt.Sprintf(", notification after %s idle %s", cal.NotifyPace, results.FormatDuration(cal.PacedNotifyLatency))
+	}
+	if cal.ContendedNotifyLatency > 0 {
+		paced = fmt.Sprintf(", notification behind another write %s", results.FormatDuration(cal.ContendedNotifyLatency))
 	}
 	r.progress("  calibration: %.0f writes/s, %.0f reads/s, round trip %s, write %s, notification %s%s",
 		cal.WritesPerSec, cal.ReadsPerSec, results.FormatDuration(cal.RTT),

@@ -40,6 +40,8 @@ type options struct {
 	maxOps   int64
 	opTimout time.Duration
 	pace     time.Duration
+	// contended adds the watch_notify_contended phase.
+	contended bool
 }
 
 // WithPhaseDuration bounds each of the six phases (default 2 s).
@@ -58,6 +60,12 @@ func WithMaxOps(n int64) Option { return func(o *options) { o.maxOps = n } }
 // and the clients idle that long before each handoff). 0, the default,
 // leaves it out.
 func WithPace(d time.Duration) Option { return func(o *options) { o.pace = d } }
+
+// WithContention adds a phase, watch_notify_contended: watch_notify with
+// a third session's create sent just before each delete (a closed loop
+// without a hold: the previous holder enqueues again as the next one
+// releases, and the two writes reach the servers together).
+func WithContention() Option { return func(o *options) { o.contended = true } }
 
 // WithOpTimeout bounds a single call (default 10 s); a call that takes longer
 // counts as an error.
@@ -212,6 +220,19 @@ func (c *calibrator) run(ctx context.Context) (*results.Calibration, error) {
 			return nil, err
 		}
 	}
+	var contended *phase
+	if c.o.contended {
+		if err := c.open(ctx, 3); err != nil {
+			return nil, err
+		}
+		s2 := c.sessions[2]
+		contended, err = c.sequential(ctx, "watch_notify_contended", "notify", func(ctx context.Context, i int64) (time.Duration, error) {
+			return notifyBehind(ctx, s0, s1, s2, notifyPath, c.dir+"/w/contend")
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
 	write, err := c.concurrent(ctx, "concurrent_write", "write", func(ctx context.Context, s backends.Session, id int, _ int64) (int64, error) {
 		p := c.dir + "/w/s-" + strconv.Itoa(id)
 		if _, err := s.Create(ctx, p, nil); err != nil {
@@ -243,6 +264,10 @@ func (c *calibrator) run(ctx context.Context) (*results.Calibration, error) {
 		phases = append(phases, paced)
 		cal.NotifyPace = c.o.pace
 		cal.PacedNotifyLatency = time.Duration(paced.hist.ValueAtQuantile(50))
+	}
+	if contended != nil {
+		phases = append(phases, contended)
+		cal.ContendedNotifyLatency = time.Duration(contended.hist.ValueAtQuantile(50))
 	}
 	for _, p := range phases {
 		h, err := results.NewHistogram(p.hist)
@@ -321,6 +346,12 @@ func (c *calibrator) sequential(ctx context.Context, name, kind string, op func(
 // deletes it; the latency recorded is from the delete call to the event at
 // s0.
 func notifyOnce(ctx context.Context, s0, s1 backends.Session, p string, pause time.Duration) (time.Duration, error) {
+	return notifyWith(ctx, s0, s1, p, pause, nil)
+}
+
+// notifyWith is notifyOnce calling beforeDelete (nil: nothing) just before
+// the delete.
+func notifyWith(ctx context.Context, s0, s1 backends.Session, p string, pause time.Duration, beforeDelete func()) (time.Duration, error) {
 	if _, err := s1.Create(ctx, p, nil); err != nil {
 		if errors.Is(err, backends.ErrNodeExists) {
 			_ = s1.Delete(ctx, p) // left by an iteration that failed
@@ -345,6 +376,9 @@ func notifyOnce(ctx context.Context, s0, s1 backends.Session, p string, pause ti
 			return 0, ctx.Err()
 		}
 	}
+	if beforeDelete != nil {
+		beforeDelete()
+	}
 	t := time.Now()
 	if err := s1.Delete(ctx, p); err != nil {
 		return 0, err
@@ -361,6 +395,30 @@ func notifyOnce(ctx context.Context, s0, s1 backends.Session, p string, pause ti
 		return 0, ctx.Err()
 	}
 	return time.Since(t), nil
+}
+
+// notifyBehind is notifyOnce with s2's create of side sent just before
+// s1's delete (the create's call has started when the delete's does), and
+// side removed again after the event, outside the time recorded.
+func notifyBehind(ctx context.Context, s0, s1, s2 backends.Session, p, side string) (time.Duration, error) {
+	started := make(chan struct{})
+	created := make(chan error, 1)
+	d, err := notifyWith(ctx, s0, s1, p, 0, func() {
+		go func() {
+			close(started)
+			_, err := s2.Create(ctx, side, nil)
+			created <- err
+		}()
+		<-started
+	})
+	if cerr := <-created; cerr == nil {
+		if derr := s2.Delete(ctx, side); err == nil {
+			err = derr
+		}
+	} else if err == nil {
+		err = cerr
+	}
+	return d, err
 }
 
 // concurrent runs op in a loop on every session until the phase ends; op

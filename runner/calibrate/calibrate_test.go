@@ -97,6 +97,43 @@ func TestRun(t *testing.T) {
 	})
 }
 
+// TestRunContended: WithContention adds the contended notify phase, whose
+// side writes all reached the servers and were removed again.
+func TestRunContended(t *testing.T) {
+	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
+		ns := testcluster.TestNamespace(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		s, err := b.NewSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.EnsurePath(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+		cal, err := Run(ctx, b, ns, WithPhaseDuration(500*time.Millisecond), WithSessions(2), WithContention())
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := cal.Phases[len(cal.Phases)-1]
+		t.Logf("%s: notify %v, contended %v (%d ops)", b.Kind(), cal.NotifyLatency, cal.ContendedNotifyLatency, last.Ops)
+		if len(cal.Phases) != 7 || last.Name != "watch_notify_contended" || last.Ops <= 0 || last.Errors != 0 {
+			t.Fatalf("phases %+v, want the contended phase last, with ops and no error", cal.Phases)
+		}
+		if cal.ContendedNotifyLatency != time.Duration(last.Latency.P50) || cal.ContendedNotifyLatency <= 0 || cal.PacedNotifyLatency != 0 {
+			t.Errorf("contended notify %v, phase p50 %v, paced %v", cal.ContendedNotifyLatency, time.Duration(last.Latency.P50), cal.PacedNotifyLatency)
+		}
+		names, err := b.(backends.Admin).List(ctx, ns)
+		if err != nil && !errors.Is(err, backends.ErrNoNode) {
+			t.Fatal(err)
+		}
+		if slices.Contains(names, Dir) {
+			t.Errorf("%s/%s left behind: %v", ns, Dir, names)
+		}
+	})
+}
+
 func TestRunCancel(t *testing.T) {
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
 		ns := testcluster.TestNamespace(t)
