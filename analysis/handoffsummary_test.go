@@ -54,14 +54,8 @@ func TestSummaryHandoffPath(t *testing.T) {
 // With the notify measured after the hold too, the table says so above it
 // and gains the handoff against it; without, neither appears.
 func TestSummaryHandoffPathPaced(t *testing.T) {
-	run := &results.Run{ID: "hp", Status: results.StatusComplete,
-		Calibration: &results.Calibration{Backend: backends.ZooKeeper, WriteLatency: 600 * time.Microsecond,
-			NotifyLatency: 640 * time.Microsecond, NotifyPace: 50 * time.Millisecond, PacedNotifyLatency: 1600 * time.Microsecond},
-		Results: []results.Result{{Backend: backends.ZooKeeper, Workload: "lock", Variant: "fair", Clients: 100,
-			Latency: map[figures.Latency]*results.Histogram{
-				figures.LatencyHandoff:       {Count: 180, P50: int64(1800 * time.Microsecond)},
-				figures.LatencyHandoffNotify: {Count: 180, P50: int64(1790 * time.Microsecond)},
-			}}}}
+	run := handoffRun(&results.Calibration{Backend: backends.ZooKeeper, WriteLatency: 600 * time.Microsecond,
+		NotifyLatency: 640 * time.Microsecond, NotifyPace: 50 * time.Millisecond, PacedNotifyLatency: 1600 * time.Microsecond})
 	var b strings.Builder
 	if err := writeText(&b, run, false); err != nil {
 		t.Fatal(err)
@@ -86,14 +80,8 @@ func TestSummaryHandoffPathPaced(t *testing.T) {
 // With the notify measured behind another write too (a run without a
 // hold), the table says so above it and gains the handoff against it.
 func TestSummaryHandoffPathContended(t *testing.T) {
-	run := &results.Run{ID: "hc", Status: results.StatusComplete,
-		Calibration: &results.Calibration{Backend: backends.Etcd, WriteLatency: 600 * time.Microsecond,
-			NotifyLatency: 700 * time.Microsecond, ContendedNotifyLatency: 900 * time.Microsecond},
-		Results: []results.Result{{Backend: backends.Etcd, Workload: "lock", Variant: "fair", Clients: 100,
-			Latency: map[figures.Latency]*results.Histogram{
-				figures.LatencyHandoff:       {Count: 180, P50: int64(1800 * time.Microsecond)},
-				figures.LatencyHandoffNotify: {Count: 180, P50: int64(1790 * time.Microsecond)},
-			}}}}
+	run := handoffRun(&results.Calibration{Backend: backends.Etcd, WriteLatency: 600 * time.Microsecond,
+		NotifyLatency: 700 * time.Microsecond, ContendedNotifyLatency: 900 * time.Microsecond})
 	var b strings.Builder
 	if err := writeText(&b, run, false); err != nil {
 		t.Fatal(err)
@@ -108,4 +96,15 @@ func TestSummaryHandoffPathContended(t *testing.T) {
 	if strings.Contains(out, "x paced") {
 		t.Errorf("a calibration without the paced notify got its column:\n%s", out)
 	}
+}
+
+// handoffRun is a run calibrated as cal with one fair lock case on cal's
+// backend whose handoffs took 1.8 ms (p50).
+func handoffRun(cal *results.Calibration) *results.Run {
+	return &results.Run{ID: "h", Status: results.StatusComplete, Calibration: cal,
+		Results: []results.Result{{Backend: cal.Backend, Workload: "lock", Variant: "fair", Clients: 100,
+			Latency: map[figures.Latency]*results.Histogram{
+				figures.LatencyHandoff:       {Count: 180, P50: int64(1800 * time.Microsecond)},
+				figures.LatencyHandoffNotify: {Count: 180, P50: int64(1790 * time.Microsecond)},
+			}}}}
 }

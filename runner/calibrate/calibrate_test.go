@@ -13,21 +13,33 @@ import (
 
 func TestMain(m *testing.M) { testcluster.Main(m) }
 
+// namespace makes the test's namespace on b, from a session open until the
+// test ends, and returns it with a context that ends after d or with the
+// test.
+func namespace(t *testing.T, b backends.Backend, d time.Duration) (context.Context, string) {
+	t.Helper()
+	ns := testcluster.TestNamespace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	s, err := b.NewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := s.EnsurePath(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, ns
+}
+
 func TestRun(t *testing.T) {
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
-		ns := testcluster.TestNamespace(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		s, err := b.NewSession(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		if err := s.EnsurePath(ctx, ns); err != nil {
-			t.Fatal(err)
-		}
+		ctx, ns := namespace(t, b, 2*time.Minute)
 		scraper, canScrape := b.(backends.Scraper)
-		var before backends.Metrics
+		var (
+			before backends.Metrics
+			err    error
+		)
 		if canScrape {
 			if before, err = scraper.Scrape(ctx); err != nil {
 				t.Fatal(err)
@@ -101,17 +113,7 @@ func TestRun(t *testing.T) {
 // side writes all reached the servers and were removed again.
 func TestRunContended(t *testing.T) {
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
-		ns := testcluster.TestNamespace(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		s, err := b.NewSession(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		if err := s.EnsurePath(ctx, ns); err != nil {
-			t.Fatal(err)
-		}
+		ctx, ns := namespace(t, b, 5*time.Minute)
 		cal, err := Run(ctx, b, ns, WithPhaseDuration(500*time.Millisecond), WithSessions(2), WithContention())
 		if err != nil {
 			t.Fatal(err)
@@ -136,17 +138,7 @@ func TestRunContended(t *testing.T) {
 
 func TestRunCancel(t *testing.T) {
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
-		ns := testcluster.TestNamespace(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		s, err := b.NewSession(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		if err := s.EnsurePath(ctx, ns); err != nil {
-			t.Fatal(err)
-		}
+		ctx, ns := namespace(t, b, 5*time.Minute)
 		// Phases of 2 min: a Run that returns within 30 s of the cancel
 		// returned because of it, however slow the machine.
 		rctx, rcancel := context.WithCancel(ctx)
