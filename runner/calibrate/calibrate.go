@@ -9,6 +9,7 @@
 package calibrate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -398,12 +399,14 @@ func notifyWith(ctx context.Context, s0, s1 backends.Session, p string, pause ti
 }
 
 // notifyBehind is notifyOnce with s2's create of side sent just before
-// s1's delete (the create's call has started when the delete's does), and
-// side removed again after the event, outside the time recorded.
+// s1's delete (the goroutine that makes it has started when the delete's
+// call does), and side removed again after the event, outside the time
+// recorded. An iteration that fails before the delete makes no create.
 func notifyBehind(ctx context.Context, s0, s1, s2 backends.Session, p, side string) (time.Duration, error) {
-	started := make(chan struct{})
-	created := make(chan error, 1)
+	var created chan error
 	d, err := notifyWith(ctx, s0, s1, p, 0, func() {
+		created = make(chan error, 1)
+		started := make(chan struct{})
 		go func() {
 			close(started)
 			_, err := s2.Create(ctx, side, nil)
@@ -411,14 +414,18 @@ func notifyBehind(ctx context.Context, s0, s1, s2 backends.Session, p, side stri
 		}()
 		<-started
 	})
-	if cerr := <-created; cerr == nil {
-		if derr := s2.Delete(ctx, side); err == nil {
-			err = derr
-		}
-	} else if err == nil {
-		err = cerr
+	if created == nil {
+		return d, err
 	}
-	return d, err
+	// The create is bounded by ctx: the wait ends.
+	cerr := <-created
+	if cerr == nil || errors.Is(cerr, backends.ErrNodeExists) {
+		// ErrNodeExists: left by an iteration whose delete failed.
+		if derr := s2.Delete(ctx, side); cerr == nil {
+			cerr = derr
+		}
+	}
+	return d, cmp.Or(err, cerr)
 }
 
 // concurrent runs op in a loop on every session until the phase ends; op

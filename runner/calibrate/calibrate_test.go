@@ -170,3 +170,41 @@ func TestRunRejectsNamespace(t *testing.T) {
 		}
 	}
 }
+
+// An iteration of the contended phase that fails before its delete (here
+// its node already exists) returns the error and makes no create: it does
+// not wait for one.
+func TestNotifyBehindFailsBeforeDelete(t *testing.T) {
+	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
+		ctx, ns := namespace(t, b, time.Minute)
+		var ss [3]backends.Session
+		for i := range ss {
+			s, err := b.NewSession(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ss[i] = s
+		}
+		p, side := ns+"/node", ns+"/side"
+		if _, err := ss[1].Create(ctx, p, nil); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := notifyBehind(ctx, ss[0], ss[1], ss[2], p, side)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, backends.ErrNodeExists) {
+				t.Errorf("notifyBehind on an existing node = %v, want ErrNodeExists", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("notifyBehind did not return after its create of the node failed")
+		}
+		if _, _, err := ss[0].Get(ctx, side); !errors.Is(err, backends.ErrNoNode) {
+			t.Errorf("reading the side node: %v, want ErrNoNode: the failed iteration made a create", err)
+		}
+	})
+}
