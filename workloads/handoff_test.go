@@ -16,13 +16,14 @@ import (
 // (candidates joining in a different order than they asked) out of the
 // FIFO count, and the hold keeps requeues apart (two candidates requeueing
 // within a round trip may enqueue in the other order than they finished; a
-// 5 ms hold was not enough on a loaded 2-core machine under -race).
+// 5 ms hold was not enough on a loaded 2-core machine under -race, nor was
+// 25 ms beside two busy loops and the other packages' tests).
 func TestHandoffTurns(t *testing.T) {
 	const n, terms = 5, 40
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
 		for _, v := range handoffSpec().VariantNames(b.Kind()) {
 			t.Run(v, func(t *testing.T) {
-				res := runRecipeCase(t, NewHandoff(), b, v, n, results.Config{Duration: time.Minute, Ops: terms, Warmup: 300 * time.Millisecond, Hold: 25 * time.Millisecond})
+				res := runRecipeCase(t, NewHandoff(), b, v, n, results.Config{Duration: time.Minute, Ops: terms, Warmup: 300 * time.Millisecond, Hold: 100 * time.Millisecond})
 				if res.Ops.Succeeded != terms || res.StoppedBy != StoppedByOps {
 					t.Fatalf("%d of %d terms, stopped by %s: %v %v", res.Ops.Succeeded, terms, res.StoppedBy, res.Errors, res.Notes)
 				}

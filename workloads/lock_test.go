@@ -36,6 +36,14 @@ func runCase(t *testing.T, ctx context.Context, b backends.Backend, info backend
 // runCaseLive is runCase reporting the case's progress to live.
 func runCaseLive(t *testing.T, ctx context.Context, b backends.Backend, info backends.ClusterInfo, variant string, n int, cfg results.Config, live *measure.Live) results.Result {
 	t.Helper()
+	return runCaseChecked(t, ctx, b, info, variant, n, cfg, live, false)
+}
+
+// runCaseChecked is runCaseLive; scrapeMayFail excuses a case whose
+// server counters could not be scraped (a case that saturates the process
+// the embedded server runs in, on purpose).
+func runCaseChecked(t *testing.T, ctx context.Context, b backends.Backend, info backends.ClusterInfo, variant string, n int, cfg results.Config, live *measure.Live, scrapeMayFail bool) results.Result {
+	t.Helper()
 	log := NewRunLog(nil, time.Now())
 	res, err := NewLock().Run(ctx, Case{
 		Backend: b, Cluster: info, Variant: variant, Clients: n, Repeat: 1,
@@ -61,7 +69,7 @@ func runCaseLive(t *testing.T, ctx context.Context, b backends.Backend, info bac
 		t.Fatalf("%s: measured from %v (%v ago) for %v", variant, res.Started, ago, res.Elapsed)
 	}
 	for _, n := range res.Notes {
-		if strings.Contains(n, "leftovers not checked") || strings.Contains(n, "server counters not measured") {
+		if strings.Contains(n, "leftovers not checked") || (!scrapeMayFail && strings.Contains(n, "server counters not measured")) {
 			t.Fatalf("%s: %s", variant, n)
 		}
 	}
