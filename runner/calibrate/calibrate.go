@@ -45,7 +45,7 @@ type options struct {
 	contended bool
 }
 
-// WithPhaseDuration bounds each of the six phases (default 2 s).
+// WithPhaseDuration bounds each phase (default 2 s).
 func WithPhaseDuration(d time.Duration) Option { return func(o *options) { o.phase = d } }
 
 // WithSessions sets the concurrency of the concurrent phases (default 16
@@ -79,8 +79,8 @@ const Dir = "calibrate"
 const cleanupTimeout = 15 * time.Second
 
 // Run measures the cluster behind b inside ns+"/calibrate" (ns must be a
-// run namespace, /zkbench/<id>), in six phases, each bounded by the phase
-// duration and the op count:
+// run namespace, /zkbench/<id>), in six phases (WithPace and WithContention
+// add one each), each bounded by the phase duration and the op count:
 //
 //   - sequential_create, sequential_get, sequential_delete: one session,
 //     one call at a time: the latency of one commit and one round trip;
