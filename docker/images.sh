@@ -26,6 +26,12 @@ security=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 
 fail() { echo "images: $*" >&2; exit 1; }
 
+# The build folders, removed when a build returns (a RETURN trap) and when
+# the script exits, a failed build's included (fail exits from inside it).
+tmpdirs=()
+trap 'rm -rf "${tmpdirs[@]}"' EXIT
+newtmp() { mktemp -d /tmp/zkbench-images-XXXXXX; }
+
 command -v docker >/dev/null || fail "no docker command: install Docker (apt-get install docker.io)"
 docker info >/dev/null 2>&1 || fail "no Docker engine answers ($(docker info 2>&1 | grep -m1 -i error || echo 'docker info failed')): start it (systemctl start docker) or set DOCKER_HOST"
 
@@ -63,7 +69,8 @@ zookeeper() {
 	command -v mmdebstrap >/dev/null || fail "$name: mmdebstrap is not installed (apt-get install mmdebstrap): it builds the image's root file system from Debian's packages"
 	curl -fsS --max-time 20 -o /dev/null "$mirror/dists/$suite/Release" ||
 		fail "$name: Debian's mirror $mirror does not answer (no network?): the image is built from its packages (set DEBIAN_MIRROR to another)"
-	tmp=$(mktemp -d /tmp/zkbench-images-XXXXXX)
+	tmp=$(newtmp)
+	tmpdirs+=("$tmp")
 	trap 'rm -rf "$tmp"' RETURN
 	echo "images: $name: mmdebstrap $suite with $pkgs (about 70 s)"
 	mmdebstrap --quiet "${mmopts[@]}" "$suite" "$tmp/root.tar" "${sources[@]}" </dev/null ||
@@ -76,7 +83,8 @@ zookeeper() {
 zkbench() {
 	local name=zkbench/zkbench
 	local tmp hash id
-	tmp=$(mktemp -d /tmp/zkbench-images-XXXXXX)
+	tmp=$(newtmp)
+	tmpdirs+=("$tmp")
 	trap 'rm -rf "$tmp"' RETURN
 	CGO_ENABLED=0 ${GO:-go} build -trimpath -ldflags "-s -w -X main.version=$version" -o "$tmp/zkbench" ./cmd/zkbench ||
 		fail "$name: the static zkbench binary did not build"
