@@ -33,15 +33,15 @@ func (r *Runner) calibrate(ctx context.Context, b backends.Backend) error {
 		return fmt.Errorf("--calibrate: %w", err)
 	}
 	r.res.Calibration = cal
-	paced := ""
+	extra := "" // the seventh phase's figure, paced or contended
 	if cal.PacedNotifyLatency > 0 {
-		paced = fmt.Sprintf(", notification after %s idle %s", cal.NotifyPace, results.FormatDuration(cal.PacedNotifyLatency))
+		extra = fmt.Sprintf(", notification after %s idle %s", cal.NotifyPace, results.FormatDuration(cal.PacedNotifyLatency))
 	}
 	if cal.ContendedNotifyLatency > 0 {
-		paced = fmt.Sprintf(", notification behind another write %s", results.FormatDuration(cal.ContendedNotifyLatency))
+		extra = fmt.Sprintf(", notification behind another write %s", results.FormatDuration(cal.ContendedNotifyLatency))
 	}
 	r.progress("  calibration: %.0f writes/s, %.0f reads/s, round trip %s, write %s, notification %s%s",
 		cal.WritesPerSec, cal.ReadsPerSec, results.FormatDuration(cal.RTT),
-		results.FormatDuration(cal.WriteLatency), results.FormatDuration(cal.NotifyLatency), paced)
+		results.FormatDuration(cal.WriteLatency), results.FormatDuration(cal.NotifyLatency), extra)
 	return nil
 }
