@@ -11,15 +11,25 @@ import (
 
 // TestHandoffTurns: selectors with requeue take a fixed number of terms;
 // the round-robin variants give every candidate its turn (Jain 1 up to the
-// budget's remainder, no FIFO inversion) with at most one notification per
-// term; no two terms overlap. The warm-up keeps the queue's formation
-// (candidates joining in a different order than they asked) out of the
-// FIFO count, and the hold keeps requeues apart (two candidates requeueing
-// within a round trip may enqueue in the other order than they finished; a
-// 5 ms hold was not enough on a loaded 2-core machine under -race, nor was
-// 25 ms beside two busy loops and the other packages' tests).
+// budget's remainder, FIFO inversions at most maxInversions) with at most
+// one notification per term; no two terms overlap. The warm-up keeps the
+// queue's formation (candidates joining in a different order than they
+// asked) out of the FIFO count, and the hold keeps requeues apart.
+//
+// The checker's ask order is the clients' (a ticket taken as a candidate
+// gives up its term), not the server's: a candidate whose goroutine stalls
+// between its release and its requeue for longer than the next holder's
+// term is queued behind that holder, and the checker counts an inversion
+// the recipe did not make. Holds of 5 ms and 25 ms were outrun that way on
+// a loaded 2-core machine under -race, and 100 ms once, in a CI run beside
+// two busy loops (ZooKeeper's fair selector, 1 inversion in 40 terms). So
+// the test allows one in twenty terms, as TestLockFIFOInversions does; a
+// selector that does not grant in queue order makes about one and a half a
+// term with five candidates (each grant passes over half of the four
+// waiters on average).
 func TestHandoffTurns(t *testing.T) {
 	const n, terms = 5, 40
+	const maxInversions = terms / 20
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
 		for _, v := range handoffSpec().VariantNames(b.Kind()) {
 			t.Run(v, func(t *testing.T) {
@@ -37,7 +47,7 @@ func TestHandoffTurns(t *testing.T) {
 				if v == "naive" {
 					return
 				}
-				if res.Fairness.FIFOInversions != 0 || res.Fairness.Jain < 0.99 {
+				if res.Fairness.FIFOInversions > maxInversions || res.Fairness.Jain < 0.99 {
 					t.Errorf("round-robin variant: %d FIFO inversions, Jain %.3f", res.Fairness.FIFOInversions, res.Fairness.Jain)
 				}
 				// One notification per term (PerOp also counts the terms that
