@@ -42,13 +42,18 @@ func WriteHandoffPath(w io.Writer, run *results.Run) error {
 				results.FormatDuration(cal.ContendedNotifyLatency))
 		}
 	}
+	if hasCPUFloor(run) {
+		fmt.Fprintln(w, "cpu floor: the servers' CPU an acquisition over the cores the load generator and other processes left them,")
+		fmt.Fprintln(w, "the shortest mean time between acquisitions that go through the servers one at a time: a bound on 1/ops,")
+		fmt.Fprintln(w, "the case's time an acquisition (1/throughput), not on a percentile")
+	}
 	var cols []column
 	for _, c := range summaryColumns(run)[:3] {
 		if c.narrow {
 			cols = append(cols, c)
 		}
 	}
-	cols = append(cols, handoffColumns(run.Calibration)...)
+	cols = append(cols, handoffColumns(run)...)
 	sub := *run
 	sub.Results = slices.DeleteFunc(slices.Clone(run.Results), func(r results.Result) bool { return !hasHandoffPath(r) })
 	if err := writeCases(w, &sub, cols, 0); err != nil {
@@ -57,7 +62,8 @@ func WriteHandoffPath(w io.Writer, run *results.Run) error {
 	return nil
 }
 
-func handoffColumns(cal *results.Calibration) []column {
+func handoffColumns(run *results.Run) []column {
+	cal := run.Calibration
 	latency := func(head string, name figures.Latency) column {
 		return column{head: head, narrow: true, wide: true, cell: func(r *results.Result) string { return quantile(r.Latency[name], 50) }}
 	}
@@ -78,6 +84,21 @@ func handoffColumns(cal *results.Calibration) []column {
 	}
 	if cal != nil && cal.ContendedNotifyLatency > 0 {
 		cols = append(cols, overColumn("x contended", cal, cal.OverContendedNotify))
+	}
+	if hasCPUFloor(run) {
+		cols = append(cols, column{head: "1/ops", narrow: true, wide: true, cell: func(r *results.Result) string {
+			if r.Throughput <= 0 {
+				return unmeasured
+			}
+			return results.FormatDuration(time.Duration(float64(time.Second) / r.Throughput))
+		}})
+		cols = append(cols, column{head: "cpu floor", narrow: true, wide: true, cell: func(r *results.Result) string {
+			d, ok := CPUFloor(run, r)
+			if !ok {
+				return unmeasured
+			}
+			return results.FormatDuration(d)
+		}})
 	}
 	return cols
 }

@@ -108,3 +108,35 @@ func handoffRun(cal *results.Calibration) *results.Run {
 				figures.LatencyHandoffNotify: {Count: 180, P50: int64(1790 * time.Microsecond)},
 			}}}}
 }
+
+// On the kept back-to-back etcd run (a local member), the table gains the
+// time an acquisition and the CPU floor, with the line that says what the
+// floor is; on a run whose servers were not measured, neither appears.
+func TestSummaryHandoffPathCPUFloor(t *testing.T) {
+	run, err := results.ReadFile("../docs/runs/handoff-path-etcd/results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := writeText(&b, run, false); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	// 545.3 acquisitions/s (1.83 ms each); the member's 26.7 s of CPU over
+	// 30.0 s, with 1.35 of the 2 cores left it: 1.22 ms.
+	for _, want := range []string{"cpu floor: the servers' CPU an acquisition", "1/ops", "cpu floor", "1.83ms  1.22ms"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the handoff table lacks %q:\n%s", want, out)
+		}
+	}
+	for i := range run.Results {
+		run.Results[i].Cost.ServerCostMeasured = false
+	}
+	b.Reset()
+	if err := writeText(&b, run, false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "cpu floor") {
+		t.Errorf("a run without the servers' cost got the CPU floor:\n%s", b.String())
+	}
+}

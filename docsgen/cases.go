@@ -38,6 +38,8 @@ import (
 //	over_paced:NAME     the p50 of latency NAME over the paced notify latency
 //	over_contended:NAME the p50 of latency NAME over the contended notify latency
 //	floor_share         throughput times the calibrated handoff bound (a lock's share of its floor)
+//	cpu_floor           the servers' CPU an operation over the cores left them (analysis.CPUFloor)
+//	cpu_floor:notify    that over the calibrated notify latency
 //
 // and any of them may end in =LABEL, the heading the table prints.
 func casesTable(runs, args string) (string, error) {
@@ -187,6 +189,27 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 				return fmt.Sprintf("%.2fx", x)
 			}
 			return "-"
+		}
+	case "cpu_floor":
+		// cpu_floor: analysis.CPUFloor, the shortest mean time an
+		// operation could take for the servers' CPU alone; cpu_floor:notify,
+		// that over the run's calibrated notify latency.
+		if arg != "" && arg != "notify" {
+			return c, fmt.Errorf("cases: column %q: write cpu_floor or cpu_floor:notify", spec)
+		}
+		c.cell = func(r *results.Run, res *results.Result) string {
+			d, ok := analysis.CPUFloor(r, res)
+			if !ok {
+				return "-"
+			}
+			if arg == "" {
+				return results.FormatDuration(d)
+			}
+			n := calibrated(r, res, "notify")
+			if n <= 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.2fx", d.Seconds()/n.Seconds())
 		}
 	case "floor_share":
 		// floor_share: the case's throughput times the run's calibrated

@@ -2,6 +2,7 @@ package report
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/backends"
@@ -18,12 +19,20 @@ import (
 // handoffs.
 func (d *Document) handoffPath(runs []*results.Run, cases []*analysis.Case) {
 	notify := map[backends.Kind]results.Calibration{}
-	paced := false // some calibration measured the notify after the hold too
+	paced := false     // some calibration measured the notify after the hold too
+	contended := false // or behind another write
+	floors := map[*results.Result]time.Duration{}
 	for _, r := range runs {
 		if c := r.Calibration; c != nil && c.NotifyLatency > 0 {
 			if _, ok := notify[c.Backend]; !ok {
 				notify[c.Backend] = *c
 				paced = paced || c.PacedNotifyLatency > 0
+				contended = contended || c.ContendedNotifyLatency > 0
+			}
+		}
+		for i := range r.Results {
+			if f, ok := analysis.CPUFloor(r, &r.Results[i]); ok {
+				floors[&r.Results[i]] = f
 			}
 		}
 	}
@@ -40,6 +49,17 @@ func (d *Document) handoffPath(runs []*results.Run, cases []*analysis.Case) {
 		t.Caption += " After the hold: the same measured after the run's hold idle before each delete, as a handoff follows a hold " +
 			"(servers and clients pay a wake-up that back-to-back calls do not)."
 		t.Header = append(t.Header, "calibrated after the hold", "handoff / after the hold")
+	}
+	if contended {
+		t.Caption += " Behind another write: the same with a third session's create sent just before each delete, as a " +
+			"release without a hold reaches the member beside the last holder's enqueue."
+		t.Header = append(t.Header, "calibrated behind another write", "handoff / behind another write")
+	}
+	if len(floors) > 0 {
+		t.Caption += " CPU floor: the servers' CPU an acquisition over the cores the load generator and other processes left " +
+			"them (servers on the load generator's machine), the shortest mean time between acquisitions that pass through " +
+			"the servers one at a time; it bounds 1/throughput (means over the case's repeats), not a percentile."
+		t.Header = append(t.Header, "1/throughput", "CPU floor")
 	}
 	for _, c := range cases {
 		if _, ok, _ := c.Quantile(figures.LatencyHandoffNotify, 50); !ok {
@@ -80,10 +100,43 @@ func (d *Document) handoffPath(runs []*results.Run, cases []*analysis.Case) {
 			}
 			row = append(row, after, ratio)
 		}
+		if contended {
+			behind, ratio := NotMeasured, NotMeasured
+			if cal, ok := notify[c.Backend]; ok && cal.ContendedNotifyLatency > 0 {
+				behind = ms(cal.ContendedNotifyLatency)
+				if v, ok, err := c.Quantile(figures.LatencyHandoff, 50); err == nil && ok {
+					if x, ok := cal.OverContendedNotify(v); ok {
+						ratio = Num(x) + "x"
+					}
+				}
+			}
+			row = append(row, behind, ratio)
+		}
+		if len(floors) > 0 {
+			row = append(row, cpuFloorCells(c, floors)...)
+		}
 		t.Rows = append(t.Rows, row)
 	}
 	if len(t.Rows) == 0 {
 		return
 	}
 	d.add(Heading{2, "Where a handoff's time goes"}, t)
+}
+
+// cpuFloorCells are a case's mean 1/throughput and mean CPU floor
+// (analysis.CPUFloor) in milliseconds, over its results that have a floor.
+func cpuFloorCells(c *analysis.Case, floors map[*results.Result]time.Duration) []string {
+	var period, floor time.Duration
+	n := 0
+	for _, r := range c.Results {
+		if f, ok := floors[r]; ok && r.Throughput > 0 {
+			period += time.Duration(float64(time.Second) / r.Throughput)
+			floor += f
+			n++
+		}
+	}
+	if n == 0 {
+		return []string{NotMeasured, NotMeasured}
+	}
+	return []string{ms(period / time.Duration(n)), ms(floor / time.Duration(n))}
 }

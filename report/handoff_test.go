@@ -73,4 +73,28 @@ func TestReportHandoffPath(t *testing.T) {
 	if out := md.String(); !strings.Contains(out, "| 0.5 | 3x | 1 (50ms idle) | 1.5x |") {
 		t.Errorf("the paced calibration and ratio are not in the fair case's row:\n%s", out[strings.Index(out, "Where a handoff's time goes"):])
 	}
+	if out := md.String(); strings.Contains(out, "behind another write") || strings.Contains(out, "CPU floor") {
+		t.Errorf("columns for a contended calibration and a CPU floor the run did not measure:\n%s", out[strings.Index(out, "Where a handoff's time goes"):])
+	}
+
+	// Behind another write, and on a local cluster whose servers' cost was
+	// measured: the servers took 1.2 s of CPU over 100 acquisitions a
+	// second in 1 s (12 ms an acquisition), the load generator 0.4 s and
+	// others 0.2 s of the 2 cores, which left them 1.4: a 8.57 ms floor.
+	run.Calibration.ContendedNotifyLatency = 750 * time.Microsecond
+	run.ClusterMode = "local"
+	fair := &run.Results[1]
+	fair.Cost = results.Cost{ServerCPUSeconds: 1.2, ServerCostMeasured: true, ClientCPUSeconds: 0.4}
+	fair.Load = &results.Load{Machine: &results.Machine{Cores: 2, Elapsed: time.Second, Others: 0.2}}
+	d, err = Build([]*results.Run{run}, Options{NoPlots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md.Reset()
+	if err := d.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if out := md.String(); !strings.Contains(out, "| 1.5x | 0.75 | 2x | 10 | 8.571 |") {
+		t.Errorf("the contended calibration, its ratio, 1/throughput and the CPU floor are not in the fair case's row:\n%s", out[strings.Index(out, "Where a handoff's time goes"):])
+	}
 }
