@@ -15,7 +15,10 @@ import (
 // call, of the release to the next holder's watch event and of that event
 // to its grant, beside the calibrated write + notify latency of the
 // backend's cluster (one commit plus one notification, the floor of the
-// first part) where a run calibrated it. Nothing where no case split its
+// first part) where a run calibrated it, and after the hold or behind
+// another write where it calibrated those; where the servers shared the
+// load generator's machine, the time an acquisition (1/throughput) beside
+// its CPU floor (analysis.CPUFloor). Nothing where no case split its
 // handoffs.
 func (d *Document) handoffPath(runs []*results.Run, cases []*analysis.Case) {
 	notify := map[backends.Kind]results.Calibration{}
