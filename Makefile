@@ -150,6 +150,11 @@ bench-scale: build
 	# time goes (release_call, handoff_notify, handoff_decide).
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload lock --hold 0 --variants fair --clients 100,1000,10000 --calibrate $(SCALEFLAGS) -o $(RUNS) --run-id handoff-path-zookeeper
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload lock --hold 0 --variants fair --clients 100,1000,10000 --calibrate $(SCALEFLAGS) -o $(RUNS) --run-id handoff-path-etcd
+	# The libraries' own locks back to back beside it (go-zookeeper's zk.Lock,
+	# etcd's concurrency.Mutex): the servers' CPU an acquisition and the CPU
+	# floor it sets (analysis.CPUFloor), against the fair lock's.
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload lock --hold 0 --variants native --clients 100,1000 --calibrate $(SCALEFLAGS) -o $(RUNS) --run-id handoff-native-zookeeper
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload lock --hold 0 --variants native --clients 100,1000 --calibrate $(SCALEFLAGS) -o $(RUNS) --run-id handoff-native-etcd
 	# The same with the lock's default hold (50 ms), as a new user runs it:
 	# the calibration then also measures the notify after 50 ms idle
 	# (paced_notify_latency), the floor of a handoff that follows a hold.
