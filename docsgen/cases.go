@@ -40,6 +40,8 @@ import (
 //	floor_share         throughput times the calibrated handoff bound (a lock's share of its floor)
 //	cpu_floor           the servers' CPU an operation over the cores left them (analysis.CPUFloor)
 //	cpu_floor:notify    that over the calibrated notify latency
+//	period              the case's time an operation (1/throughput)
+//	period:floor        that over the larger of the calibrated notify and the CPU floor
 //
 // and any of them may end in =LABEL, the heading the table prints.
 func casesTable(runs, args string) (string, error) {
@@ -210,6 +212,28 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 				return "-"
 			}
 			return fmt.Sprintf("%.2fx", d.Seconds()/n.Seconds())
+		}
+	case "period":
+		// period: the case's time an operation, 1/throughput;
+		// period:floor, that over the larger of the run's calibrated
+		// notify latency and the case's CPU floor (both bound it below).
+		if arg != "" && arg != "floor" {
+			return c, fmt.Errorf("cases: column %q: write period or period:floor", spec)
+		}
+		c.cell = func(r *results.Run, res *results.Result) string {
+			if res.Throughput <= 0 {
+				return "-"
+			}
+			period := time.Duration(float64(time.Second) / res.Throughput)
+			if arg == "" {
+				return results.FormatDuration(period)
+			}
+			f, ok := analysis.CPUFloor(r, res)
+			n := calibrated(r, res, "notify")
+			if !ok || n <= 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.2fx", period.Seconds()/max(f, n).Seconds())
 		}
 	case "floor_share":
 		// floor_share: the case's throughput times the run's calibrated

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/results"
@@ -127,8 +128,29 @@ func TestCasesTable(t *testing.T) {
 	if want := fmt.Sprintf("| %s | %s |", num(g.Cost.ServerCPUSeconds*1e6/events), num(g.Cost.ClientCPUSeconds*1e6/events)); strings.Split(ev, "\n")[2] != want || events == 0 {
 		t.Errorf("CPU an event: %q, want %q", strings.Split(ev, "\n")[2], want)
 	}
+	// The CPU floor and the time an acquisition: analysis.CPUFloor's, and
+	// 1/throughput over the larger of it and the calibrated notify.
+	hp, err := run(runs, "handoff-path-etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl, err := casesTable(runs, "handoff-path-etcd; cpu_floor; cpu_floor:notify; period; period:floor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hp.Results[0]
+	floor, ok := analysis.CPUFloor(hp, h)
+	if !ok {
+		t.Fatal("handoff-path-etcd's first case has no CPU floor")
+	}
+	period := time.Duration(float64(time.Second) / h.Throughput)
+	n := hp.Calibration.NotifyLatency
+	if want := fmt.Sprintf("| %s | %.2fx | %s | %.2fx |", results.FormatDuration(floor), floor.Seconds()/n.Seconds(),
+		results.FormatDuration(period), period.Seconds()/max(floor, n).Seconds()); strings.Split(fl, "\n")[2] != want {
+		t.Errorf("CPU floor columns: %q, want %q", strings.Split(fl, "\n")[2], want)
+	}
 	for _, bad := range []string{"failover-zookeeper", "failover-zookeeper; nope", "failover-zookeeper; pair:a", "failover-zookeeper; latency:loss:x", "no-such-run; variant",
-		"usl-zookeeper; calibrated:rtt"} {
+		"usl-zookeeper; calibrated:rtt", "usl-zookeeper; cpu_floor:x", "usl-zookeeper; period:x"} {
 		if _, err := casesTable(runs, bad); err == nil {
 			t.Errorf("casesTable(%q) gave no error", bad)
 		}
