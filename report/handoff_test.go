@@ -32,15 +32,19 @@ func TestReportHandoffPath(t *testing.T) {
 					figures.LatencyHandoffDecide: h(600 * time.Microsecond),
 				}},
 		}}
-	d, err := Build([]*results.Run{run}, Options{NoPlots: true})
-	if err != nil {
-		t.Fatal(err)
+	markdown := func() string {
+		t.Helper()
+		d, err := Build([]*results.Run{run}, Options{NoPlots: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var md bytes.Buffer
+		if err := d.Markdown(&md); err != nil {
+			t.Fatal(err)
+		}
+		return md.String()
 	}
-	var md bytes.Buffer
-	if err := d.Markdown(&md); err != nil {
-		t.Fatal(err)
-	}
-	out := md.String()
+	out := markdown()
 	i := strings.Index(out, "Where a handoff's time goes")
 	if i < 0 {
 		t.Fatalf("no handoff section in\n%s", out)
@@ -62,18 +66,11 @@ func TestReportHandoffPath(t *testing.T) {
 
 	// With the notify measured after the hold, two columns more.
 	run.Calibration.NotifyPace, run.Calibration.PacedNotifyLatency = 50*time.Millisecond, time.Millisecond
-	d, err = Build([]*results.Run{run}, Options{NoPlots: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	md.Reset()
-	if err := d.Markdown(&md); err != nil {
-		t.Fatal(err)
-	}
-	if out := md.String(); !strings.Contains(out, "| 0.5 | 3x | 1 (50ms idle) | 1.5x |") {
+	out = markdown()
+	if !strings.Contains(out, "| 0.5 | 3x | 1 (50ms idle) | 1.5x |") {
 		t.Errorf("the paced calibration and ratio are not in the fair case's row:\n%s", out[strings.Index(out, "Where a handoff's time goes"):])
 	}
-	if out := md.String(); strings.Contains(out, "behind another write") || strings.Contains(out, "CPU floor") {
+	if strings.Contains(out, "behind another write") || strings.Contains(out, "CPU floor") {
 		t.Errorf("columns for a contended calibration and a CPU floor the run did not measure:\n%s", out[strings.Index(out, "Where a handoff's time goes"):])
 	}
 
@@ -86,15 +83,7 @@ func TestReportHandoffPath(t *testing.T) {
 	fair := &run.Results[1]
 	fair.Cost = results.Cost{ServerCPUSeconds: 1.2, ServerCostMeasured: true, ClientCPUSeconds: 0.4}
 	fair.Load = &results.Load{Machine: &results.Machine{Cores: 2, Elapsed: time.Second, Others: 0.2}}
-	d, err = Build([]*results.Run{run}, Options{NoPlots: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	md.Reset()
-	if err := d.Markdown(&md); err != nil {
-		t.Fatal(err)
-	}
-	if out := md.String(); !strings.Contains(out, "| 1.5x | 0.75 | 2x | 10 | 8.571 |") {
+	if out := markdown(); !strings.Contains(out, "| 1.5x | 0.75 | 2x | 10 | 8.571 |") {
 		t.Errorf("the contended calibration, its ratio, 1/throughput and the CPU floor are not in the fair case's row:\n%s", out[strings.Index(out, "Where a handoff's time goes"):])
 	}
 }
