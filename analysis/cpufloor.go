@@ -44,6 +44,15 @@ func CPUFloor(run *results.Run, res *results.Result) (time.Duration, bool) {
 	return time.Duration(perOp / free * float64(time.Second)), true
 }
 
+// Period is res's time an operation, 1/throughput: what CPUFloor bounds.
+// False where the case has no throughput.
+func Period(res *results.Result) (time.Duration, bool) {
+	if res.Throughput <= 0 {
+		return 0, false
+	}
+	return time.Duration(float64(time.Second) / res.Throughput), true
+}
+
 // hasCPUFloor reports whether some case of run has a CPUFloor.
 func hasCPUFloor(run *results.Run) bool {
 	for i := range run.Results {

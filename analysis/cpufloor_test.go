@@ -28,6 +28,12 @@ func TestCPUFloor(t *testing.T) {
 			t.Errorf("%s: CPUFloor = %v, %v; want %v", mode, got, ok, want)
 		}
 	}
+	if p, ok := Period(res()); !ok || p != time.Millisecond {
+		t.Errorf("Period = %v, %v; want 1ms (1,000 operations a second)", p, ok)
+	}
+	if p, ok := Period(&results.Result{}); ok {
+		t.Errorf("Period of a case without throughput = %v, want none", p)
+	}
 	cases := map[string]func(*results.Run, *results.Result){
 		"remote servers":         func(r *results.Run, _ *results.Result) { r.ClusterMode = "remote" },
 		"embedded server":        func(r *results.Run, _ *results.Result) { r.ClusterMode = "embedded" },

@@ -87,10 +87,11 @@ func handoffColumns(run *results.Run) []column {
 	}
 	if hasCPUFloor(run) {
 		cols = append(cols, column{head: "1/ops", narrow: true, wide: true, cell: func(r *results.Result) string {
-			if r.Throughput <= 0 {
+			d, ok := Period(r)
+			if !ok {
 				return unmeasured
 			}
-			return results.FormatDuration(time.Duration(float64(time.Second) / r.Throughput))
+			return results.FormatDuration(d)
 		}})
 		cols = append(cols, column{head: "cpu floor", narrow: true, wide: true, cell: func(r *results.Result) string {
 			d, ok := CPUFloor(run, r)

@@ -221,10 +221,10 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 			return c, fmt.Errorf("cases: column %q: write period or period:floor", spec)
 		}
 		c.cell = func(r *results.Run, res *results.Result) string {
-			if res.Throughput <= 0 {
+			period, ok := analysis.Period(res)
+			if !ok {
 				return "-"
 			}
-			period := time.Duration(float64(time.Second) / res.Throughput)
 			if arg == "" {
 				return results.FormatDuration(period)
 			}

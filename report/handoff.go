@@ -132,8 +132,9 @@ func cpuFloorCells(c *analysis.Case, floors map[*results.Result]time.Duration) [
 	var period, floor time.Duration
 	n := 0
 	for _, r := range c.Results {
-		if f, ok := floors[r]; ok && r.Throughput > 0 {
-			period += time.Duration(float64(time.Second) / r.Throughput)
+		if f, ok := floors[r]; ok {
+			p, _ := analysis.Period(r) // a case with a CPU floor has a throughput
+			period += p
 			floor += f
 			n++
 		}
