@@ -67,20 +67,27 @@ func TestRewrite(t *testing.T) {
 // names them, and refuses a column nobody can fill.
 func TestCasesTable(t *testing.T) {
 	runs := filepath.Join("..", "docs", "runs")
-	got, err := casesTable(runs, "failover-zookeeper, failover-etcd; backend; variant; ops/s=failovers/s; "+
+	mustRun := func(id string) *results.Run {
+		t.Helper()
+		r, err := run(runs, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	mustTable := func(spec string) string {
+		t.Helper()
+		got, err := casesTable(runs, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	got := mustTable("failover-zookeeper, failover-etcd; backend; variant; ops/s=failovers/s; " +
 		"pair:client.watch_events/server_watch_events=notifications; latency:failover:50=loss p50; count:failover=samples")
-	if err != nil {
-		t.Fatal(err)
-	}
 	lines := strings.Split(strings.TrimSpace(got), "\n")
-	zk, err := run(runs, "failover-zookeeper")
-	if err != nil {
-		t.Fatal(err)
-	}
-	etcd, err := run(runs, "failover-etcd")
-	if err != nil {
-		t.Fatal(err)
-	}
+	zk := mustRun("failover-zookeeper")
+	etcd := mustRun("failover-etcd")
 	if want := 2 + len(zk.Results) + len(etcd.Results); len(lines) != want {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), want, got)
 	}
@@ -94,14 +101,8 @@ func TestCasesTable(t *testing.T) {
 	// The calibration's columns, from a kept run that calibrated: its
 	// notify latency, the bound (on ZooKeeper the notify alone), and each
 	// case's throughput against the bound.
-	usl, err := run(runs, "usl-zookeeper")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cal, err := casesTable(runs, "usl-zookeeper; variant; clients; calibrated:notify=notify; calibrated:bound=bound; floor_share=share; over_notify:handoff=ratio; calibrated:paced=paced; over_paced:handoff=x paced")
-	if err != nil {
-		t.Fatal(err)
-	}
+	usl := mustRun("usl-zookeeper")
+	cal := mustTable("usl-zookeeper; variant; clients; calibrated:notify=notify; calibrated:bound=bound; floor_share=share; over_notify:handoff=ratio; calibrated:paced=paced; over_paced:handoff=x paced")
 	r := usl.Results[0]
 	notify := results.FormatDuration(usl.Calibration.NotifyLatency)
 	share := fmt.Sprintf("%.0f%%", 100*r.Throughput*usl.Calibration.NotifyLatency.Seconds())
@@ -115,14 +116,8 @@ func TestCasesTable(t *testing.T) {
 	}
 	// CPU a watch event: the run's CPU over the events its clients
 	// received; "-" where the servers' cost was not measured.
-	gw, err := run(runs, "grpc-window-static-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := casesTable(runs, "grpc-window-static-1; server_cpu_event; client_cpu_event")
-	if err != nil {
-		t.Fatal(err)
-	}
+	gw := mustRun("grpc-window-static-1")
+	ev := mustTable("grpc-window-static-1; server_cpu_event; client_cpu_event")
 	g := gw.Results[0]
 	events := g.PerOp["watch_events"] * float64(g.Ops.Succeeded)
 	if want := fmt.Sprintf("| %s | %s |", num(g.Cost.ServerCPUSeconds*1e6/events), num(g.Cost.ClientCPUSeconds*1e6/events)); strings.Split(ev, "\n")[2] != want || events == 0 {
@@ -130,14 +125,8 @@ func TestCasesTable(t *testing.T) {
 	}
 	// The CPU floor and the time an acquisition: analysis.CPUFloor's, and
 	// 1/throughput over the larger of it and the calibrated notify.
-	hp, err := run(runs, "handoff-path-etcd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fl, err := casesTable(runs, "handoff-path-etcd; cpu_floor; cpu_floor:notify; period; period:floor")
-	if err != nil {
-		t.Fatal(err)
-	}
+	hp := mustRun("handoff-path-etcd")
+	fl := mustTable("handoff-path-etcd; cpu_floor; cpu_floor:notify; period; period:floor")
 	h := &hp.Results[0]
 	floor, ok := analysis.CPUFloor(hp, h)
 	if !ok {
