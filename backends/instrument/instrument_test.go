@@ -143,21 +143,22 @@ func TestWatchForwarding(t *testing.T) {
 
 	chs[0] <- backends.Event{Type: backends.EventDeleted, Path: "/a"}
 	close(chs[0])
-	// Counted on arrival, before anyone reads w1, and once it is in w1:
-	// whoever sees the count (or the watch ended) receives it at once.
-	waitFor(t, func() bool { return c.Snapshot().WatchEvents == 1 })
-	select {
-	case ev := <-w1:
-		if ev.Type != backends.EventDeleted || ev.Path != "/a" {
-			t.Fatalf("w1 gave %+v", ev)
-		}
-	default:
-		t.Fatal("the event was counted before it could be received")
+	// Counted on arrival, before it is in w1: whoever received it finds it
+	// counted, with no wait.
+	ev := <-w1
+	if ev.Type != backends.EventDeleted || ev.Path != "/a" {
+		t.Fatalf("w1 gave %+v", ev)
 	}
-	waitFor(t, func() bool { return c.OpenWatches() == 2 })
-	ev, ok := <-w1
-	if ok {
+	if got := c.Snapshot().WatchEvents; got != 1 {
+		t.Fatalf("WatchEvents = %d once the event was received, want 1", got)
+	}
+	// The watch ends before w1 closes: whoever finds it closed finds it
+	// ended.
+	if ev, ok := <-w1; ok {
 		t.Fatalf("w1 gave %+v after its event, want closed", ev)
+	}
+	if n := c.OpenWatches(); n != 2 {
+		t.Fatalf("%d watches open once w1 closed, want 2", n)
 	}
 
 	chs[1] <- backends.Event{Type: backends.EventSessionLost}
@@ -165,9 +166,9 @@ func TestWatchForwarding(t *testing.T) {
 	if ev := <-w2; ev.Type != backends.EventSessionLost {
 		t.Fatalf("w2 gave %+v", ev)
 	}
-	// The relay counts an event after it has put it in the channel, so a
-	// reader can hold it a moment before the count shows it.
-	waitFor(t, func() bool { return c.Snapshot().SessionLostEvents == 1 })
+	if got := c.Snapshot().SessionLostEvents; got != 1 {
+		t.Fatalf("SessionLostEvents = %d once the event was received, want 1", got)
+	}
 	// Closed without an event, as when the watch's ctx ends.
 	close(chs[2])
 	if ev, ok := <-w3; ok {
@@ -177,9 +178,10 @@ func TestWatchForwarding(t *testing.T) {
 	if got.WatchEvents != 1 || got.SessionLostEvents != 1 || got.WatchesArmed != 3 {
 		t.Errorf("counts = %+v", got)
 	}
+	if n := c.OpenWatches(); n != 0 {
+		t.Errorf("%d watches open after every channel closed", n)
+	}
 	waitFor(t, func() bool { return runtime.NumGoroutine() <= before })
-	// A relay closes its channel before it counts its watch ended.
-	waitFor(t, func() bool { return c.OpenWatches() == 0 })
 }
 
 // TestUnreadWatchDoesNotLeak: a caller that never reads its watch channel
@@ -194,6 +196,8 @@ func TestUnreadWatchDoesNotLeak(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// No watch open: every relay has counted its event and ended.
+	waitFor(t, func() bool { return c.OpenWatches() == 0 })
 	waitFor(t, func() bool { return runtime.NumGoroutine() <= before })
 	if got := c.Snapshot().WatchEvents; got != 100 {
 		t.Errorf("WatchEvents = %d, want 100", got)

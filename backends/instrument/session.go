@@ -306,8 +306,8 @@ func (s *Session) WatchData(ctx context.Context, path string) ([]byte, bool, <-c
 	s.c.watchesOpen.Add(1)
 	out := make(chan backends.Event, cap(ch))
 	go func() {
-		defer s.c.watchesOpen.Add(-1)
 		defer close(out)
+		defer s.c.watchesOpen.Add(-1)
 		for ev := range ch {
 			s.event(ev)
 			select {
@@ -347,11 +347,14 @@ func (s *Session) ChildrenW(ctx context.Context, parent string) ([]backends.Node
 
 // forward counts the watch and relays in's events to the returned channel,
 // counting each when it arrives from the backend (not when the caller reads
-// it), once it is in the channel: whoever sees the count can receive the
-// event without waiting. The goroutine ends when in closes; the contract
-// closes in after its event or when the watch's ctx ends. The relay channel
-// has room for the one event the contract allows, so the goroutine never
-// waits for a reader that stopped listening.
+// it), before it puts it in the channel: whoever received an event finds it
+// counted, and its arrival time in LastWatchEvent. The watch stops being
+// open before the channel closes: whoever finds the channel closed finds the
+// watch ended, and whoever finds no watch open can receive every event
+// without waiting. The goroutine ends when in closes; the contract closes in
+// after its event or when the watch's ctx ends. The relay channel has room
+// for the one event the contract allows, so the goroutine never waits for a
+// reader that stopped listening.
 func (s *Session) forward(in <-chan backends.Event) <-chan backends.Event {
 	s.c.watchesArmed.Add(1)
 	if in == nil {
@@ -360,11 +363,11 @@ func (s *Session) forward(in <-chan backends.Event) <-chan backends.Event {
 	s.c.watchesOpen.Add(1)
 	out := make(chan backends.Event, 1)
 	go func() {
-		defer s.c.watchesOpen.Add(-1)
 		defer close(out)
+		defer s.c.watchesOpen.Add(-1)
 		for ev := range in {
-			out <- ev
 			s.event(ev)
+			out <- ev
 		}
 	}()
 	return out
