@@ -160,7 +160,10 @@ func TestZooKeeperResetBreaksInFlightRequest(t *testing.T) {
 	t.Cleanup(func() { _ = p.Close() })
 	direct := connectZK(t, ep, 10*time.Second)
 	ns := zkNamespace(t, direct)
-	c := connectZK(t, p.Addr(), 4*time.Second)
+	// go-zookeeper drops a connection that has read nothing for two thirds
+	// of the session (6.7 s here): the held reply must not make it do so
+	// before ResetAll on a loaded machine.
+	c := connectZK(t, p.Addr(), 10*time.Second)
 	session := c.SessionID()
 
 	// A create, so that the test can see the request reach the server (the
