@@ -38,12 +38,20 @@ func testSelectorRoundRobin(e *electionEnv) {
 	}
 	// The first term waits until every other candidate is queued (asleep on
 	// a watch, or with its key in place where the instrument sees nothing),
-	// so that the round-robin order is set from the start.
+	// so that the round-robin order is set from the start. In a FIFO variant
+	// every later term waits until the previous leader is queued again: a
+	// candidate stalled between giving up its term and queueing again (a
+	// descheduled goroutine on a loaded machine) for longer than the next
+	// terms would be queued behind a later candidate, an order the selector
+	// did not make.
 	var started atomic.Bool
+	everyNodeIn := func() bool {
+		names, err := e.count(e.path)
+		return err == nil && len(names) >= selectorCandidates
+	}
 	allQueued := func(leader *member) bool {
 		if !e.v.ClientCounts {
-			names, err := e.count(e.path)
-			return err == nil && len(names) >= selectorCandidates
+			return everyNodeIn()
 		}
 		for _, m := range members {
 			if m != leader && m.armed() == 0 {
@@ -61,6 +69,9 @@ func testSelectorRoundRobin(e *electionEnv) {
 			defer wg.Done()
 			errs <- sel.Run(ctx, func(tctx context.Context) error {
 				for !started.Load() && !allQueued(m) && tctx.Err() == nil {
+					time.Sleep(pollEvery)
+				}
+				for e.v.FIFO && started.Load() && !everyNodeIn() && tctx.Err() == nil {
 					time.Sleep(pollEvery)
 				}
 				started.Store(true)
