@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zkbench/zkbench/backends"
+	etcdbackend "github.com/zkbench/zkbench/backends/etcd"
 	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/results"
 )
@@ -53,10 +54,15 @@ func (b *sessionsSeen) Scrape(ctx context.Context) (backends.Metrics, error) {
 
 // TestLockFence expires the lock holder's lease on the server in the middle
 // of its hold. The next client is granted at once and writes; the old holder
-// learns of the loss from its keep-alive, seconds later, and makes its last
-// write with its old token. Unfenced, that stale write is accepted and is a
-// violation; fenced, it is rejected and counted as prevented. Both times the
-// in-process checker sees the overlap: the old holder had not left.
+// has not learnt of the loss when its hold ends and makes its last write with
+// its old token. Unfenced, that stale write is accepted and is a violation;
+// fenced, it is rejected and counted as prevented. Both times the in-process
+// checker sees the overlap: the old holder had not left.
+//
+// The sessions' leases are a minute long, so that no keep-alive is due
+// within the case: with the default 5 s the old holder could learn of the
+// loss at its next keep-alive (every 1.7 s), end its hold and write before
+// the next client's grant, and no write would be stale.
 func TestLockFence(t *testing.T) {
 	eps := testcluster.EtcdEndpoints(t)
 	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second})
@@ -66,7 +72,12 @@ func TestLockFence(t *testing.T) {
 	defer cli.Close()
 	for _, mode := range []string{FenceOff, FenceOn} {
 		t.Run(mode, func(t *testing.T) {
-			b := &sessionsSeen{Backend: testcluster.EtcdBackend(t), byID: map[int64]backends.Session{}}
+			be, err := etcdbackend.New(etcdbackend.Config{Endpoints: eps, LeaseTTL: time.Minute, Embedded: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { be.Close() })
+			b := &sessionsSeen{Backend: be, byID: map[int64]backends.Session{}}
 			ns := testcluster.TestNamespace(t, b.Backend)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()

@@ -71,16 +71,18 @@ var involvesClient1 = regexp.MustCompile(`client 1 |[\[ ]1[\] ]`)
 // TestRunFaultsRevokeKillZooKeeper: the only ZooKeeper server is killed
 // mid-run and restarted while the revoker asks holders to let go; the
 // revocations resume after it, and nothing is stale or overlapping. The
-// restart begins 4 s into the case; the case lasts 12 s, leaving 8 s for a
-// JVM to start on a loaded machine, the clients to reconnect and a
-// revocation to be counted (an 8 s case left 4 s).
+// restart begins 4 s into the case; the case lasts 20 s, leaving 16 s for a
+// JVM to start on a loaded machine (5 to 9 s beside two busy loops, as in
+// TestRunFaultsLocalZooKeeper), the clients to reconnect (a client whose
+// connection was accepted but not answered waits 3 s before its next try)
+// and a revocation to be counted (an 8 s case left 4 s, a 12 s one 8 s).
 func TestRunFaultsRevokeKillZooKeeper(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a ZooKeeper JVM")
 	}
 	dir := t.TempDir()
 	_, stderr, err := zkbench(t, "run", "--backend", "zookeeper", "--cluster", "local", "--workload", "revoke", "--variants", "consent",
-		"--clients", "3", "--duration", "12s", "--warmup", "0s", "--hold", "5s", "--session-timeout", "6s",
+		"--clients", "3", "--duration", "20s", "--warmup", "0s", "--hold", "5s", "--session-timeout", "6s",
 		"--fence", "on", "-o", dir, "--run-id", "rvk", "--no-plots", "--fault", "kill-server:0@3s+1s")
 	if err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
