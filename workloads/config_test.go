@@ -47,9 +47,14 @@ func TestConfigEveryClientReloads(t *testing.T) {
 				if prop == nil || float64(prop.Count)+early != float64(start.Count) {
 					t.Fatalf("propagate %+v + %.0f before the reply != %d reloads", prop, early, start.Count)
 				}
-				if lastStart == nil || lastStart.Count != res.Ops.Succeeded || last.P99 > lastStart.P99 || prop.P50 > start.P50 {
-					t.Fatalf("propagate_last_start %+v (want one an update, no earlier than propagate_last %+v); propagate p50 %d after propagate_start's %d",
-						lastStart, last, prop.P50, start.P50)
+				// A reload's time from the reply is at most its time from
+				// the write's start, so propagate's longest is at most
+				// propagate_start's. (Their medians need not be ordered:
+				// propagate holds only the reloads that came after the
+				// reply, on etcd's persistent watch the slow minority.)
+				if lastStart == nil || lastStart.Count != res.Ops.Succeeded || last.P99 > lastStart.P99 || prop.Max > start.Max {
+					t.Fatalf("propagate_last_start %+v (want one an update, no earlier than propagate_last %+v); propagate's longest %d after propagate_start's %d",
+						lastStart, last, prop.Max, start.Max)
 				}
 				checkFootprint(t, b.Kind(), v, n, res.Watch)
 				perClient := res.PerOp["watch_events"] / n

@@ -61,6 +61,14 @@ func runRecipeCase(t *testing.T, w Workload, b backends.Backend, variant string,
 	return res
 }
 
+// settleParams gives the failover and observers tests' cases a 500 ms quiet
+// time before each kill (ParamSettle; 100 ms by default): their exact
+// notification counts need every woken waiter asleep on its watch again
+// before the next kill, and a loaded machine can hold a woken waiter's
+// goroutine between its notification and its next request for longer than
+// 100 ms (a waiter not yet re-armed misses the next failover's notification).
+func settleParams() map[string]string { return map[string]string{ParamSettle: "500ms"} }
+
 // TestFailoverHerd: K failovers among N candidates, each measured; the
 // herd-free variants get one notification per failover, the naive one a
 // notification for every candidate still waiting.
@@ -69,7 +77,7 @@ func TestFailoverHerd(t *testing.T) {
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
 		for _, v := range failoverSpec().VariantNames(b.Kind()) {
 			t.Run(v, func(t *testing.T) {
-				res := runRecipeCase(t, NewFailover(), b, v, n, results.Config{Duration: time.Minute, Ops: k})
+				res := runRecipeCase(t, NewFailover(), b, v, n, results.Config{Duration: time.Minute, Ops: k, Params: settleParams()})
 				if res.Ops.Succeeded != k || res.StoppedBy != StoppedByOps {
 					t.Fatalf("%d of %d failovers succeeded, stopped by %s: %v %v", res.Ops.Succeeded, k, res.StoppedBy, res.Errors, res.Notes)
 				}

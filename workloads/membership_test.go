@@ -48,8 +48,16 @@ func TestMembershipConvergence(t *testing.T) {
 			bytes := res.PerOp["bytes_received"]
 			t.Logf("%s %s: %.2f notifications and %.2f view updates a member a change, %.0f bytes received a change, %.0f superseded",
 				b.Kind(), v, ev, res.PerOp["view_updates_per_participant"], bytes, superseded)
-			if ev < 0.5 || ev > 1.5 {
-				t.Errorf("%s: %.2f notifications a member a change, want about 1", v, ev)
+			// A one-shot watch (relist) coalesces the changes that land
+			// while its member lists again, the more so the more loaded
+			// the machine (0.64 a change with 14 of 20 superseded), so the
+			// floor comes from the same run: each change that converged
+			// needed a notification at every member after it began, but
+			// one that undid an unseen change, which follows a superseded
+			// one, converged as it began and needed none.
+			floor := (float64(h.Count) - superseded) / changes
+			if ev <= 0 || ev < floor-0.01 || ev > 1.5 {
+				t.Errorf("%s: %.2f notifications a member a change, want about 1 (at least %.2f: %d converged, %.0f superseded) and at most 1.5", v, ev, floor, h.Count, superseded)
 				continue
 			}
 			perEvent[v] = bytes / (ev * n)
