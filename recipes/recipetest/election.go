@@ -100,19 +100,15 @@ func testFailover(e *electionEnv) {
 		if e.v.HerdFree {
 			want = 1
 		}
-		if e.v.ClientCounts {
-			woken := func() int64 {
-				n := int64(0)
-				for i, c := range waiting {
-					n += c.events() - before[i]
-				}
-				return n
+		woken := func() int64 {
+			n := int64(0)
+			for i, c := range waiting {
+				n += c.events() - before[i]
 			}
-			// A loser whose server (a lagging member) or relay is slow is
-			// woken after the winner: wait for every wake-up, then a quiet
-			// window for any beyond them.
-			e.eventually(settleBound, "the failover's wake-ups never arrived", func() bool { return woken() >= want })
-			time.Sleep(quietWindow)
+			return n
+		}
+		e.awaitWakeups(e.v.ClientCounts, srv, serverBefore, want, woken)
+		if e.v.ClientCounts {
 			if got := woken(); got != want {
 				e.t.Errorf("failover to %s woke %d candidates, want %d (herd-free: %v)", next.id, got, want, e.v.HerdFree)
 			}
@@ -120,7 +116,6 @@ func testFailover(e *electionEnv) {
 				e.t.Errorf("%s: Leadership.Wakeups = %d, want 1", next.id, next.lead.Wakeups)
 			}
 		}
-		srv.atLeast(serverBefore, want) // elected ended with a quiet window
 		got := srv.since(serverBefore)
 		e.t.Logf("%s on %s: failover to %s, %d candidates waiting: the servers sent %d watch notifications", e.v.Name, e.b.Kind(), next.id, len(waiting), got)
 		switch {

@@ -60,7 +60,7 @@ func testReleaseWakes(e *lockEnv) {
 	if !e.v.HerdFree {
 		want = queueWaiters
 	}
-	e.awaitWakeups(srv, serverBefore, want, woken)
+	e.awaitWakeups(e.v.ClientCounts, srv, serverBefore, want, woken)
 	if e.v.ClientCounts {
 		if got := woken(); got != want {
 			e.t.Errorf("one release woke %d waiters, want %d (herd-free: %v)", got, want, e.v.HerdFree)
@@ -86,13 +86,15 @@ func testReleaseWakes(e *lockEnv) {
 	e.childrenBecome(0)
 }
 
-// awaitWakeups waits until a release's want wake-ups have arrived: at the
-// clients (woken, where the instrument counts them) and at the servers
-// (from serverBefore); then a quiet window for any beyond them.
-func (e *lockEnv) awaitWakeups(srv *serverCounts, serverBefore, want int64, woken func() int64) {
+// awaitWakeups waits until a step's want wake-ups (a release's, a
+// failover's) have arrived: at the clients (woken, where the instrument
+// counts them: clientCounts) and at the servers (from serverBefore); then a
+// quiet window for any beyond them. On a cluster a lagging member delivers
+// its clients' wake-ups after the winner's.
+func (e *env) awaitWakeups(clientCounts bool, srv *serverCounts, serverBefore, want int64, woken func() int64) {
 	e.t.Helper()
-	if e.v.ClientCounts {
-		e.eventually(settleBound, "the release's wake-ups never arrived", func() bool { return woken() >= want })
+	if clientCounts {
+		e.eventually(settleBound, "the wake-ups never arrived", func() bool { return woken() >= want })
 	}
 	srv.atLeast(serverBefore, want)
 	time.Sleep(quietWindow)

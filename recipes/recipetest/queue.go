@@ -315,14 +315,14 @@ func testQueueIdleWakes(e *queueEnv) {
 	if r.err != nil || string(r.tk.Data) != "one" {
 		e.t.Fatalf("take: %q, %v", r.tk.Data, r.err)
 	}
-	// The notifications a herd-prone queue owes: on a cluster, a lagging
-	// member counts those of its consumers after the take returned.
+	// The notifications the queue owes, counted at the servers: on a
+	// cluster a lagging member counts those of its consumers after the
+	// take returned.
 	owed := int64(1)
 	if !e.v.HerdFree {
 		owed = queueIdle
 	}
-	srv.atLeast(before, owed)
-	time.Sleep(quietWindow)
+	e.awaitWakeups(false, srv, before, owed, nil)
 	sent := srv.since(before)
 	e.t.Logf("%s: one item to %d idle consumers: %d notifications sent by the servers", e.v.Name, queueIdle, sent)
 	if e.v.Name == variants.Handoff {

@@ -249,7 +249,7 @@ func testSemReleaseWakes(e *semEnv) {
 	if !e.sem.HerdFree {
 		want = semWaiters
 	}
-	e.awaitWakeups(srv, serverBefore, want, wokenNow)
+	e.awaitWakeups(e.v.ClientCounts, srv, serverBefore, want, wokenNow)
 	woken := wokenNow()
 	sent := srv.since(serverBefore)
 	e.t.Logf("%s on %s: one release, %d holders, %d waiters: %d waiters' notifications, the servers sent %d",
