@@ -27,8 +27,10 @@ import (
 // received (the herd: 1 for herd-free variants, N-1 for the naive one), the
 // wasted ones, and the requests the clients sent and the servers handled.
 //
-// Between failovers it waits until the clients' requests stay quiet for
-// ParamSettle, so that every waiter is asleep again before the next kill.
+// Between failovers it waits until every waiting candidate has a watch open
+// again (for the variants the instrument sees) and then until the clients'
+// requests stay quiet for ParamSettle, so that every waiter is asleep
+// again before the next kill.
 // Killed candidates are not replaced: a case runs min(K, N-1) failovers,
 // K being --ops or ParamFailovers. The case's Ops count failovers.
 //
@@ -71,7 +73,7 @@ func electionParams() []Param {
 		{Key: ParamKill, Type: ParamChoice, Choices: []string{KillClose, KillExpire, KillCrash}, Default: KillClose,
 			Help: "how the leader's session ends: close (by its client), expire (on the server at once: etcd revokes the lease, ZooKeeper closes the session from a second connection), " +
 				"or crash (its process dies, a random third to two thirds of the session timeout after the candidates settle: the connection closes with no close, and the server ends the session when the session timeout or lease TTL runs out, which the failover then includes)"},
-		{Key: ParamSettle, Type: ParamDuration, Default: "100ms", Help: "quiet time before each kill, so every waiter is asleep"},
+		{Key: ParamSettle, Type: ParamDuration, Default: "100ms", Help: "quiet time before each kill, once every waiter has a watch open again (so every waiter is asleep)"},
 		{Key: ParamStepTimeout, Type: ParamPause, Default: "1m0s", Help: "bound on one failover"},
 	}
 }
@@ -186,7 +188,8 @@ func newElectionRun(ctx context.Context, d *driver, v variants.Variant[recipes.E
 		d: d, clients: candidates, set: set, path: d.c.Namespace + "/election", checker: NewLeaderChecker(n),
 		start: time.Now(), wins: make(chan elected, n),
 		latency: results.NewRecorder(), lostNotice: results.NewRecorder(),
-		lostAt: make([]atomic.Int64, n), dead: make([]atomic.Bool, n), series: measure.NewSeriesRecorder(measure.SeriesInterval(d.c.Config)),
+		lostAt: make([]atomic.Int64, n), dead: make([]atomic.Bool, n), won: make([]atomic.Bool, n), out: make([]atomic.Bool, n),
+		instrumented: v.ClientCounts, series: measure.NewSeriesRecorder(measure.SeriesInterval(d.c.Config)),
 	}
 	d.keep = []string{e.path}
 	for i, s := range candidates.Sessions {
@@ -209,14 +212,23 @@ type electionRun struct {
 	lostNotice *hdrhistogram.Histogram
 	lostAt     []atomic.Int64 // offset+1 at which candidate i's term was lost
 	dead       []atomic.Bool  // candidate i was killed and acts no more (kill close or crash)
-	series     *measure.SeriesRecorder
-	killed     int
-	wg         sync.WaitGroup
-	mu         sync.Mutex
-	errs       map[string]int64
+	won        []atomic.Bool  // candidate i has been elected
+	out        []atomic.Bool  // candidate i's Await failed: it waits no more
+	// instrumented: the variant's requests and watches go through the
+	// instrument, which can say whether a waiter has a watch open.
+	instrumented bool
+	series       *measure.SeriesRecorder
+	killed       int
+	wg           sync.WaitGroup
+	mu           sync.Mutex
+	errs         map[string]int64
 }
 
 func (e *electionRun) now() time.Duration { return time.Since(e.start) }
+
+// waiting reports whether candidate i is waiting to be elected: it has
+// neither won nor left the election.
+func (e *electionRun) waiting(i int) bool { return !e.won[i].Load() && !e.out[i].Load() }
 
 // campaign starts every candidate: Await, report the win, act until the
 // term is lost or the case ends, then close the latch.
@@ -235,11 +247,13 @@ func (e *electionRun) campaign(ctx context.Context) {
 			}()
 			lead, err := l.Await(ctx)
 			if err != nil {
+				e.out[i].Store(true)
 				if ctx.Err() == nil && !errors.Is(err, backends.ErrSessionLost) {
 					e.countErr(errorKind(err), err)
 				}
 				return
 			}
+			e.won[i].Store(true)
 			at := e.now()
 			e.checker.Begin(i, lead.Token, at, true)
 			e.wins <- elected{candidate: i, at: at, lead: lead}

@@ -130,6 +130,24 @@ func endSession(ctx context.Context, s backends.Session, be backends.Backend, mo
 	return fmt.Errorf("%w: %s=%q", ErrBadCase, ParamKill, mode)
 }
 
+// awaitArmed waits until every client i of clients for which waiting(i)
+// holds has a watch open: a waiter an election woke has looked and armed
+// its next watch, so it is asleep (a one-shot watch ends when it fires).
+// A quiet window alone cannot say that: a woken waiter the scheduler holds
+// for longer than the window sends nothing in it. It returns false if some
+// waiter had none when limit passed or ctx ended.
+func awaitArmed(ctx context.Context, clients *measure.Clients, waiting func(i int) bool, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for i, c := range clients.Counters {
+		for waiting(i) && c.OpenWatches() == 0 {
+			if time.Now().After(deadline) || !sleepCtx(ctx, 500*time.Microsecond) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // quiesce waits until the clients' total requests have not changed for
 // quiet (every woken waiter has gone back to sleep), or until limit passes
 // or ctx ends. Variants the instrument does not see count no requests: for

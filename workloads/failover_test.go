@@ -11,6 +11,7 @@ import (
 	zkbackend "github.com/zkbench/zkbench/backends/zookeeper"
 	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 	"github.com/zkbench/zkbench/results"
+	"github.com/zkbench/zkbench/workloads/measure"
 )
 
 // preflight describes b's cluster for a case.
@@ -61,14 +62,6 @@ func runRecipeCase(t *testing.T, w Workload, b backends.Backend, variant string,
 	return res
 }
 
-// settleParams gives the failover and observers tests' cases a 500 ms quiet
-// time before each kill (ParamSettle; 100 ms by default): their exact
-// notification counts need every woken waiter asleep on its watch again
-// before the next kill, and a loaded machine can hold a woken waiter's
-// goroutine between its notification and its next request for longer than
-// 100 ms (a waiter not yet re-armed misses the next failover's notification).
-func settleParams() map[string]string { return map[string]string{ParamSettle: "500ms"} }
-
 // TestFailoverHerd: K failovers among N candidates, each measured; the
 // herd-free variants get one notification per failover, the naive one a
 // notification for every candidate still waiting.
@@ -77,7 +70,7 @@ func TestFailoverHerd(t *testing.T) {
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
 		for _, v := range failoverSpec().VariantNames(b.Kind()) {
 			t.Run(v, func(t *testing.T) {
-				res := runRecipeCase(t, NewFailover(), b, v, n, results.Config{Duration: time.Minute, Ops: k, Params: settleParams()})
+				res := runRecipeCase(t, NewFailover(), b, v, n, results.Config{Duration: time.Minute, Ops: k})
 				if res.Ops.Succeeded != k || res.StoppedBy != StoppedByOps {
 					t.Fatalf("%d of %d failovers succeeded, stopped by %s: %v %v", res.Ops.Succeeded, k, res.StoppedBy, res.Errors, res.Notes)
 				}
@@ -140,4 +133,46 @@ func TestFailoverCrash(t *testing.T) {
 		}
 		t.Logf("%s: failover min %v, p50 %v, max %v", b.Kind(), time.Duration(h.Min), time.Duration(h.P50), time.Duration(h.Max))
 	})
+}
+
+// TestAwaitArmed: the wait between failovers returns once every waiting
+// client has a watch open, passes over clients that do not wait, and
+// gives up at its limit while a waiting client has none.
+func TestAwaitArmed(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b := testcluster.EtcdBackend(t)
+	clients, err := measure.OpenClients(ctx, b, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer clients.Close(context.Background())
+	all := func(int) bool { return true }
+	if awaitArmed(ctx, clients, all, 50*time.Millisecond) {
+		t.Fatal("awaitArmed: true with no watch open")
+	}
+	if !awaitArmed(ctx, clients, func(int) bool { return false }, time.Second) {
+		t.Fatal("awaitArmed: false with no client waiting")
+	}
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	path := testcluster.TestNamespace(t, b) + "/await-armed"
+	for _, s := range clients.Sessions {
+		if _, _, _, err := s.ExistsW(wctx, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !awaitArmed(ctx, clients, all, 10*time.Second) {
+		t.Fatalf("awaitArmed: false with every client watching (open: %d, %d)",
+			clients.Counters[0].OpenWatches(), clients.Counters[1].OpenWatches())
+	}
+	stop()
+	// A watch ended by its ctx is no longer open: the client looks awake.
+	deadline := time.Now().Add(10 * time.Second)
+	for clients.Counters[0].OpenWatches() != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if awaitArmed(ctx, clients, all, 50*time.Millisecond) {
+		t.Fatal("awaitArmed: true after the watches ended")
+	}
 }

@@ -90,7 +90,7 @@ func (oc *observersCase) run(ctx context.Context, d *driver) (measure.Outcome, e
 	if err != nil {
 		return measure.Outcome{}, err
 	}
-	crowd := &crowd{e: e, known: make([]atomic.Int64, c.Clients), knownAt: make([]atomic.Int64, c.Clients),
+	crowd := &crowd{e: e, known: make([]atomic.Int64, c.Clients), knownAt: make([]atomic.Int64, c.Clients), out: make([]atomic.Bool, c.Clients),
 		observe: results.NewRecorder(), last: results.NewRecorder()}
 	oc.crowd = crowd
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -134,6 +134,7 @@ type crowd struct {
 	e          *electionRun
 	known      []atomic.Int64 // token of the leader observer i last learned
 	knownAt    []atomic.Int64 // offset at which it learned it
+	out        []atomic.Bool  // observer i's Next failed: it follows no more
 	observe    *hdrhistogram.Histogram
 	last       *hdrhistogram.Histogram
 	candEvents int64
@@ -148,6 +149,7 @@ func (cr *crowd) follow(ctx context.Context, i int, o recipes.Observer) {
 		for {
 			next, err := o.Next(ctx, info)
 			if err != nil {
+				cr.out[i].Store(true)
 				if ctx.Err() == nil {
 					cr.e.countErr("observe_"+errorKind(err), err)
 				}

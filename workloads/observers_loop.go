@@ -17,7 +17,7 @@ func (cr *crowd) failovers(ctx context.Context, observers *measure.Clients) meas
 	var o measure.Outcome
 	o, cr.candEvents = e.failoversWith(ctx, failoverSteps{
 		measured: observers,
-		quiet:    []*measure.Clients{observers, e.clients},
+		quiet:    []quietGroup{{observers, func(i int) bool { return !cr.out[i].Load() }}, {e.clients, e.waiting}},
 		known:    func(ctx context.Context, leader elected) error { return cr.allKnow(ctx, leader.lead.Token) },
 		succeeded: func(_ context.Context, _ int, t0 time.Duration, _ elected) time.Duration {
 			cr.record(t0)

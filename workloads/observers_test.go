@@ -16,7 +16,7 @@ func TestObserversLearn(t *testing.T) {
 	testcluster.EachBackend(t, func(t *testing.T, b backends.Backend) {
 		for _, v := range observersSpec().VariantNames(b.Kind()) {
 			t.Run(v, func(t *testing.T) {
-				res := runRecipeCase(t, NewObservers(), b, v, n, results.Config{Duration: time.Minute, Ops: k, Params: settleParams()})
+				res := runRecipeCase(t, NewObservers(), b, v, n, results.Config{Duration: time.Minute, Ops: k})
 				if res.Ops.Succeeded != k || res.StoppedBy != StoppedByOps {
 					t.Fatalf("%d of %d failovers observed, stopped by %s: %v %v", res.Ops.Succeeded, k, res.StoppedBy, res.Errors, res.Notes)
 				}

@@ -13,8 +13,9 @@ const (
 	// Default "close".
 	ParamKill = "kill"
 	// ParamSettle: how long the clients' requests must stay quiet before
-	// the next failover, so that every waiter is asleep again. Default
-	// 100ms.
+	// the next failover, after every waiter has a watch open again (for
+	// the variants the instrument sees), so that every waiter is asleep.
+	// Default 100ms.
 	ParamSettle = "settle"
 	// ParamCandidates: candidates in the observers workload. Default 3.
 	ParamCandidates = "candidates"
