@@ -52,6 +52,11 @@ type Session struct {
 	// own last one and those of predecessors it learned were dequeued.
 	mu    sync.Mutex
 	stale map[string][]string
+
+	// anchorCh is the session's anchor watch (see anchor), nil before its
+	// first watch and after the server ended it.
+	anchorMu sync.Mutex
+	anchorCh clientv3.WatchChan
 }
 
 func openSession(ctx context.Context, b *Backend, cli *clientv3.Client, owns bool) (*Session, error) {

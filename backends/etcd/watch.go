@@ -78,6 +78,39 @@ func (w *oneShot) watch(ctx context.Context, opts ...clientv3.OpOption) clientv3
 	return w.s.cli.Watch(ctx, w.key, opts...)
 }
 
+// anchorKey is the key of every session's anchor watch: below Root, which
+// zkbench may read, and never written.
+const anchorKey = backends.Root + "/.watch-anchor"
+
+// anchor keeps the session's gRPC watch stream open between its one-shot
+// watches. clientv3 runs a client's watches whose contexts carry the same
+// metadata on one stream, and shuts the stream down when its last watch
+// ends; a lock waiter, which has one watch at a time, then opens a new
+// stream for its next, and the member sets one up and tears it down at
+// every acquisition (a Watch stream started and ended in
+// grpc_server_handled_total). One idle watch on a key nobody writes, under
+// the one-shot watches' metadata (WithRequireLeader), holds the stream from
+// the session's first watch until it is closed or lost; a watch the server
+// ended (no leader) is made again at the next arm. It delivers nothing but
+// that end, which the check here reads, so it needs no goroutine of its own.
+func (s *Session) anchor() {
+	s.anchorMu.Lock()
+	defer s.anchorMu.Unlock()
+	for s.anchorCh != nil {
+		select {
+		case _, ok := <-s.anchorCh:
+			if !ok {
+				s.anchorCh = nil
+			}
+		default:
+			return
+		}
+	}
+	if s.ctx.Err() == nil {
+		s.anchorCh = s.cli.Watch(clientv3.WithRequireLeader(s.ctx), anchorKey)
+	}
+}
+
 // arm registers the watch from the server's current revision and waits, under
 // w.ctx, for the server to confirm it; then it calls read, which reads the
 // node and returns the revision it read at. On success it hands the watch to
@@ -88,6 +121,7 @@ func (w *oneShot) arm(op string, read func(ctx context.Context) (int64, error)) 
 	if w.s.ctx.Err() != nil {
 		return backends.ErrSessionLost
 	}
+	w.s.anchor()
 	// base ends with the caller's ctx or the session; so does every watch of
 	// this oneShot, and clientv3 then cancels it on the server at once.
 	base, cancel := context.WithCancel(clientv3.WithRequireLeader(w.ctx))

@@ -33,7 +33,73 @@ const (
 	metricRanges   = `grpc_server_handled_total{grpc_code="OK",grpc_method="Range",grpc_service="etcdserverpb.KV",grpc_type="unary"}`
 	// Requests received on Watch streams: creates and cancels.
 	metricWatchMessages = `grpc_server_msg_received_total{grpc_method="Watch",grpc_service="etcdserverpb.Watch",grpc_type="bidi_stream"}`
+	// Watch streams opened.
+	metricWatchStreams = `grpc_server_started_total{grpc_method="Watch",grpc_service="etcdserverpb.Watch",grpc_type="bidi_stream"}`
 )
+
+// anchored arms and cancels one watch on s, whose scrapes m reads, and
+// returns once the session's anchor watch (which holds its watch stream
+// open from its first watch until it ends) is the one watcher it left on
+// the server: a test's later watcher and watch-request counts are then its
+// own watches'.
+func anchored(t *testing.T, m *etcd.Backend, s *etcd.Session, ns string) {
+	t.Helper()
+	m0 := scrape(t, m)
+	ctx, cancel := context.WithCancel(ctxFor(t, 30*time.Second))
+	_, _, ch, err := s.ExistsW(ctx, ns+"/primer")
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range ch {
+	}
+	until(t, m, 10*time.Second, "the anchor alone", func(now backends.Metrics) bool {
+		d := now.Delta(m0)
+		return d[metricWatchers] == 1 && d[metricWatchMessages] == 3 // primer's create and cancel, the anchor's create
+	})
+}
+
+// One-shot watches one after another, as a lock waiter's, run on one watch
+// stream: the session's anchor watch holds it open between them (without
+// it clientv3 ends the stream with its last watch, and the member sets up
+// and tears down a stream for every one). Closing the session ends the
+// anchor and the stream.
+func TestWatchesShareOneStream(t *testing.T) {
+	b, ns := open(t)
+	s, err := b.OpenSession(ctxFor(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := direct(t)
+	ctx := ctxFor(t, 60*time.Second)
+	m0 := scrape(t, b)
+	const n = 10
+	for i := range n {
+		ch, key := armOne(t, ctx, s, ns, i)
+		if _, err := c.Put(ctx, key, "v"); err != nil {
+			t.Fatal(err)
+		}
+		if ev := event(t, ch, 10*time.Second); ev.Type == backends.EventSessionLost {
+			t.Fatalf("watch %d: %+v", i, ev)
+		}
+		for range ch {
+		}
+	}
+	// Every watch but the anchor ends: n creates and n cancels, and the
+	// anchor's create.
+	until(t, b, 10*time.Second, "the watches' cancels", func(now backends.Metrics) bool {
+		d := now.Delta(m0)
+		return d[metricWatchers] == 1 && d[metricWatchMessages] == 2*n+1
+	})
+	if d := scrape(t, b).Delta(m0); d[metricWatchStreams] != 1 {
+		t.Fatalf("%d watches one after another opened %v watch streams, want 1", n, d[metricWatchStreams])
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	until(t, b, 10*time.Second, "the anchor's end", func(now backends.Metrics) bool { return now.Delta(m0)[metricWatchers] == 0 })
+}
 
 // until scrapes b until ok holds, failing after d.
 func until(t *testing.T, b *etcd.Backend, d time.Duration, what string, ok func(backends.Metrics) bool) {
@@ -130,6 +196,7 @@ func interleaved(t *testing.T, k watchCase, hold time.Duration) bool {
 	b, p, ns := proxiedConfig(t, etcd.Config{LeaseTTL: 2*slowReplies[len(slowReplies)-1] + 10*time.Second})
 	m, _ := open(t) // scrapes without the proxy's delay
 	s := session(t, b)
+	anchored(t, m, s, ns)
 	ctx := ctxFor(t, 30*time.Second+2*hold)
 	if err := k.setup(ctx, ns); err != nil {
 		t.Fatal(err)
@@ -237,6 +304,7 @@ func TestWatchRegisteredAtCurrentRevision(t *testing.T) {
 	creates := &watchCreates{}
 	b, ns := open(t, etcd.WithDialOptions(grpc.WithChainStreamInterceptor(creates.interceptor)))
 	s := session(t, b)
+	anchored(t, b, s, ns)
 	c := direct(t)
 	ctx := ctxFor(t, 60*time.Second)
 	stop := writeNoise(ctx, c, ns)
@@ -330,6 +398,7 @@ func BenchmarkWatchFireLatency(b *testing.B) {
 func TestCancelledWatchesLeaveTheServer(t *testing.T) {
 	b, ns := open(t)
 	s := session(t, b)
+	anchored(t, b, s, ns)
 	c := direct(t)
 	ctx := ctxFor(t, 30*time.Second)
 	m0 := scrape(t, b)
