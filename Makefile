@@ -13,7 +13,7 @@ BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: build test bench bench-runs bench-scale bench-plan plan-check lint deps images clean docs
-.PHONY: bench-idle bench-plan-lock bench-plan-config bench-plan-failover plan-check-files plan-report kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch bench-grpc-window
+.PHONY: bench-idle bench-plan-lock bench-plan-config bench-plan-failover plan-check-files plan-report kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch bench-grpc-window bench-etcd-anchor
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zkbench
@@ -188,6 +188,24 @@ bench-watchers: build
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload membership --variants relist --clients $(RELISTERS) $(MEMBERFLAGS) -o $(RUNS) --run-id watchers-relist-zookeeper
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload membership --variants relist --clients $(RELISTERS) $(MEMBERFLAGS) -o $(RUNS) --run-id watchers-relist-etcd
 	$(BIN) report $(RUNS)/watchers-zookeeper-1kb $(RUNS)/watchers-etcd-1kb $(RUNS)/watchers-zookeeper-64kb $(RUNS)/watchers-etcd-64kb $(RUNS)/watchers-membership-zookeeper $(RUNS)/watchers-membership-etcd $(RUNS)/watchers-relist-zookeeper $(RUNS)/watchers-relist-etcd -o $(RUNS)/watchers-report
+
+# The etcd backend's anchor watch side by side (docs/results.md, "The handoff
+# against its floor"): the fair lock back to back on a local etcd member, built
+# without it (ANCHORBASE, the commit before it, as bin/zkbench-noanchor) and
+# with it (this tree), alternating, three times at 100 and 1,000 clients and
+# once at 10,000. About 13 minutes; run it on a quiet machine.
+ANCHORBASE ?= 04db7e23
+ANCHORFLAGS ?= --backend etcd --cluster local --workload lock --hold 0 --variants fair --duration 20s --no-plots
+bench-etcd-anchor: build
+	rm -rf $(CURDIR)/.anchorbase && git worktree add --detach $(CURDIR)/.anchorbase $(ANCHORBASE)
+	cd $(CURDIR)/.anchorbase && $(GO) build -ldflags "-X main.version=$$(git rev-parse --short=8 HEAD)" -o $(CURDIR)/bin/zkbench-noanchor ./cmd/zkbench; \
+	  rc=$$?; cd $(CURDIR) && git worktree remove --force $(CURDIR)/.anchorbase; exit $$rc
+	for r in 1 2 3; do \
+	  bin/zkbench-noanchor run $(KEEPFLAGS) $(ANCHORFLAGS) --clients 100,1000 --calibrate -o $(RUNS) --run-id etcd-anchor-without-$$r && \
+	  $(BIN) run $(KEEPFLAGS) $(ANCHORFLAGS) --clients 100,1000 --calibrate -o $(RUNS) --run-id etcd-anchor-with-$$r || exit 1; \
+	done
+	bin/zkbench-noanchor run $(KEEPFLAGS) $(ANCHORFLAGS) --clients 10000 -o $(RUNS) --run-id etcd-anchor-without-10000
+	$(BIN) run $(KEEPFLAGS) $(ANCHORFLAGS) --clients 10000 -o $(RUNS) --run-id etcd-anchor-with-10000
 
 # gRPC's flow control and watch events (docs/results.md): the config
 # workload's persistent variant at 1,000 watchers x 1 KB, 20 updates a second,
