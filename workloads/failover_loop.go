@@ -74,11 +74,15 @@ func (e *electionRun) failoversWith(ctx context.Context, s failoverSteps) (measu
 	}
 	unarmed := 0 // settles after which some waiter had no watch open
 	settle := func() {
+		armed := true
 		for _, g := range s.quiet {
 			if e.instrumented && !awaitArmed(ctx, g.clients, g.waiting, e.set.stepTimeout) && ctx.Err() == nil {
-				unarmed++
+				armed = false
 			}
 			quiesce(ctx, g.clients, e.set.settle, e.set.stepTimeout)
+		}
+		if !armed {
+			unarmed++
 		}
 	}
 	var ended measure.Stop
