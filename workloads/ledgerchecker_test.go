@@ -99,6 +99,20 @@ func TestCheckLedger(t *testing.T) {
 			s.op(1, "1.1", 20, 3, stepApplied)
 			return store(2, 2, 2, 2)
 		}, want{committed: 2, recovered: 1, ended: []string{results.CrashCompleted}}},
+		{"idempotent crash after an unreported write, completed by the next holder", WorkIdempotent, func(s *ledgerScript) ledgerStore {
+			// Client 0 wrote step 2 and was killed before it reported it;
+			// the next holder found it done (replayed), so the operation is
+			// whole in the store: not partial, one write unreported.
+			s.grant(0, 10)
+			s.step(0, "0.1", 1, 10, stepApplied)
+			s.crash(0, "kill-client", true, "0.1", 1)
+			s.grant(1, 20)
+			s.step(1, "0.1", 1, 20, stepReplayed)
+			s.step(1, "0.1", 2, 20, stepReplayed)
+			s.step(1, "0.1", 3, 20, stepApplied)
+			s.commit(1, "0.1", 20, true)
+			return store(1, 1, 1, 1)
+		}, want{anomalies: results.WorkAnomalies{Unreported: 1}, committed: 1, recovered: 1, ended: []string{results.CrashCompleted}}},
 		{"idempotent crash pending at the end", WorkIdempotent, func(s *ledgerScript) ledgerStore {
 			s.grant(0, 10)
 			s.step(0, "0.1", 1, 10, stepApplied)
