@@ -115,7 +115,9 @@ type Window struct {
 	// do not) end their intervals together, and all of equal length.
 	Anchor time.Time
 
-	base         time.Time
+	// base is the start of the workers, set by Run and read by Now from
+	// any goroutine (a fault's clock among them); nil before.
+	base         atomic.Pointer[time.Time]
 	measureStart atomic.Int64 // offset in ns + 1; 0 = not measuring yet
 	measureEnd   atomic.Int64 // offset in ns + 1; 0 = not ended yet
 	// opening and closing are set just before the edges are read from the
@@ -140,15 +142,28 @@ func NewWindow(cfg results.Config, live *Live) *Window {
 // for recorders driven without Run (their unit tests).
 func NewMeasuringWindow() *Window {
 	w := NewWindow(results.Config{}, nil)
-	w.base = time.Now()
+	w.setBase()
 	w.opening.Store(true)
 	w.measureStart.Store(1)
 	close(w.opened)
 	return w
 }
 
-// Now is the offset from the start of the workers.
-func (w *Window) Now() time.Duration { return time.Since(w.base) }
+// Now is the offset from the start of the workers: 0 before Run starts
+// them.
+func (w *Window) Now() time.Duration {
+	b := w.base.Load()
+	if b == nil {
+		return 0
+	}
+	return time.Since(*b)
+}
+
+// setBase makes now the start of the workers.
+func (w *Window) setBase() {
+	now := time.Now()
+	w.base.Store(&now)
+}
 
 // edge returns the offset stored in v (+1 encoded) and whether it is set.
 // While the controller takes the snapshot at that edge (flag set, edge not
@@ -252,13 +267,13 @@ func (w *Window) Run(ctx context.Context, start func(runCtx context.Context) <-c
 	w.Live.Start()
 	if w.Warmup <= 0 {
 		o.Before = snap()
-		w.base = time.Now()
+		w.setBase()
 		w.opening.Store(true)
 		w.measureStart.Store(1)
 		close(w.opened)
 		w.done = start(runCtx)
 	} else {
-		w.base = time.Now()
+		w.setBase()
 		w.done = start(runCtx)
 		t := time.NewTimer(w.Warmup)
 		select {
@@ -269,7 +284,7 @@ func (w *Window) Run(ctx context.Context, start func(runCtx context.Context) <-c
 		t.Stop()
 		o.Before = w.snapEdge(snap, &w.measureStart, &w.opening, w.opened)
 	}
-	o.Start, o.Base = w.MeasureStart(), w.base
+	o.Start, o.Base = w.MeasureStart(), *w.base.Load()
 	var deadline <-chan time.Time
 	if w.Duration > 0 {
 		left := w.Duration - (w.Now() - o.Start)
