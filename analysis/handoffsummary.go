@@ -59,6 +59,17 @@ func WriteHandoffPath(w io.Writer, run *results.Run) error {
 	if err := writeCases(w, &sub, cols, 0); err != nil {
 		return fmt.Errorf("analysis: write handoff path: %w", err)
 	}
+	if !hasLog(&sub, LogSyncs) {
+		return nil
+	}
+	fmt.Fprintln(w, "\nthe members' write-ahead logs: syncs an acquisition on each member, below its writes where several shared a sync")
+	if hasLog(&sub, LogFloor) {
+		fmt.Fprintln(w, "and, where the servers time them, the mean sync and the log floor: a member's sync time an acquisition,")
+		fmt.Fprintln(w, "which it spends one sync at a time, another bound on 1/ops")
+	}
+	if err := writeCases(w, &sub, append(cols[:2:2], logColumns(&sub)...), 0); err != nil {
+		return fmt.Errorf("analysis: write handoff path: %w", err)
+	}
 	return nil
 }
 
@@ -102,6 +113,53 @@ func handoffColumns(run *results.Run) []column {
 		}})
 	}
 	return cols
+}
+
+// logColumns are the members' write-ahead log figures of run's cases: the
+// servers' writes an acquisition, each member's syncs, and where the servers
+// time them the mean sync and the log floor.
+func logColumns(run *results.Run) []column {
+	cols := []column{
+		{head: "writes (server)", narrow: true, wide: true, cell: func(r *results.Result) string {
+			if v, ok := r.PerOp[figures.ServerWrites.Key]; ok {
+				return fmt.Sprintf("%.2f", v)
+			}
+			return unmeasured
+		}},
+		{head: "log syncs", narrow: true, wide: true, cell: func(r *results.Result) string {
+			if n, ok := LogSyncs(run, r); ok {
+				return fmt.Sprintf("%.2f", n)
+			}
+			return unmeasured
+		}},
+	}
+	if !hasLog(run, LogFloor) {
+		return cols
+	}
+	return append(cols,
+		column{head: "mean sync", narrow: true, wide: true, cell: func(r *results.Result) string {
+			if d, ok := MeanLogSync(r); ok {
+				return results.FormatDuration(d)
+			}
+			return unmeasured
+		}},
+		column{head: "log floor", narrow: true, wide: true, cell: func(r *results.Result) string {
+			if d, ok := LogFloor(run, r); ok {
+				return results.FormatDuration(d)
+			}
+			return unmeasured
+		}})
+}
+
+// hasLog reports whether some case of run has the figure of (LogSyncs,
+// LogFloor).
+func hasLog[T any](run *results.Run, of func(*results.Run, *results.Result) (T, bool)) bool {
+	for i := range run.Results {
+		if _, ok := of(run, &run.Results[i]); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // overColumn is a column of the handoff's p50 over a calibrated floor of

@@ -113,15 +113,7 @@ func handoffRun(cal *results.Calibration) *results.Run {
 // time an acquisition and the CPU floor, with the line that says what the
 // floor is; on a run whose servers were not measured, neither appears.
 func TestSummaryHandoffPathCPUFloor(t *testing.T) {
-	run, err := results.ReadFile("../docs/runs/handoff-path-etcd/results.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	if err := writeText(&b, run, false); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
+	run, out := keptSummary(t, "../docs/runs/handoff-path-etcd/results.json")
 	// 540.4 acquisitions/s (1.85 ms each); the member's 28.8 s of CPU over
 	// 30.0 s, with 1.35 of the 2 cores left it: 1.32 ms.
 	for _, want := range []string{"cpu floor: the servers' CPU an acquisition", "1/ops", "cpu floor", "1.85ms  1.32ms"} {
@@ -132,11 +124,77 @@ func TestSummaryHandoffPathCPUFloor(t *testing.T) {
 	for i := range run.Results {
 		run.Results[i].Cost.ServerCostMeasured = false
 	}
-	b.Reset()
+	var b strings.Builder
 	if err := writeText(&b, run, false); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(b.String(), "cpu floor") {
 		t.Errorf("a run without the servers' cost got the CPU floor:\n%s", b.String())
 	}
+}
+
+// The members' log syncs beside the floors: etcd counts and times its WAL's
+// fsyncs, ZooKeeper counts its transaction log's (and times them in whole
+// milliseconds only, so it has no log floor).
+func TestSummaryHandoffPathLogSyncs(t *testing.T) {
+	for path, want := range map[string][]string{
+		// 31,208 fsyncs, 13.33 s, over 16,217 acquisitions, one member.
+		"../docs/runs/handoff-path-etcd/results.json": {"writes (server)  log syncs  mean sync  log floor\n",
+			"2.00             1.92       427µs      822µs\n", "the log floor: a member's sync time"},
+		"../docs/runs/handoff-path-zookeeper/results.json": {"writes (server)  log syncs\n", "2.00             1.69\n",
+			"the members' write-ahead logs: syncs an acquisition on each member"},
+	} {
+		run, out := keptSummary(t, path)
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: the handoff table lacks %q:\n%s", path, w, out)
+			}
+		}
+		if run.Cluster.Kind == backends.ZooKeeper && strings.Contains(out, "log floor") {
+			t.Errorf("%s: a log floor from syncs timed in whole milliseconds:\n%s", path, out)
+		}
+	}
+}
+
+// A member syncs its own log: the servers' sum is divided by the members.
+// A partial server count, or none, has neither figure.
+func TestLogSyncsPerMember(t *testing.T) {
+	run := &results.Run{Cluster: backends.ClusterInfo{Members: make([]backends.MemberInfo, 3)}}
+	res := &results.Result{Ops: results.Ops{Succeeded: 100},
+		Server: backends.Metrics{backends.MetricLogSyncs: 600, backends.MetricLogSyncSeconds: 0.3}}
+	if n, ok := LogSyncs(run, res); !ok || n != 2 {
+		t.Errorf("LogSyncs = %v, %v; want 2 a member", n, ok)
+	}
+	if d, ok := LogFloor(run, res); !ok || d != time.Millisecond {
+		t.Errorf("LogFloor = %v, %v; want 1ms a member", d, ok)
+	}
+	if d, ok := MeanLogSync(res); !ok || d != 500*time.Microsecond {
+		t.Errorf("MeanLogSync = %v, %v; want 500µs", d, ok)
+	}
+	res.ServerPartial = true
+	if _, ok := LogSyncs(run, res); ok {
+		t.Error("LogSyncs from a partial server count")
+	}
+	if _, ok := LogFloor(run, res); ok {
+		t.Error("LogFloor from a partial server count")
+	}
+	res.ServerPartial = false
+	delete(res.Server, backends.MetricLogSyncSeconds)
+	if _, ok := LogFloor(run, res); ok {
+		t.Error("LogFloor without the syncs' time")
+	}
+}
+
+// keptSummary reads the kept run at path and prints its text summary.
+func keptSummary(t *testing.T, path string) (*results.Run, string) {
+	t.Helper()
+	run, err := results.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := writeText(&b, run, false); err != nil {
+		t.Fatal(err)
+	}
+	return run, b.String()
 }

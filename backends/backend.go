@@ -105,6 +105,18 @@ const (
 	// notifications; etcd
 	// etcd_network_client_grpc_sent_bytes_total).
 	MetricBytesSent = "zkbench_server_bytes_sent"
+	// MetricLogSyncs: the syncs to disk of the servers' write-ahead logs
+	// (ZooKeeper zk_cnt_fsynctime, its transaction log's; etcd
+	// etcd_disk_wal_fsync_duration_seconds_count, the WAL's), summed over
+	// the members, each of which syncs its own log. A server that commits
+	// several writes with one sync (group commit) makes fewer syncs than
+	// writes.
+	MetricLogSyncs = "zkbench_server_log_syncs"
+	// MetricLogSyncSeconds: the time those syncs took, summed over the
+	// members (etcd etcd_disk_wal_fsync_duration_seconds_sum). Absent for
+	// ZooKeeper, which times them in whole milliseconds
+	// (zk_sum_fsynctime): a sync under a millisecond counts 0.
+	MetricLogSyncSeconds = "zkbench_server_log_sync_seconds"
 	// MetricCPUSeconds: server process CPU time, where the server exports it.
 	MetricCPUSeconds = "zkbench_server_cpu_seconds"
 	// MetricResidentBytes: server resident memory (a gauge, not a counter).

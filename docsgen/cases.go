@@ -40,6 +40,9 @@ import (
 //	floor_share         throughput times the calibrated handoff bound (a lock's share of its floor)
 //	cpu_floor           the servers' CPU an operation over the cores left them (analysis.CPUFloor)
 //	cpu_floor:notify    that over the calibrated notify latency
+//	log_syncs           the log syncs an operation on each member (analysis.LogSyncs)
+//	log_sync            the members' mean log sync (analysis.MeanLogSync)
+//	log_floor           a member's log sync time an operation (analysis.LogFloor)
 //	period              the case's time an operation (1/throughput)
 //	period:floor        that over the larger of the calibrated notify and the CPU floor
 //
@@ -212,6 +215,29 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 				return "-"
 			}
 			return fmt.Sprintf("%.2fx", d.Seconds()/n.Seconds())
+		}
+	case "log_syncs", "log_sync", "log_floor":
+		// The members' write-ahead log syncs: an operation's on each
+		// member, their mean time, and a member's sync time an operation,
+		// the floor they set under 1/throughput (analysis.LogFloor).
+		if arg != "" {
+			return c, fmt.Errorf("cases: column %q takes no argument", spec)
+		}
+		c.cell = func(r *results.Run, res *results.Result) string {
+			if kind == "log_syncs" {
+				if n, ok := analysis.LogSyncs(r, res); ok {
+					return fmt.Sprintf("%.2f", n)
+				}
+				return "-"
+			}
+			d, ok := analysis.LogFloor(r, res)
+			if kind == "log_sync" {
+				d, ok = analysis.MeanLogSync(res)
+			}
+			if !ok {
+				return "-"
+			}
+			return results.FormatDuration(d)
 		}
 	case "period":
 		// period: the case's time an operation, 1/throughput;

@@ -102,29 +102,32 @@ func decode(raw []byte, name string) (*Run, error) {
 	return &run, nil
 }
 
-// rawBytes are the servers' own byte counters behind the canonical byte
-// metrics, as older files stored their deltas (raw names are kept where
-// they moved). ZooKeeper's bytes sent in such a file are its replies only:
-// every file written before zkbench read zk_watch_bytes (a counter it took
-// for a gauge until 2026-12-05) lacks the notifications' bytes.
-var rawBytes = map[backends.Kind]map[string]string{
-	backends.ZooKeeper: {backends.MetricBytesSent: "zk_response_bytes", backends.MetricBytesReceived: "zk_bytes_received_count"},
+// rawCanonical are the servers' own counters behind the canonical byte and
+// log-sync metrics, as older files stored their deltas (raw names are kept
+// where they moved). ZooKeeper's bytes sent in such a file are its replies
+// only: every file written before zkbench read zk_watch_bytes (a counter it
+// took for a gauge until 2026-12-05) lacks the notifications' bytes.
+var rawCanonical = map[backends.Kind]map[string]string{
+	backends.ZooKeeper: {backends.MetricBytesSent: "zk_response_bytes", backends.MetricBytesReceived: "zk_bytes_received_count",
+		backends.MetricLogSyncs: "zk_cnt_fsynctime"},
 	backends.Etcd: {backends.MetricBytesSent: "etcd_network_client_grpc_sent_bytes_total",
-		backends.MetricBytesReceived: "etcd_network_client_grpc_received_bytes_total"},
+		backends.MetricBytesReceived:  "etcd_network_client_grpc_received_bytes_total",
+		backends.MetricLogSyncs:       "etcd_disk_wal_fsync_duration_seconds_count",
+		backends.MetricLogSyncSeconds: "etcd_disk_wal_fsync_duration_seconds_sum"},
 }
 
 // upgrade brings a result of an older format-1 file to the current model:
 // operations still waiting at the end, which older files counted as failed
 // under Errors[ErrorKindStoppedWaiting], move to Ops.StillWaiting; and the
-// servers' byte counters, which older files kept under their raw names
-// only, are given their canonical names (the same deltas the scrapers now
+// servers' byte and log-sync counters, which older files kept under their
+// raw names only, are given their canonical names (the same deltas the scrapers now
 // name so), unless the server count is partial; a result that does not
 // record its unit, class and latency order gets what its names meant
 // (upgradeDeclarations).
 func upgrade(res *Result) {
 	upgradeDeclarations(res)
 	if !res.ServerPartial && res.Server != nil {
-		for canonical, raw := range rawBytes[res.Backend] {
+		for canonical, raw := range rawCanonical[res.Backend] {
 			if v, ok := res.Server[raw]; ok {
 				if _, has := res.Server[canonical]; !has {
 					res.Server[canonical] = v

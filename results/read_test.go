@@ -265,3 +265,31 @@ func TestDecodeNamesRawByteCounters(t *testing.T) {
 		t.Error("a partial server count was given a canonical byte count")
 	}
 }
+
+// The servers' log syncs have canonical names since 2026-12-07; older files
+// kept them under their raw names, and reading them names them so, with
+// the same deltas (etcd's WAL fsyncs and their time, ZooKeeper's
+// transaction log syncs, untimed).
+func TestDecodeNamesRawLogSyncs(t *testing.T) {
+	for path, raw := range map[string]map[string]string{
+		"../docs/runs/handoff-path-etcd/results.json": {backends.MetricLogSyncs: "etcd_disk_wal_fsync_duration_seconds_count",
+			backends.MetricLogSyncSeconds: "etcd_disk_wal_fsync_duration_seconds_sum"},
+		"../docs/runs/handoff-path-zookeeper/results.json": {backends.MetricLogSyncs: "zk_cnt_fsynctime"},
+	} {
+		run, err := ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, res := range run.Results {
+			for canonical, name := range raw {
+				v, ok := res.Server[name]
+				if got := res.Server[canonical]; !ok || got != v || v <= 0 {
+					t.Errorf("%s: %d clients: %s %v, raw %s %v (%v)", path, res.Clients, canonical, got, name, v, ok)
+				}
+			}
+			if _, ok := res.Server[backends.MetricLogSyncSeconds]; ok && res.Backend == backends.ZooKeeper {
+				t.Errorf("%s: %d clients: ZooKeeper's sync time named, from whole milliseconds", path, res.Clients)
+			}
+		}
+	}
+}

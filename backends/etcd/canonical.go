@@ -37,6 +37,12 @@ func addCanonical(m backends.Metrics, fams map[string]*dto.MetricFamily) {
 			m[name] += sum(f, nil)
 		}
 	}
+	if f, ok := fams["etcd_disk_wal_fsync_duration_seconds"]; ok {
+		for _, s := range f.GetMetric() {
+			m[backends.MetricLogSyncs] += float64(s.GetHistogram().GetSampleCount())
+			m[backends.MetricLogSyncSeconds] += s.GetHistogram().GetSampleSum()
+		}
+	}
 	m[backends.MetricCPUSeconds] += sum(fams["process_cpu_seconds_total"], nil)
 	m[backends.MetricResidentBytes] += sum(fams["process_resident_memory_bytes"], nil)
 }

@@ -40,6 +40,8 @@ import (
 //   - MetricBytesReceived = etcd_network_client_grpc_received_bytes_total
 //     and MetricBytesSent = etcd_network_client_grpc_sent_bytes_total: the
 //     gRPC messages' bytes from and to clients, every method and stream.
+//   - MetricLogSyncs and MetricLogSyncSeconds = the count and sum of
+//     etcd_disk_wal_fsync_duration_seconds: the WAL's fsyncs and their time.
 //   - MetricCPUSeconds = process_cpu_seconds_total and MetricResidentBytes =
 //     process_resident_memory_bytes. With Config.Embedded these are zkbench's
 //     own process, and only the first member is read, since in-process

@@ -7,8 +7,12 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
 	"github.com/zkbench/zkbench/backends"
 	"github.com/zkbench/zkbench/backends/etcd"
+	etcdcluster "github.com/zkbench/zkbench/cluster/etcd"
 	"github.com/zkbench/zkbench/internal/procstat"
 	"github.com/zkbench/zkbench/internal/testenv/testcluster"
 )
@@ -248,5 +252,42 @@ func TestLiveHeapEmbedded(t *testing.T) {
 	_, _, err := b.(backends.HeapReader).LiveHeap(ctxFor(t, 10*time.Second))
 	if err == nil || !strings.Contains(err.Error(), "embedded") {
 		t.Fatalf("LiveHeap on the embedded server: %v, want the reason it is not read", err)
+	}
+}
+
+// The WAL's syncs are counted and timed (MetricLogSyncs,
+// MetricLogSyncSeconds): each of n puts, sent one after another's reply,
+// is synced before its reply, so the member syncs at least n times. The
+// shared test members skip fsync, and etcd then times no sync; this member
+// syncs, as zkbench's own do.
+func TestScrapeCountsLogSyncs(t *testing.T) {
+	ctx := ctxFor(t, 60*time.Second)
+	srv, err := etcdcluster.StartEmbedded(ctx, etcdcluster.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	b, err := etcd.New(etcd.Config{Endpoints: srv.Endpoints()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	c, err := clientv3.New(clientv3.Config{Endpoints: srv.Endpoints(), Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const n = 10
+	before := scrape(t, b)
+	for i := range n {
+		if _, err := c.Put(ctx, fmt.Sprintf("%s/sync%d", backends.Root, i), "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := settle(t, b, before, backends.MetricLogSyncs, n)
+	secs := scrape(t, b).Delta(before)[backends.MetricLogSyncSeconds]
+	t.Logf("%d puts: %v syncs, %.3f ms of syncing", n, d, secs*1000)
+	if d < n || secs <= 0 {
+		t.Errorf("%d puts, one after another: %v log syncs taking %v s, want at least %d syncs and their time", n, d, secs, n)
 	}
 }

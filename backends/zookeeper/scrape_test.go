@@ -133,6 +133,14 @@ func TestScrapeCountsRequests(t *testing.T) {
 	if got := d[backends.MetricRequests]; got < 2*n {
 		t.Errorf("requests delta %v, want at least %d", got, 2*n)
 	}
+	// Each create, sent after the last one's reply, is synced to the
+	// transaction log before its reply: no two can share a sync.
+	if got := d[backends.MetricLogSyncs]; got < n {
+		t.Errorf("log syncs delta %v, want at least %d", got, n)
+	}
+	if _, ok := d[backends.MetricLogSyncSeconds]; ok {
+		t.Errorf("log sync time %v from syncs timed in whole milliseconds", d[backends.MetricLogSyncSeconds])
+	}
 }
 
 // TestIdleSessionsMoveRequests shows that zk_packets_received (and so
