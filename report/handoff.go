@@ -25,6 +25,8 @@ func (d *Document) handoffPath(runs []*results.Run, cases []*analysis.Case) {
 	paced := false     // some calibration measured the notify after the hold too
 	contended := false // or behind another write
 	floors := map[*results.Result]time.Duration{}
+	syncs := map[*results.Result]float64{}           // analysis.LogSyncs
+	logFloors := map[*results.Result]time.Duration{} // analysis.LogFloor
 	for _, r := range runs {
 		if c := r.Calibration; c != nil && c.NotifyLatency > 0 {
 			if _, ok := notify[c.Backend]; !ok {
@@ -34,8 +36,15 @@ func (d *Document) handoffPath(runs []*results.Run, cases []*analysis.Case) {
 			}
 		}
 		for i := range r.Results {
-			if f, ok := analysis.CPUFloor(r, &r.Results[i]); ok {
-				floors[&r.Results[i]] = f
+			res := &r.Results[i]
+			if f, ok := analysis.CPUFloor(r, res); ok {
+				floors[res] = f
+			}
+			if n, ok := analysis.LogSyncs(r, res); ok {
+				syncs[res] = n
+			}
+			if f, ok := analysis.LogFloor(r, res); ok {
+				logFloors[res] = f
 			}
 		}
 	}
@@ -63,6 +72,16 @@ func (d *Document) handoffPath(runs []*results.Run, cases []*analysis.Case) {
 			"them (servers on the load generator's machine), the shortest mean time between acquisitions that pass through " +
 			"the servers one at a time; it bounds 1/throughput (means over the case's repeats), not a percentile."
 		t.Header = append(t.Header, "1/throughput", "CPU floor")
+	}
+	if len(syncs) > 0 {
+		t.Caption += " Log syncs: each member's write-ahead log syncs an acquisition, below its writes where several " +
+			"writes shared a sync."
+		t.Header = append(t.Header, "log syncs")
+	}
+	if len(logFloors) > 0 {
+		t.Caption += " Log floor: a member's log sync time an acquisition (where the servers time their syncs: etcd), " +
+			"which it spends one sync at a time, so it bounds 1/throughput too."
+		t.Header = append(t.Header, "log floor")
 	}
 	for _, c := range cases {
 		if _, ok, _ := c.Quantile(figures.LatencyHandoffNotify, 50); !ok {
@@ -118,6 +137,12 @@ func (d *Document) handoffPath(runs []*results.Run, cases []*analysis.Case) {
 		if len(floors) > 0 {
 			row = append(row, cpuFloorCells(c, floors)...)
 		}
+		if len(syncs) > 0 {
+			row = append(row, meanCell(c, syncs, Num))
+		}
+		if len(logFloors) > 0 {
+			row = append(row, meanCell(c, logFloors, ms))
+		}
 		t.Rows = append(t.Rows, row)
 	}
 	if len(t.Rows) == 0 {
@@ -143,4 +168,21 @@ func cpuFloorCells(c *analysis.Case, floors map[*results.Result]time.Duration) [
 		return []string{NotMeasured, NotMeasured}
 	}
 	return []string{ms(period / time.Duration(n)), ms(floor / time.Duration(n))}
+}
+
+// meanCell is the mean of a case's figure over its results that have it
+// (of), printed by format.
+func meanCell[T time.Duration | float64](c *analysis.Case, of map[*results.Result]T, format func(T) string) string {
+	var sum T
+	n := 0
+	for _, r := range c.Results {
+		if v, ok := of[r]; ok {
+			sum += v
+			n++
+		}
+	}
+	if n == 0 {
+		return NotMeasured
+	}
+	return format(sum / T(n))
 }
