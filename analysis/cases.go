@@ -187,10 +187,19 @@ func ResultPerOp(r *results.Result, key string) (float64, bool) {
 		return v, true
 	}
 	f, ok := figures.ByKey(key)
-	if !ok || f.Metric == "" || r.ServerPartial || r.Ops.Succeeded <= 0 {
+	if !ok || f.Metric == "" {
 		return 0, false
 	}
-	v, ok := r.Server[f.Metric]
+	return serverPerOp(r, f.Metric)
+}
+
+// serverPerOp is the server counter metric's delta per successful
+// operation of r, where it was scraped and the count is not partial.
+func serverPerOp(r *results.Result, metric string) (float64, bool) {
+	if r.ServerPartial || r.Ops.Succeeded <= 0 {
+		return 0, false
+	}
+	v, ok := r.Server[metric]
 	return v / float64(r.Ops.Succeeded), ok
 }
 

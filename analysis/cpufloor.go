@@ -52,13 +52,3 @@ func Period(res *results.Result) (time.Duration, bool) {
 	}
 	return time.Duration(float64(time.Second) / res.Throughput), true
 }
-
-// hasCPUFloor reports whether some case of run has a CPUFloor.
-func hasCPUFloor(run *results.Run) bool {
-	for i := range run.Results {
-		if _, ok := CPUFloor(run, &run.Results[i]); ok {
-			return true
-		}
-	}
-	return false
-}

@@ -42,7 +42,7 @@ func WriteHandoffPath(w io.Writer, run *results.Run) error {
 				results.FormatDuration(cal.ContendedNotifyLatency))
 		}
 	}
-	if hasCPUFloor(run) {
+	if hasFigure(run, CPUFloor) {
 		fmt.Fprintln(w, "cpu floor: the servers' CPU an acquisition over the cores the load generator and other processes left them,")
 		fmt.Fprintln(w, "the shortest mean time between acquisitions that go through the servers one at a time: a bound on 1/ops,")
 		fmt.Fprintln(w, "the case's time an acquisition (1/throughput), not on a percentile")
@@ -59,11 +59,11 @@ func WriteHandoffPath(w io.Writer, run *results.Run) error {
 	if err := writeCases(w, &sub, cols, 0); err != nil {
 		return fmt.Errorf("analysis: write handoff path: %w", err)
 	}
-	if !hasLog(&sub, LogSyncs) {
+	if !hasFigure(&sub, LogSyncs) {
 		return nil
 	}
 	fmt.Fprintln(w, "\nthe members' write-ahead logs: syncs an acquisition on each member, below its writes where several shared a sync")
-	if hasLog(&sub, LogFloor) {
+	if hasFigure(&sub, LogFloor) {
 		fmt.Fprintln(w, "and, where the servers time them, the mean sync and the log floor: a member's sync time an acquisition,")
 		fmt.Fprintln(w, "which it spends one sync at a time, another bound on 1/ops")
 	}
@@ -96,7 +96,7 @@ func handoffColumns(run *results.Run) []column {
 	if cal != nil && cal.ContendedNotifyLatency > 0 {
 		cols = append(cols, overColumn("x contended", cal, cal.OverContendedNotify))
 	}
-	if hasCPUFloor(run) {
+	if hasFigure(run, CPUFloor) {
 		cols = append(cols, column{head: "1/ops", narrow: true, wide: true, cell: func(r *results.Result) string {
 			d, ok := Period(r)
 			if !ok {
@@ -121,10 +121,7 @@ func handoffColumns(run *results.Run) []column {
 func logColumns(run *results.Run) []column {
 	cols := []column{
 		{head: "writes (server)", narrow: true, wide: true, cell: func(r *results.Result) string {
-			if v, ok := r.PerOp[figures.ServerWrites.Key]; ok {
-				return fmt.Sprintf("%.2f", v)
-			}
-			return unmeasured
+			return perOpCell(r, figures.ServerWrites.Key)
 		}},
 		{head: "log syncs", narrow: true, wide: true, cell: func(r *results.Result) string {
 			if n, ok := LogSyncs(run, r); ok {
@@ -133,7 +130,7 @@ func logColumns(run *results.Run) []column {
 			return unmeasured
 		}},
 	}
-	if !hasLog(run, LogFloor) {
+	if !hasFigure(run, LogFloor) {
 		return cols
 	}
 	return append(cols,
@@ -151,9 +148,9 @@ func logColumns(run *results.Run) []column {
 		}})
 }
 
-// hasLog reports whether some case of run has the figure of (LogSyncs,
-// LogFloor).
-func hasLog[T any](run *results.Run, of func(*results.Run, *results.Result) (T, bool)) bool {
+// hasFigure reports whether some case of run has the figure of (CPUFloor,
+// LogSyncs, LogFloor).
+func hasFigure[T any](run *results.Run, of func(*results.Run, *results.Result) (T, bool)) bool {
 	for i := range run.Results {
 		if _, ok := of(run, &run.Results[i]); ok {
 			return true

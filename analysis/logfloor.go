@@ -16,12 +16,7 @@ import (
 // commit). False where the servers were not counted whole or do not count
 // their syncs.
 func LogSyncs(run *results.Run, res *results.Result) (float64, bool) {
-	syncs, ok := res.Server[backends.MetricLogSyncs]
-	members := len(run.Cluster.Members)
-	if !ok || res.ServerPartial || members == 0 || res.Ops.Succeeded <= 0 {
-		return 0, false
-	}
-	return syncs / float64(members) / float64(res.Ops.Succeeded), true
+	return perMemberPerOp(run, res, backends.MetricLogSyncs)
 }
 
 // LogFloor is the shortest mean time an operation of res could have taken
@@ -35,12 +30,19 @@ func LogSyncs(run *results.Run, res *results.Result) (float64, bool) {
 // at the case's own batching. Measured where the servers time their syncs
 // (etcd; ZooKeeper times them in whole milliseconds).
 func LogFloor(run *results.Run, res *results.Result) (time.Duration, bool) {
-	secs, ok := res.Server[backends.MetricLogSyncSeconds]
+	secs, ok := perMemberPerOp(run, res, backends.MetricLogSyncSeconds)
+	return time.Duration(secs * float64(time.Second)), ok
+}
+
+// perMemberPerOp is the server counter metric's delta per successful
+// operation (serverPerOp) divided by run's members.
+func perMemberPerOp(run *results.Run, res *results.Result, metric string) (float64, bool) {
+	v, ok := serverPerOp(res, metric)
 	members := len(run.Cluster.Members)
-	if !ok || res.ServerPartial || members == 0 || res.Ops.Succeeded <= 0 {
+	if !ok || members == 0 {
 		return 0, false
 	}
-	return time.Duration(secs / float64(members) / float64(res.Ops.Succeeded) * float64(time.Second)), true
+	return v / float64(members), true
 }
 
 // MeanLogSync is the mean time of one log sync of res's servers.

@@ -223,21 +223,24 @@ func parseCaseColumn(spec string, first *results.Run) (caseColumn, error) {
 		if arg != "" {
 			return c, fmt.Errorf("cases: column %q takes no argument", spec)
 		}
-		c.cell = func(r *results.Run, res *results.Result) string {
-			if kind == "log_syncs" {
+		if kind == "log_syncs" {
+			c.cell = func(r *results.Run, res *results.Result) string {
 				if n, ok := analysis.LogSyncs(r, res); ok {
 					return fmt.Sprintf("%.2f", n)
 				}
 				return "-"
 			}
-			d, ok := analysis.LogFloor(r, res)
-			if kind == "log_sync" {
-				d, ok = analysis.MeanLogSync(res)
+			break
+		}
+		of := analysis.LogFloor
+		if kind == "log_sync" {
+			of = func(_ *results.Run, res *results.Result) (time.Duration, bool) { return analysis.MeanLogSync(res) }
+		}
+		c.cell = func(r *results.Run, res *results.Result) string {
+			if d, ok := of(r, res); ok {
+				return results.FormatDuration(d)
 			}
-			if !ok {
-				return "-"
-			}
-			return results.FormatDuration(d)
+			return "-"
 		}
 	case "period":
 		// period: the case's time an operation, 1/throughput;

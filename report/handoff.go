@@ -22,9 +22,10 @@ import (
 // handoffs.
 func (d *Document) handoffPath(runs []*results.Run, cases []*analysis.Case) {
 	notify := map[backends.Kind]results.Calibration{}
-	paced := false     // some calibration measured the notify after the hold too
-	contended := false // or behind another write
-	floors := map[*results.Result]time.Duration{}
+	paced := false                                   // some calibration measured the notify after the hold too
+	contended := false                               // or behind another write
+	floors := map[*results.Result]time.Duration{}    // analysis.CPUFloor
+	periods := map[*results.Result]time.Duration{}   // 1/throughput, where there is a CPU floor
 	syncs := map[*results.Result]float64{}           // analysis.LogSyncs
 	logFloors := map[*results.Result]time.Duration{} // analysis.LogFloor
 	for _, r := range runs {
@@ -39,6 +40,7 @@ func (d *Document) handoffPath(runs []*results.Run, cases []*analysis.Case) {
 			res := &r.Results[i]
 			if f, ok := analysis.CPUFloor(r, res); ok {
 				floors[res] = f
+				periods[res], _ = analysis.Period(res) // a case with a CPU floor has a throughput
 			}
 			if n, ok := analysis.LogSyncs(r, res); ok {
 				syncs[res] = n
@@ -135,7 +137,7 @@ func (d *Document) handoffPath(runs []*results.Run, cases []*analysis.Case) {
 			row = append(row, behind, ratio)
 		}
 		if len(floors) > 0 {
-			row = append(row, cpuFloorCells(c, floors)...)
+			row = append(row, meanCell(c, periods, ms), meanCell(c, floors, ms))
 		}
 		if len(syncs) > 0 {
 			row = append(row, meanCell(c, syncs, Num))
@@ -149,25 +151,6 @@ func (d *Document) handoffPath(runs []*results.Run, cases []*analysis.Case) {
 		return
 	}
 	d.add(Heading{2, "Where a handoff's time goes"}, t)
-}
-
-// cpuFloorCells are a case's mean 1/throughput and mean CPU floor
-// (analysis.CPUFloor) in milliseconds, over its results that have a floor.
-func cpuFloorCells(c *analysis.Case, floors map[*results.Result]time.Duration) []string {
-	var period, floor time.Duration
-	n := 0
-	for _, r := range c.Results {
-		if f, ok := floors[r]; ok {
-			p, _ := analysis.Period(r) // a case with a CPU floor has a throughput
-			period += p
-			floor += f
-			n++
-		}
-	}
-	if n == 0 {
-		return []string{NotMeasured, NotMeasured}
-	}
-	return []string{ms(period / time.Duration(n)), ms(floor / time.Duration(n))}
 }
 
 // meanCell is the mean of a case's figure over its results that have it
