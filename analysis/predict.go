@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/zkbench/zkbench/backends"
@@ -262,8 +263,12 @@ func Predict(runs []*results.Run, w Workload) (*PlanAnswer, error) {
 		variants[b.c.Variant] = append(variants[b.c.Variant], b)
 	}
 	if len(order) == 0 {
-		return nil, fmt.Errorf("%w: the results hold no closed-loop %s case on %q (run a sweep: zkbench run --workload %s --backend %s --clients 10,100)",
-			ErrNoData, w.Workload, w.Backend, w.Workload, cmp.Or(string(w.Backend), "zookeeper"))
+		on := ""
+		if w.Backend != "" {
+			on = " on " + string(w.Backend)
+		}
+		return nil, fmt.Errorf("%w: the results hold no closed-loop %s case%s, only %s (run a sweep: zkbench run --workload %s --backend %s --clients 10,100)",
+			ErrNoData, w.Workload, on, heldRuns(runs), w.Workload, cmp.Or(string(w.Backend), "zookeeper"))
 	}
 	slices.SortFunc(order, func(a, b string) int {
 		return CompareVariants(variants[a][0].c.Class, a, variants[b][0].c.Class, b)
@@ -543,4 +548,23 @@ func maxClients(w Workload, handoff *Sampler, freeAt func(clients int) *Sampler,
 		}
 	}
 	return lo
+}
+
+// heldRuns says what runs hold, for a refusal: each run's workload and
+// backend, and how its clients asked when not back to back.
+func heldRuns(runs []*results.Run) string {
+	var held []string
+	for _, r := range runs {
+		h := r.Config.Workload + " on " + string(r.Config.Backend)
+		switch {
+		case r.Config.Rate > 0:
+			h += " (open loop, --rate)"
+		case r.Config.Think > 0:
+			h += " (--think)"
+		}
+		if !slices.Contains(held, h) {
+			held = append(held, h)
+		}
+	}
+	return cmp.Or(strings.Join(held, ", "), "no run")
 }

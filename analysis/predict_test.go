@@ -132,6 +132,11 @@ func TestPredictLockSweep(t *testing.T) {
 	if _, err := Predict(runs, Workload{Workload: "lock", Variant: "nope", Clients: 10, Every: time.Second, Percentile: 99, Bound: time.Second}); !errors.Is(err, ErrNoData) {
 		t.Errorf("unknown variant: %v", err)
 	}
+	// A backend the results do not hold: the refusal says what they hold.
+	if _, err := Predict(runs, Workload{Workload: "lock", Backend: "etcd", Variant: "fair", Clients: 10, Every: time.Second, Percentile: 99, Bound: time.Second}); !errors.Is(err, ErrNoData) ||
+		!strings.Contains(err.Error(), "no closed-loop lock case on etcd, only lock on zookeeper") {
+		t.Errorf("a backend not measured: %v", err)
+	}
 	a, err = Predict(runs, Workload{Workload: "lock", Variant: "fair", Clients: 2 * largest, Every: time.Second, Percentile: 99, Bound: time.Second, Acquisitions: 5_000})
 	if err != nil || !a.Asked.Extrapolated || !strings.Contains(a.Asked.Range, "EXTRAPOLATED") {
 		t.Errorf("2x the largest N: %+v %v", a, err)

@@ -29,10 +29,8 @@ func newClusterCmd() *cobra.Command {
 }
 
 func newClusterUpCmd() *cobra.Command {
-	var (
-		backend, dir, state string
-		nodes               int
-	)
+	var backend, dir, state string
+	var nodes int
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start a local cluster in the background and print its endpoints",

@@ -20,7 +20,7 @@ func TestConfigBadInput(t *testing.T) {
 		{"size on a lock", []string{"run", "--size", "1KB"}, "--size: the lock workload does not read it"},
 		{"bad size", []string{"run", "--workload", "config", "--size", "big"}, "--size"},
 		{"relative node", []string{"exec", "app", "/tmp/f", "true"}, "want an absolute path"},
-		{"no program", []string{"exec", "/app", "/tmp/f"}, "requires at least 3 arg"},
+		{"no program", []string{"exec", "/app", "/tmp/f"}, "exec: requires at least 3 arg(s), only received 2; usage: zkbench exec NODE FILE PROGRAM"},
 		// run's refusals, in exec
 		{"exec: session timeout on etcd", []string{"exec", "--session-timeout", "3s", "/app", "/tmp/f", "true"}, "--session-timeout: only zookeeper reads it"},
 		{"exec: lease on zookeeper", []string{"exec", "--backend", "zookeeper", "--lease-ttl", "3s", "/app", "/tmp/f", "true"}, "--lease-ttl: only etcd reads it"},

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"embed"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,24 +17,25 @@ import (
 //go:embed help/*.txt
 var helpFiles embed.FS
 
-// withHelp gives cmd and every command below it its long help and
-// examples from its file, where the command does not set them itself.
-// name is cmd's: its path without "zkbench " and with "-" for spaces.
+// withHelp gives cmd and every command below it its long help and examples
+// from its file (where the command sets none) and a refusal of a wrong count
+// of arguments that says what it takes. name: its path, "-" for spaces.
 func withHelp(cmd *cobra.Command, name string) *cobra.Command {
 	long, example := help(name)
 	cmd.Long = cmp.Or(cmd.Long, long)
 	cmd.Example = cmp.Or(cmd.Example, example)
+	if args := cmd.Args; args != nil {
+		cmd.Args = func(c *cobra.Command, a []string) error {
+			if err := args(c, a); err != nil {
+				return fmt.Errorf("%s: %w; usage: %s (examples: %s --help)", strings.TrimPrefix(c.CommandPath(), "zkbench "), err, c.UseLine(), c.CommandPath())
+			}
+			return nil
+		}
+	}
 	for _, sub := range cmd.Commands() {
 		withHelp(sub, strings.TrimPrefix(name+"-"+sub.Name(), "zkbench-"))
 	}
 	return cmd
-}
-
-// longHelp is the long help of command name ("" for a command with no
-// file: TestEveryCommandHasHelp fails then).
-func longHelp(name string) string {
-	long, _ := help(name)
-	return long
 }
 
 func help(name string) (long, example string) {
