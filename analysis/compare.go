@@ -8,6 +8,7 @@ package analysis
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -167,6 +168,7 @@ func setupDiff(a, b *results.Run) []string {
 		}
 	}
 	diff("tool", a.Tool, b.Tool)
+	diff("workload", a.Config.Workload, b.Config.Workload)
 	diff("backend", a.Config.Backend, b.Config.Backend)
 	diff("cluster mode", a.ClusterMode, b.ClusterMode)
 	diff("cluster members", len(a.Cluster.Members), len(b.Cluster.Members))
@@ -176,7 +178,23 @@ func setupDiff(a, b *results.Run) []string {
 	diff("rate (open loop)", a.Config.Rate, b.Config.Rate)
 	diff("hold", a.Config.Hold, b.Config.Hold)
 	diff("think", a.Config.Think, b.Config.Think)
-	diff("params", a.Config.Params, b.Config.Params)
+	// Each workload parameter apart (a parameter one run has not: unset).
+	keys := slices.Collect(maps.Keys(a.Config.Params))
+	for k := range b.Config.Params {
+		if _, ok := a.Config.Params[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	param := func(r *results.Run, k string) string {
+		if v, ok := r.Config.Params[k]; ok {
+			return v
+		}
+		return "unset"
+	}
+	for _, k := range keys {
+		diff("param "+k, param(a, k), param(b, k))
+	}
 	diff("client host", a.Environment.Hostname, b.Environment.Hostname)
 	diff("client CPUs", a.Environment.CPUs, b.Environment.CPUs)
 	for _, r := range []*results.Run{a, b} {

@@ -2,7 +2,10 @@ package analysis
 
 import (
 	"bytes"
+	"cmp"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +28,10 @@ func TestCompare(t *testing.T) {
 	b := load(t, "lock-zookeeper.json")
 	b.ID = "b"
 	b.Config.Hold = 2 * time.Millisecond
+	b.Config.Params = map[string]string{}
+	maps.Copy(b.Config.Params, a.Config.Params)
+	b.Config.Params["conns"] = "7"
+	b.Config.Params["churn"] = "3"
 	var kept []results.Result
 	for _, r := range b.Results {
 		switch {
@@ -46,7 +53,8 @@ func TestCompare(t *testing.T) {
 	if len(c.Cases) != len(a.Results)-1 || len(c.OnlyA) != 1 || c.OnlyA[0].Variant != "native" || len(c.OnlyB) != 0 {
 		t.Fatalf("%d cases, only A %v, only B %v", len(c.Cases), c.OnlyA, c.OnlyB)
 	}
-	if len(c.Setup) != 1 || !strings.Contains(c.Setup[0], "hold: 1ms in A, 2ms in B") {
+	// Each parameter apart, in order, a parameter one run lacks as unset.
+	if want := []string{"hold: 1ms in A, 2ms in B", "param churn: unset in A, 3 in B", "param conns: " + cmp.Or(a.Config.Params["conns"], "unset") + " in A, 7 in B"}; !slices.Equal(c.Setup, want) {
 		t.Errorf("setup differences %q", c.Setup)
 	}
 	for _, cs := range c.Cases {
