@@ -356,6 +356,15 @@ func validate(cfg Config, o options) (*plan, error) {
 	}
 	if len(p.faults) > 0 {
 		p.cfg.Params["faults"] = joinFaults(p.faults)
+		// What the servers and clients allow is known now: refused before
+		// any server starts (setupFaults checks the rest).
+		lim := schedule.Limits{Clients: slices.Min(cfg.Clients), Partition: p.mode == Docker}
+		if p.mode == Local || p.mode == Docker {
+			lim.Servers = srv.Nodes
+		}
+		if err := schedule.ValidateCluster(p.faults, lim); err != nil {
+			return nil, fmt.Errorf("--fault: %w", err)
+		}
 	}
 	if err := checkPauseClients(p); err != nil {
 		return nil, err

@@ -70,6 +70,13 @@ func TestNewRefuses(t *testing.T) {
 		{"pause-client open loop", func(c *Config) { c.Rate = 10 },
 			[]Option{WithFaults(faultsOf(t, "pause-client:0@1s+1s")...)}, "open loop"},
 		{"bad run id", nil, []Option{WithRunID("a/b")}, "--run-id"},
+		// Faults the cluster cannot take: refused before its servers start.
+		{"kill-leader on the embedded server", nil, []Option{WithFaults(faultsOf(t, "kill-leader@1s")...)}, "needs server processes zkbench runs itself"},
+		{"a server the cluster has not", func(c *Config) { c.Servers.Mode, c.Servers.Nodes = Local, 3 },
+			[]Option{WithFaults(faultsOf(t, "kill-server:3@1s")...)}, "no such server: the cluster has servers 0..2"},
+		{"a partition off docker", func(c *Config) { c.Servers.Mode, c.Servers.Nodes = Local, 3 },
+			[]Option{WithFaults(faultsOf(t, "partition-leader@1s+1s")...)}, "needs servers on a network zkbench controls (--cluster docker)"},
+		{"a client the run has not", nil, []Option{WithFaults(faultsOf(t, "expire-session:2@1s")...)}, "no such client: the run has clients 0..1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

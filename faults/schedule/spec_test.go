@@ -200,6 +200,52 @@ func TestValidateAgainstLimits(t *testing.T) {
 	}
 }
 
+// TestValidateCluster: before the servers start, the faults the cluster
+// cannot take and the clients that do not exist are refused; what only the
+// target knows (proxies, workers, expiry) is left to Validate.
+func TestValidateCluster(t *testing.T) {
+	fs, err := ParseAll([]string{
+		"kill-server:3@1s",       // no server 3
+		"partition-leader@1s+1s", // no network zkbench controls
+		"cut-client:4@1s",        // no client 4
+		"pause-client:0@1s+1s",   // workers: not known yet
+		"expire-session:1@1s",    // expiry: not known yet
+		"kill-holder@2s",         // kills: not known yet
+		"latency:1ms@1s+1s",      // proxies: not known yet
+		"kill-leader@1s",         // fine
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = ValidateCluster(fs, Limits{Servers: 3, Clients: 4})
+	if !errors.Is(err, ErrBadSpec) {
+		t.Fatalf("ValidateCluster = %v, want ErrBadSpec", err)
+	}
+	msg := err.Error()
+	for _, w := range []string{
+		`"kill-server:3@1s": "3": no such server`,
+		`"partition-leader@1s+1s": needs servers on a network zkbench controls`,
+		`"cut-client:4@1s": "4": no such client`,
+	} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("ValidateCluster error lacks %q:\n%s", w, msg)
+		}
+	}
+	if n := strings.Count(msg, "\n") + 1; n != 3 {
+		t.Errorf("ValidateCluster found %d problems, want 3:\n%s", n, msg)
+	}
+	later, err := ParseAll([]string{"pause-client:0@1s+1s", "expire-session:1@1s", "kill-holder@2s", "latency:1ms@1s+1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ValidateCluster(later, Limits{Clients: 4}); err != nil {
+		t.Errorf("faults only the target can judge, refused early: %v", err)
+	}
+	if err := ValidateCluster(append(later, fs...), Limits{Clients: 4}); err == nil || !strings.Contains(err.Error(), `"kill-leader@1s": needs server processes`) {
+		t.Errorf("kill-leader on no local servers: %v", err)
+	}
+}
+
 // TestValidateKills: kill-client needs worker processes and a client that
 // exists; kill-holder needs worker processes and holders that work in
 // steps.

@@ -104,6 +104,18 @@ type ClientFaults interface {
 // run does not start with a fault that cannot fire. It returns every problem
 // found, joined, each wrapping ErrBadSpec.
 func Validate(faults []Fault, lim Limits) error {
+	return validate(faults, lim, false)
+}
+
+// ValidateCluster checks what of Validate a run knows before its servers
+// start: the server and partition faults against lim.Servers and
+// lim.Partition, and the clients named against lim.Clients. The rest
+// (proxies, worker processes, expiry) waits for the target, and Validate.
+func ValidateCluster(faults []Fault, lim Limits) error {
+	return validate(faults, lim, true)
+}
+
+func validate(faults []Fault, lim Limits, clusterOnly bool) error {
 	var errs []error
 	for _, f := range faults {
 		bad := func(part, format string, args ...any) {
@@ -129,23 +141,24 @@ func Validate(faults []Fault, lim Limits) error {
 				bad(fmt.Sprint(f.Server), "no such server: the cluster has servers 0..%d", lim.Servers-1)
 			}
 		case Latency, CutClient, CutAll, ResetConns:
-			if !lim.Network {
+			if !clusterOnly && !lim.Network {
 				bad("", "needs client connections through zkbench's fault proxy, which this run does not have")
 			}
 		case PauseClient:
-			if !lim.Workers {
+			if !clusterOnly && !lim.Workers {
 				bad("", "needs clients running in worker processes, which this run does not have")
 			}
 		case ExpireSession:
-			if !lim.Expire {
+			if !clusterOnly && !lim.Expire {
 				bad("", "this backend cannot expire a session on demand")
 			}
 		case KillClient:
-			if !lim.Kill {
+			if !clusterOnly && !lim.Kill {
 				bad("", "needs clients running in worker processes, which this run does not have")
 			}
 		case KillHolder:
 			switch {
+			case clusterOnly:
 			case !lim.Kill:
 				bad("", "needs clients running in worker processes, which this run does not have")
 			case !lim.Holders:
