@@ -178,13 +178,15 @@ func setupDiff(a, b *results.Run) []string {
 	diff("rate (open loop)", a.Config.Rate, b.Config.Rate)
 	diff("hold", a.Config.Hold, b.Config.Hold)
 	diff("think", a.Config.Think, b.Config.Think)
-	// Each workload parameter apart (a parameter one run has not: unset).
+	// Each parameter apart (one a run has not: unset), but for the cluster
+	// mode and size, said above as they ran.
 	keys := slices.Collect(maps.Keys(a.Config.Params))
 	for k := range b.Config.Params {
 		if _, ok := a.Config.Params[k]; !ok {
 			keys = append(keys, k)
 		}
 	}
+	keys = slices.DeleteFunc(keys, func(k string) bool { return k == "cluster" || k == "nodes" })
 	slices.Sort(keys)
 	param := func(r *results.Run, k string) string {
 		if v, ok := r.Config.Params[k]; ok {

@@ -44,7 +44,8 @@ type Run struct {
 // faultHelp is --fault's help.
 const faultHelp = `inject a fault, ACTION[:ARG]@AT[+FOR], AT counted in each case from when every client
 has its session (before the warm-up); repeatable, or comma-separated. Actions: kill-server:I, restart-server:I, kill-leader,
-kill-servers:N, pause-server:I (+FOR required), latency:BASE[±JITTER], cut-client:C, cut-all,
+kill-servers:N, pause-server:I (+FOR required), partition-server:I, partition-leader (--cluster docker:
+the member leaves its network), latency:BASE[±JITTER], cut-client:C, cut-all,
 reset-conns[:C], expire-session:C, pause-client:C (+FOR required; lock workload, closed loop:
 client C runs in a worker process that is SIGSTOPped, as in a long GC pause), kill-client:C
 (SIGKILL of client C's worker process: no release, the server frees its lock when its session
