@@ -306,6 +306,9 @@ func PlanCapacity(runs []*results.Run, target Target) (*Plan, error) {
 	if target.Handoff <= 0 {
 		target.Handoff = DefaultHandoff
 	}
+	if err := checkLatencyRecorded(runs, target.Latency); err != nil {
+		return nil, err
+	}
 	p := &Plan{Target: target, Calibrations: map[backends.Kind]*results.Calibration{}}
 	for _, r := range runs {
 		if r.Calibration != nil {
@@ -591,4 +594,27 @@ func leftOut(excluded []Excluded) (text, status string) {
 		statuses = append(statuses, "loaded")
 	}
 	return strings.Join(parts, "; "), strings.Join(statuses, " or ")
+}
+
+// checkLatencyRecorded refuses a latency target (--latency) on a histogram
+// that no case of runs recorded: the plan would fall back on nothing.
+func checkLatencyRecorded(runs []*results.Run, l figures.Latency) error {
+	if l == "" {
+		return nil
+	}
+	var have []string
+	for _, r := range runs {
+		for _, res := range r.Results {
+			if res.Latency[l] != nil {
+				return nil
+			}
+			for name := range res.Latency {
+				if !slices.Contains(have, string(name)) {
+					have = append(have, string(name))
+				}
+			}
+		}
+	}
+	slices.Sort(have)
+	return fmt.Errorf("--latency %s: no case of these runs recorded it; they recorded %s", l, cmp.Or(strings.Join(have, ", "), "no latency"))
 }

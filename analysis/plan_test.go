@@ -105,6 +105,11 @@ func TestBuildOnLockSweep(t *testing.T) {
 		}
 		runs = append(runs, r)
 	}
+	// A latency target on a histogram no case recorded is refused, with
+	// those they did.
+	if _, err := PlanCapacity(runs, Target{Latency: "bogus"}); err == nil || !strings.Contains(err.Error(), "--latency bogus: no case of these runs recorded it; they recorded acquire") {
+		t.Errorf("--latency bogus: %v", err)
+	}
 	plan, err := PlanCapacity(runs, Target{AtClients: 500})
 	if err != nil {
 		t.Fatal(err)

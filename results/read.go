@@ -2,11 +2,13 @@ package results
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 
 	"github.com/zkbench/zkbench/backends"
@@ -71,7 +73,7 @@ func decode(raw []byte, name string) (*Run, error) {
 		Format *int `json:"format"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, name, err)
+		return nil, fmt.Errorf("%w: %s: %s", ErrInvalid, name, jsonProblem(err))
 	}
 	if head.Format == nil {
 		return nil, fmt.Errorf("%w: %s has no \"format\" field", ErrInvalid, name)
@@ -83,7 +85,7 @@ func decode(raw []byte, name string) (*Run, error) {
 	}
 	var run Run
 	if err := json.Unmarshal(raw, &run); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, name, err)
+		return nil, fmt.Errorf("%w: %s: %s", ErrInvalid, name, jsonProblem(err))
 	}
 	for i, res := range run.Results {
 		if res.Clients < 0 {
@@ -100,6 +102,25 @@ func decode(raw []byte, name string) (*Run, error) {
 		}
 	}
 	return &run, nil
+}
+
+// jsonProblem says what is wrong with a file json could not decode, in a
+// reader's words: zkbench writes a results file whole (a temporary file
+// renamed over it), so one that is not JSON was cut short or edited.
+func jsonProblem(err error) string {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Sprintf("not a whole JSON document (%v): zkbench writes its results files whole, so this one was cut short or edited; copy it again or run the case again", err)
+	case errors.As(err, &typ) && typ.Field != "":
+		want := map[reflect.Kind]string{reflect.Slice: "array", reflect.Array: "array", reflect.Struct: "object", reflect.Map: "object",
+			reflect.String: "string", reflect.Bool: "bool"}[typ.Type.Kind()]
+		return fmt.Sprintf("field %q holds a JSON %s where a results file has a JSON %s (is this a zkbench results file?)", typ.Field, typ.Value, cmp.Or(want, "number"))
+	case errors.As(err, &typ):
+		return fmt.Sprintf("a JSON %s where a results file has an object (is this a zkbench results file?)", typ.Value)
+	}
+	return err.Error()
 }
 
 // rawCanonical are the servers' own counters behind the canonical byte and

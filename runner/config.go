@@ -287,6 +287,8 @@ func validate(cfg Config, o options) (*plan, error) {
 		return nil, fmt.Errorf("--rate %v: must be 0 (closed loop) or positive", cfg.Rate)
 	case cfg.Rate > 1e6:
 		return nil, fmt.Errorf("--rate %v: more than a million acquisitions per second is not a lock benchmark", cfg.Rate)
+	case cfg.Rate > 0 && cfg.Think > 0:
+		return nil, fmt.Errorf("--think %v with --rate %v: the open loop schedules every acquisition at the rate, so a think time is not read: give --think for a closed loop or --rate for an open one", cfg.Think, cfg.Rate)
 	case cfg.Repeat < 1 || cfg.Repeat > 1000:
 		return nil, fmt.Errorf("--repeat %d: must be between 1 and 1000", cfg.Repeat)
 	case srv.Conns < 0:

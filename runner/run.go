@@ -119,6 +119,9 @@ func (r *Runner) Run(ctx context.Context) (run *results.Run, err error) {
 	r.progress("zkbench run %s: %s workload on %s (%s), variants %s, clients %s, %v per case%s",
 		p.runID, p.cfg.Workload, p.kind, p.mode, strings.Join(p.Variants, ","), joinInts(p.cfg.Clients),
 		p.cfg.Duration, opsBound(p.cfg.Ops))
+	if _, err := os.Stat(r.Path()); err == nil {
+		r.progress("  note: %s holds an earlier run's results: this run writes over them (another --run-id or -o keeps both)", r.Path())
+	}
 	for _, st := range p.settings {
 		if strings.HasPrefix(st.Why, "auto: the default") {
 			continue // the defaults need no line

@@ -108,6 +108,16 @@ func TestRunEmbeddedEndToEnd(t *testing.T) {
 	if len(pngs) == 0 {
 		t.Errorf("no plots drawn")
 	}
+	// The same --run-id and -o again: the run says that it writes over the
+	// earlier one's results (the first said nothing of it).
+	const over = "holds an earlier run's results: this run writes over them"
+	if strings.Contains(stderr, over) {
+		t.Errorf("a new run's folder said to hold an earlier run:\n%s", stderr)
+	}
+	if _, stderr, err = zkbench(t, "run", "--clients", "2", "--variants", "fair", "--ops", "3", "--duration", "60s",
+		"-o", dir, "--run-id", "e2e", "--no-plots"); err != nil || !strings.Contains(stderr, path+" "+over) {
+		t.Errorf("a second run of the same id: %v, and no note that it writes over the first:\n%s", err, stderr)
+	}
 }
 
 func TestRunLocalZooKeeper(t *testing.T) {
