@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/zkbench/zkbench/backends"
 )
 
 // RefusedRunFlags are the run flags a Job's pods cannot use, and why.
@@ -47,6 +49,35 @@ func CheckRunFlags(changed func(name string) bool, value func(name string) strin
 	return nil
 }
 
+// CheckJobFlags refuses the Job's flags that the Job would not use:
+// changed says whether the user set a flag, value is its value. A flag
+// dropped silently would leave its user believing the Job has a volume of
+// that size or class, or mounts that Secret.
+func CheckJobFlags(changed func(name string) bool, value func(name string) string) error {
+	if value("claim") != "" {
+		// The manifests write no claim then: the existing one has its own
+		// size and class (--storage-size has a default, so only one given
+		// is refused).
+		for _, name := range []string{"storage-size", "storage-class"} {
+			if changed(name) {
+				return fmt.Errorf("--%s: --claim uses an existing claim, whose %s is its own: drop --%s",
+					name, strings.TrimPrefix(name, "storage-"), name)
+			}
+		}
+	}
+	// Only etcd's client reads $ZKBENCH_ETCD_PASSWORD and TLS files; the
+	// run's flags of the same kind (--password, --cacert) are refused on
+	// ZooKeeper by the run's own rules, these are the Job's.
+	if backend := value("backend"); backend != string(backends.Etcd) {
+		for _, f := range []struct{ name, what string }{{"password-secret", "it (as $" + PasswordEnv + ")"}, {"tls-secret", "TLS"}} {
+			if value(f.name) != "" {
+				return fmt.Errorf("--%s: only etcd reads %s; this Job's backend is %s: drop --%s", f.name, f.what, backend, f.name)
+			}
+		}
+	}
+	return nil
+}
+
 // DefaultName is a Job's name for a run: zkbench-<run-id>, lower case,
 // with dots and underscores as dashes.
 func DefaultName(runID string) string {
@@ -64,18 +95,41 @@ func AutoMemory(perShard int) resource.Quantity {
 
 // Resources are each shard's requests from --cpu and --memory ("auto":
 // AutoMemory of perShard clients).
+// A request of 0 or less is refused: the API server refuses a negative
+// one, and 0 (not documented as "no request") would let the scheduler pack
+// the shards onto a node that cannot hold their clients.
 func Resources(cpu, memory string, perShard int) (corev1.ResourceRequirements, error) {
 	c, err := resource.ParseQuantity(cpu)
 	if err != nil {
 		return corev1.ResourceRequirements{}, fmt.Errorf("--cpu %q: %v (e.g. 1 or 500m)", cpu, err)
+	}
+	if c.Sign() <= 0 {
+		return corev1.ResourceRequirements{}, fmt.Errorf("--cpu %s: want a positive CPU quantity such as 1 or 500m", cpu)
 	}
 	m := AutoMemory(perShard)
 	if memory != "auto" {
 		if m, err = resource.ParseQuantity(memory); err != nil {
 			return corev1.ResourceRequirements{}, fmt.Errorf("--memory %q: %v (e.g. 512Mi, or auto)", memory, err)
 		}
+		if m.Sign() <= 0 {
+			return corev1.ResourceRequirements{}, fmt.Errorf("--memory %s: want a positive quantity such as 512Mi or 2Gi, or auto", memory)
+		}
 	}
 	return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: c, corev1.ResourceMemory: m}}, nil
+}
+
+// StorageSize checks --storage-size, the size of the results claim the
+// manifests create: 0 or less is refused (the API server refuses a
+// negative size, and a Spec's zero size would silently become 1Gi).
+func StorageSize(s string) (resource.Quantity, error) {
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return resource.Quantity{}, fmt.Errorf("--storage-size %q: %v (e.g. 1Gi or 500Mi)", s, err)
+	}
+	if q.Sign() <= 0 {
+		return resource.Quantity{}, fmt.Errorf("--storage-size %s: want a positive size such as 1Gi or 500Mi", s)
+	}
+	return q, nil
 }
 
 // ScheduleTime is what Deadline allows for scheduling the pods and

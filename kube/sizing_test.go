@@ -76,7 +76,14 @@ func TestResources(t *testing.T) {
 	if mem, cpu := res.Requests.Memory().String(), res.Requests.Cpu().String(); mem != "306Mi" || cpu != "500m" { // 256Mi + 100 x 512Ki
 		t.Errorf("requests memory %s cpu %s, want 306Mi and 500m", mem, cpu)
 	}
-	for _, tc := range []struct{ cpu, mem, want string }{{"lots", "auto", "--cpu"}, {"1", "big", "--memory"}} {
+	for _, tc := range []struct{ cpu, mem, want string }{
+		{"lots", "auto", "--cpu"},
+		{"1", "big", "--memory"},
+		{"-2", "auto", "--cpu -2: want a positive CPU quantity such as 1 or 500m"},
+		{"0", "auto", "--cpu 0: want a positive CPU quantity"},
+		{"1", "-5Gi", "--memory -5Gi: want a positive quantity such as 512Mi or 2Gi, or auto"},
+		{"1", "0", "--memory 0: want a positive quantity"},
+	} {
 		if _, err := kube.Resources(tc.cpu, tc.mem, 1); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("cpu %q memory %q: %v, want an error naming %s", tc.cpu, tc.mem, err, tc.want)
 		}
@@ -109,5 +116,50 @@ func TestCheckRunFlags(t *testing.T) {
 	}
 	if !slices.Contains(kube.TLSFileFlags, "cacert") {
 		t.Error("--cacert is not a TLS file flag")
+	}
+}
+
+func TestStorageSize(t *testing.T) {
+	if q, err := kube.StorageSize("5Gi"); err != nil || q.String() != "5Gi" {
+		t.Errorf("5Gi: %v %v", q.String(), err)
+	}
+	for size, want := range map[string]string{
+		"-1Gi": "--storage-size -1Gi: want a positive size such as 1Gi or 500Mi",
+		"0":    "--storage-size 0: want a positive size",
+		"big":  `--storage-size "big"`,
+	} {
+		if _, err := kube.StorageSize(size); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", size, err, want)
+		}
+	}
+}
+
+// The Job's flags it would not use are refused, not dropped: a claim's
+// size and class beside an existing --claim, etcd's Secrets on ZooKeeper.
+func TestCheckJobFlags(t *testing.T) {
+	for _, c := range []struct {
+		given map[string]string // flags set; "backend" is etcd unless given
+		want  string            // "": accepted
+	}{
+		{map[string]string{"claim": "nfs", "storage-size": "5Gi"}, "--storage-size: --claim uses an existing claim, whose size is its own: drop --storage-size"},
+		{map[string]string{"claim": "nfs", "storage-class": "fast"}, "--storage-class: --claim uses an existing claim, whose class is its own: drop --storage-class"},
+		{map[string]string{"storage-size": "5Gi", "storage-class": "fast"}, ""},
+		{map[string]string{"claim": "nfs", "access-mode": "ReadWriteOnce"}, ""},
+		{map[string]string{"backend": "zookeeper", "tls-secret": "s"}, "--tls-secret: only etcd reads TLS; this Job's backend is zookeeper: drop --tls-secret"},
+		{map[string]string{"backend": "zookeeper", "password-secret": "s:k"}, "--password-secret: only etcd reads it (as $ZKBENCH_ETCD_PASSWORD); this Job's backend is zookeeper: drop --password-secret"},
+		{map[string]string{"tls-secret": "s", "password-secret": "s:k"}, ""},
+		{map[string]string{"backend": "zookeeper"}, ""},
+	} {
+		changed := func(n string) bool { _, ok := c.given[n]; return ok }
+		value := func(n string) string {
+			if v, ok := c.given[n]; ok || n != "backend" {
+				return v
+			}
+			return string(backends.Etcd)
+		}
+		err := kube.CheckJobFlags(changed, value)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || err.Error() != c.want) {
+			t.Errorf("%v: error %v, want %q", c.given, err, c.want)
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,7 +35,7 @@ func WriteAll(runs []*results.Run, dir string, formats []string) ([]string, erro
 	if len(figs) == 0 {
 		return nil, ErrNoCharts
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := results.CheckWritable(dir); err != nil {
 		return nil, fmt.Errorf("plots: %w", err)
 	}
 	var paths []string

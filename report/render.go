@@ -163,6 +163,9 @@ func Write(runs []*results.Run, dir string, opts Options) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := results.CheckWritable(dir); err != nil {
+		return nil, fmt.Errorf("report: -o %s: %w", dir, err)
+	}
 	if err := os.MkdirAll(filepath.Join(dir, PlotsDir), 0o755); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}

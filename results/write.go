@@ -137,7 +137,7 @@ func CheckWritable(dir string) error {
 		dir = "."
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("%w: cannot create %q: %w", ErrUnwritable, dir, err)
+		return fmt.Errorf("%w: cannot create %q (pick another folder with -o): %w", ErrUnwritable, dir, err)
 	}
 	f, err := os.CreateTemp(dir, ".zkbench-probe-*")
 	if err != nil {

@@ -189,7 +189,7 @@ func TestUnwritableIsAFile(t *testing.T) {
 		t.Fatalf("CheckWritable(a file) = %v", err)
 	}
 	below := filepath.Join(file, "below")
-	if err := CheckWritable(below); !errors.Is(err, ErrUnwritable) || !strings.Contains(err.Error(), below) {
+	if err := CheckWritable(below); !errors.Is(err, ErrUnwritable) || !strings.Contains(err.Error(), below) || !strings.Contains(err.Error(), "pick another folder with -o") {
 		t.Fatalf("CheckWritable(below a file) = %v", err)
 	}
 	if err := WriteFile(filepath.Join(below, "run.json"), writeTestRun(t)); !errors.Is(err, ErrUnwritable) {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/zkbench/zkbench/kube"
 	"github.com/zkbench/zkbench/runner"
@@ -67,6 +66,9 @@ func (k *KubeJob) Manifests(fl *pflag.FlagSet) (*kube.Manifests, int, error) {
 	if err := kube.CheckRunFlags(fl.Changed, value, k.TLSSecret); err != nil {
 		return nil, 0, err
 	}
+	if err := kube.CheckJobFlags(fl.Changed, value); err != nil {
+		return nil, 0, err
+	}
 	switch {
 	case !fl.Changed("shards") || k.Shards < 1:
 		return nil, 0, fmt.Errorf("--shards %d: give the number of shards (pods) the run's clients are split over, at least 1", k.Shards)
@@ -101,9 +103,9 @@ func (k *KubeJob) Manifests(fl *pflag.FlagSet) (*kube.Manifests, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	size, err := resource.ParseQuantity(k.StorageSize)
+	size, err := kube.StorageSize(k.StorageSize)
 	if err != nil {
-		return nil, 0, fmt.Errorf("--storage-size %q: %v", k.StorageSize, err)
+		return nil, 0, err
 	}
 	pull, err := kube.PullPolicy(k.PullPolicy)
 	if err != nil {

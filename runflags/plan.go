@@ -136,6 +136,11 @@ func (f *Plan) check(fl *pflag.FlagSet) error {
 		return errors.New("give --variant (the variant to plan; the others are shown beside it)")
 	case f.Validate && f.Against != "":
 		return errors.New("give --validate (run the point now) or --against (a run already made), not both")
+	case f.Clients < 0:
+		return fmt.Errorf("--clients %d: want how many clients the plan is for, 1 or more", f.Clients)
+	}
+	if _, err := runner.ParseBackend(f.Backend, true); err != nil {
+		return err
 	}
 	for i, k := range planKinds() {
 		for _, name := range k.only {

@@ -3,6 +3,9 @@ package runflags
 import (
 	"errors"
 	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -41,10 +44,15 @@ func (s *Servers) bindConn(fl *pflag.FlagSet, endpoints string, preflight time.D
 	fl.DurationVar(&s.PreflightTimeout, "preflight-timeout", preflight, "bound on the check that the servers answer")
 }
 
-// Spec is the flags, checked, as the runner's Clean.
-func (f *Clean) Spec() (runner.Clean, error) {
+// Spec is the flags set in fl, checked, as the runner's Clean.
+func (f *Clean) Spec(fl *pflag.FlagSet) (runner.Clean, error) {
 	kind, err := f.Kind()
 	if err != nil {
+		return runner.Clean{}, err
+	}
+	// run's refusal of the other backend's flags (--digest on etcd, TLS on
+	// ZooKeeper): clean would connect without them.
+	if err := f.CheckRead(fl, "", nil); err != nil {
 		return runner.Clean{}, err
 	}
 	if f.RunID != "" {
@@ -100,8 +108,28 @@ func (f *Exec) Spec(fl *pflag.FlagSet, args []string) (backends.Kind, runner.Ser
 	if f.Grace <= 0 || f.PreflightTimeout <= 0 {
 		return "", runner.Servers{}, executor.Config{}, errors.New("--grace and --preflight-timeout must be positive")
 	}
+	// FILE is written and PROGRAM started only when NODE first has data,
+	// which may be long after the start: what would fail then fails now.
+	if err := checkExecFile(args[1]); err != nil {
+		return "", runner.Servers{}, executor.Config{}, err
+	}
+	if _, err := osexec.LookPath(args[2]); err != nil {
+		return "", runner.Servers{}, executor.Config{}, fmt.Errorf("PROGRAM %q: %w (give a program on PATH or its path)", args[2], err)
+	}
 	f.PasswordFromEnv()
 	return kind, f.Config(), executor.Config{Node: node, File: args[1], Program: args[2:], Grace: f.Grace}, nil
+}
+
+// checkExecFile refuses a FILE exec could not write: a folder, or one in a
+// folder that does not exist.
+func checkExecFile(file string) error {
+	if st, err := os.Stat(file); err == nil && st.IsDir() {
+		return fmt.Errorf("FILE %s is a folder: give the file PROGRAM reads, such as %s", file, filepath.Join(file, "app.conf"))
+	}
+	if st, err := os.Stat(filepath.Dir(file)); err != nil || !st.IsDir() {
+		return fmt.Errorf("FILE %s: its folder %s does not exist: create it or give a file in a folder that does", file, filepath.Dir(file))
+	}
+	return nil
 }
 
 // Merge are `zkbench merge`'s flags but the summary's.
@@ -129,7 +157,10 @@ func (f *Merge) ReadShards(fl *pflag.FlagSet, files []string) ([]*results.Run, e
 	case f.ShardsDir != "" && len(files) > 0:
 		return nil, fmt.Errorf("--shards-dir %s and %d files: give the shards' files or --shards-dir, not both", f.ShardsDir, len(files))
 	case f.ShardsDir != "":
-		if !fl.Changed("shards") || f.Shards < 1 {
+		if fl.Changed("shards") && f.Shards < 1 {
+			return nil, fmt.Errorf("--shards %d: want the run's shard count, 1 or more", f.Shards)
+		}
+		if !fl.Changed("shards") {
 			return nil, fmt.Errorf("--shards-dir %s: give --shards S, the run's shard count (the merge reads %s/0 to %s/S-1)", f.ShardsDir, f.ShardsDir, f.ShardsDir)
 		}
 		return results.ReadShardsDir(f.ShardsDir, f.Shards)

@@ -17,7 +17,7 @@ func newCleanCmd() *cobra.Command {
 		Short: "Remove what interrupted runs left: namespaces under /zkbench, clusters in Docker",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.Spec()
+			c, err := f.Spec(cmd.Flags())
 			if err != nil {
 				return err
 			}

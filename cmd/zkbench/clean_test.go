@@ -177,13 +177,19 @@ func TestCleanWithoutEndpoints(t *testing.T) {
 	if err != nil || !strings.Contains(out, "Nothing to clean") {
 		t.Errorf("clean --backend zookeeper with no endpoints: %v\n%s", err, out)
 	}
-	for _, args := range [][]string{
-		{"clean", "--backend", "zk", "--endpoints", "127.0.0.1:1"},
-		{"clean", "--endpoints", "127.0.0.1:1", "--run", "../etc"},
-		{"clean", "--endpoints", "127.0.0.1:1", "--run", "a/b"},
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"clean", "--backend", "zk", "--endpoints", "127.0.0.1:1"}, `--backend "zk"`},
+		{[]string{"clean", "--endpoints", "127.0.0.1:1", "--run", "../etc"}, "--run"},
+		{[]string{"clean", "--endpoints", "127.0.0.1:1", "--run", "a/b"}, "--run"},
+		// The other backend's flags: clean would connect without them.
+		{[]string{"clean", "--endpoints", "127.0.0.1:1", "--digest", "u:p"}, "--digest: only zookeeper reads it"},
+		{[]string{"clean", "--backend", "zookeeper", "--endpoints", "127.0.0.1:1", "--cacert", "ca.pem"}, "--cacert: only etcd reads it"},
 	} {
-		if _, _, err := zkbench(t, args...); err == nil {
-			t.Errorf("%v accepted", args)
+		if _, _, err := zkbench(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error saying %q", tc.args, err, tc.want)
 		}
 	}
 }

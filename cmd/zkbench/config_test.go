@@ -20,6 +20,10 @@ func TestConfigBadInput(t *testing.T) {
 		{"size on a lock", []string{"run", "--size", "1KB"}, "--size: the lock workload does not read it"},
 		{"bad size", []string{"run", "--workload", "config", "--size", "big"}, "--size"},
 		{"relative node", []string{"exec", "app", "/tmp/f", "true"}, "want an absolute path"},
+		// What would fail only when NODE first has data fails at the start.
+		{"file in no folder", []string{"exec", "--endpoints", "127.0.0.1:1", "/app", "/nonexistent/app.conf", "true"}, "its folder /nonexistent does not exist"},
+		{"file a folder", []string{"exec", "--endpoints", "127.0.0.1:1", "/app", "/tmp", "true"}, "FILE /tmp is a folder"},
+		{"no such program", []string{"exec", "--endpoints", "127.0.0.1:1", "/app", "/tmp/f", "/nonexistent/prog"}, `PROGRAM "/nonexistent/prog"`},
 		{"no program", []string{"exec", "/app", "/tmp/f"}, "exec: requires at least 3 arg(s), only received 2; usage: zkbench exec NODE FILE PROGRAM"},
 		// run's refusals, in exec
 		{"exec: session timeout on etcd", []string{"exec", "--session-timeout", "3s", "/app", "/tmp/f", "true"}, "--session-timeout: only zookeeper reads it"},

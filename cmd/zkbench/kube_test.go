@@ -283,6 +283,7 @@ func TestKubeJobCommandsRun(t *testing.T) {
 		{[]string{"--shards-dir", shardsDir, "--shards", "3"}, "shard 0 of 2, want shard 0 of 3"},
 		{[]string{"--shards-dir", shardsDir, "--shards", "1"}, "shard 0 of 2, want shard 0 of 1"},
 		{[]string{"--shards-dir", shardsDir}, "give --shards S"},
+		{[]string{"--shards-dir", shardsDir, "--shards", "-2"}, "--shards -2: want the run's shard count, 1 or more"},
 		{[]string{"--shards-dir", shardsDir, "--shards", "2", filepath.Join(shardsDir, "0")}, "not both"},
 		{[]string{"--shards", "2", filepath.Join(shardsDir, "0", "kube-cmds")}, "--shards: only with --shards-dir"},
 		{[]string{"--shards-dir", filepath.Join(root, "nowhere"), "--shards", "2"}, "not a folder"},

@@ -59,6 +59,8 @@ func TestPlanCommandRefuses(t *testing.T) {
 		{[]string{sweep, "--variant", "fair", "--clients", "10", "--validate", "--against", sweep}, "not both"},
 		{[]string{sweep, "--variant", "native", "--clients", "10"}, "they hold [naive fair]"},
 		{[]string{sweep, "--variant", "fair", "--clients", "1000"}, "measure it"},
+		{[]string{sweep, "--variant", "fair", "--clients", "-30"}, "--clients -30: want how many clients"},
+		{[]string{sweep, "--variant", "fair", "--clients", "10", "--backend", "mysql"}, `--backend "mysql": want zookeeper or etcd`},
 		{[]string{sweep, sweep + "-nope", "--variant", "fair", "--clients", "10"}, "give a results file"},
 		{[]string{sweep, "--variant", "fair", "--clients", "20", "--every", "400ms", "--hold", "3ms", "--against", keptRun("plan-zk-fair-u20")}, "--hold 2ms"},
 		{[]string{sweep, keptRun("usl-etcd"), "--variant", "fair", "--clients", "10"}, "say which with --backend"},
