@@ -87,6 +87,11 @@ type summary struct {
 func summarize(run *results.Run) summary {
 	s := summary{verdict: HerdVerdict(Cases([]*results.Run{run})), columns: summaryColumns(run)}
 	s.findings, s.notes = RunNotes(run)
+	if len(run.Results) == 0 {
+		// zkbench writes no file for a run that measured nothing: this one
+		// was made otherwise, and "findings: none" would read as a pass.
+		s.verdict = append(s.verdict, fmt.Sprintf("no case: run %s (%s) holds no measured case, so it answers nothing", run.ID, run.Status))
+	}
 	s.verdict = append(s.verdict, findingsLine(s.findings))
 	return s
 }

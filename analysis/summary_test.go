@@ -210,6 +210,12 @@ func TestSummaryVerdict(t *testing.T) {
 	if !slices.Equal(verdict, want) {
 		t.Errorf("verdict by class:\n%s\nwant\n%s", strings.Join(verdict, "\n"), strings.Join(want, "\n"))
 	}
+
+	// A file with no case says so before its findings, which are none.
+	run.Results = nil
+	if v := summarize(run).verdict; len(v) != 2 || !strings.HasPrefix(v[0], "no case: run "+run.ID+" (") || !strings.HasPrefix(v[1], "findings: none") {
+		t.Errorf("verdict of a run with no case: %q", v)
+	}
 }
 
 // TestSummaryNotesGrouped: a documented cause is said once with its cases,
