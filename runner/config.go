@@ -24,6 +24,7 @@ import (
 
 	"github.com/zkbench/zkbench/backends"
 	etcdbackend "github.com/zkbench/zkbench/backends/etcd"
+	zkcluster "github.com/zkbench/zkbench/cluster/zookeeper"
 	"github.com/zkbench/zkbench/faults/schedule"
 	"github.com/zkbench/zkbench/results"
 	"github.com/zkbench/zkbench/workloads"
@@ -341,8 +342,9 @@ func validate(cfg Config, o options) (*plan, error) {
 	if p.kind == backends.Etcd && srv.LeaseTTL < 2*time.Second {
 		return nil, fmt.Errorf("--lease-ttl %v: etcd's minimum lease TTL is 2s", srv.LeaseTTL)
 	}
-	if p.kind == backends.ZooKeeper && srv.SessionTimeout <= 0 {
-		return nil, fmt.Errorf("--session-timeout %v: must be positive", srv.SessionTimeout)
+	if p.kind == backends.ZooKeeper && srv.SessionTimeout < zkcluster.MinSession {
+		return nil, fmt.Errorf("--session-timeout %v: ZooKeeper grants no session shorter than 2 ticks, and zkbench's clusters tick every %v at the least: give %v or more (a server of your own: 2 x its tickTime, 4s by default)",
+			srv.SessionTimeout, zkcluster.MinSession/2, zkcluster.MinSession)
 	}
 	if srv.FlowWindow != 0 && (srv.FlowWindow < etcdbackend.MinFlowWindow || srv.FlowWindow > etcdbackend.MaxFlowWindow) {
 		return nil, fmt.Errorf("--grpc-window %d bytes: give 0 (gRPC's dynamic window) or %dKB to %dMB", srv.FlowWindow,

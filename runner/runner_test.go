@@ -70,6 +70,8 @@ func TestNewRefuses(t *testing.T) {
 		{"pause-client open loop", func(c *Config) { c.Rate = 10 },
 			[]Option{WithFaults(faultsOf(t, "pause-client:0@1s+1s")...)}, "open loop"},
 		{"bad run id", nil, []Option{WithRunID("a/b")}, "--run-id"},
+		{"a session no zkbench cluster grants", func(c *Config) { c.Backend, c.Servers.SessionTimeout = backends.ZooKeeper, time.Millisecond }, nil,
+			"--session-timeout 1ms: ZooKeeper grants no session shorter than 2 ticks"},
 		{"think in the open loop", func(c *Config) { c.Rate, c.Think = 10, time.Millisecond }, nil, "--think 1ms with --rate 10: the open loop"},
 		// Faults the cluster cannot take: refused before its servers start.
 		{"kill-leader on the embedded server", nil, []Option{WithFaults(faultsOf(t, "kill-leader@1s")...)}, "needs server processes zkbench runs itself"},

@@ -51,6 +51,12 @@ const (
 	maxSessionTime = 2 * time.Minute
 )
 
+// MinSession is the shortest session timeout a zkbench cluster grants:
+// ZooKeeper grants none below 2 ticks, and TimingFor's tick is at least
+// minTick. A shorter one asked for would be raised to it, and a run would
+// record a timeout its sessions did not have.
+const MinSession = 2 * minTick
+
 // TimingFor is the timing under which an ensemble replaces a lost or
 // partitioned leader before a session of the given timeout expires: the
 // leader is given up after SyncLimit ticks, half the timeout (a tick of an
