@@ -2,6 +2,7 @@ package runflags
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,5 +98,35 @@ func TestSpecFromFile(t *testing.T) {
 	f, fl = parse(t, "--spec", file, "--clients", "9")
 	if _, err := f.SpecFromFile(fl, nil); err == nil || !strings.Contains(err.Error(), "--clients") {
 		t.Errorf("--clients beside --spec: %v", err)
+	}
+}
+
+// TestFlagError: a value its flag's type refuses says what the type takes,
+// without the parser's words; another flag error points at the help.
+func TestFlagError(t *testing.T) {
+	fl := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	fl.Duration("duration", 0, "")
+	fl.Int("clients", 0, "")
+	fl.Uint64("seed", 0, "")
+	fl.Bool("json", false, "")
+	fl.String("name", "", "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--duration", "5"}, `--duration "5": want a duration with its unit, such as 500ms, 5s or 2m`},
+		{[]string{"--clients", "abc"}, `--clients "abc": want a whole number`},
+		{[]string{"--seed", "-1"}, `--seed "-1": want a whole number, 0 or more`},
+		{[]string{"--json=maybe"}, `--json "maybe": want true or false`},
+		{[]string{"--wide"}, "unknown flag: --wide (zkbench t --help lists the flags)"},
+	} {
+		err := fl.Parse(tc.args)
+		if err == nil {
+			t.Fatalf("%v parsed", tc.args)
+		}
+		if got := FlagError("zkbench t", err).Error(); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.args, got, tc.want)
+		}
 	}
 }

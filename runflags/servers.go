@@ -6,6 +6,8 @@
 package runflags
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -88,4 +90,23 @@ func (s *Servers) CheckRead(fl *pflag.FlagSet, preset string, spec *workloads.Sp
 	given := flagsGiven{Backend: s.Backend, Preset: preset, Endpoints: len(s.Endpoints) > 0}
 	fl.Visit(func(flag *pflag.Flag) { given.Changed = append(given.Changed, flag.Name) })
 	return checkFlagsRead(given, spec)
+}
+
+// FlagError is a flag error of command (its path) in words a user acts on:
+// a value the flag's type refuses says what the type takes, where the flag
+// library would quote a parser ("strconv.ParseInt: parsing ..."); any
+// other error points at the command's help.
+func FlagError(command string, err error) error {
+	var bad *pflag.InvalidValueError
+	if !errors.As(err, &bad) {
+		return fmt.Errorf("%w (%s --help lists the flags)", err, command)
+	}
+	want, ok := map[string]string{
+		"int": "a whole number", "int64": "a whole number", "uint64": "a whole number, 0 or more",
+		"float64": "a number", "bool": "true or false", "duration": "a duration with its unit, such as 500ms, 5s or 2m",
+	}[bad.GetFlag().Value.Type()]
+	if !ok {
+		return err
+	}
+	return fmt.Errorf("--%s %q: want %s", bad.GetFlag().Name, bad.GetValue(), want)
 }

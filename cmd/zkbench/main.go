@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkbench/zkbench/internal/procstat"
+	"github.com/zkbench/zkbench/runflags"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -22,6 +23,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return runflags.FlagError(c.CommandPath(), err) })
 	root.AddCommand(
 		newVersionCmd(),
 		newEtcdMemberCmd(),
@@ -55,9 +57,8 @@ func newVersionCmd() *cobra.Command {
 }
 
 func main() {
-	// Local shards, client worker processes and the servers a run starts
-	// are this process's children: their CPU is zkbench's, not another
-	// process's load on the machine.
+	// Local shards, client worker processes and the servers a run starts are
+	// this process's children: their CPU is zkbench's, not other load.
 	procstat.MarkRoot()
 	if err := newRootCmd().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "zkbench:", err)
