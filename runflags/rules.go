@@ -143,6 +143,13 @@ func checkFlagsRead(given flagsGiven, spec *workloads.Spec) error {
 			return fmt.Errorf("--%s: only %s reads it, and this run's backend is %s", name, k, given.Backend)
 		}
 	}
+	// A client certificate without its key, or a key alone, would fail
+	// only at the first connection, after the servers started.
+	for _, pair := range [][2]string{{"cert", "key"}, {"key", "cert"}} {
+		if changed(pair[0]) && !changed(pair[1]) {
+			return fmt.Errorf("--%s without --%s: give the client's certificate and its key, or neither", pair[0], pair[1])
+		}
+	}
 	if spec != nil {
 		for _, k := range knobFlags {
 			if changed(string(k)) && !spec.Reads(k) {

@@ -35,6 +35,9 @@ func TestCheckFlagsRead(t *testing.T) {
 		{"clients with a preset", flagsGiven{Changed: []string{"clients", "preset"}, Backend: "etcd", Preset: workloads.PresetPaperBarrier}, &barrier, "--clients: --preset"},
 		{"nodes with endpoints", flagsGiven{Changed: []string{"nodes"}, Backend: "etcd", Endpoints: true}, nil, "--nodes: zkbench starts no servers"},
 		{"no workload", flagsGiven{Changed: []string{"think", "digest"}, Backend: "zookeeper"}, nil, ""},
+		{"cert without key", flagsGiven{Changed: []string{"cert"}, Backend: "etcd"}, nil, "--cert without --key: give the client's certificate and its key, or neither"},
+		{"key without cert", flagsGiven{Changed: []string{"key", "cacert"}, Backend: "etcd"}, &lock, "--key without --cert"},
+		{"cert and key", flagsGiven{Changed: []string{"key", "cert"}, Backend: "etcd"}, &lock, ""},
 	} {
 		err := checkFlagsRead(tc.given, tc.spec)
 		if tc.want == "" {
