@@ -79,7 +79,7 @@ func Bind(fl *pflag.FlagSet) *Run {
 	fl.StringVar(&f.Cluster, "cluster", "", "servers to start when no --endpoints: embedded (etcd only, the default for etcd), local or docker")
 	fl.IntVar(&f.Nodes, "nodes", 1, "servers to start with --cluster local or docker: 1 or 3")
 	f.SessionTimeout, f.LeaseTTL = runner.Auto, runner.Auto
-	fl.Var((*autoDuration)(&f.SessionTimeout), "session-timeout", "ZooKeeper session timeout; auto: 4s, or 3ms per client of the largest case when longer (at most 30s)")
+	fl.Var((*autoDuration)(&f.SessionTimeout), "session-timeout", "ZooKeeper session timeout, 200ms at the least; auto: 4s, or 3ms per client of the largest case when longer (at most 30s)")
 	fl.Var((*autoDuration)(&f.LeaseTTL), "lease-ttl", "etcd session lease TTL (at least 2s); auto: 5s, or 3ms per client of the largest case when longer (at most 30s)")
 	fl.IntVar(&f.Conns, "conns", 0, "share K connections among all sessions (hides the herd; 0: one per client)")
 	fl.Var((*byteSize)(&f.FlowWindow), "grpc-window", "etcd: a static gRPC flow-control window for each client (64KB to 1024MB), "+
