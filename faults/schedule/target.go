@@ -100,22 +100,20 @@ type ClientFaults interface {
 	ExpireSession(ctx context.Context, c int) error
 }
 
+// ValidateCluster checks what of Validate a run knows before its servers
+// start: the server and partition faults against lim.Servers and
+// lim.Partition, and the clients named against lim.Clients. What only the
+// target knows (proxies, worker processes, expiry) is taken as there here:
+// Validate judges it once the target is built.
+func ValidateCluster(faults []Fault, lim Limits) error {
+	lim.Network, lim.Workers, lim.Expire, lim.Kill, lim.Holders = true, true, true, true, true
+	return Validate(faults, lim)
+}
+
 // Validate checks faults against a target's limits before a run, so that a
 // run does not start with a fault that cannot fire. It returns every problem
 // found, joined, each wrapping ErrBadSpec.
 func Validate(faults []Fault, lim Limits) error {
-	return validate(faults, lim, false)
-}
-
-// ValidateCluster checks what of Validate a run knows before its servers
-// start: the server and partition faults against lim.Servers and
-// lim.Partition, and the clients named against lim.Clients. The rest
-// (proxies, worker processes, expiry) waits for the target, and Validate.
-func ValidateCluster(faults []Fault, lim Limits) error {
-	return validate(faults, lim, true)
-}
-
-func validate(faults []Fault, lim Limits, clusterOnly bool) error {
 	var errs []error
 	for _, f := range faults {
 		bad := func(part, format string, args ...any) {
@@ -141,24 +139,23 @@ func validate(faults []Fault, lim Limits, clusterOnly bool) error {
 				bad(fmt.Sprint(f.Server), "no such server: the cluster has servers 0..%d", lim.Servers-1)
 			}
 		case Latency, CutClient, CutAll, ResetConns:
-			if !clusterOnly && !lim.Network {
+			if !lim.Network {
 				bad("", "needs client connections through zkbench's fault proxy, which this run does not have")
 			}
 		case PauseClient:
-			if !clusterOnly && !lim.Workers {
+			if !lim.Workers {
 				bad("", "needs clients running in worker processes, which this run does not have")
 			}
 		case ExpireSession:
-			if !clusterOnly && !lim.Expire {
+			if !lim.Expire {
 				bad("", "this backend cannot expire a session on demand")
 			}
 		case KillClient:
-			if !clusterOnly && !lim.Kill {
+			if !lim.Kill {
 				bad("", "needs clients running in worker processes, which this run does not have")
 			}
 		case KillHolder:
 			switch {
-			case clusterOnly:
 			case !lim.Kill:
 				bad("", "needs clients running in worker processes, which this run does not have")
 			case !lim.Holders:
