@@ -9,8 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-
-	"github.com/zkbench/zkbench/backends"
 )
 
 // RefusedRunFlags are the run flags a Job's pods cannot use, and why.
@@ -52,7 +50,8 @@ func CheckRunFlags(changed func(name string) bool, value func(name string) strin
 // CheckJobFlags refuses the Job's flags that the Job would not use:
 // changed says whether the user set a flag, value is its value. A flag
 // dropped silently would leave its user believing the Job has a volume of
-// that size or class, or mounts that Secret.
+// that size or class. (etcd's Secrets on ZooKeeper are refused with the
+// other backend's flags, by the run's rule.)
 func CheckJobFlags(changed func(name string) bool, value func(name string) string) error {
 	if value("claim") != "" {
 		// The manifests write no claim then: the existing one has its own
@@ -62,16 +61,6 @@ func CheckJobFlags(changed func(name string) bool, value func(name string) strin
 			if changed(name) {
 				return fmt.Errorf("--%s: --claim uses an existing claim, whose %s is its own: drop --%s",
 					name, strings.TrimPrefix(name, "storage-"), name)
-			}
-		}
-	}
-	// Only etcd's client reads $ZKBENCH_ETCD_PASSWORD and TLS files; the
-	// run's flags of the same kind (--password, --cacert) are refused on
-	// ZooKeeper by the run's own rules, these are the Job's.
-	if backend := value("backend"); backend != string(backends.Etcd) {
-		for _, f := range []struct{ name, what string }{{"password-secret", "it (as $" + PasswordEnv + ")"}, {"tls-secret", "TLS"}} {
-			if value(f.name) != "" {
-				return fmt.Errorf("--%s: only etcd reads %s; this Job's backend is %s: drop --%s", f.name, f.what, backend, f.name)
 			}
 		}
 	}

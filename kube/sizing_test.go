@@ -138,26 +138,16 @@ func TestStorageSize(t *testing.T) {
 // size and class beside an existing --claim, etcd's Secrets on ZooKeeper.
 func TestCheckJobFlags(t *testing.T) {
 	for _, c := range []struct {
-		given map[string]string // flags set; "backend" is etcd unless given
+		given map[string]string // flags set
 		want  string            // "": accepted
 	}{
 		{map[string]string{"claim": "nfs", "storage-size": "5Gi"}, "--storage-size: --claim uses an existing claim, whose size is its own: drop --storage-size"},
 		{map[string]string{"claim": "nfs", "storage-class": "fast"}, "--storage-class: --claim uses an existing claim, whose class is its own: drop --storage-class"},
 		{map[string]string{"storage-size": "5Gi", "storage-class": "fast"}, ""},
 		{map[string]string{"claim": "nfs", "access-mode": "ReadWriteOnce"}, ""},
-		{map[string]string{"backend": "zookeeper", "tls-secret": "s"}, "--tls-secret: only etcd reads TLS; this Job's backend is zookeeper: drop --tls-secret"},
-		{map[string]string{"backend": "zookeeper", "password-secret": "s:k"}, "--password-secret: only etcd reads it (as $ZKBENCH_ETCD_PASSWORD); this Job's backend is zookeeper: drop --password-secret"},
-		{map[string]string{"tls-secret": "s", "password-secret": "s:k"}, ""},
-		{map[string]string{"backend": "zookeeper"}, ""},
 	} {
 		changed := func(n string) bool { _, ok := c.given[n]; return ok }
-		value := func(n string) string {
-			if v, ok := c.given[n]; ok || n != "backend" {
-				return v
-			}
-			return string(backends.Etcd)
-		}
-		err := kube.CheckJobFlags(changed, value)
+		err := kube.CheckJobFlags(changed, func(n string) string { return c.given[n] })
 		if c.want == "" && err != nil || c.want != "" && (err == nil || err.Error() != c.want) {
 			t.Errorf("%v: error %v, want %q", c.given, err, c.want)
 		}

@@ -118,6 +118,8 @@ var backendFlags = map[string]backends.Kind{
 	"lease-ttl": backends.Etcd, "cacert": backends.Etcd, "cert": backends.Etcd, "key": backends.Etcd,
 	"tls-server-name": backends.Etcd, "insecure-skip-tls-verify": backends.Etcd,
 	"user": backends.Etcd, "password": backends.Etcd, "grpc-window": backends.Etcd,
+	// kube job's: etcd's password and TLS files as Secrets in the pods.
+	"password-secret": backends.Etcd, "tls-secret": backends.Etcd,
 }
 
 // flagsGiven are the flags a user set, as checkFlagsRead judges them.

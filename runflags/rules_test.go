@@ -38,6 +38,7 @@ func TestCheckFlagsRead(t *testing.T) {
 		{"cert without key", flagsGiven{Changed: []string{"cert"}, Backend: "etcd"}, nil, "--cert without --key: give the client's certificate and its key, or neither"},
 		{"key without cert", flagsGiven{Changed: []string{"key", "cacert"}, Backend: "etcd"}, &lock, "--key without --cert"},
 		{"cert and key", flagsGiven{Changed: []string{"key", "cert"}, Backend: "etcd"}, &lock, ""},
+		{"a Job's etcd Secret on zookeeper", flagsGiven{Changed: []string{"tls-secret"}, Backend: "zookeeper"}, &lock, "--tls-secret: only etcd reads it"},
 	} {
 		err := checkFlagsRead(tc.given, tc.spec)
 		if tc.want == "" {
