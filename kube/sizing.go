@@ -88,20 +88,14 @@ func AutoMemory(perShard int) resource.Quantity {
 // one, and 0 (not documented as "no request") would let the scheduler pack
 // the shards onto a node that cannot hold their clients.
 func Resources(cpu, memory string, perShard int) (corev1.ResourceRequirements, error) {
-	c, err := resource.ParseQuantity(cpu)
+	c, err := positiveQuantity("cpu", cpu, "1 or 500m")
 	if err != nil {
-		return corev1.ResourceRequirements{}, fmt.Errorf("--cpu %q: %v (e.g. 1 or 500m)", cpu, err)
-	}
-	if c.Sign() <= 0 {
-		return corev1.ResourceRequirements{}, fmt.Errorf("--cpu %s: want a positive CPU quantity such as 1 or 500m", cpu)
+		return corev1.ResourceRequirements{}, err
 	}
 	m := AutoMemory(perShard)
 	if memory != "auto" {
-		if m, err = resource.ParseQuantity(memory); err != nil {
-			return corev1.ResourceRequirements{}, fmt.Errorf("--memory %q: %v (e.g. 512Mi, or auto)", memory, err)
-		}
-		if m.Sign() <= 0 {
-			return corev1.ResourceRequirements{}, fmt.Errorf("--memory %s: want a positive quantity such as 512Mi or 2Gi, or auto", memory)
+		if m, err = positiveQuantity("memory", memory, "512Mi or 2Gi, or auto"); err != nil {
+			return corev1.ResourceRequirements{}, err
 		}
 	}
 	return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: c, corev1.ResourceMemory: m}}, nil
@@ -111,12 +105,18 @@ func Resources(cpu, memory string, perShard int) (corev1.ResourceRequirements, e
 // manifests create: 0 or less is refused (the API server refuses a
 // negative size, and a Spec's zero size would silently become 1Gi).
 func StorageSize(s string) (resource.Quantity, error) {
-	q, err := resource.ParseQuantity(s)
+	return positiveQuantity("storage-size", s, "1Gi or 500Mi")
+}
+
+// positiveQuantity is flag's value as a quantity above 0, or an error
+// naming the flag with examples (eg) of what it takes.
+func positiveQuantity(flag, value, eg string) (resource.Quantity, error) {
+	q, err := resource.ParseQuantity(value)
 	if err != nil {
-		return resource.Quantity{}, fmt.Errorf("--storage-size %q: %v (e.g. 1Gi or 500Mi)", s, err)
+		return resource.Quantity{}, fmt.Errorf("--%s %q: %v (e.g. %s)", flag, value, err, eg)
 	}
 	if q.Sign() <= 0 {
-		return resource.Quantity{}, fmt.Errorf("--storage-size %s: want a positive size such as 1Gi or 500Mi", s)
+		return resource.Quantity{}, fmt.Errorf("--%s %s: want a positive quantity such as %s", flag, value, eg)
 	}
 	return q, nil
 }

@@ -79,8 +79,8 @@ func TestResources(t *testing.T) {
 	for _, tc := range []struct{ cpu, mem, want string }{
 		{"lots", "auto", "--cpu"},
 		{"1", "big", "--memory"},
-		{"-2", "auto", "--cpu -2: want a positive CPU quantity such as 1 or 500m"},
-		{"0", "auto", "--cpu 0: want a positive CPU quantity"},
+		{"-2", "auto", "--cpu -2: want a positive quantity such as 1 or 500m"},
+		{"0", "auto", "--cpu 0: want a positive quantity such as 1 or 500m"},
 		{"1", "-5Gi", "--memory -5Gi: want a positive quantity such as 512Mi or 2Gi, or auto"},
 		{"1", "0", "--memory 0: want a positive quantity"},
 	} {
@@ -124,8 +124,8 @@ func TestStorageSize(t *testing.T) {
 		t.Errorf("5Gi: %v %v", q.String(), err)
 	}
 	for size, want := range map[string]string{
-		"-1Gi": "--storage-size -1Gi: want a positive size such as 1Gi or 500Mi",
-		"0":    "--storage-size 0: want a positive size",
+		"-1Gi": "--storage-size -1Gi: want a positive quantity such as 1Gi or 500Mi",
+		"0":    "--storage-size 0: want a positive quantity such as 1Gi or 500Mi",
 		"big":  `--storage-size "big"`,
 	} {
 		if _, err := kube.StorageSize(size); err == nil || !strings.HasPrefix(err.Error(), want) {

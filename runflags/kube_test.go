@@ -22,10 +22,10 @@ func TestKubeJobManifestsRefuse(t *testing.T) {
 		{[]string{"--claim", "nfs", "--storage-class", "fast"}, "--storage-class: --claim uses an existing claim"},
 		{[]string{"--tls-secret", "s"}, "--tls-secret: only etcd reads it, and this run's backend is zookeeper"},
 		{[]string{"--password-secret", "s:k"}, "--password-secret: only etcd reads it, and this run's backend is zookeeper"},
-		{[]string{"--cpu", "-2"}, "--cpu -2: want a positive CPU quantity"},
-		{[]string{"--cpu", "0", "--memory", "0"}, "--cpu 0: want a positive CPU quantity"},
+		{[]string{"--cpu", "-2"}, "--cpu -2: want a positive quantity such as 1 or 500m"},
+		{[]string{"--cpu", "0", "--memory", "0"}, "--cpu 0: want a positive quantity such as 1 or 500m"},
 		{[]string{"--memory", "-5Gi"}, "--memory -5Gi: want a positive quantity"},
-		{[]string{"--storage-size", "-1Gi"}, "--storage-size -1Gi: want a positive size"},
+		{[]string{"--storage-size", "-1Gi"}, "--storage-size -1Gi: want a positive quantity such as 1Gi or 500Mi"},
 	} {
 		fl := pflag.NewFlagSet("kube job", pflag.ContinueOnError)
 		k := BindKubeJob(fl, "zkbench/zkbench:test")
