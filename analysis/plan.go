@@ -604,11 +604,12 @@ func checkLatencyRecorded(runs []*results.Run, l figures.Latency) error {
 	}
 	var have []string
 	for _, r := range runs {
-		for _, res := range r.Results {
-			if res.Latency[l] != nil {
+		for i := range r.Results {
+			recorded := r.Results[i].LatencyNames()
+			if slices.Contains(recorded, l) {
 				return nil
 			}
-			for name := range res.Latency {
+			for _, name := range recorded {
 				if !slices.Contains(have, string(name)) {
 					have = append(have, string(name))
 				}
