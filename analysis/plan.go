@@ -249,10 +249,15 @@ type OpenLoopCase struct {
 	Rate  float64       `json:"rate"`
 	Think time.Duration `json:"think_ns,omitempty"`
 	Hold  time.Duration `json:"hold_ns"`
-	// Latency is the primary latency's name; P50 and P99 its percentiles.
-	Latency figures.Latency `json:"latency"`
-	P50     time.Duration   `json:"p50_ns"`
-	P99     time.Duration   `json:"p99_ns"`
+	// Latency is the histogram the target applies to (Target.Latency, else
+	// the case's primary latency); P50 and P99 its percentiles, zero when
+	// the case did not record it (NotRecorded). PrimaryLatency is the
+	// case's primary latency, the one zkbench plan's model predicts.
+	Latency        figures.Latency `json:"latency"`
+	PrimaryLatency figures.Latency `json:"primary_latency"`
+	NotRecorded    bool            `json:"not_recorded,omitempty"`
+	P50            time.Duration   `json:"p50_ns"`
+	P99            time.Duration   `json:"p99_ns"`
 	// Throughput achieved (below Rate when the servers could not keep up).
 	Throughput float64 `json:"throughput"`
 	Meets      bool    `json:"meets"`
@@ -352,7 +357,9 @@ func PlanCapacity(runs []*results.Run, target Target) (*Plan, error) {
 // openLoop adds the cases of open-loop or think-time run r.
 func (p *Plan) openLoop(r *results.Run) error {
 	for _, c := range Cases([]*results.Run{r}) {
-		o := OpenLoopCase{Key: c.Key, Run: r.ID, Rate: r.Config.Rate, Think: r.Config.Think, Hold: r.Config.Hold, Latency: c.PrimaryLatency()}
+		o := OpenLoopCase{Key: c.Key, Run: r.ID, Rate: r.Config.Rate, Think: r.Config.Think, Hold: r.Config.Hold,
+			Latency: cmp.Or(p.Target.Latency, c.PrimaryLatency()), PrimaryLatency: c.PrimaryLatency()}
+		o.NotRecorded = !slices.Contains(c.LatencyNames(), o.Latency)
 		o.Throughput, _ = c.Throughput()
 		var err error
 		if o.P50, _, err = c.Quantile(o.Latency, 50); err != nil {

@@ -164,6 +164,9 @@ func modelled(runs []*results.Run, o analysis.OpenLoopCase, t analysis.Target) (
 	if !slices.Contains(workloads.Planned(), o.Workload) {
 		return "—", "—" // zkbench plan models one lock's queue, not this workload
 	}
+	if o.Latency != o.PrimaryLatency {
+		return "not predicted: the model predicts " + string(o.PrimaryLatency) + ", not " + string(o.Latency), NotMeasured
+	}
 	w := analysis.Workload{Workload: o.Workload, Backend: o.Backend, Variant: o.Variant, Clients: o.Clients, Think: o.Think, Hold: o.Hold,
 		Percentile: 99, Bound: t.P99, Acquisitions: 50_000}
 	if o.Rate > 0 {
@@ -828,7 +831,10 @@ func (d *Document) capacity(plan *analysis.Plan, runs []*results.Run) {
 		}
 		for _, o := range plan.OpenLoop {
 			meets := map[bool]string{true: "yes", false: "no"}[o.Meets]
-			if o.ClientBound != "" {
+			p50, p99 := ms(o.P50), ms(o.P99)
+			if o.NotRecorded {
+				p50, p99, meets = NotMeasured, NotMeasured, "not answered: the case recorded no "+string(o.Latency)+" latency"
+			} else if o.ClientBound != "" {
 				meets = "client-bound: " + o.ClientBound
 			} else if o.Loaded != "" {
 				meets = "loaded machine: " + o.Loaded
@@ -838,7 +844,7 @@ func (d *Document) capacity(plan *analysis.Plan, runs []*results.Run) {
 				loop = "think " + ms(o.Think) + " ms"
 			}
 			row := []string{o.Workload, string(o.Backend), o.Variant, strconv.Itoa(o.Clients), loop, ms(o.Hold),
-				Num(o.Throughput), string(o.Latency), ms(o.P50), ms(o.P99), meets, o.Run}
+				Num(o.Throughput), string(o.Latency), p50, p99, meets, o.Run}
 			if modelCols {
 				model, merr := modelled(runs, o, t)
 				row = append(row, model, merr)

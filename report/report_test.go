@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkbench/zkbench/analysis"
 	"github.com/zkbench/zkbench/figures"
 	"github.com/zkbench/zkbench/internal/testenv/testresults"
 	"github.com/zkbench/zkbench/results"
@@ -380,6 +381,51 @@ func TestCapacityPredictsOpenLoop(t *testing.T) {
 		if !strings.Contains(row, tc.want) {
 			t.Errorf("%s: the latency targets row of plan-zk-fair-u50 lacks %q: %q", tc.name, tc.want, row)
 		}
+	}
+}
+
+// report --latency puts the chosen histogram in the latency targets table,
+// not only in the fits: a lock's open-loop row reads its handoff, the model
+// (which predicts the acquire latency) says it answers another histogram,
+// and a case that did not record the histogram says so rather than
+// reading 0 ms.
+func TestLatencyTargetsFollowTheTarget(t *testing.T) {
+	runs := filepath.Join("..", "docs", "runs")
+	rowOf := func(latency, run string, paths ...string) string {
+		t.Helper()
+		d, err := Build(readRuns(t, paths...), Options{NoPlots: true, Target: analysis.Target{Latency: figures.Latency(latency)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := d.Markdown(&out); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.Contains(l, "| "+run+" |") && strings.Contains(l, "| open, ") {
+				return l
+			}
+		}
+		t.Fatalf("--latency %s: no latency targets row of %s", latency, run)
+		return ""
+	}
+	u50 := filepath.Join(runs, "plan-zk-fair-u50", "results.json")
+	acquire := rowOf("", "plan-zk-fair-u50", u50)
+	handoff := rowOf("handoff", "plan-zk-fair-u50", u50)
+	if !strings.Contains(acquire, "| acquire |") || !strings.Contains(handoff, "| handoff |") {
+		t.Errorf("the rows do not name the histogram asked for:\n%s\n%s", acquire, handoff)
+	}
+	if acquire == strings.Replace(handoff, "| handoff |", "| acquire |", 1) {
+		t.Errorf("--latency handoff changed the row's name but not its figures: %s", handoff)
+	}
+	if !strings.Contains(handoff, "not predicted: the model predicts acquire, not handoff") {
+		t.Errorf("the model's column beside a handoff row: %s", handoff)
+	}
+	// Beside a run that recorded the histogram, one that did not (the
+	// naive lock records no handoff).
+	row := rowOf("handoff", "plan-zk-naive-low", u50, filepath.Join(runs, "plan-zk-naive-low", "results.json"))
+	if !strings.Contains(row, "not answered: the case recorded no handoff latency") {
+		t.Errorf("a case without a handoff histogram under --latency handoff: %s", row)
 	}
 }
 

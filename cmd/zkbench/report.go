@@ -45,7 +45,7 @@ func newReportCmd() *cobra.Command {
 	fl.DurationVar(&target.P99, "target-p99", analysis.DefaultP99, "latency target: the p99 an open-loop case must stay under")
 	fl.DurationVar(&target.Handoff, "target-handoff", analysis.DefaultHandoff, "handoff target: the p99 of one release's handoff, for the waiters a lock can have")
 	fl.Float64Var(&target.Rate, "target-rate", 0, "throughput target in operations per second (0: none); also the rate the server load is computed at")
-	fl.StringVar((*string)(&target.Latency), "latency", "", `latency histogram the target applies to (default: the workload's own, e.g. "acquire")`)
+	fl.StringVar((*string)(&target.Latency), "latency", "", `latency histogram the target applies to, in the fits and the latency targets (default: the workload's own, e.g. "acquire")`)
 	fl.IntVar(&target.AtClients, "at-clients", 0, "client count for the server load table (default: the largest measured)")
 	return cmd
 }
