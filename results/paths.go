@@ -8,15 +8,46 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // FileName is what a run writes in its run folder.
 const FileName = "results.json"
 
 // ReadPaths reads the results files named by paths (a command line's
-// arguments). A folder stands for the results.json inside it (a run's own
-// folder).
+// arguments) as ReadEach does, for a command that pools their cases: a run
+// given twice (the same file, or a copy of it: the same ID, start and
+// shard) is refused, since its cases would count as two repeats.
 func ReadPaths(paths []string) ([]*Run, error) {
+	runs, err := ReadEach(paths)
+	if err != nil {
+		return nil, err
+	}
+	type identity struct {
+		id      string
+		started time.Time
+		shard   int
+	}
+	given := map[identity]string{}
+	for i, r := range runs {
+		key := identity{r.ID, r.StartedAt, -1}
+		if r.Shard != nil {
+			key.shard = r.Shard.Index
+		}
+		if first, ok := given[key]; ok {
+			return nil, fmt.Errorf("%s and %s hold the same run (%s, started %s): give each run once, or its cases count as two repeats",
+				first, paths[i], r.ID, r.StartedAt.UTC().Format(time.RFC3339))
+		}
+		given[key] = paths[i]
+	}
+	return runs, nil
+}
+
+// ReadEach reads the results files named by paths, one run a path (a
+// command that sets runs side by side, such as compare, may be given one
+// twice). A folder stands for the results.json inside it (a run's own
+// folder).
+func ReadEach(paths []string) ([]*Run, error) {
 	runs := make([]*Run, 0, len(paths))
 	for _, a := range paths {
 		p := a

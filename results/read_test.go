@@ -295,3 +295,56 @@ func TestDecodeNamesRawLogSyncs(t *testing.T) {
 		}
 	}
 }
+
+// A run given twice to a command that reads several (the same folder, or a
+// copy of its file) is refused, naming both; two shards of one run, or two
+// runs, are read.
+func TestReadPathsRefusesARunTwice(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, r *Run) string {
+		t.Helper()
+		raw, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name, FileName)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	run := sampleRun(t)
+	run.StartedAt = time.Date(2026, 12, 7, 20, 0, 0, 0, time.UTC)
+	a := write("a", run)
+	copyOfA := write("copy", run)
+	other := *run
+	other.StartedAt = run.StartedAt.Add(time.Minute)
+	b := write("b", &other)
+	shard0, shard1 := *run, *run
+	shard0.Shard, shard1.Shard = &Shard{Index: 0, Count: 2}, &Shard{Index: 1, Count: 2}
+	s0, s1 := write("s0", &shard0), write("s1", &shard1)
+
+	for _, tc := range []struct {
+		paths []string
+		want  string // "" when read
+	}{
+		{[]string{a, b}, ""},
+		{[]string{s0, s1}, ""},
+		{[]string{a, filepath.Dir(a)}, a + " and " + filepath.Dir(a) + " hold the same run (read-test, started 2026-12-07T20:00:00Z)"},
+		{[]string{a, b, copyOfA}, a + " and " + copyOfA + " hold the same run"},
+		{[]string{s1, s0, s1}, "hold the same run"},
+	} {
+		runs, err := ReadPaths(tc.paths)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%v: %v", tc.paths, err)
+		case tc.want == "" && len(runs) != len(tc.paths):
+			t.Errorf("%v: read %d runs", tc.paths, len(runs))
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%v: error %v, want %q", tc.paths, err, tc.want)
+		}
+	}
+}

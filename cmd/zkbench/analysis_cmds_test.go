@@ -109,6 +109,11 @@ func TestReportCommand(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "missing.json") {
 		t.Errorf("missing file: %v", err)
 	}
+	// One run twice would count its cases as two repeats.
+	_, err = execute(t, "report", testresults.Path("lock-etcd.json"), testresults.Path("lock-etcd.json"), "-o", dir)
+	if err == nil || !strings.Contains(err.Error(), "hold the same run") {
+		t.Errorf("report of one run twice: %v", err)
+	}
 }
 
 func TestCompareCommand(t *testing.T) {

@@ -16,7 +16,7 @@ func newCompareCmd() *cobra.Command {
 		Short: "Print what changed between two runs, figure by figure",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			runs, err := results.ReadPaths(args)
+			runs, err := results.ReadEach(args)
 			if err != nil {
 				return err
 			}
