@@ -134,10 +134,10 @@ func TestLoaded(t *testing.T) {
 }
 
 // TestBoundAtScaleKeptRun: the kept 10,000-client etcd lock case (docs/runs/
-// scale-etcd, scheduler p99 1.61 s beside an acquire p99 of 38 s) was
+// scale-etcd, scheduler p99 2.15 s beside an acquire p99 of 37.6 s) was
 // judged not client-bound when its scheduler latency was weighed against
-// the queue alone; weighed against one handoff's service it is, for the
-// scheduler. The 5,000-client case, at 1.05 ms, is not.
+// the queue alone; weighed against one handoff's service (p99 37.3 ms) it
+// is, for the scheduler. The 5,000-client case, at 2.10 ms, is not.
 func TestBoundAtScaleKeptRun(t *testing.T) {
 	run, err := ReadFile("../docs/runs/scale-etcd/results.json")
 	if err != nil {
