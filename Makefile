@@ -120,7 +120,7 @@ bench-runs: build
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload queue --variants naive,recipe,fair --clients 10,50,200 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-zookeeper
 	$(BIN) run $(KEEPFLAGS) --backend etcd --workload queue --variants naive,recipe,fair,native --clients 10,50,200 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-etcd
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload queue --variants naive,recipe,fair --clients 10,50 --priorities 4 $(QUEUEFLAGS) -o $(RUNS) --run-id queue-priorities-zookeeper
-	# the hand-off queue (issue 20's queue point: 2 producers at 400 items/s, no hold) from 10 to 1,000 consumers on
+	# the hand-off queue (the queue point a new user first tried: 2 producers at 400 items/s, no hold) from 10 to 1,000 consumers on
 	# local servers, beside the herd-free idle line and etcd's recipe, then with 10 producers; and at 100 items/s with
 	# the naive queue, where it keeps up
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload queue --variants fair,handoff --clients 10,100,1000 --producers 2 $(HANDOFFQUEUEFLAGS) -o $(RUNS) --run-id queue-handoff-zookeeper
