@@ -448,6 +448,17 @@ func TestCountsPayloadBytes(t *testing.T) {
 	if got.BytesSent != 7+5+4+2+4+4+4 || got.BytesReceived != 10+12+int64(len("/a/b")+len("new")) {
 		t.Fatalf("bytes sent %d, received %d; want 30 and 29", got.BytesSent, got.BytesReceived)
 	}
+	// A queue's calls send the paths they name, as the plain calls do.
+	me := backends.Node{Path: "/q/t-0001", Seq: 1}
+	s.Enqueue(ctx, "/q", "t")            // 2 + 1 + 1
+	s.Predecessor(ctx, "/q", me, "")     // 2
+	s.PredecessorOf(ctx, "/q", "t-", me) // 2 + 1 + 2
+	s.Tagged(ctx, "/q", "t")             // 2 + 1 + 1
+	s.Dequeue(ctx, me)                   // 9
+	if d := c.Snapshot().Sub(got); d.BytesSent != 4+2+5+4+9 {
+		t.Fatalf("a queue's calls sent %d bytes, want 24", d.BytesSent)
+	}
+	got = c.Snapshot()
 	stub.err = errStub
 	s.Get(ctx, "/a/b") // a failure sends its path and receives nothing
 	if d := c.Snapshot().Sub(got); d.BytesSent != 4 || d.BytesReceived != 0 {

@@ -148,26 +148,28 @@ func (s *Session) Children(ctx context.Context, parent string) ([]backends.Node,
 	return ns, err
 }
 
-// Enqueue counts OpEnqueue.
+// Enqueue counts OpEnqueue; it sends the path it names, parent + "/" + tag
+// (as CreateSequential's parent + "/" + prefix).
 func (s *Session) Enqueue(ctx context.Context, parent, tag string) (backends.Node, error) {
-	sent := s.start(ctx, OpEnqueue, 0)
+	sent := s.start(ctx, OpEnqueue, len(parent)+1+len(tag))
 	n, err := s.inner.Enqueue(ctx, parent, tag)
 	s.done(OpEnqueue, sent, err)
 	return n, err
 }
 
-// Predecessor counts OpPredecessor.
+// Predecessor counts OpPredecessor; it sends the parent's path.
 func (s *Session) Predecessor(ctx context.Context, parent string, me backends.Node, gone string) (backends.Node, bool, error) {
-	sent := s.start(ctx, OpPredecessor, 0)
+	sent := s.start(ctx, OpPredecessor, len(parent))
 	n, ok, err := s.inner.Predecessor(ctx, parent, me, gone)
 	s.c.bytesReceived.Add(n.Listed)
 	s.done(OpPredecessor, sent, err)
 	return n, ok, err
 }
 
-// PredecessorOf counts OpPredecessor: the same query, among fewer children.
+// PredecessorOf counts OpPredecessor: the same query, among fewer children
+// (it sends parent + "/" + prefix).
 func (s *Session) PredecessorOf(ctx context.Context, parent, prefix string, me backends.Node) (backends.Node, bool, error) {
-	sent := s.start(ctx, OpPredecessor, 0)
+	sent := s.start(ctx, OpPredecessor, len(parent)+1+len(prefix))
 	n, ok, err := s.inner.PredecessorOf(ctx, parent, prefix, me)
 	s.c.bytesReceived.Add(n.Listed)
 	s.done(OpPredecessor, sent, err)
@@ -175,17 +177,18 @@ func (s *Session) PredecessorOf(ctx context.Context, parent, prefix string, me b
 }
 
 // Tagged counts OpTagged once per call, however many server requests the
-// backend needs for it (ZooKeeper: a listing and a read per child).
+// backend needs for it (ZooKeeper: a listing and a read per child); it sends
+// parent + "/" + tag once.
 func (s *Session) Tagged(ctx context.Context, parent, tag string) ([]backends.Node, error) {
-	sent := s.start(ctx, OpTagged, 0)
+	sent := s.start(ctx, OpTagged, len(parent)+1+len(tag))
 	ns, err := s.inner.Tagged(ctx, parent, tag)
 	s.done(OpTagged, sent, err)
 	return ns, err
 }
 
-// Dequeue counts OpDequeue.
+// Dequeue counts OpDequeue; it sends the node's path.
 func (s *Session) Dequeue(ctx context.Context, me backends.Node) error {
-	sent := s.start(ctx, OpDequeue, 0)
+	sent := s.start(ctx, OpDequeue, len(me.Path))
 	err := s.inner.Dequeue(ctx, me)
 	s.done(OpDequeue, sent, err)
 	return err
