@@ -31,8 +31,9 @@ const ParamSteps = "steps"
 const DefaultLedgerHold = 30 * time.Millisecond
 
 // errNoTxn says why the txn variant does not run on ZooKeeper.
-var errNoTxn = errors.New("zkbench's ZooKeeper session has no multi-node transaction " +
-	"(ZooKeeper's multi with a version check on the head would be the same guarantee); use naive or idempotent")
+var errNoTxn = errors.New("zkbench's ZooKeeper session has no guarded multi-node write, a multi-node transaction " +
+	"that writes only if the head still holds a value (ZooKeeper's multi with a version check on the head would be " +
+	"the same guarantee); use naive or idempotent")
 
 func ledgerSpec() Spec {
 	return Spec{

@@ -162,7 +162,7 @@ func TestRunLedgerBadInput(t *testing.T) {
 		{[]string{"--workload", "ledger", "--fault", "kill-holder@1s,kill-holder@2s,kill-holder@3s"}, "3 kill-holder faults but only 2 clients in worker processes"},
 		{[]string{"--workload", "ledger", "--fault", "kill-holder@1s+1s"}, "instant"},
 		{[]string{"--workload", "ledger", "--steps", "1", "--fault", "kill-holder@1s"}, "fewer than 2 steps"},
-		{append([]string{"--workload", "ledger", "--variants", "txn"}, zk...), "no multi-node transaction"},
+		{append([]string{"--workload", "ledger", "--variants", "txn"}, zk...), "no guarded multi-node write"},
 	} {
 		args := append([]string{"run", "--clients", "3", "--duration", "200ms", "-o", dir, "--no-plots"}, tc.args...)
 		if slices.Contains(tc.args, "--clients") {
