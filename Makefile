@@ -162,13 +162,11 @@ bench-scale: build
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload lock --variants fair --clients 100,1000 --calibrate $(SCALEFLAGS) -o $(RUNS) --run-id handoff-paced-etcd
 
 # Watches at scale: the config center (1 KB and 64 KB, every variant) at
-# 1,000, 5,000 and 10,000 watchers and group membership (every variant) at
-# 1,000 members, the count one 2-core machine holds on both backends
-# (docs/results.md: at 5,000 members the views agreed on the first group
-# within 50 s in 3 of 4 ZooKeeper cases and neither etcd case, at 10,000 in
-# none; MEMBERS=1000,5000,10000 asks for more, which needs more load
-# machines than this one) on
-# local servers of both backends (servers of their own, so that their CPU
+# 1,000, 5,000 and 10,000 watchers, and group membership: the delta variant
+# at 1,000, 5,000 and 10,000 members (MEMBERS), the re-listing one at 1,000
+# and 5,000 (RELISTERS: it falls apart at 5,000 on one 2-core machine, and
+# its 10,000-member attempt took the machine's cores for minutes;
+# docs/results.md), on local servers of both backends (servers of their own, so that their CPU
 # and live heap are measured apart from zkbench's), and the report whose
 # watchers section answers from them. Run on a quiet machine: the config
 # lines took 40 minutes of 2 cores (2026-12-04). The config writer's rate is 2 updates a second; a
