@@ -104,7 +104,7 @@ func shardRun(t *testing.T, index, count, n int, base time.Time, sections [][3]i
 		Elapsed: time.Second, Started: base, Ops: Ops{Issued: ops, Succeeded: ops}, Throughput: float64(ops),
 		Latency: map[figures.Latency]*Histogram{"acquire": h},
 		PerOp:   map[string]float64{"watch_events": 1, "requests": 4},
-		Client:  ClientCounts{Requests: map[string]int64{"get": 4 * ops}, WatchEvents: ops},
+		Client:  ClientCounts{Requests: map[string]int64{"get": 4 * ops}, WatchEvents: ops, BytesSent: 30 * ops, BytesReceived: 50 * ops},
 		Safety:  Safety{Checked: ops},
 		Series:  Series{Interval: 100 * time.Millisecond, Counts: make([]int64, 10)},
 		Shard: &ShardCase{Index: index, Count: count, FirstClient: first, Clients: size, Host: "h",
@@ -155,6 +155,10 @@ func TestMergeShards(t *testing.T) {
 	}
 	if r.Throughput != 5 || r.Series.Counts[0] != 5 || r.Client.Requests["get"] != 20 {
 		t.Errorf("throughput %v, series %v, requests %v", r.Throughput, r.Series.Counts, r.Client.Requests)
+	}
+	// Every client count is the shards' sum, the payload bytes too.
+	if c := r.Client; c.WatchEvents != 5 || c.BytesSent != 150 || c.BytesReceived != 250 {
+		t.Errorf("client counts %+v, want 5 watch events, 150 bytes sent, 250 received", c)
 	}
 	if r.Fairness.Jain <= 0.9 {
 		t.Errorf("jain %v", r.Fairness.Jain)

@@ -103,6 +103,8 @@ func (m *caseMerge) add(i int, p *Result) error {
 	res.Client.WatchEvents += p.Client.WatchEvents
 	res.Client.WastedWakeups += p.Client.WastedWakeups
 	res.Client.LateWatchEvents += p.Client.LateWatchEvents
+	res.Client.BytesSent += p.Client.BytesSent
+	res.Client.BytesReceived += p.Client.BytesReceived
 	if w := p.Client.Witness; w != nil {
 		// Every shard counts its own; a case whose shards did not all
 		// count one has none (merged below).
