@@ -43,9 +43,11 @@ func (r FigureChange) Ratio() (float64, bool) {
 type CaseChange struct {
 	Key
 	Rows []FigureChange `json:"rows"`
-	// BoundA and BoundB are the case's client-bound reasons in A and B
-	// ("" when it was not, or not measured): a change where either is set
-	// may be the load generator's, not the servers'.
+	// BoundA and BoundB are the case's client-bound reasons in A and B,
+	// or, for a case that was not client-bound but ran on a loaded
+	// machine, "loaded machine: " and its detail ("" when neither, or not
+	// measured): a change where either is set may be the load generator's
+	// or the other processes', not the servers'.
 	BoundA string `json:"client_bound_a,omitempty"`
 	BoundB string `json:"client_bound_b,omitempty"`
 }
@@ -135,10 +137,10 @@ func compareCase(x, y *Case) (CaseChange, error) {
 		cs.BoundB = cb.Detail
 	}
 	if x.ClientBound() == nil && x.Loaded() != nil {
-		cs.BoundA = "loaded machine: " + x.Loaded().Detail
+		cs.BoundA = loadedPrefix + x.Loaded().Detail
 	}
 	if y.ClientBound() == nil && y.Loaded() != nil {
-		cs.BoundB = "loaded machine: " + y.Loaded().Detail
+		cs.BoundB = loadedPrefix + y.Loaded().Detail
 	}
 	if x.Backend != y.Backend {
 		cs.Backend = x.Backend + " vs " + y.Backend
@@ -228,9 +230,14 @@ func (c *Comparison) Write(w io.Writer) error {
 	for _, cs := range c.Cases {
 		fmt.Fprintf(&b, "\n%s / %s / %s / %d clients\n", cs.Workload, cs.Backend, cs.Variant, cs.Clients)
 		for _, x := range []struct{ run, why string }{{"A", cs.BoundA}, {"B", cs.BoundB}} {
-			if x.why != "" {
-				fmt.Fprintf(&b, "  CLIENT-BOUND in %s: %s\n", x.run, x.why)
+			if x.why == "" {
+				continue
 			}
+			label, why := "CLIENT-BOUND", x.why
+			if w, ok := strings.CutPrefix(why, loadedPrefix); ok {
+				label, why = "LOADED MACHINE", w
+			}
+			fmt.Fprintf(&b, "  %s in %s: %s\n", label, x.run, why)
 		}
 		table := [][]string{{"figure", "unit", "A", "B", "B/A", "change", ""}}
 		for _, r := range cs.Rows {

@@ -146,3 +146,29 @@ func TestCompareMarksClientBound(t *testing.T) {
 		t.Errorf("comparison does not mark the client-bound cases:\n%s", out.String())
 	}
 }
+
+// A case that ran on a loaded machine, not client-bound, is marked as
+// such, not as client-bound.
+func TestCompareMarksLoaded(t *testing.T) {
+	a := load(t, "lock-zookeeper.json")
+	b := load(t, "lock-zookeeper.json")
+	b.ID = "b"
+	for i := range b.Results {
+		if r := &b.Results[i]; r.Variant == "fair" {
+			r.ClientBound = nil
+			r.Loaded = &results.Loaded{OthersShare: 0.62, Detail: "other processes took 62% of 2 cores"}
+		}
+	}
+	c, err := Compare(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := c.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "LOADED MACHINE in B: other processes took 62% of 2 cores") ||
+		strings.Contains(out.String(), "CLIENT-BOUND in B: loaded") {
+		t.Errorf("comparison does not mark the loaded cases as loaded:\n%s", out.String())
+	}
+}

@@ -196,8 +196,9 @@ func (wc WatcherCapacity) Text() string {
 	return fmt.Sprintf("%d (met there; missed at %d)", wc.Watchers, wc.Missed)
 }
 
-// loadedPrefix starts a point's ClientBound when other processes, not the
-// load generator, took the machine.
+// loadedPrefix starts a watcher point's ClientBound, or a compared case's
+// BoundA or BoundB, when other processes, not the load generator, took the
+// machine.
 const loadedPrefix = "loaded machine: "
 
 // Modelled is zkbench plan's answer to wc's question from the config runs
