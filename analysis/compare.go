@@ -309,7 +309,8 @@ func value(v float64, ok bool) string {
 	return fmtNum(v)
 }
 
-// fmtNum prints 4 significant digits without an exponent.
+// fmtNum prints 4 significant digits, without an exponent unless the
+// value's magnitude is below 1e-4.
 func fmtNum(v float64) string {
 	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
 	if r != 0 && math.Abs(r) < 1e-4 {

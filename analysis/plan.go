@@ -194,8 +194,9 @@ type Excluded struct {
 // latency question: see OpenLoop and Predict for those), and what one
 // operation cost at that point.
 type Saturation struct {
-	// Status: "measured", "not measured" (no throughput) or "client-bound"
-	// (every case was: SeriesPlan.Excluded).
+	// Status: "measured", "not measured" (no throughput), or, when every
+	// case was left out (SeriesPlan.Excluded), "client-bound", "loaded" or
+	// "client-bound or loaded".
 	Status string `json:"status"`
 	// Throughput is the highest mean throughput over the cases, at Clients.
 	Throughput float64 `json:"throughput"`

@@ -135,7 +135,8 @@ type Prediction struct {
 	Class    figures.Class `json:"class"`
 	Backend  backends.Kind
 	// Basis is the measured case the handoff and per-acquisition figures
-	// come from: the one nearest in clients (log scale).
+	// come from: the one nearest the simulated waiters at a handoff plus
+	// one (settled from two starting points, the worse kept).
 	Basis Source `json:"basis"`
 	// BasisClients is its client count; Extrapolated is set when the
 	// workload's clients are outside the measured range, Range says so.

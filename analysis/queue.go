@@ -3,7 +3,7 @@ package analysis
 // The lock as a single-server queue, simulated: N clients, one lock, FIFO
 // grants, service time = hold + a handoff drawn from a measured handoff
 // histogram. It predicts the wait distribution of an operator's workload
-// (plan.go's Predict) from what a kept sweep measured.
+// (predict.go's Predict) from what a kept sweep measured.
 
 import (
 	"container/heap"

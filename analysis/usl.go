@@ -191,7 +191,8 @@ type USLFit struct {
 	N []float64 `json:"n"`
 	X []float64 `json:"x"`
 	// Runs are the run IDs the points came from; Excluded the cases left
-	// out (client-bound, or open-loop runs).
+	// out because they were client-bound or ran on a loaded machine
+	// (open-loop and think-time runs are not fitted and not listed).
 	Runs     []string `json:"runs"`
 	Excluded []string `json:"excluded,omitempty"`
 	Err      string   `json:"error,omitempty"`

@@ -21,7 +21,9 @@ type Check struct {
 	// or the figure is not compared.
 	Error float64 `json:"error"`
 	// NotCompared says why a figure has no error: a latency of a case
-	// that was client-bound or ran on a loaded machine.
+	// that was client-bound or ran on a loaded machine, or a figure the
+	// model does not predict like for like (a failover's server requests,
+	// which count every candidate's heartbeats).
 	NotCompared string `json:"not_compared,omitempty"`
 }
 

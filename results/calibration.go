@@ -94,7 +94,8 @@ func (c *Calibration) OverContendedNotify(d time.Duration) (float64, bool) {
 type CalibrationPhase struct {
 	// Name: "sequential_create", "sequential_get", "sequential_delete",
 	// "watch_notify", "concurrent_write", "concurrent_read",
-	// "watch_notify_paced" (with WithPace).
+	// "watch_notify_paced" (calibrate.WithPace) and
+	// "watch_notify_contended" (calibrate.WithContention).
 	Name string `json:"name"`
 	// Kind: "write", "read" or "notify".
 	Kind     string        `json:"kind"`

@@ -77,8 +77,10 @@ type Machine struct {
 	// servers it started as processes). Servers is the part of servers on
 	// this machine that are not below it (containers). Kernel is the
 	// kernel's threads' part (network and block work among it). Others is
-	// the rest, Busy - Own - Servers - Kernel (at least 0): processes that
-	// are not zkbench's.
+	// the CPU time of the processes that are not zkbench's, each read from
+	// its own /proc/<pid>/stat (not Busy - Own - Kernel, which would mix the
+	// kernel's two clocks), less Servers, plus the container engine's time
+	// when the run had no containers.
 	Busy    float64 `json:"busy_cpu_seconds"`
 	Own     float64 `json:"own_cpu_seconds"`
 	Servers float64 `json:"servers_cpu_seconds,omitempty"`
@@ -420,8 +422,10 @@ const (
 // its own): ": the client was late (...)" when the client-bound rule holds
 // or the client's own keep-alives left late, ": the server or the network
 // was late (...)" when the client was on time but keep-alive replies (or,
-// on etcd, responses) came late, and "" when l is nil or neither side was
-// measured late. It is appended to the "N sessions were lost" note.
+// on etcd, responses) came late, ": the machine was loaded (...)" when
+// other processes took the machine, ": neither ... was measured late" when
+// neither side was, and "" when l or its keep-alives were not measured. It
+// is appended to the "N sessions were lost" note.
 func LossCause(l *Load) string {
 	if l == nil {
 		return ""

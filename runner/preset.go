@@ -53,9 +53,9 @@ type caseSpec struct {
 	ops     int64 // 0: the run's --ops
 }
 
-// cases lists the run's cases in the order they run: client counts
-// ascending with every variant at each, every repeat; or, with a preset,
-// its grid cell by cell.
+// cases lists the run's cases in the order they run: client counts in the
+// order given (--clients 100,10 runs 100 first) with every variant at each,
+// every repeat; or, with a preset, its grid cell by cell.
 func (p *plan) cases() []caseSpec {
 	var out []caseSpec
 	add := func(v string, n, barriers int) {

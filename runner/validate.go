@@ -36,7 +36,7 @@ type PlanPoint struct {
 func (pp PlanPoint) FailoverSpec(p *analysis.FailoverPrediction) (Spec, error) {
 	k := min(pp.Failovers, p.Ask.Candidates-1)
 	// A failover waits up to 2T/3 for the crash, then up to the model's
-	// longest failover; the bounds leave a minute more.
+	// longest failover; the step allows 2T for the two and a minute more.
 	step := (2*p.Timeout + p.Most + time.Minute).Truncate(time.Second)
 	spec := pp.point(fmt.Sprintf("%s-%s-%d", p.Ask.Workload, p.Ask.Variant, p.Ask.Candidates), Config{
 		Backend: p.Backend, Workload: p.Ask.Workload, Variants: []string{p.Ask.Variant}, Clients: []int{p.Ask.Candidates},

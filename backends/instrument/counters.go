@@ -12,8 +12,9 @@
 // the answer, so it is counted even if it fails; failures are also counted by
 // type (any non-nil error, including ErrNodeExists, ErrNoNode, a cancelled
 // ctx or ErrSessionLost). A call whose ctx was already done or whose session
-// was already closed is counted too, although such a call may never reach
-// the wire: compare with the servers only over intervals without those.
+// was already over is not counted at all (no request, no bytes, no failure):
+// the backend refuses it before any request goes out, so the servers never
+// see it either.
 //
 //   - Requests["create"] + ["create_seq"] + ["enqueue"] + ["dequeue"] + ["update"] +
 //     ["delete"] + ["set"] + ["set_if"] + ["commit"] equal the servers' write requests over the same interval (backends.MetricWrites: ZooKeeper
@@ -65,12 +66,16 @@
 //
 //   - sent: the path of every call (Create, Get, Delete, Children,
 //     ChildrenW, ExistsW, EnsurePath once however many requests it makes;
-//     CreateSequential: parent + "/" + prefix) plus the data of Create and
-//     CreateSequential;
-//   - received: the data Get returns, the names (Node.Name) a listing
-//     (Children, ChildrenW) returns, and the path of each watch event
-//     delivered. Creates, deletes and ExistsW receive nothing counted: what
-//     they return (a name the client chose, a flag, a revision) is not a
+//     CreateSequential: parent + "/" + prefix; a lock queue's calls the
+//     paths they name) plus the data of Create, CreateSequential, Set and
+//     Update, and a conditional write's (SetIf, Commit) guards, paths and
+//     data;
+//   - received: the data Get returns (and WatchData's first read), the
+//     names (Node.Name) a listing (Children, ChildrenW, ChildrenVersion)
+//     returns, the names a backend listed to answer a predecessor query
+//     (Node.Listed), and the path and data of each watch event delivered.
+//     Creates, deletes and ExistsW receive nothing counted: what they
+//     return (a name the client chose, a flag, a revision) is not a
 //     payload the server sends on etcd.
 //
 // A call that fails counts what it sent and receives nothing. These are
@@ -282,7 +287,9 @@ type Counts struct {
 	// snapshots (Sub) and over clients (Add) they add up: the bound on
 	// how far a client count may be off the servers' for this reason.
 	InFlight map[string]int64 `json:"in_flight,omitempty"`
-	// WatchesArmed: ExistsW and ChildrenW calls that returned a channel.
+	// WatchesArmed: ExistsW, ChildrenW and WatchData calls that armed a
+	// watch (counted as the call returns without an error, whether or not
+	// its channel is nil).
 	WatchesArmed int64 `json:"watches_armed"`
 	// WatchEvents: server notifications delivered on those channels.
 	WatchEvents int64 `json:"watch_events"`

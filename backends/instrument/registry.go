@@ -8,7 +8,8 @@ import (
 )
 
 // Registry holds the Counters of every client of one run or case. It is
-// safe for concurrent use; only NewClient takes its lock, never a request.
+// safe for concurrent use; its lock is taken to add a client and to read
+// them, never by a request.
 type Registry struct {
 	mu      sync.Mutex
 	clients []*Counters
