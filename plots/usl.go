@@ -20,7 +20,7 @@ func (b *builder) usl() (*Chart, error) {
 	fig := &Chart{
 		Name:  b.workload + "-usl",
 		Title: fmt.Sprintf("%s: throughput and its Universal Scalability Law fit", b.workload),
-		Caption: "Points: measured throughput of each closed-loop case that was not client-bound (one per repeat). " +
+		Caption: "Points: measured throughput of each closed-loop case without think time that was neither client-bound nor on a loaded machine (one per repeat). " +
 			"Line: X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted by least squares on log throughput, drawn over the " +
 			"measured range. κ (coherency, crosstalk) is how herd-prone the variant is; the legend gives σ and κ. " +
 			"With three client counts the curve passes through them whatever the truth.",

@@ -588,12 +588,13 @@ func loadTable(wc []*analysis.Case, key []string, keyCells func(*analysis.Case) 
 	t := Table{
 		Caption: fmt.Sprintf("The load generator (the zkbench process): CPU over its cores (mean over repeats), Go scheduler latency p99, "+
 			"GC pauses, how late a 50 ms timer ran (p99), peak live heap and resident memory, keep-alives later than a tenth of their "+
-			"interval (ZooKeeper: pings sent late; etcd: responses late, which includes the server), and whether the case was client-bound: "+
-			"CPU ≥ %.0f%% of its cores, or waiting for a CPU ≥ %.0f%% of them (the machine oversubscribed), scheduler latency p99 ≥ %s and ≥ %.0f%% "+
-			"of the case's p99, or %.0f%% of its keep-alives late (docs/figures.md). A client-bound case measured zkbench, not the servers, and is "+
-			"left out of capacity planning.",
-			100*results.MaxCPUFraction, 100*results.MinStarvedShare, results.FormatDuration(results.MaxSchedP99), 100*results.SchedShare,
-			100*results.MaxLateKeepAlives),
+			"interval and at least 100 ms (ZooKeeper: pings sent late; etcd: responses late, which includes the server), and whether the case "+
+			"was client-bound, chiefly: CPU ≥ %.0f%% of its cores (or half of them, wanting %.0f%% with the wait for a CPU), or waiting for a CPU "+
+			"≥ %.0f%% of them while wanting %.0f%% in all (the machine oversubscribed), scheduler latency p99 ≥ %s and ≥ %.0f%% of the case's p99 "+
+			"or ≥ one operation's service p99, or %.0f%% of its keep-alives late or one a whole interval late; on a loaded machine only the CPU "+
+			"rule (docs/figures.md gives every condition). A client-bound case measured zkbench, not the servers, and is left out of capacity planning.",
+			100*results.MaxCPUFraction, 100*results.MaxCPUFraction, 100*results.MinStarvedShare, 100*results.MaxCPUFraction,
+			results.FormatDuration(results.MaxSchedP99), 100*results.SchedShare, 100*results.MaxLateKeepAlives),
 		Header: append(slices.Clone(key), "client CPU", "scheduler p99", "GC pauses (max)", "timer late p99",
 			"heap peak (MiB)", "RSS peak (MiB)", "keep-alives late", "client-bound"),
 	}
@@ -727,13 +728,13 @@ func (d *Document) capacity(plan *analysis.Plan, runs []*results.Run) {
 	d.add(Heading{2, "Capacity planning"})
 	d.add(Para{Text: "A closed-loop sweep with no think time keeps every client asking, so its latency is N handoffs by " +
 		"construction and answers no latency question: from such sweeps this section gives saturation throughput and " +
-		"the cost of an operation there. Latency targets are answered only by open-loop runs (zkbench run --rate) or by " +
-		"the queueing model of zkbench plan: beside each open-loop lock run below stands the model's prediction of it from the " +
+		"the cost of an operation there. Latency targets are answered only by open-loop runs (zkbench run --rate), closed loops " +
+		"with think time (--think), or the queueing model of zkbench plan: beside each such lock run below stands the model's prediction of it from the " +
 		"closed-loop sweeps (and one-client open-loop runs) among these results, with the model's measured error on the kept " +
 		"validation grid (analysis/modelerror.md). Each answer names the runs behind it."})
 
 	sat := Table{
-		Caption: "Closed-loop sweeps: the highest throughput measured (not client-bound), and what one operation cost there " +
+		Caption: "Closed-loop sweeps: the highest throughput measured (neither client-bound nor on a loaded machine), and what one operation cost there " +
 			"(server-side counts where the servers were scraped, else client-side).",
 		Header: []string{"workload", "backend", "variant", "peak ops/s", "at clients", "requests/op", "writes/op", "reads/op", "notifications/op", "bytes/op", "runs"},
 	}
@@ -766,9 +767,10 @@ func (d *Document) capacity(plan *analysis.Plan, runs []*results.Run) {
 
 	usl := Table{
 		Caption: "Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to each variant's closed-loop " +
-			"throughput (least squares on log throughput, one point per repeat, client-bound cases left out); 95% " +
-			"intervals from the fit's covariance. σ is contention, κ coherency: a herd is crosstalk, so κ says how " +
-			"herd-prone a variant is. With three client counts the fit is exact and has no interval.",
+			"throughput without think time (least squares on log throughput, one point per repeat, client-bound cases and cases on a " +
+			"loaded machine left out); 95% intervals from the fit's covariance. σ is contention, κ coherency: a herd is crosstalk, so κ " +
+			"says how herd-prone a variant is. With three client counts the fit is exact, and where the points cannot tell the " +
+			"parameters apart it has no interval either (\"exact fit: none\").",
 		Header: []string{"workload", "backend", "variant", "λ (ops/s)", "σ", "σ 95%", "κ", "κ 95%", "peak at N", "points", "runs"},
 	}
 	for _, f := range plan.USL {
@@ -856,8 +858,8 @@ func (d *Document) capacity(plan *analysis.Plan, runs []*results.Run) {
 
 	fits := Table{
 		Caption: "Each figure fitted against clients N with a line (least squares) and a power law (least squares on " +
-			"log-log data); the model with the higher R² on the raw data is kept. Constant: the figure moved less than " +
-			"5% over the measured range.",
+			"log-log data); the model with the higher R² on the raw data is kept. Constant: the fitted line moved less than " +
+			"5% of the figure's mean over the measured range, and the measured values spread less than 10% of it.",
 		Header: []string{"workload", "backend", "variant", "figure", "model", "fit", "R²", "points"},
 	}
 	for _, sp := range plan.Series {

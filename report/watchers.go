@@ -24,7 +24,7 @@ func (d *Document) watchers(runs []*results.Run, t analysis.Target) {
 	d.add(Para{Text: fmt.Sprintf("How many watchers of a config of a given size the cluster brings to each update, "+
 		"the last of them within p99 ≤ %s ms (from the start of the write until the last client has that version or a "+
 		"newer one: histogram propagate_last_start; files from before it was kept count from the write's reply). "+
-		"The answer is a measured count: the largest that met the target, and the next measured one that missed it; "+
+		"The answer is a measured count: the last that met the target before the first measured one that missed it, and that one; "+
 		"nothing is interpolated between them. Client-bound cases and cases on a loaded machine are left out.", ms(wcs[0].Target))})
 	tab := Table{Header: []string{"backend", "variant", "size", "updates/s", "watchers within target", "measured: clients → last p99 ms", "model: most within target", "model's error (kept grid)"}}
 	for _, wc := range wcs {
