@@ -119,56 +119,45 @@ func TestCompareAcrossBackends(t *testing.T) {
 	}
 }
 
-// A case client-bound in either run says so above its figures.
-func TestCompareMarksClientBound(t *testing.T) {
-	a := load(t, "lock-zookeeper.json")
-	b := load(t, "lock-zookeeper.json")
-	b.ID = "b"
-	for i := range b.Results {
-		if r := &b.Results[i]; r.Variant == "fair" {
+// A case client-bound in either run says so above its figures; one that
+// ran on a loaded machine, not client-bound, is marked as such, not as
+// client-bound.
+func TestCompareMarksClientBoundAndLoaded(t *testing.T) {
+	for _, tc := range []struct {
+		name, want, wrong string
+		mark              func(r *results.Result)
+	}{
+		{"client-bound", "CLIENT-BOUND in B: starved (ran 26%", "", func(r *results.Result) {
 			r.ClientBound = &results.ClientBound{Reasons: []results.BoundReason{results.BoundStarved}, Detail: "starved (ran 26% and waited for a CPU 83% of 2 cores)"}
-		}
-	}
-	c, err := Compare(a, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := c.Write(&out); err != nil {
-		t.Fatal(err)
-	}
-	for _, cs := range c.Cases {
-		if (cs.BoundB != "") != (cs.Variant == "fair") || cs.BoundA != "" {
-			t.Errorf("%v: bound A %q, B %q", cs.Key, cs.BoundA, cs.BoundB)
-		}
-	}
-	if !strings.Contains(out.String(), "CLIENT-BOUND in B: starved (ran 26%") {
-		t.Errorf("comparison does not mark the client-bound cases:\n%s", out.String())
-	}
-}
-
-// A case that ran on a loaded machine, not client-bound, is marked as
-// such, not as client-bound.
-func TestCompareMarksLoaded(t *testing.T) {
-	a := load(t, "lock-zookeeper.json")
-	b := load(t, "lock-zookeeper.json")
-	b.ID = "b"
-	for i := range b.Results {
-		if r := &b.Results[i]; r.Variant == "fair" {
+		}},
+		{"loaded", "LOADED MACHINE in B: other processes took 62% of 2 cores", "CLIENT-BOUND in B: loaded", func(r *results.Result) {
 			r.ClientBound = nil
 			r.Loaded = &results.Loaded{OthersShare: 0.62, Detail: "other processes took 62% of 2 cores"}
+		}},
+	} {
+		a := load(t, "lock-zookeeper.json")
+		b := load(t, "lock-zookeeper.json")
+		b.ID = "b"
+		for i := range b.Results {
+			if r := &b.Results[i]; r.Variant == "fair" {
+				tc.mark(r)
+			}
 		}
-	}
-	c, err := Compare(a, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := c.Write(&out); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), "LOADED MACHINE in B: other processes took 62% of 2 cores") ||
-		strings.Contains(out.String(), "CLIENT-BOUND in B: loaded") {
-		t.Errorf("comparison does not mark the loaded cases as loaded:\n%s", out.String())
+		c, err := Compare(a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := c.Write(&out); err != nil {
+			t.Fatal(err)
+		}
+		for _, cs := range c.Cases {
+			if (cs.BoundB != "") != (cs.Variant == "fair") || cs.BoundA != "" {
+				t.Errorf("%s: %v: bound A %q, B %q", tc.name, cs.Key, cs.BoundA, cs.BoundB)
+			}
+		}
+		if !strings.Contains(out.String(), tc.want) || (tc.wrong != "" && strings.Contains(out.String(), tc.wrong)) {
+			t.Errorf("%s: comparison does not mark the cases as %q:\n%s", tc.name, tc.want, out.String())
+		}
 	}
 }
