@@ -50,7 +50,7 @@ func BindKubeJob(fl *pflag.FlagSet, image string) *KubeJob {
 	fl.StringVar(&k.AccessMode, "access-mode", string(corev1.ReadWriteMany), "access mode of the results claim (made, or --claim's): ReadWriteMany (shards spread over the nodes), ReadWriteOnce (every shard on one node), ReadWriteOncePod (1 shard only)")
 	fl.StringVar(&k.CPU, "cpu", "1", "CPU each shard's pod requests")
 	fl.StringVar(&k.Memory, "memory", "auto", "memory each shard's pod requests; auto: 256Mi and 512Ki per client of the largest shard")
-	fl.DurationVar(&k.Deadline, "deadline", 0, "bound on the shards' Job (activeDeadlineSeconds); 0: every case's warm-up, duration and shard barriers, plus 10m to schedule the pods")
+	fl.DurationVar(&k.Deadline, "deadline", 0, "bound on the shards' Job (activeDeadlineSeconds); 0: every case's warm-up, duration and shard barriers and a minute, plus 10m to schedule the pods")
 	fl.StringVar(&k.PasswordSecret, "password-secret", "", "etcd: SECRET:KEY of a Secret holding the password (set as $ZKBENCH_ETCD_PASSWORD in the pods)")
 	fl.StringVar(&k.TLSSecret, "tls-secret", "", "etcd: a Secret with the TLS files, mounted at "+kube.TLSMount+" (give --cacert etc. as paths there)")
 	fl.BoolVar(&k.NoPlots, "no-plots", false, "do not draw plots")

@@ -84,7 +84,7 @@ func BindPlan(fl *pflag.FlagSet) *Plan {
 	fl.DurationVar(&f.Duration, "duration", 15*time.Second, "with --validate: measured time of the run")
 	fl.DurationVar(&f.Warmup, "warmup", 2*time.Second, "with --validate: unrecorded warm-up of the run")
 	fl.StringVarP(&f.Output, "output", "o", runner.DefaultOutput, "with --validate: folder for the run's results"+runner.OutputHelp)
-	fl.StringVar(&f.RunID, "run-id", "", "with --validate: run id (default: plan-<variant>-<clients>-<time>)")
+	fl.StringVar(&f.RunID, "run-id", "", "with --validate: run id (default: plan-<variant>-<clients>-<time>; config: plan-config-<variant>-<watchers>-<time>, failover: plan-failover-<variant>-<candidates>-<time>)")
 	fl.StringVar(&f.Cluster, "cluster", "", "with --validate: servers to start (embedded, local, docker); default: the basis run's")
 	fl.StringSliceVar(&f.Endpoints, "endpoints", nil, "with --validate: servers of a running cluster instead")
 	fl.BoolVar(&f.RequireQuiet, "require-quiet", false, requireQuietHelp)

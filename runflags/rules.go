@@ -302,6 +302,18 @@ func (d *autoDuration) Type() string { return "duration|auto" }
 // variantsUsage lists every workload's variants for --variants' help, its
 // defaults first when they are not all of them: "lock: naive, fair (also
 // naive-children, native); ...".
+// holdUsage names each workload's own hold in a closed loop, as --hold
+// auto takes it (Spec.DefaultHold).
+func holdUsage() string {
+	var parts []string
+	for _, s := range workloads.Specs() {
+		if s.DefaultHold > 0 {
+			parts = append(parts, fmt.Sprintf("%s %v", s.Name, s.DefaultHold))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 func variantsUsage() string {
 	var parts []string
 	for _, s := range workloads.Specs() {

@@ -46,7 +46,7 @@ const faultHelp = `inject a fault, ACTION[:ARG]@AT[+FOR], AT counted in each cas
 has its session (before the warm-up); repeatable, or comma-separated. Actions: kill-server:I, restart-server:I, kill-leader,
 kill-servers:N, pause-server:I (+FOR required), partition-server:I, partition-leader (--cluster docker:
 the member leaves its network), latency:BASE[±JITTER], cut-client:C, cut-all,
-reset-conns[:C], expire-session:C, pause-client:C (+FOR required; lock workload, closed loop:
+reset-conns[:C], expire-session:C, pause-client:C (+FOR required; lock and ledger workloads, closed loop:
 client C runs in a worker process that is SIGSTOPped, as in a long GC pause), kill-client:C
 (SIGKILL of client C's worker process: no release, the server frees its lock when its session
 times out; it does not come back), kill-holder (ledger workload: SIGKILL of the next worker client
@@ -55,7 +55,7 @@ Examples: kill-leader@10s+5s, latency:50ms±20ms@5s+10s, cut-client:3@5s+8s, kil
 
 // requireQuietHelp is --require-quiet's help, on run and plan --validate.
 var requireQuietHelp = fmt.Sprintf("stop the run, marked failed, at the first case measured on a loaded machine "+
-	"(other processes above %.0f%% of the cores, or steal above %.0f%%): for runs that are kept and published",
+	"(other processes at %.0f%% of the cores or more, or steal at %.0f%% or more): for runs that are kept and published",
 	100*results.MaxOthersShare, 100*results.MaxStealShare)
 
 // Bind declares `zkbench run`'s flags on fl, bound to the Run it returns.
@@ -66,18 +66,18 @@ func Bind(fl *pflag.FlagSet) *Run {
 	fl.StringVar(&f.Variants, "variants", "", "comma-separated variants (default: the workload's own; "+variantsUsage()+")")
 	fl.StringVar(&f.Clients, "clients", "10,25,50", "comma-separated client counts, one case each (queue: the consumers)")
 	fl.DurationVar(&f.Duration, "duration", 5*time.Second, "measured time per case (after the warm-up)")
-	fl.Int64Var(&f.Ops, "ops", 0, "stop a case after this many measured operations (0: duration only)")
+	fl.Int64Var(&f.Ops, "ops", 0, "stop a case after this many measured operations (0: the duration, and --rounds or --failovers where the workload reads them)")
 	f.Warmup = runner.Auto
 	fl.Var((*autoDuration)(&f.Warmup), "warmup", "unrecorded warm-up per case; auto: 500ms, or 1ms per client of the largest case when longer")
 	f.Hold = runner.Auto
 	fl.Var((*autoDuration)(&f.Hold), "hold", fmt.Sprintf("time each client holds the lock (queue: each consumer works on an item before its Ack); "+
-		"auto: %v for the lock workload in a closed loop, else 0", workloads.DefaultLockHold))
+		"auto: the workload's own in a closed loop (%s), else 0", holdUsage()))
 	fl.DurationVar(&f.Think, "think", 0, "closed loop: pause between a release and the next acquire")
 	fl.Float64Var(&f.Rate, "rate", 0, "open loop: operations per second over all clients (0: closed loop; queue: items its producers put per second, default 100; config: updates per second, default 10)")
 	fl.IntVar(&f.Repeat, "repeat", 1, "run every case this many times")
 	fl.StringSliceVar(&f.Endpoints, "endpoints", nil, "servers of a running cluster, host:port (comma-separated)")
 	fl.StringVar(&f.Cluster, "cluster", "", "servers to start when no --endpoints: embedded (etcd only, the default for etcd), local or docker")
-	fl.IntVar(&f.Nodes, "nodes", 1, "servers to start with --cluster local or docker: 1 or 3")
+	fl.IntVar(&f.Nodes, "nodes", 1, "servers to start with --cluster local (1 or an odd count up to 7) or docker (1 or 3)")
 	f.SessionTimeout, f.LeaseTTL = runner.Auto, runner.Auto
 	fl.Var((*autoDuration)(&f.SessionTimeout), "session-timeout", "ZooKeeper session timeout, 200ms at the least; auto: 4s, or 3ms per client of the largest case when longer (at most 30s)")
 	fl.Var((*autoDuration)(&f.LeaseTTL), "lease-ttl", "etcd session lease TTL (at least 2s); auto: 5s, or 3ms per client of the largest case when longer (at most 30s)")

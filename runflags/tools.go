@@ -78,8 +78,8 @@ func BindExec(fl *pflag.FlagSet) *Exec {
 	f := &Exec{}
 	fl.SetInterspersed(false) // PROGRAM's own flags are its
 	f.bindConn(fl, "servers of a running cluster, host:port (comma-separated); none: start them as run does", 10*time.Second)
-	fl.StringVar(&f.Cluster, "cluster", "", "servers to start without --endpoints: embedded (etcd) or local")
-	fl.IntVar(&f.Nodes, "nodes", 1, "--cluster local: servers to start (1 or 3)")
+	fl.StringVar(&f.Cluster, "cluster", "", "servers to start without --endpoints: embedded (etcd), local or docker")
+	fl.IntVar(&f.Nodes, "nodes", 1, "--cluster local or docker: servers to start (as run: local 1 or an odd count up to 7, docker 1 or 3)")
 	fl.DurationVar(&f.SessionTimeout, "session-timeout", 0, "ZooKeeper: session timeout (default 4s)")
 	fl.DurationVar(&f.LeaseTTL, "lease-ttl", 0, "etcd: session lease TTL (default the backend's)")
 	fl.DurationVar(&f.Grace, "grace", 5*time.Second, "time PROGRAM has to stop between SIGTERM and SIGKILL")

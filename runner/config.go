@@ -300,14 +300,8 @@ func validate(cfg Config, o options) (*plan, error) {
 	if p.mode, err = clusterMode(p.kind, srv); err != nil {
 		return nil, err
 	}
-	if p.mode == Local && (srv.Nodes < 1 || srv.Nodes%2 == 0 || srv.Nodes > 7) {
-		return nil, fmt.Errorf("--nodes %d: want 1 or an odd ensemble size such as 3", srv.Nodes)
-	}
-	if p.mode == Docker && srv.Nodes != 1 && srv.Nodes != 3 {
-		return nil, fmt.Errorf("--nodes %d: --cluster docker starts 1 or 3 servers", srv.Nodes)
-	}
-	if p.mode == Embedded && srv.Nodes != 1 {
-		return nil, fmt.Errorf("--nodes %d: the embedded etcd has one member; use --cluster local for more", srv.Nodes)
+	if err := checkNodes(p.mode, srv.Nodes); err != nil {
+		return nil, err
 	}
 	runIDGiven := p.runID != ""
 	if p.runID == "" {
@@ -473,4 +467,20 @@ func presetOwner(name string) string {
 		}
 	}
 	return ""
+}
+
+// checkNodes refuses a server count the cluster mode cannot start: local
+// servers are 1 or an odd ensemble of at most 7, containers 1 or 3, the
+// embedded etcd one member. A count against servers zkbench does not
+// start (--endpoints) is not read.
+func checkNodes(mode ClusterMode, nodes int) error {
+	switch {
+	case mode == Local && (nodes < 1 || nodes%2 == 0 || nodes > 7):
+		return fmt.Errorf("--nodes %d: want 1 or an odd ensemble size such as 3", nodes)
+	case mode == Docker && nodes != 1 && nodes != 3:
+		return fmt.Errorf("--nodes %d: --cluster docker starts 1 or 3 servers", nodes)
+	case mode == Embedded && nodes != 1:
+		return fmt.Errorf("--nodes %d: the embedded etcd has one member; use --cluster local for more", nodes)
+	}
+	return nil
 }

@@ -42,6 +42,9 @@ func Connect(ctx context.Context, kind backends.Kind, srv Servers) (*Cluster, er
 	if err != nil {
 		return nil, err
 	}
+	if err := checkNodes(mode, srv.Nodes); err != nil {
+		return nil, err
+	}
 	largest, _ := workloads.MaxConfigSize(kind)
 	p := &plan{Config: Config{Servers: srv}, kind: kind, mode: mode, workload: workloads.NewConfig(),
 		cfg: results.Config{Clients: []int{1}, Params: map[string]string{workloads.ParamSize: strconv.Itoa(largest)}}}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,5 +56,27 @@ func TestConnectEmbedded(t *testing.T) {
 	}
 	if _, err := Connect(ctx, "consul", Servers{}); err == nil {
 		t.Error("Connect(consul) succeeded")
+	}
+}
+
+// Connect refuses a server count its cluster mode cannot start, as a run
+// does, before it starts anything (exec --nodes 3 on the embedded etcd was
+// started with one member). The 5 s context would end a start.
+func TestConnectRefusesNodes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		kind backends.Kind
+		srv  Servers
+		want string
+	}{
+		{backends.Etcd, Servers{Nodes: 3}, "--nodes 3: the embedded etcd has one member"},
+		{backends.ZooKeeper, Servers{Mode: Local, Nodes: 2}, "--nodes 2: want 1 or an odd ensemble size"},
+		{backends.Etcd, Servers{Mode: Docker, Nodes: 5}, "--nodes 5: --cluster docker starts 1 or 3 servers"},
+	} {
+		_, err := Connect(ctx, tc.kind, tc.srv)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %+v: %v, want %q", tc.kind, tc.srv, err, tc.want)
+		}
 	}
 }

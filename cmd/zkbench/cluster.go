@@ -42,7 +42,7 @@ func newClusterUpCmd() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&backend, "backend", "", "zookeeper or etcd (required)")
 	fl.IntVar(&nodes, "nodes", 1, "members: 1 or 3 (any odd count up to 7)")
-	fl.StringVar(&dir, "dir", "", "folder for the servers' data, configs and logs; must be new or empty, and down removes it (default: cluster-<backend>/ beside the state file)")
+	fl.StringVar(&dir, "dir", "", "folder for the servers' data, configs and logs; must be new or empty, and down removes it (default: the state file's path without .json, e.g. cluster-<backend>/ beside the default state file)")
 	fl.StringVar(&state, "state", "", "state file (default: $XDG_STATE_HOME/zkbench/cluster-<backend>.json)")
 	return cmd
 }
