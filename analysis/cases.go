@@ -13,8 +13,11 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -26,17 +29,25 @@ import (
 
 // Key identifies a case across runs. Class is the variant's herd class as
 // its results record it (a function of the workload and the variant).
+// Setting says what the case's run was set to do where runs of its
+// workload given together were set apart (Keyer): empty for one run, or
+// runs set alike, so that only like cases pool as repeats.
 type Key struct {
 	Workload string        `json:"workload"`
 	Backend  backends.Kind `json:"backend"`
 	Variant  string        `json:"variant"`
 	Class    figures.Class `json:"class,omitempty"`
 	Clients  int           `json:"clients"`
+	Setting  string        `json:"setting,omitempty"`
 }
 
 func (k Key) String() string {
-	return fmt.Sprintf("%s/%s/%s/N=%d", k.Workload, k.Backend, k.Variant, k.Clients)
+	return fmt.Sprintf("%s/%s/%s/N=%d", k.Workload, k.Backend, k.VariantLabel(), k.Clients)
 }
+
+// VariantLabel is the variant, followed by the setting in parentheses
+// where the case has one: the name a table or a plot gives the case.
+func (k Key) VariantLabel() string { return k.Series().VariantLabel() }
 
 // Series names one line of a sweep: a case key without its client count.
 type Series struct {
@@ -44,21 +55,154 @@ type Series struct {
 	Backend  backends.Kind
 	Variant  string
 	Class    figures.Class
+	Setting  string `json:",omitempty"`
+}
+
+// VariantLabel is the series' variant and setting, as Key.VariantLabel.
+func (s Series) VariantLabel() string {
+	if s.Setting == "" {
+		return s.Variant
+	}
+	return s.Variant + " (" + s.Setting + ")"
 }
 
 // Series returns k without its client count.
-func (k Key) Series() Series { return Series{k.Workload, k.Backend, k.Variant, k.Class} }
+func (k Key) Series() Series { return Series{k.Workload, k.Backend, k.Variant, k.Class, k.Setting} }
 
 // Key returns the key of s at clients.
-func (s Series) Key(clients int) Key { return Key{s.Workload, s.Backend, s.Variant, s.Class, clients} }
+func (s Series) Key(clients int) Key {
+	return Key{Workload: s.Workload, Backend: s.Backend, Variant: s.Variant, Class: s.Class, Clients: clients, Setting: s.Setting}
+}
 
-// KeyOf is the key of result r.
+// KeyOf is the key of result r alone (no setting: see Keyer for runs
+// given together).
 func KeyOf(r *results.Result) Key {
 	return Key{Workload: r.Workload, Backend: r.Backend, Variant: r.Variant, Class: r.ClassOf(), Clients: r.Clients}
 }
 
+// Keyer gives the results of runs given together their case keys. Two
+// runs' results of one workload, backend, variant and client count are
+// repeats of one case only if the runs were set alike: the same open-loop
+// rate, hold, think time and parameters (the cluster, the watched node's
+// size, the churn, a timeout; not a case's bounds). Where runs of a
+// workload differ in any of these, and some case stands in more than one
+// of them, every case of that workload carries the values its run had of
+// the settings that differ (Key.Setting: "size=65536"): a 1 KB and a 64 KB
+// sweep, or a closed-loop sweep and an open-loop run, are not averaged.
+type Keyer struct {
+	differ map[string][]string // workload: the settings its runs differ in
+}
+
+// boundParams are parameters that bound a case rather than set what it
+// measures: runs that differ only in them still pool.
+var boundParams = map[string]bool{"step_timeout": true, "failovers": true, "rounds": true}
+
+// settingsOf is what run was set to do, by name.
+func settingsOf(run *results.Run) map[string]string {
+	rate := "closed loop"
+	if run.Config.Rate > 0 {
+		rate = strconv.FormatFloat(run.Config.Rate, 'g', -1, 64) + "/s"
+	}
+	s := map[string]string{"rate": rate, "hold": run.Config.Hold.String(), "think": run.Config.Think.String()}
+	for k, v := range run.Config.Params {
+		if !boundParams[k] {
+			s[k] = v
+		}
+	}
+	return s
+}
+
+// settingOrder puts the loop's settings first, then parameters by name.
+func settingOrder(a, b string) int {
+	rank := func(s string) int { return max(slices.Index([]string{"think", "hold", "rate"}, s), -1) }
+	return cmp.Or(cmp.Compare(rank(b), rank(a)), cmp.Compare(a, b))
+}
+
+// NewKeyer reads which settings the runs of each workload differ in,
+// counting a workload's runs only where one of its cases stands in two of
+// them set apart.
+func NewKeyer(runs []*results.Run) *Keyer {
+	type series struct {
+		workload string
+		backend  backends.Kind
+		variant  string
+		clients  int
+	}
+	holders := map[series][]map[string]string{}
+	for _, run := range runs {
+		set := settingsOf(run)
+		for _, r := range run.Results {
+			k := series{r.Workload, r.Backend, r.Variant, r.Clients}
+			holders[k] = append(holders[k], set)
+		}
+	}
+	differ := map[string]map[string]bool{}
+	for k, sets := range holders {
+		for _, a := range sets[1:] {
+			for name := range unionKeys(sets[0], a) {
+				if valueOf(sets[0], name) != valueOf(a, name) {
+					if differ[k.workload] == nil {
+						differ[k.workload] = map[string]bool{}
+					}
+					differ[k.workload][name] = true
+				}
+			}
+		}
+	}
+	kr := &Keyer{differ: map[string][]string{}}
+	for w, names := range differ {
+		kr.differ[w] = slices.SortedFunc(maps.Keys(names), settingOrder)
+	}
+	return kr
+}
+
+func unionKeys(a, b map[string]string) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+func valueOf(set map[string]string, name string) string {
+	if v, ok := set[name]; ok {
+		return v
+	}
+	return "unset"
+}
+
+// Key is the key of result r of run.
+func (kr *Keyer) Key(run *results.Run, r *results.Result) Key {
+	k := KeyOf(r)
+	names := kr.differ[r.Workload]
+	if len(names) == 0 {
+		return k
+	}
+	set := settingsOf(run)
+	parts := make([]string, len(names))
+	for i, name := range names {
+		switch v := valueOf(set, name); name {
+		case "rate":
+			parts[i] = v // "closed loop" or "10/s"
+			if v != "closed loop" {
+				parts[i] = "open loop " + v
+			}
+		case "hold", "think":
+			parts[i] = name + " " + v
+		default:
+			parts[i] = name + "=" + v
+		}
+	}
+	k.Setting = strings.Join(parts, ", ")
+	return k
+}
+
 // Case is every result of one Key: the repeats of one run, and results of
-// the same key from other runs given together, which count as more repeats.
+// the same key from other runs given together and set alike, which count
+// as more repeats.
 type Case struct {
 	Key
 	// Results in input order (run order, then file order).
@@ -66,16 +210,17 @@ type Case struct {
 	merged  map[figures.Latency]*hdrhistogram.Histogram
 }
 
-// Cases groups the results of runs by Key, sorted by workload, backend,
-// variant (naive first, then herd-free, then baselines, then the rest by
-// name) and client count.
+// Cases groups the results of runs by Key (as the Keyer of runs gives
+// it), sorted by workload, backend, variant (naive first, then herd-free,
+// then baselines, then the rest by name), setting and client count.
 func Cases(runs []*results.Run) []*Case {
+	keyer := NewKeyer(runs)
 	byKey := map[Key]*Case{}
 	var out []*Case
 	for _, run := range runs {
 		for i := range run.Results {
 			r := &run.Results[i]
-			k := KeyOf(r)
+			k := keyer.Key(run, r)
 			c := byKey[k]
 			if c == nil {
 				c = &Case{Key: k}
@@ -95,8 +240,41 @@ func CompareKeys(a, b Key) int {
 		cmp.Compare(a.Workload, b.Workload),
 		cmp.Compare(a.Backend, b.Backend),
 		CompareVariants(a.Class, a.Variant, b.Class, b.Variant),
+		compareSettings(a.Setting, b.Setting),
 		cmp.Compare(a.Clients, b.Clients),
 	)
+}
+
+// compareSettings orders settings as text, but a run of digits by its
+// number: "size=1024" before "size=65536", "open loop 2/s" before "open
+// loop 10/s".
+func compareSettings(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitsAt(a), digitsAt(b)
+		if da > 0 && db > 0 {
+			x, _ := strconv.ParseFloat(a[:da], 64)
+			y, _ := strconv.ParseFloat(b[:db], 64)
+			if c := cmp.Compare(x, y); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if c := cmp.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// digitsAt is the length of the run of digits s begins with.
+func digitsAt(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 // CompareVariants orders naive variants first, then herd-free ones, then

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -82,6 +83,65 @@ func TestCasesMergeRepeatsAcrossRuns(t *testing.T) {
 	}
 	if _, ok, _ := c.Quantile("enter", 50); ok {
 		t.Error("quantile of an absent histogram")
+	}
+}
+
+// TestCasesKeepRunsSetApart: runs given together pool a case as repeats
+// only where they were set alike; a 1 KB and a 64 KB config sweep, or a
+// closed-loop sweep and an open-loop run, stay cases of their own, named
+// by what set them apart, and a bound (step_timeout) does not set runs
+// apart.
+func TestCasesKeepRunsSetApart(t *testing.T) {
+	config := func(size, step string, tput float64, clients ...int) *results.Run {
+		r := &results.Run{Config: results.Config{Workload: "config", Params: map[string]string{"size": size, "step_timeout": step, "cluster": "local"}}}
+		for _, n := range clients {
+			r.Results = append(r.Results, results.Result{Workload: "config", Backend: backends.Etcd, Variant: "persistent",
+				Clients: n, Elapsed: time.Second, Throughput: tput})
+		}
+		return r
+	}
+	lock := func(rate float64, hold time.Duration, n int) *results.Run {
+		return &results.Run{Config: results.Config{Workload: "lock", Rate: rate, Hold: hold},
+			Results: []results.Result{{Workload: "lock", Backend: backends.ZooKeeper, Variant: "fair", Clients: n, Elapsed: time.Second, Throughput: 10}}}
+	}
+	keysOf := func(cases []*Case) []string {
+		var out []string
+		for _, c := range cases {
+			out = append(out, fmt.Sprintf("%s x%d", c.Key, c.Repeats()))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		runs []*results.Run
+		want []string
+	}{
+		{"alike", []*results.Run{config("1024", "1m0s", 2, 10), config("1024", "30s", 4, 10)},
+			[]string{"config/etcd/persistent/N=10 x2"}},
+		// Sizes in order of their numbers, not their text.
+		{"sizes", []*results.Run{config("65536", "1m0s", 4, 10), config("1024", "1m0s", 2, 10, 100), config("524288", "1m0s", 4, 10)},
+			[]string{"config/etcd/persistent (size=1024)/N=10 x1", "config/etcd/persistent (size=1024)/N=100 x1",
+				"config/etcd/persistent (size=65536)/N=10 x1", "config/etcd/persistent (size=524288)/N=10 x1"}},
+		// Apart in size but no case in both: nothing to keep apart.
+		{"no case in both", []*results.Run{config("1024", "1m0s", 2, 10), config("65536", "1m0s", 4, 100)},
+			[]string{"config/etcd/persistent/N=10 x1", "config/etcd/persistent/N=100 x1"}},
+		{"loops", []*results.Run{lock(0, 0, 8), lock(20, 50*time.Millisecond, 8), lock(0, 0, 8)},
+			[]string{"lock/zookeeper/fair (closed loop, hold 0s)/N=8 x2", "lock/zookeeper/fair (open loop 20/s, hold 50ms)/N=8 x1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := keysOf(Cases(tc.runs)); !slices.Equal(got, tc.want) {
+				t.Errorf("cases %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// The USL fits read their series as the cases do.
+	fits := FitUSLs([]*results.Run{lock(0, 0, 8), lock(0, 50*time.Millisecond, 8)})
+	var names []string
+	for _, f := range fits {
+		names = append(names, f.VariantLabel())
+	}
+	if !slices.Equal(names, []string{"fair (hold 0s)", "fair (hold 50ms)"}) {
+		t.Errorf("USL series %q, want one a hold", names)
 	}
 }
 

@@ -202,6 +202,7 @@ type USLFit struct {
 // of the closed-loop runs without think time whose clients contend for one thing (USLUnit),
 // every repeat a point, leaving out client-bound cases.
 func FitUSLs(runs []*results.Run) []*USLFit {
+	keyer := NewKeyer(runs)
 	byS := map[Series]*USLFit{}
 	var order []Series
 	for _, r := range runs {
@@ -213,7 +214,7 @@ func FitUSLs(runs []*results.Run) []*USLFit {
 			if !USLUnit(res.UnitOf()) {
 				continue
 			}
-			s := KeyOf(res).Series()
+			s := keyer.Key(r, res).Series()
 			f := byS[s]
 			if f == nil {
 				f = &USLFit{Series: s}
@@ -221,11 +222,11 @@ func FitUSLs(runs []*results.Run) []*USLFit {
 				order = append(order, s)
 			}
 			if res.ClientBound != nil {
-				f.Excluded = append(f.Excluded, fmt.Sprintf("%s N=%d (run %s): client-bound, %s", res.Variant, res.Clients, r.ID, res.ClientBound.Detail))
+				f.Excluded = append(f.Excluded, fmt.Sprintf("%s N=%d (run %s): client-bound, %s", s.VariantLabel(), res.Clients, r.ID, res.ClientBound.Detail))
 				continue
 			}
 			if res.Loaded != nil {
-				f.Excluded = append(f.Excluded, fmt.Sprintf("%s N=%d (run %s): loaded machine, %s", res.Variant, res.Clients, r.ID, res.Loaded.Detail))
+				f.Excluded = append(f.Excluded, fmt.Sprintf("%s N=%d (run %s): loaded machine, %s", s.VariantLabel(), res.Clients, r.ID, res.Loaded.Detail))
 				continue
 			}
 			if res.Elapsed <= 0 || res.Throughput <= 0 {

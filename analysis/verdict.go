@@ -22,12 +22,13 @@ func HerdVerdict(cases []*Case) []string {
 	type place struct {
 		workload string
 		backend  backends.Kind
+		setting  string // pairs compare runs set alike
 	}
 	order, bySeries := Group(cases)
 	var places []place
 	byPlace := map[place][]Series{}
 	for _, s := range order {
-		p := place{s.Workload, s.Backend}
+		p := place{s.Workload, s.Backend, s.Setting}
 		if _, ok := byPlace[p]; !ok {
 			places = append(places, p)
 		}
@@ -50,6 +51,9 @@ func HerdVerdict(cases []*Case) []string {
 			free, against, beside = nil, nil, byPlace[p]
 		}
 		where := fmt.Sprintf("%s on %s: ", p.workload, p.backend)
+		if p.setting != "" {
+			where = fmt.Sprintf("%s on %s (%s): ", p.workload, p.backend, p.setting)
+		}
 		for _, a := range against {
 			for _, f := range free {
 				out = append(out, where+herdPair(bySeries[a], bySeries[f]))

@@ -150,7 +150,7 @@ func newStyle(cases []*analysis.Case) *style {
 		class figures.Class
 		name  string
 	}
-	variants := analysis.Distinct(cases, func(c *analysis.Case) classed { return classed{c.Class, c.Variant} })
+	variants := analysis.Distinct(cases, func(c *analysis.Case) classed { return classed{c.Class, c.VariantLabel()} })
 	slices.SortFunc(variants, func(a, b classed) int { return analysis.CompareVariants(a.class, a.name, b.class, b.name) })
 	used := map[string]bool{}
 	next := 0
@@ -340,8 +340,8 @@ func (b *builder) sweepLines(kind backends.Kind, dash int, extra string, y func(
 			continue
 		}
 		l := Line{
-			Label: lineLabel(s.Variant, kind, extra), Variant: s.Variant, Class: s.Class, Backend: string(kind),
-			Color: b.st.variant[s.Variant], Dash: dash, Glyph: glyphOf(kind),
+			Label: lineLabel(s.VariantLabel(), kind, extra), Variant: s.VariantLabel(), Class: s.Class, Backend: string(kind),
+			Color: b.st.variant[s.VariantLabel()], Dash: dash, Glyph: glyphOf(kind),
 		}
 		for _, c := range b.series[s] {
 			v, ok, err := y(c)
@@ -602,12 +602,8 @@ func (b *builder) requests() (*Chart, error) {
 	for i, n := range b.clients {
 		ticks[i] = float64(n)
 	}
-	type classed struct {
-		name  string
-		class figures.Class
-	}
-	for _, vc := range analysis.Distinct(b.cases, func(c *analysis.Case) classed { return classed{c.Variant, c.Class} }) {
-		v := vc.name
+	for _, vs := range analysis.Distinct(b.cases, func(c *analysis.Case) analysis.Series { s := c.Series(); s.Backend = ""; return s }) {
+		v := vs.VariantLabel()
 		var row []*Panel
 		anyRow := false
 		for _, kind := range b.backends {
@@ -617,7 +613,8 @@ func (b *builder) requests() (*Chart, error) {
 				Y:     Axis{Label: fmt.Sprintf("requests per %s", b.unit), Scale: Linear},
 				Group: "variant " + v,
 			}
-			cs := b.series[analysis.Series{Workload: b.workload, Backend: kind, Variant: v, Class: vc.class}]
+			vs.Backend = kind
+			cs := b.series[vs]
 			types := requestTypes(cs)
 			add := func(l Line, y func(*analysis.Case) (float64, bool, error)) error {
 				l.Variant, l.Backend = v, string(kind)
@@ -742,9 +739,9 @@ func (b *builder) distribution(name figures.Latency) (*Chart, error) {
 			for i, c := range picks {
 				h, _ := c.Latency(name)
 				l := Line{
-					Label:   lineLabel(s.Variant, kind, fmt.Sprintf("N=%d", c.Clients)),
-					Variant: s.Variant, Class: s.Class, Backend: string(kind),
-					Color: b.st.variant[s.Variant], Dash: i,
+					Label:   lineLabel(s.VariantLabel(), kind, fmt.Sprintf("N=%d", c.Clients)),
+					Variant: s.VariantLabel(), Class: s.Class, Backend: string(kind),
+					Color: b.st.variant[s.VariantLabel()], Dash: i,
 				}
 				top := math.Log10(float64(h.TotalCount()))
 				for x := 0.0; x < top; x += ninesStep {
@@ -814,8 +811,8 @@ func (b *builder) timeline() *Chart {
 						if !ok {
 							continue
 						}
-						l.Label, l.Variant, l.Backend = lineLabel(s.Variant, kind, ""), s.Variant, string(kind)
-						l.Color = b.st.variant[s.Variant]
+						l.Label, l.Variant, l.Backend = lineLabel(s.VariantLabel(), kind, ""), s.VariantLabel(), string(kind)
+						l.Color = b.st.variant[s.VariantLabel()]
 						p.Lines = append(p.Lines, l)
 						found = true
 						ev := eventsOf(b.runOf[r], r)

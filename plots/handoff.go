@@ -44,15 +44,17 @@ func (b *builder) handoffPath() (*Chart, error) {
 		var row []*Panel
 		any := false
 		for _, kind := range b.backends {
-			cs := b.series[analysis.Series{Workload: b.workload, Backend: kind, Variant: s.Variant, Class: s.Class}]
+			ks := s
+			ks.Backend = kind
+			cs := b.series[ks]
 			p := &Panel{
-				Title: fmt.Sprintf("%s — %s", kind, s.Variant),
+				Title: fmt.Sprintf("%s — %s", kind, s.VariantLabel()),
 				X:     Axis{Label: "clients (one session each)", Scale: Category, Ticks: ticks},
 				Y:     Axis{Label: "p50 (ms)", Scale: Linear},
-				Group: "variant " + s.Variant,
+				Group: "variant " + s.VariantLabel(),
 			}
 			add := func(l Line, y func(*analysis.Case) (float64, bool, error)) error {
-				l.Variant, l.Backend = s.Variant, string(kind)
+				l.Variant, l.Backend = s.VariantLabel(), string(kind)
 				for _, c := range cs {
 					v, ok, err := y(c)
 					if err != nil {

@@ -104,7 +104,7 @@ func (b *builder) herdWords(kind backends.Kind) string {
 					continue
 				}
 				if v, ok, err := c.Value(f); err == nil && ok {
-					out = append(out, point{s.Variant, v})
+					out = append(out, point{s.VariantLabel(), v})
 				}
 			}
 		}

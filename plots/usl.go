@@ -34,8 +34,8 @@ func (b *builder) usl() (*Chart, error) {
 			if f.Backend != kind {
 				continue
 			}
-			color := b.st.variant[f.Variant]
-			pts := Line{Label: lineLabel(f.Variant, kind, "measured"), Legend: "", Variant: f.Variant, Backend: string(kind),
+			color := b.st.variant[f.VariantLabel()]
+			pts := Line{Label: lineLabel(f.VariantLabel(), kind, "measured"), Legend: "", Variant: f.VariantLabel(), Backend: string(kind),
 				Color: color, Glyph: glyphOf(kind), Scatter: true}
 			for i := range f.N {
 				pts.Points = append(pts.Points, Point{X: f.N[i], Y: f.X[i]})
@@ -46,15 +46,15 @@ func (b *builder) usl() (*Chart, error) {
 			if f.Err != "" {
 				// Said in the caption: a note this long inside the panel
 				// would squeeze its data area to nothing.
-				noFit = append(noFit, fmt.Sprintf("%s on %s: %s", f.Variant, kind, f.Err))
+				noFit = append(noFit, fmt.Sprintf("%s on %s: %s", f.VariantLabel(), kind, f.Err))
 				continue
 			}
 			u := f.USL
-			label := fmt.Sprintf("%s USL σ %s κ %s", f.Variant, param(u.Sigma), param(u.Kappa))
+			label := fmt.Sprintf("%s USL σ %s κ %s", f.VariantLabel(), param(u.Sigma), param(u.Kappa))
 			if !u.Exact {
 				label += fmt.Sprintf(" [%s, %s]", param(u.KappaCI[0]), param(u.KappaCI[1]))
 			}
-			curve := Line{Label: label, Variant: f.Variant, Backend: string(kind), Color: color, Dash: 1}
+			curve := Line{Label: label, Variant: f.VariantLabel(), Backend: string(kind), Color: color, Dash: 1}
 			lo, hi := math.Log(u.MinN), math.Log(u.MaxN)
 			for i := range uslSamples {
 				n := math.Exp(lo + (hi-lo)*float64(i)/(uslSamples-1))

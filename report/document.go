@@ -211,7 +211,7 @@ func (d *Document) glance(cases []*analysis.Case, plan *analysis.Plan) {
 		}
 	}
 	for _, sp := range plan.Series {
-		items = append(items, fmt.Sprintf("%s, %s on %s: %s.", sp.Workload, sp.Variant, sp.Backend, sp.Saturation.Text))
+		items = append(items, fmt.Sprintf("%s, %s on %s: %s.", sp.Workload, sp.VariantLabel(), sp.Backend, sp.Saturation.Text))
 	}
 	for _, s := range order {
 		if line := bytesLine(s, bySeries[s]); line != "" {
@@ -335,7 +335,7 @@ func fanoutLine(s analysis.Series, cases []*analysis.Case) string {
 	case elastic <= boundedElasticity:
 		verdict = "stay bounded as clients grow"
 	}
-	return fmt.Sprintf("%s, %s on %s: watch events per %s %s: %s.", s.Workload, s.Variant, s.Backend,
+	return fmt.Sprintf("%s, %s on %s: watch events per %s %s: %s.", s.Workload, s.VariantLabel(), s.Backend,
 		cases[0].Unit(), verdict, strings.Join(parts, "; "))
 }
 
@@ -377,7 +377,7 @@ func bytesLine(s analysis.Series, cases []*analysis.Case) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	line := fmt.Sprintf("%s, %s on %s: bytes per %s GROW with clients: %s.", s.Workload, s.Variant, s.Backend,
+	line := fmt.Sprintf("%s, %s on %s: bytes per %s GROW with clients: %s.", s.Workload, s.VariantLabel(), s.Backend,
 		cases[0].Unit(), strings.Join(parts, "; "))
 	if s.Class == figures.HerdFree {
 		line += " Herd-free is a claim about notifications, not bytes: this variant still reads a listing that grows with the waiters."
@@ -497,7 +497,7 @@ func (d *Document) summaries(cases []*analysis.Case) error {
 		d.add(Heading{2, SummaryHeading(w)})
 		key := []string{"backend", "variant", "clients", "repeats"}
 		keyCells := func(c *analysis.Case) []string {
-			return []string{string(c.Backend), c.Variant, strconv.Itoa(c.Clients), strconv.Itoa(c.Repeats())}
+			return []string{string(c.Backend), c.VariantLabel(), strconv.Itoa(c.Clients), strconv.Itoa(c.Repeats())}
 		}
 
 		// Performance: throughput and every latency histogram.
@@ -741,10 +741,10 @@ func (d *Document) capacity(plan *analysis.Plan, runs []*results.Run) {
 	for _, sp := range plan.Series {
 		st := sp.Saturation
 		if st.Status != "measured" {
-			sat.Rows = append(sat.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, st.Text})
+			sat.Rows = append(sat.Rows, []string{sp.Workload, string(sp.Backend), sp.VariantLabel(), NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, st.Text})
 			continue
 		}
-		row := []string{sp.Workload, string(sp.Backend), sp.Variant, Num(st.Throughput), strconv.Itoa(st.Clients)}
+		row := []string{sp.Workload, string(sp.Backend), sp.VariantLabel(), Num(st.Throughput), strconv.Itoa(st.Clients)}
 		for _, k := range analysis.CostKinds {
 			v, ok := st.Cost[k.Kind]
 			cell := NotMeasured
@@ -775,7 +775,7 @@ func (d *Document) capacity(plan *analysis.Plan, runs []*results.Run) {
 	}
 	for _, f := range plan.USL {
 		if f.Err != "" {
-			usl.Rows = append(usl.Rows, []string{f.Workload, string(f.Backend), f.Variant, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, strconv.Itoa(len(f.N)), f.Err})
+			usl.Rows = append(usl.Rows, []string{f.Workload, string(f.Backend), f.VariantLabel(), NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, NotMeasured, strconv.Itoa(len(f.N)), f.Err})
 			continue
 		}
 		u := f.USL
@@ -788,7 +788,7 @@ func (d *Document) capacity(plan *analysis.Plan, runs []*results.Run) {
 		if p := u.Peak(); !math.IsInf(p, 1) {
 			peak = Num(p)
 		}
-		usl.Rows = append(usl.Rows, []string{f.Workload, string(f.Backend), f.Variant, Num(u.Lambda), Num(u.Sigma), sci, Num(u.Kappa), kci, peak,
+		usl.Rows = append(usl.Rows, []string{f.Workload, string(f.Backend), f.VariantLabel(), Num(u.Lambda), Num(u.Sigma), sci, Num(u.Kappa), kci, peak,
 			strconv.Itoa(u.Points), strings.Join(f.Runs, ", ")})
 	}
 	if len(usl.Rows) > 0 {
@@ -808,7 +808,7 @@ func (d *Document) capacity(plan *analysis.Plan, runs []*results.Run) {
 		for _, hp := range sp.Waiters.Points {
 			pts = append(pts, fmt.Sprintf("%d: %s / %s", hp.Clients-1, ms(hp.P50), ms(hp.P99)))
 		}
-		wt.Rows = append(wt.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, strings.Join(pts, "; "), sp.Waiters.Text})
+		wt.Rows = append(wt.Rows, []string{sp.Workload, string(sp.Backend), sp.VariantLabel(), strings.Join(pts, "; "), sp.Waiters.Text})
 	}
 	if len(wt.Rows) > 0 {
 		d.add(Heading{3, "Waiters per lock"}, wt)
@@ -845,7 +845,7 @@ func (d *Document) capacity(plan *analysis.Plan, runs []*results.Run) {
 			if o.Rate == 0 {
 				loop = "think " + ms(o.Think) + " ms"
 			}
-			row := []string{o.Workload, string(o.Backend), o.Variant, strconv.Itoa(o.Clients), loop, ms(o.Hold),
+			row := []string{o.Workload, string(o.Backend), o.VariantLabel(), strconv.Itoa(o.Clients), loop, ms(o.Hold),
 				Num(o.Throughput), string(o.Latency), p50, p99, meets, o.Run}
 			if modelCols {
 				model, merr := modelled(runs, o, t)
@@ -875,7 +875,7 @@ func (d *Document) capacity(plan *analysis.Plan, runs []*results.Run) {
 			if f.Model == analysis.Constant {
 				r2 = NotMeasured
 			}
-			fits.Rows = append(fits.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, g.Header(sp.Unit),
+			fits.Rows = append(fits.Rows, []string{sp.Workload, string(sp.Backend), sp.VariantLabel(), g.Header(sp.Unit),
 				f.Model, f.Formula(), r2, strconv.Itoa(f.Points)})
 		}
 	}
@@ -911,7 +911,7 @@ func (d *Document) capacity(plan *analysis.Plan, runs []*results.Run) {
 			rate, reqs, writes, share = NotMeasured, NotMeasured, NotMeasured, NotMeasured
 			basis = "throughput fit falls to zero before this N: not projectable"
 		}
-		dem.Rows = append(dem.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, strconv.Itoa(m.Clients),
+		dem.Rows = append(dem.Rows, []string{sp.Workload, string(sp.Backend), sp.VariantLabel(), strconv.Itoa(m.Clients),
 			rate, m.RateSource, Num(m.RequestsPerOp), m.RequestsSide, reqs, writes, share, basis})
 	}
 	if len(dem.Rows) > 0 {
@@ -954,7 +954,7 @@ func (d *Document) capacity(plan *analysis.Plan, runs []*results.Run) {
 			if h.HandoffShare > 0 {
 				hs = pct(h.HandoffShare)
 			}
-			head.Rows = append(head.Rows, []string{sp.Workload, string(sp.Backend), sp.Variant, strconv.Itoa(h.Clients), Num(h.Throughput), w, ws, hs})
+			head.Rows = append(head.Rows, []string{sp.Workload, string(sp.Backend), sp.VariantLabel(), strconv.Itoa(h.Clients), Num(h.Throughput), w, ws, hs})
 		}
 	}
 	if len(head.Rows) > 0 {

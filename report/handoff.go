@@ -109,7 +109,7 @@ func (d *Document) handoffPath(runs []*results.Run, cases []*analysis.Case) {
 				}
 			}
 		}
-		row := []string{c.Workload, string(c.Backend), c.Variant, strconv.Itoa(c.Clients), handoffs,
+		row := []string{c.Workload, string(c.Backend), c.VariantLabel(), strconv.Itoa(c.Clients), handoffs,
 			cell(figures.LatencyHandoff), cell(figures.LatencyReleaseCall), cell(figures.LatencyHandoffNotify),
 			cell(figures.LatencyHandoffDecide), calibrated, ratio}
 		if paced {
