@@ -13,7 +13,7 @@ BIN       := bin/zkbench
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: build test bench bench-runs bench-scale bench-plan plan-check lint deps images clean docs
-.PHONY: bench-idle bench-plan-lock bench-plan-config bench-plan-failover plan-check-files plan-report kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers etcd-benchmark bench-watch bench-grpc-window bench-etcd-anchor
+.PHONY: bench-idle bench-plan-lock bench-plan-config bench-plan-failover plan-check-files plan-report kube-bins bench-kube kept-runs bench-other bench-kept bench-watchers bench-relist-slow etcd-benchmark bench-watch bench-grpc-window bench-etcd-anchor
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zkbench
@@ -176,7 +176,7 @@ WATCHFLAGS  ?= --duration 15s --warmup 2s --rate 2 --poll 1s
 MEMBERS     ?= 1000,5000,10000
 RELISTERS   ?= 1000,5000
 MEMBERFLAGS ?= --duration 15s --churn 1
-bench-watchers: build
+bench-watchers: build bench-relist-slow
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload config --clients $(WATCHERS) --size 1KB $(WATCHFLAGS) -o $(RUNS) --run-id watchers-zookeeper-1kb
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload config --clients $(WATCHERS) --size 1KB $(WATCHFLAGS) -o $(RUNS) --run-id watchers-etcd-1kb
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload config --clients $(WATCHERS) --size 64KB $(WATCHFLAGS) -o $(RUNS) --run-id watchers-zookeeper-64kb
@@ -185,7 +185,20 @@ bench-watchers: build
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload membership --variants delta --clients $(MEMBERS) $(MEMBERFLAGS) -o $(RUNS) --run-id watchers-membership-etcd
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload membership --variants relist --clients $(RELISTERS) $(MEMBERFLAGS) -o $(RUNS) --run-id watchers-relist-zookeeper
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload membership --variants relist --clients $(RELISTERS) $(MEMBERFLAGS) -o $(RUNS) --run-id watchers-relist-etcd
-	$(BIN) report $(RUNS)/watchers-zookeeper-1kb $(RUNS)/watchers-etcd-1kb $(RUNS)/watchers-zookeeper-64kb $(RUNS)/watchers-etcd-64kb $(RUNS)/watchers-membership-zookeeper $(RUNS)/watchers-membership-etcd $(RUNS)/watchers-relist-zookeeper $(RUNS)/watchers-relist-etcd -o $(RUNS)/watchers-report
+	$(BIN) report $(RUNS)/watchers-zookeeper-1kb $(RUNS)/watchers-etcd-1kb $(RUNS)/watchers-zookeeper-64kb $(RUNS)/watchers-etcd-64kb $(RUNS)/watchers-membership-zookeeper $(RUNS)/watchers-membership-etcd $(RUNS)/watchers-relist-zookeeper $(RUNS)/watchers-relist-etcd $(RUNS)/watchers-relist-slow-zookeeper-5000 $(RUNS)/watchers-relist-slow-zookeeper-10000 $(RUNS)/watchers-relist-slow-etcd-2000 -o $(RUNS)/watchers-report
+
+# Re-listing where it falls apart at one change a second (5,000 and 10,000
+# members), at a churn the machine can carry: a change makes each of N
+# members list N names, so a change every 10 s at 5,000 and every 40 s at
+# 10,000 list the same 2.5 million names a second; about ten changes a case.
+# etcd lists a name at several times ZooKeeper's cost and lost its sessions
+# beyond 1,000 members with the auto lease TTL, so its point is 2,000 members,
+# a change every 20 s, 30 s leases (docs/results.md, watches at scale). About
+# 17 minutes; run it on a quiet machine.
+bench-relist-slow: build
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload membership --variants relist --clients 5000 --churn 0.1 --duration 100s -o $(RUNS) --run-id watchers-relist-slow-zookeeper-5000
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload membership --variants relist --clients 10000 --churn 0.025 --duration 400s -o $(RUNS) --run-id watchers-relist-slow-zookeeper-10000
+	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload membership --variants relist --clients 2000 --churn 0.05 --duration 200s --lease-ttl 30s -o $(RUNS) --run-id watchers-relist-slow-etcd-2000
 
 # The etcd backend's anchor watch side by side (docs/results.md, "The handoff
 # against its floor"): the fair lock back to back on a local etcd member, built
