@@ -185,19 +185,21 @@ bench-watchers: build bench-relist-slow
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload membership --variants delta --clients $(MEMBERS) $(MEMBERFLAGS) -o $(RUNS) --run-id watchers-membership-etcd
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload membership --variants relist --clients $(RELISTERS) $(MEMBERFLAGS) -o $(RUNS) --run-id watchers-relist-zookeeper
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload membership --variants relist --clients $(RELISTERS) $(MEMBERFLAGS) -o $(RUNS) --run-id watchers-relist-etcd
-	$(BIN) report $(RUNS)/watchers-zookeeper-1kb $(RUNS)/watchers-etcd-1kb $(RUNS)/watchers-zookeeper-64kb $(RUNS)/watchers-etcd-64kb $(RUNS)/watchers-membership-zookeeper $(RUNS)/watchers-membership-etcd $(RUNS)/watchers-relist-zookeeper $(RUNS)/watchers-relist-etcd $(RUNS)/watchers-relist-slow-zookeeper-5000 $(RUNS)/watchers-relist-slow-zookeeper-10000 $(RUNS)/watchers-relist-slow-etcd-2000 -o $(RUNS)/watchers-report
+	$(BIN) report $(RUNS)/watchers-zookeeper-1kb $(RUNS)/watchers-etcd-1kb $(RUNS)/watchers-zookeeper-64kb $(RUNS)/watchers-etcd-64kb $(RUNS)/watchers-membership-zookeeper $(RUNS)/watchers-membership-etcd $(RUNS)/watchers-relist-zookeeper $(RUNS)/watchers-relist-etcd $(RUNS)/watchers-relist-slow-zookeeper-5000 $(RUNS)/watchers-relist-slow-zookeeper-10000 $(RUNS)/watchers-relist-slow-zookeeper-10000-80s $(RUNS)/watchers-relist-slow-etcd-2000 -o $(RUNS)/watchers-report
 
 # Re-listing where it falls apart at one change a second (5,000 and 10,000
 # members), at a churn the machine can carry: a change makes each of N
 # members list N names, so a change every 10 s at 5,000 and every 40 s at
-# 10,000 list the same 2.5 million names a second; about ten changes a case.
+# 10,000 list the same 2.5 million names a second, and every 80 s at 10,000
+# half that; about ten changes a case (six at 80 s).
 # etcd lists a name at several times ZooKeeper's cost and lost its sessions
 # beyond 1,000 members with the auto lease TTL, so its point is 2,000 members,
 # a change every 20 s, 30 s leases (docs/results.md, watches at scale). About
-# 17 minutes; run it on a quiet machine.
+# 27 minutes; run it on a quiet machine.
 bench-relist-slow: build
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload membership --variants relist --clients 5000 --churn 0.1 --duration 100s -o $(RUNS) --run-id watchers-relist-slow-zookeeper-5000
 	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload membership --variants relist --clients 10000 --churn 0.025 --duration 400s -o $(RUNS) --run-id watchers-relist-slow-zookeeper-10000
+	$(BIN) run $(KEEPFLAGS) --backend zookeeper --cluster local --workload membership --variants relist --clients 10000 --churn 0.0125 --duration 480s -o $(RUNS) --run-id watchers-relist-slow-zookeeper-10000-80s
 	$(BIN) run $(KEEPFLAGS) --backend etcd --cluster local --workload membership --variants relist --clients 2000 --churn 0.05 --duration 200s --lease-ttl 30s -o $(RUNS) --run-id watchers-relist-slow-etcd-2000
 
 # The etcd backend's anchor watch side by side (docs/results.md, "The handoff

@@ -100,10 +100,6 @@ type Servers struct {
 	// SessionTimeout is ZooKeeper's, LeaseTTL etcd's (at least 2 s).
 	SessionTimeout time.Duration `json:"session_timeout_ns"`
 	LeaseTTL       time.Duration `json:"lease_ttl_ns"`
-	// HeapMB is the heap (-Xmx, MiB) of each ZooKeeper server zkbench
-	// starts (Local, Docker); 0 leaves the cluster's default. A run sets it
-	// from its largest case (chooseSettings).
-	HeapMB int `json:"heap_mb,omitempty"`
 	// Conns > 0 shares that many connections among all sessions.
 	Conns int `json:"conns,omitempty"`
 	// FlowWindow > 0 is etcd's static gRPC flow-control window in bytes

@@ -91,7 +91,7 @@ func startServer(ctx context.Context, p *plan) (*server, error) {
 	case p.mode == Local && p.kind == backends.ZooKeeper:
 		sctx, cancel := context.WithTimeout(ctx, localStartTimeout)
 		defer cancel()
-		c, err := zkcluster.Start(sctx, zkcluster.Options{Nodes: srv.Nodes, SessionTimeout: srv.SessionTimeout, HeapMB: srv.HeapMB})
+		c, err := zkcluster.Start(sctx, zkcluster.Options{Nodes: srv.Nodes, SessionTimeout: srv.SessionTimeout})
 		if err != nil {
 			return nil, fmt.Errorf("start local ZooKeeper: %w", err)
 		}
@@ -116,7 +116,7 @@ func startServer(ctx context.Context, p *plan) (*server, error) {
 		// their addresses there, as they would a remote cluster.
 		sctx, cancel := context.WithTimeout(ctx, dockerStartTimeout)
 		defer cancel()
-		d, err := dockercluster.Start(sctx, dockercluster.Options{Kind: p.kind, Nodes: srv.Nodes, SessionTimeout: srv.SessionTimeout, HeapMB: srv.HeapMB})
+		d, err := dockercluster.Start(sctx, dockercluster.Options{Kind: p.kind, Nodes: srv.Nodes, SessionTimeout: srv.SessionTimeout})
 		if err != nil {
 			return nil, fmt.Errorf("start %s in Docker: %w", p.kind, err)
 		}

@@ -97,36 +97,7 @@ func (p *plan) chooseSettings() []results.Setting {
 	if p.kind == backends.ZooKeeper {
 		out = append(out, p.recvBufferSetting())
 	}
-	if heap := zkHeapMB(n); p.kind == backends.ZooKeeper && (p.mode == Local || p.mode == Docker) && srv.HeapMB == 0 && heap > 0 {
-		srv.HeapMB = heap
-		out = append(out, results.Setting{Name: "zookeeper-heap", Value: fmt.Sprintf("%d MiB", heap),
-			Why: fmt.Sprintf("auto: %d clients x %d KiB, rounded up to %d MiB, at most %d MiB: the servers hold every session's replies "+
-				"until it reads them (10,000 members re-listing their group lost 4,404 and 5,104 sessions to a server of 512 MiB and none to 2 GiB)",
-				n, zkHeapPerClientKiB, zkHeapStepMB, maxZKHeapMB)})
-	}
 	return out
-}
-
-// The ZooKeeper servers' heap by the largest case: a server queues each
-// session's replies until the session reads them, and a client-bound
-// load generator reads late, so thousands of sessions listing a group of
-// thousands (100 KB a listing at 10,000 members) outgrow a fixed heap.
-const (
-	zkHeapPerClientKiB = 200
-	zkHeapStepMB       = 256
-	zkDefaultHeapMB    = 512 // cluster/zookeeper's default
-	maxZKHeapMB        = 4096
-)
-
-// zkHeapMB is the heap for n clients where it is more than the default
-// (0 otherwise).
-func zkHeapMB(n int) int {
-	step := zkHeapStepMB * 1024 // KiB
-	mb := (n*zkHeapPerClientKiB + step - 1) / step * zkHeapStepMB
-	if mb <= zkDefaultHeapMB {
-		return 0
-	}
-	return min(mb, maxZKHeapMB)
 }
 
 // recvBufferSetting says how each ZooKeeper session's receive buffer was

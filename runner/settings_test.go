@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -44,13 +43,6 @@ func TestAutoSettingsFollowTheScale(t *testing.T) {
 			c.Params = map[string]string{workloads.ParamSize: "131072"}
 		}, map[string]string{"zookeeper receive buffer": "135168 bytes"}, // 128 KiB + 4 KiB, past the default 96 KiB
 			map[string]string{"zookeeper receive buffer": "largest node data the config workload reads (131072 bytes)"}},
-		// A server queues each session's replies: its heap follows the
-		// clients beyond what the default holds.
-		{"zookeeper heap", backends.ZooKeeper, []int{100, 10000}, nil,
-			map[string]string{"zookeeper-heap": "2048 MiB"},
-			map[string]string{"zookeeper-heap": "10000 clients x 200 KiB, rounded up to 256 MiB"}},
-		{"zookeeper heap default", backends.ZooKeeper, []int{2500}, nil,
-			map[string]string{"zookeeper-heap": ""}, nil},
 		{"user's settings kept", backends.ZooKeeper, []int{3000}, func(c *Config) {
 			c.Servers.SessionTimeout, c.Warmup = 15*time.Second, 0
 		}, map[string]string{}, nil},
@@ -88,9 +80,6 @@ func TestAutoSettingsFollowTheScale(t *testing.T) {
 					t.Errorf("user's settings changed: %v, timeout %v, warmup %v", p.settings, p.Servers.SessionTimeout, p.cfg.Warmup)
 				}
 				return
-			}
-			if heap := fmt.Sprintf("%d MiB", p.Servers.HeapMB); p.Servers.HeapMB > 0 && heap != got["zookeeper-heap"] {
-				t.Errorf("servers' heap %s, setting %q", heap, got["zookeeper-heap"])
 			}
 			if d, _ := time.ParseDuration(got["warmup"]); p.cfg.Warmup != d {
 				t.Errorf("results config warm-up %v, setting %v", p.cfg.Warmup, got["warmup"])
