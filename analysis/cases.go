@@ -114,7 +114,7 @@ func settingsOf(run *results.Run) map[string]string {
 
 // settingOrder puts the loop's settings first, then parameters by name.
 func settingOrder(a, b string) int {
-	rank := func(s string) int { return max(slices.Index([]string{"think", "hold", "rate"}, s), -1) }
+	rank := func(s string) int { return slices.Index([]string{"think", "hold", "rate"}, s) } // -1 for a parameter
 	return cmp.Or(cmp.Compare(rank(b), rank(a)), cmp.Compare(a, b))
 }
 
