@@ -103,7 +103,9 @@ type Line struct {
 	Label string `json:"label"`
 	// Legend, when set, is the legend entry this line shares with others
 	// (drawn solid); the figure's Keys explain the dashes.
-	Legend  string        `json:"legend,omitempty"`
+	Legend string `json:"legend,omitempty"`
+	// Variant is the line's variant, with its setting where runs drawn
+	// together were set apart (analysis.Key.VariantLabel).
 	Variant string        `json:"variant,omitempty"`
 	Class   figures.Class `json:"class,omitempty"`
 	Backend string        `json:"backend,omitempty"`

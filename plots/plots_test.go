@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkbench/zkbench/internal/testenv/testresults"
 	"github.com/zkbench/zkbench/results"
@@ -213,6 +214,35 @@ func TestFanoutShowsTheHerd(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRunsSetApartDrawApart: two runs of one sweep set to hold for
+// different times are two lines a variant, named by the hold and drawn in
+// colours of their own, not one line of their means.
+func TestRunsSetApartDrawApart(t *testing.T) {
+	runs := loadRuns(t, "lock-zookeeper.json", "lock-zookeeper.json")
+	runs[1].ID, runs[1].Config.Hold = runs[1].ID+"-held", 50*time.Millisecond
+	figs, err := Build(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fig := Find(figs, "lock-throughput")
+	if fig == nil {
+		t.Fatal("no lock-throughput figure")
+	}
+	colors := map[string]string{}
+	for _, p := range fig.Panels {
+		for _, l := range p.Lines {
+			colors[l.Variant] = l.Color
+			if !strings.Contains(l.Label, "(hold ") {
+				t.Errorf("line %q does not say its hold", l.Label)
+			}
+		}
+	}
+	a, b := colors["fair (hold 1ms)"], colors["fair (hold 50ms)"]
+	if a == "" || b == "" || a == b {
+		t.Errorf("fair's two holds drawn as %q and %q (lines: %v)", a, b, colors)
 	}
 }
 
