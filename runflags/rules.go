@@ -299,9 +299,6 @@ func (d *autoDuration) Set(s string) error {
 // Type names the flag's values in help texts.
 func (d *autoDuration) Type() string { return "duration|auto" }
 
-// variantsUsage lists every workload's variants for --variants' help, its
-// defaults first when they are not all of them: "lock: naive, fair (also
-// naive-children, native); ...".
 // holdUsage names each workload's own hold in a closed loop, as --hold
 // auto takes it (Spec.DefaultHold).
 func holdUsage() string {
@@ -314,6 +311,9 @@ func holdUsage() string {
 	return strings.Join(parts, ", ")
 }
 
+// variantsUsage lists every workload's variants for --variants' help, its
+// defaults first when they are not all of them: "lock: naive, fair (also
+// naive-children, native); ...".
 func variantsUsage() string {
 	var parts []string
 	for _, s := range workloads.Specs() {
