@@ -90,7 +90,7 @@ func KeyOf(r *results.Result) Key {
 // the settings that differ (Key.Setting: "size=65536"): a 1 KB and a 64 KB
 // sweep, or a closed-loop sweep and an open-loop run, are not averaged.
 type Keyer struct {
-	differ map[string][]string // workload: the settings its runs differ in
+	setting map[*results.Run]string // Key.Setting of each run's cases
 }
 
 // boundParams are parameters that bound a case rather than set what it
@@ -128,9 +128,11 @@ func NewKeyer(runs []*results.Run) *Keyer {
 		variant  string
 		clients  int
 	}
+	settings := map[*results.Run]map[string]string{}
 	holders := map[series][]map[string]string{}
 	for _, run := range runs {
 		set := settingsOf(run)
+		settings[run] = set
 		for _, r := range run.Results {
 			k := series{r.Workload, r.Backend, r.Variant, r.Clients}
 			holders[k] = append(holders[k], set)
@@ -149,9 +151,15 @@ func NewKeyer(runs []*results.Run) *Keyer {
 			}
 		}
 	}
-	kr := &Keyer{differ: map[string][]string{}}
-	for w, names := range differ {
-		kr.differ[w] = slices.SortedFunc(maps.Keys(names), settingOrder)
+	kr := &Keyer{setting: map[*results.Run]string{}}
+	for _, run := range runs {
+		if len(run.Results) == 0 {
+			continue
+		}
+		// A run's results are of one workload.
+		if names := differ[run.Results[0].Workload]; len(names) > 0 {
+			kr.setting[run] = settingText(settings[run], slices.SortedFunc(maps.Keys(names), settingOrder))
+		}
 	}
 	return kr
 }
@@ -174,14 +182,16 @@ func valueOf(set map[string]string, name string) string {
 	return "unset"
 }
 
-// Key is the key of result r of run.
+// Key is the key of result r of run, one of the runs given to NewKeyer.
 func (kr *Keyer) Key(run *results.Run, r *results.Result) Key {
 	k := KeyOf(r)
-	names := kr.differ[r.Workload]
-	if len(names) == 0 {
-		return k
-	}
-	set := settingsOf(run)
+	k.Setting = kr.setting[run]
+	return k
+}
+
+// settingText says a run's values of the named settings:
+// "open loop 20/s, hold 50ms, size=65536".
+func settingText(set map[string]string, names []string) string {
 	parts := make([]string, len(names))
 	for i, name := range names {
 		switch v := valueOf(set, name); name {
@@ -196,8 +206,7 @@ func (kr *Keyer) Key(run *results.Run, r *results.Result) Key {
 			parts[i] = name + "=" + v
 		}
 	}
-	k.Setting = strings.Join(parts, ", ")
-	return k
+	return strings.Join(parts, ", ")
 }
 
 // Case is every result of one Key: the repeats of one run, and results of
